@@ -1,0 +1,55 @@
+/**
+ * `decide make-model`: writes a generated GGUF model (test and benchmark models).
+ */
+import { parseArgs } from "node:util";
+import { GgmlTensorType, type GgmlTensorTypeName } from "../endpoint/gguf/format.ts";
+import { isModelShapeName, MODEL_SHAPES } from "../endpoint/models/shapes.ts";
+import { synthesizeModel } from "../endpoint/models/synthesize.ts";
+import { integerFlag, requiredFlag, UsageError } from "./args.ts";
+
+export const makeModelUsage = `decide make-model --shape <${Object.keys(MODEL_SHAPES).join("|")}> --out <file.gguf> [--seed N] [--type F32|F16|Q8_0|Q4_0]
+
+Writes a llama-architecture GGUF model with deterministic weights (random: real timings, meaningless answers).
+  tiny         2 layers, width 64, ~1.3k-token vocabulary, F32: about 1 MB, for tests
+  qwen2-0.5b   Qwen2-0.5B dimensions, 151,936-token vocabulary, Q8_0: about 500 MB, for benchmarks
+  qwen2-1.5b   Qwen2-1.5B dimensions, Q8_0: about 1.6 GB`;
+
+/** Runs the command; returns the exit code. */
+export async function makeModelCommand(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      shape: { type: "string" },
+      out: { type: "string" },
+      seed: { type: "string" },
+      type: { type: "string" },
+    },
+    strict: true,
+  });
+  const shapeName = requiredFlag("shape", values.shape);
+  if (!isModelShapeName(shapeName)) {
+    throw new UsageError(
+      `--shape must be one of ${Object.keys(MODEL_SHAPES).join(", ")}, got "${shapeName}"`,
+    );
+  }
+  const out = requiredFlag("out", values.out);
+  const seed = integerFlag("seed", values.seed, 1, 0, 2 ** 32 - 1);
+  const weightType = values.type?.toUpperCase();
+  if (weightType !== undefined && !Object.hasOwn(GgmlTensorType, weightType)) {
+    throw new UsageError(
+      `--type must be one of ${Object.keys(GgmlTensorType).join(", ")}, got "${values.type}"`,
+    );
+  }
+  const started = performance.now();
+  const model = await synthesizeModel(MODEL_SHAPES[shapeName], {
+    out,
+    seed,
+    ...(weightType ? { weightType: weightType as GgmlTensorTypeName } : {}),
+  });
+  const seconds = ((performance.now() - started) / 1000).toFixed(1);
+  console.log(
+    `wrote ${model.path}: ${shapeName}, ${model.weightType}, ${(model.parameters / 1e6).toFixed(1)}M parameters, ` +
+      `vocabulary ${model.vocabularySize}, ${(model.bytes / 2 ** 20).toFixed(1)} MiB in ${seconds} s`,
+  );
+  return 0;
+}

@@ -1,0 +1,92 @@
+/**
+ * The option letters as answer slots: checks that a model can read them, and turns the
+ * probabilities llama.cpp returns at the answer position into option logits.
+ */
+import { type LlamaModel, LlamaText, type Token, TokenBias } from "node-llama-cpp";
+import { SlotCheckError } from "./errors.ts";
+import { OPTION_LETTERS } from "./prompt.ts";
+import type { NextTokenReadout } from "./prompt-sequence.ts";
+
+/** Logit bias that lifts every option letter far above the rest of the vocabulary. */
+const LETTER_BIAS = 100;
+
+/** The letter tokens of a model, checked. */
+export interface LetterSlots {
+  /** Token of `OPTION_LETTERS[i]`. */
+  readonly tokens: readonly Token[];
+}
+
+/**
+ * Checks the three conditions of the method on a rendered prompt: each letter is one token,
+ * the letters are distinct tokens, and `prompt + letter` tokenizes as `prompt tokens + letter`.
+ * The prompt's end (the assistant turn's opening) is fixed by the chat template, so one probe
+ * prompt per model is enough.
+ */
+export function checkLetterSlots(model: LlamaModel, probe: LlamaText, modelName: string): LetterSlots {
+  const probeTokens = probe.tokenize(model.tokenizer);
+  const tokens: Token[] = [];
+  for (const letter of OPTION_LETTERS) {
+    const letterTokens = model.tokenize(letter);
+    if (letterTokens.length !== 1) {
+      throw new SlotCheckError(
+        `model ${modelName}: option letter "${letter}" is ${letterTokens.length} tokens; the direct-options method needs exactly one`,
+      );
+    }
+    const token = letterTokens[0]!;
+    const clash = tokens.indexOf(token);
+    if (clash >= 0) {
+      throw new SlotCheckError(
+        `model ${modelName}: option letters "${OPTION_LETTERS[clash]}" and "${letter}" are the same token ${token}`,
+      );
+    }
+    const joined = LlamaText([probe, letter]).tokenize(model.tokenizer);
+    const expected = [...probeTokens, token];
+    if (joined.length !== expected.length || joined.some((t, i) => t !== expected[i])) {
+      throw new SlotCheckError(
+        `model ${modelName}: after the prompt, "${letter}" does not tokenize as the prompt's tokens plus the letter's token ` +
+          "(the chat template's answer position merges with the letter)",
+      );
+    }
+    tokens.push(token);
+  }
+  return { tokens };
+}
+
+/** Option logits read at the answer position. */
+export interface LetterReadout {
+  /** Log-probabilities of the letters: over the whole vocabulary when the mass is known, else over the letters. */
+  readonly logits: number[];
+  /** Share of the full-vocabulary probability the letters hold, or null when not read. */
+  readonly allowedTokenMass: number | null;
+}
+
+/**
+ * The readout to request at the answer position. With `fullVocabulary`, the full map (costly at
+ * a large vocabulary); otherwise only the letters, each biased far above the rest and kept by
+ * top-k, which llama.cpp renormalizes over the letters alone (exact to float precision).
+ */
+export function letterReadoutRequest(
+  model: LlamaModel,
+  letterTokens: readonly Token[],
+  fullVocabulary: boolean,
+): NextTokenReadout {
+  if (fullVocabulary) return { probabilities: true };
+  const bias = new TokenBias(model.tokenizer);
+  for (const token of letterTokens) bias.set(token, { logit: LETTER_BIAS });
+  // topP must be 1 (the default drops letters) and temperature above 0 (greedy ignores topK).
+  return {
+    probabilities: true,
+    options: { temperature: 1, topK: letterTokens.length, topP: 1, tokenBias: bias },
+  };
+}
+
+/** Reads the letters' logits (and mass, when the map covers the vocabulary) from a probability map. */
+export function readLetters(
+  probabilities: ReadonlyMap<Token, number>,
+  letterTokens: readonly Token[],
+  fullVocabulary: boolean,
+): LetterReadout {
+  const p = letterTokens.map((token) => probabilities.get(token) ?? 0);
+  const mass = p.reduce((a, b) => a + b, 0);
+  return { logits: p.map((value) => Math.log(value)), allowedTokenMass: fullVocabulary ? mass : null };
+}

@@ -1,0 +1,92 @@
+/**
+ * One llama.cpp context sequence that remembers what it has evaluated, so that a prompt sharing
+ * a prefix with the previous one only evaluates the tokens after that prefix.
+ *
+ * One sequence with erase-back is used on purpose: several sequences evaluated concurrently in
+ * one context sometimes returned another row's probabilities (DESIGN.md section 6), while
+ * erasing back to the shared prefix matches scoring from scratch.
+ */
+import type { ControlledEvaluateInputItem, LlamaContextSequence, Token } from "node-llama-cpp";
+
+/** What to read at the last prompt position (node-llama-cpp's `generateNext` options). */
+export type NextTokenReadout = NonNullable<
+  NonNullable<Extract<ControlledEvaluateInputItem, readonly unknown[]>[1]>["generateNext"]
+>;
+
+/** Result of evaluating a prompt. */
+export interface PromptEvaluation {
+  /** Full-vocabulary or restricted probabilities at the last position. */
+  readonly probabilities: ReadonlyMap<Token, number>;
+  /** Tokens taken from the cache instead of evaluated. */
+  readonly reusedTokens: number;
+  /** Tokens evaluated now. */
+  readonly evaluatedTokens: number;
+}
+
+/** Length of the common prefix of two token lists. */
+export function commonPrefixLength(a: readonly Token[], b: readonly Token[]): number {
+  const limit = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < limit && a[i] === b[i]) i++;
+  return i;
+}
+
+/** A context sequence with prefix reuse. Not safe for concurrent use: callers serialize. */
+export class PromptSequence {
+  constructor(private readonly sequence: LlamaContextSequence) {}
+
+  /** Tokens the sequence can hold. */
+  get contextSize(): number {
+    return this.sequence.contextSize;
+  }
+
+  /** Tokens currently evaluated in the sequence. */
+  get length(): number {
+    return this.sequence.nextTokenIndex;
+  }
+
+  /** Drops everything after the first `length` tokens. */
+  async truncate(length: number): Promise<void> {
+    const end = this.sequence.nextTokenIndex;
+    if (length < end) await this.sequence.eraseContextTokenRanges([{ start: length, end }]);
+  }
+
+  /** Forgets all cached tokens. */
+  async clear(): Promise<void> {
+    await this.truncate(0);
+  }
+
+  /**
+   * Evaluates `tokens` (reusing the longest cached prefix) and reads `readout` after the last one.
+   * The last token is always evaluated, since its logits are what the readout needs.
+   */
+  async evaluate(tokens: readonly Token[], readout: NextTokenReadout): Promise<PromptEvaluation> {
+    if (tokens.length === 0) throw new RangeError("cannot evaluate an empty prompt");
+    const reused = Math.min(commonPrefixLength(this.sequence.contextTokens, tokens), tokens.length - 1);
+    await this.truncate(reused);
+    const rest = tokens.slice(reused);
+    const input: ControlledEvaluateInputItem[] = rest.slice(0, -1);
+    input.push([rest.at(-1)!, { generateNext: readout }]);
+    const output = await this.sequence.controlledEvaluate(input);
+    const probabilities = output.at(-1)?.next?.probabilities;
+    if (!probabilities) throw new Error("llama.cpp returned no probabilities for the last prompt token");
+    return { probabilities, reusedTokens: reused, evaluatedTokens: rest.length };
+  }
+
+  /**
+   * Appends `tokens` after what is cached and returns the full-vocabulary probabilities after
+   * each of them (one map per token, in order).
+   */
+  async extend(tokens: readonly Token[]): Promise<ReadonlyMap<Token, number>[]> {
+    if (tokens.length === 0) return [];
+    const output = await this.sequence.controlledEvaluate(
+      tokens.map((token): ControlledEvaluateInputItem => [token, { generateNext: { probabilities: true } }]),
+    );
+    return tokens.map((_, i) => {
+      const probabilities = output[i]?.next?.probabilities;
+      if (!probabilities)
+        throw new Error(`llama.cpp returned no probabilities at continuation position ${i}`);
+      return probabilities;
+    });
+  }
+}

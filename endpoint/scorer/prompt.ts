@@ -1,0 +1,74 @@
+/**
+ * Builds the chat messages of the direct-options method (DESIGN.md section 5): a short system
+ * instruction and a user message that is a JSON object of evidence, criterion and lettered
+ * options. Pure: no model is needed to build or test a prompt.
+ */
+import { createHash } from "node:crypto";
+import type { DecisionQuestion, PromptLayout, ScoringMode } from "./request.ts";
+
+/** Option letters, in order: at most 16 options. */
+export const OPTION_LETTERS = "ABCDEFGHIJKLMNOP".split("");
+
+/** Version of each prompt layout; change it whenever the rendered text changes. */
+export const PROMPT_VERSIONS: Record<ScoringMode, Record<PromptLayout, string>> = {
+  letters: {
+    "state-first": "direct-options/state-first@1",
+    "policy-first": "direct-options/policy-first@1",
+  },
+  likelihood: {
+    "state-first": "option-likelihood/state-first@1",
+    "policy-first": "option-likelihood/policy-first@1",
+  },
+};
+
+const LETTER_INSTRUCTION =
+  "You make bounded decisions. The user message is a JSON object with the evidence, the criterion and " +
+  "the options, each under a letter. Answer with the single letter of the option that best fits the " +
+  "criterion, and nothing else.";
+
+const LIKELIHOOD_INSTRUCTION =
+  "You make bounded decisions. The user message is a JSON object with the evidence, the criterion and " +
+  "the options. Answer with the text of the option that best fits the criterion, exactly as written.";
+
+/** The messages of one question, ready for the model's chat template. */
+export interface DecisionPrompt {
+  readonly system: string;
+  readonly user: string;
+  /** Letters of the options, in option order (letters mode); empty in likelihood mode. */
+  readonly letters: readonly string[];
+  readonly promptVersion: string;
+  /** SHA-256 of the version and both messages: identical for identical prompts on any model. */
+  readonly promptSha256: string;
+}
+
+/**
+ * Builds the prompt for one question about `state`.
+ *
+ * @example
+ * buildDecisionPrompt("My card was charged twice", question, "state-first", "letters").user
+ * // '{"evidence":"My card was charged twice","criterion":"Which team?","options":{"A":"Billing",...}}'
+ */
+export function buildDecisionPrompt(
+  state: unknown,
+  question: Pick<DecisionQuestion, "instructions" | "options">,
+  layout: PromptLayout,
+  scoring: ScoringMode,
+): DecisionPrompt {
+  const letters = scoring === "letters" ? OPTION_LETTERS.slice(0, question.options.length) : [];
+  const options =
+    scoring === "letters"
+      ? Object.fromEntries(question.options.map((option, i) => [letters[i], option.description]))
+      : question.options.map((option) => option.description);
+  // The evidence goes in as a JSON value (a string stays a string), so JSON.stringify escapes it.
+  const evidence = state;
+  // Key order is the layout: the shared part of consecutive prompts must come first to be reused.
+  const body =
+    layout === "state-first"
+      ? { evidence, criterion: question.instructions, options }
+      : { criterion: question.instructions, options, evidence };
+  const system = scoring === "letters" ? LETTER_INSTRUCTION : LIKELIHOOD_INSTRUCTION;
+  const user = JSON.stringify(body);
+  const promptVersion = PROMPT_VERSIONS[scoring][layout];
+  const promptSha256 = createHash("sha256").update(`${promptVersion}\n${system}\n${user}`).digest("hex");
+  return { system, user, letters, promptVersion, promptSha256 };
+}

@@ -1,0 +1,165 @@
+/**
+ * The scorer's input: a state and questions with declared options, validated strictly.
+ * Every rejection names the field it is about.
+ */
+import { z } from "zod";
+import { InvalidDecisionError } from "./errors.ts";
+
+/** Question types: pick one option, rate on ordered levels, or yes/no. */
+export const QUESTION_TYPES = ["choice", "score", "noul"] as const;
+/** A question type. */
+export type QuestionType = (typeof QUESTION_TYPES)[number];
+
+/** How option probabilities are read. */
+export const SCORING_MODES = ["letters", "likelihood"] as const;
+/** `letters`: one forward pass, option letters' logits. `likelihood`: full option text log-likelihood. */
+export type ScoringMode = (typeof SCORING_MODES)[number];
+
+/** Prompt layouts; each is versioned and the version is recorded with every answer. */
+export const PROMPT_LAYOUTS = ["state-first", "policy-first"] as const;
+/**
+ * `state-first`: evidence, then criterion and options; several questions on one state share it.
+ * `policy-first`: criterion and options, then evidence; many items under one policy share it.
+ */
+export type PromptLayout = (typeof PROMPT_LAYOUTS)[number];
+
+/** Fewest and most options a question may declare (letters A..P). */
+export const MIN_OPTIONS = 2;
+export const MAX_OPTIONS = 16;
+
+const optionSchema = z.object({
+  id: z.string().trim().min(1, "must not be empty").max(128, "must be at most 128 characters"),
+  description: z.string().trim().min(1, "must not be empty").max(4000, "must be at most 4000 characters"),
+});
+
+const questionSchema = z
+  .object({
+    key: z.string().trim().min(1, "must not be empty").max(128),
+    type: z.enum(QUESTION_TYPES, { error: () => `must be one of ${QUESTION_TYPES.join(", ")}` }),
+    instructions: z.string().trim().min(1, "must not be empty"),
+    options: z.array(optionSchema).optional(),
+    temperature: z.number().positive("must be above 0").max(100, "must be at most 100").default(1),
+    scoring: z
+      .enum(SCORING_MODES, { error: () => `must be one of ${SCORING_MODES.join(", ")}` })
+      .default("letters"),
+  })
+  .strict();
+
+const requestSchema = z
+  .object({
+    state: z.unknown(),
+    questions: z
+      .array(questionSchema)
+      .min(1, "must hold at least one question")
+      .max(64, "at most 64 questions"),
+    layout: z.enum(PROMPT_LAYOUTS).default("state-first"),
+    tokenMass: z.boolean().default(true),
+  })
+  .strict();
+
+/** A validated option. */
+export type DecisionOption = z.infer<typeof optionSchema>;
+/** A validated question, with defaults applied and options resolved for every type. */
+export type DecisionQuestion = Omit<z.infer<typeof questionSchema>, "options"> & {
+  readonly options: readonly DecisionOption[];
+};
+/** A validated decision request. */
+export interface DecisionRequest {
+  readonly state: unknown;
+  readonly questions: readonly DecisionQuestion[];
+  readonly layout: PromptLayout;
+  /** Also read how much of the full-vocabulary mass the option letters hold (costs a full readout). */
+  readonly tokenMass: boolean;
+}
+/** What callers may pass before defaults are applied. */
+export type DecisionRequestInput = z.input<typeof requestSchema>;
+
+/** The options of a yes/no question: `true` first, so `noul` is the first option's probability. */
+export const NOUL_OPTIONS: readonly DecisionOption[] = [
+  { id: "true", description: "Yes: the statement holds." },
+  { id: "false", description: "No: the statement does not hold." },
+];
+
+/** Validates and normalizes a decision request, or throws {@link InvalidDecisionError}. */
+export function parseDecisionRequest(input: unknown): DecisionRequest {
+  const parsed = requestSchema.safeParse(input);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new InvalidDecisionError(formatPath(issue.path), issue.message);
+  }
+  validateState(parsed.data.state, "state");
+  const keys = new Set<string>();
+  const questions = parsed.data.questions.map((question, index) => {
+    const field = `questions[${index}]`;
+    if (keys.has(question.key))
+      throw new InvalidDecisionError(`${field}.key`, `duplicate question key "${question.key}"`);
+    keys.add(question.key);
+    return { ...question, options: resolveOptions(question, field) };
+  });
+  return { ...parsed.data, questions };
+}
+
+function resolveOptions(question: z.infer<typeof questionSchema>, field: string): readonly DecisionOption[] {
+  if (question.type === "noul") {
+    if (question.options !== undefined) {
+      throw new InvalidDecisionError(
+        `${field}.options`,
+        "a noul question takes no options (its answer is p(true))",
+      );
+    }
+    return NOUL_OPTIONS;
+  }
+  const options = question.options;
+  if (options === undefined)
+    throw new InvalidDecisionError(`${field}.options`, `a ${question.type} question needs options`);
+  if (options.length < MIN_OPTIONS || options.length > MAX_OPTIONS) {
+    throw new InvalidDecisionError(
+      `${field}.options`,
+      `must hold ${MIN_OPTIONS} to ${MAX_OPTIONS} options, got ${options.length}`,
+    );
+  }
+  const ids = new Set<string>();
+  for (const [i, option] of options.entries()) {
+    if (ids.has(option.id))
+      throw new InvalidDecisionError(`${field}.options[${i}].id`, `duplicate option id "${option.id}"`);
+    ids.add(option.id);
+  }
+  return options;
+}
+
+/** The state must be a non-empty string, object or array, with finite numbers only. */
+function validateState(state: unknown, field: string): void {
+  if (typeof state === "string") {
+    if (state.trim().length === 0) throw new InvalidDecisionError(field, "must not be empty");
+    return;
+  }
+  if (state === null || typeof state !== "object") {
+    throw new InvalidDecisionError(field, "must be a string, an object or an array");
+  }
+  const entries = Array.isArray(state) ? state.length : Object.keys(state).length;
+  if (entries === 0) throw new InvalidDecisionError(field, "must not be empty");
+  assertFinite(state, field);
+}
+
+function assertFinite(value: unknown, field: string): void {
+  if (typeof value === "number" && !Number.isFinite(value)) {
+    throw new InvalidDecisionError(field, `holds a non-finite number (${value})`);
+  }
+  if (typeof value === "bigint" || typeof value === "function" || typeof value === "symbol") {
+    throw new InvalidDecisionError(field, `holds a ${typeof value}, which JSON cannot carry`);
+  }
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) assertFinite(item, `${field}[${i}]`);
+  } else if (value !== null && typeof value === "object") {
+    for (const [key, item] of Object.entries(value)) assertFinite(item, `${field}.${key}`);
+  }
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  if (path.length === 0) return "request";
+  return path.reduce<string>(
+    (out, part) =>
+      typeof part === "number" ? `${out}[${part}]` : out ? `${out}.${String(part)}` : String(part),
+    "",
+  );
+}

@@ -1,0 +1,286 @@
+/**
+ * The decision scorer: a state and questions in, a probability distribution over each
+ * question's declared options out, read from llama.cpp in one forward pass per question with
+ * no token generated (the direct-options method, DESIGN.md section 5).
+ */
+import { performance } from "node:perf_hooks";
+import {
+  type ChatHistoryItem,
+  type ChatWrapper,
+  GeneralChatWrapper,
+  type LlamaContext,
+  type LlamaText,
+  resolveChatWrapper,
+  type Token,
+} from "node-llama-cpp";
+import { argmax, confidence, expectedLevel, softmax } from "../../shared/probability.ts";
+import type { DecisionModel } from "../runtime/decision-model.ts";
+import { PromptTooLongError, RuntimeDisposedError } from "./errors.ts";
+import { checkLetterSlots, type LetterSlots, letterReadoutRequest, readLetters } from "./letter-readout.ts";
+import { scoreOptionLikelihoods } from "./likelihood.ts";
+import { buildDecisionPrompt, type DecisionPrompt } from "./prompt.ts";
+import { PromptSequence } from "./prompt-sequence.ts";
+import {
+  type DecisionQuestion,
+  type DecisionRequest,
+  type DecisionRequestInput,
+  parseDecisionRequest,
+  type QuestionType,
+  type ScoringMode,
+} from "./request.ts";
+
+/** Options of {@link DecisionScorer.create}. */
+export interface ScorerOptions {
+  /** Tokens the context holds; prompts longer than this are rejected. @default min(4096, model's training context) */
+  readonly contextSize?: number;
+  /** Tokens evaluated per llama.cpp batch. @default min(512, contextSize) */
+  readonly batchSize?: number;
+  /** Flash attention (faster at long prompts on CPU). @default true */
+  readonly flashAttention?: boolean;
+}
+
+/** Options of one {@link DecisionScorer.score} call. */
+export interface ScoreOptions {
+  /** Reuse the cached prefix from earlier prompts. Turn off only to measure. @default true */
+  readonly reuse?: boolean;
+  /** Stops between questions when aborted. */
+  readonly signal?: AbortSignal;
+}
+
+/** Milliseconds spent on each step of one question. */
+export interface QuestionTimings {
+  readonly renderMs: number;
+  readonly evaluateMs: number;
+  readonly readoutMs: number;
+  readonly totalMs: number;
+}
+
+/** The answer to one question. */
+export interface QuestionResult {
+  readonly key: string;
+  readonly type: QuestionType;
+  readonly scoring: ScoringMode;
+  readonly optionIds: readonly string[];
+  /** Probabilities at the question's temperature, in option order. */
+  readonly probabilities: readonly number[];
+  /** Probabilities at temperature 1. */
+  readonly rawProbabilities: readonly number[];
+  /** Option logits (log-probabilities; shift-invariant, so only their differences matter). */
+  readonly logits: readonly number[];
+  readonly temperature: number;
+  /** Id of the most probable option (never changed by the temperature). */
+  readonly chosen: string;
+  /** `clamp((n · max p − 1) / (n − 1), 0, 1)`. */
+  readonly confidence: number;
+  /** Expected level `Σ i · p_i` (score questions). */
+  readonly score?: number;
+  /** p(true) (noul questions). */
+  readonly noul?: number;
+  /** Full-vocabulary probability held by the option letters; null when not read or not letters. */
+  readonly allowedTokenMass: number | null;
+  /** Per-option log-likelihood detail (likelihood scoring). */
+  readonly likelihood?: {
+    readonly raw: readonly number[];
+    readonly normalized: readonly number[];
+    readonly tokens: readonly number[];
+  };
+  readonly inputTokens: number;
+  readonly reusedTokens: number;
+  readonly evaluatedTokens: number;
+  readonly promptVersion: string;
+  readonly promptSha256: string;
+  readonly timings: QuestionTimings;
+}
+
+/** The answers to a decision request. */
+export interface DecisionResult {
+  readonly modelSha256: string;
+  readonly answers: readonly QuestionResult[];
+  readonly usage: { readonly inputTokens: number; readonly evaluatedTokens: number };
+  readonly totalMs: number;
+}
+
+/** Scores decisions on one model; requests run one at a time on its single sequence. */
+export class DecisionScorer {
+  private readonly sequence: PromptSequence;
+  private readonly wrapper: ChatWrapper;
+  private readonly slots: LetterSlots;
+  private queue: Promise<unknown> = Promise.resolve();
+  private disposed = false;
+
+  private constructor(
+    readonly model: DecisionModel,
+    private readonly context: LlamaContext,
+    wrapper: ChatWrapper,
+    slots: LetterSlots,
+  ) {
+    this.wrapper = wrapper;
+    this.slots = slots;
+    this.sequence = new PromptSequence(context.getSequence());
+  }
+
+  /**
+   * Creates the scorer's context and checks that the model can read option letters.
+   *
+   * @example
+   * const scorer = await DecisionScorer.create(model);
+   * const result = await scorer.score({ state: "charged twice", questions: [...] });
+   */
+  static async create(model: DecisionModel, options: ScorerOptions = {}): Promise<DecisionScorer> {
+    const contextSize = options.contextSize ?? Math.min(4096, model.trainContextSize);
+    const wrapper = resolveChatWrapper(model.model) ?? new GeneralChatWrapper();
+    const probe = renderPrompt(wrapper, { system: "probe", user: "probe" });
+    const slots = checkLetterSlots(model.model, probe, model.path);
+    const context = await model.model.createContext({
+      contextSize,
+      batchSize: options.batchSize ?? Math.min(512, contextSize),
+      threads: model.threads,
+      flashAttention: options.flashAttention ?? true,
+      sequences: 1,
+    });
+    return new DecisionScorer(model, context, wrapper, slots);
+  }
+
+  /** Tokens one prompt may use. */
+  get contextSize(): number {
+    return this.sequence.contextSize;
+  }
+
+  /** Validates and scores a decision; concurrent calls wait their turn. */
+  score(input: DecisionRequestInput | DecisionRequest, options: ScoreOptions = {}): Promise<DecisionResult> {
+    const request = parseDecisionRequest(input);
+    const run = this.queue.then(() => this.scoreNow(request, options));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Renders the tokens of one question's prompt (for benchmarks and tests). */
+  promptTokens(prompt: Pick<DecisionPrompt, "system" | "user">): Token[] {
+    return renderPrompt(this.wrapper, prompt).tokenize(this.model.model.tokenizer);
+  }
+
+  private async scoreNow(request: DecisionRequest, options: ScoreOptions): Promise<DecisionResult> {
+    if (this.disposed) throw new RuntimeDisposedError("scorer");
+    const started = performance.now();
+    const answers: QuestionResult[] = [];
+    for (const [index, question] of request.questions.entries()) {
+      options.signal?.throwIfAborted();
+      if (options.reuse === false) await this.sequence.clear();
+      answers.push(await this.scoreQuestion(request, question, index, options.reuse !== false));
+    }
+    return {
+      modelSha256: this.model.sha256,
+      answers,
+      usage: {
+        inputTokens: answers.reduce((sum, a) => sum + a.inputTokens, 0),
+        evaluatedTokens: answers.reduce((sum, a) => sum + a.evaluatedTokens, 0),
+      },
+      totalMs: performance.now() - started,
+    };
+  }
+
+  private async scoreQuestion(
+    request: DecisionRequest,
+    question: DecisionQuestion,
+    index: number,
+    reuse: boolean,
+  ): Promise<QuestionResult> {
+    const t0 = performance.now();
+    const prompt = buildDecisionPrompt(request.state, question, request.layout, question.scoring);
+    const tokens = this.promptTokens(prompt);
+    if (tokens.length > this.contextSize) {
+      throw new PromptTooLongError(`questions[${index}]`, tokens.length, this.contextSize);
+    }
+    const t1 = performance.now();
+    const model = this.model.model;
+    let logits: number[];
+    let allowedTokenMass: number | null = null;
+    let likelihood: QuestionResult["likelihood"];
+    let reusedTokens: number;
+    let evaluatedTokens: number;
+    let t2: number;
+    if (question.scoring === "letters") {
+      const letterTokens = this.slots.tokens.slice(0, question.options.length);
+      const full = request.tokenMass;
+      const evaluation = await this.sequence.evaluate(
+        tokens,
+        letterReadoutRequest(model, letterTokens, full),
+      );
+      t2 = performance.now();
+      ({ reusedTokens, evaluatedTokens } = evaluation);
+      const readout = readLetters(evaluation.probabilities, letterTokens, full);
+      ({ logits, allowedTokenMass } = readout);
+      if (logits.some((l) => !Number.isFinite(l))) {
+        // A letter underflowed to 0 in the full map: read the letters alone (one token re-evaluated).
+        const retry = await this.sequence.evaluate(
+          tokens.slice(),
+          letterReadoutRequest(model, letterTokens, false),
+        );
+        logits = readLetters(retry.probabilities, letterTokens, false).logits;
+      }
+    } else {
+      const optionTokens = question.options.map((option) => model.tokenize(option.description));
+      const longest = Math.max(...optionTokens.map((t) => t.length));
+      if (tokens.length + longest > this.contextSize) {
+        throw new PromptTooLongError(`questions[${index}]`, tokens.length + longest, this.contextSize);
+      }
+      const scored = await scoreOptionLikelihoods(this.sequence, tokens, optionTokens, reuse);
+      t2 = performance.now();
+      ({ reusedTokens, evaluatedTokens } = scored);
+      likelihood = {
+        raw: scored.raw,
+        normalized: scored.normalized,
+        tokens: optionTokens.map((t) => t.length),
+      };
+      logits = scored.normalized;
+    }
+    const probabilities = softmax(logits, question.temperature);
+    const rawProbabilities = softmax(logits, 1);
+    const optionIds = question.options.map((option) => option.id);
+    const t3 = performance.now();
+    return {
+      key: question.key,
+      type: question.type,
+      scoring: question.scoring,
+      optionIds,
+      probabilities,
+      rawProbabilities,
+      logits,
+      temperature: question.temperature,
+      chosen: optionIds[argmax(logits)]!,
+      confidence: confidence(probabilities),
+      ...(question.type === "score" ? { score: expectedLevel(probabilities) } : {}),
+      ...(question.type === "noul" ? { noul: probabilities[0]! } : {}),
+      allowedTokenMass,
+      ...(likelihood ? { likelihood } : {}),
+      inputTokens: tokens.length,
+      reusedTokens,
+      evaluatedTokens,
+      promptVersion: prompt.promptVersion,
+      promptSha256: prompt.promptSha256,
+      timings: { renderMs: t1 - t0, evaluateMs: t2 - t1, readoutMs: t3 - t2, totalMs: t3 - t0 },
+    };
+  }
+
+  /** Frees the context (the model stays loaded); safe to call twice. */
+  async dispose(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
+    await this.queue;
+    await this.context.dispose();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.dispose();
+  }
+}
+
+/** Renders system and user messages with the model's chat template, ending at the answer position. */
+function renderPrompt(wrapper: ChatWrapper, prompt: Pick<DecisionPrompt, "system" | "user">): LlamaText {
+  const chatHistory: ChatHistoryItem[] = [
+    { type: "system", text: prompt.system },
+    { type: "user", text: prompt.user },
+    { type: "model", response: [] },
+  ];
+  return wrapper.generateContextState({ chatHistory }).contextText;
+}
