@@ -5,6 +5,7 @@ import { readFile } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { parseArgs } from "node:util";
 import { DecisionModel } from "../endpoint/runtime/decision-model.ts";
+import type { DecisionRequestInput } from "../endpoint/scorer/request.ts";
 import { DecisionScorer } from "../endpoint/scorer/scorer.ts";
 import { integerFlag, requiredFlag, UsageError } from "./args.ts";
 
@@ -43,7 +44,7 @@ export async function scoreCommand(argv: string[]): Promise<number> {
   }
   await using model = await DecisionModel.load({ modelPath, threads });
   await using scorer = await DecisionScorer.create(model, contextSize ? { contextSize } : {});
-  const result = await scorer.score(request as never);
+  const result = await scorer.score(request as DecisionRequestInput);
   console.log(JSON.stringify(result, null, 2));
   return 0;
 }

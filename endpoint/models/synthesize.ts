@@ -28,6 +28,10 @@ export interface SynthesizeOptions {
   readonly weightType?: GgmlTensorTypeName;
   /** Extra whole words for the vocabulary. @default none */
   readonly extraWords?: readonly string[];
+  /** Extra raw vocabulary pieces. @default none */
+  readonly extraPieces?: readonly string[];
+  /** Metadata keys to leave out (tests use it to make files llama.cpp must refuse). @default none */
+  readonly omitMetadata?: readonly string[];
 }
 
 /** What was written. */
@@ -48,13 +52,16 @@ export async function synthesizeModel(
   options: SynthesizeOptions,
 ): Promise<SynthesizedModel> {
   const weightType = options.weightType ?? shape.weightType;
-  const vocabulary = buildVocabulary({ size: shape.vocabSize, extraWords: options.extraWords });
+  const vocabulary = buildVocabulary({
+    size: shape.vocabSize,
+    extraWords: options.extraWords,
+    extraPieces: options.extraPieces,
+  });
   const random = new SeededRandom(options.seed ?? 1);
   const tensors = modelTensors(shape, vocabulary.tokens.length, weightType, random);
-  const bytes = await writeGgufFile(options.out, {
-    metadata: modelMetadata(shape, vocabulary, weightType),
-    tensors,
-  });
+  const metadata = modelMetadata(shape, vocabulary, weightType);
+  for (const key of options.omitMetadata ?? []) metadata.delete(key);
+  const bytes = await writeGgufFile(options.out, { metadata, tensors });
   const parameters = tensors.reduce((sum, t) => sum + t.dims.reduce((a, b) => a * b, 1), 0);
   return { path: options.out, bytes, parameters, vocabularySize: vocabulary.tokens.length, weightType };
 }

@@ -34,6 +34,8 @@ export interface VocabularyOptions {
   readonly size?: number;
   /** Extra whole words to make single tokens. @default none */
   readonly extraWords?: readonly string[];
+  /** Extra raw pieces added as they are (tests use them to build deliberately bad tokenizers). @default none */
+  readonly extraPieces?: readonly string[];
 }
 
 /** Builds the vocabulary: specials, 256 byte fallbacks, printable ASCII, then word pieces. */
@@ -69,6 +71,7 @@ export function buildVocabulary(options: VocabularyOptions = {}): Vocabulary {
   };
   for (const word of BASE_WORDS) addWord(word);
   for (const word of options.extraWords ?? []) addWord(word.toLowerCase());
+  for (const piece of options.extraPieces ?? []) add(piece, TokenType.normal, piece.length + 100);
 
   if (options.size !== undefined) {
     if (options.size < tokens.length) {

@@ -19,32 +19,36 @@ export interface LetterSlots {
 /**
  * Checks the three conditions of the method on a rendered prompt: each letter is one token,
  * the letters are distinct tokens, and `prompt + letter` tokenizes as `prompt tokens + letter`.
- * The prompt's end (the assistant turn's opening) is fixed by the chat template, so one probe
- * prompt per model is enough.
+ *
+ * The letter's token is read in context, after the prompt: SentencePiece tokenizers that add a
+ * space prefix turn a lone "A" into "▁A" but an "A" after a newline into plain "A", and only the
+ * token at the answer position matters. The prompt's end (the assistant turn's opening) is fixed
+ * by the chat template, so one probe prompt per model is enough.
  */
 export function checkLetterSlots(model: LlamaModel, probe: LlamaText, modelName: string): LetterSlots {
   const probeTokens = probe.tokenize(model.tokenizer);
   const tokens: Token[] = [];
   for (const letter of OPTION_LETTERS) {
-    const letterTokens = model.tokenize(letter);
-    if (letterTokens.length !== 1) {
+    const joined = LlamaText([probe, letter]).tokenize(model.tokenizer);
+    const keepsPrompt = probeTokens.every((token, i) => joined[i] === token);
+    if (!keepsPrompt) {
       throw new SlotCheckError(
-        `model ${modelName}: option letter "${letter}" is ${letterTokens.length} tokens; the direct-options method needs exactly one`,
+        `model ${modelName}: "${letter}" merges with the end of the prompt, so prompt + letter does not tokenize ` +
+          "as the prompt's tokens plus the letter's token",
       );
     }
-    const token = letterTokens[0]!;
+    const added = joined.length - probeTokens.length;
+    if (added !== 1) {
+      throw new SlotCheckError(
+        `model ${modelName}: option letter "${letter}" is ${added} tokens at the answer position; ` +
+          "the direct-options method needs exactly one",
+      );
+    }
+    const token = joined.at(-1)!;
     const clash = tokens.indexOf(token);
     if (clash >= 0) {
       throw new SlotCheckError(
         `model ${modelName}: option letters "${OPTION_LETTERS[clash]}" and "${letter}" are the same token ${token}`,
-      );
-    }
-    const joined = LlamaText([probe, letter]).tokenize(model.tokenizer);
-    const expected = [...probeTokens, token];
-    if (joined.length !== expected.length || joined.some((t, i) => t !== expected[i])) {
-      throw new SlotCheckError(
-        `model ${modelName}: after the prompt, "${letter}" does not tokenize as the prompt's tokens plus the letter's token ` +
-          "(the chat template's answer position merges with the letter)",
       );
     }
     tokens.push(token);

@@ -71,8 +71,27 @@ export interface DecisionRequest {
   /** Also read how much of the full-vocabulary mass the option letters hold (costs a full readout). */
   readonly tokenMass: boolean;
 }
-/** What callers may pass before defaults are applied. */
-export type DecisionRequestInput = z.input<typeof requestSchema>;
+/** A question as callers write it, before validation and defaults. */
+export interface DecisionQuestionInput {
+  readonly key: string;
+  readonly type: QuestionType;
+  readonly instructions: string;
+  readonly options?: readonly { readonly id: string; readonly description: string }[];
+  /** @default 1 */
+  readonly temperature?: number;
+  /** @default "letters" */
+  readonly scoring?: ScoringMode;
+}
+
+/** A decision request as callers write it; {@link parseDecisionRequest} checks it all the same. */
+export interface DecisionRequestInput {
+  readonly state: unknown;
+  readonly questions: readonly DecisionQuestionInput[];
+  /** @default "state-first" */
+  readonly layout?: PromptLayout;
+  /** @default true */
+  readonly tokenMass?: boolean;
+}
 
 /** The options of a yes/no question: `true` first, so `noul` is the first option's probability. */
 export const NOUL_OPTIONS: readonly DecisionOption[] = [

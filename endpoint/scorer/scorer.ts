@@ -147,7 +147,10 @@ export class DecisionScorer {
   }
 
   /** Validates and scores a decision; concurrent calls wait their turn. */
-  score(input: DecisionRequestInput | DecisionRequest, options: ScoreOptions = {}): Promise<DecisionResult> {
+  async score(
+    input: DecisionRequestInput | DecisionRequest,
+    options: ScoreOptions = {},
+  ): Promise<DecisionResult> {
     const request = parseDecisionRequest(input);
     const run = this.queue.then(() => this.scoreNow(request, options));
     this.queue = run.catch(() => undefined);

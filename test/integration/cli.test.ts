@@ -1,0 +1,95 @@
+/**
+ * The `decide` command as a user runs it: a real child process through bin/decide.js.
+ */
+import { execFile } from "node:child_process";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { beforeAll, describe, expect, it } from "vitest";
+import { REPO_ROOT } from "../helpers/models.ts";
+
+const run = promisify(execFile);
+const DECIDE = join(REPO_ROOT, "bin", "decide.js");
+
+async function decide(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [DECIDE, ...args], { cwd: REPO_ROOT });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "decide-cli-"));
+});
+
+describe("decide CLI", () => {
+  it("makes the tiny model and scores the sample decision on it", async () => {
+    const model = join(dir, "tiny.gguf");
+    const made = await decide(["make-model", "--shape", "tiny", "--out", model]);
+    expect(made.code).toBe(0);
+    expect(made.stdout).toMatch(/wrote .*tiny\.gguf: tiny, F32/);
+    const scored = await decide([
+      "score",
+      "--model",
+      model,
+      "--input",
+      "events/decisions/ticket-routing.json",
+      "--threads",
+      "1",
+    ]);
+    expect(scored.code).toBe(0);
+    const result = JSON.parse(scored.stdout);
+    expect(result.answers.map((a: { key: string }) => a.key)).toEqual([
+      "team",
+      "urgency",
+      "refund_requested",
+    ]);
+    expect(result.answers[0].optionIds).toEqual(["billing", "technical", "account", "out_of_scope"]);
+    expect(typeof result.answers[1].score).toBe("number");
+    expect(typeof result.answers[2].noul).toBe("number");
+  });
+
+  it("explains usage mistakes with exit code 2 and runtime errors with exit code 1", async () => {
+    const unknown = await decide(["frobnicate"]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/unknown command "frobnicate"/);
+    const badShape = await decide(["make-model", "--shape", "huge", "--out", join(dir, "x.gguf")]);
+    expect(badShape.code).toBe(2);
+    expect(badShape.stderr).toMatch(/--shape must be one of tiny, qwen2-0\.5b, qwen2-1\.5b/);
+    const missing = await decide([
+      "score",
+      "--model",
+      join(dir, "absent.gguf"),
+      "--input",
+      "events/decisions/ticket-routing.json",
+    ]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/absent\.gguf: cannot be read/);
+    expect(missing.stderr).not.toMatch(/at .*\.ts:\d+/); // no stack trace
+    const bad = join(dir, "bad.json");
+    await writeFile(
+      bad,
+      JSON.stringify({
+        state: "x",
+        questions: [
+          { key: "q", type: "choice", instructions: "Pick", options: [{ id: "a", description: "A" }] },
+        ],
+      }),
+    );
+    const invalid = await decide(["score", "--model", join(dir, "tiny.gguf"), "--input", bad]);
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toMatch(/questions\[0\]\.options: must hold 2 to 16 options, got 1/);
+  });
+
+  it("prints help", async () => {
+    const help = await decide(["--help"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/make-model/);
+    expect(help.stdout).toMatch(/score/);
+  });
+});

@@ -1,0 +1,61 @@
+/**
+ * Slot-check failures. Real tokenizers that break the checks cannot be generated on demand
+ * (llama.cpp's SentencePiece keeps every ASCII letter a single byte token), so these cases use a
+ * small hand-written tokenizer; the passing case runs on real models in the integration suites.
+ */
+import { type LlamaModel, LlamaText, type Token, type Tokenizer } from "node-llama-cpp";
+import { describe, expect, it } from "vitest";
+import { SlotCheckError } from "../../endpoint/scorer/errors.ts";
+import { checkLetterSlots } from "../../endpoint/scorer/letter-readout.ts";
+
+/**
+ * A character tokenizer with optional multi-character pieces, merged greedily. A piece mapped
+ * from a single character to `[token, ""]`-style pairs is not needed: the key `""` marks that
+ * every mapped single character also emits an extra token (a letter spelled as two tokens).
+ */
+function fakeModel(pieces: Record<string, number> = {}): LlamaModel {
+  const splitSingles = "" in pieces;
+  const tokenizer = ((text: string) => {
+    const tokens: Token[] = [];
+    for (let i = 0; i < text.length; ) {
+      const piece = Object.keys(pieces).find((p) => p !== "" && text.startsWith(p, i));
+      if (piece) {
+        tokens.push(pieces[piece] as Token);
+        if (splitSingles && piece.length === 1) tokens.push(0 as Token);
+        i += piece.length;
+      } else {
+        tokens.push(text.charCodeAt(i) as Token);
+        i++;
+      }
+    }
+    return tokens;
+  }) as unknown as Tokenizer;
+  return { tokenizer } as unknown as LlamaModel;
+}
+
+const probe = LlamaText("answer:\n");
+
+describe("checkLetterSlots", () => {
+  it("reads each letter's token at the answer position", () => {
+    const slots = checkLetterSlots(fakeModel(), probe, "fake");
+    expect(slots.tokens.slice(0, 3)).toEqual([65, 66, 67]);
+  });
+
+  it("fails when a letter merges with the end of the prompt", () => {
+    expect(() => checkLetterSlots(fakeModel({ "\nA": 1000 }), probe, "fake")).toThrow(SlotCheckError);
+    expect(() => checkLetterSlots(fakeModel({ "\nA": 1000 }), probe, "fake")).toThrow(
+      /merges with the end of the prompt/,
+    );
+  });
+
+  it("fails when a letter is more than one token", () => {
+    // "D" is spelled as two pieces by this tokenizer.
+    expect(() => checkLetterSlots(fakeModel({ D: 68, "": 0 }), probe, "fake")).toThrow(/"D" is 2 tokens/);
+  });
+
+  it("fails when two letters are the same token", () => {
+    expect(() => checkLetterSlots(fakeModel({ A: 7, B: 7 }), probe, "fake")).toThrow(
+      /"A" and "B" are the same token 7/,
+    );
+  });
+});
