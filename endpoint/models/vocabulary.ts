@@ -6,7 +6,7 @@
  * every prefix of it is a piece too, so each word brings its whole prefix chain.
  */
 import { TokenType } from "../gguf/format.ts";
-import { BASE_WORDS } from "./words.ts";
+import { BASE_WORDS, PROMPT_WORDS, UNSPACED_WORDS } from "./words.ts";
 
 /** The SentencePiece space marker (U+2581). */
 export const SPACE_MARKER = "\u2581";
@@ -65,11 +65,13 @@ export function buildVocabulary(options: VocabularyOptions = {}): Vocabulary {
   for (let code = 0x21; code <= 0x7e; code++) add(String.fromCharCode(code), TokenType.normal, -1);
 
   // Longer pieces score higher so that merges prefer them; the score only orders merges.
-  const addWord = (word: string) => {
-    const piece = SPACE_MARKER + word;
+  const addChain = (piece: string) => {
     for (let end = 2; end <= piece.length; end++) add(piece.slice(0, end), TokenType.normal, end);
   };
+  const addWord = (word: string) => addChain(SPACE_MARKER + word);
   for (const word of BASE_WORDS) addWord(word);
+  for (const word of PROMPT_WORDS) addWord(word);
+  for (const word of UNSPACED_WORDS) addChain(word);
   for (const word of options.extraWords ?? []) addWord(word.toLowerCase());
   for (const piece of options.extraPieces ?? []) add(piece, TokenType.normal, piece.length + 100);
 

@@ -3,6 +3,7 @@
  * sample decision domains (tickets, moderation, screening). Each becomes one token, so prompts
  * about these topics tokenize to realistic lengths instead of byte by byte.
  */
+import { LETTER_INSTRUCTION, LIKELIHOOD_INSTRUCTION } from "../scorer/prompt.ts";
 export const BASE_WORDS: readonly string[] = `
 the be to of and a in that have it for not on with he as you do at this but his by from they we say
 her she or an will my one all would there their what so up out if about who get which go me when make
@@ -26,3 +27,24 @@ hate best worst fix fixed issue issues problem problems working doesn't can't wo
 `
   .split(/\s+/)
   .filter((word) => word.length > 0);
+
+/**
+ * Words of the scorer's own instructions, case kept, and the JSON keys and chat roles that
+ * follow a quote or a special token rather than a space: a real tokenizer covers these in a
+ * few tokens, so the generated one must too for prompt lengths to be realistic.
+ */
+export const PROMPT_WORDS: readonly string[] = [
+  ...new Set(
+    `${LETTER_INSTRUCTION} ${LIKELIHOOD_INSTRUCTION}`.split(/[^A-Za-z]+/).filter((w) => w.length > 1),
+  ),
+];
+
+/** Pieces that start without the space marker. */
+export const UNSPACED_WORDS: readonly string[] = [
+  "evidence",
+  "criterion",
+  "options",
+  "system",
+  "user",
+  "assistant",
+];

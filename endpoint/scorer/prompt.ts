@@ -21,12 +21,14 @@ export const PROMPT_VERSIONS: Record<ScoringMode, Record<PromptLayout, string>> 
   },
 };
 
-const LETTER_INSTRUCTION =
+/** The system instruction of letter scoring. */
+export const LETTER_INSTRUCTION =
   "You make bounded decisions. The user message is a JSON object with the evidence, the criterion and " +
   "the options, each under a letter. Answer with the single letter of the option that best fits the " +
   "criterion, and nothing else.";
 
-const LIKELIHOOD_INSTRUCTION =
+/** The system instruction of likelihood scoring. */
+export const LIKELIHOOD_INSTRUCTION =
   "You make bounded decisions. The user message is a JSON object with the evidence, the criterion and " +
   "the options. Answer with the text of the option that best fits the criterion, exactly as written.";
 

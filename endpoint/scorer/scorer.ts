@@ -41,7 +41,10 @@ export interface ScorerOptions {
 
 /** Options of one {@link DecisionScorer.score} call. */
 export interface ScoreOptions {
-  /** Reuse the cached prefix from earlier prompts. Turn off only to measure. @default true */
+  /**
+   * Reuse cached work: the prefix shared with earlier prompts, and the prompt across the options
+   * of a likelihood question. Turn off only to measure or check. @default true
+   */
   readonly reuse?: boolean;
   /** Stops between questions when aborted. */
   readonly signal?: AbortSignal;
@@ -155,6 +158,13 @@ export class DecisionScorer {
     const run = this.queue.then(() => this.scoreNow(request, options));
     this.queue = run.catch(() => undefined);
     return run;
+  }
+
+  /** Forgets the cached prefix, so the next decision is evaluated from scratch. */
+  async clearCache(): Promise<void> {
+    const run = this.queue.then(() => this.sequence.clear());
+    this.queue = run.catch(() => undefined);
+    await run;
   }
 
   /** Renders the tokens of one question's prompt (for benchmarks and tests). */

@@ -1,0 +1,266 @@
+/**
+ * Scorer benchmark (`npm run bench:scorer`): the generated Qwen2-0.5B-shaped model on CPU.
+ *
+ * Prints, in one run: prefill tokens/s; one ~200-token choice decision against a pure prefill of
+ * the same tokens; 21 yes/no questions over one ~1,800-token state, reused against fresh; 50
+ * items under one ~300-token policy preamble, with and without preamble reuse; free-text option
+ * likelihood, reused against from scratch; peak memory. Timings are paired and interleaved in
+ * blocks, with garbage collection outside the timed part; ratios are the figures to compare.
+ *
+ * Flags: --shape qwen2-0.5b|qwen2-1.5b|tiny, --threads N (default 2), --blocks N (default 3).
+ */
+import { existsSync } from "node:fs";
+import { mkdir, rename } from "node:fs/promises";
+import { cpus, totalmem } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import type { Token } from "node-llama-cpp";
+import { isModelShapeName, MODEL_SHAPES } from "../../endpoint/models/shapes.ts";
+import { synthesizeModel } from "../../endpoint/models/synthesize.ts";
+import { BASE_WORDS } from "../../endpoint/models/words.ts";
+import { DecisionModel } from "../../endpoint/runtime/decision-model.ts";
+import { buildDecisionPrompt } from "../../endpoint/scorer/prompt.ts";
+import { PromptSequence } from "../../endpoint/scorer/prompt-sequence.ts";
+import type { DecisionQuestionInput, DecisionRequestInput } from "../../endpoint/scorer/request.ts";
+import { DecisionScorer } from "../../endpoint/scorer/scorer.ts";
+import { REPO_ROOT } from "../helpers/models.ts";
+
+const { values: flags } = parseArgs({
+  options: {
+    shape: { type: "string", default: "qwen2-0.5b" },
+    threads: { type: "string", default: "2" },
+    blocks: { type: "string", default: "3" },
+  },
+});
+const shapeName = flags.shape!;
+if (!isModelShapeName(shapeName)) throw new Error(`unknown shape ${shapeName}`);
+const shape = MODEL_SHAPES[shapeName];
+const threads = Number(flags.threads);
+const blocks = Number(flags.blocks);
+
+const gc = (globalThis as { gc?: () => void }).gc ?? (() => undefined);
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const fmt = (ms: number) => `${ms.toFixed(1)} ms`;
+
+/** Times `fn` once, with garbage collected before the clock starts. */
+async function timed(fn: () => Promise<unknown>): Promise<number> {
+  gc();
+  const start = performance.now();
+  await fn();
+  return performance.now() - start;
+}
+
+/** Text of `count` vocabulary words: each word after a space is one token of the generated vocabulary. */
+function words(count: number, offset = 0): string {
+  const out: string[] = [];
+  for (let i = 0; i < count; i++) out.push(BASE_WORDS[(i * 7 + offset) % BASE_WORDS.length]!);
+  return out.join(" ");
+}
+
+async function benchModelPath(): Promise<string> {
+  const dir = join(REPO_ROOT, ".cache", "bench-models");
+  const path = join(dir, `${shapeName}.gguf`);
+  if (existsSync(path)) return path;
+  await mkdir(dir, { recursive: true });
+  const started = performance.now();
+  const made = await synthesizeModel(shape, { out: `${path}.tmp` });
+  await rename(`${path}.tmp`, path);
+  console.log(
+    `generated ${path}: ${(made.parameters / 1e6).toFixed(0)}M parameters, ${made.weightType}, ` +
+      `${(made.bytes / 2 ** 20).toFixed(0)} MiB in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
+  return path;
+}
+
+const modelPath = await benchModelPath();
+const loadStarted = performance.now();
+const model = await DecisionModel.load({ modelPath, threads });
+const loadMs = performance.now() - loadStarted;
+const contextSize = 4096;
+const scorer = await DecisionScorer.create(model, { contextSize });
+// A second context with the same settings, for pure prefill without any readout.
+const prefillContext = await model.model.createContext({
+  contextSize,
+  batchSize: 512,
+  threads,
+  flashAttention: true,
+});
+const prefillSequence = prefillContext.getSequence();
+const prefill = new PromptSequence(prefillSequence);
+
+console.log(`\n# scorer benchmark: ${shapeName}, ${threads} threads, ${blocks} blocks`);
+console.log(
+  `machine: ${cpus().length} x ${cpus()[0]?.model ?? "cpu"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`,
+);
+console.log(
+  `model load (check + hash + llama.cpp load): ${fmt(loadMs)}, file ${(model.sizeBytes / 2 ** 20).toFixed(0)} MiB`,
+);
+
+/** Evaluates `tokens` from an empty cache with no readout: the pure prefill cost. */
+async function pureprefill(tokens: readonly Token[]): Promise<number> {
+  await prefill.clear();
+  return timed(() => prefillSequence.evaluateWithoutGeneratingNewTokens(tokens.slice()));
+}
+
+// 1. Prefill throughput.
+{
+  const tokens = scorer.promptTokens({ system: words(300), user: words(200, 3) }).slice(0, 512);
+  await pureprefill(tokens); // warm-up
+  const ms: number[] = [];
+  for (let b = 0; b < blocks; b++) ms.push(await pureprefill(tokens));
+  console.log(
+    `\n1. prefill: ${tokens.length} tokens in ${fmt(median(ms))} = ${((tokens.length / median(ms)) * 1000).toFixed(0)} tokens/s`,
+  );
+}
+
+// 2. One choice decision of about 200 tokens against a pure prefill of the same tokens.
+const teamQuestion: DecisionQuestionInput = {
+  key: "team",
+  type: "choice",
+  instructions: "Which team should handle this ticket?",
+  options: [
+    { id: "billing", description: "Billing: charges, invoices, refunds" },
+    { id: "technical", description: "Technical: errors, crashes, bugs" },
+    { id: "account", description: "Account: login, password, profile" },
+    { id: "out_of_scope", description: "None of these" },
+  ],
+};
+{
+  let stateWords = 1;
+  const tokenCount = (n: number) => {
+    const prompt = buildDecisionPrompt(
+      words(n),
+      { instructions: teamQuestion.instructions, options: teamQuestion.options! },
+      "state-first",
+      "letters",
+    );
+    return scorer.promptTokens(prompt);
+  };
+  while (tokenCount(stateWords).length < 200) stateWords++;
+  const tokens = tokenCount(stateWords);
+  const request = (tokenMass: boolean): DecisionRequestInput => ({
+    state: words(stateWords),
+    questions: [teamQuestion],
+    tokenMass,
+  });
+  await scorer.score(request(true), { reuse: false }); // warm-up
+  const pre: number[] = [];
+  const lettersOnly: number[] = [];
+  const withMass: number[] = [];
+  for (let b = 0; b < blocks * 2; b++) {
+    pre.push(await pureprefill(tokens));
+    lettersOnly.push(await timed(() => scorer.score(request(false), { reuse: false })));
+    withMass.push(await timed(() => scorer.score(request(true), { reuse: false })));
+  }
+  const p = median(pre);
+  console.log(
+    `\n2. one 4-option choice decision, ${tokens.length} prompt tokens (medians of ${pre.length} interleaved runs):`,
+  );
+  console.log(`   pure prefill ${fmt(p)}`);
+  console.log(
+    `   decision, letters-only readout ${fmt(median(lettersOnly))}: ratio ${(median(lettersOnly) / p).toFixed(3)}`,
+  );
+  console.log(
+    `   decision, with allowed-token mass (full-vocabulary map) ${fmt(median(withMass))}: ratio ${(median(withMass) / p).toFixed(3)}`,
+  );
+}
+
+// 3. 21 yes/no questions over one state of about 1,800 tokens: reused against fresh.
+{
+  const state = words(1600);
+  const questions: DecisionQuestionInput[] = Array.from({ length: 21 }, (_, i) => ({
+    key: `q${i}`,
+    type: "noul",
+    instructions: `Does the text mention ${BASE_WORDS[(i * 13) % BASE_WORDS.length]} or ${BASE_WORDS[(i * 17 + 5) % BASE_WORDS.length]}?`,
+  }));
+  const freshSubset = 3;
+  await scorer.score({ state: "warm", questions: [questions[0]!], tokenMass: false }, { reuse: false });
+  await scorer.clearCache();
+  let reusedResult: Awaited<ReturnType<typeof scorer.score>> | undefined;
+  const reusedMs = await timed(async () => {
+    reusedResult = await scorer.score({ state, questions, tokenMass: false });
+  });
+  const freshMs = await timed(() =>
+    scorer.score({ state, questions: questions.slice(0, freshSubset), tokenMass: false }, { reuse: false }),
+  );
+  const scaledFresh = (freshMs / freshSubset) * questions.length;
+  const promptTokens = reusedResult!.answers[0]!.inputTokens;
+  console.log(
+    `\n3. 21 noul questions over one state (${promptTokens} prompt tokens for the first question), letters-only readout:`,
+  );
+  console.log(
+    `   reused: ${fmt(reusedMs)} for 21 (${reusedResult!.usage.evaluatedTokens} tokens evaluated of ${reusedResult!.usage.inputTokens}), ${((21 / reusedMs) * 1000).toFixed(2)} decisions/s`,
+  );
+  console.log(
+    `   fresh: ${fmt(freshMs)} for ${freshSubset}, scaled x${21 / freshSubset} to ${fmt(scaledFresh)} for 21`,
+  );
+  console.log(`   speed-up reused vs fresh: ${(scaledFresh / reusedMs).toFixed(2)}x`);
+}
+
+// 4. 50 items of about 60 tokens under one policy preamble of about 300 tokens.
+{
+  const policyQuestion: DecisionQuestionInput = {
+    ...teamQuestion,
+    instructions: `Route the ticket to one team. Policy: ${words(230, 11)}`,
+  };
+  const items = Array.from({ length: 50 }, (_, i) => words(55, i * 3 + 1));
+  const withoutSubset = 10;
+  const sample = await scorer.score(
+    { state: items[0]!, questions: [policyQuestion], layout: "policy-first", tokenMass: false },
+    { reuse: false },
+  );
+  await scorer.clearCache();
+  const withReuse = await timed(async () => {
+    for (const state of items)
+      await scorer.score({ state, questions: [policyQuestion], layout: "policy-first", tokenMass: false });
+  });
+  const without = await timed(async () => {
+    for (const state of items.slice(0, withoutSubset)) {
+      await scorer.score(
+        { state, questions: [policyQuestion], layout: "policy-first", tokenMass: false },
+        { reuse: false },
+      );
+    }
+  });
+  const scaled = (without / withoutSubset) * items.length;
+  console.log(
+    `\n4. 50 items under one policy preamble (${sample.answers[0]!.inputTokens} prompt tokens each), letters-only readout:`,
+  );
+  console.log(`   with preamble reuse: ${fmt(withReuse)} (${((50 / withReuse) * 1000).toFixed(2)} items/s)`);
+  console.log(
+    `   without: ${fmt(without)} for ${withoutSubset}, scaled x${items.length / withoutSubset} to ${fmt(scaled)} (${((50 / scaled) * 1000).toFixed(2)} items/s)`,
+  );
+  console.log(`   speed-up: ${(scaled / withReuse).toFixed(2)}x`);
+}
+
+// 5. Four free-text options of 5 to 10 tokens, full-option likelihood.
+{
+  const options = [5, 7, 8, 10].map((n, i) => ({ id: `o${i}`, description: words(n, i * 5 + 2) }));
+  const question: DecisionQuestionInput = {
+    key: "free",
+    type: "choice",
+    scoring: "likelihood",
+    instructions: "Which answer fits?",
+    options,
+  };
+  const state = words(150, 9);
+  const reused = await scorer.score({ state, questions: [question] }, { reuse: false });
+  await scorer.clearCache();
+  const reusedMs = await timed(() => scorer.score({ state, questions: [question] }));
+  const scratchMs = await timed(() => scorer.score({ state, questions: [question] }, { reuse: false }));
+  const answer = reused.answers[0]!;
+  console.log(
+    `\n5. full-option likelihood, 4 options of ${answer.likelihood!.tokens.join("/")} tokens after a ${answer.inputTokens}-token prompt:`,
+  );
+  console.log(`   prompt reused across options: ${fmt(reusedMs)}`);
+  console.log(
+    `   each option from scratch: ${fmt(scratchMs)}: reuse is ${(scratchMs / reusedMs).toFixed(2)}x faster`,
+  );
+}
+
+const peak = process.resourceUsage().maxRSS / 2 ** 20;
+console.log(`\n6. peak memory (max RSS): ${peak.toFixed(2)} GiB`);
+
+await prefillContext.dispose();
+await scorer.dispose();
+await model.dispose();
