@@ -120,13 +120,16 @@ export function parseDecisionRequest(input: unknown): DecisionRequest {
 
 function resolveOptions(question: z.infer<typeof questionSchema>, field: string): readonly DecisionOption[] {
   if (question.type === "noul") {
-    if (question.options !== undefined) {
+    if (question.options === undefined) return NOUL_OPTIONS;
+    // Custom wording of what true and false mean; true always comes first so noul = p(first).
+    const ids = question.options.map((option) => option.id).sort();
+    if (ids.length !== 2 || ids[0] !== "false" || ids[1] !== "true") {
       throw new InvalidDecisionError(
         `${field}.options`,
-        "a noul question takes no options (its answer is p(true))",
+        'a noul question takes no options, or exactly the two options "true" and "false"',
       );
     }
-    return NOUL_OPTIONS;
+    return [...question.options].sort((a, b) => (a.id === "true" ? -1 : b.id === "true" ? 1 : 0));
   }
   const options = question.options;
   if (options === undefined)

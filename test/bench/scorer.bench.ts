@@ -83,7 +83,7 @@ const prefillContext = await model.model.createContext({
   contextSize,
   batchSize: 512,
   threads,
-  flashAttention: true,
+  flashAttention: false,
 });
 const prefillSequence = prefillContext.getSequence();
 const prefill = new PromptSequence(prefillSequence);

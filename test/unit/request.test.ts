@@ -40,6 +40,25 @@ describe("parseDecisionRequest", () => {
     expect(request.questions[0]!.options.map((o) => o.id)).toEqual(["true", "false"]);
   });
 
+  it("lets noul questions word true and false, keeping true first", () => {
+    const request = parseDecisionRequest({
+      state: "x",
+      questions: [
+        {
+          key: "q",
+          type: "noul",
+          instructions: "Billing?",
+          options: [
+            { id: "false", description: "Not about money" },
+            { id: "true", description: "About a charge or refund" },
+          ],
+        },
+      ],
+    });
+    expect(request.questions[0]!.options.map((o) => o.id)).toEqual(["true", "false"]);
+    expect(request.questions[0]!.options[0]!.description).toBe("About a charge or refund");
+  });
+
   it("rejects 1 and 17 options, naming the options field", () => {
     const one = valid();
     one.questions[0]!.options = options(1);
@@ -95,7 +114,7 @@ describe("parseDecisionRequest", () => {
     expectRejected(
       { state: "x", questions: [{ key: "q", type: "noul", instructions: "Is it?", options: options(2) }] },
       "questions[0].options",
-      /takes no options/,
+      /exactly the two options "true" and "false"/,
     );
     expectRejected(
       { state: "x", questions: [{ key: "q", type: "score", instructions: "How?" }] },
