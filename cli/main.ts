@@ -5,6 +5,7 @@ import { DecisionRuntimeError } from "../endpoint/scorer/errors.ts";
 import { UsageError } from "./args.ts";
 import { makeModelCommand, makeModelUsage } from "./make-model.ts";
 import { scoreCommand, scoreUsage } from "./score.ts";
+import { serveCommand, serveUsage } from "./serve.ts";
 
 interface Command {
   readonly run: (argv: string[]) => Promise<number>;
@@ -14,6 +15,7 @@ interface Command {
 const COMMANDS: Record<string, Command> = {
   "make-model": { run: makeModelCommand, usage: makeModelUsage },
   score: { run: scoreCommand, usage: scoreUsage },
+  serve: { run: serveCommand, usage: serveUsage },
 };
 
 function overview(): string {

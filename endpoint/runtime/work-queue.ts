@@ -46,7 +46,10 @@ export class WorkQueue {
    * `signal` aborts while waiting (the task then never starts).
    */
   run<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    if (this.waitingCount >= this.maxWaiting) return Promise.reject(new QueueFullError(this.maxWaiting));
+    // An idle queue always admits; a busy one admits up to maxWaiting behind the running task.
+    if (this.runningCount + this.waitingCount > this.maxWaiting) {
+      return Promise.reject(new QueueFullError(this.maxWaiting));
+    }
     if (signal?.aborted) return Promise.reject(abortError(signal));
     this.waitingCount++;
     const result = this.tail.then(async () => {

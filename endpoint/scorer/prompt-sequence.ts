@@ -6,7 +6,12 @@
  * one context sometimes returned another row's probabilities (DESIGN.md section 6), while
  * erasing back to the shared prefix matches scoring from scratch.
  */
-import type { ControlledEvaluateInputItem, LlamaContextSequence, Token } from "node-llama-cpp";
+import type {
+  ControlledEvaluateInputItem,
+  LlamaContextSequence,
+  SequenceEvaluateOptions,
+  Token,
+} from "node-llama-cpp";
 
 /** What to read at the last prompt position (node-llama-cpp's `generateNext` options). */
 export type NextTokenReadout = NonNullable<
@@ -88,5 +93,25 @@ export class PromptSequence {
         throw new Error(`llama.cpp returned no probabilities at continuation position ${i}`);
       return probabilities;
     });
+  }
+
+  /**
+   * Evaluates `tokens` (reusing the cached prefix) and then generates tokens one by one, each
+   * with the sampler's probabilities when asked; stops at an end-of-generation token or when
+   * the caller stops iterating.
+   */
+  async *generate(
+    tokens: readonly Token[],
+    sampling: SequenceEvaluateOptions,
+    withProbabilities: boolean,
+  ): AsyncGenerator<{ token: Token; probabilities?: ReadonlyMap<Token, number> }> {
+    if (tokens.length === 0) throw new RangeError("cannot generate from an empty prompt");
+    const reused = Math.min(commonPrefixLength(this.sequence.contextTokens, tokens), tokens.length - 1);
+    await this.truncate(reused);
+    yield* this.sequence.evaluateWithMetadata(
+      tokens.slice(reused),
+      { probabilities: withProbabilities },
+      sampling,
+    );
   }
 }

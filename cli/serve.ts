@@ -1,0 +1,40 @@
+/**
+ * `decide serve`: runs the decision endpoint (System One, OpenAI chat, SageMaker contract).
+ */
+import { parseArgs } from "node:util";
+import { ConfigError, resolveServerConfig, SETTINGS, settingsHelp } from "../endpoint/server/config.ts";
+import { startServer } from "../endpoint/server/server.ts";
+import { UsageError } from "./args.ts";
+
+export const serveUsage = `decide serve --model <file.gguf | folder> [--port 8080] [--host 127.0.0.1] [--gpu auto|cuda|off] [...]
+
+Serves POST /v1/systemone, POST /v1/chat/completions, GET /v1/models, GET /healthz,
+GET /ping, POST /invocations and POST /endpoints/{name}/invocations.
+Each setting is a flag or an environment variable (the flag wins):
+${settingsHelp()}`;
+
+/** Runs the server until SIGTERM or SIGINT; returns the exit code. */
+export async function serveCommand(argv: string[]): Promise<number> {
+  const options = Object.fromEntries(
+    Object.values(SETTINGS).map((s) => [s.flag, { type: "string" as const }]),
+  );
+  const { values } = parseArgs({ args: argv, options, strict: true });
+  let config: ReturnType<typeof resolveServerConfig>;
+  try {
+    config = resolveServerConfig(values as Record<string, string | undefined>, process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) throw new UsageError(error.message);
+    throw error;
+  }
+  const server = await startServer(config);
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off("SIGTERM", stop);
+      process.off("SIGINT", stop);
+      void server.close().then(resolve);
+    };
+    process.on("SIGTERM", stop);
+    process.on("SIGINT", stop);
+  });
+  return server.service.state === "failed" ? 1 : 0;
+}

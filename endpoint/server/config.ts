@@ -1,0 +1,190 @@
+/**
+ * Endpoint settings from command-line flags and environment variables, resolved once at start.
+ * A flag wins over its environment variable, which wins over the default.
+ */
+import { availableParallelism } from "node:os";
+import { GPU_MODES, type GpuMode } from "../runtime/llama-instance.ts";
+
+/** Everything the endpoint needs to start. */
+export interface ServerConfig {
+  /** GGUF file, or a folder to search (SageMaker: `/opt/ml/model`). */
+  readonly model: string;
+  /** Name clients use for the model (`model` in requests); the file name without `.gguf` when unset. */
+  readonly modelName: string | undefined;
+  readonly host: string;
+  readonly port: number;
+  readonly threads: number;
+  readonly contextSize: number;
+  /** Requests allowed to wait for the model before 503. */
+  readonly queueSize: number;
+  /** Largest request body in bytes before 413. */
+  readonly bodyLimit: number;
+  /** Longest a request may take, waiting included, in milliseconds. */
+  readonly deadlineMs: number;
+  readonly logLevel: "DEBUG" | "INFO" | "WARN" | "ERROR";
+  readonly gpu: GpuMode;
+  readonly flashAttention: boolean;
+  /** Read the allowed-token mass unless a request says otherwise. */
+  readonly tokenMass: boolean;
+}
+
+/** One setting: its flag, its environment variable, its default and how to read it. */
+interface Setting<T> {
+  readonly flag: string;
+  readonly env: readonly string[];
+  readonly fallback: () => T;
+  readonly parse: (raw: string, name: string) => T;
+  readonly help: string;
+}
+
+/** Why a setting could not be used. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+const integer =
+  (min: number, max: number) =>
+  (raw: string, name: string): number => {
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < min || value > max) {
+      throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+    }
+    return value;
+  };
+const oneOf =
+  <T extends string>(values: readonly T[]) =>
+  (raw: string, name: string): T => {
+    const value = (values.find((v) => v.toLowerCase() === raw.toLowerCase()) ?? "") as T;
+    if (!value) throw new ConfigError(`${name} must be one of ${values.join(", ")}, got "${raw}"`);
+    return value;
+  };
+const boolean = (raw: string, name: string): boolean => {
+  if (/^(1|true|yes|on)$/i.test(raw)) return true;
+  if (/^(0|false|no|off)$/i.test(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+};
+const text = (raw: string): string => raw;
+
+/** Default folder where SageMaker unpacks the model archive. */
+export const SAGEMAKER_MODEL_DIR = "/opt/ml/model";
+
+/** The settings, in the order `decide serve --help` lists them. */
+export const SETTINGS = {
+  model: {
+    flag: "model",
+    env: ["DECIDE_MODEL", "SM_MODEL_DIR"],
+    fallback: () => SAGEMAKER_MODEL_DIR,
+    parse: text,
+    help: "GGUF file or folder holding one",
+  },
+  modelName: {
+    flag: "model-name",
+    env: ["DECIDE_MODEL_NAME"],
+    fallback: () => undefined,
+    parse: text,
+    help: "name clients send as `model`",
+  },
+  host: {
+    flag: "host",
+    env: ["HOST"],
+    fallback: () => "127.0.0.1",
+    parse: text,
+    help: "address to listen on (0.0.0.0 in the container)",
+  },
+  port: {
+    flag: "port",
+    env: ["SAGEMAKER_BIND_TO_PORT", "PORT"],
+    fallback: () => 8080,
+    parse: integer(0, 65535),
+    help: "port (SageMaker: 8080)",
+  },
+  threads: {
+    flag: "threads",
+    env: ["DECIDE_THREADS"],
+    fallback: () => availableParallelism(),
+    parse: integer(1, 512),
+    help: "evaluation threads (the machine's cores)",
+  },
+  contextSize: {
+    flag: "context-size",
+    env: ["DECIDE_CONTEXT_SIZE"],
+    fallback: () => 4096,
+    parse: integer(64, 1 << 20),
+    help: "tokens per prompt",
+  },
+  queueSize: {
+    flag: "queue-size",
+    env: ["DECIDE_QUEUE_SIZE"],
+    fallback: () => 16,
+    parse: integer(0, 100_000),
+    help: "requests that may wait before 503",
+  },
+  bodyLimit: {
+    flag: "body-limit",
+    env: ["DECIDE_BODY_LIMIT"],
+    fallback: () => 6 * 1024 * 1024,
+    parse: integer(1024, 1 << 30),
+    help: "largest body in bytes (SageMaker real-time: 6 MB)",
+  },
+  deadlineMs: {
+    flag: "deadline-ms",
+    env: ["DECIDE_DEADLINE_MS"],
+    fallback: () => 60_000,
+    parse: integer(100, 3_600_000),
+    help: "per-request deadline (SageMaker real-time: 60 s)",
+  },
+  logLevel: {
+    flag: "log-level",
+    env: ["LOG_LEVEL", "POWERTOOLS_LOG_LEVEL"],
+    fallback: () => "INFO" as const,
+    parse: oneOf(["DEBUG", "INFO", "WARN", "ERROR"] as const),
+    help: "DEBUG, INFO, WARN or ERROR",
+  },
+  gpu: {
+    flag: "gpu",
+    env: ["DECIDE_GPU"],
+    fallback: () => "auto" as const,
+    parse: oneOf(GPU_MODES),
+    help: "auto (CUDA when present, else CPU), cuda or off",
+  },
+  flashAttention: {
+    flag: "flash-attention",
+    env: ["DECIDE_FLASH_ATTENTION"],
+    fallback: () => false,
+    parse: boolean,
+    help: "faster prefill, inexact prefix reuse",
+  },
+  tokenMass: {
+    flag: "token-mass",
+    env: ["DECIDE_TOKEN_MASS"],
+    fallback: () => true,
+    parse: boolean,
+    help: "read allowed-token mass by default",
+  },
+} satisfies { [K in keyof ServerConfig]: Setting<ServerConfig[K]> };
+
+/**
+ * Resolves the configuration from `flags` (as parsed from the command line) and `env`.
+ * Throws {@link ConfigError} naming the flag or variable at fault.
+ */
+export function resolveServerConfig(
+  flags: Readonly<Record<string, string | undefined>>,
+  env: Readonly<Record<string, string | undefined>>,
+): ServerConfig {
+  const config: Record<string, unknown> = {};
+  for (const [key, setting] of Object.entries(SETTINGS) as [keyof ServerConfig, Setting<unknown>][]) {
+    const flagValue = flags[setting.flag];
+    const envName = setting.env.find((name) => env[name] !== undefined && env[name] !== "");
+    if (flagValue !== undefined) config[key] = setting.parse(flagValue, `--${setting.flag}`);
+    else if (envName) config[key] = setting.parse(env[envName]!, envName);
+    else config[key] = setting.fallback();
+  }
+  return config as unknown as ServerConfig;
+}
+
+/** One line per setting, for `--help` and the README. */
+export function settingsHelp(): string {
+  return Object.values(SETTINGS)
+    .map((s) => `  --${s.flag.padEnd(16)} ${s.env.join(" / ").padEnd(36)} ${s.help}`)
+    .join("\n");
+}

@@ -1,0 +1,71 @@
+/**
+ * Starts the endpoint: the model loads in the background while the server already answers
+ * (503 until ready), and SIGTERM drains in-flight requests before the process exits.
+ */
+import type { AddressInfo } from "node:net";
+import { Logger } from "@aws-lambda-powertools/logger";
+import { serve } from "@hono/node-server";
+import { createApp } from "./app.ts";
+import type { ServerConfig } from "./config.ts";
+import { DecisionService } from "./decision-service.ts";
+
+/** A started endpoint. */
+export interface RunningServer {
+  /** Base URL, e.g. `http://127.0.0.1:8080`. */
+  readonly url: string;
+  readonly port: number;
+  readonly service: DecisionService;
+  /**
+   * Refuses new requests, waits for in-flight ones (up to `graceMs`), then frees the model.
+   * Safe to call twice.
+   */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** Options of {@link startServer}. */
+export interface StartOptions {
+  /** Structured logger. @default a Powertools logger named "decision-endpoint" at the configured level */
+  readonly logger?: Logger;
+}
+
+/**
+ * Starts the HTTP server and begins loading the model.
+ *
+ * @example
+ * const server = await startServer(resolveServerConfig({ model: "tiny.gguf", port: "0" }, {}));
+ * await server.service.ready;
+ */
+export async function startServer(config: ServerConfig, options: StartOptions = {}): Promise<RunningServer> {
+  const logger =
+    options.logger ?? new Logger({ serviceName: "decision-endpoint", logLevel: config.logLevel });
+  let shuttingDown = false;
+  const service = DecisionService.start(config, logger);
+  const app = createApp({ service, config, logger, isShuttingDown: () => shuttingDown });
+  const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host });
+  await new Promise<void>((resolve, reject) => {
+    server.once("listening", resolve);
+    server.once("error", reject);
+  });
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
+  logger.info("listening", { url, model: config.model });
+
+  let closing: Promise<void> | undefined;
+  const close = (graceMs = 30_000): Promise<void> => {
+    closing ??= (async () => {
+      shuttingDown = true;
+      logger.info("shutting down: finishing in-flight requests");
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+      if ("closeIdleConnections" in server) server.closeIdleConnections();
+      const timer = setTimeout(() => {
+        if ("closeAllConnections" in server) server.closeAllConnections();
+      }, graceMs);
+      await stopped;
+      clearTimeout(timer);
+      await service.close();
+      logger.info("stopped");
+    })();
+    return closing;
+  };
+  return { url, port, service, close };
+}

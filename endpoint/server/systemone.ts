@@ -1,0 +1,250 @@
+/**
+ * The SemIf / Jev "system one" API: request validation and translation to the scorer, and the
+ * answer shapes (choice, score, noul) with floats that always carry a decimal point.
+ *
+ * Request: `{"state", "model"?, "questions": {"<key>": {"type", "instructions", "criteria"}}}`.
+ * choice criteria: `{id: description | null}` in insertion order, 2 to 16 entries;
+ * score criteria: levels from low to high, 2 to 16; noul criteria: optional `{"true", "false"}`.
+ */
+import { randomUUID } from "node:crypto";
+import { z } from "zod";
+import type { InvalidDecisionError } from "../scorer/errors.ts";
+import {
+  type DecisionQuestionInput,
+  type DecisionRequestInput,
+  MAX_OPTIONS,
+  MIN_OPTIONS,
+  PROMPT_LAYOUTS,
+  QUESTION_TYPES,
+} from "../scorer/request.ts";
+import type { DecisionResult, QuestionResult } from "../scorer/scorer.ts";
+import { invalidField } from "./api-error.ts";
+import { float, type JsonFloat } from "./json.ts";
+
+const content = z.union([
+  z.string().trim().min(1, "must not be empty"),
+  z.record(z.string(), z.unknown()),
+  z.array(z.unknown()),
+]);
+
+const choiceQuestion = z
+  .object({
+    type: z.literal("choice"),
+    instructions: content,
+    criteria: z.record(z.string().trim().min(1, "option ids must not be empty"), z.string().nullable()),
+    temperature: z.number().positive().max(100).optional(),
+  })
+  .strict();
+const scoreQuestion = z
+  .object({
+    type: z.literal("score"),
+    instructions: content,
+    criteria: z.array(z.string().trim().min(1, "levels must not be empty")),
+    temperature: z.number().positive().max(100).optional(),
+  })
+  .strict();
+const noulQuestion = z
+  .object({
+    type: z.literal("noul"),
+    instructions: content,
+    criteria: z
+      .object({ true: z.string().min(1), false: z.string().min(1) })
+      .partial()
+      .strict()
+      .optional(),
+    temperature: z.number().positive().max(100).optional(),
+  })
+  .strict();
+const questionSchemas = { choice: choiceQuestion, score: scoreQuestion, noul: noulQuestion } as const;
+
+const envelope = z
+  .object({
+    state: z.unknown(),
+    model: z.string().optional(),
+    questions: z.record(z.string(), z.unknown()),
+    /** Extensions of this runtime (ignored by other System One servers). */
+    layout: z.enum(PROMPT_LAYOUTS).optional(),
+    token_mass: z.boolean().optional(),
+  })
+  .strict();
+
+/** A validated System One request, translated for the scorer. */
+export interface SystemOneCall {
+  readonly model: string | undefined;
+  readonly decision: DecisionRequestInput;
+  /** Question keys in request order. */
+  readonly keys: readonly string[];
+  /** Legend per score question (level index to text). */
+  readonly legends: ReadonlyMap<string, readonly string[]>;
+}
+
+/** Whether a parsed body looks like a System One request (as opposed to a chat request). */
+export function isSystemOneBody(body: unknown): boolean {
+  return typeof body === "object" && body !== null && "questions" in body;
+}
+
+function issueOf(error: z.ZodError, prefix: string): never {
+  const issue = error.issues[0]!;
+  const param = [prefix, ...issue.path.map(String)].filter(Boolean).join(".");
+  throw invalidField(param || undefined, `${param || "request"}: ${issue.message}`);
+}
+
+/** Validates a System One body; throws a 422 {@link ApiError} naming the parameter. */
+export function parseSystemOne(body: unknown, defaults: { tokenMass: boolean }): SystemOneCall {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw invalidField(undefined, "the body must be a JSON object");
+  }
+  const parsed = envelope.safeParse(body);
+  if (!parsed.success) issueOf(parsed.error, "");
+  const { questions, state } = parsed.data;
+  const keys = Object.keys(questions);
+  if (keys.length === 0) throw invalidField("questions", "questions: must hold at least one question");
+  if (keys.length > 64)
+    throw invalidField("questions", `questions: at most 64 questions, got ${keys.length}`);
+  const legends = new Map<string, readonly string[]>();
+  const translated: DecisionQuestionInput[] = keys.map((key) => {
+    const raw = questions[key];
+    const param = `questions.${key}`;
+    const type = (raw as { type?: unknown } | null)?.type;
+    if (typeof type !== "string" || !(QUESTION_TYPES as readonly string[]).includes(type)) {
+      throw invalidField(
+        `${param}.type`,
+        `${param}.type: must be one of ${QUESTION_TYPES.join(", ")}, got ${JSON.stringify(type ?? null)}`,
+      );
+    }
+    const schema = questionSchemas[type as keyof typeof questionSchemas];
+    const question = schema.safeParse(raw);
+    if (!question.success) issueOf(question.error, param);
+    const q = question.data;
+    const instructions = typeof q.instructions === "string" ? q.instructions : JSON.stringify(q.instructions);
+    const temperature = q.temperature === undefined ? {} : { temperature: q.temperature };
+    if (q.type === "choice") {
+      const entries = Object.entries(q.criteria);
+      checkCount(entries.length, `${param}.criteria`, "options");
+      return {
+        key,
+        type: "choice",
+        instructions,
+        options: entries.map(([id, description]) => ({ id, description: description?.trim() || id })),
+        ...temperature,
+      };
+    }
+    if (q.type === "score") {
+      checkCount(q.criteria.length, `${param}.criteria`, "levels");
+      const seen = new Set<string>();
+      for (const [i, level] of q.criteria.entries()) {
+        if (seen.has(level))
+          throw invalidField(`${param}.criteria.${i}`, `${param}.criteria: duplicate level "${level}"`);
+        seen.add(level);
+      }
+      legends.set(key, q.criteria);
+      return {
+        key,
+        type: "score",
+        instructions,
+        options: q.criteria.map((description, level) => ({ id: String(level), description })),
+        ...temperature,
+      };
+    }
+    const wording = q.criteria
+      ? {
+          options: [
+            { id: "true", description: q.criteria.true ?? "Yes: the statement holds." },
+            { id: "false", description: q.criteria.false ?? "No: the statement does not hold." },
+          ],
+        }
+      : {};
+    return { key, type: "noul", instructions, ...wording, ...temperature };
+  });
+  return {
+    model: parsed.data.model,
+    keys,
+    legends,
+    decision: {
+      state,
+      questions: translated,
+      ...(parsed.data.layout ? { layout: parsed.data.layout } : {}),
+      tokenMass: parsed.data.token_mass ?? defaults.tokenMass,
+    },
+  };
+}
+
+function checkCount(count: number, param: string, what: string): void {
+  if (count < MIN_OPTIONS || count > MAX_OPTIONS) {
+    throw invalidField(param, `${param}: must hold ${MIN_OPTIONS} to ${MAX_OPTIONS} ${what}, got ${count}`);
+  }
+}
+
+/** Renames a scorer field (`questions[2].options`) to the System One parameter (`questions.<key>.criteria`). */
+export function systemOneParam(error: InvalidDecisionError, keys: readonly string[]): string {
+  const match = /^questions\[(\d+)\](.*)$/.exec(error.field);
+  if (!match) return error.field;
+  const key = keys[Number(match[1])] ?? match[1];
+  return `questions.${key}${match[2]!.replace(/^\.options/, ".criteria")}`;
+}
+
+type FloatMap = Record<string, JsonFloat>;
+
+/** The System One answer to one question, with this runtime's detail under `x_detail`. */
+function answerOf(result: QuestionResult, legend: readonly string[] | undefined): Record<string, unknown> {
+  const probabilities: FloatMap = Object.fromEntries(
+    result.optionIds.map((id, i) => [id, float(result.probabilities[i]!)]),
+  );
+  const detail = {
+    logits: result.logits.map(float),
+    raw_probabilities: result.rawProbabilities.map(float),
+    temperature: float(result.temperature),
+    allowed_token_mass: result.allowedTokenMass === null ? null : float(result.allowedTokenMass),
+    prompt_sha256: result.promptSha256,
+    prompt_version: result.promptVersion,
+    input_tokens: result.inputTokens,
+    reused_tokens: result.reusedTokens,
+    timings_ms: {
+      render: float(result.timings.renderMs),
+      evaluate: float(result.timings.evaluateMs),
+      total: float(result.timings.totalMs),
+    },
+  };
+  switch (result.type) {
+    case "choice":
+      return {
+        type: "choice",
+        choice: result.chosen,
+        probabilities,
+        confidence: float(result.confidence),
+        x_detail: detail,
+      };
+    case "score":
+      return {
+        type: "score",
+        score: float(result.score!),
+        legend: Object.fromEntries((legend ?? result.optionIds).map((text, i) => [String(i), text])),
+        probabilities,
+        confidence: float(result.confidence),
+        x_detail: detail,
+      };
+    case "noul":
+      return { type: "noul", noul: float(result.noul!), x_detail: detail };
+  }
+}
+
+/** The System One response for a scored call. */
+export function systemOneResponse(
+  call: SystemOneCall,
+  result: DecisionResult,
+  modelName: string,
+): Record<string, unknown> {
+  return {
+    id: `so-${randomUUID()}`,
+    model: modelName,
+    answers: Object.fromEntries(
+      result.answers.map((answer) => [answer.key, answerOf(answer, call.legends.get(answer.key))]),
+    ),
+    usage: { input_tokens: result.usage.inputTokens, output_tokens: 0 },
+    x_detail: {
+      model_sha256: result.modelSha256,
+      evaluated_tokens: result.usage.evaluatedTokens,
+      total_ms: float(result.totalMs),
+    },
+  };
+}

@@ -1,0 +1,49 @@
+/**
+ * Starts the real decision endpoint in-process on a free loopback port, on the generated tiny model.
+ */
+import { Logger } from "@aws-lambda-powertools/logger";
+import { resolveServerConfig } from "../../endpoint/server/config.ts";
+import { type RunningServer, startServer } from "../../endpoint/server/server.ts";
+import { generatedModel } from "./models.ts";
+
+/** Starts an endpoint with `flags` (as `decide serve` takes them) and waits until it is ready. */
+export async function startTestEndpoint(flags: Record<string, string> = {}): Promise<RunningServer> {
+  const config = resolveServerConfig(
+    {
+      model: await generatedModel(),
+      port: "0",
+      host: "127.0.0.1",
+      threads: "2",
+      gpu: "off",
+      "context-size": "2048",
+      ...flags,
+    },
+    {},
+  );
+  const server = await startServer(config, {
+    logger: new Logger({ serviceName: "test-endpoint", logLevel: "SILENT" }),
+  });
+  await server.service.ready;
+  return server;
+}
+
+/** POSTs JSON (or raw text) and returns status, headers and parsed body. */
+export async function postJson(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Headers; text: string; json: unknown }> {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+  const text = await response.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: response.status, headers: response.headers, text, json };
+}

@@ -1,0 +1,218 @@
+/**
+ * The endpoint driven by real clients: the AWS SDK's SageMakerRuntimeClient (pointed at the
+ * server through AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME, as the pipeline does) and the official
+ * openai npm client.
+ */
+import { InvokeEndpointCommand, ModelError, SageMakerRuntimeClient } from "@aws-sdk/client-sagemaker-runtime";
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RunningServer } from "../../endpoint/server/server.ts";
+import { startTestEndpoint } from "../helpers/endpoint.ts";
+
+let server: RunningServer;
+let sagemaker: SageMakerRuntimeClient;
+let openai: OpenAI;
+
+beforeAll(async () => {
+  server = await startTestEndpoint();
+  process.env.AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME = server.url;
+  sagemaker = new SageMakerRuntimeClient({
+    region: "us-east-1",
+    credentials: { accessKeyId: "local", secretAccessKey: "local" },
+    maxAttempts: 1,
+  });
+  openai = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: "local", maxRetries: 0 });
+});
+afterAll(async () => {
+  delete process.env.AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME;
+  sagemaker.destroy();
+  await server.close();
+});
+
+const decision = {
+  state: { message: "The app crashes every time I open settings." },
+  questions: {
+    team: {
+      type: "choice",
+      instructions: "Which team?",
+      criteria: { billing: "Billing", technical: "Technical" },
+    },
+  },
+};
+
+describe("SageMakerRuntimeClient", () => {
+  it("invokes the endpoint through the runtime API path", async () => {
+    const output = await sagemaker.send(
+      new InvokeEndpointCommand({
+        EndpointName: "decision-endpoint",
+        ContentType: "application/json",
+        Accept: "application/json",
+        Body: JSON.stringify(decision),
+      }),
+    );
+    expect(output.ContentType).toBe("application/json");
+    expect(output.InvokedProductionVariant).toBe("AllTraffic");
+    const body = JSON.parse(new TextDecoder().decode(output.Body)) as {
+      answers: { team: { choice: string } };
+    };
+    expect(["billing", "technical"]).toContain(body.answers.team.choice);
+  });
+
+  it("surfaces a container error as ModelError 424 with the original status", async () => {
+    const error = await sagemaker
+      .send(
+        new InvokeEndpointCommand({
+          EndpointName: "decision-endpoint",
+          ContentType: "application/json",
+          Body: JSON.stringify({
+            ...decision,
+            questions: { team: { type: "choice", instructions: "Which?", criteria: { only: "one" } } },
+          }),
+        }),
+      )
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(error).toBeInstanceOf(ModelError);
+    const modelError = error as ModelError;
+    expect(modelError.$metadata.httpStatusCode).toBe(424);
+    expect(modelError.OriginalStatusCode).toBe(422);
+    expect(modelError.OriginalMessage).toMatch(/questions\.team\.criteria/);
+  });
+
+  it("answers the container's own /invocations with the same body, and chat bodies too", async () => {
+    const direct = await fetch(`${server.url}/invocations`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(decision),
+    });
+    expect(direct.status).toBe(200);
+    const chat = await fetch(`${server.url}/invocations`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ messages: [{ role: "user", content: "Hi" }], max_tokens: 3 }),
+    });
+    expect(chat.status).toBe(200);
+    expect(((await chat.json()) as { object: string }).object).toBe("chat.completion");
+  });
+});
+
+describe("openai client", () => {
+  const messages = [
+    { role: "system" as const, content: "You are terse." },
+    { role: "user" as const, content: "Say something about billing." },
+  ];
+
+  it("completes a chat, honouring max_tokens, with usage", async () => {
+    const completion = await openai.chat.completions.create({
+      model: "tiny",
+      messages,
+      max_tokens: 6,
+      temperature: 0,
+    });
+    expect(completion.object).toBe("chat.completion");
+    expect(completion.choices[0]!.message.role).toBe("assistant");
+    expect(typeof completion.choices[0]!.message.content).toBe("string");
+    expect(completion.usage!.completion_tokens).toBeLessThanOrEqual(6);
+    expect(completion.usage!.prompt_tokens).toBeGreaterThan(5);
+    expect(["stop", "length"]).toContain(completion.choices[0]!.finish_reason);
+  });
+
+  it("streams the same greedy text as the non-streaming call, ending with usage", async () => {
+    const whole = await openai.chat.completions.create({
+      model: "tiny",
+      messages,
+      max_tokens: 10,
+      temperature: 0,
+    });
+    const stream = await openai.chat.completions.create({
+      model: "tiny",
+      messages,
+      max_tokens: 10,
+      temperature: 0,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let text = "";
+    let finish: string | null = null;
+    let usage: OpenAI.CompletionUsage | undefined;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? "";
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+      usage = chunk.usage ?? usage;
+    }
+    expect(text).toBe(whole.choices[0]!.message.content);
+    expect(finish).toBe(whole.choices[0]!.finish_reason);
+    expect(usage!.completion_tokens).toBe(whole.usage!.completion_tokens);
+  });
+
+  it("returns log-probabilities with the requested number of alternatives", async () => {
+    const completion = await openai.chat.completions.create({
+      model: "tiny",
+      messages,
+      max_tokens: 4,
+      temperature: 0,
+      logprobs: true,
+      top_logprobs: 3,
+    });
+    const content = completion.choices[0]!.logprobs!.content!;
+    expect(content.length).toBe(completion.usage!.completion_tokens);
+    for (const token of content) {
+      expect(token.logprob).toBeLessThanOrEqual(0);
+      expect(token.top_logprobs).toHaveLength(3);
+      // Greedy: the chosen token is the most likely one.
+      expect(token.logprob).toBeCloseTo(token.top_logprobs[0]!.logprob, 9);
+    }
+  });
+
+  it("stops before a stop sequence and is reproducible with a seed", async () => {
+    const base = await openai.chat.completions.create({
+      model: "tiny",
+      messages,
+      max_tokens: 12,
+      temperature: 0,
+    });
+    const text = base.choices[0]!.message.content!;
+    const stop = text.slice(2).trim().slice(0, 2);
+    expect(stop).toHaveLength(2);
+    const stopped = await openai.chat.completions.create({
+      model: "tiny",
+      messages,
+      max_tokens: 12,
+      temperature: 0,
+      stop: [stop],
+    });
+    expect(stopped.choices[0]!.message.content).toBe(text.slice(0, text.indexOf(stop)));
+    expect(stopped.choices[0]!.finish_reason).toBe("stop");
+    const a = await openai.chat.completions.create({
+      model: "tiny",
+      messages,
+      max_tokens: 8,
+      temperature: 1.2,
+      seed: 42,
+    });
+    const b = await openai.chat.completions.create({
+      model: "tiny",
+      messages,
+      max_tokens: 8,
+      temperature: 1.2,
+      seed: 42,
+    });
+    expect(a.choices[0]!.message.content).toBe(b.choices[0]!.message.content);
+  });
+
+  it("reports a bad request as a 422 the client raises", async () => {
+    const error = await openai.chat.completions.create({ model: "tiny", messages: [], max_tokens: 3 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+    expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(422);
+    const unknown = await openai.chat.completions.create({ model: "gpt-4o", messages, max_tokens: 3 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect((unknown as InstanceType<typeof OpenAI.APIError>).status).toBe(422);
+  });
+});

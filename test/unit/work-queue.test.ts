@@ -1,0 +1,51 @@
+import { describe, expect, it } from "vitest";
+import { QueueFullError, TaskAbortedError, WorkQueue } from "../../endpoint/runtime/work-queue.ts";
+
+const later = <T>(value: T, ms = 20) => new Promise<T>((resolve) => setTimeout(() => resolve(value), ms));
+
+describe("WorkQueue", () => {
+  it("runs tasks one at a time, in order", async () => {
+    const queue = new WorkQueue();
+    const log: string[] = [];
+    const task = (name: string) => async () => {
+      log.push(`start ${name}`);
+      await later(null, 5);
+      log.push(`end ${name}`);
+      return name;
+    };
+    const results = await Promise.all([queue.run(task("a")), queue.run(task("b")), queue.run(task("c"))]);
+    expect(results).toEqual(["a", "b", "c"]);
+    expect(log).toEqual(["start a", "end a", "start b", "end b", "start c", "end c"]);
+  });
+
+  it("admits when idle, then at most maxWaiting behind the running task", async () => {
+    const queue = new WorkQueue(1);
+    const first = queue.run(() => later("first"));
+    const second = queue.run(() => later("second"));
+    await expect(queue.run(() => later("third"))).rejects.toBeInstanceOf(QueueFullError);
+    expect(await Promise.all([first, second])).toEqual(["first", "second"]);
+    expect(await queue.run(() => later("again"))).toBe("again");
+    const none = new WorkQueue(0);
+    const only = none.run(() => later("only"));
+    await expect(none.run(() => later("x"))).rejects.toThrow(/busy/);
+    expect(await only).toBe("only");
+  });
+
+  it("never starts a task whose signal aborted while it waited, and keeps going after failures", async () => {
+    const queue = new WorkQueue();
+    const controller = new AbortController();
+    let started = false;
+    const failing = queue.run(async () => {
+      await later(null);
+      throw new Error("boom");
+    });
+    const waiting = queue.run(async () => {
+      started = true;
+    }, controller.signal);
+    controller.abort(new Error("deadline"));
+    await expect(failing).rejects.toThrow("boom");
+    await expect(waiting).rejects.toBeInstanceOf(TaskAbortedError);
+    expect(started).toBe(false);
+    expect(await queue.run(async () => "next")).toBe("next");
+  });
+});
