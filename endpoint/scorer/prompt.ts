@@ -12,11 +12,11 @@ export const OPTION_LETTERS = "ABCDEFGHIJKLMNOP".split("");
 /** Version of each prompt layout; change it whenever the rendered text changes. */
 export const PROMPT_VERSIONS: Record<ScoringMode, Record<PromptLayout, string>> = {
   letters: {
-    "state-first": "direct-options/state-first@1",
+    "state-first": "direct-options/state-first@2",
     "policy-first": "direct-options/policy-first@1",
   },
   likelihood: {
-    "state-first": "option-likelihood/state-first@1",
+    "state-first": "option-likelihood/state-first@2",
     "policy-first": "option-likelihood/policy-first@1",
   },
 };
@@ -64,9 +64,12 @@ export function buildDecisionPrompt(
   // The evidence goes in as a JSON value (a string stays a string), so JSON.stringify escapes it.
   const evidence = state;
   // Key order is the layout: the shared part of consecutive prompts must come first to be reused.
+  // State-first puts the criterion last, after the options: questions that share their options
+  // (every yes/no question) then share everything but the criterion, and the criterion sits
+  // right before the answer position.
   const body =
     layout === "state-first"
-      ? { evidence, criterion: question.instructions, options }
+      ? { evidence, options, criterion: question.instructions }
       : { criterion: question.instructions, options, evidence };
   const system = scoring === "letters" ? LETTER_INSTRUCTION : LIKELIHOOD_INSTRUCTION;
   const user = JSON.stringify(body);

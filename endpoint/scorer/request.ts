@@ -95,8 +95,8 @@ export interface DecisionRequestInput {
 
 /** The options of a yes/no question: `true` first, so `noul` is the first option's probability. */
 export const NOUL_OPTIONS: readonly DecisionOption[] = [
-  { id: "true", description: "Yes: the statement holds." },
-  { id: "false", description: "No: the statement does not hold." },
+  { id: "true", description: "Yes" },
+  { id: "false", description: "No" },
 ];
 
 /** Validates and normalizes a decision request, or throws {@link InvalidDecisionError}. */

@@ -14,6 +14,7 @@ import {
   type DecisionRequestInput,
   MAX_OPTIONS,
   MIN_OPTIONS,
+  NOUL_OPTIONS,
   PROMPT_LAYOUTS,
   QUESTION_TYPES,
 } from "../scorer/request.ts";
@@ -149,8 +150,8 @@ export function parseSystemOne(body: unknown, defaults: { tokenMass: boolean }):
     const wording = q.criteria
       ? {
           options: [
-            { id: "true", description: q.criteria.true ?? "Yes: the statement holds." },
-            { id: "false", description: q.criteria.false ?? "No: the statement does not hold." },
+            { id: "true", description: q.criteria.true ?? NOUL_OPTIONS[0]!.description },
+            { id: "false", description: q.criteria.false ?? NOUL_OPTIONS[1]!.description },
           ],
         }
       : {};

@@ -53,7 +53,7 @@ describe("letter scoring", () => {
     expect(answer!.allowedTokenMass).toBeGreaterThan(0);
     expect(answer!.allowedTokenMass).toBeLessThanOrEqual(1);
     expect(answer!.promptSha256).toMatch(/^[0-9a-f]{64}$/);
-    expect(answer!.promptVersion).toBe("direct-options/state-first@1");
+    expect(answer!.promptVersion).toBe("direct-options/state-first@2");
     expect(answer!.inputTokens).toBeGreaterThan(50);
     expect(result.modelSha256).toBe(model.sha256);
     expect(answer!.timings.totalMs).toBeGreaterThan(0);

@@ -16,9 +16,10 @@ describe("buildDecisionPrompt", () => {
     expect(prompt.letters).toEqual(["A", "B", "C"]);
     expect(JSON.parse(prompt.user)).toEqual({
       evidence: "charged twice",
-      criterion: "Which team should handle it?",
       options: { A: "Billing", B: "Technical", C: "Account" },
+      criterion: "Which team should handle it?",
     });
+    expect(prompt.user.indexOf('"criterion"')).toBeGreaterThan(prompt.user.indexOf('"options"'));
     expect(prompt.system).toMatch(/single letter/);
   });
 
@@ -30,13 +31,15 @@ describe("buildDecisionPrompt", () => {
       "state-first",
       "letters",
     );
-    expect(a.user.startsWith('{"evidence":{"text":"one"},"criterion":')).toBe(true);
-    expect(b.user.startsWith('{"evidence":{"text":"one"},"criterion":')).toBe(true);
+    // Same state and options: everything up to the criterion is shared.
+    const shared = '{"evidence":{"text":"one"},"options":{"A":"Billing","B":"Technical","C":"Account"},"criterion":"';
+    expect(a.user.startsWith(shared)).toBe(true);
+    expect(b.user.startsWith(shared)).toBe(true);
     const c = buildDecisionPrompt("first item", question, "policy-first", "letters");
     const d = buildDecisionPrompt("second item", question, "policy-first", "letters");
-    const shared = c.user.slice(0, c.user.indexOf('"evidence"'));
-    expect(d.user.startsWith(shared)).toBe(true);
-    expect(shared).toContain('"options":{"A":"Billing"');
+    const preamble = c.user.slice(0, c.user.indexOf('"evidence"'));
+    expect(d.user.startsWith(preamble)).toBe(true);
+    expect(preamble).toContain('"options":{"A":"Billing"');
   });
 
   it("escapes the evidence as JSON, so a state cannot break out of its field", () => {
