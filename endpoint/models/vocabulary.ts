@@ -69,7 +69,9 @@ export function buildVocabulary(options: VocabularyOptions = {}): Vocabulary {
     for (let end = 2; end <= piece.length; end++) add(piece.slice(0, end), TokenType.normal, end);
   };
   const addWord = (word: string) => addChain(SPACE_MARKER + word);
+  // Real vocabularies hold words both after a space and glued to punctuation ("[true,false]").
   for (const word of BASE_WORDS) addWord(word);
+  for (const word of BASE_WORDS) addChain(word);
   for (const word of PROMPT_WORDS) addWord(word);
   for (const word of UNSPACED_WORDS) addChain(word);
   for (const word of options.extraWords ?? []) addWord(word.toLowerCase());

@@ -9,21 +9,16 @@
  *
  * Flags: --shape qwen2-0.5b|qwen2-1.5b|tiny, --threads N (default 2), --blocks N (default 3).
  */
-import { existsSync } from "node:fs";
-import { mkdir, rename } from "node:fs/promises";
-import { cpus, totalmem } from "node:os";
-import { join } from "node:path";
 import { parseArgs } from "node:util";
 import type { Token } from "node-llama-cpp";
-import { isModelShapeName, MODEL_SHAPES } from "../../endpoint/models/shapes.ts";
-import { synthesizeModel } from "../../endpoint/models/synthesize.ts";
+import { isModelShapeName } from "../../endpoint/models/shapes.ts";
 import { BASE_WORDS } from "../../endpoint/models/words.ts";
 import { DecisionModel } from "../../endpoint/runtime/decision-model.ts";
 import { buildDecisionPrompt } from "../../endpoint/scorer/prompt.ts";
 import { PromptSequence } from "../../endpoint/scorer/prompt-sequence.ts";
 import type { DecisionQuestionInput, DecisionRequestInput } from "../../endpoint/scorer/request.ts";
 import { DecisionScorer } from "../../endpoint/scorer/scorer.ts";
-import { REPO_ROOT } from "../helpers/models.ts";
+import { benchModelPath, fmt, machineLine, median, timed, words } from "./bench-helpers.ts";
 
 const { values: flags } = parseArgs({
   options: {
@@ -34,45 +29,10 @@ const { values: flags } = parseArgs({
 });
 const shapeName = flags.shape!;
 if (!isModelShapeName(shapeName)) throw new Error(`unknown shape ${shapeName}`);
-const shape = MODEL_SHAPES[shapeName];
 const threads = Number(flags.threads);
 const blocks = Number(flags.blocks);
 
-const gc = (globalThis as { gc?: () => void }).gc ?? (() => undefined);
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-const fmt = (ms: number) => `${ms.toFixed(1)} ms`;
-
-/** Times `fn` once, with garbage collected before the clock starts. */
-async function timed(fn: () => Promise<unknown>): Promise<number> {
-  gc();
-  const start = performance.now();
-  await fn();
-  return performance.now() - start;
-}
-
-/** Text of `count` vocabulary words: each word after a space is one token of the generated vocabulary. */
-function words(count: number, offset = 0): string {
-  const out: string[] = [];
-  for (let i = 0; i < count; i++) out.push(BASE_WORDS[(i * 7 + offset) % BASE_WORDS.length]!);
-  return out.join(" ");
-}
-
-async function benchModelPath(): Promise<string> {
-  const dir = join(REPO_ROOT, ".cache", "bench-models");
-  const path = join(dir, `${shapeName}.gguf`);
-  if (existsSync(path)) return path;
-  await mkdir(dir, { recursive: true });
-  const started = performance.now();
-  const made = await synthesizeModel(shape, { out: `${path}.tmp` });
-  await rename(`${path}.tmp`, path);
-  console.log(
-    `generated ${path}: ${(made.parameters / 1e6).toFixed(0)}M parameters, ${made.weightType}, ` +
-      `${(made.bytes / 2 ** 20).toFixed(0)} MiB in ${((performance.now() - started) / 1000).toFixed(1)} s`,
-  );
-  return path;
-}
-
-const modelPath = await benchModelPath();
+const modelPath = await benchModelPath(shapeName);
 const loadStarted = performance.now();
 const model = await DecisionModel.load({ modelPath, threads });
 const loadMs = performance.now() - loadStarted;
@@ -89,9 +49,7 @@ const prefillSequence = prefillContext.getSequence();
 const prefill = new PromptSequence(prefillSequence);
 
 console.log(`\n# scorer benchmark: ${shapeName}, ${threads} threads, ${blocks} blocks`);
-console.log(
-  `machine: ${cpus().length} x ${cpus()[0]?.model ?? "cpu"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`,
-);
+console.log(machineLine());
 console.log(
   `model load (check + hash + llama.cpp load): ${fmt(loadMs)}, file ${(model.sizeBytes / 2 ** 20).toFixed(0)} MiB`,
 );

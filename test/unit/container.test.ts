@@ -57,7 +57,8 @@ for (const [file, gpu] of [
           }
         }
       }
-      for (const folder of imports) expect(finalStage).toMatch(new RegExp(`^COPY ${folder} \\./${folder}$`, "m"));
+      for (const folder of imports)
+        expect(finalStage).toMatch(new RegExp(`^COPY ${folder} \\./${folder}$`, "m"));
     });
   });
 }

@@ -32,7 +32,8 @@ describe("buildDecisionPrompt", () => {
       "letters",
     );
     // Same state and options: everything up to the criterion is shared.
-    const shared = '{"evidence":{"text":"one"},"options":{"A":"Billing","B":"Technical","C":"Account"},"criterion":"';
+    const shared =
+      '{"evidence":{"text":"one"},"options":{"A":"Billing","B":"Technical","C":"Account"},"criterion":"';
     expect(a.user.startsWith(shared)).toBe(true);
     expect(b.user.startsWith(shared)).toBe(true);
     const c = buildDecisionPrompt("first item", question, "policy-first", "letters");

@@ -1,0 +1,57 @@
+/**
+ * Shared pieces of the benchmarks: the generated benchmark model, timing with garbage
+ * collection outside the clock, medians, and text of exact token counts.
+ */
+import { existsSync } from "node:fs";
+import { mkdir, rename } from "node:fs/promises";
+import { cpus, totalmem } from "node:os";
+import { join } from "node:path";
+import { MODEL_SHAPES, type ModelShapeName } from "../../endpoint/models/shapes.ts";
+import { synthesizeModel } from "../../endpoint/models/synthesize.ts";
+import { BASE_WORDS } from "../../endpoint/models/words.ts";
+import { REPO_ROOT } from "../helpers/models.ts";
+
+const gc = (globalThis as { gc?: () => void }).gc ?? (() => undefined);
+
+/** Times `fn` once, with garbage collected before the clock starts. */
+export async function timed(fn: () => Promise<unknown>): Promise<number> {
+  gc();
+  const start = performance.now();
+  await fn();
+  return performance.now() - start;
+}
+
+/** The median of `values`. */
+export const median = (values: readonly number[]): number =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/** Milliseconds, formatted. */
+export const fmt = (ms: number): string => `${ms.toFixed(1)} ms`;
+
+/** Text of `count` vocabulary words: each word after a space is one token of the generated vocabulary. */
+export function words(count: number, offset = 0): string {
+  const out: string[] = [];
+  for (let i = 0; i < count; i++) out.push(BASE_WORDS[(i * 7 + offset) % BASE_WORDS.length]!);
+  return out.join(" ");
+}
+
+/** The benchmark model of `shape`, generated into .cache/bench-models on first use. */
+export async function benchModelPath(shape: ModelShapeName): Promise<string> {
+  const dir = join(REPO_ROOT, ".cache", "bench-models");
+  const path = join(dir, `${shape}.gguf`);
+  if (existsSync(path)) return path;
+  await mkdir(dir, { recursive: true });
+  const started = performance.now();
+  const made = await synthesizeModel(MODEL_SHAPES[shape], { out: `${path}.tmp` });
+  await rename(`${path}.tmp`, path);
+  console.log(
+    `generated ${path}: ${(made.parameters / 1e6).toFixed(0)}M parameters, ${made.weightType}, ` +
+      `${(made.bytes / 2 ** 20).toFixed(0)} MiB in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
+  return path;
+}
+
+/** One line describing this machine. */
+export function machineLine(): string {
+  return `machine: ${cpus().length} x ${cpus()[0]?.model ?? "cpu"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`;
+}
