@@ -1,0 +1,96 @@
+/**
+ * Policies: versioned definitions of one kind of decision (question, options, which options may
+ * be automated, the auto threshold, the calibration temperature, the audit sample rate).
+ * A change to a policy is a new version; every decision record names the version that decided.
+ */
+import { z } from "zod";
+
+/** Options a policy may declare (letters A..P). */
+export const MAX_POLICY_OPTIONS = 16;
+
+const optionSchema = z
+  .object({
+    id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "must be 1 to 64 letters, digits, _ or -"),
+    description: z.string().trim().min(1, "must not be empty"),
+    /** Whether a confident decision for this option may be applied without a person. */
+    automate: z.boolean(),
+  })
+  .strict();
+
+/** The policy schema; see {@link parsePolicy}. */
+export const policySchema = z
+  .object({
+    id: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, "must be lowercase letters, digits and dashes"),
+    version: z.number().int().min(1),
+    description: z.string().optional(),
+    question: z.string().trim().min(1, "must not be empty"),
+    type: z.enum(["choice", "score", "noul"]),
+    options: z
+      .array(optionSchema)
+      .min(2, "needs at least 2 options")
+      .max(MAX_POLICY_OPTIONS, "at most 16 options"),
+    /** Calibrated top probability at or above which a decision may be automated. */
+    autoThreshold: z.number().min(0).max(1),
+    /** Calibration temperature: softmax(logits / T). @default 1 */
+    temperature: z.number().positive().max(100).default(1),
+    /** Share of otherwise automatic decisions sent to people anyway, drawn by item id. @default 0 */
+    auditSampleRate: z.number().min(0).max(1).default(0),
+    /** The option meaning "none of these fits": always escalated. */
+    outOfScopeOption: z.string().optional(),
+    /** Prompt layout; policy-first reuses the policy's preamble across items. @default "policy-first" */
+    layout: z.enum(["state-first", "policy-first"]).default("policy-first"),
+  })
+  .strict()
+  .superRefine((policy, ctx) => {
+    const ids = new Set<string>();
+    for (const [i, option] of policy.options.entries()) {
+      if (ids.has(option.id))
+        ctx.addIssue({
+          code: "custom",
+          path: ["options", i, "id"],
+          message: `duplicate option id "${option.id}"`,
+        });
+      ids.add(option.id);
+    }
+    if (policy.outOfScopeOption !== undefined) {
+      const option = policy.options.find((o) => o.id === policy.outOfScopeOption);
+      if (!option)
+        ctx.addIssue({ code: "custom", path: ["outOfScopeOption"], message: "must be one of the options" });
+      else if (option.automate)
+        ctx.addIssue({
+          code: "custom",
+          path: ["outOfScopeOption"],
+          message: "the out-of-scope option cannot be automated",
+        });
+    }
+    if (policy.type === "noul" && [...ids].sort().join(",") !== "false,true") {
+      ctx.addIssue({
+        code: "custom",
+        path: ["options"],
+        message: 'a noul policy has exactly the options "true" and "false"',
+      });
+    }
+  });
+
+/** A validated policy. */
+export type Policy = z.infer<typeof policySchema>;
+
+/** A policy file could not be used. */
+export class PolicyError extends Error {
+  override name = "PolicyError";
+}
+
+/** Validates a policy definition; the error names the field. */
+export function parsePolicy(input: unknown, source = "policy"): Policy {
+  const parsed = policySchema.safeParse(input);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new PolicyError(`${source}: ${issue.path.join(".") || "policy"}: ${issue.message}`);
+  }
+  return parsed.data;
+}
+
+/** `id@version`, the key a decision record keeps. */
+export function policyKey(policy: Pick<Policy, "id" | "version">): string {
+  return `${policy.id}@${policy.version}`;
+}

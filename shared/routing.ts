@@ -1,0 +1,66 @@
+/**
+ * Routing: whether a decision is applied automatically or goes to a person, and why.
+ * Pure: the same distribution, policy and item always route the same way.
+ */
+import { createHash } from "node:crypto";
+import type { Policy } from "./policy/policy.ts";
+import { argmax } from "./probability.ts";
+
+/** Where a decision goes. */
+export const ROUTES = ["auto", "human"] as const;
+export type Route = (typeof ROUTES)[number];
+
+/** Why it goes there. */
+export const ROUTE_REASONS = [
+  "confident",
+  "out_of_scope",
+  "below_threshold",
+  "option_needs_review",
+  "audit_sample",
+] as const;
+export type RouteReason = (typeof ROUTE_REASONS)[number];
+
+/** The routing outcome. */
+export interface Routing {
+  readonly route: Route;
+  readonly reason: RouteReason;
+  /** The most probable option. */
+  readonly chosen: string;
+  /** Its calibrated probability. */
+  readonly topProbability: number;
+}
+
+/**
+ * Deterministic audit draw in [0, 1) from the item, policy and version: the same item is always
+ * in or out of the audit sample (as Amazon A2I samples), so redelivery cannot change the route.
+ */
+export function auditDraw(itemId: string, policy: Pick<Policy, "id" | "version">): number {
+  const digest = createHash("sha256").update(`${policy.id}@${policy.version}\n${itemId}`).digest();
+  return digest.readUInt32BE(0) / 2 ** 32;
+}
+
+/**
+ * Routes a calibrated distribution (in the policy's option order). People get it when the top
+ * option is out of scope, below the threshold, not automatable, or the item is drawn for audit.
+ */
+export function routeDecision(policy: Policy, probabilities: readonly number[], itemId: string): Routing {
+  if (probabilities.length !== policy.options.length) {
+    throw new RangeError(
+      `expected ${policy.options.length} probabilities for ${policy.id}, got ${probabilities.length}`,
+    );
+  }
+  const top = argmax(probabilities);
+  const option = policy.options[top]!;
+  const topProbability = probabilities[top]!;
+  const human = (reason: RouteReason): Routing => ({
+    route: "human",
+    reason,
+    chosen: option.id,
+    topProbability,
+  });
+  if (option.id === policy.outOfScopeOption) return human("out_of_scope");
+  if (topProbability < policy.autoThreshold) return human("below_threshold");
+  if (!option.automate) return human("option_needs_review");
+  if (auditDraw(itemId, policy) < policy.auditSampleRate) return human("audit_sample");
+  return { route: "auto", reason: "confident", chosen: option.id, topProbability };
+}
