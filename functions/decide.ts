@@ -1,0 +1,60 @@
+/**
+ * The decide function: SQS-triggered, batch with partial failures. Each record is decided by
+ * `decideMessage`; only transient failures are reported back, so SQS redelivers just those (and
+ * moves them to the dead-letter queue after the receive limit).
+ */
+
+import { fileURLToPath } from "node:url";
+import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
+import { Logger } from "@aws-lambda-powertools/logger";
+import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
+import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
+import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
+import middy from "@middy/core";
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
+import { SageMakerDecisionEndpoint } from "../shared/adapters/decision-endpoint.ts";
+import { DecisionStore } from "../shared/adapters/decision-store.ts";
+import { EventPublisher } from "../shared/adapters/event-publisher.ts";
+import { type DecideDependencies, decideMessage } from "../shared/decide/decide-message.ts";
+import { PolicyRegistry } from "../shared/policy/registry.ts";
+import { dynamoClient, eventBridgeClient, sagemakerClient } from "./clients.ts";
+import { decideSettings } from "./config.ts";
+
+const logger = new Logger({ serviceName: "decide" });
+const metrics = new Metrics({ namespace: "DecisionPipeline", serviceName: "decide" });
+
+/** Default policies: the samples shipped beside the functions. */
+const BUNDLED_POLICIES = fileURLToPath(new URL("../events/policies", import.meta.url));
+
+/** Builds the dependencies from the environment (once per container). */
+export async function dependenciesFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<DecideDependencies> {
+  const settings = decideSettings(env);
+  return {
+    policies: await PolicyRegistry.fromFolder(settings.policiesDir ?? BUNDLED_POLICIES),
+    store: new DecisionStore(dynamoClient(), settings.tableName),
+    endpoint: new SageMakerDecisionEndpoint(sagemakerClient(), settings.endpointName, {
+      timeoutMs: settings.endpointTimeoutMs,
+    }),
+    publisher: new EventPublisher(eventBridgeClient(), settings.eventBusName),
+    publishLeaseMs: settings.publishLeaseMs,
+  };
+}
+
+/** The handler for given dependencies (tests and the local mode build their own). */
+export function createDecideHandler(dependencies: () => Promise<DecideDependencies>) {
+  let resolved: Promise<DecideDependencies> | undefined;
+  const processor = new BatchProcessor(EventType.SQS);
+  async function recordHandler(record: SQSRecord): Promise<void> {
+    const deps = await (resolved ??= dependencies());
+    const outcome = await decideMessage(record.body, deps);
+    metrics.addMetric(`items_${outcome}`, MetricUnit.Count, 1);
+    logger.debug("record processed", { messageId: record.messageId, outcome });
+  }
+  async function lambdaHandler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
+    return processPartialResponse(event, recordHandler, processor, { context });
+  }
+  return middy(lambdaHandler).use(injectLambdaContext(logger)).use(logMetrics(metrics));
+}
+
+/** The Lambda entry point. */
+export const handler = createDecideHandler(() => dependenciesFromEnv());

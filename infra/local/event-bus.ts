@@ -1,0 +1,174 @@
+/**
+ * A local EventBridge bus: a PutEvents endpoint (JSON 1.1, `AWSEvents.PutEvents`) and rules
+ * that match event patterns and deliver to targets, as the cloud bus does (asynchronously, after
+ * answering). Faults can be injected per entry, since a real bus cannot fail on demand.
+ */
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { type EventPattern, matchesPattern } from "./event-pattern.ts";
+
+/** An event as targets receive it (the EventBridge event envelope). */
+export interface BusEvent {
+  readonly version: "0";
+  readonly id: string;
+  readonly "detail-type": string;
+  readonly source: string;
+  readonly account: string;
+  readonly time: string;
+  readonly region: string;
+  readonly resources: string[];
+  readonly detail: Record<string, unknown>;
+}
+
+/** A rule: a pattern and what to do with matching events. */
+export interface BusRule {
+  readonly name: string;
+  readonly pattern: EventPattern;
+  readonly target: (event: BusEvent) => Promise<void>;
+}
+
+/** Options of {@link startEventBus}. */
+export interface EventBusOptions {
+  readonly port?: number;
+  readonly name?: string;
+  readonly rules?: readonly BusRule[];
+  /** Fault injection: entries for which this returns true fail with InternalFailure. */
+  readonly failEntry?: (entry: Record<string, unknown>) => boolean;
+  /** Delivery tries per target before the event is recorded as undeliverable. @default 3 */
+  readonly deliveryAttempts?: number;
+}
+
+/** A running local bus. */
+export interface LocalEventBus {
+  readonly endpoint: string;
+  readonly name: string;
+  /** Every event accepted, in order. */
+  readonly events: BusEvent[];
+  /** Deliveries that failed every try. */
+  readonly undeliverable: { rule: string; event: BusEvent; error: string }[];
+  addRule(rule: BusRule): void;
+  /** Resolves when every delivery started so far has finished. */
+  idle(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Starts the bus on 127.0.0.1. */
+export async function startEventBus(options: EventBusOptions = {}): Promise<LocalEventBus> {
+  const name = options.name ?? "default";
+  const rules: BusRule[] = [...(options.rules ?? [])];
+  const events: BusEvent[] = [];
+  const undeliverable: LocalEventBus["undeliverable"] = [];
+  const pending = new Set<Promise<void>>();
+  const attempts = options.deliveryAttempts ?? 3;
+
+  const deliver = (event: BusEvent) => {
+    for (const rule of rules) {
+      if (!matchesPattern(rule.pattern, event)) continue;
+      const delivery = (async () => {
+        let error = "";
+        for (let attempt = 1; attempt <= attempts; attempt++) {
+          try {
+            await rule.target(event);
+            return;
+          } catch (e) {
+            error = (e as Error).message;
+            await new Promise((resolve) => setTimeout(resolve, 20 * attempt));
+          }
+        }
+        undeliverable.push({ rule: rule.name, event, error });
+      })();
+      pending.add(delivery);
+      void delivery.finally(() => pending.delete(delivery));
+    }
+  };
+
+  const server: Server = createServer((request, response) => {
+    void handle(request, response).catch((error: unknown) => {
+      reply(response, 500, { __type: "InternalException", message: (error as Error).message });
+    });
+  });
+
+  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const target = request.headers["x-amz-target"];
+    if (target !== "AWSEvents.PutEvents") {
+      reply(response, 400, {
+        __type: "UnknownOperationException",
+        message: `unsupported operation ${String(target)}`,
+      });
+      return;
+    }
+    const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as {
+      Entries?: Record<string, unknown>[];
+    };
+    const entries = body.Entries ?? [];
+    if (entries.length === 0 || entries.length > 10) {
+      reply(response, 400, { __type: "ValidationException", message: "1 to 10 entries per PutEvents call" });
+      return;
+    }
+    const accepted: BusEvent[] = [];
+    const results = entries.map((entry) => {
+      if (options.failEntry?.(entry))
+        return { ErrorCode: "InternalFailure", ErrorMessage: "injected failure" };
+      if (
+        typeof entry.Source !== "string" ||
+        typeof entry.DetailType !== "string" ||
+        typeof entry.Detail !== "string"
+      ) {
+        return { ErrorCode: "MalformedDetail", ErrorMessage: "Source, DetailType and Detail are required" };
+      }
+      let detail: Record<string, unknown>;
+      try {
+        detail = JSON.parse(entry.Detail) as Record<string, unknown>;
+      } catch {
+        return { ErrorCode: "MalformedDetail", ErrorMessage: "Detail is not valid JSON" };
+      }
+      const event: BusEvent = {
+        version: "0",
+        id: randomUUID(),
+        "detail-type": entry.DetailType,
+        source: entry.Source,
+        account: "123456789012",
+        time: new Date().toISOString(),
+        region: "us-east-1",
+        resources: (entry.Resources as string[] | undefined) ?? [],
+        detail,
+      };
+      accepted.push(event);
+      return { EventId: event.id };
+    });
+    reply(response, 200, {
+      FailedEntryCount: results.filter((r) => "ErrorCode" in r).length,
+      Entries: results,
+    });
+    for (const event of accepted) {
+      events.push(event);
+      deliver(event);
+    }
+  }
+
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  const idle = async () => {
+    while (pending.size > 0) await Promise.allSettled([...pending]);
+  };
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    name,
+    events,
+    undeliverable,
+    addRule: (rule) => rules.push(rule),
+    idle,
+    async stop() {
+      await idle();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+function reply(response: ServerResponse, status: number, body: unknown): void {
+  response.writeHead(status, { "content-type": "application/x-amz-json-1.1" });
+  response.end(JSON.stringify(body));
+}

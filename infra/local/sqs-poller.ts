@@ -1,0 +1,120 @@
+/**
+ * Feeds SQS batches to a Lambda-style handler the way the Lambda service's event source mapping
+ * does: receive up to 10 messages, invoke, delete only those not reported in
+ * `batchItemFailures` (all of them kept when the handler throws). Kept messages come back after
+ * the visibility timeout and, past the queue's receive limit, go to its dead-letter queue.
+ */
+import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
+
+/** Options of {@link startSqsPoller}. */
+export interface PollerOptions {
+  readonly sqs: SQSClient;
+  readonly queueUrl: string;
+  readonly queueArn: string;
+  readonly handler: (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | undefined | void>;
+  /** Messages per invocation. @default 10 */
+  readonly batchSize?: number;
+  /** Parallel pollers, as Lambda scales out. @default 1 */
+  readonly concurrency?: number;
+  /** Name used in the fake Lambda context. @default "local-function" */
+  readonly functionName?: string;
+}
+
+/** A running poller. */
+export interface SqsPoller {
+  /** Invocations so far and their outcomes. */
+  readonly stats: { invocations: number; records: number; failures: number; handlerErrors: number };
+  stop(): Promise<void>;
+}
+
+function lambdaContext(functionName: string): Context {
+  const started = Date.now();
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName,
+    functionVersion: "$LATEST",
+    invokedFunctionArn: `arn:aws:lambda:us-east-1:123456789012:function:${functionName}`,
+    memoryLimitInMB: "1024",
+    awsRequestId: crypto.randomUUID(),
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: "local",
+    getRemainingTimeInMillis: () => Math.max(0, 60_000 - (Date.now() - started)),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+/** Starts polling; `stop()` waits for invocations in progress. */
+export function startSqsPoller(options: PollerOptions): SqsPoller {
+  const stats = { invocations: 0, records: 0, failures: 0, handlerErrors: 0 };
+  let running = true;
+  const loop = async () => {
+    while (running) {
+      const received = await options.sqs
+        .send(
+          new ReceiveMessageCommand({
+            QueueUrl: options.queueUrl,
+            MaxNumberOfMessages: options.batchSize ?? 10,
+            WaitTimeSeconds: 0,
+            MessageSystemAttributeNames: ["All"],
+          }),
+        )
+        .catch(() => undefined);
+      const messages = received?.Messages ?? [];
+      if (messages.length === 0) {
+        await new Promise((resolve) => setTimeout(resolve, 25));
+        continue;
+      }
+      const records: SQSRecord[] = messages.map((message) => ({
+        messageId: message.MessageId!,
+        receiptHandle: message.ReceiptHandle!,
+        body: message.Body ?? "",
+        attributes: {
+          ApproximateReceiveCount: message.Attributes?.ApproximateReceiveCount ?? "1",
+          SentTimestamp: message.Attributes?.SentTimestamp ?? String(Date.now()),
+          SenderId: message.Attributes?.SenderId ?? "local",
+          ApproximateFirstReceiveTimestamp:
+            message.Attributes?.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
+        },
+        messageAttributes: {},
+        md5OfBody: message.MD5OfBody ?? "",
+        eventSource: "aws:sqs",
+        eventSourceARN: options.queueArn,
+        awsRegion: "us-east-1",
+      }));
+      stats.invocations++;
+      stats.records += records.length;
+      let keep = new Set<string>();
+      try {
+        const response = await options.handler(
+          { Records: records },
+          lambdaContext(options.functionName ?? "local-function"),
+        );
+        keep = new Set((response?.batchItemFailures ?? []).map((failure) => failure.itemIdentifier));
+      } catch {
+        stats.handlerErrors++;
+        keep = new Set(records.map((record) => record.messageId));
+      }
+      stats.failures += keep.size;
+      const done = records.filter((record) => !keep.has(record.messageId));
+      if (done.length > 0) {
+        await options.sqs.send(
+          new DeleteMessageBatchCommand({
+            QueueUrl: options.queueUrl,
+            Entries: done.map((record, i) => ({ Id: String(i), ReceiptHandle: record.receiptHandle })),
+          }),
+        );
+      }
+    }
+  };
+  const workers = Array.from({ length: options.concurrency ?? 1 }, () => loop());
+  return {
+    stats,
+    async stop() {
+      running = false;
+      await Promise.allSettled(workers);
+    },
+  };
+}

@@ -1,0 +1,85 @@
+/**
+ * Publishes pipeline events to EventBridge: at most 10 entries per PutEvents call, and only the
+ * entries that failed are retried (PutEvents reports failures per entry).
+ */
+import {
+  type EventBridgeClient,
+  PutEventsCommand,
+  type PutEventsRequestEntry,
+} from "@aws-sdk/client-eventbridge";
+import { EVENT_SOURCE, type PipelineEvent } from "../events.ts";
+import { EventPublishError } from "./errors.ts";
+
+/** PutEvents takes at most this many entries per call. */
+export const PUT_EVENTS_BATCH = 10;
+
+/** Options of {@link EventPublisher}. */
+export interface EventPublisherOptions {
+  /** Tries per entry. @default 4 */
+  readonly attempts?: number;
+  /** First backoff; doubles each try, with full jitter. @default 50 */
+  readonly baseDelayMs?: number;
+}
+
+/** Something that publishes pipeline events (EventBridge, or a test double). */
+export interface PublishesEvents {
+  publish(events: readonly PipelineEvent[]): Promise<void>;
+}
+
+/** Publishes to one event bus. */
+export class EventPublisher implements PublishesEvents {
+  private readonly attempts: number;
+  private readonly baseDelayMs: number;
+
+  constructor(
+    private readonly client: EventBridgeClient,
+    readonly busName: string,
+    options: EventPublisherOptions = {},
+  ) {
+    this.attempts = options.attempts ?? 4;
+    this.baseDelayMs = options.baseDelayMs ?? 50;
+  }
+
+  /** Publishes every event or throws {@link EventPublishError} naming those that failed. */
+  async publish(events: readonly PipelineEvent[]): Promise<void> {
+    for (let start = 0; start < events.length; start += PUT_EVENTS_BATCH) {
+      await this.publishBatch(events.slice(start, start + PUT_EVENTS_BATCH));
+    }
+  }
+
+  private async publishBatch(batch: readonly PipelineEvent[]): Promise<void> {
+    let pending = batch.map((event) => ({ event, entry: this.entryOf(event) }));
+    let lastError = "";
+    for (let attempt = 1; attempt <= this.attempts && pending.length > 0; attempt++) {
+      if (attempt > 1) await sleep(Math.random() * this.baseDelayMs * 2 ** (attempt - 2));
+      try {
+        const output = await this.client.send(new PutEventsCommand({ Entries: pending.map((p) => p.entry) }));
+        const results = output.Entries ?? [];
+        const failed = pending.map((_, i) => i).filter((i) => !results[i]?.EventId || results[i]?.ErrorCode);
+        lastError = failed.map((i) => results[i]?.ErrorCode ?? "no event id").join(", ");
+        pending = failed.map((i) => pending[i]!);
+      } catch (error) {
+        lastError = (error as Error).message;
+      }
+    }
+    if (pending.length > 0) {
+      throw new EventPublishError(
+        `${pending.length} of ${batch.length} events not published after ${this.attempts} tries (${lastError}): ` +
+          pending.map((p) => p.event.eventKey).join(", "),
+      );
+    }
+  }
+
+  private entryOf(event: PipelineEvent): PutEventsRequestEntry {
+    return {
+      Source: EVENT_SOURCE,
+      DetailType: event.detailType,
+      Detail: JSON.stringify(event.detail),
+      EventBusName: this.busName,
+    };
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,185 @@
+/**
+ * Decides one queued message, with exactly-once effects under at-least-once delivery:
+ *
+ * 1. invalid items become a `rejected` record and a "Decision Rejected" event (never retried);
+ * 2. an item already decided under the current policy version is not decided again: its record
+ *    is read back and its event published if a crash left it unpublished (the outbox repair);
+ * 3. otherwise the endpoint scores it, the policy's temperature calibrates it, routing picks
+ *    auto or human, the record is written conditionally (a lost race adopts the winner's record),
+ *    and "Decision Made" is published under a lease so that only one worker ever sends it.
+ *
+ * Transient failures (endpoint, store, bus) are thrown: the message returns to the queue and, after
+ * its receive limit, to the dead-letter queue.
+ */
+import { createHash } from "node:crypto";
+import type { DecidesItems } from "../adapters/decision-endpoint.ts";
+import type { DecisionStore } from "../adapters/decision-store.ts";
+import { EndpointRejectedError } from "../adapters/errors.ts";
+import type { PublishesEvents } from "../adapters/event-publisher.ts";
+import type { DecisionRecord } from "../decision-record.ts";
+import { DetailType, type PipelineEvent } from "../events.ts";
+import { type ItemProblem, parseItem } from "../item.ts";
+import type { PolicyRegistry } from "../policy/registry.ts";
+import { confidence, softmax } from "../probability.ts";
+import { routeDecision } from "../routing.ts";
+
+/** What {@link decideMessage} needs. */
+export interface DecideDependencies {
+  readonly policies: PolicyRegistry;
+  readonly store: DecisionStore;
+  readonly endpoint: DecidesItems;
+  readonly publisher: PublishesEvents;
+  /** How long a worker holds the right to publish; keep it below the queue's visibility timeout. @default 20000 */
+  readonly publishLeaseMs?: number;
+  readonly now?: () => Date;
+  /** Test seam: runs after the record is written and before its event (crash injection). */
+  readonly afterRecordWrite?: (record: DecisionRecord) => void | Promise<void>;
+}
+
+/** What happened to the message. */
+export type DecideOutcome = "decided" | "rejected" | "already_decided";
+
+/** The event a record stands for. */
+export function eventFor(record: DecisionRecord): PipelineEvent {
+  const key = `${record.itemId}|${record.policyId}@${record.policyVersion}`;
+  if (record.status === "rejected") {
+    return {
+      detailType: DetailType.rejected,
+      eventKey: `rejected|${key}`,
+      detail: {
+        itemId: record.itemId,
+        policyId: record.policyId,
+        problems: record.problems ?? [],
+        rejectedAt: record.createdAt,
+      },
+    };
+  }
+  return {
+    detailType: DetailType.made,
+    eventKey: `made|${key}`,
+    detail: {
+      itemId: record.itemId,
+      policyId: record.policyId,
+      policyVersion: record.policyVersion,
+      route: record.route,
+      reason: record.reason,
+      chosen: record.chosen,
+      topProbability: record.topProbability,
+      confidence: record.confidence,
+      distribution: record.distribution,
+      modelSha256: record.modelSha256,
+      promptSha256: record.promptSha256,
+      decidedAt: record.createdAt,
+    },
+  };
+}
+
+/** Publishes the record's event unless it went out already or another worker holds the lease. */
+export async function ensurePublished(record: DecisionRecord, deps: DecideDependencies): Promise<void> {
+  if (record.eventPublished) return;
+  const now = (deps.now ?? (() => new Date()))();
+  if (!(await deps.store.claimPublish(record, deps.publishLeaseMs ?? 20_000, now.getTime()))) return;
+  await deps.publisher.publish([eventFor(record)]);
+  await deps.store.markPublished(record, now);
+}
+
+/** Decides one message body. */
+export async function decideMessage(body: string, deps: DecideDependencies): Promise<DecideOutcome> {
+  const now = (deps.now ?? (() => new Date()))().toISOString();
+  const parsed = parseItem(body, (id) => deps.policies.current(id) !== undefined);
+  if (!parsed.ok) {
+    const itemId = parsed.id ?? `invalid-${createHash("sha256").update(body).digest("hex").slice(0, 24)}`;
+    await reject(itemId, policyOf(body), parsed.problems, now, deps);
+    return "rejected";
+  }
+  const item = parsed.item;
+  const policy = deps.policies.current(item.policy)!;
+  const existing = await deps.store.get({
+    itemId: item.id,
+    policyId: policy.id,
+    policyVersion: policy.version,
+  });
+  if (existing) {
+    await ensurePublished(existing, deps);
+    return "already_decided";
+  }
+
+  let decision: Awaited<ReturnType<DecidesItems["decide"]>>;
+  try {
+    decision = await deps.endpoint.decide(item, policy);
+  } catch (error) {
+    if (error instanceof EndpointRejectedError) {
+      await reject(
+        item.id,
+        policy.id,
+        [{ field: "state", message: error.message }],
+        now,
+        deps,
+        policy.version,
+      );
+      return "rejected";
+    }
+    throw error;
+  }
+  const probabilities = softmax(decision.logits, policy.temperature);
+  const routing = routeDecision(policy, probabilities, item.id);
+  const record: DecisionRecord = {
+    itemId: item.id,
+    policyId: policy.id,
+    policyVersion: policy.version,
+    status: routing.route === "auto" ? "auto_approved" : "pending_review",
+    route: routing.route,
+    reason: routing.reason,
+    chosen: routing.chosen,
+    distribution: Object.fromEntries(policy.options.map((option, i) => [option.id, probabilities[i]!])),
+    rawLogits: decision.logits,
+    topProbability: routing.topProbability,
+    confidence: confidence(probabilities),
+    allowedTokenMass: decision.allowedTokenMass,
+    temperature: policy.temperature,
+    modelSha256: decision.modelSha256,
+    promptSha256: decision.promptSha256,
+    promptVersion: decision.promptVersion,
+    latencyMs: Math.round(decision.latencyMs),
+    state: item.state,
+    ...(item.metadata ? { metadata: item.metadata } : {}),
+    createdAt: now,
+    updatedAt: now,
+    eventPublished: false,
+  };
+  const { record: winner } = await deps.store.create(record);
+  await deps.afterRecordWrite?.(winner);
+  await ensurePublished(winner, deps);
+  return "decided";
+}
+
+async function reject(
+  itemId: string,
+  policyId: string,
+  problems: ItemProblem[],
+  now: string,
+  deps: DecideDependencies,
+  policyVersion = 0,
+): Promise<void> {
+  const { record } = await deps.store.create({
+    itemId,
+    policyId,
+    policyVersion,
+    status: "rejected",
+    problems,
+    createdAt: now,
+    updatedAt: now,
+    eventPublished: false,
+  });
+  await ensurePublished(record, deps);
+}
+
+/** The policy an unparseable item names, if it names one, for the rejection record. */
+function policyOf(body: string): string {
+  try {
+    const policy = (JSON.parse(body) as { policy?: unknown }).policy;
+    return typeof policy === "string" && /^[A-Za-z0-9_-]{1,64}$/.test(policy) ? policy : "unknown";
+  } catch {
+    return "unknown";
+  }
+}

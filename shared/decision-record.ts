@@ -1,0 +1,58 @@
+/**
+ * The decision record kept in DynamoDB: one per item and policy version, written once.
+ */
+import type { Route, RouteReason } from "./routing.ts";
+
+/** Where a record is in its life. */
+export const RECORD_STATUSES = [
+  "rejected",
+  "pending_review",
+  "auto_approved",
+  "actioned",
+  "reviewed",
+] as const;
+export type RecordStatus = (typeof RECORD_STATUSES)[number];
+
+/** A decided (or rejected) item. */
+export interface DecisionRecord {
+  readonly itemId: string;
+  readonly policyId: string;
+  /** 0 for items rejected before a policy could be resolved. */
+  readonly policyVersion: number;
+  readonly status: RecordStatus;
+  readonly route?: Route;
+  readonly reason?: RouteReason;
+  readonly chosen?: string;
+  /** Calibrated probabilities by option id, in the policy's option order. */
+  readonly distribution?: Record<string, number>;
+  readonly rawLogits?: number[];
+  readonly topProbability?: number;
+  readonly confidence?: number;
+  readonly allowedTokenMass?: number | null;
+  readonly temperature?: number;
+  readonly modelSha256?: string;
+  readonly promptSha256?: string;
+  readonly promptVersion?: string;
+  readonly latencyMs?: number;
+  /** The item's state, kept for reviewers. */
+  readonly state?: unknown;
+  readonly metadata?: Record<string, unknown>;
+  /** Why the item was rejected. */
+  readonly problems?: { field: string; message: string }[];
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  /** Whether the outcome event went out (the outbox flag). */
+  readonly eventPublished: boolean;
+  readonly label?: string;
+  readonly reviewer?: string;
+  readonly reviewedAt?: string;
+}
+
+/** The record's key: item and policy version. */
+export function recordKey(
+  itemId: string,
+  policyId: string,
+  policyVersion: number,
+): { pk: string; sk: string } {
+  return { pk: `ITEM#${itemId}`, sk: `POLICY#${policyId}#V${String(policyVersion).padStart(6, "0")}` };
+}
