@@ -45,7 +45,8 @@ export function createDecideHandler(dependencies: () => Promise<DecideDependenci
   let resolved: Promise<DecideDependencies> | undefined;
   const processor = new BatchProcessor(EventType.SQS);
   async function recordHandler(record: SQSRecord): Promise<void> {
-    const deps = await (resolved ??= dependencies());
+    resolved ??= dependencies();
+    const deps = await resolved;
     const outcome = await decideMessage(record.body, deps);
     metrics.addMetric(`items_${outcome}`, MetricUnit.Count, 1);
     logger.debug("record processed", { messageId: record.messageId, outcome });

@@ -12,7 +12,7 @@ export interface PollerOptions {
   readonly sqs: SQSClient;
   readonly queueUrl: string;
   readonly queueArn: string;
-  readonly handler: (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | undefined | void>;
+  readonly handler: (event: SQSEvent, context: Context) => Promise<unknown>;
   /** Messages per invocation. @default 10 */
   readonly batchSize?: number;
   /** Parallel pollers, as Lambda scales out. @default 1 */
@@ -92,7 +92,8 @@ export function startSqsPoller(options: PollerOptions): SqsPoller {
           { Records: records },
           lambdaContext(options.functionName ?? "local-function"),
         );
-        keep = new Set((response?.batchItemFailures ?? []).map((failure) => failure.itemIdentifier));
+        const failures = (response as SQSBatchResponse | undefined)?.batchItemFailures ?? [];
+        keep = new Set(failures.map((failure) => failure.itemIdentifier));
       } catch {
         stats.handlerErrors++;
         keep = new Set(records.map((record) => record.messageId));
