@@ -42,6 +42,8 @@ export interface LocalPipelineOptions {
   /** Endpoint URL to use instead of starting the real endpoint (a fault proxy in front of it). */
   readonly endpointUrl?: (real: string) => Promise<string>;
   readonly pollers?: number;
+  /** Per-call endpoint timeout. @default 5000 */
+  readonly endpointTimeoutMs?: number;
 }
 
 /** The running pipeline. */
@@ -112,7 +114,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     EVENT_BUS_NAME: bus.name,
     DECISION_ENDPOINT_NAME: "decision-endpoint",
     POLICIES_DIR: join(REPO_ROOT, "events", "policies"),
-    ENDPOINT_TIMEOUT_MS: "5000",
+    ENDPOINT_TIMEOUT_MS: String(options.endpointTimeoutMs ?? 5000),
     PUBLISH_LEASE_MS: String(Math.max(200, (options.visibilityTimeoutSeconds ?? 2) * 500)),
     POWERTOOLS_LOG_LEVEL: "ERROR",
     POWERTOOLS_METRICS_DISABLED: "true",
@@ -137,13 +139,14 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
   const { createDecideHandler, dependenciesFromEnv } = await import("../../functions/decide.ts");
   const base = await dependenciesFromEnv();
   const deps = options.wrap ? options.wrap(base) : base;
-  const handler = createDecideHandler(async () => deps);
+  // One handler per poller, as Lambda runs one invocation per execution environment at a time
+  // (the Powertools batch processor keeps per-invocation state).
   const pollers = Array.from({ length: options.pollers ?? 1 }, () =>
     startSqsPoller({
       sqs,
       queueUrl: intake.QueueUrl!,
       queueArn: "arn:aws:sqs:us-east-1:123456789012:intake",
-      handler,
+      handler: createDecideHandler(async () => deps),
       functionName: "decide",
     }),
   );
