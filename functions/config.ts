@@ -12,11 +12,7 @@ export function requireEnv(name: string, env: NodeJS.ProcessEnv = process.env): 
 
 /** Settings of the decide function. */
 export interface DecideSettings {
-  readonly tableName: string;
-  readonly eventBusName: string;
   readonly endpointName: string;
-  /** Folder of policy JSON files. @default the bundled events/policies */
-  readonly policiesDir: string | undefined;
   readonly endpointTimeoutMs: number;
   readonly publishLeaseMs: number;
 }
@@ -24,10 +20,7 @@ export interface DecideSettings {
 /** Reads the decide function's settings from `env`. */
 export function decideSettings(env: NodeJS.ProcessEnv = process.env): DecideSettings {
   return {
-    tableName: requireEnv("DECISIONS_TABLE", env),
-    eventBusName: requireEnv("EVENT_BUS_NAME", env),
     endpointName: requireEnv("DECISION_ENDPOINT_NAME", env),
-    policiesDir: env.POLICIES_DIR || undefined,
     endpointTimeoutMs: Number(env.ENDPOINT_TIMEOUT_MS ?? 30_000),
     publishLeaseMs: Number(env.PUBLISH_LEASE_MS ?? 20_000),
   };

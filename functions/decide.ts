@@ -4,7 +4,6 @@
  * moves them to the dead-letter queue after the receive limit).
  */
 
-import { fileURLToPath } from "node:url";
 import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import { Logger } from "@aws-lambda-powertools/logger";
 import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
@@ -13,29 +12,22 @@ import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import middy from "@middy/core";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import { SageMakerDecisionEndpoint } from "../shared/adapters/decision-endpoint.ts";
-import { DecisionStore } from "../shared/adapters/decision-store.ts";
-import { EventPublisher } from "../shared/adapters/event-publisher.ts";
 import { type DecideDependencies, decideMessage } from "../shared/decide/decide-message.ts";
-import { PolicyRegistry } from "../shared/policy/registry.ts";
-import { dynamoClient, eventBridgeClient, sagemakerClient } from "./clients.ts";
+import { sagemakerClient } from "./clients.ts";
 import { decideSettings } from "./config.ts";
+import { sharedDependencies } from "./dependencies.ts";
 
 const logger = new Logger({ serviceName: "decide" });
 const metrics = new Metrics({ namespace: "DecisionPipeline", serviceName: "decide" });
-
-/** Default policies: the samples shipped beside the functions. */
-const BUNDLED_POLICIES = fileURLToPath(new URL("../events/policies", import.meta.url));
 
 /** Builds the dependencies from the environment (once per container). */
 export async function dependenciesFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<DecideDependencies> {
   const settings = decideSettings(env);
   return {
-    policies: await PolicyRegistry.fromFolder(settings.policiesDir ?? BUNDLED_POLICIES),
-    store: new DecisionStore(dynamoClient(), settings.tableName),
+    ...(await sharedDependencies(env)),
     endpoint: new SageMakerDecisionEndpoint(sagemakerClient(), settings.endpointName, {
       timeoutMs: settings.endpointTimeoutMs,
     }),
-    publisher: new EventPublisher(eventBridgeClient(), settings.eventBusName),
     publishLeaseMs: settings.publishLeaseMs,
   };
 }

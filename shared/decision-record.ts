@@ -46,6 +46,11 @@ export interface DecisionRecord {
   readonly label?: string;
   readonly reviewer?: string;
   readonly reviewedAt?: string;
+  /** Whether "Decision Reviewed" went out for the stored label. */
+  readonly reviewEventPublished?: boolean;
+  /** The action applied by the auto-action target, and whether "Item Actioned" went out. */
+  readonly action?: string;
+  readonly actionEventPublished?: boolean;
 }
 
 /** The record's key: item and policy version. */

@@ -28,7 +28,8 @@ export interface SqsPoller {
   stop(): Promise<void>;
 }
 
-function lambdaContext(functionName: string): Context {
+/** A Lambda context for local invocations (Powertools reads its fields). */
+export function localLambdaContext(functionName: string): Context {
   const started = Date.now();
   return {
     callbackWaitsForEmptyEventLoop: false,
@@ -90,7 +91,7 @@ export function startSqsPoller(options: PollerOptions): SqsPoller {
       try {
         const response = await options.handler(
           { Records: records },
-          lambdaContext(options.functionName ?? "local-function"),
+          localLambdaContext(options.functionName ?? "local-function"),
         );
         const failures = (response as SQSBatchResponse | undefined)?.batchItemFailures ?? [];
         keep = new Set(failures.map((failure) => failure.itemIdentifier));

@@ -9,13 +9,14 @@ import { join } from "node:path";
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { createSqsServer } from "local-aws-sqs";
 import type { RunningServer } from "../../endpoint/server/server.ts";
+import { sharedDependencies } from "../../functions/dependencies.ts";
 import {
   ensureDecisionsTable,
   type LocalDynamoDb,
   startDynamoDbLocal,
 } from "../../infra/local/dynamodb-local.ts";
 import { type BusEvent, type LocalEventBus, startEventBus } from "../../infra/local/event-bus.ts";
-import { type SqsPoller, startSqsPoller } from "../../infra/local/sqs-poller.ts";
+import { localLambdaContext, type SqsPoller, startSqsPoller } from "../../infra/local/sqs-poller.ts";
 import type { DecideDependencies } from "../../shared/decide/decide-message.ts";
 import { startTestEndpoint } from "./endpoint.ts";
 import { REPO_ROOT } from "./models.ts";
@@ -137,6 +138,15 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
   );
   // Imported after the environment is set: the handler's clients read it when first used.
   const { createDecideHandler, dependenciesFromEnv } = await import("../../functions/decide.ts");
+  const { createAutoActionHandler } = await import("../../functions/auto-action.ts");
+  const autoAction = createAutoActionHandler(() => sharedDependencies());
+  bus.addRule({
+    name: "auto-action",
+    pattern: { source: ["decision-pipeline"], "detail-type": ["Decision Made"], detail: { route: ["auto"] } },
+    target: async (event) => {
+      await autoAction(event as never, localLambdaContext("auto-action"));
+    },
+  });
   const base = await dependenciesFromEnv();
   const deps = options.wrap ? options.wrap(base) : base;
   // One handler per poller, as Lambda runs one invocation per execution environment at a time

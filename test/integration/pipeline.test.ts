@@ -99,3 +99,84 @@ describe("decide pipeline on local services", () => {
     expect(pending.every((record) => record.route === "human" && record.reason !== "confident")).toBe(true);
   });
 });
+
+describe("targets", () => {
+  it("applies each automatic decision once, even when its event arrives twice", async () => {
+    const { createAutoActionHandler } = await import("../../functions/auto-action.ts");
+    const { sharedDependencies } = await import("../../functions/dependencies.ts");
+    const { localLambdaContext } = await import("../../infra/local/sqs-poller.ts");
+    await pipeline.bus.idle();
+    const actioned = pipeline.bus.events.filter((e) => e["detail-type"] === "Item Actioned");
+    expect(actioned.map((e) => e.detail.itemId).sort()).toEqual(
+      pipeline.routed.auto.map((e) => e.detail.itemId).sort(),
+    );
+    for (const event of pipeline.routed.auto) {
+      const record = await pipeline.deps.store.get(event.detail as never);
+      expect(record?.status).toBe("actioned");
+      expect(record?.action).toBe(`${event.detail.policyId}:${event.detail.chosen}`);
+    }
+    if (pipeline.routed.auto.length > 0) {
+      const again = await createAutoActionHandler(() => sharedDependencies())(
+        pipeline.routed.auto[0] as never,
+        localLambdaContext("auto-action"),
+      );
+      expect(again).toEqual({ outcome: "already_actioned" });
+      await pipeline.bus.idle();
+      expect(pipeline.bus.events.filter((e) => e["detail-type"] === "Item Actioned")).toHaveLength(
+        actioned.length,
+      );
+    }
+  });
+
+  it("stores a reviewer's answer once, refuses a wrong or conflicting one, and lists the queue", async () => {
+    const { createReviewHandler } = await import("../../functions/review.ts");
+    const { sharedDependencies } = await import("../../functions/dependencies.ts");
+    const { localLambdaContext } = await import("../../infra/local/sqs-poller.ts");
+    const review = createReviewHandler(() => sharedDependencies());
+    const call = (method: string, body?: unknown) =>
+      review(
+        {
+          requestContext: { http: { method } },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        } as never,
+        localLambdaContext("review"),
+      );
+    const queue = (await call("GET")) as { statusCode: number; body: string };
+    const items = (
+      JSON.parse(queue.body) as { items: { itemId: string; policyId: string; policyVersion: number }[] }
+    ).items;
+    expect(items.length).toBeGreaterThan(0);
+    const target = items[0]!;
+    const policy = pipeline.deps.policies.version(target.policyId, target.policyVersion)!;
+    const label = policy.options[0]!.id;
+    const answer = {
+      itemId: target.itemId,
+      policyId: target.policyId,
+      policyVersion: target.policyVersion,
+      label,
+      reviewer: "ana",
+    };
+    expect(((await call("POST", answer)) as { statusCode: number }).statusCode).toBe(201);
+    expect(((await call("POST", answer)) as { statusCode: number }).statusCode).toBe(200);
+    const conflicting = (await call("POST", { ...answer, label: policy.options[1]!.id })) as {
+      statusCode: number;
+      body: string;
+    };
+    expect(conflicting.statusCode).toBe(409);
+    const wrong = (await call("POST", { ...answer, label: "no-such-option" })) as {
+      statusCode: number;
+      body: string;
+    };
+    expect(wrong.statusCode).toBe(422);
+    expect(wrong.body).toMatch(/not an option/);
+    expect(
+      ((await call("POST", { ...answer, policyVersion: "one" })) as { statusCode: number }).statusCode,
+    ).toBe(422);
+    await pipeline.bus.idle();
+    const reviewed = pipeline.bus.events.filter((e) => e["detail-type"] === "Decision Reviewed");
+    expect(reviewed).toHaveLength(1);
+    expect(reviewed[0]!.detail).toMatchObject({ itemId: target.itemId, label, reviewer: "ana" });
+    const record = await pipeline.deps.store.get(answer);
+    expect(record).toMatchObject({ status: "reviewed", label, reviewer: "ana", reviewEventPublished: true });
+  });
+});

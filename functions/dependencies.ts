@@ -1,0 +1,28 @@
+/**
+ * The adapters every function shares, built from the environment once per execution environment.
+ */
+import { fileURLToPath } from "node:url";
+import { DecisionStore } from "../shared/adapters/decision-store.ts";
+import { EventPublisher } from "../shared/adapters/event-publisher.ts";
+import { PolicyRegistry } from "../shared/policy/registry.ts";
+import { dynamoClient, eventBridgeClient } from "./clients.ts";
+import { requireEnv } from "./config.ts";
+
+/** Default policies: the samples shipped beside the functions. */
+export const BUNDLED_POLICIES = fileURLToPath(new URL("../events/policies", import.meta.url));
+
+/** Store, publisher and policies. */
+export interface SharedDependencies {
+  readonly policies: PolicyRegistry;
+  readonly store: DecisionStore;
+  readonly publisher: EventPublisher;
+}
+
+/** Reads DECISIONS_TABLE, EVENT_BUS_NAME and POLICIES_DIR (optional). */
+export async function sharedDependencies(env: NodeJS.ProcessEnv = process.env): Promise<SharedDependencies> {
+  return {
+    policies: await PolicyRegistry.fromFolder(env.POLICIES_DIR || BUNDLED_POLICIES),
+    store: new DecisionStore(dynamoClient(), requireEnv("DECISIONS_TABLE", env)),
+    publisher: new EventPublisher(eventBridgeClient(), requireEnv("EVENT_BUS_NAME", env)),
+  };
+}
