@@ -4,6 +4,7 @@
 import { DecisionRuntimeError } from "../endpoint/scorer/errors.ts";
 import { UsageError } from "./args.ts";
 import { makeModelCommand, makeModelUsage } from "./make-model.ts";
+import { replayCommand, replayUsage } from "./replay.ts";
 import { scoreCommand, scoreUsage } from "./score.ts";
 import { serveCommand, serveUsage } from "./serve.ts";
 
@@ -16,6 +17,7 @@ const COMMANDS: Record<string, Command> = {
   "make-model": { run: makeModelCommand, usage: makeModelUsage },
   score: { run: scoreCommand, usage: scoreUsage },
   serve: { run: serveCommand, usage: serveUsage },
+  replay: { run: replayCommand, usage: replayUsage },
 };
 
 function overview(): string {

@@ -39,7 +39,15 @@ export function createDecideHandler(dependencies: () => Promise<DecideDependenci
   async function recordHandler(record: SQSRecord): Promise<void> {
     resolved ??= dependencies();
     const deps = await resolved;
-    const outcome = await decideMessage(record.body, deps);
+    let outcome: Awaited<ReturnType<typeof decideMessage>>;
+    try {
+      outcome = await decideMessage(record.body, deps);
+    } catch (error) {
+      // Noted for replay's reason filter; SQS keeps the message id when it dead-letters it.
+      const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+      await deps.store.noteFailure(record.messageId, reason).catch(() => undefined);
+      throw error;
+    }
     metrics.addMetric(`items_${outcome}`, MetricUnit.Count, 1);
     logger.debug("record processed", { messageId: record.messageId, outcome });
   }

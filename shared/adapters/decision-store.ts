@@ -179,6 +179,35 @@ export class DecisionStore {
     );
     return (output.Items ?? []).map(stripKeys);
   }
+  /**
+   * Notes why a message failed (best effort), keyed by its SQS message id, which SQS keeps when
+   * it moves the message to the dead-letter queue: replay filters on it.
+   */
+  async noteFailure(messageId: string, reason: string, now = new Date()): Promise<void> {
+    await this.call("note failure", () =>
+      this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: {
+            pk: `FAILURE#${messageId}`,
+            sk: "LAST",
+            reason: reason.slice(0, 1000),
+            at: now.toISOString(),
+          },
+        }),
+      ),
+    );
+  }
+
+  /** The last failure noted for a message, if any. */
+  async failureOf(messageId: string): Promise<{ reason: string; at: string } | undefined> {
+    const output = await this.call("get failure", () =>
+      this.client.send(
+        new GetCommand({ TableName: this.tableName, Key: { pk: `FAILURE#${messageId}`, sk: "LAST" } }),
+      ),
+    );
+    return output.Item ? { reason: String(output.Item.reason), at: String(output.Item.at) } : undefined;
+  }
 }
 
 function stripKeys(item: Record<string, unknown>): DecisionRecord {

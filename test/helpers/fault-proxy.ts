@@ -21,6 +21,8 @@ export interface FaultCounts {
 export interface FaultProxy {
   readonly url: string;
   readonly counts: FaultCounts;
+  /** Turns the POISON failures on or off (off: the "fix" before a replay). */
+  setPoison(enabled: boolean): void;
   stop(): Promise<void>;
 }
 
@@ -32,6 +34,7 @@ export async function startFaultProxy(
   seed = 7,
 ): Promise<FaultProxy> {
   const random = new SeededRandom(seed);
+  let poisonEnabled = true;
   const counts: FaultCounts = {
     forwarded: 0,
     modelError: 0,
@@ -48,7 +51,7 @@ export async function startFaultProxy(
       response.writeHead(status, { "content-type": "application/json", "x-amzn-errortype": type });
       response.end(JSON.stringify(payload));
     };
-    if (body.includes("POISON")) {
+    if (poisonEnabled && body.includes("POISON")) {
       counts.poison++;
       fail(503, "ServiceUnavailable", { __type: "ServiceUnavailable", message: "poison" });
       return;
@@ -97,6 +100,9 @@ export async function startFaultProxy(
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     counts,
+    setPoison: (enabled) => {
+      poisonEnabled = enabled;
+    },
     stop: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
