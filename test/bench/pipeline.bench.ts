@@ -1,0 +1,136 @@
+/**
+ * Pipeline benchmark (`npm run bench:pipeline`): items per second end to end through the local
+ * pipeline (local SQS → decide handler → real endpoint on the tiny model → DynamoDB Local →
+ * local bus → auto-action), and the pipeline's own cost per item, measured against an endpoint
+ * that answers instantly. Both phases run in one process on the same services.
+ *
+ * Flags: --items N (default 300), --pollers N (default 1).
+ */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { parseArgs } from "node:util";
+import { SendMessageBatchCommand } from "@aws-sdk/client-sqs";
+import { type LocalPipeline, startLocalPipeline } from "../helpers/local-pipeline.ts";
+import { fmt, machineLine } from "./bench-helpers.ts";
+
+const { values: flags } = parseArgs({
+  options: { items: { type: "string", default: "300" }, pollers: { type: "string", default: "1" } },
+});
+const count = Number(flags.items);
+
+let instant = false;
+let realUrl = "";
+/** Forwards to the real endpoint, or answers at once with a valid System One body. */
+const switchServer = createServer(async (request, response) => {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  const body = Buffer.concat(chunks).toString("utf8");
+  if (instant) {
+    const question = (
+      JSON.parse(body) as {
+        questions: { decision: { type: string; criteria: Record<string, string> | string[] } };
+      }
+    ).questions.decision;
+    const ids =
+      question.type === "noul"
+        ? ["true", "false"]
+        : Array.isArray(question.criteria)
+          ? question.criteria.map((_, i) => String(i))
+          : Object.keys(question.criteria);
+    const logits = ids.map((_, i) => (i === 0 ? 0 : -3));
+    response.writeHead(200, { "content-type": "application/json" });
+    response.end(
+      JSON.stringify({
+        answers: {
+          decision: {
+            probabilities: Object.fromEntries(ids.map((id) => [id, 1 / ids.length])),
+            x_detail: {
+              logits,
+              allowed_token_mass: 0.5,
+              prompt_sha256: "0".repeat(64),
+              prompt_version: "instant",
+            },
+          },
+        },
+        x_detail: { model_sha256: "0".repeat(64) },
+      }),
+    );
+    return;
+  }
+  const upstream = await fetch(`${realUrl}${request.url}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body,
+  });
+  response.writeHead(upstream.status, { "content-type": "application/json" });
+  response.end(Buffer.from(await upstream.arrayBuffer()));
+});
+await new Promise<void>((resolve) => switchServer.listen(0, "127.0.0.1", resolve));
+
+const pipeline: LocalPipeline = await startLocalPipeline({
+  pollers: Number(flags.pollers),
+  endpointUrl: async (real) => {
+    realUrl = real;
+    return `http://127.0.0.1:${(switchServer.address() as AddressInfo).port}`;
+  },
+});
+
+const policies = ["ticket-routing", "content-moderation", "pre-screen"];
+const texts = [
+  "My card was charged twice, please refund",
+  "The app crashes when I open settings",
+  "Free prize, click now",
+  "Payslips and passport attached",
+];
+let batch = 0;
+
+/** Sends `n` new items and waits until each has its "Decision Made" event; returns milliseconds. */
+async function run(n: number): Promise<number> {
+  batch++;
+  const before = pipeline.bus.events.filter((e) => e["detail-type"] === "Decision Made").length;
+  const bodies = Array.from({ length: n }, (_, i) =>
+    JSON.stringify({
+      id: `B${batch}-${i}`,
+      policy: policies[i % policies.length],
+      state: `${texts[i % texts.length]} (#${i})`,
+    }),
+  );
+  const started = performance.now();
+  for (let i = 0; i < bodies.length; i += 10) {
+    await pipeline.sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: pipeline.intakeUrl,
+        Entries: bodies.slice(i, i + 10).map((body, j) => ({ Id: String(j), MessageBody: body })),
+      }),
+    );
+  }
+  while (pipeline.bus.events.filter((e) => e["detail-type"] === "Decision Made").length < before + n) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const elapsed = performance.now() - started;
+  await pipeline.bus.idle();
+  return elapsed;
+}
+
+console.log(
+  `\n# pipeline benchmark: ${count} items per phase, ${flags.pollers} poller(s), tiny model, local services`,
+);
+console.log(machineLine());
+await run(30); // warm-up: JIT, connections, the policies' prompt prefixes
+const real = await run(count);
+instant = true;
+await run(30);
+const quick = await run(count);
+console.log(
+  `\nreal endpoint (tiny model): ${count} items in ${fmt(real)}: ${((count / real) * 1000).toFixed(1)} items/s, ${fmt(real / count)} per item`,
+);
+console.log(
+  `instant endpoint: ${count} items in ${fmt(quick)}: ${((count / quick) * 1000).toFixed(1)} items/s, ${fmt(quick / count)} per item`,
+);
+console.log(
+  `pipeline overhead per item (SQS, handler, DynamoDB, EventBridge, auto-action): ${fmt(quick / count)}`,
+);
+console.log(`endpoint share of the real run: ${(((real - quick) / real) * 100).toFixed(0)}%`);
+
+await pipeline.stop();
+switchServer.close();
