@@ -18,7 +18,8 @@ import { decideSettings } from "./config.ts";
 import { sharedDependencies } from "./dependencies.ts";
 
 const logger = new Logger({ serviceName: "decide" });
-const metrics = new Metrics({ namespace: "DecisionPipeline", serviceName: "decide" });
+// Metrics warnings (such as an empty flush) go through the logger, so its level governs them.
+const metrics = new Metrics({ namespace: "DecisionPipeline", serviceName: "decide", logger });
 
 /** Builds the dependencies from the environment (once per container). */
 export async function dependenciesFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<DecideDependencies> {

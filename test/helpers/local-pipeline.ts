@@ -17,6 +17,7 @@ import {
 } from "../../infra/local/dynamodb-local.ts";
 import { type BusEvent, type LocalEventBus, startEventBus } from "../../infra/local/event-bus.ts";
 import { localLambdaContext, type SqsPoller, startSqsPoller } from "../../infra/local/sqs-poller.ts";
+import { RULES } from "../../infra/topology.ts";
 import type { DecideDependencies } from "../../shared/decide/decide-message.ts";
 import { startTestEndpoint } from "./endpoint.ts";
 import { REPO_ROOT } from "./models.ts";
@@ -76,28 +77,13 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
   const bus = await startEventBus({
     name: "decisions",
     ...(options.failBusEntry ? { failEntry: options.failBusEntry } : {}),
+    // The same rules and patterns the CDK app deploys.
     rules: [
-      {
-        name: "auto",
-        pattern: {
-          source: ["decision-pipeline"],
-          "detail-type": ["Decision Made"],
-          detail: { route: ["auto"] },
-        },
-        target: async (e) => void routed.auto.push(e),
-      },
-      {
-        name: "human",
-        pattern: {
-          source: ["decision-pipeline"],
-          "detail-type": ["Decision Made"],
-          detail: { route: ["human"] },
-        },
-        target: async (e) => void routed.human.push(e),
-      },
+      { name: "auto", pattern: RULES.auto.pattern, target: async (e) => void routed.auto.push(e) },
+      { name: "human", pattern: RULES.human.pattern, target: async (e) => void routed.human.push(e) },
       {
         name: "rejected",
-        pattern: { source: ["decision-pipeline"], "detail-type": ["Decision Rejected"] },
+        pattern: RULES.rejected.pattern,
         target: async (e) => void routed.rejected.push(e),
       },
     ],
@@ -142,7 +128,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
   const autoAction = createAutoActionHandler(() => sharedDependencies());
   bus.addRule({
     name: "auto-action",
-    pattern: { source: ["decision-pipeline"], "detail-type": ["Decision Made"], detail: { route: ["auto"] } },
+    pattern: RULES.auto.pattern,
     target: async (event) => {
       await autoAction(event as never, localLambdaContext("auto-action"));
     },

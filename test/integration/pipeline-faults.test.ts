@@ -24,8 +24,11 @@ let busFailures = 0;
 beforeAll(async () => {
   pipeline = await startLocalPipeline({
     pollers: 2,
-    maxReceiveCount: 4,
-    visibilityTimeoutSeconds: 2,
+    maxReceiveCount: 3,
+    // As AWS advises, the visibility timeout exceeds the longest a batch can take (4 endpoint
+    // tries of up to 0.8 s plus backoff, about 4 s): otherwise a message still being decided
+    // comes back, and can be dead-lettered while another worker completes it.
+    visibilityTimeoutSeconds: 6,
     endpointTimeoutMs: 800,
     endpointUrl: async (real) => {
       proxy = await startFaultProxy(real, 0.3, 1500);
