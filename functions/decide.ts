@@ -40,17 +40,19 @@ export function createDecideHandler(dependencies: () => Promise<DecideDependenci
   async function recordHandler(record: SQSRecord): Promise<void> {
     resolved ??= dependencies();
     const deps = await resolved;
-    let outcome: Awaited<ReturnType<typeof decideMessage>>;
+    let result: Awaited<ReturnType<typeof decideMessage>>;
     try {
-      outcome = await decideMessage(record.body, deps);
+      result = await decideMessage(record.body, deps);
     } catch (error) {
       // Noted for replay's reason filter; SQS keeps the message id when it dead-letters it.
       const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
       await deps.store.noteFailure(record.messageId, reason).catch(() => undefined);
       throw error;
     }
-    metrics.addMetric(`items_${outcome}`, MetricUnit.Count, 1);
-    logger.debug("record processed", { messageId: record.messageId, outcome });
+    metrics.addMetric(`items_${result.outcome}`, MetricUnit.Count, 1);
+    // routed_auto and routed_human give the escalation rate the operations alarm watches.
+    if (result.route) metrics.addMetric(`routed_${result.route}`, MetricUnit.Count, 1);
+    logger.debug("record processed", { messageId: record.messageId, ...result });
   }
   async function lambdaHandler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
     return processPartialResponse(event, recordHandler, processor, { context });

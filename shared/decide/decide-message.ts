@@ -21,7 +21,7 @@ import { DetailType, type PipelineEvent } from "../events.ts";
 import { type ItemProblem, parseItem } from "../item.ts";
 import type { PolicyRegistry } from "../policy/registry.ts";
 import { confidence, softmax } from "../probability.ts";
-import { routeDecision } from "../routing.ts";
+import { type Route, routeDecision } from "../routing.ts";
 
 /** What {@link decideMessage} needs. */
 export interface DecideDependencies {
@@ -38,6 +38,12 @@ export interface DecideDependencies {
 
 /** What happened to the message. */
 export type DecideOutcome = "decided" | "rejected" | "already_decided";
+
+/** The outcome, and the route when this call decided the item. */
+export interface DecideResult {
+  readonly outcome: DecideOutcome;
+  readonly route?: Route;
+}
 
 /** The event a record stands for. */
 export function eventFor(record: DecisionRecord): PipelineEvent {
@@ -84,13 +90,13 @@ export async function ensurePublished(record: DecisionRecord, deps: DecideDepend
 }
 
 /** Decides one message body. */
-export async function decideMessage(body: string, deps: DecideDependencies): Promise<DecideOutcome> {
+export async function decideMessage(body: string, deps: DecideDependencies): Promise<DecideResult> {
   const now = (deps.now ?? (() => new Date()))().toISOString();
   const parsed = parseItem(body, (id) => deps.policies.current(id) !== undefined);
   if (!parsed.ok) {
     const itemId = parsed.id ?? `invalid-${createHash("sha256").update(body).digest("hex").slice(0, 24)}`;
     await reject(itemId, policyOf(body), parsed.problems, now, deps);
-    return "rejected";
+    return { outcome: "rejected" };
   }
   const item = parsed.item;
   const policy = deps.policies.current(item.policy)!;
@@ -101,7 +107,7 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
   });
   if (existing) {
     await ensurePublished(existing, deps);
-    return "already_decided";
+    return { outcome: "already_decided" };
   }
 
   let decision: Awaited<ReturnType<DecidesItems["decide"]>>;
@@ -117,7 +123,7 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
         deps,
         policy.version,
       );
-      return "rejected";
+      return { outcome: "rejected" };
     }
     throw error;
   }
@@ -150,7 +156,7 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
   const { record: winner } = await deps.store.create(record);
   await deps.afterRecordWrite?.(winner);
   await ensurePublished(winner, deps);
-  return "decided";
+  return winner.route ? { outcome: "decided", route: winner.route } : { outcome: "decided" };
 }
 
 async function reject(

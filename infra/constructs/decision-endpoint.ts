@@ -1,0 +1,152 @@
+/**
+ * The decision endpoint on SageMaker real-time inference: model, endpoint configuration and
+ * endpoint, the container from `endpoint/Dockerfile` (or an image URI), the GGUF model from S3,
+ * and auto scaling on invocations per instance.
+ */
+import { fileURLToPath } from "node:url";
+import { ArnFormat, Stack } from "aws-cdk-lib";
+import * as appscaling from "aws-cdk-lib/aws-applicationautoscaling";
+import * as ecrAssets from "aws-cdk-lib/aws-ecr-assets";
+import { Platform } from "aws-cdk-lib/aws-ecr-assets";
+import * as iam from "aws-cdk-lib/aws-iam";
+import * as sagemaker from "aws-cdk-lib/aws-sagemaker";
+import { NagSuppressions } from "cdk-nag";
+import { Construct } from "constructs";
+
+/** Instance families with a GPU, which take the CUDA image. */
+const GPU_FAMILIES = /^ml\.(g4dn|g5|g6|g6e|p3|p4d|p5)\./;
+
+/** Whether an instance type has a GPU. */
+export function isGpuInstance(instanceType: string): boolean {
+  return GPU_FAMILIES.test(instanceType);
+}
+
+/** Properties of {@link DecisionEndpoint}. */
+export interface DecisionEndpointProps {
+  /** Bucket of the model archive (a `model.tar.gz` holding one `.gguf` file, unpacked at /opt/ml/model). */
+  readonly modelBucket: string;
+  /** Key of the model archive in that bucket. */
+  readonly modelKey: string;
+  /** Instance type. @default "ml.c6i.xlarge" (4 vCPU, 8 GiB: a 0.5B Q8_0 model with room) */
+  readonly instanceType?: string;
+  /** Instances at start (and the scaling minimum). @default 1 */
+  readonly initialInstanceCount?: number;
+  /** Scaling maximum. @default 4 */
+  readonly maxInstanceCount?: number;
+  /** Target invocations per instance per minute for scaling. @default 30 */
+  readonly invocationsPerInstanceTarget?: number;
+  /** A prebuilt image (e.g. in ECR) instead of building `endpoint/Dockerfile`. @default build from the repository */
+  readonly imageUri?: string;
+  /** Evaluation threads. @default the instance's vCPUs (the server's own default) */
+  readonly threads?: number;
+  /** Tokens per prompt. @default 4096 */
+  readonly contextSize?: number;
+}
+
+/** The SageMaker endpoint serving decisions. */
+export class DecisionEndpoint extends Construct {
+  public readonly endpoint: sagemaker.CfnEndpoint;
+  public readonly endpointName: string;
+  public readonly endpointArn: string;
+  public readonly instanceType: string;
+  public readonly role: iam.Role;
+
+  constructor(scope: Construct, id: string, props: DecisionEndpointProps) {
+    super(scope, id);
+    this.instanceType = props.instanceType ?? "ml.c6i.xlarge";
+    const gpu = isGpuInstance(this.instanceType);
+    const image =
+      props.imageUri ??
+      new ecrAssets.DockerImageAsset(this, "Image", {
+        directory: fileURLToPath(new URL("../..", import.meta.url)),
+        file: gpu ? "endpoint/Dockerfile.gpu" : "endpoint/Dockerfile",
+        platform: Platform.LINUX_AMD64,
+        exclude: ["node_modules", ".cache", "cdk.out", ".git", "test-output"],
+      }).imageUri;
+
+    this.role = new iam.Role(this, "Role", {
+      assumedBy: new iam.ServicePrincipal("sagemaker.amazonaws.com"),
+      description: "Lets SageMaker pull the decision image and read the model archive",
+    });
+    this.role.addToPolicy(
+      new iam.PolicyStatement({
+        actions: ["s3:GetObject"],
+        resources: [`arn:aws:s3:::${props.modelBucket}/${props.modelKey}`],
+      }),
+    );
+    this.role.addToPolicy(
+      new iam.PolicyStatement({
+        actions: ["ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer", "ecr:BatchCheckLayerAvailability"],
+        resources: [Stack.of(this).formatArn({ service: "ecr", resource: "repository", resourceName: "*" })],
+      }),
+    );
+    this.role.addToPolicy(
+      new iam.PolicyStatement({ actions: ["ecr:GetAuthorizationToken"], resources: ["*"] }),
+    );
+    this.role.addToPolicy(
+      new iam.PolicyStatement({
+        actions: ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"],
+        resources: [
+          Stack.of(this).formatArn({
+            service: "logs",
+            resource: "log-group",
+            resourceName: "/aws/sagemaker/*",
+            arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+          }),
+        ],
+      }),
+    );
+    NagSuppressions.addResourceSuppressions(
+      this.role,
+      [
+        {
+          id: "AwsSolutions-IAM5",
+          reason:
+            "ecr:GetAuthorizationToken has no resource-level permissions; image pulls are limited to this account's repositories and logs to /aws/sagemaker/*",
+        },
+      ],
+      true,
+    );
+
+    const environment: Record<string, string> = { DECIDE_GPU: gpu ? "cuda" : "off" };
+    if (props.threads) environment.DECIDE_THREADS = String(props.threads);
+    if (props.contextSize) environment.DECIDE_CONTEXT_SIZE = String(props.contextSize);
+
+    const model = new sagemaker.CfnModel(this, "Model", {
+      executionRoleArn: this.role.roleArn,
+      primaryContainer: { image, modelDataUrl: `s3://${props.modelBucket}/${props.modelKey}`, environment },
+    });
+    model.node.addDependency(this.role);
+    const config = new sagemaker.CfnEndpointConfig(this, "Config", {
+      productionVariants: [
+        {
+          variantName: "AllTraffic",
+          modelName: model.attrModelName,
+          instanceType: this.instanceType,
+          initialInstanceCount: props.initialInstanceCount ?? 1,
+          initialVariantWeight: 1,
+          containerStartupHealthCheckTimeoutInSeconds: 600,
+        },
+      ],
+    });
+    this.endpoint = new sagemaker.CfnEndpoint(this, "Endpoint", {
+      endpointConfigName: config.attrEndpointConfigName,
+    });
+    this.endpointName = this.endpoint.attrEndpointName;
+    // Ref of AWS::SageMaker::Endpoint is its ARN.
+    this.endpointArn = this.endpoint.ref;
+
+    const target = new appscaling.ScalableTarget(this, "Scaling", {
+      serviceNamespace: appscaling.ServiceNamespace.SAGEMAKER,
+      resourceId: `endpoint/${this.endpointName}/variant/AllTraffic`,
+      scalableDimension: "sagemaker:variant:DesiredInstanceCount",
+      minCapacity: props.initialInstanceCount ?? 1,
+      maxCapacity: props.maxInstanceCount ?? 4,
+    });
+    target.node.addDependency(this.endpoint);
+    target.scaleToTrackMetric("InvocationsPerInstance", {
+      targetValue: props.invocationsPerInstanceTarget ?? 30,
+      predefinedMetric: appscaling.PredefinedMetric.SAGEMAKER_VARIANT_INVOCATIONS_PER_INSTANCE,
+    });
+  }
+}

@@ -1,0 +1,264 @@
+/**
+ * The event-driven pipeline: intake queue with its dead-letter queue, the decide function on it,
+ * the decisions table, the event bus with its rules (auto → auto-action, human → review queue,
+ * rejected → inspection queue, upstream "Decision Requested" → intake), and the review and replay
+ * functions, with least-privilege permissions. Settings come from `infra/topology.ts`, shared
+ * with the local stand-ins.
+ */
+import { fileURLToPath } from "node:url";
+import { Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
+import * as dynamodb from "aws-cdk-lib/aws-dynamodb";
+import * as events from "aws-cdk-lib/aws-events";
+import * as targets from "aws-cdk-lib/aws-events-targets";
+import * as iam from "aws-cdk-lib/aws-iam";
+import * as lambda from "aws-cdk-lib/aws-lambda";
+import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
+import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
+import * as logs from "aws-cdk-lib/aws-logs";
+import * as sqs from "aws-cdk-lib/aws-sqs";
+import { NagSuppressions } from "cdk-nag";
+import { Construct } from "constructs";
+import { DECISIONS_TABLE_SCHEMA } from "../../shared/adapters/decisions-table.ts";
+import type { EventPattern } from "../local/event-pattern.ts";
+import { DECIDE_FUNCTION, INTAKE_VISIBILITY_SECONDS, MAX_RECEIVE_COUNT, RULES } from "../topology.ts";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+/** Properties of {@link DecisionPipeline}. */
+export interface DecisionPipelineProps {
+  /** Name of the SageMaker endpoint the decide function calls. */
+  readonly endpointName: string;
+  /** Its ARN: InvokeEndpoint is allowed on this endpoint only. */
+  readonly endpointArn: string;
+  /** Most endpoint instances; the decide function's concurrency follows. @default 1 */
+  readonly endpointMaxInstances?: number;
+  /** Where the policy files are bundled from. @default events/policies */
+  readonly policiesDir?: string;
+}
+
+/** Converts a pattern in EventBridge's JSON form to the CDK's. */
+export function toCdkPattern(pattern: EventPattern): events.EventPattern {
+  const { "detail-type": detailType, ...rest } = pattern as Record<string, unknown>;
+  return { ...rest, ...(detailType ? { detailType } : {}) } as events.EventPattern;
+}
+
+/** Everything between the upstream systems and the endpoint's decisions. */
+export class DecisionPipeline extends Construct {
+  public readonly intakeQueue: sqs.Queue;
+  public readonly deadLetterQueue: sqs.Queue;
+  public readonly reviewQueue: sqs.Queue;
+  public readonly rejectedQueue: sqs.Queue;
+  public readonly targetsDeadLetterQueue: sqs.Queue;
+  public readonly table: dynamodb.Table;
+  public readonly bus: events.EventBus;
+  public readonly decideFunction: NodejsFunction;
+  public readonly autoActionFunction: NodejsFunction;
+  public readonly reviewFunction: NodejsFunction;
+  public readonly replayFunction: NodejsFunction;
+  public readonly reviewUrl: lambda.FunctionUrl;
+  public readonly rules: Record<keyof typeof RULES, events.Rule>;
+
+  constructor(scope: Construct, id: string, props: DecisionPipelineProps) {
+    super(scope, id);
+    const secureQueue = (name: string, extra: Partial<sqs.QueueProps> = {}) =>
+      new sqs.Queue(this, name, { encryption: sqs.QueueEncryption.SQS_MANAGED, enforceSSL: true, ...extra });
+
+    this.deadLetterQueue = secureQueue("DeadLetterQueue", { retentionPeriod: Duration.days(14) });
+    this.targetsDeadLetterQueue = secureQueue("TargetsDeadLetterQueue", {
+      retentionPeriod: Duration.days(14),
+    });
+    for (const dlq of [this.deadLetterQueue, this.targetsDeadLetterQueue]) {
+      NagSuppressions.addResourceSuppressions(dlq, [
+        { id: "AwsSolutions-SQS3", reason: "This queue is itself a dead-letter queue" },
+      ]);
+    }
+    this.intakeQueue = secureQueue("IntakeQueue", {
+      visibilityTimeout: Duration.seconds(INTAKE_VISIBILITY_SECONDS),
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: MAX_RECEIVE_COUNT },
+    });
+    this.reviewQueue = secureQueue("ReviewQueue", {
+      deadLetterQueue: { queue: this.targetsDeadLetterQueue, maxReceiveCount: MAX_RECEIVE_COUNT },
+    });
+    this.rejectedQueue = secureQueue("RejectedQueue", {
+      retentionPeriod: Duration.days(14),
+      deadLetterQueue: { queue: this.targetsDeadLetterQueue, maxReceiveCount: MAX_RECEIVE_COUNT },
+    });
+
+    const schema = DECISIONS_TABLE_SCHEMA;
+    this.table = new dynamodb.Table(this, "Decisions", {
+      partitionKey: { name: schema.partitionKey, type: dynamodb.AttributeType.STRING },
+      sortKey: { name: schema.sortKey, type: dynamodb.AttributeType.STRING },
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      encryption: dynamodb.TableEncryption.AWS_MANAGED,
+      timeToLiveAttribute: schema.ttlAttribute,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.table.addGlobalSecondaryIndex({
+      indexName: schema.statusIndex.name,
+      partitionKey: { name: schema.statusIndex.partitionKey, type: dynamodb.AttributeType.STRING },
+      sortKey: { name: schema.statusIndex.sortKey, type: dynamodb.AttributeType.STRING },
+    });
+
+    this.bus = new events.EventBus(this, "Bus", { eventBusName: `${Stack.of(this).stackName}-decisions` });
+
+    const shared = {
+      DECISIONS_TABLE: this.table.tableName,
+      EVENT_BUS_NAME: this.bus.eventBusName,
+      POLICIES_DIR: "/var/task/policies",
+      POWERTOOLS_METRICS_NAMESPACE: "DecisionPipeline",
+      POWERTOOLS_LOG_LEVEL: "INFO",
+    };
+    const policiesDir = props.policiesDir ?? `${ROOT}/events/policies`;
+    const fn = (
+      name: string,
+      file: string,
+      settings: { memoryMiB: number; timeoutSeconds: number; environment?: Record<string, string> },
+    ) => {
+      const logGroup = new logs.LogGroup(this, `${name}Logs`, {
+        retention: logs.RetentionDays.ONE_MONTH,
+        removalPolicy: RemovalPolicy.DESTROY,
+      });
+      return new NodejsFunction(this, name, {
+        entry: `${ROOT}/functions/${file}`,
+        handler: "handler",
+        runtime: lambda.Runtime.NODEJS_22_X,
+        architecture: lambda.Architecture.ARM_64,
+        memorySize: settings.memoryMiB,
+        timeout: Duration.seconds(settings.timeoutSeconds),
+        logGroup,
+        tracing: lambda.Tracing.ACTIVE,
+        environment: { ...shared, POWERTOOLS_SERVICE_NAME: name, ...settings.environment },
+        depsLockFilePath: `${ROOT}/package-lock.json`,
+        projectRoot: ROOT,
+        bundling: {
+          format: OutputFormat.ESM,
+          target: "node22",
+          mainFields: ["module", "main"],
+          // Some dependencies still call require(); give the ES module bundle one.
+          banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
+          externalModules: ["@aws-sdk/*"],
+          commandHooks: {
+            beforeBundling: () => [],
+            beforeInstall: () => [],
+            afterBundling: (_input: string, output: string) => [
+              `mkdir -p ${output}/policies`,
+              `cp ${policiesDir}/*.json ${output}/policies/`,
+            ],
+          },
+        },
+      });
+    };
+
+    const concurrency = Math.max(
+      2,
+      (props.endpointMaxInstances ?? 1) * DECIDE_FUNCTION.concurrencyPerInstance,
+    );
+    this.decideFunction = fn("Decide", "decide.ts", {
+      memoryMiB: DECIDE_FUNCTION.memoryMiB,
+      timeoutSeconds: DECIDE_FUNCTION.timeoutSeconds,
+      environment: {
+        DECISION_ENDPOINT_NAME: props.endpointName,
+        ENDPOINT_TIMEOUT_MS: String(DECIDE_FUNCTION.endpointTimeoutMs),
+        PUBLISH_LEASE_MS: String(DECIDE_FUNCTION.publishLeaseMs),
+      },
+    });
+    this.decideFunction.addEventSource(
+      new SqsEventSource(this.intakeQueue, {
+        batchSize: DECIDE_FUNCTION.batchSize,
+        maxBatchingWindow: Duration.seconds(DECIDE_FUNCTION.maxBatchingWindowSeconds),
+        reportBatchItemFailures: true,
+        maxConcurrency: concurrency,
+      }),
+    );
+    this.decideFunction.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ["sagemaker:InvokeEndpoint"], resources: [props.endpointArn] }),
+    );
+    this.table.grantReadWriteData(this.decideFunction);
+    this.bus.grantPutEventsTo(this.decideFunction);
+
+    this.autoActionFunction = fn("AutoAction", "auto-action.ts", { memoryMiB: 256, timeoutSeconds: 30 });
+    this.table.grantReadWriteData(this.autoActionFunction);
+    this.bus.grantPutEventsTo(this.autoActionFunction);
+
+    this.reviewFunction = fn("Review", "review.ts", { memoryMiB: 256, timeoutSeconds: 30 });
+    this.table.grantReadWriteData(this.reviewFunction);
+    this.bus.grantPutEventsTo(this.reviewFunction);
+    this.reviewUrl = this.reviewFunction.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.AWS_IAM });
+
+    this.replayFunction = fn("Replay", "replay.ts", {
+      memoryMiB: 256,
+      timeoutSeconds: 300,
+      environment: {
+        DLQ_URL: this.deadLetterQueue.queueUrl,
+        DLQ_ARN: this.deadLetterQueue.queueArn,
+        INTAKE_QUEUE_URL: this.intakeQueue.queueUrl,
+      },
+    });
+    this.deadLetterQueue.grantConsumeMessages(this.replayFunction);
+    this.intakeQueue.grantSendMessages(this.replayFunction);
+    this.table.grantReadData(this.replayFunction);
+    this.replayFunction.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ["sqs:StartMessageMoveTask"],
+        resources: [this.deadLetterQueue.queueArn],
+      }),
+    );
+
+    const rule = (name: keyof typeof RULES, target: events.IRuleTarget) =>
+      new events.Rule(this, `${name[0]!.toUpperCase()}${name.slice(1)}Rule`, {
+        eventBus: this.bus,
+        description: RULES[name].description,
+        eventPattern: toCdkPattern(RULES[name].pattern),
+        targets: [target],
+      });
+    const targetOptions = {
+      deadLetterQueue: this.targetsDeadLetterQueue,
+      retryAttempts: 8,
+      maxEventAge: Duration.hours(24),
+    };
+    this.rules = {
+      auto: rule("auto", new targets.LambdaFunction(this.autoActionFunction, targetOptions)),
+      human: rule("human", new targets.SqsQueue(this.reviewQueue, targetOptions)),
+      rejected: rule("rejected", new targets.SqsQueue(this.rejectedQueue, targetOptions)),
+      requested: rule(
+        "requested",
+        new targets.SqsQueue(this.intakeQueue, {
+          ...targetOptions,
+          message: events.RuleTargetInput.fromEventPath("$.detail"),
+        }),
+      ),
+    };
+
+    for (const f of [
+      this.decideFunction,
+      this.autoActionFunction,
+      this.reviewFunction,
+      this.replayFunction,
+    ]) {
+      NagSuppressions.addResourceSuppressions(
+        f,
+        [
+          {
+            id: "AwsSolutions-IAM4",
+            reason: "AWSLambdaBasicExecutionRole only allows writing this function's logs",
+            appliesTo: [
+              "Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole",
+            ],
+          },
+          {
+            id: "AwsSolutions-IAM5",
+            reason:
+              "Grants from aws-cdk-lib: the table's indexes (index/*), X-Ray trace segments and SQS/KMS actions scoped to this stack's resources",
+          },
+          {
+            id: "AwsSolutions-L1",
+            reason:
+              "Pinned to nodejs22.x, the runtime the project tests and supports; newer runtimes are adopted deliberately",
+          },
+        ],
+        true,
+      );
+    }
+  }
+}

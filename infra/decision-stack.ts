@@ -1,0 +1,70 @@
+/**
+ * The one stack: the CPU-backed decision endpoint and the pipeline together, with operations.
+ * Deploy-time choices are CloudFormation parameters (model location) and context values
+ * (instance type, counts, image), so one synthesized template serves every environment.
+ */
+import { CfnOutput, CfnParameter, Stack, type StackProps } from "aws-cdk-lib";
+import type { Construct } from "constructs";
+import { DecisionEndpoint } from "./constructs/decision-endpoint.ts";
+import { DecisionPipeline } from "./constructs/decision-pipeline.ts";
+import { Operations } from "./constructs/operations.ts";
+
+/** Properties of {@link DecisionStack}. */
+export interface DecisionStackProps extends StackProps {
+  /** SageMaker instance type. @default "ml.c6i.xlarge" */
+  readonly instanceType?: string;
+  /** Endpoint instances at start. @default 1 */
+  readonly initialInstanceCount?: number;
+  /** Endpoint instances at most. @default 4 */
+  readonly maxInstanceCount?: number;
+  /** A prebuilt image URI instead of building endpoint/Dockerfile. */
+  readonly imageUri?: string;
+  /** Alarm email. */
+  readonly alarmEmail?: string;
+}
+
+/** The decision endpoint and pipeline. */
+export class DecisionStack extends Stack {
+  public readonly endpoint: DecisionEndpoint;
+  public readonly pipeline: DecisionPipeline;
+  public readonly operations: Operations;
+
+  constructor(scope: Construct, id: string, props: DecisionStackProps = {}) {
+    super(scope, id, props);
+    const modelBucket = new CfnParameter(this, "ModelBucket", {
+      type: "String",
+      description: "S3 bucket holding the model archive (model.tar.gz with one .gguf file)",
+    });
+    const modelKey = new CfnParameter(this, "ModelKey", {
+      type: "String",
+      default: "models/decision/model.tar.gz",
+      description: "Key of the model archive in that bucket",
+    });
+    this.endpoint = new DecisionEndpoint(this, "Endpoint", {
+      modelBucket: modelBucket.valueAsString,
+      modelKey: modelKey.valueAsString,
+      ...(props.instanceType ? { instanceType: props.instanceType } : {}),
+      initialInstanceCount: props.initialInstanceCount ?? 1,
+      maxInstanceCount: props.maxInstanceCount ?? 4,
+      ...(props.imageUri ? { imageUri: props.imageUri } : {}),
+    });
+    this.pipeline = new DecisionPipeline(this, "Pipeline", {
+      endpointName: this.endpoint.endpointName,
+      endpointArn: this.endpoint.endpointArn,
+      endpointMaxInstances: props.maxInstanceCount ?? 4,
+    });
+    this.operations = new Operations(this, "Operations", {
+      pipeline: this.pipeline,
+      endpointName: this.endpoint.endpointName,
+      ...(props.alarmEmail ? { alarmEmail: props.alarmEmail } : {}),
+    });
+
+    new CfnOutput(this, "EndpointName", { value: this.endpoint.endpointName });
+    new CfnOutput(this, "IntakeQueueUrl", { value: this.pipeline.intakeQueue.queueUrl });
+    new CfnOutput(this, "DeadLetterQueueUrl", { value: this.pipeline.deadLetterQueue.queueUrl });
+    new CfnOutput(this, "DeadLetterQueueArn", { value: this.pipeline.deadLetterQueue.queueArn });
+    new CfnOutput(this, "DecisionsTable", { value: this.pipeline.table.tableName });
+    new CfnOutput(this, "EventBusName", { value: this.pipeline.bus.eventBusName });
+    new CfnOutput(this, "ReviewUrl", { value: this.pipeline.reviewUrl.url });
+  }
+}

@@ -1,0 +1,220 @@
+/**
+ * The CDK app, synthesized offline: resources and their key settings, IAM scoping, the event
+ * source mapping, alarms, cdk-nag's AwsSolutions checks, and the deployed rules' patterns
+ * checked against the sample events with the local bus's own matcher.
+ */
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { App, Aspects } from "aws-cdk-lib";
+import { Annotations, Match, Template } from "aws-cdk-lib/assertions";
+import { AwsSolutionsChecks } from "cdk-nag";
+import { beforeAll, describe, expect, it } from "vitest";
+import { isGpuInstance } from "../../infra/constructs/decision-endpoint.ts";
+import { DecisionStack } from "../../infra/decision-stack.ts";
+import { matchesPattern } from "../../infra/local/event-pattern.ts";
+import { DECIDE_FUNCTION, INTAKE_VISIBILITY_SECONDS, MAX_RECEIVE_COUNT } from "../../infra/topology.ts";
+import { REPO_ROOT } from "../helpers/models.ts";
+
+let stack: DecisionStack;
+let template: Template;
+
+function synth(props: ConstructorParameters<typeof DecisionStack>[2] = {}): DecisionStack {
+  // Bundling is skipped here (esbuild runs in `npm run synth`); everything else is the real app.
+  const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
+  const created = new DecisionStack(app, "Test", {
+    imageUri: "123456789012.dkr.ecr.us-east-1.amazonaws.com/decide:1",
+    ...props,
+  });
+  Aspects.of(app).add(new AwsSolutionsChecks({ reports: false }));
+  app.synth();
+  return created;
+}
+
+beforeAll(() => {
+  stack = synth();
+  template = Template.fromStack(stack);
+}, 120_000);
+
+type Resource = { Properties: Record<string, unknown> };
+
+describe("DecisionStack", () => {
+  it("passes cdk-nag's AwsSolutions checks with zero unsuppressed errors, every suppression explained", () => {
+    const errors = Annotations.fromStack(stack).findError("*", Match.stringLikeRegexp("AwsSolutions-.*"));
+    expect(errors.map((e) => `${e.id}: ${String(e.entry.data).slice(0, 120)}`)).toEqual([]);
+    const suppressions = Object.values(
+      template.toJSON().Resources as Record<
+        string,
+        { Metadata?: { cdk_nag?: { rules_to_suppress: { reason: string }[] } } }
+      >,
+    ).flatMap((r) => r.Metadata?.cdk_nag?.rules_to_suppress ?? []);
+    expect(suppressions.length).toBeGreaterThan(0);
+    for (const s of suppressions) expect(s.reason.length).toBeGreaterThan(20);
+  });
+
+  it("deploys the endpoint on a CPU instance with the model from S3 and scales on invocations", () => {
+    template.hasResourceProperties("AWS::SageMaker::EndpointConfig", {
+      ProductionVariants: [
+        Match.objectLike({
+          InstanceType: "ml.c6i.xlarge",
+          InitialInstanceCount: 1,
+          VariantName: "AllTraffic",
+        }),
+      ],
+    });
+    template.hasResourceProperties("AWS::SageMaker::Model", {
+      PrimaryContainer: Match.objectLike({
+        ModelDataUrl: { "Fn::Join": ["", ["s3://", { Ref: "ModelBucket" }, "/", { Ref: "ModelKey" }]] },
+        Environment: { DECIDE_GPU: "off" },
+      }),
+    });
+    template.hasResourceProperties("AWS::ApplicationAutoScaling::ScalableTarget", {
+      MinCapacity: 1,
+      MaxCapacity: 4,
+    });
+    template.hasResourceProperties("AWS::ApplicationAutoScaling::ScalingPolicy", {
+      TargetTrackingScalingPolicyConfiguration: Match.objectLike({
+        PredefinedMetricSpecification: { PredefinedMetricType: "SageMakerVariantInvocationsPerInstance" },
+      }),
+    });
+  });
+
+  it("takes GPU instance types with the CUDA image", () => {
+    expect(isGpuInstance("ml.g5.xlarge")).toBe(true);
+    expect(isGpuInstance("ml.c6i.xlarge")).toBe(false);
+    const gpu = Template.fromStack(synth({ instanceType: "ml.g5.xlarge" }));
+    gpu.hasResourceProperties("AWS::SageMaker::Model", {
+      PrimaryContainer: Match.objectLike({ Environment: { DECIDE_GPU: "cuda" } }),
+    });
+  });
+
+  it("encrypts every queue, refuses plain HTTP, and dead-letters the intake after the receive limit", () => {
+    const queues = template.findResources("AWS::SQS::Queue") as Record<string, Resource>;
+    expect(Object.keys(queues)).toHaveLength(5);
+    for (const queue of Object.values(queues)) expect(queue.Properties.SqsManagedSseEnabled).toBe(true);
+    template.resourcePropertiesCountIs(
+      "AWS::SQS::QueuePolicy",
+      {
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({ Effect: "Deny", Condition: { Bool: { "aws:SecureTransport": "false" } } }),
+          ]),
+        },
+      },
+      5,
+    );
+    template.hasResourceProperties("AWS::SQS::Queue", {
+      VisibilityTimeout: INTAKE_VISIBILITY_SECONDS,
+      RedrivePolicy: Match.objectLike({ maxReceiveCount: MAX_RECEIVE_COUNT }),
+    });
+  });
+
+  it("keeps decisions in an on-demand table with point-in-time recovery and the review index", () => {
+    template.hasResourceProperties("AWS::DynamoDB::Table", {
+      BillingMode: "PAY_PER_REQUEST",
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      TimeToLiveSpecification: { AttributeName: "expiresAt", Enabled: true },
+      GlobalSecondaryIndexes: [Match.objectLike({ IndexName: "byStatus" })],
+    });
+  });
+
+  it("runs the functions on nodejs22.x, arm64, with explicit memory and timeout", () => {
+    const functions = Object.values(
+      template.findResources("AWS::Lambda::Function") as Record<string, Resource>,
+    );
+    expect(functions).toHaveLength(4);
+    for (const f of functions) {
+      expect(f.Properties.Runtime).toBe("nodejs22.x");
+      expect(f.Properties.Architectures).toEqual(["arm64"]);
+      expect(f.Properties.MemorySize).toBeGreaterThan(0);
+      expect(f.Properties.Timeout).toBeGreaterThan(0);
+    }
+    template.hasResourceProperties("AWS::Lambda::Function", {
+      MemorySize: DECIDE_FUNCTION.memoryMiB,
+      Timeout: DECIDE_FUNCTION.timeoutSeconds,
+      Environment: {
+        Variables: Match.objectLike({
+          DECISION_ENDPOINT_NAME: Match.anyValue(),
+          POLICIES_DIR: "/var/task/policies",
+        }),
+      },
+    });
+  });
+
+  it("feeds the decide function from the intake queue with partial batch failures and bounded concurrency", () => {
+    template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
+      BatchSize: DECIDE_FUNCTION.batchSize,
+      MaximumBatchingWindowInSeconds: DECIDE_FUNCTION.maxBatchingWindowSeconds,
+      FunctionResponseTypes: ["ReportBatchItemFailures"],
+      ScalingConfig: { MaximumConcurrency: 4 * DECIDE_FUNCTION.concurrencyPerInstance },
+    });
+  });
+
+  it("allows InvokeEndpoint on this one endpoint only", () => {
+    const policies = Object.values(template.findResources("AWS::IAM::Policy") as Record<string, Resource>);
+    const statements = policies.flatMap(
+      (p) =>
+        (p.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] })
+          .Statement,
+    );
+    const invoke = statements.filter((s) => [s.Action].flat().includes("sagemaker:InvokeEndpoint"));
+    expect(invoke).toHaveLength(1);
+    expect(invoke[0]!.Resource).toEqual({ Ref: stack.getLogicalId(stack.endpoint.endpoint) });
+    expect(
+      statements.every(
+        (s) =>
+          s.Resource !== "*" ||
+          [s.Action].flat().every((a) => a.startsWith("xray:") || a === "ecr:GetAuthorizationToken"),
+      ),
+    ).toBe(true);
+  });
+
+  it("raises alarms on dead letters, message age, endpoint errors and latency, and the escalation rate", () => {
+    const alarms = Object.values(
+      template.findResources("AWS::CloudWatch::Alarm") as Record<string, Resource>,
+    );
+    expect(alarms).toHaveLength(5);
+    for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toHaveLength(1);
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      MetricName: "Invocation5XXErrors",
+      Namespace: "AWS/SageMaker",
+    });
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      MetricName: "ApproximateAgeOfOldestMessage",
+      Threshold: 900,
+    });
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      Metrics: Match.arrayWith([Match.objectLike({ Expression: Match.stringLikeRegexp("human") })]),
+    });
+    template.resourceCountIs("AWS::CloudWatch::Dashboard", 1);
+  });
+
+  it("routes the sample events exactly as the local bus does, with the deployed patterns", async () => {
+    const rules = Object.values(template.findResources("AWS::Events::Rule") as Record<string, Resource>);
+    const byDescription = (text: string) =>
+      rules.find((r) => String(r.Properties.Description).includes(text))!.Properties.EventPattern as Record<
+        string,
+        unknown
+      >;
+    const patterns = {
+      auto: byDescription("auto-action"),
+      human: byDescription("review queue"),
+      rejected: byDescription("inspection"),
+      requested: byDescription("Decision Requested"),
+    };
+    const sample = async (name: string) =>
+      JSON.parse(await readFile(join(REPO_ROOT, "events", "eventbridge", `${name}.json`), "utf8"));
+    const expected: Record<string, string[]> = {
+      "decision-made-auto": ["auto"],
+      "decision-made-human": ["human"],
+      "decision-rejected": ["rejected"],
+      "decision-requested": ["requested"],
+    };
+    for (const [name, matching] of Object.entries(expected)) {
+      const event = await sample(name);
+      const matched = Object.entries(patterns)
+        .filter(([, pattern]) => matchesPattern(pattern, event))
+        .map(([rule]) => rule);
+      expect(matched, name).toEqual(matching);
+    }
+  });
+});
