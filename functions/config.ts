@@ -14,6 +14,7 @@ export function requireEnv(name: string, env: NodeJS.ProcessEnv = process.env): 
 export interface DecideSettings {
   readonly endpointName: string;
   readonly endpointTimeoutMs: number;
+  readonly endpointAttempts: number;
   readonly publishLeaseMs: number;
 }
 
@@ -22,6 +23,7 @@ export function decideSettings(env: NodeJS.ProcessEnv = process.env): DecideSett
   return {
     endpointName: requireEnv("DECISION_ENDPOINT_NAME", env),
     endpointTimeoutMs: Number(env.ENDPOINT_TIMEOUT_MS ?? 30_000),
+    endpointAttempts: Number(env.ENDPOINT_ATTEMPTS ?? 4),
     publishLeaseMs: Number(env.PUBLISH_LEASE_MS ?? 20_000),
   };
 }

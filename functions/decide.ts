@@ -28,6 +28,7 @@ export async function dependenciesFromEnv(env: NodeJS.ProcessEnv = process.env):
     ...(await sharedDependencies(env)),
     endpoint: new SageMakerDecisionEndpoint(sagemakerClient(), settings.endpointName, {
       timeoutMs: settings.endpointTimeoutMs,
+      attempts: settings.endpointAttempts,
     }),
     publishLeaseMs: settings.publishLeaseMs,
   };

@@ -12,13 +12,15 @@ export const MAX_RECEIVE_COUNT = 5;
 /** The decide function's settings (the queue's visibility timeout is six times its timeout, as AWS advises). */
 export const DECIDE_FUNCTION = {
   memoryMiB: 512,
-  /** Enough for the endpoint's 4 tries at up to 30 s each would be too long for one batch; each item is bounded by ENDPOINT_TIMEOUT_MS. */
+  /** Above the longest an item can take (endpointAttempts × endpointTimeoutMs plus backoff). */
   timeoutSeconds: 120,
   batchSize: 10,
   maxBatchingWindowSeconds: 1,
   /** Concurrent batches per endpoint instance: one model evaluates one request at a time. */
   concurrencyPerInstance: 2,
-  endpointTimeoutMs: 30_000,
+  /** Per call; with 3 tries and backoff an item takes at most about 76 s, under the 120 s timeout. */
+  endpointTimeoutMs: 25_000,
+  endpointAttempts: 3,
   publishLeaseMs: 60_000,
 } as const;
 

@@ -160,6 +160,7 @@ export class DecisionPipeline extends Construct {
       environment: {
         DECISION_ENDPOINT_NAME: props.endpointName,
         ENDPOINT_TIMEOUT_MS: String(DECIDE_FUNCTION.endpointTimeoutMs),
+        ENDPOINT_ATTEMPTS: String(DECIDE_FUNCTION.endpointAttempts),
         PUBLISH_LEASE_MS: String(DECIDE_FUNCTION.publishLeaseMs),
       },
     });

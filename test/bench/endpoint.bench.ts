@@ -12,7 +12,8 @@
  * exactly as many tokens as the expected compact answer takes in this tokenizer (max_tokens) and
  * the printed completion-token count shows what it really generated.
  *
- * Flags: --shape qwen2-0.5b|tiny (default qwen2-0.5b), --threads N (default 2), --blocks N (default 2).
+ * Flags: --shape qwen2-0.5b|tiny (default qwen2-0.5b), --threads N (default 2), --blocks N (default 2),
+ * --gpu off|auto|cuda (default off).
  */
 import { parseArgs } from "node:util";
 import { Logger } from "@aws-lambda-powertools/logger";
@@ -26,6 +27,7 @@ const { values: flags } = parseArgs({
     shape: { type: "string", default: "qwen2-0.5b" },
     threads: { type: "string", default: "2" },
     blocks: { type: "string", default: "2" },
+    gpu: { type: "string", default: "off" },
   },
 });
 const shapeName = flags.shape!;
