@@ -3,6 +3,7 @@
  */
 import { DecisionRuntimeError } from "../endpoint/scorer/errors.ts";
 import { UsageError } from "./args.ts";
+import { calibrateCommand, calibrateUsage } from "./calibrate.ts";
 import { makeModelCommand, makeModelUsage } from "./make-model.ts";
 import { replayCommand, replayUsage } from "./replay.ts";
 import { scoreCommand, scoreUsage } from "./score.ts";
@@ -18,6 +19,7 @@ const COMMANDS: Record<string, Command> = {
   score: { run: scoreCommand, usage: scoreUsage },
   serve: { run: serveCommand, usage: serveUsage },
   replay: { run: replayCommand, usage: replayUsage },
+  calibrate: { run: calibrateCommand, usage: calibrateUsage },
 };
 
 function overview(): string {

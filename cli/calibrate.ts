@@ -1,0 +1,232 @@
+/**
+ * `decide calibrate`: fits a policy's temperature and auto threshold from labelled decisions,
+ * writes a readable HTML report and a JSON summary, and proposes the next policy version (written
+ * only with --apply, never over an existing file).
+ */
+import { existsSync } from "node:fs";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { calibratePolicy } from "../shared/calibration/calibrate.ts";
+import { renderReport } from "../shared/calibration/report.ts";
+import type { LabelledLogits } from "../shared/calibration/temperature.ts";
+import type { ThresholdGoal } from "../shared/calibration/threshold.ts";
+import type { Policy } from "../shared/policy/policy.ts";
+import { PolicyRegistry } from "../shared/policy/registry.ts";
+import { requiredFlag, UsageError } from "./args.ts";
+
+export const calibrateUsage = `decide calibrate --input labelled.jsonl --policy ID [--target-accuracy 0.97 | --cost-wrong 20 --cost-review 1]
+                 [--model file.gguf] [--policies-dir events/policies] [--out calibration-out] [--bins 10] [--binning equal-width|equal-mass] [--apply]
+
+Each input line: {"label": "<option id>", "logits": [...]} (stored distribution, in the policy's option order),
+or {"label", "probabilities": {"<id>": p}}, or {"label", "state": ...} scored with --model.
+Rows that do not fit the policy are reported with their line numbers, not dropped silently.
+Writes <out>/<policy>.report.html and <out>/<policy>.summary.json; --apply writes the proposed
+policy version into the policies folder.
+Example: npx decide calibrate --input events/calibration/ticket-routing.labelled.jsonl --policy ticket-routing`;
+
+interface Row {
+  readonly line: number;
+  readonly value: Record<string, unknown>;
+}
+
+/** Reads labelled rows into logits; rows that do not fit are returned as problems. */
+async function readRows(
+  path: string,
+  policy: Policy,
+  modelPath: string | undefined,
+): Promise<{ rows: LabelledLogits[]; problems: { line: number; reason: string }[] }> {
+  const text = await readFile(path, "utf8").catch((error: unknown) => {
+    throw new UsageError(`cannot read --input ${path}: ${(error as Error).message}`);
+  });
+  const ids = policy.options.map((o) => o.id);
+  const problems: { line: number; reason: string }[] = [];
+  const parsed: Row[] = [];
+  text.split("\n").forEach((raw, i) => {
+    if (!raw.trim()) return;
+    try {
+      parsed.push({ line: i + 1, value: JSON.parse(raw) as Record<string, unknown> });
+    } catch (error) {
+      problems.push({ line: i + 1, reason: `not valid JSON (${(error as Error).message})` });
+    }
+  });
+  const rows: LabelledLogits[] = [];
+  const needScoring: { row: Row; label: number }[] = [];
+  for (const row of parsed) {
+    const v = row.value;
+    if (v.policy !== undefined && v.policy !== policy.id) {
+      problems.push({ line: row.line, reason: `belongs to policy "${String(v.policy)}"` });
+      continue;
+    }
+    const label = ids.indexOf(String(v.label));
+    if (label < 0) {
+      problems.push({
+        line: row.line,
+        reason: `label "${String(v.label)}" is not an option of ${policy.id} (${ids.join(", ")})`,
+      });
+      continue;
+    }
+    const group = typeof v.id === "string" ? v.id : `line-${row.line}`;
+    if (Array.isArray(v.logits)) {
+      if (
+        v.logits.length !== ids.length ||
+        !v.logits.every((x) => typeof x === "number" && Number.isFinite(x))
+      ) {
+        problems.push({
+          line: row.line,
+          reason: `logits must be ${ids.length} finite numbers in option order`,
+        });
+        continue;
+      }
+      rows.push({ logits: v.logits as number[], label, group });
+    } else if (v.probabilities && typeof v.probabilities === "object") {
+      const p = ids.map((id) => Number((v.probabilities as Record<string, unknown>)[id]));
+      if (p.some((x) => !(x > 0))) {
+        problems.push({ line: row.line, reason: "probabilities must give every option a positive value" });
+        continue;
+      }
+      rows.push({ logits: p.map(Math.log), label, group });
+    } else if (v.state !== undefined) {
+      needScoring.push({ row, label });
+    } else {
+      problems.push({ line: row.line, reason: "needs logits, probabilities or a state" });
+    }
+  }
+  if (needScoring.length > 0) {
+    if (!modelPath)
+      throw new UsageError(`${needScoring.length} rows hold a state: give --model to score them`);
+    rows.push(...(await scoreStates(modelPath, policy, needScoring)));
+  }
+  return { rows, problems };
+}
+
+/** Scores labelled states with the local runtime, with a progress line. */
+async function scoreStates(
+  modelPath: string,
+  policy: Policy,
+  rows: { row: Row; label: number }[],
+): Promise<LabelledLogits[]> {
+  const { DecisionModel } = await import("../endpoint/runtime/decision-model.ts");
+  const { DecisionScorer } = await import("../endpoint/scorer/scorer.ts");
+  await using model = await DecisionModel.load({ modelPath });
+  await using scorer = await DecisionScorer.create(model);
+  const out: LabelledLogits[] = [];
+  const started = performance.now();
+  for (const [i, { row, label }] of rows.entries()) {
+    const result = await scorer.score({
+      state: row.value.state,
+      layout: policy.layout,
+      tokenMass: false,
+      questions: [
+        {
+          key: "q",
+          type: policy.type,
+          instructions: policy.question,
+          options: policy.options.map((o) => ({ id: o.id, description: o.description })),
+        },
+      ],
+    });
+    const answer = result.answers[0]!;
+    // noul answers come back true-first: put the logits in the policy's order.
+    out.push({
+      logits: policy.options.map((o) => answer.logits[answer.optionIds.indexOf(o.id)]!),
+      label,
+      group: `line-${row.line}`,
+    });
+    const done = i + 1;
+    const rate = done / ((performance.now() - started) / 1000);
+    const line = `scored ${done}/${rows.length} (${rate.toFixed(1)}/s, ETA ${Math.round((rows.length - done) / rate)} s)`;
+    if (process.stderr.isTTY) process.stderr.write(`\r${line}`);
+    else if (done % 50 === 0 || done === rows.length) process.stderr.write(`${line}\n`);
+  }
+  if (process.stderr.isTTY) process.stderr.write("\n");
+  return out;
+}
+
+function goalOf(values: Record<string, string | boolean | undefined>): ThresholdGoal {
+  const number = (name: string) => {
+    const raw = values[name];
+    if (raw === undefined) return undefined;
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n < 0)
+      throw new UsageError(`--${name} must be a non-negative number, got "${String(raw)}"`);
+    return n;
+  };
+  const wrong = number("cost-wrong");
+  const review = number("cost-review");
+  if (wrong !== undefined || review !== undefined) {
+    if (wrong === undefined || review === undefined)
+      throw new UsageError("--cost-wrong and --cost-review go together");
+    return { kind: "cost", wrongAutomatic: wrong, humanReview: review };
+  }
+  const target = number("target-accuracy") ?? 0.97;
+  if (target <= 0 || target >= 1)
+    throw new UsageError(`--target-accuracy must be between 0 and 1, got ${target}`);
+  return { kind: "target-accuracy", accuracy: target };
+}
+
+/** Runs the command; returns the exit code. */
+export async function calibrateCommand(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      input: { type: "string" },
+      policy: { type: "string" },
+      model: { type: "string" },
+      "policies-dir": { type: "string", default: "events/policies" },
+      out: { type: "string", default: "calibration-out" },
+      "target-accuracy": { type: "string" },
+      "cost-wrong": { type: "string" },
+      "cost-review": { type: "string" },
+      bins: { type: "string", default: "10" },
+      binning: { type: "string", default: "equal-width" },
+      apply: { type: "boolean", default: false },
+    },
+    strict: true,
+  });
+  const policiesDir = values["policies-dir"]!;
+  const registry = await PolicyRegistry.fromFolder(policiesDir);
+  const policyId = requiredFlag("policy", values.policy);
+  const policy = registry.current(policyId);
+  if (!policy)
+    throw new UsageError(`--policy: unknown policy "${policyId}" (known: ${registry.ids().join(", ")})`);
+  const binning = values.binning;
+  if (binning !== "equal-width" && binning !== "equal-mass")
+    throw new UsageError(`--binning must be equal-width or equal-mass`);
+  const bins = Number(values.bins);
+  if (!Number.isInteger(bins) || bins < 2 || bins > 50)
+    throw new UsageError("--bins must be an integer from 2 to 50");
+
+  const { rows, problems } = await readRows(requiredFlag("input", values.input), policy, values.model);
+  for (const p of problems) console.error(`line ${p.line}: skipped: ${p.reason}`);
+  if (problems.length) console.error(`${problems.length} rows skipped, ${rows.length} used`);
+  const summary = calibratePolicy(policy, rows, { goal: goalOf(values), bins, binning });
+
+  await mkdir(values.out!, { recursive: true });
+  const reportPath = join(values.out!, `${policy.id}.report.html`);
+  const summaryPath = join(values.out!, `${policy.id}.summary.json`);
+  await writeFile(reportPath, renderReport(summary));
+  await writeFile(summaryPath, `${JSON.stringify({ ...summary, skipped: problems }, null, 2)}\n`);
+
+  const proposed = summary.proposedPolicy;
+  console.log(
+    `${policy.id}: ${summary.labels} labels; ECE ${summary.raw.ece.toFixed(3)} raw -> ${summary.calibrated.ece.toFixed(3)} calibrated (out of fold)`,
+  );
+  console.log(`  temperature ${policy.temperature} -> ${proposed.temperature}`);
+  console.log(
+    `  autoThreshold ${policy.autoThreshold} -> ${proposed.autoThreshold} (${(summary.threshold.coverage * 100).toFixed(1)}% automated)`,
+  );
+  for (const note of summary.threshold.notes) console.log(`  note: ${note}`);
+  console.log(`report: ${reportPath}\nsummary: ${summaryPath}`);
+  const policyPath = join(policiesDir, `${policy.id}.v${proposed.version}.json`);
+  if (!values.apply) {
+    console.log(
+      `proposed policy version ${proposed.version} not written; rerun with --apply to write ${policyPath}`,
+    );
+    return 0;
+  }
+  if (existsSync(policyPath)) throw new UsageError(`${policyPath} exists already; refusing to overwrite it`);
+  await writeFile(policyPath, `${JSON.stringify(proposed, null, 2)}\n`);
+  console.log(`wrote ${policyPath}`);
+  return 0;
+}

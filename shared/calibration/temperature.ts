@@ -1,0 +1,81 @@
+/**
+ * Temperature scaling: one T per policy, fitted by minimizing the negative log-likelihood of
+ * softmax(logits / T) with a bounded golden-section search on log T, and evaluated out of fold
+ * (grouped k-fold, so near-duplicate items never sit on both sides). The chosen option never changes.
+ */
+import { createHash } from "node:crypto";
+import { softmax } from "../probability.ts";
+import { type LabelledDistribution, negativeLogLikelihood } from "./metrics.ts";
+
+/** One labelled item with its raw option logits. */
+export interface LabelledLogits {
+  readonly logits: readonly number[];
+  readonly label: number;
+  /** Items of one group are kept in one fold. @default each item its own group */
+  readonly group?: string;
+}
+
+/** Bounds of the search. */
+export const MIN_TEMPERATURE = 0.05;
+export const MAX_TEMPERATURE = 20;
+
+/** The distributions at temperature `t`. */
+export function applyTemperature(rows: readonly LabelledLogits[], t: number): LabelledDistribution[] {
+  return rows.map((r) => ({ probabilities: softmax(r.logits, t), label: r.label }));
+}
+
+/** The temperature minimizing NLL on `rows`. */
+export function fitTemperature(rows: readonly LabelledLogits[]): number {
+  if (rows.length === 0) return 1;
+  const loss = (logT: number) => negativeLogLikelihood(applyTemperature(rows, Math.exp(logT)));
+  let lo = Math.log(MIN_TEMPERATURE);
+  let hi = Math.log(MAX_TEMPERATURE);
+  const phi = (Math.sqrt(5) - 1) / 2;
+  let a = hi - phi * (hi - lo);
+  let b = lo + phi * (hi - lo);
+  let fa = loss(a);
+  let fb = loss(b);
+  for (let i = 0; i < 80 && hi - lo > 1e-7; i++) {
+    if (fa < fb) {
+      hi = b;
+      b = a;
+      fb = fa;
+      a = hi - phi * (hi - lo);
+      fa = loss(a);
+    } else {
+      lo = a;
+      a = b;
+      fa = fb;
+      b = lo + phi * (hi - lo);
+      fb = loss(b);
+    }
+  }
+  return Math.exp((lo + hi) / 2);
+}
+
+/** The fold (0..k-1) of a group, stable across runs. */
+export function foldOf(group: string, folds: number): number {
+  return createHash("sha256").update(group).digest().readUInt32BE(0) % folds;
+}
+
+/**
+ * Out-of-fold calibrated distributions: each fold is calibrated with a temperature fitted on the
+ * other folds. Returns them in input order, with the per-fold temperatures.
+ */
+export function outOfFold(
+  rows: readonly LabelledLogits[],
+  folds = 5,
+): { calibrated: LabelledDistribution[]; temperatures: number[] } {
+  const fold = rows.map((r, i) => foldOf(r.group ?? String(i), folds));
+  const calibrated = new Array<LabelledDistribution>(rows.length);
+  const temperatures: number[] = [];
+  for (let f = 0; f < folds; f++) {
+    const train = rows.filter((_, i) => fold[i] !== f);
+    const t = fitTemperature(train);
+    temperatures.push(t);
+    rows.forEach((r, i) => {
+      if (fold[i] === f) calibrated[i] = { probabilities: softmax(r.logits, t), label: r.label };
+    });
+  }
+  return { calibrated, temperatures };
+}

@@ -1,0 +1,90 @@
+/**
+ * Choosing the auto-action threshold from labelled data: either the largest coverage whose
+ * automated accuracy still meets a target (judged by the lower end of its 95% Wilson interval,
+ * so few labels mean a cautious threshold), or the lowest expected cost from a cost matrix. With
+ * few labels a floor on the human share is kept and the result says so.
+ */
+import { argmax } from "../probability.ts";
+import type { LabelledDistribution } from "./metrics.ts";
+import { wilsonInterval } from "./uncertainty.ts";
+
+/** How to choose. */
+export type ThresholdGoal =
+  | { readonly kind: "target-accuracy"; readonly accuracy: number }
+  | { readonly kind: "cost"; readonly wrongAutomatic: number; readonly humanReview: number };
+
+/** Options of {@link chooseThreshold}. */
+export interface ThresholdOptions {
+  /** Below this many labels the floor applies. @default 200 */
+  readonly fewLabels?: number;
+  /** Human share kept at least when labels are few. @default 0.2 */
+  readonly humanFloor?: number;
+}
+
+/** The chosen threshold and what it implies on the labelled data. */
+export interface ThresholdChoice {
+  readonly threshold: number;
+  readonly coverage: number;
+  readonly automatedAccuracy: number;
+  /** 95% interval of the automated accuracy. */
+  readonly automatedAccuracyInterval: [number, number];
+  readonly expectedCostPerItem?: number;
+  readonly labels: number;
+  /** Plain-language caveats (few labels, floor applied, target unreachable). */
+  readonly notes: string[];
+}
+
+/** Chooses the threshold on calibrated distributions. */
+export function chooseThreshold(
+  rows: readonly LabelledDistribution[],
+  goal: ThresholdGoal,
+  options: ThresholdOptions = {},
+): ThresholdChoice {
+  const fewLabels = options.fewLabels ?? 200;
+  const floor = rows.length < fewLabels ? (options.humanFloor ?? 0.2) : 0;
+  const notes: string[] = [];
+  if (floor > 0)
+    notes.push(
+      `only ${rows.length} labels (fewer than ${fewLabels}): at least ${Math.round(floor * 100)}% of items stay with people`,
+    );
+  const sorted = rows
+    .map((r) => {
+      const top = argmax(r.probabilities);
+      return { confidence: r.probabilities[top]!, correct: top === r.label };
+    })
+    .sort((a, b) => b.confidence - a.confidence);
+  const n = sorted.length;
+  const maxAutomated = Math.floor(n * (1 - floor));
+  // Candidate k: automate the k most confident items (only where the next one is less confident).
+  let best: { k: number; score: number } = { k: 0, score: goal.kind === "cost" ? goal.humanReview : 0 };
+  let correct = 0;
+  for (let k = 1; k <= maxAutomated; k++) {
+    correct += sorted[k - 1]!.correct ? 1 : 0;
+    if (k < n && sorted[k]!.confidence === sorted[k - 1]!.confidence) continue;
+    if (goal.kind === "target-accuracy") {
+      if (wilsonInterval(correct, k)[0] >= goal.accuracy) best = { k, score: k };
+    } else {
+      const cost = ((k - correct) * goal.wrongAutomatic + (n - k) * goal.humanReview) / n;
+      if (cost < best.score) best = { k, score: cost };
+    }
+  }
+  const k = best.k;
+  const automatedCorrect = sorted.slice(0, k).filter((s) => s.correct).length;
+  if (k === 0) {
+    notes.push(
+      goal.kind === "target-accuracy"
+        ? `no threshold reaches ${goal.accuracy} automated accuracy with 95% confidence on these labels: everything goes to people`
+        : "automating nothing is cheapest on these labels",
+    );
+  }
+  return {
+    // Automate at or above the k-th confidence; above 1 means nothing is automated.
+    threshold: k === 0 ? 1.000001 : sorted[k - 1]!.confidence,
+    coverage: n ? k / n : 0,
+    automatedAccuracy: k ? automatedCorrect / k : Number.NaN,
+    automatedAccuracyInterval: wilsonInterval(automatedCorrect, k),
+    ...(goal.kind === "cost" ? { expectedCostPerItem: best.score } : {}),
+    labels: n,
+    notes,
+  };
+}
