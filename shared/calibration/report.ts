@@ -6,7 +6,7 @@
 import type { CalibrationSummary } from "./calibrate.ts";
 import type { ReliabilityBin } from "./metrics.ts";
 
-const escape = (text: string) =>
+const escapeHtml = (text: string) =>
   text.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]!);
 const pct = (x: number) => (Number.isFinite(x) ? `${(x * 100).toFixed(1)}%` : "n/a");
 const num = (x: number, digits = 3) => (Number.isFinite(x) ? x.toFixed(digits) : "n/a");
@@ -62,11 +62,11 @@ ${axes("share automated", `error rate (× ${num(maxRisk, 2)})`)}
 
 function confusionTable(summary: CalibrationSummary): string {
   const max = Math.max(1, ...summary.confusion.flat());
-  const head = summary.options.map((o) => `<th scope="col">${escape(o)}</th>`).join("");
+  const head = summary.options.map((o) => `<th scope="col">${escapeHtml(o)}</th>`).join("");
   const rows = summary.confusion
     .map(
       (row, i) =>
-        `<tr><th scope="row">${escape(summary.options[i]!)}</th>${row
+        `<tr><th scope="row">${escapeHtml(summary.options[i]!)}</th>${row
           .map(
             (n) =>
               `<td style="background: rgba(21,101,192,${(n / max).toFixed(2)}); color: ${n / max > 0.5 ? "#fff" : "#000"}">${n}</td>`,
@@ -83,7 +83,7 @@ export function renderReport(summary: CalibrationSummary): string {
     `<tr><th scope="row">${label}</th><td>${raw}</td><td>${cal}</td></tr>`;
   const t = summary.threshold;
   const notes = t.notes.length
-    ? `<ul class="notes">${t.notes.map((n) => `<li>${escape(n)}</li>`).join("")}</ul>`
+    ? `<ul class="notes">${t.notes.map((n) => `<li>${escapeHtml(n)}</li>`).join("")}</ul>`
     : "";
   const table = summary.thresholdTable
     .map(
@@ -93,7 +93,7 @@ export function renderReport(summary: CalibrationSummary): string {
     .join("");
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Calibration: ${escape(summary.policy.id)} v${summary.policy.version}</title>
+<title>Calibration: ${escapeHtml(summary.policy.id)} v${summary.policy.version}</title>
 <style>
 body { font: 15px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 60rem; padding: 0 1rem; color: #111; }
 h1 { font-size: 1.5rem; } h2 { font-size: 1.15rem; margin-top: 2rem; }
@@ -103,7 +103,7 @@ th[scope="row"] { text-align: left; } caption { text-align: left; font-weight: 6
 .notes { background: #fff8e1; border-left: 4px solid #f9a825; padding: 0.5rem 1.5rem; }
 </style></head>
 <body><main>
-<h1>Calibration report: ${escape(summary.policy.id)} version ${summary.policy.version}</h1>
+<h1>Calibration report: ${escapeHtml(summary.policy.id)} version ${summary.policy.version}</h1>
 <p>${summary.labels} labelled decisions. Temperature fitted by minimizing negative log-likelihood:
 <strong>T = ${num(summary.temperature)}</strong> (per fold: ${summary.foldTemperatures.map((x) => num(x)).join(", ")}).
 Calibrated figures are out of fold: each item is calibrated with a temperature fitted without it. Intervals are 95% bootstrap.</p>
@@ -129,7 +129,7 @@ ${confusionTable(summary)}
 <p>Split conformal sets at ${pct(summary.conformal.targetCoverage)} target coverage: include every option with calibrated probability ≥ ${num(summary.conformal.minProbability, 4)}.
 On held-out labels they covered ${pct(summary.conformal.heldOutCoverage)} with ${num(summary.conformal.meanSetSize, 2)} options on average.</p>
 <h2>Proposed policy version</h2>
-<pre>${escape(JSON.stringify({ id: summary.proposedPolicy.id, version: summary.proposedPolicy.version, temperature: summary.proposedPolicy.temperature, autoThreshold: summary.proposedPolicy.autoThreshold }, null, 2))}</pre>
+<pre>${escapeHtml(JSON.stringify({ id: summary.proposedPolicy.id, version: summary.proposedPolicy.version, temperature: summary.proposedPolicy.temperature, autoThreshold: summary.proposedPolicy.autoThreshold }, null, 2))}</pre>
 </main></body></html>
 `;
 }
