@@ -1,0 +1,127 @@
+/**
+ * `decide calibrate` on the labelled sample, end to end: the report, the summary and the proposed
+ * policy version (only with --apply, never over an existing file); the HTML report opened in
+ * headless Chromium, its plots checked, and a screenshot saved under test-output/.
+ */
+import { execFile } from "node:child_process";
+import { cp, mkdir, mkdtemp, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import { chromiumAvailable, launchChromium } from "../helpers/browser.ts";
+import { REPO_ROOT } from "../helpers/models.ts";
+
+const run = promisify(execFile);
+const DECIDE = join(REPO_ROOT, "bin", "decide.js");
+const SAMPLE = join(REPO_ROOT, "events", "calibration", "ticket-routing.labelled.jsonl");
+
+async function calibrate(args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [DECIDE, "calibrate", ...args], {
+      cwd: REPO_ROOT,
+    });
+    return { stdout, stderr, code: 0 };
+  } catch (error) {
+    const e = error as { stdout: string; stderr: string; code: number };
+    return e;
+  }
+}
+
+describe("decide calibrate", () => {
+  it("writes the report, the summary and, with --apply, the next policy version", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "calibrate-"));
+    const policies = join(dir, "policies");
+    await cp(join(REPO_ROOT, "events", "policies"), policies, { recursive: true });
+    const out = join(dir, "out");
+    const first = await calibrate([
+      "--input",
+      SAMPLE,
+      "--policy",
+      "ticket-routing",
+      "--policies-dir",
+      policies,
+      "--out",
+      out,
+    ]);
+    expect(first.code).toBe(0);
+    expect(first.stderr).toMatch(/line 1001: skipped: label "refunds" is not an option/);
+    expect(first.stderr).toMatch(/line 1002: skipped: logits must be 4 finite numbers/);
+    expect(first.stdout).toMatch(/not written; rerun with --apply/);
+    const summary = JSON.parse(await readFile(join(out, "ticket-routing.summary.json"), "utf8"));
+    expect(summary.labels).toBe(1000);
+    expect(summary.skipped).toHaveLength(2);
+    // The sample's logits are 1.8 times too sharp.
+    expect(summary.temperature).toBeGreaterThan(1.6);
+    expect(summary.temperature).toBeLessThan(2.0);
+    expect(summary.calibrated.ece).toBeLessThan(summary.raw.ece);
+    expect(summary.proposedPolicy.version).toBe(2);
+
+    const applied = await calibrate([
+      "--input",
+      SAMPLE,
+      "--policy",
+      "ticket-routing",
+      "--policies-dir",
+      policies,
+      "--out",
+      out,
+      "--apply",
+    ]);
+    expect(applied.code).toBe(0);
+    const written = JSON.parse(await readFile(join(policies, "ticket-routing.v2.json"), "utf8"));
+    expect(written).toMatchObject({
+      id: "ticket-routing",
+      version: 2,
+      temperature: summary.proposedPolicy.temperature,
+    });
+    const again = await calibrate([
+      "--input",
+      SAMPLE,
+      "--policy",
+      "ticket-routing",
+      "--policies-dir",
+      policies,
+      "--out",
+      out,
+      "--apply",
+    ]);
+    // Version 2 is now current, so the proposal is version 3: nothing is overwritten.
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/ticket-routing\.v3\.json/);
+  });
+
+  it.skipIf(!chromiumAvailable())("renders a report with its plots in headless Chromium", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "calibrate-"));
+    const result = await calibrate(["--input", SAMPLE, "--policy", "ticket-routing", "--out", dir]);
+    expect(result.code).toBe(0);
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+      await page.goto(pathToFileURL(join(dir, "ticket-routing.report.html")).href);
+      expect(await page.title()).toBe("Calibration: ticket-routing v1");
+      // One bar per non-empty bin, before and after calibration.
+      const summary = JSON.parse(await readFile(join(dir, "ticket-routing.summary.json"), "utf8"));
+      const nonEmpty = (bins: { count: number }[]) => bins.filter((b) => b.count > 0).length;
+      expect(await page.locator("#reliability rect.calibrated").count()).toBe(
+        nonEmpty(summary.reliability.calibrated),
+      );
+      expect(await page.locator("#reliability rect.raw").count()).toBe(nonEmpty(summary.reliability.raw));
+      expect(nonEmpty(summary.reliability.calibrated)).toBeGreaterThan(2);
+      const path = await page.locator("#risk-coverage path").getAttribute("d");
+      expect(path?.split("L").length).toBeGreaterThan(10);
+      expect(await page.locator("#confusion tbody tr").count()).toBe(4);
+      expect(await page.locator("#confusion tbody td").count()).toBe(16);
+      const box = await page.locator("#reliability").boundingBox();
+      expect(box!.width).toBeGreaterThan(200);
+      await mkdir(join(REPO_ROOT, "test-output"), { recursive: true });
+      await page.screenshot({
+        path: join(REPO_ROOT, "test-output", "calibration-report.png"),
+        fullPage: true,
+      });
+    } finally {
+      await browser.close();
+    }
+  });
+});
