@@ -14,6 +14,7 @@ import type { ThresholdGoal } from "../shared/calibration/threshold.ts";
 import type { Policy } from "../shared/policy/policy.ts";
 import { PolicyRegistry } from "../shared/policy/registry.ts";
 import { requiredFlag, UsageError } from "./args.ts";
+import { calibrateCheck } from "./calibrate-check.ts";
 
 export const calibrateUsage = `decide calibrate --input labelled.jsonl --policy ID [--target-accuracy 0.97 | --cost-wrong 20 --cost-review 1]
                  [--model file.gguf] [--policies-dir events/policies] [--out calibration-out] [--bins 10] [--binning equal-width|equal-mass] [--apply]
@@ -23,7 +24,11 @@ or {"label", "probabilities": {"<id>": p}}, or {"label", "state": ...} scored wi
 Rows that do not fit the policy are reported with their line numbers, not dropped silently.
 Writes <out>/<policy>.report.html and <out>/<policy>.summary.json; --apply writes the proposed
 policy version into the policies folder.
-Example: npx decide calibrate --input events/calibration/ticket-routing.labelled.jsonl --policy ticket-routing`;
+Example: npx decide calibrate --input events/calibration/ticket-routing.labelled.jsonl --policy ticket-routing
+
+decide calibrate --check --baseline <out>/<policy>.summary.json --recent recent-decisions.jsonl [--event-bus NAME]
+Compares recent decision records (distribution, route, allowedTokenMass) with the calibration
+baseline; exits 3 and emits "Calibration Drift" (when a bus is named) if they drifted.`;
 
 interface Row {
   readonly line: number;
@@ -181,9 +186,20 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
       bins: { type: "string", default: "10" },
       binning: { type: "string", default: "equal-width" },
       apply: { type: "boolean", default: false },
+      check: { type: "boolean", default: false },
+      baseline: { type: "string" },
+      recent: { type: "string" },
+      "event-bus": { type: "string" },
     },
     strict: true,
   });
+  if (values.check) {
+    return calibrateCheck({
+      baseline: requiredFlag("baseline", values.baseline),
+      recent: requiredFlag("recent", values.recent),
+      eventBus: values["event-bus"] ?? process.env.EVENT_BUS_NAME,
+    });
+  }
   const policiesDir = values["policies-dir"]!;
   const registry = await PolicyRegistry.fromFolder(policiesDir);
   const policyId = requiredFlag("policy", values.policy);

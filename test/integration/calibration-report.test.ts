@@ -92,6 +92,53 @@ describe("decide calibrate", () => {
     expect(again.stdout).toMatch(/ticket-routing\.v3\.json/);
   });
 
+  it("checks recent decisions against the baseline: quiet when alike, exit 3 on drift", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "calibrate-"));
+    expect((await calibrate(["--input", SAMPLE, "--policy", "ticket-routing", "--out", dir])).code).toBe(0);
+    const summaryPath = join(dir, "ticket-routing.summary.json");
+    const summary = JSON.parse(await readFile(summaryPath, "utf8"));
+    // Recent decisions drawn to match the baseline's mix, confidence and escalation rate.
+    const like = Array.from({ length: 200 }, (_, i) => {
+      const k = summary.baseline.optionMix.findIndex(
+        (_: number, j: number, mix: number[]) =>
+          (i + 0.5) / 200 < mix.slice(0, j + 1).reduce((a: number, b: number) => a + b, 0),
+      );
+      const p = [0, 0, 0, 0].map((_, j) =>
+        j === k ? summary.baseline.meanConfidence : (1 - summary.baseline.meanConfidence) / 3,
+      );
+      return {
+        distribution: Object.fromEntries(summary.options.map((id: string, j: number) => [id, p[j]])),
+        route: i / 200 < summary.baseline.escalationRate ? "human" : "auto",
+      };
+    });
+    const drifted = like.map((d) => ({
+      ...d,
+      distribution: { billing: 0.55, technical: 0.15, account: 0.15, out_of_scope: 0.15 },
+    }));
+    const { writeFile } = await import("node:fs/promises");
+    await writeFile(join(dir, "like.jsonl"), like.map((d) => JSON.stringify(d)).join("\n"));
+    await writeFile(join(dir, "drifted.jsonl"), drifted.map((d) => JSON.stringify(d)).join("\n"));
+    const quiet = await calibrate([
+      "--check",
+      "--baseline",
+      summaryPath,
+      "--recent",
+      join(dir, "like.jsonl"),
+    ]);
+    expect(quiet.code).toBe(0);
+    expect(quiet.stdout).toMatch(/no drift/);
+    const loud = await calibrate([
+      "--check",
+      "--baseline",
+      summaryPath,
+      "--recent",
+      join(dir, "drifted.jsonl"),
+    ]);
+    expect(loud.code).toBe(3);
+    expect(loud.stdout).toMatch(/DRIFT mean_confidence/);
+    expect(loud.stdout).toMatch(/DRIFT option_mix/);
+  });
+
   it.skipIf(!chromiumAvailable())("renders a report with its plots in headless Chromium", async () => {
     const dir = await mkdtemp(join(tmpdir(), "calibrate-"));
     const result = await calibrate(["--input", SAMPLE, "--policy", "ticket-routing", "--out", dir]);

@@ -164,3 +164,47 @@ describe("conformal sets", () => {
     ).toEqual([0, 1]);
   });
 });
+
+describe("drift", async () => {
+  const { checkDrift } = await import("../../shared/calibration/drift.ts");
+  const baseline = {
+    meanConfidence: 0.9,
+    escalationRate: 0.2,
+    optionMix: [0.5, 0.5],
+    meanAllowedTokenMass: 0.8,
+  };
+  const steady = Array.from({ length: 100 }, (_, i) => ({
+    probabilities: i % 2 ? [0.9, 0.1] : [0.1, 0.9],
+    route: (i % 5 === 0 ? "human" : "auto") as "human" | "auto",
+    allowedTokenMass: 0.8,
+  }));
+
+  it("stays quiet when recent decisions look like the baseline", () => {
+    const result = checkDrift(baseline, steady);
+    expect(result.drifted).toBe(false);
+    expect(result.checks.map((c) => c.name)).toEqual([
+      "mean_confidence",
+      "escalation_rate",
+      "option_mix",
+      "allowed_token_mass",
+    ]);
+  });
+
+  it("flags each kind of drift", () => {
+    const unsure = steady.map((d) => ({
+      ...d,
+      probabilities: d.probabilities.map((p) => (p > 0.5 ? 0.6 : 0.4)),
+    }));
+    expect(checkDrift(baseline, unsure).checks.find((c) => c.name === "mean_confidence")!.drifted).toBe(true);
+    const escalated = steady.map((d) => ({ ...d, route: "human" as const }));
+    expect(checkDrift(baseline, escalated).checks.find((c) => c.name === "escalation_rate")!.drifted).toBe(
+      true,
+    );
+    const skewed = steady.map((d) => ({ ...d, probabilities: [0.9, 0.1] }));
+    expect(checkDrift(baseline, skewed).checks.find((c) => c.name === "option_mix")!.drifted).toBe(true);
+    const elsewhere = steady.map((d) => ({ ...d, allowedTokenMass: 0.3 }));
+    const result = checkDrift(baseline, elsewhere);
+    expect(result.drifted).toBe(true);
+    expect(result.checks.find((c) => c.name === "allowed_token_mass")!.drifted).toBe(true);
+  });
+});
