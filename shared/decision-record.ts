@@ -27,6 +27,8 @@ export interface DecisionRecord {
   readonly distribution?: Record<string, number>;
   readonly rawLogits?: number[];
   readonly topProbability?: number;
+  /** Conformal prediction set (option ids), when the policy defines one. */
+  readonly predictionSet?: string[];
   readonly confidence?: number;
   readonly allowedTokenMass?: number | null;
   readonly temperature?: number;

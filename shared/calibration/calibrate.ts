@@ -149,6 +149,17 @@ export function calibratePolicy(
       version: policy.version + 1,
       temperature: Number(temperature.toFixed(4)),
       autoThreshold: nextThreshold,
+      predictionSet: {
+        minProbability: Number(rule.minProbability.toFixed(4)),
+        targetCoverage: rule.targetCoverage,
+      },
+      baseline: {
+        meanConfidence: Number(
+          (calibrated.reduce((s, r) => s + Math.max(...r.probabilities), 0) / calibrated.length).toFixed(4),
+        ),
+        escalationRate: Number((1 - threshold.coverage).toFixed(4)),
+        optionMix: optionMix.map((m) => Number(m.toFixed(4))),
+      },
     },
   };
 }

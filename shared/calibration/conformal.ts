@@ -23,7 +23,10 @@ export function fitConformal(rows: readonly LabelledDistribution[], targetCovera
 }
 
 /** The prediction set (option indices) for a distribution. */
-export function predictionSet(probabilities: readonly number[], rule: ConformalRule): number[] {
+export function predictionSet(
+  probabilities: readonly number[],
+  rule: Pick<ConformalRule, "minProbability">,
+): number[] {
   const set = probabilities.flatMap((p, i) => (p >= rule.minProbability ? [i] : []));
   return set.length > 0 ? set : [probabilities.indexOf(Math.max(...probabilities))];
 }

@@ -16,6 +16,7 @@ import type { DecidesItems } from "../adapters/decision-endpoint.ts";
 import type { DecisionStore } from "../adapters/decision-store.ts";
 import { EndpointRejectedError } from "../adapters/errors.ts";
 import type { PublishesEvents } from "../adapters/event-publisher.ts";
+import { predictionSet } from "../calibration/conformal.ts";
 import type { DecisionRecord } from "../decision-record.ts";
 import { DetailType, type PipelineEvent } from "../events.ts";
 import { type ItemProblem, parseItem } from "../item.ts";
@@ -140,6 +141,11 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
     distribution: Object.fromEntries(policy.options.map((option, i) => [option.id, probabilities[i]!])),
     rawLogits: decision.logits,
     topProbability: routing.topProbability,
+    ...(policy.predictionSet
+      ? {
+          predictionSet: predictionSet(probabilities, policy.predictionSet).map((k) => policy.options[k]!.id),
+        }
+      : {}),
     confidence: confidence(probabilities),
     allowedTokenMass: decision.allowedTokenMass,
     temperature: policy.temperature,

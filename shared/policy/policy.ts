@@ -39,6 +39,20 @@ export const policySchema = z
     outOfScopeOption: z.string().optional(),
     /** Prompt layout; policy-first reuses the policy's preamble across items. @default "policy-first" */
     layout: z.enum(["state-first", "policy-first"]).default("policy-first"),
+    /** Conformal prediction sets (from `decide calibrate`): options at or above this probability. */
+    predictionSet: z
+      .object({ minProbability: z.number().min(0).max(1), targetCoverage: z.number().gt(0).lt(1) })
+      .strict()
+      .optional(),
+    /** What calibrated decisions looked like when this version was fitted (for drift checks). */
+    baseline: z
+      .object({
+        meanConfidence: z.number().min(0).max(1),
+        escalationRate: z.number().min(0).max(1),
+        optionMix: z.array(z.number().min(0).max(1)),
+      })
+      .strict()
+      .optional(),
   })
   .strict()
   .superRefine((policy, ctx) => {

@@ -76,6 +76,10 @@ describe("decide calibrate", () => {
       version: 2,
       temperature: summary.proposedPolicy.temperature,
     });
+    expect(written.predictionSet.targetCoverage).toBe(0.9);
+    expect(written.baseline.optionMix).toHaveLength(4);
+    const { parsePolicy } = await import("../../shared/policy/policy.ts");
+    expect(parsePolicy(written).version).toBe(2);
     const again = await calibrate([
       "--input",
       SAMPLE,

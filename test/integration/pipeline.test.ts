@@ -79,6 +79,16 @@ describe("decide pipeline on local services", () => {
       expect(event.detail.chosen).toBe(record?.chosen);
       if (record?.route === "auto")
         expect(record.topProbability).toBeGreaterThanOrEqual(policy.autoThreshold);
+      if (policy.predictionSet) {
+        // The conformal set: every option at or above the policy's cut-off (the top one at least).
+        const cut = policy.predictionSet.minProbability;
+        const expected = Object.entries(record!.distribution!).flatMap(([id, p]) => (p >= cut ? [id] : []));
+        expect(record?.predictionSet?.sort()).toEqual(
+          (expected.length ? expected : [record!.chosen!]).sort(),
+        );
+      } else {
+        expect(record?.predictionSet).toBeUndefined();
+      }
     }
 
     const rejected = pipeline.bus.events.filter((e) => e["detail-type"] === "Decision Rejected");
