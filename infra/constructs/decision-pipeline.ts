@@ -55,6 +55,7 @@ export class DecisionPipeline extends Construct {
   public readonly autoActionFunction: NodejsFunction;
   public readonly reviewFunction: NodejsFunction;
   public readonly replayFunction: NodejsFunction;
+  public readonly driftFunction: NodejsFunction;
   public readonly reviewUrl: lambda.FunctionUrl;
   public readonly rules: Record<keyof typeof RULES, events.Rule>;
 
@@ -206,6 +207,24 @@ export class DecisionPipeline extends Construct {
       }),
     );
 
+    this.driftFunction = fn("Drift", "drift.ts", {
+      memoryMiB: 512,
+      timeoutSeconds: 300,
+      environment: { DRIFT_PERIOD_HOURS: "24" },
+    });
+    this.table.grantReadData(this.driftFunction);
+    this.bus.grantPutEventsTo(this.driftFunction);
+    new events.Rule(this, "DriftSchedule", {
+      description: "Daily calibration drift check",
+      schedule: events.Schedule.rate(Duration.days(1)),
+      targets: [
+        new targets.LambdaFunction(this.driftFunction, {
+          retryAttempts: 2,
+          deadLetterQueue: this.targetsDeadLetterQueue,
+        }),
+      ],
+    });
+
     const rule = (name: keyof typeof RULES, target: events.IRuleTarget) =>
       new events.Rule(this, `${name[0]!.toUpperCase()}${name.slice(1)}Rule`, {
         eventBus: this.bus,
@@ -232,6 +251,7 @@ export class DecisionPipeline extends Construct {
     };
 
     for (const f of [
+      this.driftFunction,
       this.decideFunction,
       this.autoActionFunction,
       this.reviewFunction,

@@ -163,6 +163,29 @@ export class DecisionStore {
     }
   }
 
+  /** Every record in `status` created at or after `since` (ISO time), across pages. */
+  async listSince(status: RecordStatus, since: string): Promise<DecisionRecord[]> {
+    const records: DecisionRecord[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const output = await this.call("query", () =>
+        this.client.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            IndexName: STATUS_INDEX,
+            KeyConditionExpression: "#status = :status AND createdAt >= :since",
+            ExpressionAttributeNames: { "#status": "status" },
+            ExpressionAttributeValues: { ":status": status, ":since": since },
+            ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+          }),
+        ),
+      );
+      records.push(...(output.Items ?? []).map(stripKeys));
+      startKey = output.LastEvaluatedKey;
+    } while (startKey);
+    return records;
+  }
+
   /** Records in `status`, oldest first (the review queue for `pending_review`). */
   async listByStatus(status: RecordStatus, limit = 50): Promise<DecisionRecord[]> {
     const output = await this.call("query", () =>

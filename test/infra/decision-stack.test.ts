@@ -121,7 +121,7 @@ describe("DecisionStack", () => {
     const functions = Object.values(
       template.findResources("AWS::Lambda::Function") as Record<string, Resource>,
     );
-    expect(functions).toHaveLength(4);
+    expect(functions).toHaveLength(5);
     for (const f of functions) {
       expect(f.Properties.Runtime).toBe("nodejs22.x");
       expect(f.Properties.Architectures).toEqual(["arm64"]);
@@ -186,6 +186,7 @@ describe("DecisionStack", () => {
       Metrics: Match.arrayWith([Match.objectLike({ Expression: Match.stringLikeRegexp("human") })]),
     });
     template.resourceCountIs("AWS::CloudWatch::Dashboard", 1);
+    template.hasResourceProperties("AWS::Events::Rule", { ScheduleExpression: "rate(1 day)" });
   });
 
   it("routes the sample events exactly as the local bus does, with the deployed patterns", async () => {

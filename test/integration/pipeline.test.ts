@@ -190,3 +190,26 @@ describe("targets", () => {
     expect(record).toMatchObject({ status: "reviewed", label, reviewer: "ana", reviewEventPublished: true });
   });
 });
+
+describe("scheduled drift check", () => {
+  it("compares the stored decisions with each policy's baseline and emits Calibration Drift", async () => {
+    const { runDriftCheck } = await import("../../shared/calibration/drift-check.ts");
+    const { PolicyRegistry } = await import("../../shared/policy/registry.ts");
+    const current = pipeline.deps.policies.current("ticket-routing")!;
+    // A baseline no real run matches: every decision certain, all billing, nothing escalated.
+    const skewed = {
+      ...current,
+      baseline: { meanConfidence: 1, escalationRate: 0, optionMix: [1, 0, 0, 0] },
+    };
+    const policies = new PolicyRegistry([skewed]);
+    const results = await runDriftCheck(
+      { policies, store: pipeline.deps.store, publisher: pipeline.deps.publisher },
+      { minimumDecisions: 1 },
+    );
+    expect(results).toEqual([{ policyId: "ticket-routing", decisions: 4, drifted: true }]);
+    await pipeline.bus.idle();
+    const drift = pipeline.bus.events.filter((e) => e["detail-type"] === "Calibration Drift");
+    expect(drift).toHaveLength(1);
+    expect(drift[0]!.detail).toMatchObject({ policyId: "ticket-routing", policyVersion: 1, decisions: 4 });
+  });
+});
