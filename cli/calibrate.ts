@@ -17,7 +17,7 @@ import { requiredFlag, UsageError } from "./args.ts";
 import { calibrateCheck } from "./calibrate-check.ts";
 
 export const calibrateUsage = `decide calibrate --input labelled.jsonl --policy ID [--target-accuracy 0.97 | --cost-wrong 20 --cost-review 1]
-                 [--model file.gguf] [--policies-dir events/policies] [--out calibration-out] [--bins 10] [--binning equal-width|equal-mass] [--apply]
+                 [--model file.gguf | --table DECISIONS_TABLE] [--policies-dir events/policies] [--out calibration-out] [--bins 10] [--binning equal-width|equal-mass] [--apply]
 
 Each input line: {"label": "<option id>", "logits": [...]} (stored distribution, in the policy's option order),
 or {"label", "probabilities": {"<id>": p}}, or {"label", "state": ...} scored with --model.
@@ -148,6 +148,35 @@ async function scoreStates(
   return out;
 }
 
+/** Reviewed decisions of the policy's current version from the decisions table (the reviewers' labels). */
+async function reviewedRows(
+  table: string,
+  policy: Policy,
+): Promise<{ rows: LabelledLogits[]; problems: { line: number; reason: string }[] }> {
+  const { DynamoDBClient } = await import("@aws-sdk/client-dynamodb");
+  const { DynamoDBDocumentClient } = await import("@aws-sdk/lib-dynamodb");
+  const { DecisionStore } = await import("../shared/adapters/decision-store.ts");
+  const store = new DecisionStore(DynamoDBDocumentClient.from(new DynamoDBClient({})), table);
+  const ids = policy.options.map((o) => o.id);
+  const rows: LabelledLogits[] = [];
+  const problems: { line: number; reason: string }[] = [];
+  const records = (await store.listSince("reviewed", "1970-01-01T00:00:00.000Z")).filter(
+    (r) => r.policyId === policy.id && r.policyVersion === policy.version,
+  );
+  for (const [i, record] of records.entries()) {
+    const label = ids.indexOf(record.label ?? "");
+    if (label < 0 || record.rawLogits?.length !== ids.length) {
+      problems.push({
+        line: i + 1,
+        reason: `${record.itemId}: label "${record.label}" or its logits do not fit ${policy.id}@${policy.version}`,
+      });
+      continue;
+    }
+    rows.push({ logits: record.rawLogits, label, group: record.itemId });
+  }
+  return { rows, problems };
+}
+
 function goalOf(values: Record<string, string | boolean | undefined>): ThresholdGoal {
   const number = (name: string) => {
     const raw = values[name];
@@ -190,6 +219,7 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
       baseline: { type: "string" },
       recent: { type: "string" },
       "event-bus": { type: "string" },
+      table: { type: "string" },
     },
     strict: true,
   });
@@ -213,7 +243,9 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
   if (!Number.isInteger(bins) || bins < 2 || bins > 50)
     throw new UsageError("--bins must be an integer from 2 to 50");
 
-  const { rows, problems } = await readRows(requiredFlag("input", values.input), policy, values.model);
+  const { rows, problems } = values.table
+    ? await reviewedRows(values.table, policy)
+    : await readRows(requiredFlag("input", values.input), policy, values.model);
   for (const p of problems) console.error(`line ${p.line}: skipped: ${p.reason}`);
   if (problems.length) console.error(`${problems.length} rows skipped, ${rows.length} used`);
   const summary = calibratePolicy(policy, rows, { goal: goalOf(values), bins, binning });
