@@ -5,6 +5,8 @@
  * Random weights give meaningless answers but real timings and real code paths: the file loads
  * through node-llama-cpp exactly like a user's model.
  */
+
+import { SeededRandom } from "../../shared/random.ts";
 import {
   type GgmlTensorTypeName,
   GgufFileType,
@@ -14,7 +16,6 @@ import {
 import { encodeTensor, float32ToFloat16Bits } from "../gguf/quantize.ts";
 import { type GgufTensorSpec, type GgufValue, gguf, writeGgufFile } from "../gguf/writer.ts";
 import { CHATML_TEMPLATE } from "./chat-template.ts";
-import { SeededRandom } from "./random.ts";
 import type { ModelShape } from "./shapes.ts";
 import { buildVocabulary, type Vocabulary } from "./vocabulary.ts";
 

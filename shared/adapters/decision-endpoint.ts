@@ -5,6 +5,7 @@
  * 4xx means the item itself was refused: that is never retried.
  */
 import { InvokeEndpointCommand, type SageMakerRuntimeClient } from "@aws-sdk/client-sagemaker-runtime";
+import { backoff } from "../backoff.ts";
 import type { Item } from "../item.ts";
 import type { Policy } from "../policy/policy.ts";
 import { EndpointRejectedError, EndpointUnavailableError } from "./errors.ts";
@@ -81,7 +82,7 @@ export class SageMakerDecisionEndpoint implements DecidesItems {
     const body = JSON.stringify(systemOneRequest(item, policy));
     let last: Error | undefined;
     for (let attempt = 1; attempt <= this.attempts; attempt++) {
-      if (attempt > 1) await sleep(Math.random() * this.baseDelayMs * 2 ** (attempt - 2));
+      await backoff(attempt, this.baseDelayMs);
       const started = performance.now();
       try {
         const output = await this.client.send(
@@ -170,8 +171,4 @@ function classify(error: unknown, endpoint: string): EndpointUnavailableError | 
     `${e.name ?? "error"}${status ? ` ${status}` : ""} from ${endpoint}: ${e.message ?? String(error)}`,
     { cause: error },
   );
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -7,6 +7,7 @@ import {
   PutEventsCommand,
   type PutEventsRequestEntry,
 } from "@aws-sdk/client-eventbridge";
+import { backoff } from "../backoff.ts";
 import { EVENT_SOURCE, type PipelineEvent } from "../events.ts";
 import { EventPublishError } from "./errors.ts";
 
@@ -51,7 +52,7 @@ export class EventPublisher implements PublishesEvents {
     let pending = batch.map((event) => ({ event, entry: this.entryOf(event) }));
     let lastError = "";
     for (let attempt = 1; attempt <= this.attempts && pending.length > 0; attempt++) {
-      if (attempt > 1) await sleep(Math.random() * this.baseDelayMs * 2 ** (attempt - 2));
+      await backoff(attempt, this.baseDelayMs);
       try {
         const output = await this.client.send(new PutEventsCommand({ Entries: pending.map((p) => p.entry) }));
         const results = output.Entries ?? [];
@@ -78,8 +79,4 @@ export class EventPublisher implements PublishesEvents {
       EventBusName: this.busName,
     };
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

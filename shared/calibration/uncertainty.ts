@@ -2,17 +2,7 @@
  * Uncertainty of small samples: bootstrap percentile intervals and the Wilson score interval for
  * a proportion. Seeded, so reports are reproducible.
  */
-
-/** A 32-bit seeded generator (mulberry32). */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { SeededRandom } from "../random.ts";
 
 /** A 95% bootstrap percentile interval of `statistic` over resamples of `rows`. */
 export function bootstrapInterval<T>(
@@ -21,10 +11,13 @@ export function bootstrapInterval<T>(
   { resamples = 500, seed = 1 }: { resamples?: number; seed?: number } = {},
 ): [number, number] {
   if (rows.length === 0) return [Number.NaN, Number.NaN];
-  const random = seeded(seed);
+  const random = new SeededRandom(seed);
   const values: number[] = [];
   for (let r = 0; r < resamples; r++) {
-    const sample = Array.from({ length: rows.length }, () => rows[Math.floor(random() * rows.length)]!);
+    const sample = Array.from(
+      { length: rows.length },
+      () => rows[Math.floor(random.nextFloat() * rows.length)]!,
+    );
     values.push(statistic(sample));
   }
   values.sort((a, b) => a - b);

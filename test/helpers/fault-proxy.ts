@@ -5,7 +5,7 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { SeededRandom } from "../../endpoint/models/random.ts";
+import { SeededRandom } from "../../shared/random.ts";
 
 /** Counts of what the proxy did. */
 export interface FaultCounts {

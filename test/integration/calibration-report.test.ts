@@ -143,6 +143,36 @@ describe("decide calibrate", () => {
     expect(loud.stdout).toMatch(/DRIFT option_mix/);
   });
 
+  it("scores labelled states on a local model, with progress lines", async () => {
+    const { generatedModel } = await import("../helpers/models.ts");
+    const { writeFile } = await import("node:fs/promises");
+    const dir = await mkdtemp(join(tmpdir(), "calibrate-"));
+    const labels = ["billing", "technical", "account", "out_of_scope"];
+    const rows = Array.from({ length: 24 }, (_, i) => ({
+      id: `S-${i}`,
+      label: labels[i % 4],
+      state: `ticket ${i}: my invoice and login`,
+    }));
+    const input = join(dir, "states.jsonl");
+    await writeFile(input, rows.map((r) => JSON.stringify(r)).join("\n"));
+    const result = await calibrate([
+      "--input",
+      input,
+      "--policy",
+      "ticket-routing",
+      "--model",
+      await generatedModel(),
+      "--out",
+      dir,
+    ]);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/scored 24\/24/);
+    const summary = JSON.parse(await readFile(join(dir, "ticket-routing.summary.json"), "utf8"));
+    expect(summary.labels).toBe(24);
+    // 24 labels: the report keeps the human floor and says why.
+    expect(summary.threshold.notes.join(" ")).toMatch(/only 24 labels|no threshold reaches/);
+  });
+
   it.skipIf(!chromiumAvailable())("renders a report with its plots in headless Chromium", async () => {
     const dir = await mkdtemp(join(tmpdir(), "calibrate-"));
     const result = await calibrate(["--input", SAMPLE, "--policy", "ticket-routing", "--out", dir]);

@@ -7,8 +7,8 @@
  */
 import { ReceiveMessageCommand, SendMessageBatchCommand } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SeededRandom } from "../../endpoint/models/random.ts";
 import type { DecisionRecord } from "../../shared/decision-record.ts";
+import { SeededRandom } from "../../shared/random.ts";
 import { type FaultProxy, startFaultProxy } from "../helpers/fault-proxy.ts";
 import { type LocalPipeline, startLocalPipeline } from "../helpers/local-pipeline.ts";
 

@@ -213,3 +213,47 @@ describe("scheduled drift check", () => {
     expect(drift[0]!.detail).toMatchObject({ policyId: "ticket-routing", policyVersion: 1, decisions: 4 });
   });
 });
+
+describe("calibration from reviewed decisions", () => {
+  it("reads the reviewers' labels of the current policy version from the decisions table", async () => {
+    const { execFile } = await import("node:child_process");
+    const { promisify } = await import("node:util");
+    const { mkdtemp } = await import("node:fs/promises");
+    const { tmpdir } = await import("node:os");
+    const policy = pipeline.deps.policies.current("pre-screen")!;
+    const now = new Date().toISOString();
+    for (let i = 0; i < 30; i++) {
+      const label = i % 3 === 0 ? "false" : "true";
+      await pipeline.deps.store.create({
+        itemId: `REVIEWED-${i}`,
+        policyId: policy.id,
+        policyVersion: policy.version,
+        status: "reviewed",
+        route: "human",
+        chosen: "true",
+        rawLogits: policy.options.map((o) => (o.id === label ? 1.5 + (i % 5) / 5 : 0)),
+        label,
+        reviewer: "ana",
+        createdAt: now,
+        updatedAt: now,
+        eventPublished: true,
+      });
+    }
+    const out = await mkdtemp(join(tmpdir(), "calibrate-table-"));
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [
+        join(REPO_ROOT, "bin", "decide.js"),
+        "calibrate",
+        "--table",
+        process.env.DECISIONS_TABLE!,
+        "--policy",
+        "pre-screen",
+        "--out",
+        out,
+      ],
+      { cwd: REPO_ROOT, env: process.env },
+    );
+    expect(stdout).toMatch(/pre-screen: 30 labels/);
+  });
+});

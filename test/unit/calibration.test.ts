@@ -3,7 +3,6 @@
  * hand-computed example exactly, thresholds and conformal sets behave on constructed data.
  */
 import { describe, expect, it } from "vitest";
-import { SeededRandom } from "../../endpoint/models/random.ts";
 import { evaluateSets, fitConformal, predictionSet } from "../../shared/calibration/conformal.ts";
 import {
   accuracy,
@@ -18,6 +17,7 @@ import { fitTemperature, type LabelledLogits, outOfFold } from "../../shared/cal
 import { chooseThreshold } from "../../shared/calibration/threshold.ts";
 import { wilsonInterval } from "../../shared/calibration/uncertainty.ts";
 import { softmax } from "../../shared/probability.ts";
+import { SeededRandom } from "../../shared/random.ts";
 
 /** Items whose labels are drawn from softmax(u); the model reports u · t, so T = t calibrates it. */
 function fromKnownTemperature(t: number, n: number, options = 4, seed = 3): LabelledLogits[] {
