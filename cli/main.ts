@@ -5,6 +5,7 @@ import { DecisionRuntimeError } from "../endpoint/scorer/errors.ts";
 import { UsageError } from "./args.ts";
 import { calibrateCommand, calibrateUsage } from "./calibrate.ts";
 import { makeModelCommand, makeModelUsage } from "./make-model.ts";
+import { publishCommand, publishUsage } from "./publish.ts";
 import { replayCommand, replayUsage } from "./replay.ts";
 import { scoreCommand, scoreUsage } from "./score.ts";
 import { serveCommand, serveUsage } from "./serve.ts";
@@ -18,6 +19,7 @@ const COMMANDS: Record<string, Command> = {
   "make-model": { run: makeModelCommand, usage: makeModelUsage },
   score: { run: scoreCommand, usage: scoreUsage },
   serve: { run: serveCommand, usage: serveUsage },
+  publish: { run: publishCommand, usage: publishUsage },
   replay: { run: replayCommand, usage: replayUsage },
   calibrate: { run: calibrateCommand, usage: calibrateUsage },
 };

@@ -20,6 +20,8 @@ export interface EventPublisherOptions {
   readonly attempts?: number;
   /** First backoff; doubles each try, with full jitter. @default 50 */
   readonly baseDelayMs?: number;
+  /** The events' source. @default "decision-pipeline" */
+  readonly source?: string;
 }
 
 /** Something that publishes pipeline events (EventBridge, or a test double). */
@@ -31,6 +33,7 @@ export interface PublishesEvents {
 export class EventPublisher implements PublishesEvents {
   private readonly attempts: number;
   private readonly baseDelayMs: number;
+  private readonly source: string;
 
   constructor(
     private readonly client: EventBridgeClient,
@@ -39,6 +42,7 @@ export class EventPublisher implements PublishesEvents {
   ) {
     this.attempts = options.attempts ?? 4;
     this.baseDelayMs = options.baseDelayMs ?? 50;
+    this.source = options.source ?? EVENT_SOURCE;
   }
 
   /** Publishes every event or throws {@link EventPublishError} naming those that failed. */
@@ -73,7 +77,7 @@ export class EventPublisher implements PublishesEvents {
 
   private entryOf(event: PipelineEvent): PutEventsRequestEntry {
     return {
-      Source: EVENT_SOURCE,
+      Source: this.source,
       DetailType: event.detailType,
       Detail: JSON.stringify(event.detail),
       EventBusName: this.busName,
