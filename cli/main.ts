@@ -9,6 +9,7 @@ import { publishCommand, publishUsage } from "./publish.ts";
 import { replayCommand, replayUsage } from "./replay.ts";
 import { scoreCommand, scoreUsage } from "./score.ts";
 import { serveCommand, serveUsage } from "./serve.ts";
+import { statusCommand, statusUsage } from "./status.ts";
 
 interface Command {
   readonly run: (argv: string[]) => Promise<number>;
@@ -22,6 +23,7 @@ const COMMANDS: Record<string, Command> = {
   publish: { run: publishCommand, usage: publishUsage },
   replay: { run: replayCommand, usage: replayUsage },
   calibrate: { run: calibrateCommand, usage: calibrateUsage },
+  status: { run: statusCommand, usage: statusUsage },
 };
 
 function overview(): string {

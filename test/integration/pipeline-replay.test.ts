@@ -75,6 +75,31 @@ describe("replay", () => {
     const none = await replayFiltered({ ...base, filter: { olderThanMs: 3_600_000 }, dryRun: true });
     expect(none.matched).toHaveLength(0);
 
+    // decide status sees the five dead letters and why they failed.
+    const { execFile } = await import("node:child_process");
+    const { promisify } = await import("node:util");
+    const { join } = await import("node:path");
+    const { REPO_ROOT } = await import("../helpers/models.ts");
+    const status = await promisify(execFile)(
+      process.execPath,
+      [
+        join(REPO_ROOT, "bin", "decide.js"),
+        "status",
+        "--queue-url",
+        pipeline.intakeUrl,
+        "--dlq-url",
+        pipeline.dlqUrl,
+        "--json",
+      ],
+      { cwd: REPO_ROOT, env: process.env },
+    );
+    const report = JSON.parse(status.stdout) as {
+      queues: Record<string, { visible: number }>;
+      deadLetters: Record<string, number>;
+    };
+    expect(report.queues["dead-letter"]!.visible).toBe(5);
+    expect(report.deadLetters).toEqual({ EndpointUnavailableError: 5 });
+
     proxy.setPoison(false); // the fix
     const filtered = await replayFiltered({
       ...base,

@@ -1,0 +1,102 @@
+/**
+ * `decide status`: where the items are. Records per state and policy (from the decisions table),
+ * queue depths, and the dead-letter queue by failure reason. Works against the local mode or AWS
+ * (AWS CLI conventions: --region, --profile; AWS_ENDPOINT_URL_* for local).
+ */
+import { parseArgs } from "node:util";
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { DecisionStore } from "../shared/adapters/decision-store.ts";
+import { RECORD_STATUSES } from "../shared/decision-record.ts";
+import { replayFiltered } from "../shared/replay/replay.ts";
+import { requiredFlag } from "./args.ts";
+
+export const statusUsage = `decide status --table NAME [--queue-url URL] [--dlq-url URL] [--review-queue-url URL] [--region R] [--profile P] [--json]
+
+Counts records per state and policy, queue depths, and the dead-letter queue by noted failure reason.
+The table, queue URLs and region come from flags or DECISIONS_TABLE, INTAKE_QUEUE_URL, DLQ_URL, REVIEW_QUEUE_URL.`;
+
+/** Runs the command; returns the exit code. */
+export async function statusCommand(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      table: { type: "string" },
+      "queue-url": { type: "string" },
+      "dlq-url": { type: "string" },
+      "review-queue-url": { type: "string" },
+      region: { type: "string" },
+      profile: { type: "string" },
+      json: { type: "boolean", default: false },
+    },
+    strict: true,
+  });
+  if (values.profile) process.env.AWS_PROFILE = values.profile;
+  const region = values.region ?? process.env.AWS_REGION;
+  const clientOptions = region ? { region } : {};
+  const table = requiredFlag("table", values.table ?? process.env.DECISIONS_TABLE);
+  const store = new DecisionStore(DynamoDBDocumentClient.from(new DynamoDBClient(clientOptions)), table);
+  const sqs = new SQSClient(clientOptions);
+
+  const counts: Record<string, Record<string, number>> = {};
+  for (const status of RECORD_STATUSES) {
+    for (const record of await store.listSince(status, "1970-01-01T00:00:00.000Z")) {
+      counts[record.policyId] ??= {};
+      counts[record.policyId]![status] = (counts[record.policyId]![status] ?? 0) + 1;
+    }
+  }
+  const queues: Record<string, string | undefined> = {
+    intake: values["queue-url"] ?? process.env.INTAKE_QUEUE_URL,
+    "dead-letter": values["dlq-url"] ?? process.env.DLQ_URL,
+    review: values["review-queue-url"] ?? process.env.REVIEW_QUEUE_URL,
+  };
+  const depths: Record<string, { visible: number; inFlight: number }> = {};
+  for (const [name, url] of Object.entries(queues)) {
+    if (!url) continue;
+    const output = await sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: url,
+        AttributeNames: ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+      }),
+    );
+    depths[name] = {
+      visible: Number(output.Attributes?.ApproximateNumberOfMessages ?? 0),
+      inFlight: Number(output.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0),
+    };
+  }
+  const reasons: Record<string, number> = {};
+  const dlq = queues["dead-letter"];
+  if (dlq && queues.intake) {
+    const report = await replayFiltered({
+      sqs,
+      dlqUrl: dlq,
+      queueUrl: queues.intake,
+      filter: {},
+      dryRun: true,
+      failureOf: (id) => store.failureOf(id),
+    });
+    for (const letter of report.matched) {
+      const reason = (letter.reason ?? "no failure noted").split(":")[0]!;
+      reasons[reason] = (reasons[reason] ?? 0) + 1;
+    }
+  }
+  if (values.json) {
+    console.log(JSON.stringify({ records: counts, queues: depths, deadLetters: reasons }, null, 2));
+    return 0;
+  }
+  console.log("records by policy and state:");
+  for (const [policy, byStatus] of Object.entries(counts).sort()) {
+    console.log(
+      `  ${policy.padEnd(22)} ${RECORD_STATUSES.map((s) => `${s} ${byStatus[s] ?? 0}`).join(", ")}`,
+    );
+  }
+  if (Object.keys(counts).length === 0) console.log("  (none)");
+  console.log("queues:");
+  for (const [name, depth] of Object.entries(depths))
+    console.log(`  ${name.padEnd(12)} ${depth.visible} waiting, ${depth.inFlight} in flight`);
+  console.log("dead letters by failure reason:");
+  for (const [reason, n] of Object.entries(reasons)) console.log(`  ${reason}: ${n}`);
+  if (Object.keys(reasons).length === 0) console.log("  (none)");
+  return 0;
+}
