@@ -4,6 +4,7 @@
 import { DecisionRuntimeError } from "../endpoint/scorer/errors.ts";
 import { UsageError } from "./args.ts";
 import { calibrateCommand, calibrateUsage } from "./calibrate.ts";
+import { localCommand, localUsage } from "./local.ts";
 import { makeModelCommand, makeModelUsage } from "./make-model.ts";
 import { publishCommand, publishUsage } from "./publish.ts";
 import { replayCommand, replayUsage } from "./replay.ts";
@@ -24,6 +25,7 @@ const COMMANDS: Record<string, Command> = {
   replay: { run: replayCommand, usage: replayUsage },
   calibrate: { run: calibrateCommand, usage: calibrateUsage },
   status: { run: statusCommand, usage: statusUsage },
+  local: { run: localCommand, usage: localUsage },
 };
 
 function overview(): string {

@@ -3,7 +3,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { DecisionStore } from "../shared/adapters/decision-store.ts";
-import { EventPublisher } from "../shared/adapters/event-publisher.ts";
+import { EventPublisher, type PublishesEvents } from "../shared/adapters/event-publisher.ts";
 import { PolicyRegistry } from "../shared/policy/registry.ts";
 import { dynamoClient, eventBridgeClient } from "./clients.ts";
 import { requireEnv } from "./config.ts";
@@ -15,7 +15,7 @@ export const BUNDLED_POLICIES = fileURLToPath(new URL("../events/policies", impo
 export interface SharedDependencies {
   readonly policies: PolicyRegistry;
   readonly store: DecisionStore;
-  readonly publisher: EventPublisher;
+  readonly publisher: PublishesEvents;
 }
 
 /** Reads DECISIONS_TABLE, EVENT_BUS_NAME and POLICIES_DIR (optional). */

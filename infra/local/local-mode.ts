@@ -1,0 +1,220 @@
+/**
+ * The whole pipeline on one machine: the decision endpoint, DynamoDB Local, local SQS queues, the
+ * local event bus with the CDK app's rules (from `infra/topology.ts`), and the functions, wired
+ * the way the stack deploys them. Handlers reach the stand-ins through AWS_ENDPOINT_URL_*.
+ */
+import { existsSync } from "node:fs";
+import { mkdir, readFile, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { Logger } from "@aws-lambda-powertools/logger";
+import {
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  SendMessageBatchCommand,
+  SendMessageCommand,
+  SQSClient,
+} from "@aws-sdk/client-sqs";
+import { createSqsServer } from "local-aws-sqs";
+import { MODEL_SHAPES } from "../../endpoint/models/shapes.ts";
+import { synthesizeModel } from "../../endpoint/models/synthesize.ts";
+import { resolveServerConfig } from "../../endpoint/server/config.ts";
+import { type RunningServer, startServer } from "../../endpoint/server/server.ts";
+import { RECORD_STATUSES } from "../../shared/decision-record.ts";
+import { RULES } from "../topology.ts";
+import { ensureDecisionsTable, startDynamoDbLocal } from "./dynamodb-local.ts";
+import { type LocalEventBus, startEventBus } from "./event-bus.ts";
+import { localLambdaContext, type SqsPoller, startSqsPoller } from "./sqs-poller.ts";
+
+/** Options of {@link startLocalMode}. */
+export interface LocalModeOptions {
+  /** Folder for the database and the generated model. */
+  readonly dataDir: string;
+  /** A GGUF model; otherwise a generated one (random weights) is used. */
+  readonly model?: string;
+  /** Delete the data from earlier runs first. */
+  readonly fresh?: boolean;
+  /** Ports: 0 picks free ones. @default endpoint 8080, SQS 9324, DynamoDB 8000, bus 9195 */
+  readonly ports?: { endpoint?: number; sqs?: number; dynamodb?: number; bus?: number };
+  /** Repository root (policies and samples). */
+  readonly root: string;
+  /** One-line progress messages. */
+  readonly say?: (line: string) => void;
+}
+
+/** Counts of where items are. */
+export interface LocalSummary {
+  readonly decided: number;
+  readonly auto: number;
+  readonly human: number;
+  readonly reviewed: number;
+  readonly rejected: number;
+  readonly deadLetters: number;
+  readonly waiting: number;
+}
+
+/** A running local pipeline. */
+export interface LocalMode {
+  readonly endpointUrl: string;
+  readonly env: Record<string, string>;
+  readonly intakeUrl: string;
+  readonly dlqUrl: string;
+  readonly reviewQueueUrl: string;
+  readonly bus: LocalEventBus;
+  /** Sends the sample items from events/items/samples.jsonl; returns how many. */
+  feedSamples(): Promise<number>;
+  summary(): Promise<LocalSummary>;
+  stop(): Promise<void>;
+}
+
+const TABLE = "decisions";
+
+/** Starts everything; resolves once every part answers. */
+export async function startLocalMode(options: LocalModeOptions): Promise<LocalMode> {
+  const say = options.say ?? (() => undefined);
+  const ports = { endpoint: 8080, sqs: 9324, dynamodb: 8000, bus: 9195, ...options.ports };
+  if (options.fresh) await rm(options.dataDir, { recursive: true, force: true });
+  await mkdir(join(options.dataDir, "dynamodb"), { recursive: true });
+
+  let model = options.model;
+  if (!model) {
+    model = join(options.dataDir, "tiny.gguf");
+    if (!existsSync(model)) await synthesizeModel(MODEL_SHAPES.tiny, { out: model });
+    say(`model: ${model} (generated, random weights: the routing is real, the answers are not meaningful)`);
+  }
+  const endpoint: RunningServer = await startServer(
+    resolveServerConfig({ model, port: String(ports.endpoint), gpu: "off", "queue-size": "256" }, {}),
+    { logger: new Logger({ serviceName: "local-endpoint", logLevel: "ERROR" }) },
+  );
+  await endpoint.service.ready;
+  if (endpoint.service.state !== "ready")
+    throw new Error(`the endpoint could not load ${model}: ${endpoint.service.failureReason}`);
+  say(`endpoint: ${endpoint.url} (POST /v1/systemone, /v1/chat/completions)`);
+
+  const dynamo = await startDynamoDbLocal({ port: ports.dynamodb, path: join(options.dataDir, "dynamodb") });
+  await ensureDecisionsTable(dynamo.endpoint, TABLE);
+  say(`DynamoDB Local: ${dynamo.endpoint}, data in ${join(options.dataDir, "dynamodb")}`);
+  const sqsServer = await createSqsServer({ port: ports.sqs, hostname: "127.0.0.1" });
+  const sqsEndpoint = `http://127.0.0.1:${(sqsServer.address() as { port: number }).port}`;
+
+  const env: Record<string, string> = {
+    AWS_REGION: "us-east-1",
+    AWS_ACCESS_KEY_ID: "local",
+    AWS_SECRET_ACCESS_KEY: "local",
+    AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
+    AWS_ENDPOINT_URL_SQS: sqsEndpoint,
+    AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME: endpoint.url,
+    DECISIONS_TABLE: TABLE,
+    DECISION_ENDPOINT_NAME: "decision-endpoint",
+    POLICIES_DIR: join(options.root, "events", "policies"),
+    POWERTOOLS_LOG_LEVEL: "ERROR",
+    POWERTOOLS_METRICS_DISABLED: "true",
+  };
+  Object.assign(process.env, env);
+  const sqs = new SQSClient({});
+  const queue = async (name: string, attributes: Record<string, string> = {}) =>
+    (await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }))).QueueUrl!;
+  const dlqUrl = await queue("intake-dlq");
+  const intakeUrl = await queue("intake", {
+    VisibilityTimeout: "30",
+    RedrivePolicy: JSON.stringify({
+      maxReceiveCount: 5,
+      deadLetterTargetArn: "arn:aws:sqs:us-east-1:123456789012:intake-dlq",
+    }),
+  });
+  const reviewQueueUrl = await queue("review");
+  const rejectedUrl = await queue("rejected");
+  Object.assign(env, { INTAKE_QUEUE_URL: intakeUrl, DLQ_URL: dlqUrl, REVIEW_QUEUE_URL: reviewQueueUrl });
+
+  const bus = await startEventBus({ name: "decisions", ...(ports.bus ? { port: ports.bus } : {}) });
+  env.AWS_ENDPOINT_URL_EVENTBRIDGE = bus.endpoint;
+  env.EVENT_BUS_NAME = bus.name;
+  Object.assign(process.env, env);
+  say(`SQS: ${sqsEndpoint}; event bus: ${bus.endpoint}`);
+
+  // The functions, imported once the environment points at the stand-ins.
+  const { createDecideHandler, dependenciesFromEnv } = await import("../../functions/decide.ts");
+  const { createAutoActionHandler } = await import("../../functions/auto-action.ts");
+  const { sharedDependencies } = await import("../../functions/dependencies.ts");
+  const deps = await dependenciesFromEnv();
+  const autoAction = createAutoActionHandler(async () => deps);
+  const toQueue =
+    (url: string, body: (e: { detail: unknown }) => unknown) => async (event: { detail: unknown }) => {
+      await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: JSON.stringify(body(event)) }));
+    };
+  bus.addRule({
+    name: "auto",
+    pattern: RULES.auto.pattern,
+    target: async (event) => void (await autoAction(event as never, localLambdaContext("auto-action"))),
+  });
+  bus.addRule({ name: "human", pattern: RULES.human.pattern, target: toQueue(reviewQueueUrl, (e) => e) });
+  bus.addRule({ name: "rejected", pattern: RULES.rejected.pattern, target: toQueue(rejectedUrl, (e) => e) });
+  bus.addRule({
+    name: "requested",
+    pattern: RULES.requested.pattern,
+    target: toQueue(intakeUrl, (e) => e.detail),
+  });
+  const pollers: SqsPoller[] = [
+    startSqsPoller({
+      sqs,
+      queueUrl: intakeUrl,
+      queueArn: "arn:aws:sqs:us-east-1:123456789012:intake",
+      handler: createDecideHandler(async () => deps),
+      functionName: "decide",
+    }),
+  ];
+  const shared = await sharedDependencies();
+
+  const depth = async (url: string) => {
+    const output = await sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["ApproximateNumberOfMessages"] }),
+    );
+    return Number(output.Attributes?.ApproximateNumberOfMessages ?? 0);
+  };
+  return {
+    endpointUrl: endpoint.url,
+    env,
+    intakeUrl,
+    dlqUrl,
+    reviewQueueUrl,
+    bus,
+    async feedSamples() {
+      const lines = (await readFile(join(options.root, "events", "items", "samples.jsonl"), "utf8"))
+        .split("\n")
+        .filter((l) => l.trim());
+      for (let i = 0; i < lines.length; i += 10) {
+        await sqs.send(
+          new SendMessageBatchCommand({
+            QueueUrl: intakeUrl,
+            Entries: lines.slice(i, i + 10).map((body, j) => ({ Id: String(j), MessageBody: body })),
+          }),
+        );
+      }
+      return lines.length;
+    },
+    async summary() {
+      const count: Record<string, number> = {};
+      for (const status of RECORD_STATUSES)
+        count[status] = (await shared.store.listSince(status, "1970-01-01T00:00:00.000Z")).length;
+      return {
+        decided:
+          (count.auto_approved ?? 0) +
+          (count.actioned ?? 0) +
+          (count.pending_review ?? 0) +
+          (count.reviewed ?? 0),
+        auto: (count.auto_approved ?? 0) + (count.actioned ?? 0),
+        human: count.pending_review ?? 0,
+        reviewed: count.reviewed ?? 0,
+        rejected: count.rejected ?? 0,
+        deadLetters: await depth(dlqUrl),
+        waiting: await depth(intakeUrl),
+      };
+    },
+    async stop() {
+      await Promise.all(pollers.map((p) => p.stop()));
+      await bus.stop();
+      sqsServer.close();
+      await dynamo.stop();
+      await endpoint.close(5_000);
+    },
+  };
+}

@@ -1,0 +1,77 @@
+/**
+ * The local mode end to end (what `npm start` runs): start everything, send the samples, see every
+ * item reach a terminal state in the summary, ask `decide status`, stop cleanly, and find the
+ * decisions again after a restart without --fresh.
+ */
+import { execFile } from "node:child_process";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import { startLocalMode } from "../../infra/local/local-mode.ts";
+import { freePort } from "../helpers/local-pipeline.ts";
+import { REPO_ROOT } from "../helpers/models.ts";
+
+async function until<T>(check: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error("timed out");
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+describe("local mode", () => {
+  it("decides the sample items, reports them, stops cleanly and keeps them across restarts", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), "local-mode-"));
+    // The same ports for the restart: the functions' SDK clients live as long as the process.
+    const ports = { endpoint: 0, sqs: await freePort(), dynamodb: await freePort(), bus: await freePort() };
+    const first = await startLocalMode({ root: REPO_ROOT, dataDir, fresh: true, ports });
+    let stopped = false;
+    try {
+      const sent = await first.feedSamples();
+      expect(sent).toBe(9);
+      const summary = await until(async () => {
+        const s = await first.summary();
+        return s.decided + s.rejected === sent && s.waiting === 0 ? s : undefined;
+      });
+      expect(summary.auto + summary.human).toBe(summary.decided);
+      expect(summary.deadLetters).toBe(0);
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        [join(REPO_ROOT, "bin", "decide.js"), "status", "--json"],
+        {
+          cwd: REPO_ROOT,
+          env: { ...process.env, ...first.env },
+        },
+      );
+      const status = JSON.parse(stdout) as {
+        records: Record<string, Record<string, number>>;
+        queues: Record<string, { visible: number }>;
+      };
+      const total = Object.values(status.records)
+        .flatMap((byStatus) => Object.values(byStatus))
+        .reduce((a, b) => a + b, 0);
+      expect(total).toBe(sent);
+      expect(Object.keys(status.records).sort()).toEqual([
+        "content-moderation",
+        "pre-screen",
+        "ticket-routing",
+      ]);
+      expect(status.queues.review!.visible).toBe(summary.human);
+      await first.stop();
+      stopped = true;
+    } finally {
+      if (!stopped) await first.stop();
+    }
+    const second = await startLocalMode({ root: REPO_ROOT, dataDir, ports });
+    try {
+      const again = await second.summary();
+      expect(again.decided).toBe(9);
+    } finally {
+      await second.stop();
+    }
+  }, 180_000);
+});
