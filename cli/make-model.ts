@@ -7,12 +7,26 @@ import { isModelShapeName, MODEL_SHAPES } from "../endpoint/models/shapes.ts";
 import { synthesizeModel } from "../endpoint/models/synthesize.ts";
 import { integerFlag, requiredFlag, UsageError } from "./args.ts";
 
-export const makeModelUsage = `decide make-model --shape <${Object.keys(MODEL_SHAPES).join("|")}> --out <file.gguf> [--seed N] [--type F32|F16|Q8_0|Q4_0]
+export const makeModelUsage = `decide make-model --shape <${Object.keys(MODEL_SHAPES).join("|")}|demo> --out <file.gguf> [--seed N] [--type F32|F16|Q8_0|Q4_0]
 
 Writes a llama-architecture GGUF model with deterministic weights (random: real timings, meaningless answers).
   tiny         2 layers, width 64, ~1.3k-token vocabulary, F32: about 1 MB, for tests
   qwen2-0.5b   Qwen2-0.5B dimensions, 151,936-token vocabulary, Q8_0: about 500 MB, for benchmarks
-  qwen2-1.5b   Qwen2-1.5B dimensions, Q8_0: about 1.6 GB`;
+  qwen2-1.5b   Qwen2-1.5B dimensions, Q8_0: about 1.6 GB
+  demo         a computed bag-of-words model for the sample policies (not a language model), fitted on
+               --training (default events/items/demo-training.jsonl) with --policies-dir (default events/policies)`;
+
+/** Fits and writes the demo model. */
+export async function writeDemo(
+  out: string,
+  training: string,
+  policiesDir: string,
+): Promise<{ words: number; bytes: number }> {
+  const { loadDemoExamples, writeDemoModel } = await import("../endpoint/models/demo.ts");
+  const { PolicyRegistry } = await import("../shared/policy/registry.ts");
+  const policies = await PolicyRegistry.fromFolder(policiesDir);
+  return writeDemoModel(out, await loadDemoExamples(training, (id) => policies.current(id)));
+}
 
 /** Runs the command; returns the exit code. */
 export async function makeModelCommand(argv: string[]): Promise<number> {
@@ -23,10 +37,20 @@ export async function makeModelCommand(argv: string[]): Promise<number> {
       out: { type: "string" },
       seed: { type: "string" },
       type: { type: "string" },
+      training: { type: "string", default: "events/items/demo-training.jsonl" },
+      "policies-dir": { type: "string", default: "events/policies" },
     },
     strict: true,
   });
   const shapeName = requiredFlag("shape", values.shape);
+  if (shapeName === "demo") {
+    const out = requiredFlag("out", values.out);
+    const made = await writeDemo(out, values.training!, values["policies-dir"]!);
+    console.log(
+      `wrote ${out}: demo bag-of-words model (not a language model), ${made.words} words, ${(made.bytes / 2 ** 20).toFixed(1)} MiB`,
+    );
+    return 0;
+  }
   if (!isModelShapeName(shapeName)) {
     throw new UsageError(
       `--shape must be one of ${Object.keys(MODEL_SHAPES).join(", ")}, got "${shapeName}"`,

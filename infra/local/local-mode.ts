@@ -15,11 +15,11 @@ import {
   SQSClient,
 } from "@aws-sdk/client-sqs";
 import { createSqsServer } from "local-aws-sqs";
-import { MODEL_SHAPES } from "../../endpoint/models/shapes.ts";
-import { synthesizeModel } from "../../endpoint/models/synthesize.ts";
+import { loadDemoExamples, writeDemoModel } from "../../endpoint/models/demo.ts";
 import { resolveServerConfig } from "../../endpoint/server/config.ts";
 import { type RunningServer, startServer } from "../../endpoint/server/server.ts";
 import { RECORD_STATUSES } from "../../shared/decision-record.ts";
+import { PolicyRegistry } from "../../shared/policy/registry.ts";
 import { RULES } from "../topology.ts";
 import { ensureDecisionsTable, startDynamoDbLocal } from "./dynamodb-local.ts";
 import { type LocalEventBus, startEventBus } from "./event-bus.ts";
@@ -77,9 +77,19 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
 
   let model = options.model;
   if (!model) {
-    model = join(options.dataDir, "tiny.gguf");
-    if (!existsSync(model)) await synthesizeModel(MODEL_SHAPES.tiny, { out: model });
-    say(`model: ${model} (generated, random weights: the routing is real, the answers are not meaningful)`);
+    model = join(options.dataDir, "demo.gguf");
+    if (!existsSync(model)) {
+      const policies = await PolicyRegistry.fromFolder(join(options.root, "events", "policies"));
+      await writeDemoModel(
+        model,
+        await loadDemoExamples(join(options.root, "events", "items", "demo-training.jsonl"), (id) =>
+          policies.current(id),
+        ),
+      );
+    }
+    say(
+      `model: ${model} (the demo: a computed bag-of-words model for the sample policies, not a language model)`,
+    );
   }
   const endpoint: RunningServer = await startServer(
     resolveServerConfig({ model, port: String(ports.endpoint), gpu: "off", "queue-size": "256" }, {}),

@@ -1,0 +1,86 @@
+/**
+ * The demo model through the real scorer: a computed bag-of-words GGUF that routes the sample
+ * items sensibly (clear cases confidently, mixed ones less so).
+ */
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadDemoExamples, writeDemoModel } from "../../endpoint/models/demo.ts";
+import { DecisionModel } from "../../endpoint/runtime/decision-model.ts";
+import { DecisionScorer } from "../../endpoint/scorer/scorer.ts";
+import { PolicyRegistry } from "../../shared/policy/registry.ts";
+import { CACHE_DIR, REPO_ROOT } from "../helpers/models.ts";
+
+let policies: PolicyRegistry;
+let model: DecisionModel;
+let scorer: DecisionScorer;
+
+beforeAll(async () => {
+  policies = await PolicyRegistry.fromFolder(join(REPO_ROOT, "events", "policies"));
+  const path = join(CACHE_DIR, `demo-${process.pid}.gguf`);
+  const { mkdir } = await import("node:fs/promises");
+  await mkdir(CACHE_DIR, { recursive: true });
+  await writeDemoModel(
+    path,
+    await loadDemoExamples(join(REPO_ROOT, "events", "items", "demo-training.jsonl"), (id) =>
+      policies.current(id),
+    ),
+  );
+  model = await DecisionModel.load({ modelPath: path, threads: 2 });
+  scorer = await DecisionScorer.create(model);
+});
+afterAll(async () => {
+  await scorer?.dispose();
+  await model?.dispose();
+});
+
+async function decide(policyId: string, state: unknown) {
+  const policy = policies.current(policyId)!;
+  const result = await scorer.score({
+    state,
+    layout: policy.layout,
+    questions: [
+      {
+        key: "q",
+        type: policy.type,
+        instructions: policy.question,
+        options: policy.options.map(({ id, description }) => ({ id, description })),
+      },
+    ],
+  });
+  const answer = result.answers[0]!;
+  return { chosen: answer.chosen, top: Math.max(...answer.probabilities) };
+}
+
+describe("demo model", () => {
+  it("routes every sample item to the option a person would pick", async () => {
+    const expected: Record<string, string> = {
+      "TICKET-1001": "billing",
+      "TICKET-1002": "technical",
+      "TICKET-1003": "account",
+      "TICKET-1004": "out_of_scope",
+      "POST-2001": "allow",
+      "POST-2002": "restrict",
+      "POST-2003": "remove",
+      "APP-3001": "true",
+      "APP-3002": "false",
+    };
+    const samples = (await readFile(join(REPO_ROOT, "events", "items", "samples.jsonl"), "utf8"))
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    for (const item of samples)
+      expect((await decide(item.policy, item.state)).chosen, item.id).toBe(expected[item.id]);
+  });
+
+  it("is sure of the clear billing ticket and unsure of a mixed one", async () => {
+    const clear = await decide("ticket-routing", {
+      subject: "Charged twice",
+      body: "My card was charged twice for my subscription this month. Please refund the extra payment.",
+    });
+    expect(clear).toMatchObject({ chosen: "billing" });
+    expect(clear.top).toBeGreaterThan(0.9);
+    const mixed = await decide("ticket-routing", "hello, a question about my account and my bill");
+    expect(mixed.top).toBeLessThan(policies.current("ticket-routing")!.autoThreshold);
+  });
+});
