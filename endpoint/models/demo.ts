@@ -53,7 +53,10 @@ export function fitEvidence(
   const evidence = new Map<string, Float64Array>();
   const vector = (word: string) => {
     let v = evidence.get(word);
-    if (!v) evidence.set(word, (v = new Float64Array(LETTERS)));
+    if (!v) {
+      v = new Float64Array(LETTERS);
+      evidence.set(word, v);
+    }
     return v;
   };
   const features = examples.map((e) => {
@@ -73,7 +76,10 @@ export function fitEvidence(
       const sum = exp.reduce((a, b) => a + b, 0);
       for (const [w, c] of features[i]!) {
         let g = gradients.get(w);
-        if (!g) gradients.set(w, (g = new Float64Array(LETTERS)));
+        if (!g) {
+          g = new Float64Array(LETTERS);
+          gradients.set(w, g);
+        }
         for (let k = 0; k < example.options; k++)
           g[k]! += c * (exp[k]! / sum - (k === example.letter ? 1 : 0));
       }
