@@ -5,6 +5,7 @@
  */
 import { existsSync } from "node:fs";
 import { mkdir, readFile, rm } from "node:fs/promises";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { Logger } from "@aws-lambda-powertools/logger";
 import {
@@ -14,6 +15,7 @@ import {
   SendMessageCommand,
   SQSClient,
 } from "@aws-sdk/client-sqs";
+import { serve } from "@hono/node-server";
 import { createSqsServer } from "local-aws-sqs";
 import { loadDemoExamples, writeDemoModel } from "../../endpoint/models/demo.ts";
 import { resolveServerConfig } from "../../endpoint/server/config.ts";
@@ -23,6 +25,7 @@ import { PolicyRegistry } from "../../shared/policy/registry.ts";
 import { RULES } from "../topology.ts";
 import { ensureDecisionsTable, startDynamoDbLocal } from "./dynamodb-local.ts";
 import { type LocalEventBus, startEventBus } from "./event-bus.ts";
+import { createReviewApp } from "./review-app.ts";
 import { localLambdaContext, type SqsPoller, startSqsPoller } from "./sqs-poller.ts";
 
 /** Options of {@link startLocalMode}. */
@@ -34,7 +37,7 @@ export interface LocalModeOptions {
   /** Delete the data from earlier runs first. */
   readonly fresh?: boolean;
   /** Ports: 0 picks free ones. @default endpoint 8080, SQS 9324, DynamoDB 8000, bus 9195 */
-  readonly ports?: { endpoint?: number; sqs?: number; dynamodb?: number; bus?: number };
+  readonly ports?: { endpoint?: number; sqs?: number; dynamodb?: number; bus?: number; review?: number };
   /** Repository root (policies and samples). */
   readonly root: string;
   /** One-line progress messages. */
@@ -55,6 +58,8 @@ export interface LocalSummary {
 /** A running local pipeline. */
 export interface LocalMode {
   readonly endpointUrl: string;
+  /** The review page. */
+  readonly reviewUrl: string;
   readonly env: Record<string, string>;
   readonly intakeUrl: string;
   readonly dlqUrl: string;
@@ -71,7 +76,7 @@ const TABLE = "decisions";
 /** Starts everything; resolves once every part answers. */
 export async function startLocalMode(options: LocalModeOptions): Promise<LocalMode> {
   const say = options.say ?? (() => undefined);
-  const ports = { endpoint: 8080, sqs: 9324, dynamodb: 8000, bus: 9195, ...options.ports };
+  const ports = { endpoint: 8080, sqs: 9324, dynamodb: 8000, bus: 9195, review: 8090, ...options.ports };
   if (options.fresh) await rm(options.dataDir, { recursive: true, force: true });
   await mkdir(join(options.dataDir, "dynamodb"), { recursive: true });
 
@@ -173,6 +178,14 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
     }),
   ];
   const shared = await sharedDependencies();
+  const reviewServer = serve({
+    fetch: createReviewApp(shared).fetch,
+    port: ports.review,
+    hostname: "127.0.0.1",
+  });
+  await new Promise<void>((resolve) => reviewServer.once("listening", () => resolve()));
+  const reviewUrl = `http://127.0.0.1:${(reviewServer.address() as AddressInfo).port}`;
+  say(`review page: ${reviewUrl}`);
 
   const depth = async (url: string) => {
     const output = await sqs.send(
@@ -182,6 +195,7 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
   };
   return {
     endpointUrl: endpoint.url,
+    reviewUrl,
     env,
     intakeUrl,
     dlqUrl,
@@ -221,6 +235,7 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
     },
     async stop() {
       await Promise.all(pollers.map((p) => p.stop()));
+      await new Promise<void>((resolve) => reviewServer.close(() => resolve()));
       await bus.stop();
       sqsServer.close();
       await dynamo.stop();

@@ -9,7 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { startLocalMode } from "../../infra/local/local-mode.ts";
+import { type LocalMode, startLocalMode } from "../../infra/local/local-mode.ts";
+import { chromiumAvailable, launchChromium } from "../helpers/browser.ts";
 import { freePort } from "../helpers/local-pipeline.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
 
@@ -23,11 +24,47 @@ async function until<T>(check: () => Promise<T | undefined>, timeoutMs = 60_000)
   }
 }
 
+/** Reviews the first escalated item on the review page with a key press; checks the label landed. */
+async function reviewInBrowser(local: LocalMode): Promise<void> {
+  const browser = await launchChromium();
+  try {
+    const page = await browser.newPage({ viewport: { width: 1366, height: 900 } });
+    await page.goto(local.reviewUrl);
+    const first = page.locator("article").first();
+    const itemId = await first.getAttribute("data-item");
+    expect(itemId).toBeTruthy();
+    expect(await first.locator("meter").count()).toBeGreaterThanOrEqual(2);
+    const pending = await page.locator("article").count();
+    await first.locator("button[name=label]").first().focus();
+    await page.keyboard.press("1");
+    await page.waitForSelector("p.flash");
+    expect(await page.locator("p.flash").innerText()).toContain(itemId!);
+    expect(await page.locator("article").count()).toBe(pending - 1);
+    const { mkdir } = await import("node:fs/promises");
+    await mkdir(join(REPO_ROOT, "test-output"), { recursive: true });
+    await page.screenshot({ path: join(REPO_ROOT, "test-output", "review-page.png"), fullPage: true });
+    await local.bus.idle();
+    const reviewed = local.bus.events.filter((e) => e["detail-type"] === "Decision Reviewed");
+    expect(reviewed.map((e) => e.detail.itemId)).toEqual([itemId]);
+    await page.goto(`${local.reviewUrl}/decisions?route=human`);
+    expect(await page.locator("tbody tr").count()).toBe(pending);
+    await page.screenshot({ path: join(REPO_ROOT, "test-output", "decisions-page.png"), fullPage: true });
+  } finally {
+    await browser.close();
+  }
+}
+
 describe("local mode", () => {
   it("decides the sample items, reports them, stops cleanly and keeps them across restarts", async () => {
     const dataDir = await mkdtemp(join(tmpdir(), "local-mode-"));
     // The same ports for the restart: the functions' SDK clients live as long as the process.
-    const ports = { endpoint: 0, sqs: await freePort(), dynamodb: await freePort(), bus: await freePort() };
+    const ports = {
+      endpoint: 0,
+      sqs: await freePort(),
+      dynamodb: await freePort(),
+      bus: await freePort(),
+      review: 0,
+    };
     const first = await startLocalMode({ root: REPO_ROOT, dataDir, fresh: true, ports });
     let stopped = false;
     try {
@@ -64,6 +101,7 @@ describe("local mode", () => {
         "ticket-routing",
       ]);
       expect(status.queues.review!.visible).toBe(summary.human);
+      if (chromiumAvailable()) await reviewInBrowser(first);
       await first.stop();
       stopped = true;
     } finally {
