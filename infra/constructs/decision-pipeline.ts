@@ -57,6 +57,8 @@ export class DecisionPipeline extends Construct {
   public readonly replayFunction: NodejsFunction;
   public readonly driftFunction: NodejsFunction;
   public readonly reviewUrl: lambda.FunctionUrl;
+  public readonly reviewPageFunction: NodejsFunction;
+  public readonly reviewPageUrl: lambda.FunctionUrl;
   public readonly rules: Record<keyof typeof RULES, events.Rule>;
 
   constructor(scope: Construct, id: string, props: DecisionPipelineProps) {
@@ -188,6 +190,14 @@ export class DecisionPipeline extends Construct {
     this.bus.grantPutEventsTo(this.reviewFunction);
     this.reviewUrl = this.reviewFunction.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.AWS_IAM });
 
+    // The review page; IAM auth: put it behind a signing proxy or your identity provider.
+    this.reviewPageFunction = fn("ReviewPage", "review-page.ts", { memoryMiB: 256, timeoutSeconds: 30 });
+    this.table.grantReadWriteData(this.reviewPageFunction);
+    this.bus.grantPutEventsTo(this.reviewPageFunction);
+    this.reviewPageUrl = this.reviewPageFunction.addFunctionUrl({
+      authType: lambda.FunctionUrlAuthType.AWS_IAM,
+    });
+
     this.replayFunction = fn("Replay", "replay.ts", {
       memoryMiB: 256,
       timeoutSeconds: 300,
@@ -251,6 +261,7 @@ export class DecisionPipeline extends Construct {
     };
 
     for (const f of [
+      this.reviewPageFunction,
       this.driftFunction,
       this.decideFunction,
       this.autoActionFunction,

@@ -3,6 +3,7 @@
  * local event bus with the CDK app's rules (from `infra/topology.ts`), and the functions, wired
  * the way the stack deploys them. Handlers reach the stand-ins through AWS_ENDPOINT_URL_*.
  */
+import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, readFile, rm } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
@@ -22,10 +23,10 @@ import { resolveServerConfig } from "../../endpoint/server/config.ts";
 import { type RunningServer, startServer } from "../../endpoint/server/server.ts";
 import { RECORD_STATUSES } from "../../shared/decision-record.ts";
 import { PolicyRegistry } from "../../shared/policy/registry.ts";
-import { RULES } from "../topology.ts";
+import { createReviewApp } from "../../shared/review/review-page.ts";
+import { DECIDE_FUNCTION, MAX_RECEIVE_COUNT, RULES } from "../topology.ts";
 import { ensureDecisionsTable, startDynamoDbLocal } from "./dynamodb-local.ts";
 import { type LocalEventBus, startEventBus } from "./event-bus.ts";
-import { createReviewApp } from "./review-app.ts";
 import { localLambdaContext, type SqsPoller, startSqsPoller } from "./sqs-poller.ts";
 
 /** Options of {@link startLocalMode}. */
@@ -105,6 +106,11 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
     throw new Error(`the endpoint could not load ${model}: ${endpoint.service.failureReason}`);
   say(`endpoint: ${endpoint.url} (POST /v1/systemone, /v1/chat/completions)`);
 
+  if (spawnSync("java", ["-version"]).status !== 0) {
+    throw new Error(
+      "DynamoDB Local needs Java 17, which is not installed here: apt-get install openjdk-17-jre-headless",
+    );
+  }
   const dynamo = await startDynamoDbLocal({ port: ports.dynamodb, path: join(options.dataDir, "dynamodb") });
   await ensureDecisionsTable(dynamo.endpoint, TABLE);
   say(`DynamoDB Local: ${dynamo.endpoint}, data in ${join(options.dataDir, "dynamodb")}`);
@@ -130,9 +136,10 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
     (await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }))).QueueUrl!;
   const dlqUrl = await queue("intake-dlq");
   const intakeUrl = await queue("intake", {
+    // Shorter than the deployed one (six times the function timeout): local batches are small and quick.
     VisibilityTimeout: "30",
     RedrivePolicy: JSON.stringify({
-      maxReceiveCount: 5,
+      maxReceiveCount: MAX_RECEIVE_COUNT,
       deadLetterTargetArn: "arn:aws:sqs:us-east-1:123456789012:intake-dlq",
     }),
   });
@@ -174,6 +181,7 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
       queueUrl: intakeUrl,
       queueArn: "arn:aws:sqs:us-east-1:123456789012:intake",
       handler: createDecideHandler(async () => deps),
+      batchSize: DECIDE_FUNCTION.batchSize,
       functionName: "decide",
     }),
   ];

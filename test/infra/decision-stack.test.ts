@@ -121,7 +121,7 @@ describe("DecisionStack", () => {
     const functions = Object.values(
       template.findResources("AWS::Lambda::Function") as Record<string, Resource>,
     );
-    expect(functions).toHaveLength(5);
+    expect(functions).toHaveLength(6);
     for (const f of functions) {
       expect(f.Properties.Runtime).toBe("nodejs22.x");
       expect(f.Properties.Architectures).toEqual(["arm64"]);

@@ -257,3 +257,32 @@ describe("calibration from reviewed decisions", () => {
     expect(stdout).toMatch(/pre-screen: 30 labels/);
   });
 });
+
+describe("review page behind the review function", () => {
+  it("answers a function URL request with the review queue", async () => {
+    const { handler } = await import("../../functions/review-page.ts");
+    const event = {
+      version: "2.0",
+      routeKey: "$default",
+      rawPath: "/",
+      rawQueryString: "",
+      headers: { host: "review.lambda-url.us-east-1.on.aws", accept: "text/html" },
+      requestContext: {
+        http: { method: "GET", path: "/", protocol: "HTTP/1.1", sourceIp: "127.0.0.1", userAgent: "test" },
+        domainName: "review.lambda-url.us-east-1.on.aws",
+        stage: "$default",
+        requestId: "1",
+        routeKey: "$default",
+        accountId: "123456789012",
+        apiId: "x",
+        domainPrefix: "review",
+        time: "",
+        timeEpoch: 0,
+      },
+      isBase64Encoded: false,
+    };
+    const response = (await handler(event as never, {} as never)) as { statusCode: number; body: string };
+    expect(response.statusCode).toBe(200);
+    expect(response.body).toMatch(/<h1>Review queue \(\d+\)<\/h1>/);
+  });
+});

@@ -5,11 +5,11 @@
  * Server-rendered HTML that works without scripts; a few lines of script add the shortcuts.
  */
 import { Hono } from "hono";
-import type { DecisionStore } from "../../shared/adapters/decision-store.ts";
-import type { PublishesEvents } from "../../shared/adapters/event-publisher.ts";
-import { type DecisionRecord, RECORD_STATUSES } from "../../shared/decision-record.ts";
-import type { PolicyRegistry } from "../../shared/policy/registry.ts";
-import { ReviewError, reviewDecision } from "../../shared/targets/review-decision.ts";
+import type { DecisionStore } from "../adapters/decision-store.ts";
+import type { PublishesEvents } from "../adapters/event-publisher.ts";
+import { type DecisionRecord, RECORD_STATUSES } from "../decision-record.ts";
+import type { PolicyRegistry } from "../policy/registry.ts";
+import { ReviewError, reviewDecision } from "../targets/review-decision.ts";
 
 const html = (text: unknown) =>
   String(text ?? "").replace(
