@@ -58,7 +58,7 @@ describe("decide calibrate", () => {
     expect(summary.calibrated.ece).toBeLessThan(summary.raw.ece);
     expect(summary.proposedPolicy.version).toBe(2);
 
-    const applied = await calibrate([
+    const applyArgs = [
       "--input",
       SAMPLE,
       "--policy",
@@ -68,7 +68,8 @@ describe("decide calibrate", () => {
       "--out",
       out,
       "--apply",
-    ]);
+    ];
+    const applied = await calibrate(applyArgs);
     expect(applied.code).toBe(0);
     const written = JSON.parse(await readFile(join(policies, "ticket-routing.v2.json"), "utf8"));
     expect(written).toMatchObject({
@@ -80,17 +81,7 @@ describe("decide calibrate", () => {
     expect(written.baseline.optionMix).toHaveLength(4);
     const { parsePolicy } = await import("../../shared/policy/policy.ts");
     expect(parsePolicy(written).version).toBe(2);
-    const again = await calibrate([
-      "--input",
-      SAMPLE,
-      "--policy",
-      "ticket-routing",
-      "--policies-dir",
-      policies,
-      "--out",
-      out,
-      "--apply",
-    ]);
+    const again = await calibrate(applyArgs);
     // Version 2 is now current, so the proposal is version 3: nothing is overwritten.
     expect(again.code).toBe(0);
     expect(again.stdout).toMatch(/ticket-routing\.v3\.json/);
