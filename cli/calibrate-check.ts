@@ -6,7 +6,7 @@ import { readFile } from "node:fs/promises";
 import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
 import { EventPublisher } from "../shared/adapters/event-publisher.ts";
 import { checkDrift, type DriftBaseline, type RecentDecision } from "../shared/calibration/drift.ts";
-import { DetailType } from "../shared/events.ts";
+import { DetailType, pipelineEvent } from "../shared/events.ts";
 import { UsageError } from "./args.ts";
 
 /** Exit code when drift was found. */
@@ -60,16 +60,16 @@ export async function calibrateCheck(options: {
   );
   if (result.drifted && options.eventBus) {
     await new EventPublisher(new EventBridgeClient({}), options.eventBus).publish([
-      {
-        detailType: DetailType.drift,
-        eventKey: `drift|${summary.policy.id}@${summary.policy.version}|${new Date().toISOString()}`,
-        detail: {
+      pipelineEvent(
+        DetailType.drift,
+        `drift|${summary.policy.id}@${summary.policy.version}|${new Date().toISOString()}`,
+        {
           policyId: summary.policy.id,
           policyVersion: summary.policy.version,
           decisions: result.decisions,
           checks: result.checks,
         },
-      },
+      ),
     ]);
     console.log(`published "Calibration Drift" to ${options.eventBus}`);
   }

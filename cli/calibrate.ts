@@ -155,8 +155,8 @@ async function reviewedRows(
 ): Promise<{ rows: LabelledLogits[]; problems: { line: number; reason: string }[] }> {
   const { DynamoDBClient } = await import("@aws-sdk/client-dynamodb");
   const { DynamoDBDocumentClient } = await import("@aws-sdk/lib-dynamodb");
-  const { DecisionStore } = await import("../shared/adapters/decision-store.ts");
-  const store = new DecisionStore(DynamoDBDocumentClient.from(new DynamoDBClient({})), table);
+  const { DynamoDbDecisionStore } = await import("../shared/adapters/dynamodb-decision-store.ts");
+  const store = new DynamoDbDecisionStore(DynamoDBDocumentClient.from(new DynamoDBClient({})), table);
   const ids = policy.options.map((o) => o.id);
   const rows: LabelledLogits[] = [];
   const problems: { line: number; reason: string }[] = [];

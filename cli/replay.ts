@@ -8,7 +8,7 @@ import { parseArgs } from "node:util";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { DecisionStore } from "../shared/adapters/decision-store.ts";
+import { DynamoDbDecisionStore } from "../shared/adapters/dynamodb-decision-store.ts";
 import { redriveAll, replayFiltered } from "../shared/replay/replay.ts";
 import { requiredFlag, UsageError } from "./args.ts";
 
@@ -63,7 +63,10 @@ export async function replayCommand(argv: string[]): Promise<number> {
   if (values.reason && !table)
     throw new UsageError("--reason needs --table (or DECISIONS_TABLE) to read noted failures");
   const store = table
-    ? new DecisionStore(DynamoDBDocumentClient.from(new DynamoDBClient(region ? { region } : {})), table)
+    ? new DynamoDbDecisionStore(
+        DynamoDBDocumentClient.from(new DynamoDBClient(region ? { region } : {})),
+        table,
+      )
     : undefined;
   const report = await replayFiltered({
     sqs,

@@ -7,7 +7,7 @@ import { parseArgs } from "node:util";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { DecisionStore } from "../shared/adapters/decision-store.ts";
+import { DynamoDbDecisionStore } from "../shared/adapters/dynamodb-decision-store.ts";
 import { RECORD_STATUSES } from "../shared/decision-record.ts";
 import { replayFiltered } from "../shared/replay/replay.ts";
 import { requiredFlag } from "./args.ts";
@@ -36,7 +36,10 @@ export async function statusCommand(argv: string[]): Promise<number> {
   const region = values.region ?? process.env.AWS_REGION;
   const clientOptions = region ? { region } : {};
   const table = requiredFlag("table", values.table ?? process.env.DECISIONS_TABLE);
-  const store = new DecisionStore(DynamoDBDocumentClient.from(new DynamoDBClient(clientOptions)), table);
+  const store = new DynamoDbDecisionStore(
+    DynamoDBDocumentClient.from(new DynamoDBClient(clientOptions)),
+    table,
+  );
   const sqs = new SQSClient(clientOptions);
 
   const counts: Record<string, Record<string, number>> = {};

@@ -2,9 +2,10 @@
  * The adapters every function shares, built from the environment once per execution environment.
  */
 import { fileURLToPath } from "node:url";
-import { DecisionStore } from "../shared/adapters/decision-store.ts";
+import { DynamoDbDecisionStore } from "../shared/adapters/dynamodb-decision-store.ts";
 import { EventPublisher, type PublishesEvents } from "../shared/adapters/event-publisher.ts";
 import { PolicyRegistry } from "../shared/policy/registry.ts";
+import type { DecisionStore } from "../shared/store/decision-store.ts";
 import { dynamoClient, eventBridgeClient } from "./clients.ts";
 import { requireEnv } from "./config.ts";
 
@@ -22,7 +23,7 @@ export interface SharedDependencies {
 export async function sharedDependencies(env: NodeJS.ProcessEnv = process.env): Promise<SharedDependencies> {
   return {
     policies: await PolicyRegistry.fromFolder(env.POLICIES_DIR || BUNDLED_POLICIES),
-    store: new DecisionStore(dynamoClient(), requireEnv("DECISIONS_TABLE", env)),
+    store: new DynamoDbDecisionStore(dynamoClient(), requireEnv("DECISIONS_TABLE", env)),
     publisher: new EventPublisher(eventBridgeClient(), requireEnv("EVENT_BUS_NAME", env)),
   };
 }

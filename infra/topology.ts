@@ -24,6 +24,9 @@ export const DECIDE_FUNCTION = {
   publishLeaseMs: 60_000,
 } as const;
 
+/** The review intake function, which consumes the review queue (the human route). */
+export const REVIEW_INTAKE_FUNCTION = { timeoutSeconds: 30, batchSize: 10 } as const;
+
 /** Visibility timeout of the intake queue. */
 export const INTAKE_VISIBILITY_SECONDS = DECIDE_FUNCTION.timeoutSeconds * 6;
 
@@ -34,7 +37,7 @@ export const RULES = {
     pattern: { source: [EVENT_SOURCE], "detail-type": ["Decision Made"], detail: { route: ["auto"] } },
   },
   human: {
-    description: "Escalated decisions go to the review queue",
+    description: "Escalated decisions go to the review queue, which the review intake function consumes",
     pattern: { source: [EVENT_SOURCE], "detail-type": ["Decision Made"], detail: { route: ["human"] } },
   },
   rejected: {

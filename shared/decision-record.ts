@@ -43,6 +43,8 @@ export interface DecisionRecord {
   readonly problems?: { field: string; message: string }[];
   readonly createdAt: string;
   readonly updatedAt: string;
+  /** The earlier decision this one replaces (an item sent again with `"redecide": true`). */
+  readonly supersedes?: { policyVersion: number; route: Route; chosen?: string };
   /** Whether the outcome event went out (the outbox flag). */
   readonly eventPublished: boolean;
   readonly label?: string;
@@ -53,6 +55,8 @@ export interface DecisionRecord {
   /** The action applied by the auto-action target, and whether "Item Actioned" went out. */
   readonly action?: string;
   readonly actionEventPublished?: boolean;
+  /** The "Decision Made" event that queued the item for review (the review intake's ledger). */
+  readonly reviewQueuedBy?: string;
 }
 
 /** The record's key: item and policy version. */

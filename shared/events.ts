@@ -3,6 +3,8 @@
  * the targets' own. Builders keep the detail shapes in one place.
  */
 
+import { createHash } from "node:crypto";
+
 /** The source of every event the pipeline publishes. */
 export const EVENT_SOURCE = "decision-pipeline";
 
@@ -20,7 +22,26 @@ export type DetailTypeName = (typeof DetailType)[keyof typeof DetailType];
 /** One event to publish (the PutEvents entry without the bus name). */
 export interface PipelineEvent {
   readonly detailType: DetailTypeName;
+  /** The pipeline's own events carry `eventId` (see {@link pipelineEvent}); upstream items do not. */
   readonly detail: Record<string, unknown>;
-  /** Stable id for logs and deduplication downstream (item id, policy version, event kind). */
+  /** Stable readable key for logs (event kind, item id, policy version). */
   readonly eventKey: string;
+}
+
+/** The stable id of an event: the same facts always give the same id. */
+export function eventIdOf(eventKey: string): string {
+  return createHash("sha256").update(eventKey).digest("hex").slice(0, 32);
+}
+
+/**
+ * Builds an event whose detail carries a stable `eventId` derived from `eventKey`. Events go out
+ * at least once (a crash between PutEvents and marking the record published sends the same
+ * event again); every target applies an event at most once by this id.
+ */
+export function pipelineEvent(
+  detailType: DetailTypeName,
+  eventKey: string,
+  detail: Record<string, unknown>,
+): PipelineEvent {
+  return { detailType, eventKey, detail: { eventId: eventIdOf(eventKey), ...detail } };
 }

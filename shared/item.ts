@@ -3,9 +3,13 @@
  * and limited in size (SQS carries at most 256 KiB per message).
  */
 import { z } from "zod";
+import { JsonInputError, parseJsonStrict } from "./contracts/json.ts";
 
 /** Largest item, serialized, in bytes (the SQS message limit). */
 export const MAX_ITEM_BYTES = 256 * 1024;
+
+/** Deepest nesting of objects and arrays in a state or metadata (DynamoDB's own map limit is 32). */
+export const MAX_ITEM_DEPTH = 32;
 
 /** Allowed item ids: the upstream key, also the idempotency key together with the policy version. */
 export const ITEM_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
@@ -23,6 +27,11 @@ const itemSchema = z
     policy: z.string().min(1, "must name a policy"),
     state: stateSchema,
     metadata: z.record(z.string(), z.unknown()).optional(),
+    /**
+     * Decide again under the policy's current version although an earlier version decided this
+     * item (a deliberate re-decision; without it a duplicate is never decided twice).
+     */
+    redecide: z.boolean().optional(),
   })
   .strict();
 
@@ -61,6 +70,7 @@ export function parseItem(text: string, knownPolicy?: (id: string) => boolean): 
     };
   }
   let json: unknown;
+  const problems: ItemProblem[] = [];
   try {
     json = JSON.parse(text);
   } catch (error) {
@@ -69,11 +79,24 @@ export function parseItem(text: string, knownPolicy?: (id: string) => boolean): 
       problems: [{ field: "item", message: `is not valid JSON: ${(error as Error).message}` }],
     };
   }
+  try {
+    parseJsonStrict(text);
+  } catch (error) {
+    // JSON.parse keeps the last of two equal keys: an item must not mean two things.
+    if (!(error instanceof JsonInputError)) throw error;
+    problems.push({ field: error.param ?? "item", message: error.message });
+  }
   const parsed = itemSchema.safeParse(json);
-  const problems: ItemProblem[] = parsed.success
-    ? []
-    : parsed.error.issues.map((issue) => ({ field: issue.path.join(".") || "item", message: issue.message }));
-  if (parsed.success) {
+  if (!parsed.success) {
+    problems.push(
+      ...parsed.error.issues.map((issue) => ({
+        field: issue.path.join(".") || "item",
+        message: issue.message,
+      })),
+    );
+  } else {
+    problems.push(...structureProblems("state", parsed.data.state));
+    if (parsed.data.metadata) problems.push(...structureProblems("metadata", parsed.data.metadata));
     if (isEmptyState(parsed.data.state)) problems.push({ field: "state", message: "must not be empty" });
     if (knownPolicy && !knownPolicy(parsed.data.policy)) {
       problems.push({ field: "policy", message: `unknown policy "${parsed.data.policy}"` });
@@ -81,7 +104,10 @@ export function parseItem(text: string, knownPolicy?: (id: string) => boolean): 
   }
   if (problems.length > 0 || !parsed.success) {
     const id = (json as { id?: unknown } | null)?.id;
-    return { ok: false, problems, ...(typeof id === "string" && ITEM_ID_PATTERN.test(id) ? { id } : {}) };
+    // With two "id" keys the item has no one id: the rejection is recorded under its hash.
+    const readable =
+      typeof id === "string" && ITEM_ID_PATTERN.test(id) && !problems.some((p) => p.field === "id");
+    return { ok: false, problems, ...(readable ? { id } : {}) };
   }
   return { ok: true, item: parsed.data };
 }
@@ -89,4 +115,32 @@ export function parseItem(text: string, knownPolicy?: (id: string) => boolean): 
 function idOf(text: string): { id?: string } {
   const match = /"id"\s*:\s*"([^"]{1,128})"/.exec(text.slice(0, 4096));
   return match && ITEM_ID_PATTERN.test(match[1]!) ? { id: match[1]! } : {};
+}
+
+/**
+ * Limits a value must meet to be decided and stored faithfully: nesting at most
+ * {@link MAX_ITEM_DEPTH} deep, and integers within ±2^53 (beyond that JSON.parse has already
+ * rounded them, so the decision would be about another number). Iterative: no recursion to overflow.
+ */
+export function structureProblems(field: string, value: unknown): ItemProblem[] {
+  const problems: ItemProblem[] = [];
+  const stack: { value: unknown; path: string; depth: number }[] = [{ value, path: field, depth: 0 }];
+  while (stack.length > 0 && problems.length < 10) {
+    const { value: current, path, depth } = stack.pop()!;
+    if (typeof current === "number" && Number.isInteger(current) && !Number.isSafeInteger(current)) {
+      problems.push({
+        field: path,
+        message: `integer ${current} is beyond ±2^53 and loses precision in JSON; send it as a string`,
+      });
+    } else if (typeof current === "object" && current !== null) {
+      if (depth >= MAX_ITEM_DEPTH) {
+        problems.push({ field: path, message: `is nested more than ${MAX_ITEM_DEPTH} levels deep` });
+        continue;
+      }
+      for (const [key, child] of Object.entries(current)) {
+        stack.push({ value: child, path: `${path}.${key}`, depth: depth + 1 });
+      }
+    }
+  }
+  return problems;
 }

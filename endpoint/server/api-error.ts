@@ -3,9 +3,9 @@
  * right status, built from domain errors in one place. Never a stack trace.
  */
 
+import { JsonInputError } from "../../shared/contracts/json.ts";
 import { QueueFullError, TaskAbortedError } from "../runtime/work-queue.ts";
 import { InvalidDecisionError, ModelFileError, SlotCheckError } from "../scorer/errors.ts";
-import { JsonInputError } from "./json.ts";
 
 /** Error categories, as in OpenAI-style error bodies. */
 export type ApiErrorType =

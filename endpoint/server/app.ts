@@ -7,12 +7,12 @@ import { randomUUID } from "node:crypto";
 import type { Logger } from "@aws-lambda-powertools/logger";
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { parseJsonStrict, stringifyJson } from "../../shared/contracts/json.ts";
 import { InvalidDecisionError } from "../scorer/errors.ts";
 import { ApiError, invalidField, toApiError } from "./api-error.ts";
 import { handleChat } from "./chat-route.ts";
 import type { ServerConfig } from "./config.ts";
 import type { DecisionService } from "./decision-service.ts";
-import { parseJsonStrict, stringifyJson } from "./json.ts";
 import { errorResponse, jsonResponse } from "./responses.ts";
 import { isSystemOneBody, parseSystemOne, systemOneParam, systemOneResponse } from "./systemone.ts";
 

@@ -5,11 +5,11 @@
 import { randomUUID } from "node:crypto";
 import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
+import { stringifyJson } from "../../shared/contracts/json.ts";
 import { type ChatRequest, chatRequestSchema } from "../chat/chat-request.ts";
 import { type GenerationOptions, generateChat, type TokenLogprob } from "../chat/generate.ts";
 import type { DecisionScorer } from "../scorer/scorer.ts";
 import { invalidField, toApiError } from "./api-error.ts";
-import { stringifyJson } from "./json.ts";
 import { jsonResponse } from "./responses.ts";
 
 /** What the chat route needs from the app. */

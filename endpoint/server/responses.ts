@@ -2,8 +2,8 @@
  * Response builders shared by the routes: JSON with floats kept as floats, and error bodies.
  */
 import type { Context } from "hono";
+import { stringifyJson } from "../../shared/contracts/json.ts";
 import type { ApiError } from "./api-error.ts";
-import { stringifyJson } from "./json.ts";
 
 /** A JSON response with floats kept as floats. */
 export function jsonResponse(c: Context, body: unknown, status = 200): Response {

@@ -8,6 +8,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
+import { float, type JsonFloat, type Wire } from "../../shared/contracts/json.ts";
+import type { AnswerDetail, SystemOneAnswer, SystemOneResponse } from "../../shared/contracts/system-one.ts";
 import type { InvalidDecisionError } from "../scorer/errors.ts";
 import {
   type DecisionQuestionInput,
@@ -20,7 +22,6 @@ import {
 } from "../scorer/request.ts";
 import type { DecisionResult, QuestionResult } from "../scorer/scorer.ts";
 import { invalidField } from "./api-error.ts";
-import { float, type JsonFloat } from "./json.ts";
 
 const content = z.union([
   z.string().trim().min(1, "must not be empty"),
@@ -186,14 +187,17 @@ export function systemOneParam(error: InvalidDecisionError, keys: readonly strin
 
 type FloatMap = Record<string, JsonFloat>;
 
+/** Values in option order, keyed by option id (the contract never aligns values by position). */
+function byOption(ids: readonly string[], values: readonly number[]): FloatMap {
+  return Object.fromEntries(ids.map((id, i) => [id, float(values[i]!)]));
+}
+
 /** The System One answer to one question, with this runtime's detail under `x_detail`. */
-function answerOf(result: QuestionResult, legend: readonly string[] | undefined): Record<string, unknown> {
-  const probabilities: FloatMap = Object.fromEntries(
-    result.optionIds.map((id, i) => [id, float(result.probabilities[i]!)]),
-  );
-  const detail = {
-    logits: result.logits.map(float),
-    raw_probabilities: result.rawProbabilities.map(float),
+function answerOf(result: QuestionResult, legend: readonly string[] | undefined): Wire<SystemOneAnswer> {
+  const probabilities = byOption(result.optionIds, result.probabilities);
+  const detail: Wire<AnswerDetail> = {
+    logits: byOption(result.optionIds, result.logits),
+    raw_probabilities: byOption(result.optionIds, result.rawProbabilities),
     temperature: float(result.temperature),
     allowed_token_mass: result.allowedTokenMass === null ? null : float(result.allowedTokenMass),
     prompt_sha256: result.promptSha256,
@@ -234,7 +238,7 @@ export function systemOneResponse(
   call: SystemOneCall,
   result: DecisionResult,
   modelName: string,
-): Record<string, unknown> {
+): Wire<SystemOneResponse> {
   return {
     id: `so-${randomUUID()}`,
     model: modelName,

@@ -1,6 +1,7 @@
 /**
  * The event-driven pipeline: intake queue with its dead-letter queue, the decide function on it,
- * the decisions table, the event bus with its rules (auto → auto-action, human → review queue,
+ * the decisions table, the event bus with its rules (auto → auto-action, human → review queue →
+ * review intake,
  * rejected → inspection queue, upstream "Decision Requested" → intake), and the review and replay
  * functions, with least-privilege permissions. Settings come from `infra/topology.ts`, shared
  * with the local stand-ins.
@@ -20,7 +21,13 @@ import { NagSuppressions } from "cdk-nag";
 import { Construct } from "constructs";
 import { DECISIONS_TABLE_SCHEMA } from "../../shared/adapters/decisions-table.ts";
 import type { EventPattern } from "../local/event-pattern.ts";
-import { DECIDE_FUNCTION, INTAKE_VISIBILITY_SECONDS, MAX_RECEIVE_COUNT, RULES } from "../topology.ts";
+import {
+  DECIDE_FUNCTION,
+  INTAKE_VISIBILITY_SECONDS,
+  MAX_RECEIVE_COUNT,
+  REVIEW_INTAKE_FUNCTION,
+  RULES,
+} from "../topology.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -54,6 +61,7 @@ export class DecisionPipeline extends Construct {
   public readonly decideFunction: NodejsFunction;
   public readonly autoActionFunction: NodejsFunction;
   public readonly reviewFunction: NodejsFunction;
+  public readonly reviewIntakeFunction: NodejsFunction;
   public readonly replayFunction: NodejsFunction;
   public readonly driftFunction: NodejsFunction;
   public readonly reviewUrl: lambda.FunctionUrl;
@@ -80,6 +88,8 @@ export class DecisionPipeline extends Construct {
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: MAX_RECEIVE_COUNT },
     });
     this.reviewQueue = secureQueue("ReviewQueue", {
+      // Six times the review intake function's timeout, as AWS advises for SQS event sources.
+      visibilityTimeout: Duration.seconds(REVIEW_INTAKE_FUNCTION.timeoutSeconds * 6),
       deadLetterQueue: { queue: this.targetsDeadLetterQueue, maxReceiveCount: MAX_RECEIVE_COUNT },
     });
     this.rejectedQueue = secureQueue("RejectedQueue", {
@@ -185,6 +195,19 @@ export class DecisionPipeline extends Construct {
     this.table.grantReadWriteData(this.autoActionFunction);
     this.bus.grantPutEventsTo(this.autoActionFunction);
 
+    // The human route's consumer: queues each escalated item for review once per event id.
+    this.reviewIntakeFunction = fn("ReviewIntake", "review-intake.ts", {
+      memoryMiB: 256,
+      timeoutSeconds: REVIEW_INTAKE_FUNCTION.timeoutSeconds,
+    });
+    this.reviewIntakeFunction.addEventSource(
+      new SqsEventSource(this.reviewQueue, {
+        batchSize: REVIEW_INTAKE_FUNCTION.batchSize,
+        reportBatchItemFailures: true,
+      }),
+    );
+    this.table.grantReadWriteData(this.reviewIntakeFunction);
+
     this.reviewFunction = fn("Review", "review.ts", { memoryMiB: 256, timeoutSeconds: 30 });
     this.table.grantReadWriteData(this.reviewFunction);
     this.bus.grantPutEventsTo(this.reviewFunction);
@@ -266,6 +289,7 @@ export class DecisionPipeline extends Construct {
       this.decideFunction,
       this.autoActionFunction,
       this.reviewFunction,
+      this.reviewIntakeFunction,
       this.replayFunction,
     ]) {
       NagSuppressions.addResourceSuppressions(

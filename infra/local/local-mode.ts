@@ -24,7 +24,7 @@ import { type RunningServer, startServer } from "../../endpoint/server/server.ts
 import { RECORD_STATUSES } from "../../shared/decision-record.ts";
 import { PolicyRegistry } from "../../shared/policy/registry.ts";
 import { createReviewApp } from "../../shared/review/review-page.ts";
-import { DECIDE_FUNCTION, MAX_RECEIVE_COUNT, RULES } from "../topology.ts";
+import { DECIDE_FUNCTION, MAX_RECEIVE_COUNT, REVIEW_INTAKE_FUNCTION, RULES } from "../topology.ts";
 import { ensureDecisionsTable, startDynamoDbLocal } from "./dynamodb-local.ts";
 import { type LocalEventBus, startEventBus } from "./event-bus.ts";
 import { localLambdaContext, type SqsPoller, startSqsPoller } from "./sqs-poller.ts";
@@ -143,7 +143,14 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
       deadLetterTargetArn: "arn:aws:sqs:us-east-1:123456789012:intake-dlq",
     }),
   });
-  const reviewQueueUrl = await queue("review");
+  await queue("targets-dlq");
+  const reviewQueueUrl = await queue("review", {
+    VisibilityTimeout: String(REVIEW_INTAKE_FUNCTION.timeoutSeconds * 6),
+    RedrivePolicy: JSON.stringify({
+      maxReceiveCount: MAX_RECEIVE_COUNT,
+      deadLetterTargetArn: "arn:aws:sqs:us-east-1:123456789012:targets-dlq",
+    }),
+  });
   const rejectedUrl = await queue("rejected");
   Object.assign(env, { INTAKE_QUEUE_URL: intakeUrl, DLQ_URL: dlqUrl, REVIEW_QUEUE_URL: reviewQueueUrl });
 
@@ -156,6 +163,7 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
   // The functions, imported once the environment points at the stand-ins.
   const { createDecideHandler, dependenciesFromEnv } = await import("../../functions/decide.ts");
   const { createAutoActionHandler } = await import("../../functions/auto-action.ts");
+  const { createReviewIntakeHandler } = await import("../../functions/review-intake.ts");
   const { sharedDependencies } = await import("../../functions/dependencies.ts");
   const deps = await dependenciesFromEnv();
   const autoAction = createAutoActionHandler(async () => deps);
@@ -183,6 +191,15 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
       handler: createDecideHandler(async () => deps),
       batchSize: DECIDE_FUNCTION.batchSize,
       functionName: "decide",
+    }),
+    // The human route's consumer, as deployed: the review queue drains into review tasks.
+    startSqsPoller({
+      sqs,
+      queueUrl: reviewQueueUrl,
+      queueArn: "arn:aws:sqs:us-east-1:123456789012:review",
+      handler: createReviewIntakeHandler(async () => deps),
+      batchSize: REVIEW_INTAKE_FUNCTION.batchSize,
+      functionName: "review-intake",
     }),
   ];
   const shared = await sharedDependencies();

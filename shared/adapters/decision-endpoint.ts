@@ -2,22 +2,26 @@
  * Calls the decision endpoint through SageMaker's InvokeEndpoint: a System One request built
  * from the policy, a per-call timeout, and retries with exponential backoff and full jitter for
  * throttling, 5xx, timeouts and model errors from a failing container. A model error that wraps a
- * 4xx means the item itself was refused: that is never retried.
+ * 4xx means the item itself was refused: that is never retried. Answers are read through the
+ * System One contract (`shared/contracts/system-one.ts`): one that breaks it is an endpoint
+ * failure, retried and then dead-lettered, never routed.
  */
 import { InvokeEndpointCommand, type SageMakerRuntimeClient } from "@aws-sdk/client-sagemaker-runtime";
 import { backoff } from "../backoff.ts";
+import {
+  DECISION_QUESTION_KEY,
+  type DecisionAnswer,
+  MalformedAnswerError,
+  readDecisionAnswer,
+  type SystemOneRequest,
+} from "../contracts/system-one.ts";
 import type { Item } from "../item.ts";
 import type { Policy } from "../policy/policy.ts";
 import { EndpointRejectedError, EndpointUnavailableError } from "./errors.ts";
 
 /** What the endpoint said about one item, in the policy's option order. */
-export interface EndpointDecision {
-  /** Option logits at temperature 1 (log-probabilities over the options). */
-  readonly logits: number[];
-  readonly allowedTokenMass: number | null;
-  readonly modelSha256: string;
-  readonly promptSha256: string;
-  readonly promptVersion: string;
+export interface EndpointDecision extends DecisionAnswer {
+  /** Round trip of the call that answered. */
   readonly latencyMs: number;
 }
 
@@ -37,29 +41,23 @@ export interface EndpointClientOptions {
 }
 
 /** The System One request for one item under one policy. */
-export function systemOneRequest(item: Item, policy: Policy): Record<string, unknown> {
+export function systemOneRequest(item: Item, policy: Policy): SystemOneRequest {
   const criteria =
-    policy.type === "choice"
-      ? Object.fromEntries(policy.options.map((o) => [o.id, o.description]))
-      : policy.type === "score"
-        ? policy.options.map((o) => o.description)
-        : Object.fromEntries(policy.options.map((o) => [o.id, o.description]));
+    policy.type === "score"
+      ? policy.options.map((o) => o.description)
+      : Object.fromEntries(policy.options.map((o) => [o.id, o.description]));
   return {
     state: item.state,
-    questions: { decision: { type: policy.type, instructions: policy.question, criteria } },
+    questions: { [DECISION_QUESTION_KEY]: { type: policy.type, instructions: policy.question, criteria } },
     layout: policy.layout,
     token_mass: true,
   };
 }
 
-interface SystemOneAnswer {
-  readonly probabilities?: Record<string, number>;
-  readonly x_detail: {
-    logits: number[];
-    allowed_token_mass: number | null;
-    prompt_sha256: string;
-    prompt_version: string;
-  };
+/** The ids the answer's logits are keyed by, in the policy's option order. */
+function answerIdsOf(policy: Policy): string[] {
+  // Score levels are keyed by their index; choice and noul options by their ids.
+  return policy.options.map((option, i) => (policy.type === "score" ? String(i) : option.id));
 }
 
 /** Decides items on a SageMaker endpoint (or the local runtime behind AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME). */
@@ -94,16 +92,8 @@ export class SageMakerDecisionEndpoint implements DecidesItems {
           }),
           { abortSignal: AbortSignal.timeout(this.timeoutMs) },
         );
-        const json = JSON.parse(new TextDecoder().decode(output.Body)) as {
-          answers: { decision: SystemOneAnswer };
-          x_detail: { model_sha256: string };
-        };
-        return toDecision(
-          json.answers.decision,
-          json.x_detail.model_sha256,
-          policy,
-          performance.now() - started,
-        );
+        const answer = readDecisionAnswer(parseBody(output.Body), policy.type, answerIdsOf(policy));
+        return { ...answer, latencyMs: performance.now() - started };
       } catch (error) {
         const classified = classify(error, this.endpointName);
         if (!classified.transient) throw classified;
@@ -117,37 +107,20 @@ export class SageMakerDecisionEndpoint implements DecidesItems {
   }
 }
 
-function toDecision(
-  answer: SystemOneAnswer,
-  modelSha256: string,
-  policy: Policy,
-  latencyMs: number,
-): EndpointDecision {
-  const detail = answer.x_detail;
-  // noul answers come back true-first; map logits to the policy's option order by id.
-  const answerIds =
-    policy.type === "noul"
-      ? ["true", "false"]
-      : policy.type === "score"
-        ? policy.options.map((o) => o.id)
-        : Object.keys(answer.probabilities ?? {});
-  const logits = policy.options.map((option) => {
-    const index = answerIds.indexOf(option.id);
-    if (index < 0 || detail.logits[index] === undefined)
-      throw new EndpointUnavailableError(`endpoint answer lacks option ${option.id}`);
-    return detail.logits[index]!;
-  });
-  return {
-    logits,
-    allowedTokenMass: detail.allowed_token_mass,
-    modelSha256,
-    promptSha256: detail.prompt_sha256,
-    promptVersion: detail.prompt_version,
-    latencyMs,
-  };
+function parseBody(body: Uint8Array | undefined): unknown {
+  const text = new TextDecoder().decode(body);
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new MalformedAnswerError(`malformed answer: not JSON (${(error as Error).message})`);
+  }
 }
 
 function classify(error: unknown, endpoint: string): EndpointUnavailableError | EndpointRejectedError {
+  if (error instanceof MalformedAnswerError) {
+    // A 200 that breaks the contract is a broken endpoint, never a decision: retry, then dead-letter.
+    return new EndpointUnavailableError(`${endpoint}: ${error.message}`, { cause: error });
+  }
   const e = error as {
     name?: string;
     message?: string;
@@ -167,6 +140,14 @@ function classify(error: unknown, endpoint: string): EndpointUnavailableError | 
     return new EndpointUnavailableError(`model error ${original} from ${endpoint}`, { cause: error });
   }
   const status = e.$metadata?.httpStatusCode;
+  if (e.name === "ValidationError" || status === 413) {
+    // SageMaker refused the request itself (too large, bad content type): the same item fails again.
+    return new EndpointRejectedError(
+      `the endpoint refused the request (${status ?? 400}): ${e.message ?? String(error)}`,
+      status ?? 400,
+      { cause: error },
+    );
+  }
   return new EndpointUnavailableError(
     `${e.name ?? "error"}${status ? ` ${status}` : ""} from ${endpoint}: ${e.message ?? String(error)}`,
     { cause: error },

@@ -50,3 +50,11 @@ export class StoreUnavailableError extends PipelineError {
     super(message, true, options);
   }
 }
+
+/** The store refused the record itself (a DynamoDB ValidationException): retrying cannot help. */
+export class StoreRejectedError extends PipelineError {
+  override name = "StoreRejectedError";
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, false, options);
+  }
+}

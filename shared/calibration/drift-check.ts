@@ -2,11 +2,12 @@
  * The scheduled drift check: for every policy version with a calibration baseline, the decisions
  * of the last period against that baseline; a "Calibration Drift" event for each that drifted.
  */
-import type { DecisionStore } from "../adapters/decision-store.ts";
+
 import type { PublishesEvents } from "../adapters/event-publisher.ts";
 import type { DecisionRecord, RecordStatus } from "../decision-record.ts";
-import { DetailType } from "../events.ts";
+import { DetailType, pipelineEvent } from "../events.ts";
 import type { PolicyRegistry } from "../policy/registry.ts";
+import type { DecisionStore } from "../store/decision-store.ts";
 import { checkDrift } from "./drift.ts";
 
 /** Statuses a decided (not rejected) record can be in. */
@@ -46,17 +47,13 @@ export async function runDriftCheck(
     );
     if (result.drifted) {
       await deps.publisher.publish([
-        {
-          detailType: DetailType.drift,
-          eventKey: `drift|${id}@${policy.version}|${now.toISOString()}`,
-          detail: {
-            policyId: id,
-            policyVersion: policy.version,
-            periodHours,
-            decisions: result.decisions,
-            checks: result.checks,
-          },
-        },
+        pipelineEvent(DetailType.drift, `drift|${id}@${policy.version}|${now.toISOString()}`, {
+          policyId: id,
+          policyVersion: policy.version,
+          periodHours,
+          decisions: result.decisions,
+          checks: result.checks,
+        }),
       ]);
     }
     results.push({ policyId: id, decisions: result.decisions, drifted: result.drifted });

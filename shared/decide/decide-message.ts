@@ -2,27 +2,35 @@
  * Decides one queued message, with exactly-once effects under at-least-once delivery:
  *
  * 1. invalid items become a `rejected` record and a "Decision Rejected" event (never retried);
- * 2. an item already decided under the current policy version is not decided again: its record
- *    is read back and its event published if a crash left it unpublished (the outbox repair);
+ * 2. an item already decided under this policy, under any version, is not decided again: its
+ *    record is read back and its event published if a crash left it unpublished (the outbox
+ *    repair). Only an item that says `"redecide": true` is decided again under a newer version,
+ *    and its "Decision Made" names the decision it supersedes;
  * 3. otherwise the endpoint scores it, the policy's temperature calibrates it, routing picks
  *    auto or human, the record is written conditionally (a lost race adopts the winner's record),
- *    and "Decision Made" is published under a lease so that only one worker ever sends it.
+ *    and "Decision Made" is published under a lease.
  *
- * Transient failures (endpoint, store, bus) are thrown: the message returns to the queue and, after
- * its receive limit, to the dead-letter queue.
+ * Events go out at least once: PutEvents can succeed and the write that marks the record
+ * published fail, and the event is then sent again once the lease expires. Every event carries a
+ * stable `eventId`, and every target applies an event at most once by it.
+ *
+ * Permanent failures (the endpoint or the store refusing the item) reject it on first delivery
+ * with the reason. Transient ones (throttling, timeouts, 5xx, an answer that breaks the contract)
+ * are thrown: the message returns to the queue and, after its receive limit, to the dead-letter
+ * queue.
  */
 import { createHash } from "node:crypto";
 import type { DecidesItems } from "../adapters/decision-endpoint.ts";
-import type { DecisionStore } from "../adapters/decision-store.ts";
-import { EndpointRejectedError } from "../adapters/errors.ts";
+import { EndpointRejectedError, StoreRejectedError } from "../adapters/errors.ts";
 import type { PublishesEvents } from "../adapters/event-publisher.ts";
 import { predictionSet } from "../calibration/conformal.ts";
 import type { DecisionRecord } from "../decision-record.ts";
-import { DetailType, type PipelineEvent } from "../events.ts";
+import { DetailType, type PipelineEvent, pipelineEvent } from "../events.ts";
 import { type ItemProblem, parseItem } from "../item.ts";
 import type { PolicyRegistry } from "../policy/registry.ts";
 import { confidence, softmax } from "../probability.ts";
 import { type Route, routeDecision } from "../routing.ts";
+import type { DecisionStore } from "../store/decision-store.ts";
 
 /** What {@link decideMessage} needs. */
 export interface DecideDependencies {
@@ -30,8 +38,8 @@ export interface DecideDependencies {
   readonly store: DecisionStore;
   readonly endpoint: DecidesItems;
   readonly publisher: PublishesEvents;
-  /** How long a worker holds the right to publish; keep it below the queue's visibility timeout. @default 20000 */
-  readonly publishLeaseMs?: number;
+  /** How long a worker holds the right to publish; keep it below the queue's visibility timeout. */
+  readonly publishLeaseMs: number;
   readonly now?: () => Date;
   /** Test seam: runs after the record is written and before its event (crash injection). */
   readonly afterRecordWrite?: (record: DecisionRecord) => void | Promise<void>;
@@ -46,46 +54,39 @@ export interface DecideResult {
   readonly route?: Route;
 }
 
-/** The event a record stands for. */
+/** The event a record stands for; the same record always gives the same event id. */
 export function eventFor(record: DecisionRecord): PipelineEvent {
   const key = `${record.itemId}|${record.policyId}@${record.policyVersion}`;
   if (record.status === "rejected") {
-    return {
-      detailType: DetailType.rejected,
-      eventKey: `rejected|${key}`,
-      detail: {
-        itemId: record.itemId,
-        policyId: record.policyId,
-        problems: record.problems ?? [],
-        rejectedAt: record.createdAt,
-      },
-    };
-  }
-  return {
-    detailType: DetailType.made,
-    eventKey: `made|${key}`,
-    detail: {
+    return pipelineEvent(DetailType.rejected, `rejected|${key}`, {
       itemId: record.itemId,
       policyId: record.policyId,
-      policyVersion: record.policyVersion,
-      route: record.route,
-      reason: record.reason,
-      chosen: record.chosen,
-      topProbability: record.topProbability,
-      confidence: record.confidence,
-      distribution: record.distribution,
-      modelSha256: record.modelSha256,
-      promptSha256: record.promptSha256,
-      decidedAt: record.createdAt,
-    },
-  };
+      problems: record.problems ?? [],
+      rejectedAt: record.createdAt,
+    });
+  }
+  return pipelineEvent(DetailType.made, `made|${key}|${record.route}|${record.chosen}`, {
+    itemId: record.itemId,
+    policyId: record.policyId,
+    policyVersion: record.policyVersion,
+    route: record.route,
+    reason: record.reason,
+    chosen: record.chosen,
+    topProbability: record.topProbability,
+    confidence: record.confidence,
+    distribution: record.distribution,
+    modelSha256: record.modelSha256,
+    promptSha256: record.promptSha256,
+    decidedAt: record.createdAt,
+    ...(record.supersedes ? { supersedes: record.supersedes } : {}),
+  });
 }
 
 /** Publishes the record's event unless it went out already or another worker holds the lease. */
 export async function ensurePublished(record: DecisionRecord, deps: DecideDependencies): Promise<void> {
   if (record.eventPublished) return;
   const now = (deps.now ?? (() => new Date()))();
-  if (!(await deps.store.claimPublish(record, deps.publishLeaseMs ?? 20_000, now.getTime()))) return;
+  if (!(await deps.store.claimPublish(record, deps.publishLeaseMs, now.getTime()))) return;
   await deps.publisher.publish([eventFor(record)]);
   await deps.store.markPublished(record, now);
 }
@@ -101,12 +102,10 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
   }
   const item = parsed.item;
   const policy = deps.policies.current(item.policy)!;
-  const existing = await deps.store.get({
-    itemId: item.id,
-    policyId: policy.id,
-    policyVersion: policy.version,
-  });
-  if (existing) {
+  // One decision per item and policy: a duplicate delivered after a new policy version was
+  // added is the same item, not a new one.
+  const existing = await deps.store.latest(item.id, policy.id);
+  if (existing && (!item.redecide || existing.policyVersion >= policy.version)) {
     await ensurePublished(existing, deps);
     return { outcome: "already_decided" };
   }
@@ -155,11 +154,34 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
     latencyMs: Math.round(decision.latencyMs),
     state: item.state,
     ...(item.metadata ? { metadata: item.metadata } : {}),
+    ...(existing?.route
+      ? {
+          supersedes: {
+            policyVersion: existing.policyVersion,
+            route: existing.route,
+            ...(existing.chosen ? { chosen: existing.chosen } : {}),
+          },
+        }
+      : {}),
     createdAt: now,
     updatedAt: now,
     eventPublished: false,
   };
-  const { record: winner } = await deps.store.create(record);
+  let winner: DecisionRecord;
+  try {
+    ({ record: winner } = await deps.store.create(record));
+  } catch (error) {
+    if (!(error instanceof StoreRejectedError)) throw error;
+    await reject(
+      item.id,
+      policy.id,
+      [{ field: "item", message: `cannot be stored: ${error.message}` }],
+      now,
+      deps,
+      policy.version,
+    );
+    return { outcome: "rejected" };
+  }
   await deps.afterRecordWrite?.(winner);
   await ensurePublished(winner, deps);
   return winner.route ? { outcome: "decided", route: winner.route } : { outcome: "decided" };

@@ -5,10 +5,10 @@
  * Server-rendered HTML that works without scripts; a few lines of script add the shortcuts.
  */
 import { Hono } from "hono";
-import type { DecisionStore } from "../adapters/decision-store.ts";
 import type { PublishesEvents } from "../adapters/event-publisher.ts";
 import { type DecisionRecord, RECORD_STATUSES } from "../decision-record.ts";
 import type { PolicyRegistry } from "../policy/registry.ts";
+import type { DecisionStore } from "../store/decision-store.ts";
 import { ReviewError, reviewDecision } from "../targets/review-decision.ts";
 
 const html = (text: unknown) =>

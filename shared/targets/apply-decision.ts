@@ -1,11 +1,14 @@
 /**
- * The auto-action target: applies a confident decision once. For the sample policies "applying"
- * means recording the action on the decision record and announcing it with "Item Actioned";
- * the status transition (auto_approved → actioned) makes a redelivered event a no-op.
+ * The auto-action target: applies a confident decision at most once, however often its
+ * "Decision Made" event arrives. For the sample policies "applying" means recording the action on
+ * the decision record (with the id of the event that caused it) and announcing it with "Item
+ * Actioned"; the conditional status transition (auto_approved → actioned) is the ledger, so a
+ * redelivered or re-sent event changes nothing.
  */
-import type { DecisionStore } from "../adapters/decision-store.ts";
+
 import type { PublishesEvents } from "../adapters/event-publisher.ts";
-import { DetailType } from "../events.ts";
+import { DetailType, pipelineEvent } from "../events.ts";
+import type { DecisionStore } from "../store/decision-store.ts";
 
 /** The "Decision Made" detail fields the target reads. */
 export interface DecisionMadeDetail {
@@ -14,6 +17,8 @@ export interface DecisionMadeDetail {
   readonly policyVersion: number;
   readonly chosen: string;
   readonly route: string;
+  /** The event's stable id. */
+  readonly eventId: string;
 }
 
 /** What happened. */
@@ -30,6 +35,7 @@ export async function applyDecision(
   const applied = await deps.store.transition(detail, "auto_approved", "actioned", {
     action,
     actionedAt: now.toISOString(),
+    actionEventId: detail.eventId,
     actionEventPublished: false,
   });
   if (!applied) {
@@ -38,17 +44,17 @@ export async function applyDecision(
     if (record?.status !== "actioned" || record.actionEventPublished) return "already_actioned";
   }
   await deps.publisher.publish([
-    {
-      detailType: DetailType.actioned,
-      eventKey: `actioned|${detail.itemId}|${detail.policyId}@${detail.policyVersion}`,
-      detail: {
+    pipelineEvent(
+      DetailType.actioned,
+      `actioned|${detail.itemId}|${detail.policyId}@${detail.policyVersion}`,
+      {
         itemId: detail.itemId,
         policyId: detail.policyId,
         policyVersion: detail.policyVersion,
         action,
-        actionedAt: now.toISOString(),
+        causedBy: detail.eventId,
       },
-    },
+    ),
   ]);
   await deps.store.transition(detail, "actioned", "actioned", { actionEventPublished: true });
   if (!applied) return "already_actioned";

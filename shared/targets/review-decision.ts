@@ -4,11 +4,12 @@
  * Answering again with the same label is a no-op; a different label for an already reviewed
  * item is refused.
  */
-import type { DecisionStore } from "../adapters/decision-store.ts";
+
 import type { PublishesEvents } from "../adapters/event-publisher.ts";
 import type { DecisionRecord } from "../decision-record.ts";
-import { DetailType } from "../events.ts";
+import { DetailType, pipelineEvent } from "../events.ts";
 import type { PolicyRegistry } from "../policy/registry.ts";
+import type { DecisionStore } from "../store/decision-store.ts";
 
 /** A reviewer's answer. */
 export interface ReviewInput {
@@ -90,10 +91,10 @@ async function publishReviewed(
   deps: { store: DecisionStore; publisher: PublishesEvents },
 ): Promise<void> {
   await deps.publisher.publish([
-    {
-      detailType: DetailType.reviewed,
-      eventKey: `reviewed|${record.itemId}|${record.policyId}@${record.policyVersion}`,
-      detail: {
+    pipelineEvent(
+      DetailType.reviewed,
+      `reviewed|${record.itemId}|${record.policyId}@${record.policyVersion}|${record.label}`,
+      {
         itemId: record.itemId,
         policyId: record.policyId,
         policyVersion: record.policyVersion,
@@ -103,7 +104,7 @@ async function publishReviewed(
         reviewer: record.reviewer,
         reviewedAt: record.reviewedAt,
       },
-    },
+    ),
   ]);
   await deps.store.transition(record, "reviewed", "reviewed", { reviewEventPublished: true });
 }

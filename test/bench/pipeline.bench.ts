@@ -6,11 +6,14 @@
  *
  * Flags: --items N (default 300), --pollers N (default 1).
  */
+
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { parseArgs } from "node:util";
 import { SendMessageBatchCommand } from "@aws-sdk/client-sqs";
+import type { SystemOneRequest } from "../../shared/contracts/system-one.ts";
 import { type LocalPipeline, startLocalPipeline } from "../helpers/local-pipeline.ts";
+import { answerFor, answerIdsOf } from "../helpers/system-one-answers.ts";
 import { fmt, machineLine } from "./bench-helpers.ts";
 
 const { values: flags } = parseArgs({
@@ -26,35 +29,10 @@ const switchServer = createServer(async (request, response) => {
   for await (const chunk of request) chunks.push(chunk as Buffer);
   const body = Buffer.concat(chunks).toString("utf8");
   if (instant) {
-    const question = (
-      JSON.parse(body) as {
-        questions: { decision: { type: string; criteria: Record<string, string> | string[] } };
-      }
-    ).questions.decision;
-    const ids =
-      question.type === "noul"
-        ? ["true", "false"]
-        : Array.isArray(question.criteria)
-          ? question.criteria.map((_, i) => String(i))
-          : Object.keys(question.criteria);
-    const logits = ids.map((_, i) => (i === 0 ? 0 : -3));
+    const request = JSON.parse(body) as SystemOneRequest;
+    const logits = answerIdsOf(request).map((_, i) => (i === 0 ? 0 : -3));
     response.writeHead(200, { "content-type": "application/json" });
-    response.end(
-      JSON.stringify({
-        answers: {
-          decision: {
-            probabilities: Object.fromEntries(ids.map((id) => [id, 1 / ids.length])),
-            x_detail: {
-              logits,
-              allowed_token_mass: 0.5,
-              prompt_sha256: "0".repeat(64),
-              prompt_version: "instant",
-            },
-          },
-        },
-        x_detail: { model_sha256: "0".repeat(64) },
-      }),
-    );
+    response.end(JSON.stringify(answerFor(request, logits)));
     return;
   }
   const upstream = await fetch(`${realUrl}${request.url}`, {

@@ -6,7 +6,12 @@
  */
 import { createServer } from "node:net";
 import { join } from "node:path";
-import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
+import {
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  SendMessageCommand,
+  SQSClient,
+} from "@aws-sdk/client-sqs";
 import { createSqsServer } from "local-aws-sqs";
 import type { RunningServer } from "../../endpoint/server/server.ts";
 import { sharedDependencies } from "../../functions/dependencies.ts";
@@ -17,7 +22,7 @@ import {
 } from "../../infra/local/dynamodb-local.ts";
 import { type BusEvent, type LocalEventBus, startEventBus } from "../../infra/local/event-bus.ts";
 import { localLambdaContext, type SqsPoller, startSqsPoller } from "../../infra/local/sqs-poller.ts";
-import { RULES } from "../../infra/topology.ts";
+import { REVIEW_INTAKE_FUNCTION, RULES } from "../../infra/topology.ts";
 import type { DecideDependencies } from "../../shared/decide/decide-message.ts";
 import { startTestEndpoint } from "./endpoint.ts";
 import { REPO_ROOT } from "./models.ts";
@@ -57,6 +62,8 @@ export interface LocalPipeline {
   readonly endpoint: RunningServer;
   readonly deps: DecideDependencies;
   readonly routed: { auto: BusEvent[]; human: BusEvent[]; rejected: BusEvent[] };
+  /** Effects per item: actions applied by auto-action, review tasks created by the review intake. */
+  readonly effects: { actioned: Map<string, number>; queued: Map<string, number> };
   readonly pollers: SqsPoller[];
   /** Approximate messages in a queue (visible plus in flight). */
   depth(queueUrl: string): Promise<number>;
@@ -74,6 +81,8 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
   const sqsPort = await freePort();
   const sqsServer = await createSqsServer({ port: sqsPort, hostname: "127.0.0.1" });
   const routed: LocalPipeline["routed"] = { auto: [], human: [], rejected: [] };
+  const effects: LocalPipeline["effects"] = { actioned: new Map(), queued: new Map() };
+  const count = (map: Map<string, number>, id: string) => map.set(id, (map.get(id) ?? 0) + 1);
   const bus = await startEventBus({
     name: "decisions",
     ...(options.failBusEntry ? { failEntry: options.failBusEntry } : {}),
@@ -125,16 +134,44 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
   // Imported after the environment is set: the handler's clients read it when first used.
   const { createDecideHandler, dependenciesFromEnv } = await import("../../functions/decide.ts");
   const { createAutoActionHandler } = await import("../../functions/auto-action.ts");
+  const { createReviewIntakeHandler } = await import("../../functions/review-intake.ts");
   const autoAction = createAutoActionHandler(() => sharedDependencies());
   bus.addRule({
     name: "auto-action",
     pattern: RULES.auto.pattern,
     target: async (event) => {
-      await autoAction(event as never, localLambdaContext("auto-action"));
+      const { outcome } = await autoAction(event as never, localLambdaContext("auto-action"));
+      if (outcome === "actioned") count(effects.actioned, String(event.detail.itemId));
     },
   });
   const base = await dependenciesFromEnv();
   const deps = options.wrap ? options.wrap(base) : base;
+  // The human route as deployed: rule → review queue → review intake function.
+  const reviewQueue = await sqs.send(
+    new CreateQueueCommand({
+      QueueName: "review",
+      Attributes: { VisibilityTimeout: String(REVIEW_INTAKE_FUNCTION.timeoutSeconds) },
+    }),
+  );
+  bus.addRule({
+    name: "review-queue",
+    pattern: RULES.human.pattern,
+    target: async (event) => {
+      await sqs.send(
+        new SendMessageCommand({ QueueUrl: reviewQueue.QueueUrl!, MessageBody: JSON.stringify(event) }),
+      );
+    },
+  });
+  const reviewIntake = startSqsPoller({
+    sqs,
+    queueUrl: reviewQueue.QueueUrl!,
+    queueArn: "arn:aws:sqs:us-east-1:123456789012:review",
+    handler: createReviewIntakeHandler(
+      async () => base,
+      (detail, outcome) => outcome === "queued" && count(effects.queued, detail.itemId),
+    ),
+    functionName: "review-intake",
+  });
   // One handler per poller, as Lambda runs one invocation per execution environment at a time
   // (the Powertools batch processor keeps per-invocation state).
   const pollers = Array.from({ length: options.pollers ?? 1 }, () =>
@@ -160,10 +197,11 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     endpoint,
     deps,
     routed,
+    effects,
     pollers,
     depth,
     async stop() {
-      await Promise.all(pollers.map((poller) => poller.stop()));
+      await Promise.all([...pollers, reviewIntake].map((poller) => poller.stop()));
       await bus.stop();
       sqsServer.close();
       await dynamo.stop();

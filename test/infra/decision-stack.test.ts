@@ -121,7 +121,7 @@ describe("DecisionStack", () => {
     const functions = Object.values(
       template.findResources("AWS::Lambda::Function") as Record<string, Resource>,
     );
-    expect(functions).toHaveLength(6);
+    expect(functions).toHaveLength(7);
     for (const f of functions) {
       expect(f.Properties.Runtime).toBe("nodejs22.x");
       expect(f.Properties.Architectures).toEqual(["arm64"]);
@@ -147,6 +147,29 @@ describe("DecisionStack", () => {
       FunctionResponseTypes: ["ReportBatchItemFailures"],
       ScalingConfig: { MaximumConcurrency: 4 * DECIDE_FUNCTION.concurrencyPerInstance },
     });
+  });
+
+  it("gives every queue a consumer, unless it is a dead-letter queue or the rejected items' inspection queue", () => {
+    const queues = Object.entries(template.findResources("AWS::SQS::Queue") as Record<string, Resource>);
+    const consumed = new Set(
+      Object.values(
+        template.findResources("AWS::Lambda::EventSourceMapping") as Record<string, Resource>,
+      ).map((m) => ((m.Properties.EventSourceArn as { "Fn::GetAtt": string[] })["Fn::GetAtt"] ?? [])[0]),
+    );
+    const deadLetterTargets = new Set(
+      queues.flatMap(([, q]) => {
+        const redrive = q.Properties.RedrivePolicy as
+          | { deadLetterTargetArn?: { "Fn::GetAtt": string[] } }
+          | undefined;
+        return redrive?.deadLetterTargetArn ? [redrive.deadLetterTargetArn["Fn::GetAtt"][0]] : [];
+      }),
+    );
+    const unconsumed = queues
+      .map(([id]) => id)
+      .filter((id) => !consumed.has(id) && !deadLetterTargets.has(id) && !id.includes("RejectedQueue"));
+    expect(unconsumed).toEqual([]);
+    // The human route's queue in particular: the review intake function consumes it.
+    expect([...consumed].some((id) => id?.includes("ReviewQueue"))).toBe(true);
   });
 
   it("allows InvokeEndpoint on this one endpoint only", () => {

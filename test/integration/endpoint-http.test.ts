@@ -1,8 +1,10 @@
 /**
  * The endpoint over plain HTTP: System One shapes, metadata routes, and every bad input.
  */
+
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../../endpoint/server/server.ts";
+import { systemOneResponseSchema } from "../../shared/contracts/system-one.ts";
 import { postJson, startTestEndpoint } from "../helpers/endpoint.ts";
 
 let server: RunningServer;
@@ -70,7 +72,9 @@ describe("POST /v1/systemone", () => {
     // Several questions share the state's evaluation.
     expect(score.x_detail.reused_tokens).toBeGreaterThan(0);
     expect(team.x_detail.prompt_sha256).toMatch(/^[0-9a-f]{64}$/);
-    expect(Array.isArray(team.x_detail.logits)).toBe(true);
+    expect(Object.keys(team.x_detail.logits as object)).toEqual(Object.keys(team.probabilities as object));
+    // What the server emits is what the pipeline's contract parses.
+    expect(systemOneResponseSchema.safeParse(body).error).toBeUndefined();
   });
 
   it("writes every probability and score with a decimal point", async () => {

@@ -5,8 +5,8 @@ import { describe, expect, it } from "vitest";
 import { ModelFileError } from "../../endpoint/scorer/errors.ts";
 import { ConfigError, resolveServerConfig } from "../../endpoint/server/config.ts";
 import { describeGpu } from "../../endpoint/server/decision-service.ts";
-import { float, formatFloat, parseJsonStrict, stringifyJson } from "../../endpoint/server/json.ts";
 import { discoverModelFile } from "../../endpoint/server/model-discovery.ts";
+import { float, formatFloat, parseJsonStrict, stringifyJson } from "../../shared/contracts/json.ts";
 
 describe("resolveServerConfig", () => {
   it("defaults to the SageMaker contract on loopback: /opt/ml/model, port 8080", () => {

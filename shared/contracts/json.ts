@@ -1,5 +1,5 @@
 /**
- * JSON in and out of the endpoint: floats that always carry a decimal point (strict clients
+ * JSON in and out of the endpoint and the pipeline: floats that always carry a decimal point (strict clients
  * reject `0` where they expect a probability), and parsing that refuses duplicate object keys
  * (JSON.parse silently keeps the last, which would hide a duplicated option id).
  */
@@ -8,6 +8,15 @@
 export class JsonFloat {
   constructor(readonly value: number) {}
 }
+
+/** A contract type as the server writes it: any number may be a {@link JsonFloat}. */
+export type Wire<T> = T extends number
+  ? number | JsonFloat
+  : T extends readonly (infer U)[]
+    ? Wire<U>[]
+    : T extends object
+      ? { [K in keyof T]: Wire<T[K]> }
+      : T;
 
 /** Marks `value` to serialize with a decimal point. */
 export function float(value: number): JsonFloat {

@@ -1,7 +1,11 @@
 /**
- * The decisions table: conditional writes keyed by item and policy version, the outbox flag that
- * makes "Decision Made" go out exactly once, and the status index behind the review queue.
- * Translates DynamoDB errors into pipeline errors; nothing above it imports the SDK.
+ * The decisions table on DynamoDB: conditional writes keyed by item and policy version, the
+ * outbox flag and publish lease, the targets' at-most-once ledger and the status index behind
+ * the review queue. The item's state and metadata are stored as JSON strings, so that any valid
+ * item can be stored (DynamoDB refuses maps nested past 32 levels, empty map keys and numbers
+ * past 38 digits). Translates DynamoDB errors into pipeline errors: a ValidationException is
+ * permanent ({@link StoreRejectedError}); anything else may pass ({@link StoreUnavailableError}).
+ * Nothing above it imports the SDK.
  */
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import {
@@ -12,17 +16,9 @@ import {
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import { type DecisionRecord, type RecordStatus, recordKey } from "../decision-record.ts";
+import type { CreateOutcome, DecisionStore, RecordKey as Key } from "../store/decision-store.ts";
 import { STATUS_INDEX } from "./decisions-table.ts";
-import { StoreUnavailableError } from "./errors.ts";
-
-type Key = Pick<DecisionRecord, "itemId" | "policyId" | "policyVersion">;
-
-/** The outcome of {@link DecisionStore.create}. */
-export interface CreateOutcome {
-  /** False when a record already existed (a duplicate or a race lost): `record` is that one. */
-  readonly created: boolean;
-  readonly record: DecisionRecord;
-}
+import { StoreRejectedError, StoreUnavailableError } from "./errors.ts";
 
 function isConditionFailure(error: unknown): boolean {
   return (
@@ -31,8 +27,8 @@ function isConditionFailure(error: unknown): boolean {
   );
 }
 
-/** Reads and writes decision records. */
-export class DecisionStore {
+/** The decision store on a DynamoDB table. */
+export class DynamoDbDecisionStore implements DecisionStore {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     readonly tableName: string,
@@ -43,13 +39,20 @@ export class DecisionStore {
       return await run();
     } catch (error) {
       if (isConditionFailure(error)) throw error;
+      if ((error as { name?: string })?.name === "ValidationException") {
+        throw new StoreRejectedError(
+          `decisions table ${what} refused the record: ${(error as Error).message}`,
+          {
+            cause: error,
+          },
+        );
+      }
       throw new StoreUnavailableError(`decisions table ${what} failed: ${(error as Error).message}`, {
         cause: error,
       });
     }
   }
 
-  /** The record for an item and policy version, read consistently. */
   async get(key: Key): Promise<DecisionRecord | undefined> {
     const output = await this.call("get", () =>
       this.client.send(
@@ -63,14 +66,34 @@ export class DecisionStore {
     return output.Item ? stripKeys(output.Item) : undefined;
   }
 
-  /** Writes the record unless one exists for the same item and policy version. */
+  async latest(itemId: string, policyId: string): Promise<DecisionRecord | undefined> {
+    const output = await this.call("query", () =>
+      this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: "pk = :pk AND sk BETWEEN :first AND :last",
+          ExpressionAttributeValues: {
+            ":pk": recordKey(itemId, policyId, 1).pk,
+            ":first": recordKey(itemId, policyId, 1).sk,
+            ":last": recordKey(itemId, policyId, 999_999).sk,
+          },
+          ScanIndexForward: false,
+          Limit: 1,
+          ConsistentRead: true,
+        }),
+      ),
+    );
+    const item = output.Items?.[0];
+    return item ? stripKeys(item) : undefined;
+  }
+
   async create(record: DecisionRecord): Promise<CreateOutcome> {
     try {
       await this.call("put", () =>
         this.client.send(
           new PutCommand({
             TableName: this.tableName,
-            Item: { ...recordKey(record.itemId, record.policyId, record.policyVersion), ...record },
+            Item: { ...recordKey(record.itemId, record.policyId, record.policyVersion), ...toItem(record) },
             ConditionExpression: "attribute_not_exists(pk)",
           }),
         ),
@@ -85,10 +108,6 @@ export class DecisionStore {
     }
   }
 
-  /**
-   * Claims the right to publish the record's event for `leaseMs`. Only one worker holds it at a
-   * time; a claim left by a crashed worker expires, so redelivery can repair the outbox.
-   */
   async claimPublish(key: Key, leaseMs: number, now = Date.now()): Promise<boolean> {
     try {
       await this.call("claim", () =>
@@ -110,7 +129,6 @@ export class DecisionStore {
     }
   }
 
-  /** Records that the event went out. */
   async markPublished(key: Key, now = new Date()): Promise<void> {
     await this.call("mark published", () =>
       this.client.send(
@@ -124,10 +142,6 @@ export class DecisionStore {
     );
   }
 
-  /**
-   * Moves a record from one status to another, with extra fields; false when it was not in
-   * `from` (already moved: the caller's retry or a duplicate).
-   */
   async transition(
     key: Key,
     from: RecordStatus,
@@ -163,7 +177,27 @@ export class DecisionStore {
     }
   }
 
-  /** Every record in `status` created at or after `since` (ISO time), across pages. */
+  async setOnce(key: Key, field: string, value: string): Promise<boolean> {
+    try {
+      await this.call("set once", () =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: recordKey(key.itemId, key.policyId, key.policyVersion),
+            UpdateExpression: "SET #field = :value",
+            ConditionExpression: "attribute_exists(pk) AND attribute_not_exists(#field)",
+            ExpressionAttributeNames: { "#field": field },
+            ExpressionAttributeValues: { ":value": value },
+          }),
+        ),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
   async listSince(status: RecordStatus, since: string): Promise<DecisionRecord[]> {
     const records: DecisionRecord[] = [];
     let startKey: Record<string, unknown> | undefined;
@@ -186,7 +220,6 @@ export class DecisionStore {
     return records;
   }
 
-  /** Records in `status`, oldest first (the review queue for `pending_review`). */
   async listByStatus(status: RecordStatus, limit = 50): Promise<DecisionRecord[]> {
     const output = await this.call("query", () =>
       this.client.send(
@@ -202,10 +235,6 @@ export class DecisionStore {
     );
     return (output.Items ?? []).map(stripKeys);
   }
-  /**
-   * Notes why a message failed (best effort), keyed by its SQS message id, which SQS keeps when
-   * it moves the message to the dead-letter queue: replay filters on it.
-   */
   async noteFailure(messageId: string, reason: string, now = new Date()): Promise<void> {
     await this.call("note failure", () =>
       this.client.send(
@@ -222,7 +251,6 @@ export class DecisionStore {
     );
   }
 
-  /** The last failure noted for a message, if any. */
   async failureOf(messageId: string): Promise<{ reason: string; at: string } | undefined> {
     const output = await this.call("get failure", () =>
       this.client.send(
@@ -233,7 +261,20 @@ export class DecisionStore {
   }
 }
 
+/** The table item for a record: state and metadata as JSON text. */
+function toItem(record: DecisionRecord): Record<string, unknown> {
+  const { state, metadata, ...rest } = record;
+  return {
+    ...rest,
+    ...(state === undefined ? {} : { stateJson: JSON.stringify(state) }),
+    ...(metadata === undefined ? {} : { metadataJson: JSON.stringify(metadata) }),
+  };
+}
+
 function stripKeys(item: Record<string, unknown>): DecisionRecord {
-  const { pk: _pk, sk: _sk, publishLeaseUntil: _lease, ...record } = item;
+  const { pk: _pk, sk: _sk, publishLeaseUntil: _lease, stateJson, metadataJson, ...record } = item;
+  // Records written before state was stored as text keep it as a map.
+  if (typeof stateJson === "string") record.state = JSON.parse(stateJson);
+  if (typeof metadataJson === "string") record.metadata = JSON.parse(metadataJson);
   return record as unknown as DecisionRecord;
 }

@@ -1,0 +1,61 @@
+/**
+ * The decision store port: what the pipeline needs from the decisions table, as an interface with
+ * two implementations that pass one contract suite (`test/unit/decision-store.contract.ts`):
+ * DynamoDB (`shared/adapters/dynamodb-decision-store.ts`, the real path) and in memory
+ * (`shared/store/in-memory-decision-store.ts`, for tests of the use cases without servers).
+ */
+import type { DecisionRecord, RecordStatus } from "../decision-record.ts";
+
+/** A record's key: item, policy and policy version. */
+export type RecordKey = Pick<DecisionRecord, "itemId" | "policyId" | "policyVersion">;
+
+/** The outcome of {@link DecisionStore.create}. */
+export interface CreateOutcome {
+  /** False when a record already existed (a duplicate or a race lost): `record` is that one. */
+  readonly created: boolean;
+  readonly record: DecisionRecord;
+}
+
+/** Reads and writes decision records. */
+export interface DecisionStore {
+  /** The record for an item and policy version, read consistently. */
+  get(key: RecordKey): Promise<DecisionRecord | undefined>;
+  /** The record of the highest policy version (at least 1) for an item and policy, if any. */
+  latest(itemId: string, policyId: string): Promise<DecisionRecord | undefined>;
+  /**
+   * Writes the record unless one exists for the same key. A record the store cannot hold throws
+   * {@link StoreRejectedError}: retrying cannot help.
+   */
+  create(record: DecisionRecord): Promise<CreateOutcome>;
+  /**
+   * Claims the right to publish the record's event for `leaseMs`. Only one worker holds it at a
+   * time; a claim left by a crashed worker expires, so redelivery can repair the outbox.
+   */
+  claimPublish(key: RecordKey, leaseMs: number, now?: number): Promise<boolean>;
+  /** Records that the event went out. */
+  markPublished(key: RecordKey, now?: Date): Promise<void>;
+  /**
+   * Moves a record from one status to another, with extra fields; false when it was not in
+   * `from` (already moved: the caller's retry or a duplicate).
+   */
+  transition(
+    key: RecordKey,
+    from: RecordStatus,
+    to: RecordStatus,
+    fields?: Record<string, unknown>,
+    now?: Date,
+  ): Promise<boolean>;
+  /**
+   * Sets `field` to `value` unless the field is already set: the at-most-once ledger of a target
+   * keyed by event id. True when this call set it; false when it was set (a duplicate event).
+   */
+  setOnce(key: RecordKey, field: string, value: string): Promise<boolean>;
+  /** Every record in `status` created at or after `since` (ISO time), across pages. */
+  listSince(status: RecordStatus, since: string): Promise<DecisionRecord[]>;
+  /** Records in `status`, oldest first (the review queue for `pending_review`). */
+  listByStatus(status: RecordStatus, limit?: number): Promise<DecisionRecord[]>;
+  /** Notes why a message failed, keyed by its SQS message id (replay filters on it). */
+  noteFailure(messageId: string, reason: string, now?: Date): Promise<void>;
+  /** The last failure noted for a message, if any. */
+  failureOf(messageId: string): Promise<{ reason: string; at: string } | undefined>;
+}
