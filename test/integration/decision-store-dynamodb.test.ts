@@ -1,0 +1,60 @@
+/**
+ * The DynamoDB decision store on DynamoDB Local against the shared contract, plus what only the
+ * real table shows: states DynamoDB cannot hold as maps are stored as text, and a record the
+ * table refuses is a permanent error.
+ */
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  ensureDecisionsTable,
+  type LocalDynamoDb,
+  startDynamoDbLocal,
+} from "../../infra/local/dynamodb-local.ts";
+import { DynamoDbDecisionStore } from "../../shared/adapters/dynamodb-decision-store.ts";
+import { StoreRejectedError } from "../../shared/adapters/errors.ts";
+import { decisionStoreContract, pendingRecord } from "../helpers/decision-store.contract.ts";
+import { freePort } from "../helpers/local-pipeline.ts";
+
+let dynamo: LocalDynamoDb;
+let client: DynamoDBDocumentClient;
+
+beforeAll(async () => {
+  dynamo = await startDynamoDbLocal({ port: await freePort() });
+  await ensureDecisionsTable(dynamo.endpoint, "contract");
+  client = DynamoDBDocumentClient.from(
+    new DynamoDBClient({
+      endpoint: dynamo.endpoint,
+      region: "us-east-1",
+      credentials: { accessKeyId: "local", secretAccessKey: "local" },
+    }),
+    { marshallOptions: { removeUndefinedValues: true } },
+  );
+}, 120_000);
+
+afterAll(async () => {
+  await dynamo?.stop();
+});
+
+decisionStoreContract("DynamoDB Local", () => new DynamoDbDecisionStore(client, "contract"));
+
+describe("DynamoDB decision store on the real table", () => {
+  it("stores states DynamoDB cannot hold as maps (40 levels deep, empty keys) and reads them back", async () => {
+    const store = new DynamoDbDecisionStore(client, "contract");
+    let deep: unknown = "bottom";
+    for (let i = 0; i < 40; i++) deep = { level: deep };
+    const record = pendingRecord({ state: { deep, "": "empty key" }, metadata: { "": 1 } });
+    expect((await store.create(record)).created).toBe(true);
+    expect((await store.get(record))?.state).toEqual(record.state);
+    expect((await store.get(record))?.metadata).toEqual({ "": 1 });
+  });
+
+  it("turns a record the table refuses into a permanent StoreRejectedError", async () => {
+    const store = new DynamoDbDecisionStore(client, "contract");
+    // An item over DynamoDB's 400 KB limit: ValidationException, the same on every retry.
+    const record = pendingRecord({ state: "x".repeat(450 * 1024) });
+    const error = await store.create(record).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StoreRejectedError);
+    expect((error as StoreRejectedError).transient).toBe(false);
+  });
+});

@@ -1,0 +1,202 @@
+/**
+ * The decide use case and its targets on the in-memory store, without servers: the faults that
+ * once routed an item twice, rejected it too late or acted on a broken answer, each as a test.
+ */
+import { beforeEach, describe, expect, it } from "vitest";
+import type { DecidesItems, EndpointDecision } from "../../shared/adapters/decision-endpoint.ts";
+import { EndpointUnavailableError, StoreRejectedError } from "../../shared/adapters/errors.ts";
+import type { PublishesEvents } from "../../shared/adapters/event-publisher.ts";
+import { type DecideDependencies, decideMessage } from "../../shared/decide/decide-message.ts";
+import { DetailType, type PipelineEvent } from "../../shared/events.ts";
+import { type Policy, parsePolicy } from "../../shared/policy/policy.ts";
+import { PolicyRegistry } from "../../shared/policy/registry.ts";
+import type { DecisionStore } from "../../shared/store/decision-store.ts";
+import { InMemoryDecisionStore } from "../../shared/store/in-memory-decision-store.ts";
+import { applyDecision, type DecisionMadeDetail } from "../../shared/targets/apply-decision.ts";
+import { queueForReview } from "../../shared/targets/queue-for-review.ts";
+
+const policyV1 = parsePolicy({
+  id: "tickets",
+  version: 1,
+  question: "Which team?",
+  type: "choice",
+  options: [
+    { id: "billing", description: "Billing", automate: true },
+    { id: "technical", description: "Technical", automate: true },
+  ],
+  autoThreshold: 0.8,
+});
+const policyV2: Policy = { ...policyV1, version: 2, autoThreshold: 0.5 };
+
+/** An endpoint that answers with fixed logits and counts its calls. */
+class FixedEndpoint implements DecidesItems {
+  calls = 0;
+  constructor(private readonly logits: number[]) {}
+  async decide(): Promise<EndpointDecision> {
+    this.calls++;
+    return {
+      logits: this.logits,
+      allowedTokenMass: 0.9,
+      modelSha256: "a".repeat(64),
+      promptSha256: "b".repeat(64),
+      promptVersion: "test@1",
+      latencyMs: 1,
+    };
+  }
+}
+
+/** A publisher that keeps what it was given. */
+class RecordingPublisher implements PublishesEvents {
+  readonly events: PipelineEvent[] = [];
+  async publish(events: readonly PipelineEvent[]): Promise<void> {
+    this.events.push(...events);
+  }
+  made(): PipelineEvent[] {
+    return this.events.filter((e) => e.detailType === DetailType.made);
+  }
+}
+
+let store: InMemoryDecisionStore;
+let publisher: RecordingPublisher;
+let endpoint: FixedEndpoint;
+let clock: number;
+
+function deps(overrides: Partial<DecideDependencies> = {}): DecideDependencies {
+  return {
+    policies: new PolicyRegistry([policyV1]),
+    store,
+    publisher,
+    endpoint,
+    publishLeaseMs: 1000,
+    now: () => new Date(clock),
+    ...overrides,
+  };
+}
+
+const item = (extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ id: "T-1", policy: "tickets", state: "charged twice", ...extra });
+
+beforeEach(() => {
+  store = new InMemoryDecisionStore();
+  publisher = new RecordingPublisher();
+  endpoint = new FixedEndpoint([3, 0]);
+  clock = Date.UTC(2026, 10, 30);
+});
+
+describe("decideMessage", () => {
+  it("decides, stores and publishes one Decision Made with a stable event id", async () => {
+    expect(await decideMessage(item(), deps())).toEqual({ outcome: "decided", route: "auto" });
+    const [made] = publisher.made();
+    expect(made?.detail).toMatchObject({ itemId: "T-1", route: "auto", chosen: "billing" });
+    expect(made?.detail.eventId).toMatch(/^[0-9a-f]{32}$/);
+    expect((await store.get({ itemId: "T-1", policyId: "tickets", policyVersion: 1 }))?.eventPublished).toBe(
+      true,
+    );
+  });
+
+  it("re-sends the same event (same id) when marking it published failed, and the targets apply it once", async () => {
+    // PutEvents succeeds, then the write that marks the record published fails.
+    const failingMark: DecisionStore = Object.assign(Object.create(store) as DecisionStore, {
+      markPublished: async () => {
+        throw new Error("injected: mark published failed");
+      },
+    });
+    await expect(decideMessage(item(), deps({ store: failingMark }))).rejects.toThrow(/mark published/);
+    clock += 2000; // past the lease: the redelivery repairs the outbox
+    await decideMessage(item(), deps());
+    const made = publisher.made();
+    expect(made).toHaveLength(2);
+    expect(made[0]!.detail.eventId).toBe(made[1]!.detail.eventId);
+    const outcomes = [];
+    for (const event of made)
+      outcomes.push(await applyDecision(event.detail as unknown as DecisionMadeDetail, { store, publisher }));
+    expect(outcomes).toEqual(["actioned", "already_actioned"]);
+  });
+
+  it("queues an escalated item for review once, however often its event arrives", async () => {
+    endpoint = new FixedEndpoint([0.2, 0]);
+    await decideMessage(item(), deps());
+    const [made] = publisher.made();
+    const detail = made!.detail as unknown as DecisionMadeDetail;
+    expect(detail.route).toBe("human");
+    const outcomes = await Promise.all([
+      queueForReview(detail, { store }),
+      queueForReview(detail, { store }),
+    ]);
+    expect(outcomes.sort()).toEqual(["already_queued", "queued"]);
+    expect(await queueForReview(detail, { store })).toBe("already_queued");
+  });
+
+  it("rejects on first delivery, with the reason, an item the store refuses", async () => {
+    const refusing: DecisionStore = Object.assign(Object.create(store) as DecisionStore, {
+      create: async (record: { status: string }) => {
+        if (record.status !== "rejected") throw new StoreRejectedError("ValidationException: item too large");
+        return store.create(record as never);
+      },
+    });
+    expect(await decideMessage(item(), deps({ store: refusing }))).toEqual({ outcome: "rejected" });
+    expect(endpoint.calls).toBe(1);
+    const rejected = publisher.events.filter((e) => e.detailType === DetailType.rejected);
+    expect(rejected).toHaveLength(1);
+    expect(JSON.stringify(rejected[0]!.detail.problems)).toMatch(/cannot be stored/);
+  });
+
+  it.each([
+    [
+      "an integer beyond 2^53",
+      '{"id":"T-1","policy":"tickets","state":{"amount":12345678901234567890}}',
+      "state.amount",
+    ],
+    [
+      "a state nested 40 levels deep",
+      `{"id":"T-1","policy":"tickets","state":${'{"a":'.repeat(40)}1${"}".repeat(40)}}`,
+      "state.a",
+    ],
+    ["a duplicate key", '{"id":"T-1","policy":"tickets","state":"x","state":"y"}', "state"],
+    ["a duplicate id", '{"id":"T-1","policy":"tickets","state":"x","id":"T-2"}', "id"],
+  ])("rejects %s before calling the endpoint, naming the field", async (_what, body, field) => {
+    expect(await decideMessage(body, deps())).toEqual({ outcome: "rejected" });
+    expect(endpoint.calls).toBe(0);
+    const [event] = publisher.events;
+    expect(event?.detailType).toBe(DetailType.rejected);
+    const problems = event!.detail.problems as { field: string; message: string }[];
+    expect(problems.some((p) => p.field.startsWith(field))).toBe(true);
+  });
+
+  it("records a duplicate-id item under its hash, not under either id", async () => {
+    await decideMessage('{"id":"T-1","policy":"tickets","state":"x","id":"T-2"}', deps());
+    expect(publisher.events[0]!.detail.itemId).toMatch(/^invalid-/);
+  });
+
+  it("does not decide a duplicate again after a new policy version was added", async () => {
+    await decideMessage(item(), deps());
+    const v2 = deps({ policies: new PolicyRegistry([policyV1, policyV2]) });
+    expect(await decideMessage(item(), v2)).toEqual({ outcome: "already_decided" });
+    expect(endpoint.calls).toBe(1);
+    expect(publisher.made()).toHaveLength(1);
+  });
+
+  it("re-decides under the new version only when the item asks, naming what it supersedes", async () => {
+    await decideMessage(item(), deps());
+    const v2 = deps({ policies: new PolicyRegistry([policyV1, policyV2]) });
+    expect(await decideMessage(item({ redecide: true }), v2)).toMatchObject({ outcome: "decided" });
+    expect(await decideMessage(item({ redecide: true }), v2)).toEqual({ outcome: "already_decided" });
+    const made = publisher.made();
+    expect(made.map((e) => e.detail.policyVersion)).toEqual([1, 2]);
+    expect(made[1]!.detail.supersedes).toEqual({ policyVersion: 1, route: "auto", chosen: "billing" });
+    expect(made[0]!.detail.eventId).not.toBe(made[1]!.detail.eventId);
+  });
+
+  it("lets endpoint failures through for a retry, leaving no record", async () => {
+    const failing: DecidesItems = {
+      decide: async () => {
+        throw new EndpointUnavailableError(
+          "malformed answer: answers.decision.x_detail.logits.billing: expected number",
+        );
+      },
+    };
+    await expect(decideMessage(item(), deps({ endpoint: failing }))).rejects.toThrow(/malformed answer/);
+    expect(await store.latest("T-1", "tickets")).toBeUndefined();
+    expect(publisher.events).toHaveLength(0);
+  });
+});
