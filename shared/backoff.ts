@@ -12,3 +12,10 @@ export function sleep(ms: number): Promise<void> {
 export async function backoff(attempt: number, baseDelayMs: number): Promise<void> {
   if (attempt > 1) await sleep(Math.random() * baseDelayMs * 2 ** (attempt - 2));
 }
+
+/** The longest the waits before tries 2..`attempts` can add up to. */
+export function backoffCeilingMs(attempts: number, baseDelayMs: number): number {
+  let total = 0;
+  for (let attempt = 2; attempt <= attempts; attempt++) total += baseDelayMs * 2 ** (attempt - 2);
+  return total;
+}

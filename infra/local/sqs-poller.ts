@@ -102,12 +102,15 @@ export function startSqsPoller(options: PollerOptions): SqsPoller {
       stats.failures += keep.size;
       const done = records.filter((record) => !keep.has(record.messageId));
       if (done.length > 0) {
-        await options.sqs.send(
-          new DeleteMessageBatchCommand({
-            QueueUrl: options.queueUrl,
-            Entries: done.map((record, i) => ({ Id: String(i), ReceiptHandle: record.receiptHandle })),
-          }),
-        );
+        // A failed delete only means the messages come back: at-least-once, as in Lambda.
+        await options.sqs
+          .send(
+            new DeleteMessageBatchCommand({
+              QueueUrl: options.queueUrl,
+              Entries: done.map((record, i) => ({ Id: String(i), ReceiptHandle: record.receiptHandle })),
+            }),
+          )
+          .catch(() => undefined);
       }
     }
   };

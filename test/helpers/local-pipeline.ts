@@ -22,7 +22,7 @@ import {
 } from "../../infra/local/dynamodb-local.ts";
 import { type BusEvent, type LocalEventBus, startEventBus } from "../../infra/local/event-bus.ts";
 import { localLambdaContext, type SqsPoller, startSqsPoller } from "../../infra/local/sqs-poller.ts";
-import { REVIEW_INTAKE_FUNCTION, RULES } from "../../infra/topology.ts";
+import { DECIDE_FUNCTION, REVIEW_INTAKE_FUNCTION, RULES } from "../../infra/topology.ts";
 import type { DecideDependencies } from "../../shared/decide/decide-message.ts";
 import { startTestEndpoint } from "./endpoint.ts";
 import { REPO_ROOT } from "./models.ts";
@@ -39,18 +39,29 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** A setting given as a value, or as a function read once the endpoint has started (budgets measured on it). */
+type Lazy<T> = T | (() => T);
+const resolveLazy = <T>(lazy: Lazy<T> | undefined): T | undefined =>
+  typeof lazy === "function" ? (lazy as () => T)() : lazy;
+
 /** Options of {@link startLocalPipeline}. */
 export interface LocalPipelineOptions {
   readonly maxReceiveCount?: number;
-  readonly visibilityTimeoutSeconds?: number;
+  readonly visibilityTimeoutSeconds?: Lazy<number>;
   readonly failBusEntry?: (entry: Record<string, unknown>) => boolean;
   /** Wraps the dependencies (fault injection). */
   readonly wrap?: (deps: DecideDependencies) => DecideDependencies;
   /** Endpoint URL to use instead of starting the real endpoint (a fault proxy in front of it). */
   readonly endpointUrl?: (real: string) => Promise<string>;
   readonly pollers?: number;
+  /** Model file for the endpoint. @default the generated tiny model */
+  readonly model?: string;
   /** Per-call endpoint timeout. @default 5000 */
-  readonly endpointTimeoutMs?: number;
+  readonly endpointTimeoutMs?: Lazy<number>;
+  /** Endpoint tries per item. @default the topology's */
+  readonly endpointAttempts?: Lazy<number>;
+  /** The publish lease. @default half the visibility timeout */
+  readonly publishLeaseMs?: Lazy<number>;
 }
 
 /** The running pipeline. */
@@ -58,6 +69,8 @@ export interface LocalPipeline {
   readonly sqs: SQSClient;
   readonly intakeUrl: string;
   readonly dlqUrl: string;
+  /** The human route's queue, drained by the review intake function. */
+  readonly reviewQueueUrl: string;
   readonly bus: LocalEventBus;
   readonly endpoint: RunningServer;
   readonly deps: DecideDependencies;
@@ -74,7 +87,10 @@ const TABLE = "decisions";
 
 /** Starts everything; call `stop()` in `afterAll`. */
 export async function startLocalPipeline(options: LocalPipelineOptions = {}): Promise<LocalPipeline> {
-  const endpoint = await startTestEndpoint({ "queue-size": "256" });
+  const endpoint = await startTestEndpoint({
+    "queue-size": "256",
+    ...(options.model ? { model: options.model } : {}),
+  });
   const endpointUrl = options.endpointUrl ? await options.endpointUrl(endpoint.url) : endpoint.url;
   const dynamo: LocalDynamoDb = await startDynamoDbLocal({ port: await freePort() });
   await ensureDecisionsTable(dynamo.endpoint, TABLE);
@@ -98,6 +114,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     ],
   });
 
+  const visibilitySeconds = resolveLazy(options.visibilityTimeoutSeconds) ?? 2;
   Object.assign(process.env, {
     AWS_REGION: "us-east-1",
     AWS_ACCESS_KEY_ID: "local",
@@ -110,8 +127,9 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     EVENT_BUS_NAME: bus.name,
     DECISION_ENDPOINT_NAME: "decision-endpoint",
     POLICIES_DIR: join(REPO_ROOT, "events", "policies"),
-    ENDPOINT_TIMEOUT_MS: String(options.endpointTimeoutMs ?? 5000),
-    PUBLISH_LEASE_MS: String(Math.max(200, (options.visibilityTimeoutSeconds ?? 2) * 500)),
+    ENDPOINT_TIMEOUT_MS: String(resolveLazy(options.endpointTimeoutMs) ?? 5000),
+    ENDPOINT_ATTEMPTS: String(resolveLazy(options.endpointAttempts) ?? DECIDE_FUNCTION.endpointAttempts),
+    PUBLISH_LEASE_MS: String(resolveLazy(options.publishLeaseMs) ?? Math.max(200, visibilitySeconds * 500)),
     POWERTOOLS_LOG_LEVEL: "ERROR",
     POWERTOOLS_METRICS_DISABLED: "true",
     POWERTOOLS_DEV: "false",
@@ -123,7 +141,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     new CreateQueueCommand({
       QueueName: "intake",
       Attributes: {
-        VisibilityTimeout: String(options.visibilityTimeoutSeconds ?? 2),
+        VisibilityTimeout: String(visibilitySeconds),
         RedrivePolicy: JSON.stringify({
           maxReceiveCount: options.maxReceiveCount ?? 3,
           deadLetterTargetArn: "arn:aws:sqs:us-east-1:123456789012:intake-dlq",
@@ -193,6 +211,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     sqs,
     intakeUrl: intake.QueueUrl!,
     dlqUrl: dlq.QueueUrl!,
+    reviewQueueUrl: reviewQueue.QueueUrl!,
     bus,
     endpoint,
     deps,

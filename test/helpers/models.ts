@@ -6,8 +6,10 @@ import { existsSync } from "node:fs";
 import { mkdir, rename } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { loadDemoExamples, writeDemoModel } from "../../endpoint/models/demo.ts";
 import { MODEL_SHAPES } from "../../endpoint/models/shapes.ts";
 import { type SynthesizeOptions, synthesizeModel } from "../../endpoint/models/synthesize.ts";
+import { PolicyRegistry } from "../../shared/policy/registry.ts";
 
 /** Root of the checkout. */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -31,6 +33,24 @@ export async function generatedModel(
   await mkdir(CACHE_DIR, { recursive: true });
   const temporary = `${path}.${process.pid}.tmp`;
   await synthesizeModel(MODEL_SHAPES.tiny, { ...options, out: temporary });
+  await rename(temporary, path);
+  return path;
+}
+
+/**
+ * Path of the demo model (the bag-of-words GGUF the local mode uses), written once per checkout:
+ * unlike the tiny model it routes the sample items both ways, auto and human.
+ */
+export async function demoModelPath(): Promise<string> {
+  const path = join(CACHE_DIR, "demo.gguf");
+  if (existsSync(path)) return path;
+  await mkdir(CACHE_DIR, { recursive: true });
+  const policies = await PolicyRegistry.fromFolder(join(REPO_ROOT, "events", "policies"));
+  const examples = await loadDemoExamples(join(REPO_ROOT, "events", "items", "demo-training.jsonl"), (id) =>
+    policies.current(id),
+  );
+  const temporary = `${path}.${process.pid}.tmp`;
+  await writeDemoModel(temporary, examples);
   await rename(temporary, path);
   return path;
 }
