@@ -1,7 +1,9 @@
 /**
  * Environment of the Lambda functions, read once at start; a missing variable fails fast with
- * its name.
+ * its name, and a number that is not one fails with its name and value. Defaults come from
+ * `infra/topology.ts`, the one place a timeout, attempt count or lease is written.
  */
+import { DECIDE_FUNCTION } from "../infra/topology.ts";
 
 /** Reads a required variable or throws naming it. */
 export function requireEnv(name: string, env: NodeJS.ProcessEnv = process.env): string {
@@ -22,8 +24,22 @@ export interface DecideSettings {
 export function decideSettings(env: NodeJS.ProcessEnv = process.env): DecideSettings {
   return {
     endpointName: requireEnv("DECISION_ENDPOINT_NAME", env),
-    endpointTimeoutMs: Number(env.ENDPOINT_TIMEOUT_MS ?? 30_000),
-    endpointAttempts: Number(env.ENDPOINT_ATTEMPTS ?? 4),
-    publishLeaseMs: Number(env.PUBLISH_LEASE_MS ?? 20_000),
+    endpointTimeoutMs: positiveInteger("ENDPOINT_TIMEOUT_MS", DECIDE_FUNCTION.endpointTimeoutMs, env),
+    endpointAttempts: positiveInteger("ENDPOINT_ATTEMPTS", DECIDE_FUNCTION.endpointAttempts, env),
+    publishLeaseMs: positiveInteger("PUBLISH_LEASE_MS", DECIDE_FUNCTION.publishLeaseMs, env),
   };
+}
+
+/** Reads a positive integer, or `fallback` when unset; anything else throws naming the variable. */
+export function positiveInteger(
+  name: string,
+  fallback: number,
+  env: NodeJS.ProcessEnv = process.env,
+): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value <= 0)
+    throw new Error(`environment variable ${name} must be a positive integer, got "${raw}"`);
+  return value;
 }

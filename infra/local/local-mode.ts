@@ -21,7 +21,7 @@ import { createSqsServer } from "local-aws-sqs";
 import { loadDemoExamples, writeDemoModel } from "../../endpoint/models/demo.ts";
 import { resolveServerConfig } from "../../endpoint/server/config.ts";
 import { type RunningServer, startServer } from "../../endpoint/server/server.ts";
-import { RECORD_STATUSES } from "../../shared/decision-record.ts";
+import { type DecisionRecord, RECORD_STATUSES } from "../../shared/decision-record.ts";
 import { PolicyRegistry } from "../../shared/policy/registry.ts";
 import { createReviewApp } from "../../shared/review/review-page.ts";
 import { DECIDE_FUNCTION, MAX_RECEIVE_COUNT, REVIEW_INTAKE_FUNCTION, RULES } from "../topology.ts";
@@ -66,6 +66,10 @@ export interface LocalMode {
   readonly dlqUrl: string;
   readonly reviewQueueUrl: string;
   readonly bus: LocalEventBus;
+  /** Messages in the review queue (visible and in flight), which the review intake drains. */
+  reviewQueueDepth(): Promise<number>;
+  /** Records waiting for a reviewer. */
+  pendingReview(): Promise<DecisionRecord[]>;
   /** Sends the sample items from events/items/samples.jsonl; returns how many. */
   feedSamples(): Promise<number>;
   summary(): Promise<LocalSummary>;
@@ -226,6 +230,8 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
     dlqUrl,
     reviewQueueUrl,
     bus,
+    reviewQueueDepth: () => depth(reviewQueueUrl),
+    pendingReview: () => shared.store.listByStatus("pending_review", 1000),
     async feedSamples() {
       const lines = (await readFile(join(options.root, "events", "items", "samples.jsonl"), "utf8"))
         .split("\n")
