@@ -1,6 +1,6 @@
 import { defineConfig } from "vitest/config";
 
-// llama.cpp's native addon needs real child processes (forks), not VM threads: DESIGN.md section 6.
+// llama.cpp's native addon needs real child processes (forks), not VM threads: docs/architecture.md, "Facts about llama.cpp".
 export default defineConfig({
   test: {
     pool: "forks",

@@ -99,7 +99,7 @@ export function modelMetadata(
     ["tokenizer.ggml.padding_token_id", gguf.u32(vocabulary.ids.unknown)],
     ["tokenizer.ggml.add_bos_token", gguf.bool(true)],
     ["tokenizer.ggml.add_eos_token", gguf.bool(false)],
-    // Without this, SentencePiece adds a space after every special token (DESIGN.md section 6).
+    // Without this, SentencePiece adds a space after every special token (docs/architecture.md).
     ["tokenizer.ggml.add_space_prefix", gguf.bool(false)],
     ["tokenizer.chat_template", gguf.str(CHATML_TEMPLATE)],
   ]);

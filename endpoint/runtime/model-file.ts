@@ -2,8 +2,7 @@
  * Checks a GGUF file before llama.cpp sees it, and hashes it.
  *
  * Some malformed files do not fail cleanly inside llama.cpp: a missing head count or
- * feed-forward length trips a native assertion that kills the whole process (DESIGN.md
- * section 6). Reading the header first turns those into a clear error naming the file.
+ * feed-forward length trips a native assertion that kills the whole process (docs/architecture.md). Reading the header first turns those into a clear error naming the file.
  */
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";

@@ -3,7 +3,7 @@
  * a prefix with the previous one only evaluates the tokens after that prefix.
  *
  * One sequence with erase-back is used on purpose: several sequences evaluated concurrently in
- * one context sometimes returned another row's probabilities (DESIGN.md section 6), while
+ * one context sometimes returned another row's probabilities (docs/architecture.md), while
  * erasing back to the shared prefix matches scoring from scratch.
  */
 import type {

@@ -1,5 +1,5 @@
 /**
- * Builds the chat messages of the direct-options method (DESIGN.md section 5): a short system
+ * Builds the chat messages of the direct-options method (docs/architecture.md): a short system
  * instruction and a user message that is a JSON object of evidence, criterion and lettered
  * options. Pure: no model is needed to build or test a prompt.
  */

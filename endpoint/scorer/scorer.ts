@@ -1,7 +1,7 @@
 /**
  * The decision scorer: a state and questions in, a probability distribution over each
  * question's declared options out, read from llama.cpp in one forward pass per question with
- * no token generated (the direct-options method, DESIGN.md section 5).
+ * no token generated (the direct-options method, docs/architecture.md).
  */
 import { performance } from "node:perf_hooks";
 import {
