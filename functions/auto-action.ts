@@ -1,28 +1,28 @@
 /**
- * The auto-action function: the target of the "auto" rule. Applies each confident decision once
- * (a redelivered event changes nothing) and emits "Item Actioned".
+ * The auto-action function: consumes the auto-action queue that the `auto` rule fills (durable,
+ * retried, with its own dead-letter queue that `decide replay` can redrive) and applies each
+ * confident decision at most once by its event id (`applyDecision`), emitting "Item Actioned".
  */
-import { Logger } from "@aws-lambda-powertools/logger";
-import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
-import middy from "@middy/core";
-import type { EventBridgeEvent } from "aws-lambda";
-import { applyDecision, type DecisionMadeDetail } from "../shared/targets/apply-decision.ts";
+import { METRICS } from "../infra/topology.ts";
+import {
+  type ApplyOutcome,
+  applyDecision,
+  type DecisionMadeDetail,
+} from "../shared/targets/apply-decision.ts";
 import { type SharedDependencies, sharedDependencies } from "./dependencies.ts";
+import { createEventQueueHandler } from "./event-queue-handler.ts";
 
-const logger = new Logger({ serviceName: "auto-action" });
-
-/** The handler for given dependencies. */
-export function createAutoActionHandler(dependencies: () => Promise<SharedDependencies>) {
-  let resolved: Promise<SharedDependencies> | undefined;
-  async function lambdaHandler(
-    event: EventBridgeEvent<"Decision Made", DecisionMadeDetail>,
-  ): Promise<{ outcome: string }> {
-    resolved ??= dependencies();
-    const outcome = await applyDecision(event.detail, await resolved);
-    logger.info("decision applied", { itemId: event.detail.itemId, outcome });
-    return { outcome };
-  }
-  return middy(lambdaHandler).use(injectLambdaContext(logger));
+/** The handler for given dependencies; `onOutcome` lets tests and the local mode count effects. */
+export function createAutoActionHandler(
+  dependencies: () => Promise<Pick<SharedDependencies, "store" | "publisher">>,
+  onOutcome?: (detail: DecisionMadeDetail, outcome: ApplyOutcome) => void,
+) {
+  return createEventQueueHandler({
+    serviceName: METRICS.service.autoAction,
+    dependencies,
+    apply: applyDecision,
+    ...(onOutcome ? { onOutcome } : {}),
+  });
 }
 
 /** The Lambda entry point. */

@@ -11,15 +11,16 @@ import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import middy from "@middy/core";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
+import { METRICS } from "../infra/topology.ts";
 import { SageMakerDecisionEndpoint } from "../shared/adapters/decision-endpoint.ts";
 import { type DecideDependencies, decideMessage } from "../shared/decide/decide-message.ts";
 import { sagemakerClient } from "./clients.ts";
 import { decideSettings } from "./config.ts";
 import { sharedDependencies } from "./dependencies.ts";
 
-const logger = new Logger({ serviceName: "decide" });
+const logger = new Logger({ serviceName: METRICS.service.decide });
 // Metrics warnings (such as an empty flush) go through the logger, so its level governs them.
-const metrics = new Metrics({ namespace: "DecisionPipeline", serviceName: "decide", logger });
+const metrics = new Metrics({ namespace: METRICS.namespace, serviceName: METRICS.service.decide, logger });
 
 /** Builds the dependencies from the environment (once per container). */
 export async function dependenciesFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<DecideDependencies> {

@@ -6,6 +6,15 @@
 import { EVENT_SOURCE } from "../shared/events.ts";
 import type { EventPattern } from "./local/event-pattern.ts";
 
+/**
+ * The custom metrics: one namespace, and the `service` dimension each function emits them under
+ * (CloudWatch dimensions are case-sensitive: the functions and the alarms both read these).
+ */
+export const METRICS = {
+  namespace: "DecisionPipeline",
+  service: { decide: "decide", reviewIntake: "review-intake", autoAction: "auto-action" },
+} as const;
+
 /** Receives before a message goes to the dead-letter queue. */
 export const MAX_RECEIVE_COUNT = 5;
 
@@ -24,8 +33,11 @@ export const DECIDE_FUNCTION = {
   publishLeaseMs: 60_000,
 } as const;
 
-/** The review intake function, which consumes the review queue (the human route). */
-export const REVIEW_INTAKE_FUNCTION = { timeoutSeconds: 30, batchSize: 10 } as const;
+/** The target functions fed by a queue (auto-action, review intake): their settings. */
+export const TARGET_FUNCTION = { memoryMiB: 256, timeoutSeconds: 30, batchSize: 10 } as const;
+
+/** Visibility timeout of a target function's queue: six times its timeout, as AWS advises. */
+export const TARGET_VISIBILITY_SECONDS = TARGET_FUNCTION.timeoutSeconds * 6;
 
 /** Visibility timeout of the intake queue. */
 export const INTAKE_VISIBILITY_SECONDS = DECIDE_FUNCTION.timeoutSeconds * 6;
@@ -33,7 +45,8 @@ export const INTAKE_VISIBILITY_SECONDS = DECIDE_FUNCTION.timeoutSeconds * 6;
 /** Event rules: name, pattern and what they deliver to. */
 export const RULES = {
   auto: {
-    description: "Confident, automatable decisions go to the auto-action function",
+    description:
+      "Confident, automatable decisions go to the auto-action queue, which the auto-action function consumes",
     pattern: { source: [EVENT_SOURCE], "detail-type": ["Decision Made"], detail: { route: ["auto"] } },
   },
   human: {
@@ -52,3 +65,27 @@ export const RULES = {
 
 /** Name of a rule. */
 export type RuleName = keyof typeof RULES;
+
+/** DynamoDB actions on the decisions table. */
+export type TableAction = "GetItem" | "PutItem" | "UpdateItem" | "Query";
+
+/**
+ * What each function may do to the decisions table: the least its code needs (never DeleteItem,
+ * BatchWriteItem or Scan). The CDK app grants exactly these; `test/infra` checks the grants
+ * against the template and against the SDK commands each function's bundle references.
+ */
+export const TABLE_ACCESS = {
+  /** get, latest (Query), create (PutItem), lease and outbox (UpdateItem), failure notes (PutItem). */
+  Decide: ["GetItem", "PutItem", "UpdateItem", "Query"],
+  /** get, the conditional transition. */
+  AutoAction: ["GetItem", "UpdateItem"],
+  /** get, the set-once ledger. */
+  ReviewIntake: ["GetItem", "UpdateItem"],
+  /** the queue (Query on the status index), get, the conditional transition. */
+  Review: ["GetItem", "UpdateItem", "Query"],
+  ReviewPage: ["GetItem", "UpdateItem", "Query"],
+  /** failure notes. */
+  Replay: ["GetItem"],
+  /** recent decisions (Query on the status index). */
+  Drift: ["Query"],
+} as const satisfies Record<string, readonly TableAction[]>;

@@ -2,6 +2,13 @@
  * The decision endpoint on SageMaker real-time inference: model, endpoint configuration and
  * endpoint, the container from `endpoint/Dockerfile` (or an image URI), the GGUF model from S3,
  * and auto scaling on invocations per instance.
+ *
+ * Secure by default: the model runs with network isolation (the container reaches nothing: it
+ * needs no network, the model archive is fetched by SageMaker itself), which is stronger than
+ * placing it in a VPC; the ML storage volume is encrypted with a customer managed key with
+ * rotation (where the instance type has EBS storage; instance-store NVMe volumes are encrypted by
+ * the hardware and SageMaker refuses a key for them); and the role may pull from the one image
+ * repository in use.
  */
 import { fileURLToPath } from "node:url";
 import { ArnFormat, Stack } from "aws-cdk-lib";
@@ -9,12 +16,29 @@ import * as appscaling from "aws-cdk-lib/aws-applicationautoscaling";
 import * as ecrAssets from "aws-cdk-lib/aws-ecr-assets";
 import { Platform } from "aws-cdk-lib/aws-ecr-assets";
 import * as iam from "aws-cdk-lib/aws-iam";
+import * as kms from "aws-cdk-lib/aws-kms";
 import * as sagemaker from "aws-cdk-lib/aws-sagemaker";
 import { NagSuppressions } from "cdk-nag";
 import { Construct } from "constructs";
 
 /** Instance families with a GPU, which take the CUDA image. */
 const GPU_FAMILIES = /^ml\.(g4dn|g5|g6|g6e|p3|p4d|p5)\./;
+
+/** Instance families with local NVMe instance storage, for which SageMaker refuses a KMS key. */
+const INSTANCE_STORAGE_FAMILIES = /^ml\.([a-z]+\d+[a-z]*d[a-z]*|g5|g6|g6e|p5)\./;
+
+/** Whether an instance type's ML storage is an instance-store volume (no KMS key allowed). */
+export function hasInstanceStorage(instanceType: string): boolean {
+  return INSTANCE_STORAGE_FAMILIES.test(instanceType);
+}
+
+/** The ECR repository ARN of an image URI in ECR, or undefined for other registries. */
+export function ecrRepositoryArn(imageUri: string): string | undefined {
+  const match = /^(\d{12})\.dkr\.ecr\.([a-z0-9-]+)\.amazonaws\.com(?:\.cn)?\/([^:@]+)/.exec(imageUri);
+  if (!match) return undefined;
+  const partition = imageUri.includes(".amazonaws.com.cn/") ? "aws-cn" : "aws";
+  return `arn:${partition}:ecr:${match[2]}:${match[1]}:repository/${match[3]}`;
+}
 
 /** Whether an instance type has a GPU. */
 export function isGpuInstance(instanceType: string): boolean {
@@ -50,19 +74,23 @@ export class DecisionEndpoint extends Construct {
   public readonly endpointArn: string;
   public readonly instanceType: string;
   public readonly role: iam.Role;
+  /** The key of the ML storage volume; undefined on instance types with instance storage. */
+  public readonly storageKey: kms.Key | undefined;
 
   constructor(scope: Construct, id: string, props: DecisionEndpointProps) {
     super(scope, id);
     this.instanceType = props.instanceType ?? "ml.c6i.xlarge";
     const gpu = isGpuInstance(this.instanceType);
-    const image =
-      props.imageUri ??
-      new ecrAssets.DockerImageAsset(this, "Image", {
-        directory: fileURLToPath(new URL("../..", import.meta.url)),
-        file: gpu ? "endpoint/Dockerfile.gpu" : "endpoint/Dockerfile",
-        platform: Platform.LINUX_AMD64,
-        exclude: ["node_modules", ".cache", "cdk.out", ".git", "test-output"],
-      }).imageUri;
+    const asset = props.imageUri
+      ? undefined
+      : new ecrAssets.DockerImageAsset(this, "Image", {
+          directory: fileURLToPath(new URL("../..", import.meta.url)),
+          file: gpu ? "endpoint/Dockerfile.gpu" : "endpoint/Dockerfile",
+          platform: Platform.LINUX_AMD64,
+          exclude: ["node_modules", ".cache", "cdk.out", ".git", "test-output"],
+        });
+    const image = props.imageUri ?? asset!.imageUri;
+    const repositoryArn = asset ? asset.repository.repositoryArn : ecrRepositoryArn(image);
 
     this.role = new iam.Role(this, "Role", {
       assumedBy: new iam.ServicePrincipal("sagemaker.amazonaws.com"),
@@ -74,15 +102,17 @@ export class DecisionEndpoint extends Construct {
         resources: [`arn:aws:s3:::${props.modelBucket}/${props.modelKey}`],
       }),
     );
-    this.role.addToPolicy(
-      new iam.PolicyStatement({
-        actions: ["ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer", "ecr:BatchCheckLayerAvailability"],
-        resources: [Stack.of(this).formatArn({ service: "ecr", resource: "repository", resourceName: "*" })],
-      }),
-    );
-    this.role.addToPolicy(
-      new iam.PolicyStatement({ actions: ["ecr:GetAuthorizationToken"], resources: ["*"] }),
-    );
+    if (repositoryArn) {
+      this.role.addToPolicy(
+        new iam.PolicyStatement({
+          actions: ["ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer", "ecr:BatchCheckLayerAvailability"],
+          resources: [repositoryArn],
+        }),
+      );
+      this.role.addToPolicy(
+        new iam.PolicyStatement({ actions: ["ecr:GetAuthorizationToken"], resources: ["*"] }),
+      );
+    }
     this.role.addToPolicy(
       new iam.PolicyStatement({
         actions: ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"],
@@ -102,7 +132,7 @@ export class DecisionEndpoint extends Construct {
         {
           id: "AwsSolutions-IAM5",
           reason:
-            "ecr:GetAuthorizationToken has no resource-level permissions; image pulls are limited to this account's repositories and logs to /aws/sagemaker/*",
+            "ecr:GetAuthorizationToken has no resource-level permissions; image pulls are limited to the one repository in use and logs to /aws/sagemaker/*",
         },
       ],
       true,
@@ -114,10 +144,18 @@ export class DecisionEndpoint extends Construct {
 
     const model = new sagemaker.CfnModel(this, "Model", {
       executionRoleArn: this.role.roleArn,
+      enableNetworkIsolation: true,
       primaryContainer: { image, modelDataUrl: `s3://${props.modelBucket}/${props.modelKey}`, environment },
     });
     model.node.addDependency(this.role);
+    this.storageKey = hasInstanceStorage(this.instanceType)
+      ? undefined
+      : new kms.Key(this, "StorageKey", {
+          enableKeyRotation: true,
+          description: "Encrypts the decision endpoint's ML storage volumes",
+        });
     const config = new sagemaker.CfnEndpointConfig(this, "Config", {
+      ...(this.storageKey ? { kmsKeyId: this.storageKey.keyArn } : {}),
       productionVariants: [
         {
           variantName: "AllTraffic",

@@ -13,6 +13,7 @@ import * as events from "aws-cdk-lib/aws-events";
 import * as targets from "aws-cdk-lib/aws-events-targets";
 import * as iam from "aws-cdk-lib/aws-iam";
 import * as lambda from "aws-cdk-lib/aws-lambda";
+import * as destinations from "aws-cdk-lib/aws-lambda-destinations";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
 import * as logs from "aws-cdk-lib/aws-logs";
@@ -25,8 +26,11 @@ import {
   DECIDE_FUNCTION,
   INTAKE_VISIBILITY_SECONDS,
   MAX_RECEIVE_COUNT,
-  REVIEW_INTAKE_FUNCTION,
+  METRICS,
   RULES,
+  TABLE_ACCESS,
+  TARGET_FUNCTION,
+  TARGET_VISIBILITY_SECONDS,
 } from "../topology.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -54,6 +58,10 @@ export class DecisionPipeline extends Construct {
   public readonly intakeQueue: sqs.Queue;
   public readonly deadLetterQueue: sqs.Queue;
   public readonly reviewQueue: sqs.Queue;
+  /** The auto route's queue, consumed by the auto-action function. */
+  public readonly autoActionQueue: sqs.Queue;
+  /** Where auto-action messages go after the receive limit; `decide replay` can redrive it. */
+  public readonly autoActionDeadLetterQueue: sqs.Queue;
   public readonly rejectedQueue: sqs.Queue;
   public readonly targetsDeadLetterQueue: sqs.Queue;
   public readonly table: dynamodb.Table;
@@ -78,7 +86,10 @@ export class DecisionPipeline extends Construct {
     this.targetsDeadLetterQueue = secureQueue("TargetsDeadLetterQueue", {
       retentionPeriod: Duration.days(14),
     });
-    for (const dlq of [this.deadLetterQueue, this.targetsDeadLetterQueue]) {
+    this.autoActionDeadLetterQueue = secureQueue("AutoActionDeadLetterQueue", {
+      retentionPeriod: Duration.days(14),
+    });
+    for (const dlq of [this.deadLetterQueue, this.targetsDeadLetterQueue, this.autoActionDeadLetterQueue]) {
       NagSuppressions.addResourceSuppressions(dlq, [
         { id: "AwsSolutions-SQS3", reason: "This queue is itself a dead-letter queue" },
       ]);
@@ -87,10 +98,14 @@ export class DecisionPipeline extends Construct {
       visibilityTimeout: Duration.seconds(INTAKE_VISIBILITY_SECONDS),
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: MAX_RECEIVE_COUNT },
     });
+    // The targets' queues: durable, retried, dead-lettered after the receive limit.
     this.reviewQueue = secureQueue("ReviewQueue", {
-      // Six times the review intake function's timeout, as AWS advises for SQS event sources.
-      visibilityTimeout: Duration.seconds(REVIEW_INTAKE_FUNCTION.timeoutSeconds * 6),
+      visibilityTimeout: Duration.seconds(TARGET_VISIBILITY_SECONDS),
       deadLetterQueue: { queue: this.targetsDeadLetterQueue, maxReceiveCount: MAX_RECEIVE_COUNT },
+    });
+    this.autoActionQueue = secureQueue("AutoActionQueue", {
+      visibilityTimeout: Duration.seconds(TARGET_VISIBILITY_SECONDS),
+      deadLetterQueue: { queue: this.autoActionDeadLetterQueue, maxReceiveCount: MAX_RECEIVE_COUNT },
     });
     this.rejectedQueue = secureQueue("RejectedQueue", {
       retentionPeriod: Duration.days(14),
@@ -119,20 +134,26 @@ export class DecisionPipeline extends Construct {
       DECISIONS_TABLE: this.table.tableName,
       EVENT_BUS_NAME: this.bus.eventBusName,
       POLICIES_DIR: "/var/task/policies",
-      POWERTOOLS_METRICS_NAMESPACE: "DecisionPipeline",
+      POWERTOOLS_METRICS_NAMESPACE: METRICS.namespace,
       POWERTOOLS_LOG_LEVEL: "INFO",
     };
     const policiesDir = props.policiesDir ?? `${ROOT}/events/policies`;
     const fn = (
       name: string,
       file: string,
-      settings: { memoryMiB: number; timeoutSeconds: number; environment?: Record<string, string> },
+      settings: {
+        memoryMiB: number;
+        timeoutSeconds: number;
+        environment?: Record<string, string>;
+        /** Exactly these actions on the decisions table (`TABLE_ACCESS`). */
+        tableAccess: readonly string[];
+      },
     ) => {
       const logGroup = new logs.LogGroup(this, `${name}Logs`, {
         retention: logs.RetentionDays.ONE_MONTH,
         removalPolicy: RemovalPolicy.DESTROY,
       });
-      return new NodejsFunction(this, name, {
+      const created = new NodejsFunction(this, name, {
         entry: `${ROOT}/functions/${file}`,
         handler: "handler",
         runtime: lambda.Runtime.NODEJS_22_X,
@@ -141,7 +162,7 @@ export class DecisionPipeline extends Construct {
         timeout: Duration.seconds(settings.timeoutSeconds),
         logGroup,
         tracing: lambda.Tracing.ACTIVE,
-        environment: { ...shared, POWERTOOLS_SERVICE_NAME: name, ...settings.environment },
+        environment: { ...shared, ...settings.environment },
         depsLockFilePath: `${ROOT}/package-lock.json`,
         projectRoot: ROOT,
         bundling: {
@@ -161,6 +182,21 @@ export class DecisionPipeline extends Construct {
           },
         },
       });
+      // Least privilege: the table actions this function's code calls, nothing more.
+      this.table.grant(created, ...settings.tableAccess.map((action) => `dynamodb:${action}`));
+      return created;
+    };
+    // A target function fed by a queue, with partial batch failures.
+    const queueConsumer = (name: string, file: string, queue: sqs.Queue, tableAccess: readonly string[]) => {
+      const created = fn(name, file, {
+        memoryMiB: TARGET_FUNCTION.memoryMiB,
+        timeoutSeconds: TARGET_FUNCTION.timeoutSeconds,
+        tableAccess,
+      });
+      created.addEventSource(
+        new SqsEventSource(queue, { batchSize: TARGET_FUNCTION.batchSize, reportBatchItemFailures: true }),
+      );
+      return created;
     };
 
     const concurrency = Math.max(
@@ -176,6 +212,7 @@ export class DecisionPipeline extends Construct {
         ENDPOINT_ATTEMPTS: String(DECIDE_FUNCTION.endpointAttempts),
         PUBLISH_LEASE_MS: String(DECIDE_FUNCTION.publishLeaseMs),
       },
+      tableAccess: TABLE_ACCESS.Decide,
     });
     this.decideFunction.addEventSource(
       new SqsEventSource(this.intakeQueue, {
@@ -188,34 +225,38 @@ export class DecisionPipeline extends Construct {
     this.decideFunction.addToRolePolicy(
       new iam.PolicyStatement({ actions: ["sagemaker:InvokeEndpoint"], resources: [props.endpointArn] }),
     );
-    this.table.grantReadWriteData(this.decideFunction);
     this.bus.grantPutEventsTo(this.decideFunction);
 
-    this.autoActionFunction = fn("AutoAction", "auto-action.ts", { memoryMiB: 256, timeoutSeconds: 30 });
-    this.table.grantReadWriteData(this.autoActionFunction);
+    this.autoActionFunction = queueConsumer(
+      "AutoAction",
+      "auto-action.ts",
+      this.autoActionQueue,
+      TABLE_ACCESS.AutoAction,
+    );
     this.bus.grantPutEventsTo(this.autoActionFunction);
 
     // The human route's consumer: queues each escalated item for review once per event id.
-    this.reviewIntakeFunction = fn("ReviewIntake", "review-intake.ts", {
-      memoryMiB: 256,
-      timeoutSeconds: REVIEW_INTAKE_FUNCTION.timeoutSeconds,
-    });
-    this.reviewIntakeFunction.addEventSource(
-      new SqsEventSource(this.reviewQueue, {
-        batchSize: REVIEW_INTAKE_FUNCTION.batchSize,
-        reportBatchItemFailures: true,
-      }),
+    this.reviewIntakeFunction = queueConsumer(
+      "ReviewIntake",
+      "review-intake.ts",
+      this.reviewQueue,
+      TABLE_ACCESS.ReviewIntake,
     );
-    this.table.grantReadWriteData(this.reviewIntakeFunction);
 
-    this.reviewFunction = fn("Review", "review.ts", { memoryMiB: 256, timeoutSeconds: 30 });
-    this.table.grantReadWriteData(this.reviewFunction);
+    this.reviewFunction = fn("Review", "review.ts", {
+      memoryMiB: 256,
+      timeoutSeconds: 30,
+      tableAccess: TABLE_ACCESS.Review,
+    });
     this.bus.grantPutEventsTo(this.reviewFunction);
     this.reviewUrl = this.reviewFunction.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.AWS_IAM });
 
     // The review page; IAM auth: put it behind a signing proxy or your identity provider.
-    this.reviewPageFunction = fn("ReviewPage", "review-page.ts", { memoryMiB: 256, timeoutSeconds: 30 });
-    this.table.grantReadWriteData(this.reviewPageFunction);
+    this.reviewPageFunction = fn("ReviewPage", "review-page.ts", {
+      memoryMiB: 256,
+      timeoutSeconds: 30,
+      tableAccess: TABLE_ACCESS.ReviewPage,
+    });
     this.bus.grantPutEventsTo(this.reviewPageFunction);
     this.reviewPageUrl = this.reviewPageFunction.addFunctionUrl({
       authType: lambda.FunctionUrlAuthType.AWS_IAM,
@@ -229,10 +270,10 @@ export class DecisionPipeline extends Construct {
         DLQ_ARN: this.deadLetterQueue.queueArn,
         INTAKE_QUEUE_URL: this.intakeQueue.queueUrl,
       },
+      tableAccess: TABLE_ACCESS.Replay,
     });
     this.deadLetterQueue.grantConsumeMessages(this.replayFunction);
     this.intakeQueue.grantSendMessages(this.replayFunction);
-    this.table.grantReadData(this.replayFunction);
     this.replayFunction.addToRolePolicy(
       new iam.PolicyStatement({
         actions: ["sqs:StartMessageMoveTask"],
@@ -244,8 +285,15 @@ export class DecisionPipeline extends Construct {
       memoryMiB: 512,
       timeoutSeconds: 300,
       environment: { DRIFT_PERIOD_HOURS: "24" },
+      tableAccess: TABLE_ACCESS.Drift,
     });
-    this.table.grantReadData(this.driftFunction);
+    // Invoked asynchronously by the schedule: bounded retries, and a failed run lands in a queue
+    // (with an alarm on its depth) instead of vanishing.
+    this.driftFunction.configureAsyncInvoke({
+      retryAttempts: 2,
+      maxEventAge: Duration.hours(6),
+      onFailure: new destinations.SqsDestination(this.targetsDeadLetterQueue),
+    });
     this.bus.grantPutEventsTo(this.driftFunction);
     new events.Rule(this, "DriftSchedule", {
       description: "Daily calibration drift check",
@@ -271,7 +319,7 @@ export class DecisionPipeline extends Construct {
       maxEventAge: Duration.hours(24),
     };
     this.rules = {
-      auto: rule("auto", new targets.LambdaFunction(this.autoActionFunction, targetOptions)),
+      auto: rule("auto", new targets.SqsQueue(this.autoActionQueue, targetOptions)),
       human: rule("human", new targets.SqsQueue(this.reviewQueue, targetOptions)),
       rejected: rule("rejected", new targets.SqsQueue(this.rejectedQueue, targetOptions)),
       requested: rule(

@@ -9,6 +9,7 @@ import * as kms from "aws-cdk-lib/aws-kms";
 import * as sns from "aws-cdk-lib/aws-sns";
 import * as subscriptions from "aws-cdk-lib/aws-sns-subscriptions";
 import { Construct } from "constructs";
+import { METRICS } from "../topology.ts";
 import type { DecisionPipeline } from "./decision-pipeline.ts";
 
 /** Properties of {@link Operations}. */
@@ -29,7 +30,14 @@ export interface OperationsProps {
 export class Operations extends Construct {
   public readonly topic: sns.Topic;
   public readonly alarms: Record<
-    "deadLetters" | "oldestMessage" | "endpointErrors" | "modelLatency" | "escalationRate",
+    | "deadLetters"
+    | "targetDeadLetters"
+    | "autoActionDeadLetters"
+    | "rejectedItems"
+    | "oldestMessage"
+    | "endpointErrors"
+    | "modelLatency"
+    | "escalationRate",
     cloudwatch.Alarm
   >;
   public readonly dashboard: cloudwatch.Dashboard;
@@ -53,9 +61,9 @@ export class Operations extends Construct {
       });
     const pipelineMetric = (metricName: string) =>
       new cloudwatch.Metric({
-        namespace: "DecisionPipeline",
+        namespace: METRICS.namespace,
         metricName,
-        dimensionsMap: { service: "Decide" },
+        dimensionsMap: { service: METRICS.service.decide },
         statistic: "Sum",
         period: Duration.minutes(15),
       });
@@ -93,6 +101,34 @@ export class Operations extends Construct {
         }),
         0,
         "Items are in the dead-letter queue: fix the cause, then run decide replay",
+      ),
+      // Queues nothing consumes are for inspection: each alarms as soon as it holds a message.
+      targetDeadLetters: alarm(
+        "TargetDeadLetters",
+        pipeline.targetsDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
+          period: Duration.minutes(5),
+          statistic: "Maximum",
+        }),
+        0,
+        "Events could not be delivered to a rule target, or the review intake or drift check kept failing",
+      ),
+      autoActionDeadLetters: alarm(
+        "AutoActionDeadLetters",
+        pipeline.autoActionDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
+          period: Duration.minutes(5),
+          statistic: "Maximum",
+        }),
+        0,
+        "Confident decisions were not applied: fix the cause, then redrive the auto-action dead-letter queue",
+      ),
+      rejectedItems: alarm(
+        "RejectedItems",
+        pipeline.rejectedQueue.metricApproximateAgeOfOldestMessage({
+          period: Duration.minutes(5),
+          statistic: "Maximum",
+        }),
+        Duration.days(1).toSeconds(),
+        "Rejected items have waited a day for inspection",
       ),
       oldestMessage: alarm(
         "OldestMessage",
@@ -135,6 +171,7 @@ export class Operations extends Construct {
               pipeline.intakeQueue.metricApproximateNumberOfMessagesVisible(),
               pipeline.deadLetterQueue.metricApproximateNumberOfMessagesVisible(),
               pipeline.reviewQueue.metricApproximateNumberOfMessagesVisible(),
+              pipeline.autoActionQueue.metricApproximateNumberOfMessagesVisible(),
             ],
             right: [pipeline.intakeQueue.metricApproximateAgeOfOldestMessage()],
           }),

@@ -24,10 +24,18 @@ import { type RunningServer, startServer } from "../../endpoint/server/server.ts
 import { type DecisionRecord, RECORD_STATUSES } from "../../shared/decision-record.ts";
 import { PolicyRegistry } from "../../shared/policy/registry.ts";
 import { createReviewApp } from "../../shared/review/review-page.ts";
-import { DECIDE_FUNCTION, MAX_RECEIVE_COUNT, REVIEW_INTAKE_FUNCTION, RULES } from "../topology.ts";
+import {
+  DECIDE_FUNCTION,
+  MAX_RECEIVE_COUNT,
+  RULES,
+  TARGET_FUNCTION,
+  TARGET_VISIBILITY_SECONDS,
+} from "../topology.ts";
 import { ensureDecisionsTable, startDynamoDbLocal } from "./dynamodb-local.ts";
 import { type LocalEventBus, startEventBus } from "./event-bus.ts";
-import { localLambdaContext, type SqsPoller, startSqsPoller } from "./sqs-poller.ts";
+import type { EventPattern } from "./event-pattern.ts";
+import { type SqsPoller, startSqsPoller } from "./sqs-poller.ts";
+import { startTargetQueue, type TargetQueueOptions } from "./target-queue.ts";
 
 /** Options of {@link startLocalMode}. */
 export interface LocalModeOptions {
@@ -148,15 +156,7 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
     }),
   });
   await queue("targets-dlq");
-  const reviewQueueUrl = await queue("review", {
-    VisibilityTimeout: String(REVIEW_INTAKE_FUNCTION.timeoutSeconds * 6),
-    RedrivePolicy: JSON.stringify({
-      maxReceiveCount: MAX_RECEIVE_COUNT,
-      deadLetterTargetArn: "arn:aws:sqs:us-east-1:123456789012:targets-dlq",
-    }),
-  });
   const rejectedUrl = await queue("rejected");
-  Object.assign(env, { INTAKE_QUEUE_URL: intakeUrl, DLQ_URL: dlqUrl, REVIEW_QUEUE_URL: reviewQueueUrl });
 
   const bus = await startEventBus({ name: "decisions", ...(ports.bus ? { port: ports.bus } : {}) });
   env.AWS_ENDPOINT_URL_EVENTBRIDGE = bus.endpoint;
@@ -170,17 +170,37 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
   const { createReviewIntakeHandler } = await import("../../functions/review-intake.ts");
   const { sharedDependencies } = await import("../../functions/dependencies.ts");
   const deps = await dependenciesFromEnv();
-  const autoAction = createAutoActionHandler(async () => deps);
   const toQueue =
     (url: string, body: (e: { detail: unknown }) => unknown) => async (event: { detail: unknown }) => {
       await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: JSON.stringify(body(event)) }));
     };
-  bus.addRule({
-    name: "auto",
-    pattern: RULES.auto.pattern,
-    target: async (event) => void (await autoAction(event as never, localLambdaContext("auto-action"))),
-  });
-  bus.addRule({ name: "human", pattern: RULES.human.pattern, target: toQueue(reviewQueueUrl, (e) => e) });
+  // The targets as deployed: rule → queue (dead letters after the receive limit) → function.
+  const targetQueue = (name: string, pattern: EventPattern, handler: TargetQueueOptions["handler"]) =>
+    startTargetQueue({
+      sqs,
+      bus,
+      name,
+      pattern,
+      handler,
+      visibilityTimeoutSeconds: TARGET_VISIBILITY_SECONDS,
+      batchSize: TARGET_FUNCTION.batchSize,
+      redrive: {
+        maxReceiveCount: MAX_RECEIVE_COUNT,
+        deadLetterArn: "arn:aws:sqs:us-east-1:123456789012:targets-dlq",
+      },
+    });
+  const autoQueue = await targetQueue(
+    "auto-action",
+    RULES.auto.pattern,
+    createAutoActionHandler(async () => deps),
+  );
+  const reviewQueue = await targetQueue(
+    "review",
+    RULES.human.pattern,
+    createReviewIntakeHandler(async () => deps),
+  );
+  const reviewQueueUrl = reviewQueue.url;
+  Object.assign(env, { INTAKE_QUEUE_URL: intakeUrl, DLQ_URL: dlqUrl, REVIEW_QUEUE_URL: reviewQueueUrl });
   bus.addRule({ name: "rejected", pattern: RULES.rejected.pattern, target: toQueue(rejectedUrl, (e) => e) });
   bus.addRule({
     name: "requested",
@@ -196,15 +216,8 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
       batchSize: DECIDE_FUNCTION.batchSize,
       functionName: "decide",
     }),
-    // The human route's consumer, as deployed: the review queue drains into review tasks.
-    startSqsPoller({
-      sqs,
-      queueUrl: reviewQueueUrl,
-      queueArn: "arn:aws:sqs:us-east-1:123456789012:review",
-      handler: createReviewIntakeHandler(async () => deps),
-      batchSize: REVIEW_INTAKE_FUNCTION.batchSize,
-      functionName: "review-intake",
-    }),
+    autoQueue.poller,
+    reviewQueue.poller,
   ];
   const shared = await sharedDependencies();
   const reviewServer = serve({

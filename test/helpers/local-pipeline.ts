@@ -6,23 +6,18 @@
  */
 import { createServer } from "node:net";
 import { join } from "node:path";
-import {
-  CreateQueueCommand,
-  GetQueueAttributesCommand,
-  SendMessageCommand,
-  SQSClient,
-} from "@aws-sdk/client-sqs";
+import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { createSqsServer } from "local-aws-sqs";
 import type { RunningServer } from "../../endpoint/server/server.ts";
-import { sharedDependencies } from "../../functions/dependencies.ts";
 import {
   ensureDecisionsTable,
   type LocalDynamoDb,
   startDynamoDbLocal,
 } from "../../infra/local/dynamodb-local.ts";
 import { type BusEvent, type LocalEventBus, startEventBus } from "../../infra/local/event-bus.ts";
-import { localLambdaContext, type SqsPoller, startSqsPoller } from "../../infra/local/sqs-poller.ts";
-import { DECIDE_FUNCTION, REVIEW_INTAKE_FUNCTION, RULES } from "../../infra/topology.ts";
+import { type SqsPoller, startSqsPoller } from "../../infra/local/sqs-poller.ts";
+import { startTargetQueue } from "../../infra/local/target-queue.ts";
+import { DECIDE_FUNCTION, RULES, TARGET_FUNCTION } from "../../infra/topology.ts";
 import type { DecideDependencies } from "../../shared/decide/decide-message.ts";
 import { startTestEndpoint } from "./endpoint.ts";
 import { REPO_ROOT } from "./models.ts";
@@ -71,6 +66,8 @@ export interface LocalPipeline {
   readonly dlqUrl: string;
   /** The human route's queue, drained by the review intake function. */
   readonly reviewQueueUrl: string;
+  /** The auto route's queue, drained by the auto-action function. */
+  readonly autoActionQueueUrl: string;
   readonly bus: LocalEventBus;
   readonly endpoint: RunningServer;
   readonly deps: DecideDependencies;
@@ -153,42 +150,30 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
   const { createDecideHandler, dependenciesFromEnv } = await import("../../functions/decide.ts");
   const { createAutoActionHandler } = await import("../../functions/auto-action.ts");
   const { createReviewIntakeHandler } = await import("../../functions/review-intake.ts");
-  const autoAction = createAutoActionHandler(() => sharedDependencies());
-  bus.addRule({
-    name: "auto-action",
-    pattern: RULES.auto.pattern,
-    target: async (event) => {
-      const { outcome } = await autoAction(event as never, localLambdaContext("auto-action"));
-      if (outcome === "actioned") count(effects.actioned, String(event.detail.itemId));
-    },
-  });
   const base = await dependenciesFromEnv();
   const deps = options.wrap ? options.wrap(base) : base;
-  // The human route as deployed: rule → review queue → review intake function.
-  const reviewQueue = await sqs.send(
-    new CreateQueueCommand({
-      QueueName: "review",
-      Attributes: { VisibilityTimeout: String(REVIEW_INTAKE_FUNCTION.timeoutSeconds) },
-    }),
-  );
-  bus.addRule({
-    name: "review-queue",
-    pattern: RULES.human.pattern,
-    target: async (event) => {
-      await sqs.send(
-        new SendMessageCommand({ QueueUrl: reviewQueue.QueueUrl!, MessageBody: JSON.stringify(event) }),
-      );
-    },
-  });
-  const reviewIntake = startSqsPoller({
+  // The targets as deployed: rule → queue → function, each counting the effects it applied.
+  const autoQueue = await startTargetQueue({
     sqs,
-    queueUrl: reviewQueue.QueueUrl!,
-    queueArn: "arn:aws:sqs:us-east-1:123456789012:review",
+    bus,
+    name: "auto-action",
+    pattern: RULES.auto.pattern,
+    handler: createAutoActionHandler(
+      async () => base,
+      (detail, outcome) => outcome === "actioned" && count(effects.actioned, detail.itemId),
+    ),
+    visibilityTimeoutSeconds: TARGET_FUNCTION.timeoutSeconds,
+  });
+  const reviewQueue = await startTargetQueue({
+    sqs,
+    bus,
+    name: "review",
+    pattern: RULES.human.pattern,
     handler: createReviewIntakeHandler(
       async () => base,
       (detail, outcome) => outcome === "queued" && count(effects.queued, detail.itemId),
     ),
-    functionName: "review-intake",
+    visibilityTimeoutSeconds: TARGET_FUNCTION.timeoutSeconds,
   });
   // One handler per poller, as Lambda runs one invocation per execution environment at a time
   // (the Powertools batch processor keeps per-invocation state).
@@ -211,7 +196,8 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     sqs,
     intakeUrl: intake.QueueUrl!,
     dlqUrl: dlq.QueueUrl!,
-    reviewQueueUrl: reviewQueue.QueueUrl!,
+    reviewQueueUrl: reviewQueue.url,
+    autoActionQueueUrl: autoQueue.url,
     bus,
     endpoint,
     deps,
@@ -220,7 +206,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     pollers,
     depth,
     async stop() {
-      await Promise.all([...pollers, reviewIntake].map((poller) => poller.stop()));
+      await Promise.all([...pollers, reviewQueue.poller, autoQueue.poller].map((poller) => poller.stop()));
       await bus.stop();
       sqsServer.close();
       await dynamo.stop();

@@ -89,7 +89,7 @@ describe("DecisionStack", () => {
 
   it("encrypts every queue, refuses plain HTTP, and dead-letters the intake after the receive limit", () => {
     const queues = template.findResources("AWS::SQS::Queue") as Record<string, Resource>;
-    expect(Object.keys(queues)).toHaveLength(5);
+    expect(Object.keys(queues)).toHaveLength(7);
     for (const queue of Object.values(queues)) expect(queue.Properties.SqsManagedSseEnabled).toBe(true);
     template.resourcePropertiesCountIs(
       "AWS::SQS::QueuePolicy",
@@ -100,7 +100,7 @@ describe("DecisionStack", () => {
           ]),
         },
       },
-      5,
+      7,
     );
     template.hasResourceProperties("AWS::SQS::Queue", {
       VisibilityTimeout: INTAKE_VISIBILITY_SECONDS,
@@ -164,10 +164,18 @@ describe("DecisionStack", () => {
         return redrive?.deadLetterTargetArn ? [redrive.deadLetterTargetArn["Fn::GetAtt"][0]] : [];
       }),
     );
-    const unconsumed = queues
-      .map(([id]) => id)
-      .filter((id) => !consumed.has(id) && !deadLetterTargets.has(id) && !id.includes("RejectedQueue"));
-    expect(unconsumed).toEqual([]);
+    // A queue nothing consumes is an inspection queue: it must have an alarm on its depth or age.
+    const alarmed = new Set(
+      Object.values(template.findResources("AWS::CloudWatch::Alarm") as Record<string, Resource>).flatMap(
+        (a) =>
+          ((a.Properties.Dimensions ?? []) as { Name: string; Value: { "Fn::GetAtt"?: string[] } }[])
+            .filter((d) => d.Name === "QueueName")
+            .map((d) => d.Value["Fn::GetAtt"]?.[0]),
+      ),
+    );
+    const unwatched = queues.map(([id]) => id).filter((id) => !consumed.has(id) && !alarmed.has(id));
+    expect(unwatched).toEqual([]);
+    expect(deadLetterTargets.size).toBeGreaterThan(0);
     // The human route's queue in particular: the review intake function consumes it.
     expect([...consumed].some((id) => id?.includes("ReviewQueue"))).toBe(true);
   });
@@ -195,7 +203,7 @@ describe("DecisionStack", () => {
     const alarms = Object.values(
       template.findResources("AWS::CloudWatch::Alarm") as Record<string, Resource>,
     );
-    expect(alarms).toHaveLength(5);
+    expect(alarms).toHaveLength(8);
     for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toHaveLength(1);
     template.hasResourceProperties("AWS::CloudWatch::Alarm", {
       MetricName: "Invocation5XXErrors",

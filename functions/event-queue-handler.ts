@@ -1,0 +1,49 @@
+/**
+ * The shape every target function shares: an SQS queue that an EventBridge rule fills, consumed
+ * in batches with partial failures (Powertools batch), each message an EventBridge event whose
+ * detail carries the pipeline's stable `eventId`. A message that fails returns to the queue and,
+ * after the receive limit, goes to the queue's dead-letter queue, from where `decide replay`
+ * can redrive it. Counts each outcome as a metric under the function's service name.
+ */
+import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
+import { Logger } from "@aws-lambda-powertools/logger";
+import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
+import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
+import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
+import middy from "@middy/core";
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
+import { METRICS } from "../infra/topology.ts";
+import type { DecisionMadeDetail } from "../shared/targets/apply-decision.ts";
+
+/** Options of {@link createEventQueueHandler}. */
+export interface EventQueueHandlerOptions<D, O extends string> {
+  /** The `service` dimension of the function's logs and metrics. */
+  readonly serviceName: string;
+  readonly dependencies: () => Promise<D>;
+  /** Applies one event at most once; its outcome is counted as the metric `<outcome>`. */
+  readonly apply: (detail: DecisionMadeDetail, deps: D) => Promise<O>;
+  /** Observes each outcome (tests and the local mode count effects with it). */
+  readonly onOutcome?: (detail: DecisionMadeDetail, outcome: O) => void;
+}
+
+/** Builds the handler of a target function fed by an SQS queue of EventBridge events. */
+export function createEventQueueHandler<D, O extends string>(options: EventQueueHandlerOptions<D, O>) {
+  const logger = new Logger({ serviceName: options.serviceName });
+  const metrics = new Metrics({ namespace: METRICS.namespace, serviceName: options.serviceName, logger });
+  let resolved: Promise<D> | undefined;
+  const processor = new BatchProcessor(EventType.SQS);
+  async function recordHandler(record: SQSRecord): Promise<void> {
+    resolved ??= options.dependencies();
+    const event = JSON.parse(record.body) as { detail?: DecisionMadeDetail };
+    if (typeof event.detail?.eventId !== "string")
+      throw new Error(`message ${record.messageId} is not a pipeline event with an eventId`);
+    const outcome = await options.apply(event.detail, await resolved);
+    options.onOutcome?.(event.detail, outcome);
+    metrics.addMetric(outcome, MetricUnit.Count, 1);
+    logger.info("event applied", { itemId: event.detail.itemId, eventId: event.detail.eventId, outcome });
+  }
+  async function lambdaHandler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
+    return processPartialResponse(event, recordHandler, processor, { context });
+  }
+  return middy(lambdaHandler).use(injectLambdaContext(logger)).use(logMetrics(metrics));
+}

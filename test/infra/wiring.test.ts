@@ -1,0 +1,280 @@
+/**
+ * Wiring invariants of the synthesized stack, written so that a change that breaks one fails
+ * here: every alarm watches a metric the code emits (captured from the handlers' own EMF output),
+ * every asynchronously invoked function has bounded retries and an on-failure destination, every
+ * rule target has a dead-letter queue and a retry policy, every function's table permissions are
+ * exactly what the topology declares and what its bundle can call, the SageMaker endpoint is
+ * isolated and encrypted, and the timeouts nest from the endpoint out to the queue.
+ */
+import { join } from "node:path";
+import { App } from "aws-cdk-lib";
+import { Template } from "aws-cdk-lib/assertions";
+import { build } from "esbuild";
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { DecisionStack } from "../../infra/decision-stack.ts";
+import {
+  DECIDE_FUNCTION,
+  INTAKE_VISIBILITY_SECONDS,
+  METRICS,
+  TABLE_ACCESS,
+  TARGET_FUNCTION,
+  TARGET_VISIBILITY_SECONDS,
+} from "../../infra/topology.ts";
+import { backoffCeilingMs } from "../../shared/backoff.ts";
+import { PolicyRegistry } from "../../shared/policy/registry.ts";
+import { InMemoryDecisionStore } from "../../shared/store/in-memory-decision-store.ts";
+import { REPO_ROOT } from "../helpers/models.ts";
+
+type Resource = { Type: string; Properties: Record<string, unknown> };
+let resources: Record<string, Resource>;
+
+beforeAll(() => {
+  const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
+  const stack = new DecisionStack(app, "Wiring", {
+    imageUri: "123456789012.dkr.ecr.us-east-1.amazonaws.com/decide:1",
+  });
+  resources = Template.fromStack(stack).toJSON().Resources as Record<string, Resource>;
+}, 120_000);
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+const refOf = (value: unknown): string | undefined =>
+  (value as { "Fn::GetAtt"?: string[]; Ref?: string })?.["Fn::GetAtt"]?.[0] ??
+  (value as { Ref?: string })?.Ref;
+
+/** The logical id of the function CDK created for `name` (e.g. "Decide"). */
+function functionId(name: string): string {
+  const found = ofType("AWS::Lambda::Function").find(([id]) =>
+    new RegExp(`Pipeline${name}[0-9A-F]{8}$`).test(id),
+  );
+  if (!found) throw new Error(`no function ${name} in the template`);
+  return found[0];
+}
+
+describe("alarms watch metrics the code emits", () => {
+  it("matches every DecisionPipeline alarm metric to the decide handler's EMF output", async () => {
+    process.env.POWERTOOLS_METRICS_DISABLED = "false";
+    const lines: string[] = [];
+    vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => {
+      lines.push(String(chunk));
+      return true;
+    });
+    const { createDecideHandler } = await import("../../functions/decide.ts");
+    const policies = await PolicyRegistry.fromFolder(join(REPO_ROOT, "events", "policies"));
+    const handler = createDecideHandler(async () => ({
+      policies,
+      store: new InMemoryDecisionStore(),
+      publisher: { publish: async () => undefined },
+      // Billing far ahead for the first item (auto), even for the second (human).
+      endpoint: {
+        decide: async (item) => ({
+          logits: item.id === "A" ? [9, 0, 0, 0] : [0, 0, 0, 0],
+          allowedTokenMass: 0.9,
+          modelSha256: "a".repeat(64),
+          promptSha256: "b".repeat(64),
+          promptVersion: "t@1",
+          latencyMs: 1,
+        }),
+      },
+      publishLeaseMs: 1000,
+    }));
+    const record = (id: string) => ({
+      messageId: id,
+      receiptHandle: id,
+      body: JSON.stringify({ id, policy: "ticket-routing", state: "charged twice" }),
+      attributes: {} as never,
+      messageAttributes: {},
+      md5OfBody: "",
+      eventSource: "aws:sqs",
+      eventSourceARN: "arn:aws:sqs:us-east-1:123456789012:intake",
+      awsRegion: "us-east-1",
+    });
+    await handler({ Records: [record("A"), record("B")] }, { functionName: "decide" } as never);
+    vi.restoreAllMocks();
+    const emitted = new Set<string>();
+    for (const line of lines.join("").split("\n")) {
+      if (!line.includes('"CloudWatchMetrics"')) continue;
+      const emf = JSON.parse(line) as Record<string, unknown> & {
+        _aws: {
+          CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string }[] }[];
+        };
+      };
+      for (const directive of emf._aws.CloudWatchMetrics) {
+        const dimensions = directive.Dimensions.flat()
+          .map((name) => `${name}=${String(emf[name])}`)
+          .sort()
+          .join(",");
+        for (const metric of directive.Metrics)
+          emitted.add(`${directive.Namespace}|${metric.Name}|${dimensions}`);
+      }
+    }
+    expect([...emitted].some((m) => m.includes("routed_auto"))).toBe(true);
+    expect([...emitted].some((m) => m.includes("routed_human"))).toBe(true);
+
+    const watched = ofType("AWS::CloudWatch::Alarm").flatMap(([, alarm]) => {
+      const metrics = (
+        alarm.Properties.Metrics as { MetricStat?: { Metric: Record<string, unknown> } }[] | undefined
+      )
+        ?.map((m) => m.MetricStat?.Metric)
+        .filter(Boolean) ?? [alarm.Properties];
+      return metrics.map(
+        (m) =>
+          m as { Namespace: string; MetricName: string; Dimensions?: { Name: string; Value: unknown }[] },
+      );
+    });
+    const ours = watched.filter((m) => m.Namespace === METRICS.namespace);
+    expect(ours.length).toBeGreaterThan(0);
+    for (const metric of ours) {
+      const dimensions = (metric.Dimensions ?? [])
+        .map((d) => `${d.Name}=${String(d.Value)}`)
+        .sort()
+        .join(",");
+      expect(emitted).toContain(`${metric.Namespace}|${metric.MetricName}|${dimensions}`);
+    }
+  });
+});
+
+describe("every failure has a destination", () => {
+  it("gives every rule target a dead-letter queue and a retry policy", () => {
+    const targets = ofType("AWS::Events::Rule").flatMap(
+      ([, rule]) => (rule.Properties.Targets ?? []) as Record<string, unknown>[],
+    );
+    expect(targets.length).toBeGreaterThan(4);
+    for (const target of targets) {
+      expect(target.DeadLetterConfig, JSON.stringify(target.Arn)).toBeDefined();
+      expect(target.RetryPolicy, JSON.stringify(target.Arn)).toBeDefined();
+    }
+  });
+
+  it("invokes functions from rules only where an on-failure destination and bounded retries exist", () => {
+    const invokeConfigs = new Map(
+      ofType("AWS::Lambda::EventInvokeConfig").map(([, c]) => [
+        refOf(c.Properties.FunctionName),
+        c.Properties,
+      ]),
+    );
+    const ruleInvoked = ofType("AWS::Events::Rule").flatMap(([, rule]) =>
+      ((rule.Properties.Targets ?? []) as { Arn: unknown }[])
+        .map((t) => refOf(t.Arn))
+        .filter((id): id is string => !!id && resources[id]?.Type === "AWS::Lambda::Function"),
+    );
+    expect(ruleInvoked.length).toBeGreaterThan(0);
+    for (const id of ruleInvoked) {
+      const config = invokeConfigs.get(id) as
+        | {
+            MaximumRetryAttempts: number;
+            MaximumEventAgeInSeconds: number;
+            DestinationConfig: { OnFailure: unknown };
+          }
+        | undefined;
+      expect(config, `${id} has no EventInvokeConfig`).toBeDefined();
+      expect(config!.MaximumRetryAttempts).toBeLessThanOrEqual(2);
+      expect(config!.MaximumEventAgeInSeconds).toBeLessThanOrEqual(6 * 3600);
+      expect(config!.DestinationConfig.OnFailure).toBeDefined();
+    }
+  });
+});
+
+describe("least privilege on the decisions table", () => {
+  const tableActions = (fn: string): string[] => {
+    const role = refOf(resources[functionId(fn)]!.Properties.Role);
+    const statements = ofType("AWS::IAM::Policy")
+      .filter(([, p]) => ((p.Properties.Roles ?? []) as unknown[]).some((r) => refOf(r) === role))
+      .flatMap(
+        ([, p]) => (p.Properties.PolicyDocument as { Statement: { Action: string | string[] }[] }).Statement,
+      );
+    return [
+      ...new Set(statements.flatMap((s) => [s.Action].flat()).filter((a) => a.startsWith("dynamodb:"))),
+    ].sort();
+  };
+  const files: Record<keyof typeof TABLE_ACCESS, string> = {
+    Decide: "decide.ts",
+    AutoAction: "auto-action.ts",
+    ReviewIntake: "review-intake.ts",
+    Review: "review.ts",
+    ReviewPage: "review-page.ts",
+    Replay: "replay.ts",
+    Drift: "drift.ts",
+  };
+  const commandActions: Record<string, string> = {
+    GetCommand: "GetItem",
+    PutCommand: "PutItem",
+    UpdateCommand: "UpdateItem",
+    QueryCommand: "Query",
+    DeleteCommand: "DeleteItem",
+    ScanCommand: "Scan",
+    BatchWriteCommand: "BatchWriteItem",
+    BatchGetCommand: "BatchGetItem",
+    TransactWriteCommand: "TransactWriteItems",
+  };
+
+  it.each(Object.entries(files))(
+    "grants %s exactly the declared actions, each one its bundle can call",
+    async (name, file) => {
+      const declared = [...TABLE_ACCESS[name as keyof typeof TABLE_ACCESS]]
+        .map((a) => `dynamodb:${a}`)
+        .sort();
+      expect(tableActions(name)).toEqual(declared);
+      // The SDK stays external in the bundle, so its imports list exactly the commands the code uses.
+      const bundle = await build({
+        entryPoints: [join(REPO_ROOT, "functions", file)],
+        bundle: true,
+        write: false,
+        format: "esm",
+        platform: "node",
+        external: ["@aws-sdk/*", "node-llama-cpp"],
+        logLevel: "silent",
+      });
+      const text = bundle.outputFiles[0]!.text;
+      const imported = [...text.matchAll(/import\s*\{([^}]*)\}\s*from\s*"@aws-sdk\/lib-dynamodb"/g)].flatMap(
+        (m) => m[1]!.split(",").map((s) => s.trim().split(/\s+as\s+/)[0]!),
+      );
+      const callable = new Set(
+        imported
+          .map((c) => commandActions[c])
+          .filter(Boolean)
+          .map((a) => `dynamodb:${a}`),
+      );
+      for (const action of declared)
+        expect(callable, `${name} is granted ${action} its code cannot call`).toContain(action);
+    },
+    60_000,
+  );
+});
+
+describe("the endpoint is isolated and encrypted", () => {
+  it("runs the model with network isolation, encrypts its storage and pulls from one repository", () => {
+    for (const [, model] of ofType("AWS::SageMaker::Model"))
+      expect(model.Properties.EnableNetworkIsolation).toBe(true);
+    for (const [, config] of ofType("AWS::SageMaker::EndpointConfig"))
+      expect(config.Properties.KmsKeyId).toBeDefined();
+    const ecrResources = ofType("AWS::IAM::Policy").flatMap(([, p]) =>
+      (
+        p.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] }
+      ).Statement.filter((s) => [s.Action].flat().includes("ecr:BatchGetImage")).map((s) =>
+        JSON.stringify(s.Resource),
+      ),
+    );
+    expect(ecrResources).toEqual([JSON.stringify("arn:aws:ecr:us-east-1:123456789012:repository/decide")]);
+  });
+});
+
+describe("timeouts nest from the endpoint out to the queue", () => {
+  it("keeps client tries under the function timeout, the function under the visibility timeout, the lease under it", () => {
+    const clientWorstMs =
+      DECIDE_FUNCTION.endpointAttempts * DECIDE_FUNCTION.endpointTimeoutMs +
+      backoffCeilingMs(DECIDE_FUNCTION.endpointAttempts, 100);
+    expect(clientWorstMs).toBeLessThan(DECIDE_FUNCTION.timeoutSeconds * 1000);
+    expect(DECIDE_FUNCTION.timeoutSeconds).toBeLessThan(INTAKE_VISIBILITY_SECONDS);
+    expect(DECIDE_FUNCTION.publishLeaseMs).toBeLessThan(INTAKE_VISIBILITY_SECONDS * 1000);
+    expect(TARGET_FUNCTION.timeoutSeconds).toBeLessThan(TARGET_VISIBILITY_SECONDS);
+    // And the template says the same.
+    const decide = resources[functionId("Decide")]!.Properties;
+    expect(decide.Timeout).toBe(DECIDE_FUNCTION.timeoutSeconds);
+    const intake = ofType("AWS::SQS::Queue").find(([id]) => id.includes("IntakeQueue"))![1];
+    expect(intake.Properties.VisibilityTimeout).toBe(INTAKE_VISIBILITY_SECONDS);
+  });
+});
