@@ -4,7 +4,7 @@
  * (e.g. `npx cdk deploy -c instanceType=ml.g5.xlarge`).
  */
 import { App, Aspects } from "aws-cdk-lib";
-import { AwsSolutionsChecks } from "cdk-nag";
+import { AwsSolutionsChecks, ServerlessChecks } from "cdk-nag";
 import { DecisionStack } from "./decision-stack.ts";
 
 const app = new App();
@@ -20,6 +20,7 @@ new DecisionStack(app, context("stackName") ?? "DecisionPipeline", {
   ...(context("imageUri") ? { imageUri: context("imageUri") } : {}),
   ...(context("alarmEmail") ? { alarmEmail: context("alarmEmail") } : {}),
 });
-// AWS Solutions checks on every synth: errors fail it; every suppression carries its reason.
+// AWS Solutions and Serverless checks on every synth: errors fail it; every suppression carries its reason.
 Aspects.of(app).add(new AwsSolutionsChecks({ verbose: true }));
+Aspects.of(app).add(new ServerlessChecks({ verbose: true }));
 app.synth();

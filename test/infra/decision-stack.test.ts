@@ -7,7 +7,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { App, Aspects } from "aws-cdk-lib";
 import { Annotations, Match, Template } from "aws-cdk-lib/assertions";
-import { AwsSolutionsChecks } from "cdk-nag";
+import { AwsSolutionsChecks, ServerlessChecks } from "cdk-nag";
 import { beforeAll, describe, expect, it } from "vitest";
 import { isGpuInstance } from "../../infra/constructs/decision-endpoint.ts";
 import { DecisionStack } from "../../infra/decision-stack.ts";
@@ -26,6 +26,7 @@ function synth(props: ConstructorParameters<typeof DecisionStack>[2] = {}): Deci
     ...props,
   });
   Aspects.of(app).add(new AwsSolutionsChecks({ reports: false }));
+  Aspects.of(app).add(new ServerlessChecks({ reports: false }));
   app.synth();
   return created;
 }
@@ -38,8 +39,11 @@ beforeAll(() => {
 type Resource = { Properties: Record<string, unknown> };
 
 describe("DecisionStack", () => {
-  it("passes cdk-nag's AwsSolutions checks with zero unsuppressed errors, every suppression explained", () => {
-    const errors = Annotations.fromStack(stack).findError("*", Match.stringLikeRegexp("AwsSolutions-.*"));
+  it("passes cdk-nag's AwsSolutions and Serverless checks with zero unsuppressed errors, every suppression explained", () => {
+    const errors = Annotations.fromStack(stack).findError(
+      "*",
+      Match.stringLikeRegexp("(AwsSolutions|Serverless)-.*"),
+    );
     expect(errors.map((e) => `${e.id}: ${String(e.entry.data).slice(0, 120)}`)).toEqual([]);
     const suppressions = Object.values(
       template.toJSON().Resources as Record<

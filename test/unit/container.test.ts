@@ -27,6 +27,12 @@ for (const [file, gpu] of [
     const text = await readFile(join(REPO_ROOT, "endpoint", file), "utf8");
     const finalStage = text.split(/^FROM /m).at(-1)!;
 
+    it("builds on a supported Node LTS (22 or newer; Node 20 is past end of life)", () => {
+      const versions = [...text.matchAll(/^FROM node:(\d+)/gm)].map((m) => Number(m[1]));
+      expect(versions.length).toBeGreaterThan(0);
+      for (const version of versions) expect(version).toBeGreaterThanOrEqual(22);
+    });
+
     it("listens on 0.0.0.0:8080 and serves the model SageMaker mounts at /opt/ml/model", () => {
       const config = resolveServerConfig({}, finalStageEnv(text));
       expect(config.port).toBe(8080);
