@@ -1,13 +1,14 @@
 /**
  * AWS SDK clients, created once per process and shared by the handlers. Each honours the
  * `AWS_ENDPOINT_URL_*` variables, which is how the local mode and the tests point unchanged
- * handler code at the stand-ins.
+ * handler code at the stand-ins. Each is wrapped by the tracer, so X-Ray shows its calls.
  */
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
 import { SageMakerRuntimeClient } from "@aws-sdk/client-sagemaker-runtime";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { tracer } from "./tracing.ts";
 
 let dynamo: DynamoDBDocumentClient | undefined;
 let events: EventBridgeClient | undefined;
@@ -16,7 +17,7 @@ let sqs: SQSClient | undefined;
 
 /** The DynamoDB document client (undefined attributes dropped). */
 export function dynamoClient(): DynamoDBDocumentClient {
-  dynamo ??= DynamoDBDocumentClient.from(new DynamoDBClient({}), {
+  dynamo ??= DynamoDBDocumentClient.from(tracer.captureAWSv3Client(new DynamoDBClient({})), {
     marshallOptions: { removeUndefinedValues: true },
   });
   return dynamo;
@@ -24,18 +25,18 @@ export function dynamoClient(): DynamoDBDocumentClient {
 
 /** The EventBridge client. */
 export function eventBridgeClient(): EventBridgeClient {
-  events ??= new EventBridgeClient({});
+  events ??= tracer.captureAWSv3Client(new EventBridgeClient({}));
   return events;
 }
 
 /** The SageMaker runtime client; our own retry loop handles retries, so the SDK tries once. */
 export function sagemakerClient(): SageMakerRuntimeClient {
-  sagemaker ??= new SageMakerRuntimeClient({ maxAttempts: 1 });
+  sagemaker ??= tracer.captureAWSv3Client(new SageMakerRuntimeClient({ maxAttempts: 1 }));
   return sagemaker;
 }
 
 /** The SQS client. */
 export function sqsClient(): SQSClient {
-  sqs ??= new SQSClient({});
+  sqs ??= tracer.captureAWSv3Client(new SQSClient({}));
   return sqs;
 }

@@ -9,6 +9,7 @@ import { Logger } from "@aws-lambda-powertools/logger";
 import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
 import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
+import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import middy from "@middy/core";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import { METRICS } from "../infra/topology.ts";
@@ -17,6 +18,7 @@ import { type DecideDependencies, decideMessage } from "../shared/decide/decide-
 import { sagemakerClient } from "./clients.ts";
 import { decideSettings } from "./config.ts";
 import { sharedDependencies } from "./dependencies.ts";
+import { tracer } from "./tracing.ts";
 
 const logger = new Logger({ serviceName: METRICS.service.decide });
 // Metrics warnings (such as an empty flush) go through the logger, so its level governs them.
@@ -59,7 +61,10 @@ export function createDecideHandler(dependencies: () => Promise<DecideDependenci
   async function lambdaHandler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
     return processPartialResponse(event, recordHandler, processor, { context });
   }
-  return middy(lambdaHandler).use(injectLambdaContext(logger)).use(logMetrics(metrics));
+  return middy(lambdaHandler)
+    .use(captureLambdaHandler(tracer))
+    .use(injectLambdaContext(logger))
+    .use(logMetrics(metrics));
 }
 
 /** The Lambda entry point. */

@@ -4,24 +4,36 @@
  */
 import { Logger } from "@aws-lambda-powertools/logger";
 import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
+import { parser } from "@aws-lambda-powertools/parser/middleware";
+import { EventBridgeSchema } from "@aws-lambda-powertools/parser/schemas/eventbridge";
+import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import middy from "@middy/core";
+import type { z } from "zod";
 import { runDriftCheck } from "../shared/calibration/drift-check.ts";
+import { positiveInteger } from "./config.ts";
 import { type SharedDependencies, sharedDependencies } from "./dependencies.ts";
+import { tracer } from "./tracing.ts";
 
 const logger = new Logger({ serviceName: "drift" });
+
+type ScheduledEvent = z.infer<typeof EventBridgeSchema>;
 
 /** The handler for given dependencies. */
 export function createDriftHandler(dependencies: () => Promise<SharedDependencies>) {
   let resolved: Promise<SharedDependencies> | undefined;
-  async function lambdaHandler(): Promise<unknown> {
+  async function lambdaHandler(event: ScheduledEvent): Promise<unknown> {
     resolved ??= dependencies();
     const results = await runDriftCheck(await resolved, {
-      periodHours: Number(process.env.DRIFT_PERIOD_HOURS ?? 24),
+      periodHours: positiveInteger("DRIFT_PERIOD_HOURS", 24),
     });
-    logger.info("drift check", { results });
+    logger.info("drift check", { scheduledAt: event.time, results });
     return { results };
   }
-  return middy(lambdaHandler).use(injectLambdaContext(logger));
+  // The scheduled event is checked by Powertools Parser: anything else is refused, not run.
+  return middy(lambdaHandler)
+    .use(captureLambdaHandler(tracer))
+    .use(injectLambdaContext(logger))
+    .use(parser({ schema: EventBridgeSchema }));
 }
 
 /** The Lambda entry point. */

@@ -10,10 +10,14 @@ import { Logger } from "@aws-lambda-powertools/logger";
 import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
 import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
+import { EventBridgeEnvelope } from "@aws-lambda-powertools/parser/envelopes/eventbridge";
+import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import middy from "@middy/core";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import { METRICS } from "../infra/topology.ts";
+import { decisionMadeSchema } from "../shared/contracts/events.ts";
 import type { DecisionMadeDetail } from "../shared/targets/apply-decision.ts";
+import { tracer } from "./tracing.ts";
 
 /** Options of {@link createEventQueueHandler}. */
 export interface EventQueueHandlerOptions<D, O extends string> {
@@ -34,16 +38,19 @@ export function createEventQueueHandler<D, O extends string>(options: EventQueue
   const processor = new BatchProcessor(EventType.SQS);
   async function recordHandler(record: SQSRecord): Promise<void> {
     resolved ??= options.dependencies();
-    const event = JSON.parse(record.body) as { detail?: DecisionMadeDetail };
-    if (typeof event.detail?.eventId !== "string")
-      throw new Error(`message ${record.messageId} is not a pipeline event with an eventId`);
-    const outcome = await options.apply(event.detail, await resolved);
-    options.onOutcome?.(event.detail, outcome);
+    // The EventBridge envelope and the "Decision Made" detail, checked by Powertools Parser: a
+    // message that is not one fails here, is retried and then dead-lettered, never half-applied.
+    const detail = EventBridgeEnvelope.parse(JSON.parse(record.body), decisionMadeSchema);
+    const outcome = await options.apply(detail, await resolved);
+    options.onOutcome?.(detail, outcome);
     metrics.addMetric(outcome, MetricUnit.Count, 1);
-    logger.info("event applied", { itemId: event.detail.itemId, eventId: event.detail.eventId, outcome });
+    logger.info("event applied", { itemId: detail.itemId, eventId: detail.eventId, outcome });
   }
   async function lambdaHandler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
     return processPartialResponse(event, recordHandler, processor, { context });
   }
-  return middy(lambdaHandler).use(injectLambdaContext(logger)).use(logMetrics(metrics));
+  return middy(lambdaHandler)
+    .use(captureLambdaHandler(tracer))
+    .use(injectLambdaContext(logger))
+    .use(logMetrics(metrics));
 }

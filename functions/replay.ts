@@ -5,12 +5,14 @@
  */
 import { Logger } from "@aws-lambda-powertools/logger";
 import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
+import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import middy from "@middy/core";
 import { z } from "zod";
 import { redriveAll, replayFiltered } from "../shared/replay/replay.ts";
 import { sqsClient } from "./clients.ts";
 import { requireEnv } from "./config.ts";
 import { sharedDependencies } from "./dependencies.ts";
+import { tracer } from "./tracing.ts";
 
 const logger = new Logger({ serviceName: "replay" });
 
@@ -58,4 +60,6 @@ async function lambdaHandler(event: unknown): Promise<unknown> {
 }
 
 /** The Lambda entry point. */
-export const handler = middy(lambdaHandler).use(injectLambdaContext(logger));
+export const handler = middy(lambdaHandler)
+  .use(captureLambdaHandler(tracer))
+  .use(injectLambdaContext(logger));

@@ -6,6 +6,7 @@ import type { Hono } from "hono";
 import { handle } from "hono/aws-lambda";
 import { createReviewApp } from "../shared/review/review-page.ts";
 import { sharedDependencies } from "./dependencies.ts";
+import { tracer } from "./tracing.ts";
 
 let app: Promise<Hono> | undefined;
 
@@ -15,5 +16,14 @@ export async function handler(
   context: Parameters<ReturnType<typeof handle>>[1],
 ) {
   app ??= sharedDependencies().then(createReviewApp);
-  return handle(await app)(event, context);
+  const resolved = await app;
+  if (!tracer.isTracingEnabled()) return handle(resolved)(event, context);
+  // One traced subsegment per request (the SDK calls inside it are traced by the clients).
+  return tracer.provider.captureAsyncFunc("## review page", async (segment) => {
+    try {
+      return await handle(resolved)(event, context);
+    } finally {
+      segment?.close();
+    }
+  });
 }

@@ -4,11 +4,13 @@
  */
 import { Logger } from "@aws-lambda-powertools/logger";
 import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
+import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import middy from "@middy/core";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "aws-lambda";
 import { z } from "zod";
 import { ReviewError, reviewDecision } from "../shared/targets/review-decision.ts";
 import { type SharedDependencies, sharedDependencies } from "./dependencies.ts";
+import { tracer } from "./tracing.ts";
 
 const logger = new Logger({ serviceName: "review" });
 
@@ -79,7 +81,7 @@ export function createReviewHandler(dependencies: () => Promise<SharedDependenci
       throw e;
     }
   }
-  return middy(lambdaHandler).use(injectLambdaContext(logger));
+  return middy(lambdaHandler).use(captureLambdaHandler(tracer)).use(injectLambdaContext(logger));
 }
 
 /** The Lambda entry point. */

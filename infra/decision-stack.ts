@@ -7,6 +7,7 @@ import { CfnOutput, CfnParameter, Stack, type StackProps } from "aws-cdk-lib";
 import type { Construct } from "constructs";
 import { DecisionEndpoint } from "./constructs/decision-endpoint.ts";
 import { DecisionPipeline } from "./constructs/decision-pipeline.ts";
+import { EventContracts } from "./constructs/event-contracts.ts";
 import { Operations } from "./constructs/operations.ts";
 
 /** Properties of {@link DecisionStack}. */
@@ -28,6 +29,8 @@ export class DecisionStack extends Stack {
   public readonly endpoint: DecisionEndpoint;
   public readonly pipeline: DecisionPipeline;
   public readonly operations: Operations;
+  /** The schema registry with the event and item contracts. */
+  public readonly contracts: EventContracts;
 
   constructor(scope: Construct, id: string, props: DecisionStackProps = {}) {
     super(scope, id, props);
@@ -59,6 +62,8 @@ export class DecisionStack extends Stack {
       ...(props.alarmEmail ? { alarmEmail: props.alarmEmail } : {}),
     });
 
+    this.contracts = new EventContracts(this, "Contracts");
+    new CfnOutput(this, "SchemaRegistryName", { value: this.contracts.registry.attrRegistryName });
     new CfnOutput(this, "EndpointName", { value: this.endpoint.endpointName });
     new CfnOutput(this, "IntakeQueueUrl", { value: this.pipeline.intakeQueue.queueUrl });
     new CfnOutput(this, "DeadLetterQueueUrl", { value: this.pipeline.deadLetterQueue.queueUrl });

@@ -16,7 +16,7 @@ export const ITEM_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
 
 const stateSchema = z.union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown())]);
 
-const itemSchema = z
+export const itemSchema = z
   .object({
     id: z
       .string()

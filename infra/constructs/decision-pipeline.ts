@@ -163,7 +163,12 @@ export class DecisionPipeline extends Construct {
         timeout: Duration.seconds(settings.timeoutSeconds),
         logGroup,
         tracing: lambda.Tracing.ACTIVE,
-        environment: { ...shared, ...settings.environment },
+        // The tracer's service name: the function's name in the logs' and metrics' style.
+        environment: {
+          ...shared,
+          POWERTOOLS_SERVICE_NAME: name.replace(/[a-z](?=[A-Z])/g, "$&-").toLowerCase(),
+          ...settings.environment,
+        },
         depsLockFilePath: `${ROOT}/package-lock.json`,
         projectRoot: ROOT,
         bundling: {

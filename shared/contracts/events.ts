@@ -1,0 +1,79 @@
+/**
+ * The pipeline's events as zod schemas: what upstream systems send ("Decision Requested": the
+ * item) and what the pipeline publishes. The target functions parse what they receive with them
+ * (through Powertools Parser's EventBridge envelope), and `npm run schemas` writes them out as
+ * JSON Schemas (`events/schemas/`) that the CDK app registers in an EventBridge schema registry,
+ * so the contracts published to upstream teams are generated, never hand-copied.
+ */
+import { z } from "zod";
+import { DetailType } from "../events.ts";
+import { itemSchema } from "../item.ts";
+
+const eventId = z.string().regex(/^[0-9a-f]{32}$/, "must be the event's 32-hex-digit id");
+const probability = z.number().min(0).max(1);
+
+/** "Decision Made": one decided item, routed `auto` or `human`. */
+export const decisionMadeSchema = z.object({
+  eventId,
+  itemId: z.string(),
+  policyId: z.string(),
+  policyVersion: z.number().int().min(1),
+  route: z.enum(["auto", "human"]),
+  reason: z.string(),
+  chosen: z.string(),
+  topProbability: probability,
+  confidence: probability,
+  distribution: z.record(z.string(), probability),
+  modelSha256: z.string(),
+  promptSha256: z.string(),
+  decidedAt: z.string(),
+  supersedes: z
+    .object({
+      policyVersion: z.number().int(),
+      route: z.enum(["auto", "human"]),
+      chosen: z.string().optional(),
+    })
+    .optional(),
+});
+export type DecisionMade = z.infer<typeof decisionMadeSchema>;
+
+/** "Decision Rejected": an item that cannot be decided, with every problem named. */
+export const decisionRejectedSchema = z.object({
+  eventId,
+  itemId: z.string(),
+  policyId: z.string(),
+  problems: z.array(z.object({ field: z.string(), message: z.string() })),
+  rejectedAt: z.string(),
+});
+
+/** "Decision Reviewed": a reviewer's label for an escalated item. */
+export const decisionReviewedSchema = z.object({
+  eventId,
+  itemId: z.string(),
+  policyId: z.string(),
+  policyVersion: z.number().int(),
+  label: z.string(),
+  chosen: z.string().optional(),
+  agreed: z.boolean(),
+  reviewer: z.string(),
+  reviewedAt: z.string(),
+});
+
+/** "Item Actioned": a confident decision applied by the auto-action target. */
+export const itemActionedSchema = z.object({
+  eventId,
+  itemId: z.string(),
+  policyId: z.string(),
+  policyVersion: z.number().int(),
+  action: z.string(),
+  causedBy: eventId,
+});
+
+/** Every event's detail schema by detail type. */
+export const EVENT_DETAIL_SCHEMAS = {
+  [DetailType.requested]: itemSchema,
+  [DetailType.made]: decisionMadeSchema,
+  [DetailType.rejected]: decisionRejectedSchema,
+  [DetailType.reviewed]: decisionReviewedSchema,
+  [DetailType.actioned]: itemActionedSchema,
+} as const;
