@@ -4,9 +4,14 @@
  *
  * Supported: exact values (strings, numbers, booleans, null), `prefix`, `suffix`,
  * `anything-but` (a value, a list, or a prefix/suffix/equals-ignore-case/wildcard),
- * `numeric` ranges, `exists`, `equals-ignore-case`, `wildcard` and `$or`. An array in the event
- * matches when any of its elements matches.
+ * `numeric` ranges, `exists`, `equals-ignore-case`, `wildcard`, `cidr` (IPv4 and IPv6) and
+ * `$or`. Arrays follow EventBridge: a leaf matches when any element of an array matches, and
+ * arrays of objects are flattened, so each path in the pattern is matched against the values at
+ * that path in every element (two fields may then match in different elements, as in
+ * EventBridge). `test/infra/event-pattern-moto.test.ts` cross-checks this matcher against moto.
  */
+
+import { isIP } from "node:net";
 
 /** A pattern object, as EventBridge takes it. */
 export type EventPattern = { readonly [key: string]: unknown };
@@ -27,21 +32,48 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/**
+ * Matches `pattern` against every node at this level: objects reached through arrays of objects
+ * are all candidates, and each key gathers its values across them (EventBridge's flattening).
+ */
 function matchObject(pattern: EventPattern, event: unknown, path: string): boolean {
+  return matchNodes(pattern, flatten([event]).filter(isPlainObject), path);
+}
+
+function flatten(values: readonly unknown[]): unknown[] {
+  const out: unknown[] = [];
+  const stack = [...values].reverse();
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (Array.isArray(value)) stack.push(...[...value].reverse());
+    else out.push(value);
+  }
+  return out;
+}
+
+function matchNodes(pattern: EventPattern, nodes: readonly Record<string, unknown>[], path: string): boolean {
   for (const [key, rule] of Object.entries(pattern)) {
     if (key === "$or") {
       if (!Array.isArray(rule) || rule.length < 2)
         throw new InvalidPatternError(`${path || "pattern"}.$or needs two or more patterns`);
-      if (!rule.some((branch) => isPlainObject(branch) && matchObject(branch, event, path))) return false;
+      if (!rule.some((branch) => isPlainObject(branch) && matchNodes(branch, nodes, path))) return false;
       continue;
     }
-    const value = isPlainObject(event) ? event[key] : undefined;
-    const present = isPlainObject(event) && Object.hasOwn(event, key);
+    const values = flatten(nodes.filter((node) => Object.hasOwn(node, key)).map((node) => node[key]));
     const where = path ? `${path}.${key}` : key;
     if (isPlainObject(rule)) {
-      if (!present || !matchObject(rule, value, where)) return false;
+      // With no object here every path below is absent: only `exists: false` can still match.
+      if (!matchNodes(rule, values.filter(isPlainObject), where)) return false;
     } else if (Array.isArray(rule)) {
-      if (!matchLeaf(rule, value, present, where)) return false;
+      // Objects are not leaves: a leaf rule sees only the scalar values at this path.
+      if (
+        !matchLeaf(
+          rule,
+          values.filter((v) => !isPlainObject(v)),
+          where,
+        )
+      )
+        return false;
     } else {
       throw new InvalidPatternError(
         `${where}: a pattern value must be an array or an object, got ${JSON.stringify(rule)}`,
@@ -51,17 +83,15 @@ function matchObject(pattern: EventPattern, event: unknown, path: string): boole
   return true;
 }
 
-/** A leaf: the event value (or any element of it) must match one of the rules. */
-function matchLeaf(rules: readonly unknown[], value: unknown, present: boolean, where: string): boolean {
+/** A leaf: any of the values at the path must match one of the rules. */
+function matchLeaf(rules: readonly unknown[], values: readonly unknown[], where: string): boolean {
   if (rules.length === 0) throw new InvalidPatternError(`${where}: an empty list matches nothing`);
-  const values = Array.isArray(value) ? value : [value];
   return rules.some((rule) => {
     if (isPlainObject(rule) && "exists" in rule) {
       if (typeof rule.exists !== "boolean")
         throw new InvalidPatternError(`${where}: exists takes true or false`);
-      return rule.exists === (present && !isPlainObject(value));
+      return rule.exists === values.length > 0;
     }
-    if (!present) return false;
     return values.some((item) => matchRule(rule, item, where));
   });
 }
@@ -91,7 +121,8 @@ function matchRule(rule: unknown, value: unknown, where: string): boolean {
     case "anything-but":
       return matchAnythingBut(operand, value, where);
     case "cidr":
-      throw new InvalidPatternError(`${where}: cidr is not supported by the local bus`);
+      if (typeof operand !== "string") throw new InvalidPatternError(`${where}: cidr takes a string`);
+      return typeof value === "string" && inCidr(value, operand, where);
     default:
       throw new InvalidPatternError(`${where}: unknown operator "${operator}"`);
   }
@@ -166,4 +197,42 @@ function matchAnythingBut(operand: unknown, value: unknown, where: string): bool
     );
   }
   return operand !== value;
+}
+
+/** The bytes of an IPv4 or IPv6 address, or undefined when `text` is neither. */
+function addressBytes(text: string): number[] | undefined {
+  if (isIP(text) === 4) return text.split(".").map(Number);
+  if (isIP(text) !== 6) return undefined;
+  let address = text.toLowerCase();
+  // An embedded IPv4 tail (::ffff:1.2.3.4) becomes two hex groups.
+  const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(address);
+  if (v4) {
+    const [a, b, c, d] = v4[1]!.split(".").map(Number) as [number, number, number, number];
+    address = `${address.slice(0, -v4[1]!.length)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = address.split("::") as [string, string | undefined];
+  const left = head ? head.split(":") : [];
+  const right = tail ? tail.split(":") : [];
+  const groups =
+    tail === undefined ? left : [...left, ...Array(8 - left.length - right.length).fill("0"), ...right];
+  return groups.flatMap((group) => {
+    const n = Number.parseInt(group || "0", 16);
+    return [n >> 8, n & 0xff];
+  });
+}
+
+function inCidr(value: string, cidr: string, where: string): boolean {
+  const [network, bitsText] = cidr.split("/");
+  const networkBytes = addressBytes(network ?? "");
+  const bits = Number(bitsText);
+  if (!networkBytes || !Number.isInteger(bits) || bits < 0 || bits > networkBytes.length * 8) {
+    throw new InvalidPatternError(`${where}: cidr takes an IPv4 or IPv6 network such as 10.0.0.0/24`);
+  }
+  const bytes = addressBytes(value);
+  if (!bytes || bytes.length !== networkBytes.length) return false;
+  for (let bit = 0; bit < bits; bit++) {
+    const mask = 0x80 >> (bit % 8);
+    if ((bytes[bit >> 3]! & mask) !== (networkBytes[bit >> 3]! & mask)) return false;
+  }
+  return true;
 }

@@ -82,4 +82,41 @@ describe("matchesPattern", () => {
     );
     expect(() => matchesPattern({ $or: [{ source: ["x"] }] }, event)).toThrow(/two or more/);
   });
+
+  it("matches IPv4 and IPv6 addresses by cidr", () => {
+    const v4 = { detail: { ip: ["10.0.0.0/24"].map((cidr) => ({ cidr })) } };
+    expect(matchesPattern(v4, { detail: { ip: "10.0.0.255" } })).toBe(true);
+    expect(matchesPattern(v4, { detail: { ip: "10.0.1.0" } })).toBe(false);
+    expect(matchesPattern(v4, { detail: { ip: "not an address" } })).toBe(false);
+    const v6 = { detail: { ip: [{ cidr: "2001:db8::/32" }] } };
+    expect(matchesPattern(v6, { detail: { ip: "2001:db8:ffff::1" } })).toBe(true);
+    expect(matchesPattern(v6, { detail: { ip: "2001:db9::1" } })).toBe(false);
+    expect(matchesPattern(v6, { detail: { ip: "10.0.0.1" } })).toBe(false);
+    expect(matchesPattern({ ip: [{ cidr: "::ffff:10.0.0.0/120" }] }, { ip: "::ffff:10.0.0.7" })).toBe(true);
+    expect(() => matchesPattern({ ip: [{ cidr: "10.0.0.0/33" }] }, { ip: "10.0.0.1" })).toThrow(
+      InvalidPatternError,
+    );
+  });
+
+  it("flattens arrays of objects as EventBridge does, each path over every element", () => {
+    const event = {
+      detail: {
+        items: [
+          { kind: "a", size: 1 },
+          { kind: "b", size: 5 },
+        ],
+      },
+    };
+    expect(matchesPattern({ detail: { items: { kind: ["b"] } } }, event)).toBe(true);
+    expect(matchesPattern({ detail: { items: { kind: ["c"] } } }, event)).toBe(false);
+    // Two fields may match in different elements: EventBridge matches on flattened paths.
+    expect(matchesPattern({ detail: { items: { kind: ["a"], size: [{ numeric: [">", 3] }] } } }, event)).toBe(
+      true,
+    );
+    expect(matchesPattern({ detail: { items: { size: [{ exists: true }] } } }, event)).toBe(true);
+    expect(matchesPattern({ detail: { items: { colour: [{ exists: false }] } } }, event)).toBe(true);
+    // An object is not a leaf value; an empty array holds no value.
+    expect(matchesPattern({ detail: { items: [{ exists: true }] } }, event)).toBe(false);
+    expect(matchesPattern({ detail: { tags: [{ exists: false }] } }, { detail: { tags: [] } })).toBe(true);
+  });
 });
