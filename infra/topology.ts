@@ -39,6 +39,13 @@ export const TARGET_FUNCTION = { memoryMiB: 256, timeoutSeconds: 30, batchSize: 
 /** Visibility timeout of a target function's queue: six times its timeout, as AWS advises. */
 export const TARGET_VISIBILITY_SECONDS = TARGET_FUNCTION.timeoutSeconds * 6;
 
+/**
+ * The endpoint's own per-request deadline (waiting included): below the decide function's
+ * per-call timeout, so the server gives up on a request before its client does and never
+ * evaluates one nobody waits for.
+ */
+export const ENDPOINT_DEADLINE_MS = DECIDE_FUNCTION.endpointTimeoutMs - 2_000;
+
 /** Visibility timeout of the intake queue. */
 export const INTAKE_VISIBILITY_SECONDS = DECIDE_FUNCTION.timeoutSeconds * 6;
 

@@ -21,54 +21,90 @@ export class TaskAbortedError extends DecisionRuntimeError {
   }
 }
 
-/** A FIFO of exclusive tasks with a bounded number of waiters. */
+interface Waiter {
+  readonly start: () => void;
+  readonly signal: AbortSignal | undefined;
+  readonly onAbort: () => void;
+}
+
+/**
+ * A FIFO of exclusive tasks with a bounded number of waiters. A waiter whose signal aborts
+ * (its client disconnected, or its deadline passed) leaves the queue at once: it stops counting
+ * against the bound and is never started, so abandoned requests cannot lock others out.
+ */
 export class WorkQueue {
-  private tail: Promise<unknown> = Promise.resolve();
-  private waitingCount = 0;
-  private runningCount = 0;
+  private readonly waiters: Waiter[] = [];
+  private running = false;
 
   /** @param maxWaiting tasks allowed to wait behind the running one. @default Infinity */
   constructor(readonly maxWaiting = Number.POSITIVE_INFINITY) {}
 
   /** Tasks waiting (not counting the running one). */
   get waiting(): number {
-    return this.waitingCount;
+    return this.waiters.length;
   }
 
   /** Whether a task is running. */
   get busy(): boolean {
-    return this.runningCount > 0;
+    return this.running;
   }
 
   /**
    * Runs `task` once every earlier task has finished. Rejects at once with
-   * {@link QueueFullError} when the queue is full, and with {@link TaskAbortedError} when
+   * {@link QueueFullError} when the queue is full, and with {@link TaskAbortedError} as soon as
    * `signal` aborts while waiting (the task then never starts).
    */
   run<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    if (signal?.aborted) return Promise.reject(abortError(signal));
     // An idle queue always admits; a busy one admits up to maxWaiting behind the running task.
-    if (this.runningCount + this.waitingCount > this.maxWaiting) {
+    if (this.running && this.waiters.length >= this.maxWaiting) {
       return Promise.reject(new QueueFullError(this.maxWaiting));
     }
-    if (signal?.aborted) return Promise.reject(abortError(signal));
-    this.waitingCount++;
-    const result = this.tail.then(async () => {
-      this.waitingCount--;
-      if (signal?.aborted) throw abortError(signal);
-      this.runningCount++;
-      try {
-        return await task();
-      } finally {
-        this.runningCount--;
-      }
+    return new Promise<T>((resolve, reject) => {
+      const waiter: Waiter = {
+        signal,
+        start: () => {
+          signal?.removeEventListener("abort", waiter.onAbort);
+          this.running = true;
+          task()
+            .then(resolve, reject)
+            .finally(() => {
+              this.running = false;
+              this.next();
+            });
+        },
+        onAbort: () => {
+          const index = this.waiters.indexOf(waiter);
+          if (index < 0) return;
+          this.waiters.splice(index, 1);
+          reject(abortError(signal!));
+          this.settled();
+        },
+      };
+      signal?.addEventListener("abort", waiter.onAbort, { once: true });
+      this.waiters.push(waiter);
+      if (!this.running) this.next();
     });
-    this.tail = result.catch(() => undefined);
-    return result;
   }
 
-  /** Resolves when every task queued so far has settled. */
+  /** Resolves when the queue is idle with nobody waiting. */
   async drain(): Promise<void> {
-    await this.tail;
+    while (this.running || this.waiters.length > 0) {
+      await new Promise<void>((resolve) => this.idleListeners.push(resolve));
+    }
+  }
+
+  private readonly idleListeners: (() => void)[] = [];
+
+  private next(): void {
+    const waiter = this.waiters.shift();
+    if (waiter) waiter.start();
+    else this.settled();
+  }
+
+  private settled(): void {
+    if (this.running || this.waiters.length > 0) return;
+    for (const listener of this.idleListeners.splice(0)) listener();
   }
 }
 

@@ -183,6 +183,11 @@ export class DecisionScorer {
     return this.work.waiting;
   }
 
+  /** Whether a request is being evaluated now. */
+  get busy(): boolean {
+    return this.work.busy;
+  }
+
   /** The chat template wrapper the prompts are rendered with. */
   get chatWrapper(): ChatWrapper {
     return this.wrapper;

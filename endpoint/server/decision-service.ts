@@ -117,7 +117,11 @@ export class DecisionService {
       threads: this.config.threads,
       context_size: this.config.contextSize,
       gpu: this.gpuStatus ?? { requested: this.config.gpu, active: null },
-      queue: { waiting: this.loaded?.scorer.queueDepth ?? 0, limit: this.config.queueSize },
+      queue: {
+        waiting: this.loaded?.scorer.queueDepth ?? 0,
+        running: this.loaded?.scorer.busy ?? false,
+        limit: this.config.queueSize,
+      },
       uptime_s: Math.round((Date.now() - this.startedAt) / 1000),
     };
   }

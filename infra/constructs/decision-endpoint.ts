@@ -20,6 +20,7 @@ import * as kms from "aws-cdk-lib/aws-kms";
 import * as sagemaker from "aws-cdk-lib/aws-sagemaker";
 import { NagSuppressions } from "cdk-nag";
 import { Construct } from "constructs";
+import { ENDPOINT_DEADLINE_MS } from "../topology.ts";
 
 /** Instance families with a GPU, which take the CUDA image. */
 const GPU_FAMILIES = /^ml\.(g4dn|g5|g6|g6e|p3|p4d|p5)\./;
@@ -138,7 +139,10 @@ export class DecisionEndpoint extends Construct {
       true,
     );
 
-    const environment: Record<string, string> = { DECIDE_GPU: gpu ? "cuda" : "off" };
+    const environment: Record<string, string> = {
+      DECIDE_GPU: gpu ? "cuda" : "off",
+      DECIDE_DEADLINE_MS: String(ENDPOINT_DEADLINE_MS),
+    };
     if (props.threads) environment.DECIDE_THREADS = String(props.threads);
     if (props.contextSize) environment.DECIDE_CONTEXT_SIZE = String(props.contextSize);
 

@@ -268,6 +268,13 @@ describe("timeouts nest from the endpoint out to the queue", () => {
       DECIDE_FUNCTION.endpointAttempts * DECIDE_FUNCTION.endpointTimeoutMs +
       backoffCeilingMs(DECIDE_FUNCTION.endpointAttempts, 100);
     expect(clientWorstMs).toBeLessThan(DECIDE_FUNCTION.timeoutSeconds * 1000);
+    // The server gives up before its client does, so it never evaluates an abandoned request.
+    const model = ofType("AWS::SageMaker::Model")[0]![1].Properties as {
+      PrimaryContainer: { Environment: Record<string, string> };
+    };
+    expect(Number(model.PrimaryContainer.Environment.DECIDE_DEADLINE_MS)).toBeLessThan(
+      DECIDE_FUNCTION.endpointTimeoutMs,
+    );
     expect(DECIDE_FUNCTION.timeoutSeconds).toBeLessThan(INTAKE_VISIBILITY_SECONDS);
     expect(DECIDE_FUNCTION.publishLeaseMs).toBeLessThan(INTAKE_VISIBILITY_SECONDS * 1000);
     expect(TARGET_FUNCTION.timeoutSeconds).toBeLessThan(TARGET_VISIBILITY_SECONDS);

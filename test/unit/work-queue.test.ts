@@ -48,4 +48,24 @@ describe("WorkQueue", () => {
     expect(started).toBe(false);
     expect(await queue.run(async () => "next")).toBe("next");
   });
+
+  it("drops a waiter the moment its signal aborts: it no longer counts against the bound", async () => {
+    const queue = new WorkQueue(2);
+    let release!: () => void;
+    const running = queue.run(() => new Promise<string>((resolve) => (release = () => resolve("running"))));
+    const controllers = [new AbortController(), new AbortController()];
+    const abandoned = controllers.map((c) => queue.run(async () => "never", c.signal));
+    await expect(queue.run(async () => "x")).rejects.toBeInstanceOf(QueueFullError);
+    for (const c of controllers) c.abort(new Error("client disconnected"));
+    for (const a of abandoned) await expect(a).rejects.toBeInstanceOf(TaskAbortedError);
+    expect(queue.waiting).toBe(0);
+    // The next real request is admitted at once and runs right after the running one.
+    const next = queue.run(async () => "next");
+    expect(queue.waiting).toBe(1);
+    release();
+    expect(await running).toBe("running");
+    expect(await next).toBe("next");
+    await queue.drain();
+    expect(queue.busy).toBe(false);
+  });
 });
