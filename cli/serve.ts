@@ -16,17 +16,29 @@ ${settingsHelp()}`;
 /** Runs the server until SIGTERM or SIGINT; returns the exit code. */
 export async function serveCommand(argv: string[]): Promise<number> {
   const options = Object.fromEntries(
-    Object.values(SETTINGS).map((s) => [s.flag, { type: "string" as const }]),
+    Object.values(SETTINGS).map((s) => [
+      s.flag,
+      "switch" in s && s.switch
+        ? { type: "boolean" as const }
+        : { type: "string" as const, multiple: s.flag === "model-alias" },
+    ]),
   );
   const { values } = parseArgs({ args: argv, options, strict: true });
   let config: ReturnType<typeof resolveServerConfig>;
   try {
-    config = resolveServerConfig(values as Record<string, string | undefined>, process.env);
+    config = resolveServerConfig(values, process.env);
   } catch (error) {
     if (error instanceof ConfigError) throw new UsageError(error.message);
     throw error;
   }
   const server = await startServer(config);
+  await server.service.ready;
+  if (server.service.state === "failed" && !config.keepRunningOnFailure) {
+    // A person at a terminal (and SageMaker, which reports the container's exit) learns at once.
+    await server.close(0);
+    process.stderr.write(`decide serve: the model could not be loaded: ${server.service.failureReason}\n`);
+    return 1;
+  }
   await new Promise<void>((resolve) => {
     const stop = () => {
       process.off("SIGTERM", stop);

@@ -28,6 +28,12 @@ export interface AppDependencies {
 /** Per-request values routes share. */
 export type AppEnv = { Variables: { requestId: string } };
 
+/**
+ * Model names System One clients send by default, accepted for the served model: `jev-latest`
+ * is the default of TypeSafe's Jev SDKs. More come from `--model-alias`.
+ */
+export const SYSTEM_ONE_ALIASES = ["jev-latest"] as const;
+
 /** Seconds a client should wait before retrying while the model loads. */
 const LOADING_RETRY_AFTER_S = 5;
 
@@ -77,11 +83,13 @@ export function createApp(deps: AppDependencies): Hono<AppEnv> {
 
   app.get("/ping", (c) => (service.state === "ready" ? c.body(null, 200) : c.body(null, 503)));
   app.get("/healthz", (c) => jsonResponse(c, service.health(), service.state === "ready" ? 200 : 503));
+  // Both list shapes in one body: OpenAI clients read `data`, System One clients read `models`.
   app.get("/v1/models", (c) => {
     const name = service.modelName;
     return jsonResponse(c, {
       object: "list",
       data: name ? [{ id: name, object: "model", created: 0, owned_by: "decision-pipeline" }] : [],
+      models: name ? [{ name, aliases: aliases(), any_name_accepted: config.anyModel }] : [],
     });
   });
 
@@ -138,13 +146,32 @@ export function createApp(deps: AppDependencies): Hono<AppEnv> {
     );
   }
 
+  function aliases(): string[] {
+    return [...new Set([...SYSTEM_ONE_ALIASES, ...config.modelAliases])];
+  }
+
+  function acceptsModel(requested: string | undefined): boolean {
+    return (
+      requested === undefined ||
+      config.anyModel ||
+      requested === service.modelName ||
+      aliases().includes(requested)
+    );
+  }
+
+  function unknownModel(requested: string): string {
+    return `model: unknown model "${requested}"; this server serves "${service.modelName}" (also as ${aliases().join(", ")}; start it with --any-model to accept any name)`;
+  }
+
+  /** System One: an unknown name is an invalid field (422). */
   function checkModelName(requested: string | undefined): void {
-    if (requested !== undefined && requested !== service.modelName) {
-      throw invalidField(
-        "model",
-        `model: unknown model "${requested}"; this server serves "${service.modelName}"`,
-        "model_not_found",
-      );
+    if (!acceptsModel(requested)) throw invalidField("model", unknownModel(requested!), "model_not_found");
+  }
+
+  /** OpenAI chat: an unknown name is OpenAI's 404 model_not_found. */
+  function checkChatModelName(requested: string | undefined): void {
+    if (!acceptsModel(requested)) {
+      throw new ApiError(404, "invalid_request_error", "model_not_found", unknownModel(requested!), "model");
     }
   }
 
@@ -175,7 +202,7 @@ export function createApp(deps: AppDependencies): Hono<AppEnv> {
     return handleChat(c, body, {
       scorer,
       modelName: service.modelName!,
-      checkModelName,
+      checkModelName: checkChatModelName,
       signal: requestSignal(c),
     });
   }

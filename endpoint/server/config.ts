@@ -11,6 +11,12 @@ export interface ServerConfig {
   readonly model: string;
   /** Name clients use for the model (`model` in requests); the file name without `.gguf` when unset. */
   readonly modelName: string | undefined;
+  /** More names accepted for the served model (besides the System One aliases clients send by default). */
+  readonly modelAliases: readonly string[];
+  /** Accept any model name, as llama.cpp's server does on a one-model endpoint. */
+  readonly anyModel: boolean;
+  /** Keep answering 503 (with the reason in /healthz) when the model fails to load, instead of exiting 1. */
+  readonly keepRunningOnFailure: boolean;
   readonly host: string;
   readonly port: number;
   readonly threads: number;
@@ -31,6 +37,8 @@ export interface ServerConfig {
 /** One setting: its flag, its environment variable, its default and how to read it. */
 interface Setting<T> {
   readonly flag: string;
+  /** A flag given bare (`--any-model`) rather than with a value. */
+  readonly switch?: boolean;
   readonly env: readonly string[];
   readonly fallback: () => T;
   readonly parse: (raw: string, name: string) => T;
@@ -64,6 +72,11 @@ const boolean = (raw: string, name: string): boolean => {
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
 };
 const text = (raw: string): string => raw;
+const list = (raw: string): string[] =>
+  raw
+    .split(",")
+    .map((item) => item.trim())
+    .filter(Boolean);
 
 /** Default folder where SageMaker unpacks the model archive. */
 export const SAGEMAKER_MODEL_DIR = "/opt/ml/model";
@@ -83,6 +96,29 @@ export const SETTINGS = {
     fallback: () => undefined,
     parse: text,
     help: "name clients send as `model`",
+  },
+  modelAliases: {
+    flag: "model-alias",
+    env: ["DECIDE_MODEL_ALIASES"],
+    fallback: () => [],
+    parse: list,
+    help: "more accepted model names (repeatable; comma-separated in the variable)",
+  },
+  anyModel: {
+    flag: "any-model",
+    switch: true,
+    env: ["DECIDE_ANY_MODEL"],
+    fallback: () => false,
+    parse: boolean,
+    help: "accept any model name (as llama.cpp's server does)",
+  },
+  keepRunningOnFailure: {
+    flag: "keep-running-on-failure",
+    switch: true,
+    env: ["DECIDE_KEEP_RUNNING_ON_FAILURE"],
+    fallback: () => false,
+    parse: boolean,
+    help: "answer 503 with the reason instead of exiting 1 when the model fails to load",
   },
   host: {
     flag: "host",
@@ -168,12 +204,21 @@ export const SETTINGS = {
  * Throws {@link ConfigError} naming the flag or variable at fault.
  */
 export function resolveServerConfig(
-  flags: Readonly<Record<string, string | undefined>>,
+  flags: Readonly<Record<string, string | boolean | readonly (string | boolean)[] | undefined>>,
   env: Readonly<Record<string, string | undefined>>,
 ): ServerConfig {
   const config: Record<string, unknown> = {};
   for (const [key, setting] of Object.entries(SETTINGS) as [keyof ServerConfig, Setting<unknown>][]) {
-    const flagValue = flags[setting.flag];
+    const raw = flags[setting.flag];
+    // Repeated flags arrive as a list, bare switches as true.
+    const flagValue =
+      raw === undefined
+        ? undefined
+        : typeof raw === "string"
+          ? raw
+          : Array.isArray(raw)
+            ? raw.join(",")
+            : String(raw);
     const envName = setting.env.find((name) => env[name] !== undefined && env[name] !== "");
     if (flagValue !== undefined) config[key] = setting.parse(flagValue, `--${setting.flag}`);
     else if (envName) config[key] = setting.parse(env[envName]!, envName);
