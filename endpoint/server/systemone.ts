@@ -8,7 +8,14 @@
  */
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import { float, type JsonFloat, type Wire } from "../../shared/contracts/json.ts";
+import {
+  float,
+  type JsonFloat,
+  ordered,
+  orderedKeys,
+  ownValue,
+  type Wire,
+} from "../../shared/contracts/json.ts";
 import type { AnswerDetail, SystemOneAnswer, SystemOneResponse } from "../../shared/contracts/system-one.ts";
 import type { InvalidDecisionError } from "../scorer/errors.ts";
 import {
@@ -29,11 +36,17 @@ const content = z.union([
   z.array(z.unknown()),
 ]);
 
+/** A JSON object (not an array or null); its entries are read in document order, never through zod's records. */
+const jsonObject = z.custom<Record<string, unknown>>(
+  (value) => typeof value === "object" && value !== null && !Array.isArray(value),
+  { message: "must be an object" },
+);
+
 const choiceQuestion = z
   .object({
     type: z.literal("choice"),
     instructions: content,
-    criteria: z.record(z.string().trim().min(1, "option ids must not be empty"), z.string().nullable()),
+    criteria: jsonObject,
     temperature: z.number().positive().max(100).optional(),
   })
   .strict();
@@ -63,7 +76,7 @@ const envelope = z
   .object({
     state: z.unknown(),
     model: z.string().optional(),
-    questions: z.record(z.string(), z.unknown()),
+    questions: jsonObject,
     /** Extensions of this runtime (ignored by other System One servers). */
     layout: z.enum(PROMPT_LAYOUTS).optional(),
     token_mass: z.boolean().optional(),
@@ -99,13 +112,14 @@ export function parseSystemOne(body: unknown, defaults: { tokenMass: boolean }):
   const parsed = envelope.safeParse(body);
   if (!parsed.success) issueOf(parsed.error, "");
   const { questions, state } = parsed.data;
-  const keys = Object.keys(questions);
+  // Keys in the order the client wrote them, every one kept (`__proto__`, integer-like ids).
+  const keys = orderedKeys(body, ["questions"]);
   if (keys.length === 0) throw invalidField("questions", "questions: must hold at least one question");
   if (keys.length > 64)
     throw invalidField("questions", `questions: at most 64 questions, got ${keys.length}`);
   const legends = new Map<string, readonly string[]>();
   const translated: DecisionQuestionInput[] = keys.map((key) => {
-    const raw = questions[key];
+    const raw = ownValue(questions, key);
     const param = `questions.${key}`;
     const type = (raw as { type?: unknown } | null)?.type;
     if (typeof type !== "string" || !(QUESTION_TYPES as readonly string[]).includes(type)) {
@@ -121,15 +135,8 @@ export function parseSystemOne(body: unknown, defaults: { tokenMass: boolean }):
     const instructions = typeof q.instructions === "string" ? q.instructions : JSON.stringify(q.instructions);
     const temperature = q.temperature === undefined ? {} : { temperature: q.temperature };
     if (q.type === "choice") {
-      const entries = Object.entries(q.criteria);
-      checkCount(entries.length, `${param}.criteria`, "options");
-      return {
-        key,
-        type: "choice",
-        instructions,
-        options: entries.map(([id, description]) => ({ id, description: description?.trim() || id })),
-        ...temperature,
-      };
+      const options = choiceOptions(body, key, q.criteria, `${param}.criteria`);
+      return { key, type: "choice", instructions, options, ...temperature };
     }
     if (q.type === "score") {
       checkCount(q.criteria.length, `${param}.criteria`, "levels");
@@ -171,6 +178,38 @@ export function parseSystemOne(body: unknown, defaults: { tokenMass: boolean }):
   };
 }
 
+/**
+ * The options of a choice question from its criteria map, in document order: ids trimmed, then
+ * checked for emptiness and duplicates (naming both spellings), descriptions strings or null.
+ */
+function choiceOptions(
+  body: unknown,
+  key: string,
+  criteria: Record<string, unknown>,
+  param: string,
+): { id: string; description: string }[] {
+  const ids = orderedKeys(body, ["questions", key, "criteria"]);
+  checkCount(ids.length, param, "options");
+  const seen = new Map<string, string>();
+  return ids.map((raw) => {
+    const id = raw.trim();
+    if (!id) throw invalidField(param, `${param}: option ids must not be empty`);
+    const earlier = seen.get(id);
+    if (earlier !== undefined) {
+      throw invalidField(
+        `${param}.${raw}`,
+        `${param}: option ids ${JSON.stringify(earlier)} and ${JSON.stringify(raw)} are the same after trimming`,
+      );
+    }
+    seen.set(id, raw);
+    const description = ownValue(criteria, raw);
+    if (description !== null && typeof description !== "string") {
+      throw invalidField(`${param}.${raw}`, `${param}.${raw}: must be a string or null`);
+    }
+    return { id, description: description?.trim() || id };
+  });
+}
+
 function checkCount(count: number, param: string, what: string): void {
   if (count < MIN_OPTIONS || count > MAX_OPTIONS) {
     throw invalidField(param, `${param}: must hold ${MIN_OPTIONS} to ${MAX_OPTIONS} ${what}, got ${count}`);
@@ -189,7 +228,7 @@ type FloatMap = Record<string, JsonFloat>;
 
 /** Values in option order, keyed by option id (the contract never aligns values by position). */
 function byOption(ids: readonly string[], values: readonly number[]): FloatMap {
-  return Object.fromEntries(ids.map((id, i) => [id, float(values[i]!)]));
+  return ordered(ids.map((id, i) => [id, float(values[i]!)] as const));
 }
 
 /** The System One answer to one question, with this runtime's detail under `x_detail`. */
@@ -242,8 +281,8 @@ export function systemOneResponse(
   return {
     id: `so-${randomUUID()}`,
     model: modelName,
-    answers: Object.fromEntries(
-      result.answers.map((answer) => [answer.key, answerOf(answer, call.legends.get(answer.key))]),
+    answers: ordered(
+      result.answers.map((answer) => [answer.key, answerOf(answer, call.legends.get(answer.key))] as const),
     ),
     usage: { input_tokens: result.usage.inputTokens, output_tokens: 0 },
     x_detail: {

@@ -32,16 +32,39 @@ export function formatFloat(value: number): string {
   return exponent < 0 ? `${text}.0` : `${text.slice(0, exponent)}.0${text.slice(exponent)}`;
 }
 
-/** JSON.stringify that writes {@link JsonFloat} values as float literals. */
+/**
+ * An object whose keys serialize in the given order. A plain object puts integer-like keys first
+ * ("2", "1", "b" comes out as "1", "2", "b"), which breaks a contract that keys keep the order
+ * the client declared.
+ */
+export class JsonOrdered {
+  constructor(readonly entries: readonly (readonly [string, unknown])[]) {}
+}
+
+/** An object of `entries` that serializes in their order; typed as the record it stands for. */
+export function ordered<T>(entries: readonly (readonly [string, T])[]): Record<string, T> {
+  return new JsonOrdered(entries) as unknown as Record<string, T>;
+}
+
+/**
+ * JSON.stringify that writes {@link JsonFloat} values as float literals and {@link JsonOrdered}
+ * objects with their keys in order.
+ */
 export function stringifyJson(value: unknown, indent?: number): string {
-  const floats: string[] = [];
+  const literals: string[] = [];
   const text = JSON.stringify(
     value,
-    (_key, item: unknown) =>
-      item instanceof JsonFloat ? `\u0000${floats.push(formatFloat(item.value)) - 1}\u0000` : item,
+    (_key, item: unknown) => {
+      if (item instanceof JsonFloat) return `\u0000${literals.push(formatFloat(item.value)) - 1}\u0000`;
+      if (item instanceof JsonOrdered) {
+        const body = item.entries.map(([k, v]) => `${JSON.stringify(k)}:${stringifyJson(v)}`).join(",");
+        return `\u0000${literals.push(`{${body}}`) - 1}\u0000`;
+      }
+      return item;
+    },
     indent,
   );
-  return text.replace(/"\\u0000(\d+)\\u0000"/g, (_match, index: string) => floats[Number(index)]!);
+  return text.replace(/"\\u0000(\d+)\\u0000"/g, (_match, index: string) => literals[Number(index)]!);
 }
 
 /** Where parsing found a problem. */
@@ -55,55 +78,123 @@ export class JsonInputError extends Error {
   }
 }
 
+/** Deepest nesting of objects and arrays a body may have: bounded so that nothing recurses past the stack. */
+export const MAX_JSON_DEPTH = 64;
+
+/** The key order of the objects in a parsed document, by path from the root. */
+export type KeyOrder = (path: readonly string[]) => string[] | undefined;
+
+/** Key orders of parsed documents (JSON.parse puts integer-like keys first, and objects built from it may lose `__proto__`). */
+const KEY_ORDERS = new WeakMap<object, KeyOrder>();
+
 /**
- * Parses JSON text, rejecting syntax errors and objects that repeat a key; the error names the
- * path of the repeated key (e.g. `questions.intent.criteria.refund`).
+ * The keys of the object at `path` in `root` as they appeared in its JSON text: every key,
+ * `__proto__`, `constructor` and integer-like ones included, in document order. For values not
+ * parsed by {@link parseJsonStrict}, the object's own keys.
  */
-export function parseJsonStrict(text: string): unknown {
+export function orderedKeys(root: unknown, path: readonly string[]): string[] {
+  const order = typeof root === "object" && root !== null ? KEY_ORDERS.get(root) : undefined;
+  const fromText = order?.(path);
+  if (fromText) return fromText;
+  let node: unknown = root;
+  for (const key of path) node = ownValue(node, key);
+  return typeof node === "object" && node !== null ? Object.keys(node) : [];
+}
+
+/** The own property `key` of `node` (so `__proto__` reads the data, never the prototype). */
+export function ownValue(node: unknown, key: string): unknown {
+  if (typeof node !== "object" || node === null || !Object.hasOwn(node, key)) return undefined;
+  return Object.getOwnPropertyDescriptor(node, key)?.value;
+}
+
+/**
+ * Parses JSON text, rejecting syntax errors, objects that repeat a key (the error names the
+ * path of the repeated key, e.g. `questions.intent.criteria.refund`) and nesting deeper than
+ * `maxDepth`. Remembers the document order of every object's keys for {@link orderedKeys}.
+ */
+export function parseJsonStrict(text: string, maxDepth = MAX_JSON_DEPTH): unknown {
+  // The scan runs first: it is iterative, so a body nested 10,000 deep is refused, not recursed into.
+  const scan = scanJson(text, maxDepth);
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
     throw new JsonInputError(`the body is not valid JSON: ${(error as Error).message}`);
   }
-  const duplicate = findDuplicateKey(text);
-  if (duplicate)
-    throw new JsonInputError(`duplicate key "${duplicate.key}" in the same object`, duplicate.path);
+  if (scan.duplicate)
+    throw new JsonInputError(`duplicate key "${scan.duplicate.key}" in the same object`, scan.duplicate.path);
+  if (typeof value === "object" && value !== null) {
+    const keys = scan.keys;
+    KEY_ORDERS.set(value, (path) => keys.get(path.join("\u0000")));
+  }
   return value;
 }
 
-/** Scans valid JSON text for an object that repeats a key; returns the first one found. */
-function findDuplicateKey(text: string): { key: string; path: string } | undefined {
-  type Frame = { keys: Set<string> | undefined; name: string; index: number };
+/** Object paths are remembered this deep (questions.<key>.criteria is 3). */
+const KEY_ORDER_DEPTH = 4;
+
+/**
+ * Scans JSON text once: the first object that repeats a key, and each shallow object's keys in
+ * document order. Syntax errors are left to JSON.parse; a malformed text only yields a partial scan.
+ */
+function scanJson(
+  text: string,
+  maxDepth: number,
+): { duplicate?: { key: string; path: string }; keys: Map<string, string[]> } {
+  type Frame = { keys: string[] | undefined; seen: Set<string> | undefined; name: string; index: number };
   const stack: Frame[] = [];
+  const keys = new Map<string, string[]>();
+  let duplicate: { key: string; path: string } | undefined;
   let pendingKey: string | undefined;
-  const pathOf = (key: string) => [...stack.slice(1).map((f) => f.name), key].filter(Boolean).join(".");
+  const names = () => stack.slice(1).map((f) => f.name);
+  const pathOf = (key: string) => [...names(), key].filter(Boolean).join(".");
   for (let i = 0; i < text.length; i++) {
     const char = text[i];
     if (char === '"') {
       let end = i + 1;
-      while (text[end] !== '"') end += text[end] === "\\" ? 2 : 1;
+      while (end < text.length && text[end] !== '"') end += text[end] === "\\" ? 2 : 1;
       const frame = stack.at(-1);
       let next = end + 1;
       while (/\s/.test(text[next] ?? "")) next++;
-      if (frame?.keys && text[next] === ":") {
-        const key = JSON.parse(text.slice(i, end + 1)) as string;
-        if (frame.keys.has(key)) return { key, path: pathOf(key) };
-        frame.keys.add(key);
+      if (frame?.seen && text[next] === ":") {
+        let key: string;
+        try {
+          key = JSON.parse(text.slice(i, end + 1)) as string;
+        } catch {
+          return { keys }; // not JSON: JSON.parse reports it
+        }
+        if (frame.seen.has(key)) duplicate ??= { key, path: pathOf(key) };
+        frame.seen.add(key);
+        frame.keys?.push(key);
         pendingKey = key;
       }
       i = end;
     } else if (char === "{" || char === "[") {
       const parent = stack.at(-1);
-      const name = parent?.keys ? (pendingKey ?? "") : parent ? String(parent.index) : "";
-      stack.push({ keys: char === "{" ? new Set() : undefined, name, index: 0 });
+      const name = parent?.seen ? (pendingKey ?? "") : parent ? String(parent.index) : "";
+      if (stack.length >= maxDepth) {
+        const where = [...names(), name].filter(Boolean).slice(0, 8).join(".");
+        throw new JsonInputError(`the body is nested more than ${maxDepth} levels deep`, where || undefined);
+      }
+      const isObject = char === "{";
+      stack.push({
+        keys: isObject && stack.length <= KEY_ORDER_DEPTH ? [] : undefined,
+        seen: isObject ? new Set() : undefined,
+        name,
+        index: 0,
+      });
       pendingKey = undefined;
     } else if (char === "}" || char === "]") {
-      stack.pop();
+      const frame = stack.pop();
+      if (frame?.keys)
+        keys.set(
+          stack.length === 0 ? "" : [...stack.slice(1).map((f) => f.name), frame.name].join("\u0000"),
+          frame.keys,
+        );
     } else if (char === ",") {
       const frame = stack.at(-1);
-      if (frame && !frame.keys) frame.index++;
+      if (frame && !frame.seen) frame.index++;
     }
   }
-  return undefined;
+  return { ...(duplicate ? { duplicate } : {}), keys };
 }

@@ -202,7 +202,7 @@ describe("openai client", () => {
     expect(a.choices[0]!.message.content).toBe(b.choices[0]!.message.content);
   });
 
-  it("reports a bad request as a 422 the client raises", async () => {
+  it("reports a bad request as a 422 and an unknown model as a 404, both raised by the client", async () => {
     const error = await openai.chat.completions.create({ model: "tiny", messages: [], max_tokens: 3 }).then(
       () => undefined,
       (e: unknown) => e,
@@ -213,6 +213,7 @@ describe("openai client", () => {
       () => undefined,
       (e: unknown) => e,
     );
-    expect((unknown as InstanceType<typeof OpenAI.APIError>).status).toBe(422);
+    // An unknown model is OpenAI's own 404 model_not_found.
+    expect((unknown as InstanceType<typeof OpenAI.APIError>).status).toBe(404);
   });
 });
