@@ -32,10 +32,15 @@ export class PromptTooLongError extends InvalidDecisionError {
   readonly promptTokens: number;
   readonly contextSize: number;
 
-  constructor(field: string, promptTokens: number, contextSize: number) {
+  constructor(
+    field: string,
+    promptTokens: number,
+    contextSize: number,
+    bound: "at least" | "exactly" = "exactly",
+  ) {
     super(
       field,
-      `the prompt needs ${promptTokens} tokens but the context holds ${contextSize}; shorten it or raise the context size`,
+      `the prompt needs ${bound === "at least" ? "at least " : ""}${promptTokens} tokens but the context holds ${contextSize}; shorten it or raise the context size`,
       "prompt_too_long",
     );
     this.promptTokens = promptTokens;

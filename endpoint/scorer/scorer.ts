@@ -30,6 +30,13 @@ import {
   type ScoringMode,
 } from "./request.ts";
 
+/**
+ * An upper bound on the characters one token covers, for refusing prompts that cannot fit
+ * before tokenizing them. English averages about 4 characters per token; 16 leaves room for
+ * long runs without letting a multi-megabyte state reach the tokenizer.
+ */
+export const MAX_CHARS_PER_TOKEN = 16;
+
 /** Options of {@link DecisionScorer.create}. */
 export interface ScorerOptions {
   /** Tokens the context holds; prompts longer than this are rejected. @default min(4096, model's training context) */
@@ -230,6 +237,17 @@ export class DecisionScorer {
   ): Promise<QuestionResult> {
     const t0 = performance.now();
     const prompt = buildDecisionPrompt(request.state, question, request.layout, question.scoring);
+    // Cheap check first: no token covers more than MAX_CHARS_PER_TOKEN characters, so a prompt
+    // this long cannot fit, and tokenizing it (synchronous, on the event loop) is never started.
+    const characters = prompt.system.length + prompt.user.length;
+    if (characters > this.contextSize * MAX_CHARS_PER_TOKEN) {
+      throw new PromptTooLongError(
+        `questions[${index}]`,
+        Math.ceil(characters / MAX_CHARS_PER_TOKEN),
+        this.contextSize,
+        "at least",
+      );
+    }
     const tokens = this.promptTokens(prompt);
     if (tokens.length > this.contextSize) {
       throw new PromptTooLongError(`questions[${index}]`, tokens.length, this.contextSize);

@@ -152,14 +152,20 @@ function scanJson(
     const char = text[i];
     if (char === '"') {
       let end = i + 1;
-      while (end < text.length && text[end] !== '"') end += text[end] === "\\" ? 2 : 1;
+      let escaped = false;
+      while (end < text.length && text[end] !== '"') {
+        if (text[end] === "\\") {
+          escaped = true;
+          end += 2;
+        } else end++;
+      }
       const frame = stack.at(-1);
       let next = end + 1;
-      while (/\s/.test(text[next] ?? "")) next++;
+      while (next < text.length && isJsonSpace(text.charCodeAt(next))) next++;
       if (frame?.seen && text[next] === ":") {
         let key: string;
         try {
-          key = JSON.parse(text.slice(i, end + 1)) as string;
+          key = escaped ? (JSON.parse(text.slice(i, end + 1)) as string) : text.slice(i + 1, end);
         } catch {
           return { keys }; // not JSON: JSON.parse reports it
         }
@@ -197,4 +203,9 @@ function scanJson(
     }
   }
   return { ...(duplicate ? { duplicate } : {}), keys };
+}
+
+/** JSON's whitespace: space, tab, line feed, carriage return. */
+function isJsonSpace(code: number): boolean {
+  return code === 32 || code === 9 || code === 10 || code === 13;
 }
