@@ -21,6 +21,8 @@ export interface GenerationOptions {
   /** Alternatives to report per token, or undefined for no log-probabilities. */
   readonly topLogprobs: number | undefined;
   readonly signal?: AbortSignal;
+  /** Stops only the wait for the model (shutdown refuses queued requests). */
+  readonly queueSignal?: AbortSignal;
   /** Called with each new piece of text as soon as it is final (never part of a stop sequence). */
   readonly onText?: (text: string, logprobs: readonly TokenLogprob[]) => void;
 }
@@ -82,58 +84,62 @@ export async function generateChat(
   const wantLogprobs = options.topLogprobs !== undefined;
   const holdBack = Math.max(0, ...options.stop.map((stop) => stop.length - 1));
 
-  return scorer.withSequence(async (sequence) => {
-    const generated: Token[] = [];
-    const logprobs: TokenLogprob[] = [];
-    let emittedText = 0;
-    let emittedLogprobs = 0;
-    let text = "";
-    let finishReason: Generation["finishReason"] = "stop";
-    const flush = (upTo: number) => {
-      if (upTo > emittedText) {
-        options.onText?.(text.slice(emittedText, upTo), logprobs.slice(emittedLogprobs));
-        emittedText = upTo;
-        emittedLogprobs = logprobs.length;
+  return scorer.withSequence(
+    async (sequence) => {
+      const generated: Token[] = [];
+      const logprobs: TokenLogprob[] = [];
+      let emittedText = 0;
+      let emittedLogprobs = 0;
+      let text = "";
+      let finishReason: Generation["finishReason"] = "stop";
+      const flush = (upTo: number) => {
+        if (upTo > emittedText) {
+          options.onText?.(text.slice(emittedText, upTo), logprobs.slice(emittedLogprobs));
+          emittedText = upTo;
+          emittedLogprobs = logprobs.length;
+        }
+      };
+      const sampling = {
+        temperature: options.temperature,
+        topP: options.topP,
+        topK: 0,
+        ...(options.seed !== undefined ? { seed: options.seed } : {}),
+      };
+      for await (const step of sequence.generate(promptTokens, sampling, wantLogprobs)) {
+        if (options.signal?.aborted) {
+          throw new TaskAbortedError(`stopped after ${generated.length} tokens`, {
+            cause: options.signal.reason,
+          });
+        }
+        generated.push(step.token);
+        if (wantLogprobs && step.probabilities)
+          logprobs.push(logprobOf(model, step.token, step.probabilities, options.topLogprobs!));
+        text = model.detokenize(generated);
+        const stopAt = firstStop(text, options.stop, Math.max(0, emittedText - holdBack));
+        if (stopAt >= 0) {
+          text = text.slice(0, stopAt);
+          break;
+        }
+        // An incomplete multi-byte character detokenizes to U+FFFD: wait for its next byte.
+        const safe = text.endsWith("\uFFFD") ? text.length - 1 : text.length;
+        flush(Math.max(emittedText, safe - holdBack));
+        if (generated.length >= maxTokens) {
+          finishReason = "length";
+          break;
+        }
       }
-    };
-    const sampling = {
-      temperature: options.temperature,
-      topP: options.topP,
-      topK: 0,
-      ...(options.seed !== undefined ? { seed: options.seed } : {}),
-    };
-    for await (const step of sequence.generate(promptTokens, sampling, wantLogprobs)) {
-      if (options.signal?.aborted) {
-        throw new TaskAbortedError(`stopped after ${generated.length} tokens`, {
-          cause: options.signal.reason,
-        });
-      }
-      generated.push(step.token);
-      if (wantLogprobs && step.probabilities)
-        logprobs.push(logprobOf(model, step.token, step.probabilities, options.topLogprobs!));
-      text = model.detokenize(generated);
-      const stopAt = firstStop(text, options.stop, Math.max(0, emittedText - holdBack));
-      if (stopAt >= 0) {
-        text = text.slice(0, stopAt);
-        break;
-      }
-      // An incomplete multi-byte character detokenizes to U+FFFD: wait for its next byte.
-      const safe = text.endsWith("\uFFFD") ? text.length - 1 : text.length;
-      flush(Math.max(emittedText, safe - holdBack));
-      if (generated.length >= maxTokens) {
-        finishReason = "length";
-        break;
-      }
-    }
-    flush(text.length);
-    return {
-      text,
-      finishReason,
-      promptTokens: promptTokens.length,
-      completionTokens: generated.length,
-      logprobs: wantLogprobs ? logprobs : undefined,
-    };
-  }, options.signal);
+      flush(text.length);
+      return {
+        text,
+        finishReason,
+        promptTokens: promptTokens.length,
+        completionTokens: generated.length,
+        logprobs: wantLogprobs ? logprobs : undefined,
+      };
+    },
+    options.signal,
+    options.queueSignal,
+  );
 }
 
 function firstStop(text: string, stops: readonly string[], from: number): number {

@@ -61,8 +61,10 @@ export interface ScoreOptions {
    * of a likelihood question. Turn off only to measure or check. @default true
    */
   readonly reuse?: boolean;
-  /** Stops between questions when aborted. */
+  /** Stops between questions when aborted (and stops waiting for the model). */
   readonly signal?: AbortSignal;
+  /** Stops only the wait for the model (a shutdown refuses queued requests, not running ones). */
+  readonly queueSignal?: AbortSignal;
 }
 
 /** Milliseconds spent on each step of one question. */
@@ -169,7 +171,10 @@ export class DecisionScorer {
   /** Validates and scores a decision; concurrent calls wait their turn. */
   async score(input: DecisionRequestInput, options: ScoreOptions = {}): Promise<DecisionResult> {
     const request = parseDecisionRequest(input);
-    return this.work.run(() => this.scoreNow(request, options), options.signal);
+    return this.work.run(
+      () => this.scoreNow(request, options),
+      eitherSignal(options.signal, options.queueSignal),
+    );
   }
 
   /** Forgets the cached prefix, so the next decision is evaluated from scratch. */
@@ -181,8 +186,12 @@ export class DecisionScorer {
    * Runs `task` with exclusive use of the scorer's sequence, queued with the decisions (the
    * chat endpoint generates text on the same sequence, so one model serves both).
    */
-  withSequence<T>(task: (sequence: PromptSequence) => Promise<T>, signal?: AbortSignal): Promise<T> {
-    return this.work.run(() => task(this.sequence), signal);
+  withSequence<T>(
+    task: (sequence: PromptSequence) => Promise<T>,
+    signal?: AbortSignal,
+    queueSignal?: AbortSignal,
+  ): Promise<T> {
+    return this.work.run(() => task(this.sequence), eitherSignal(signal, queueSignal));
   }
 
   /** Requests waiting for the model. */
@@ -344,4 +353,9 @@ function renderPrompt(wrapper: ChatWrapper, prompt: Pick<DecisionPrompt, "system
     { type: "model", response: [] },
   ];
   return wrapper.generateContextState({ chatHistory }).contextText;
+}
+
+/** A signal that aborts when either does (undefined when neither is given). */
+function eitherSignal(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {
+  return a && b ? AbortSignal.any([a, b]) : (a ?? b);
 }

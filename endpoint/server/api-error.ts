@@ -17,6 +17,14 @@ export type ApiErrorType =
   | "model_error"
   | "api_error";
 
+/** The abort reason of requests still waiting when the server shuts down. */
+export class ShuttingDownError extends Error {
+  override name = "ShuttingDownError";
+  constructor() {
+    super("the server is shutting down");
+  }
+}
+
 /** An error answer: HTTP status plus the JSON body fields. */
 export class ApiError extends Error {
   override name = "ApiError";
@@ -56,6 +64,16 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof InvalidDecisionError) return invalidField(error.field, error.message, error.code);
   if (error instanceof QueueFullError) {
     return new ApiError(503, "overloaded_error", "queue_full", error.message, undefined, 1);
+  }
+  if (error instanceof TaskAbortedError && error.cause instanceof ShuttingDownError) {
+    return new ApiError(
+      503,
+      "overloaded_error",
+      "shutting_down",
+      "the server is shutting down",
+      undefined,
+      1,
+    );
   }
   if (error instanceof TaskAbortedError) {
     return new ApiError(

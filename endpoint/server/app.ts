@@ -23,6 +23,8 @@ export interface AppDependencies {
   readonly logger: Logger;
   /** True once SIGTERM arrived: new requests are refused. */
   readonly isShuttingDown: () => boolean;
+  /** Aborted when shutdown starts: queued requests are refused, streams ended. */
+  readonly shutdownSignal: AbortSignal;
 }
 
 /** Per-request values routes share. */
@@ -188,7 +190,10 @@ export function createApp(deps: AppDependencies): Hono<AppEnv> {
     });
     checkModelName(call.model);
     try {
-      const result = await scorer.score(call.decision, { signal: requestSignal(c) });
+      const result = await scorer.score(call.decision, {
+        signal: requestSignal(c),
+        queueSignal: deps.shutdownSignal,
+      });
       return jsonResponse(c, systemOneResponse(call, result, service.modelName!));
     } catch (error) {
       if (error instanceof InvalidDecisionError)
@@ -204,6 +209,7 @@ export function createApp(deps: AppDependencies): Hono<AppEnv> {
       modelName: service.modelName!,
       checkModelName: checkChatModelName,
       signal: requestSignal(c),
+      shutdownSignal: deps.shutdownSignal,
     });
   }
 

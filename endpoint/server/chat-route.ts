@@ -18,6 +18,8 @@ export interface ChatRouteContext {
   readonly modelName: string;
   readonly checkModelName: (requested: string | undefined) => void;
   readonly signal: AbortSignal;
+  /** Aborts on shutdown: refuses a queued request, ends a running stream with an error chunk. */
+  readonly shutdownSignal: AbortSignal;
 }
 
 function parseChatRequest(body: unknown): ChatRequest {
@@ -30,7 +32,11 @@ function parseChatRequest(body: unknown): ChatRequest {
   return parsed.data;
 }
 
-function generationOptions(request: ChatRequest, signal: AbortSignal): Omit<GenerationOptions, "onText"> {
+function generationOptions(
+  request: ChatRequest,
+  signal: AbortSignal,
+  queueSignal: AbortSignal,
+): Omit<GenerationOptions, "onText"> {
   const stop = request.stop == null ? [] : typeof request.stop === "string" ? [request.stop] : request.stop;
   const wantLogprobs = request.logprobs === true;
   if (!wantLogprobs && request.top_logprobs) {
@@ -44,6 +50,7 @@ function generationOptions(request: ChatRequest, signal: AbortSignal): Omit<Gene
     seed: request.seed ?? undefined,
     topLogprobs: wantLogprobs ? (request.top_logprobs ?? 0) : undefined,
     signal,
+    queueSignal,
   };
 }
 
@@ -51,7 +58,7 @@ function generationOptions(request: ChatRequest, signal: AbortSignal): Omit<Gene
 export async function handleChat(c: Context, body: unknown, route: ChatRouteContext): Promise<Response> {
   const request = parseChatRequest(body);
   route.checkModelName(request.model);
-  const options = generationOptions(request, route.signal);
+  const options = generationOptions(request, route.signal, route.shutdownSignal);
   const id = `chatcmpl-${randomUUID()}`;
   const created = Math.floor(Date.now() / 1000);
   const base = {
@@ -106,7 +113,8 @@ export async function handleChat(c: Context, body: unknown, route: ChatRouteCont
     try {
       const generation = await generateChat(route.scorer, request.messages, {
         ...options,
-        signal: AbortSignal.any([route.signal, abort.signal]),
+        // A stream stops on shutdown too, and ends with an error chunk and [DONE].
+        signal: AbortSignal.any([route.signal, abort.signal, route.shutdownSignal]),
         onText: (text, logprobs) => {
           pending = pending.then(() =>
             chunk({ content: text }, null, options.topLogprobs === undefined ? undefined : logprobs),
