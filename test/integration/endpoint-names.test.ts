@@ -8,6 +8,7 @@
 import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { InvokeEndpointCommand, SageMakerRuntimeClient } from "@aws-sdk/client-sagemaker-runtime";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../../endpoint/server/server.ts";
@@ -40,6 +41,26 @@ describe("model names", () => {
       expect(response.status, model).toBe(200);
       expect((response.json as { model: string }).model).toBe("tiny");
     }
+  });
+
+  it("answers a System One request with the Jev alias through the SageMaker runtime client", async () => {
+    const client = new SageMakerRuntimeClient({
+      endpoint: strict.url,
+      region: "us-east-1",
+      credentials: { accessKeyId: "local", secretAccessKey: "local" },
+      maxAttempts: 1,
+    });
+    const output = await client.send(
+      new InvokeEndpointCommand({
+        EndpointName: "decisions",
+        ContentType: "application/json",
+        Body: JSON.stringify(decision("jev-latest")),
+      }),
+    );
+    const body = JSON.parse(new TextDecoder().decode(output.Body)) as { model: string; answers: object };
+    expect(body.model).toBe("tiny");
+    expect(Object.keys(body.answers)).toEqual(["refund"]);
+    client.destroy();
   });
 
   it("refuses unknown names: 422 on System One, 404 model_not_found on chat", async () => {
