@@ -52,7 +52,12 @@ describe("WorkQueue", () => {
   it("drops a waiter the moment its signal aborts: it no longer counts against the bound", async () => {
     const queue = new WorkQueue(2);
     let release!: () => void;
-    const running = queue.run(() => new Promise<string>((resolve) => (release = () => resolve("running"))));
+    const running = queue.run(
+      () =>
+        new Promise<string>((resolve) => {
+          release = () => resolve("running");
+        }),
+    );
     const controllers = [new AbortController(), new AbortController()];
     const abandoned = controllers.map((c) => queue.run(async () => "never", c.signal));
     await expect(queue.run(async () => "x")).rejects.toBeInstanceOf(QueueFullError);
