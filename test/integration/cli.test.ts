@@ -13,8 +13,19 @@ const run = promisify(execFile);
 const DECIDE = join(REPO_ROOT, "bin", "decide.js");
 
 async function decide(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return decideWith(args, {});
+}
+
+/** Runs `decide` with extra environment variables. */
+async function decideWith(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [DECIDE, ...args], { cwd: REPO_ROOT });
+    const { stdout, stderr } = await run(process.execPath, [DECIDE, ...args], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...env },
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };
@@ -84,6 +95,26 @@ describe("decide CLI", () => {
     const invalid = await decide(["score", "--model", join(dir, "tiny.gguf"), "--input", bad]);
     expect(invalid.code).toBe(1);
     expect(invalid.stderr).toMatch(/questions\[0\]\.options: must hold 2 to 16 options, got 1/);
+  });
+
+  it("guides a newcomer: no command exits 2, typos get a suggestion, nothing running gets advice, no stack", async () => {
+    const none = await decide([]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/no command given/);
+    expect(none.stderr).toMatch(/status\s+counts records per state/);
+    const typo = await decide(["stauts"]);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(/did you mean "status"\?/);
+    const unreachable = await decideWith(["status", "--table", "decisions"], {
+      AWS_REGION: "us-east-1",
+      AWS_ACCESS_KEY_ID: "x",
+      AWS_SECRET_ACCESS_KEY: "x",
+      AWS_ENDPOINT_URL_DYNAMODB: "http://127.0.0.1:1",
+    });
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.stderr).toMatch(/could not reach the service at 127\.0\.0\.1:1/);
+    expect(unreachable.stderr).toMatch(/Is `npm start` running\?/);
+    expect(unreachable.stderr).not.toMatch(/at .*\.(ts|js):\d+/);
   });
 
   it("prints help", async () => {
