@@ -46,24 +46,53 @@ export async function localCommand(argv: string[]): Promise<number> {
     "AWS_ENDPOINT_URL_SQS",
     "AWS_ENDPOINT_URL_EVENTBRIDGE",
     "DECISIONS_TABLE",
+    "EVENT_BUS_NAME",
     "INTAKE_QUEUE_URL",
     "DLQ_URL",
     "REVIEW_QUEUE_URL",
   ]
     .map((name) => `export ${name}=${local.env[name]}`)
     .join("\n");
+  const before = await local.summary();
+  // What to do next comes last, where it stays on screen.
   console.log(
-    `\nIn another terminal, to look or to send more:\n${exports}\nnpx decide status\nnpx decide publish events/items/samples.jsonl --queue-url "$INTAKE_QUEUE_URL"\n`,
+    [
+      "",
+      "In another terminal, to look or to send more:",
+      exports,
+      'npx decide publish events/items/samples.jsonl --queue-url "$INTAKE_QUEUE_URL"',
+      "",
+      `Review page: ${local.reviewUrl}`,
+      "Status:      npx decide status (after the exports above)",
+      "",
+    ].join("\n"),
   );
-  if (!values["no-samples"]) console.log(`sent ${await local.feedSamples()} sample items`);
+  if (before.decided + before.rejected > 0) {
+    console.log(
+      `kept ${before.decided} decisions and ${before.rejected} rejections from earlier runs (--fresh starts empty)`,
+    );
+  }
+  if (!values["no-samples"]) {
+    const sent = await local.feedSamples();
+    console.log(
+      before.decided + before.rejected > 0
+        ? `sent ${sent} sample items again; those already decided are not decided twice`
+        : `sent ${sent} sample items`,
+    );
+  }
 
   let last = "";
+  // The summary in progress, awaited before the services stop (it must not outlive them).
+  let summarizing: Promise<void> = Promise.resolve();
   const timer = setInterval(() => {
-    void local.summary().then((s) => {
-      const line = `decided ${s.decided} (auto ${s.auto}, human ${s.human}, reviewed ${s.reviewed}), rejected ${s.rejected}, waiting ${s.waiting}, in DLQ ${s.deadLetters}`;
-      if (line !== last) console.log(line);
-      last = line;
-    });
+    summarizing = local
+      .summary()
+      .then((s) => {
+        const line = `decided ${s.decided} (auto ${s.auto}, human ${s.human}, reviewed ${s.reviewed}), rejected ${s.rejected}, waiting ${s.waiting}, in DLQ ${s.deadLetters}`;
+        if (line !== last) console.log(line);
+        last = line;
+      })
+      .catch((error: unknown) => console.error(`summary failed: ${(error as Error).message}`));
   }, 2000);
   await new Promise<void>((resolve) => {
     const stop = () => {
@@ -75,6 +104,7 @@ export async function localCommand(argv: string[]): Promise<number> {
     process.on("SIGTERM", stop);
   });
   clearInterval(timer);
+  await summarizing;
   console.log("stopping...");
   await local.stop();
   console.log("stopped");

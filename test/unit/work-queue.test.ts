@@ -42,9 +42,13 @@ describe("WorkQueue", () => {
     const waiting = queue.run(async () => {
       started = true;
     }, controller.signal);
+    // Handlers on both before anything settles: the aborted waiter rejects at once.
+    const outcomes = Promise.all([
+      expect(failing).rejects.toThrow("boom"),
+      expect(waiting).rejects.toBeInstanceOf(TaskAbortedError),
+    ]);
     controller.abort(new Error("deadline"));
-    await expect(failing).rejects.toThrow("boom");
-    await expect(waiting).rejects.toBeInstanceOf(TaskAbortedError);
+    await outcomes;
     expect(started).toBe(false);
     expect(await queue.run(async () => "next")).toBe("next");
   });
@@ -60,9 +64,10 @@ describe("WorkQueue", () => {
     );
     const controllers = [new AbortController(), new AbortController()];
     const abandoned = controllers.map((c) => queue.run(async () => "never", c.signal));
+    const refused = Promise.all(abandoned.map((a) => expect(a).rejects.toBeInstanceOf(TaskAbortedError)));
     await expect(queue.run(async () => "x")).rejects.toBeInstanceOf(QueueFullError);
     for (const c of controllers) c.abort(new Error("client disconnected"));
-    for (const a of abandoned) await expect(a).rejects.toBeInstanceOf(TaskAbortedError);
+    await refused;
     expect(queue.waiting).toBe(0);
     // The next real request is admitted at once and runs right after the running one.
     const next = queue.run(async () => "next");
