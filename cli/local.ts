@@ -8,13 +8,20 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { startLocalMode } from "../infra/local/local-mode.ts";
+import { resolveLocalPorts } from "../infra/local/ports.ts";
 import { integerFlag } from "./args.ts";
 
-export const localUsage = `decide local [--model file.gguf] [--fresh] [--no-samples] [--port 8080] [--data-dir .cache/local]
+export const localUsage = `decide local [--model file.gguf] [--fresh] [--no-samples] [--data-dir .cache/local]
+             [--port-base N] [--port 8080] [--dynamodb-port 8000] [--sqs-port 9324] [--bus-port 9195] [--review-port 8090]
 
-Starts the decision endpoint, DynamoDB Local (needs Java 17), local SQS queues (intake, dead
-letters, review, rejected), the local event bus with the deployed rules, and the functions; sends
-the sample items from events/items/samples.jsonl and prints a live summary. Ctrl-C stops it all.`;
+Starts the decision endpoint (--port), DynamoDB Local (needs Java 17), local SQS queues (intake,
+dead letters, auto-action, review, rejected), the local event bus with the deployed rules, the
+review page and the functions; sends the sample items from events/items/samples.jsonl and prints
+a live summary. Ctrl-C stops it all.
+
+--port-base N (or DECIDE_LOCAL_PORT_BASE) puts the endpoint, DynamoDB Local, SQS, the bus and the
+review page at N..N+4 and keeps the data in .cache/local-N, so two instances run side by side.
+A port in use stops the start with one line naming the service and the flag that moves it.`;
 
 /** Runs until SIGINT or SIGTERM; returns the exit code. */
 export async function localCommand(argv: string[]): Promise<number> {
@@ -25,17 +32,42 @@ export async function localCommand(argv: string[]): Promise<number> {
       fresh: { type: "boolean", default: false },
       "no-samples": { type: "boolean", default: false },
       port: { type: "string" },
+      "port-base": { type: "string" },
+      "dynamodb-port": { type: "string" },
+      "sqs-port": { type: "string" },
+      "bus-port": { type: "string" },
+      "review-port": { type: "string" },
       "data-dir": { type: "string" },
     },
     strict: true,
   });
   const root = fileURLToPath(new URL("..", import.meta.url));
+  const base = integerFlag(
+    "port-base",
+    values["port-base"] ?? process.env.DECIDE_LOCAL_PORT_BASE,
+    undefined,
+    1024,
+    65530,
+  );
+  const port = (flag: "port" | "dynamodb-port" | "sqs-port" | "bus-port" | "review-port") =>
+    integerFlag(flag, values[flag], undefined, 0, 65535);
+  const overrides = {
+    endpoint: port("port"),
+    dynamodb: port("dynamodb-port"),
+    sqs: port("sqs-port"),
+    bus: port("bus-port"),
+    review: port("review-port"),
+  };
   const local = await startLocalMode({
     root,
-    dataDir: values["data-dir"] ?? join(root, ".cache", "local"),
+    // A second instance (--port-base) keeps its data apart from the first.
+    dataDir: values["data-dir"] ?? join(root, ".cache", base === undefined ? "local" : `local-${base}`),
     fresh: values.fresh ?? false,
     ...(values.model ? { model: values.model } : {}),
-    ports: { endpoint: integerFlag("port", values.port, 8080, 0, 65535) },
+    ports: resolveLocalPorts(
+      base,
+      Object.fromEntries(Object.entries(overrides).filter(([, value]) => value !== undefined)),
+    ),
     say: (line) => console.log(line),
   });
   const exports = [

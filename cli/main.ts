@@ -44,7 +44,7 @@ const COMMANDS: Record<
   },
   local: {
     what: "runs the whole pipeline on this machine (npm start)",
-    summary: "decide local [--model file.gguf] [--fresh] (also npm start)",
+    summary: "decide local [--model file.gguf] [--fresh] [--port-base N] (also npm start)",
     load: async () => {
       const m = await import("./local.ts");
       return { run: m.localCommand, usage: m.localUsage };
@@ -183,6 +183,9 @@ export function adviceFor(error: unknown): string | undefined {
     chain.push(e as (typeof chain)[number]);
   }
   const text = chain.map((e) => `${e.name ?? ""} ${e.code ?? ""} ${e.message ?? ""}`).join(" ");
+  // The local mode's own one-line refusal (a port another process holds).
+  const portError = chain.find((e) => e.name === "PortInUseError");
+  if (portError) return portError.message;
   const inUse = chain.find((e) => e.code === "EADDRINUSE");
   if (inUse) {
     const service = inUse.port !== undefined ? LOCAL_PORTS[inUse.port] : undefined;

@@ -46,6 +46,12 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
     credentials: { accessKeyId: "local", secretAccessKey: "local" },
   });
   const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+  const kill = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGTERM");
+      await exited;
+    }
+  };
   try {
     for (;;) {
       if (child.exitCode !== null)
@@ -59,18 +65,14 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
     }
+  } catch (error) {
+    // Never leave a Java process behind a failed start.
+    await kill();
+    throw error;
   } finally {
     client.destroy();
   }
-  return {
-    endpoint,
-    async stop() {
-      if (child.exitCode === null) {
-        child.kill("SIGTERM");
-        await exited;
-      }
-    },
-  };
+  return { endpoint, stop: kill };
 }
 
 /** Creates the decisions table unless it exists. */

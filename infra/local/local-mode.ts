@@ -34,6 +34,7 @@ import {
 import { ensureDecisionsTable, startDynamoDbLocal } from "./dynamodb-local.ts";
 import { type LocalEventBus, startEventBus } from "./event-bus.ts";
 import type { EventPattern } from "./event-pattern.ts";
+import { ensurePortFree, type LocalPorts, resolveLocalPorts } from "./ports.ts";
 import { type SqsPoller, startSqsPoller } from "./sqs-poller.ts";
 import { startTargetQueue, type TargetQueueOptions } from "./target-queue.ts";
 
@@ -46,7 +47,8 @@ export interface LocalModeOptions {
   /** Delete the data from earlier runs first. */
   readonly fresh?: boolean;
   /** Ports: 0 picks free ones. @default endpoint 8080, SQS 9324, DynamoDB 8000, bus 9195 */
-  readonly ports?: { endpoint?: number; sqs?: number; dynamodb?: number; bus?: number; review?: number };
+  /** Ports by service; unset ones take their defaults (`infra/local/ports.ts`). */
+  readonly ports?: Partial<LocalPorts>;
   /** Repository root (policies and samples). */
   readonly root: string;
   /** One-line progress messages. */
@@ -86,10 +88,27 @@ export interface LocalMode {
 
 const TABLE = "decisions";
 
-/** Starts everything; resolves once every part answers. */
+/**
+ * Starts everything; resolves once every part answers. Each service's port is checked free first
+ * (only services this call starts are ever used), and a failure part-way stops every part that
+ * had started, so nothing is left running.
+ */
 export async function startLocalMode(options: LocalModeOptions): Promise<LocalMode> {
+  const started: (() => Promise<unknown>)[] = [];
+  try {
+    return await startParts(options, started);
+  } catch (error) {
+    for (const stop of started.reverse()) await stop().catch(() => undefined);
+    throw error;
+  }
+}
+
+async function startParts(
+  options: LocalModeOptions,
+  started: (() => Promise<unknown>)[],
+): Promise<LocalMode> {
   const say = options.say ?? (() => undefined);
-  const ports = { endpoint: 8080, sqs: 9324, dynamodb: 8000, bus: 9195, review: 8090, ...options.ports };
+  const ports = resolveLocalPorts(undefined, options.ports);
   if (options.fresh) await rm(options.dataDir, { recursive: true, force: true });
   await mkdir(join(options.dataDir, "dynamodb"), { recursive: true });
 
@@ -109,10 +128,12 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
       `model: ${model} (the demo: a computed bag-of-words model for the sample policies, not a language model)`,
     );
   }
+  await ensurePortFree("endpoint", ports.endpoint);
   const endpoint: RunningServer = await startServer(
     resolveServerConfig({ model, port: String(ports.endpoint), gpu: "off", "queue-size": "256" }, {}),
     { logger: new Logger({ serviceName: "local-endpoint", logLevel: "ERROR" }) },
   );
+  started.push(() => endpoint.close(1_000));
   await endpoint.service.ready;
   if (endpoint.service.state !== "ready")
     throw new Error(`the endpoint could not load ${model}: ${endpoint.service.failureReason}`);
@@ -123,10 +144,14 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
       "DynamoDB Local needs Java 17, which is not installed here: apt-get install openjdk-17-jre-headless",
     );
   }
+  await ensurePortFree("dynamodb", ports.dynamodb);
   const dynamo = await startDynamoDbLocal({ port: ports.dynamodb, path: join(options.dataDir, "dynamodb") });
+  started.push(() => dynamo.stop());
   await ensureDecisionsTable(dynamo.endpoint, TABLE);
   say(`DynamoDB Local: ${dynamo.endpoint}, data in ${join(options.dataDir, "dynamodb")}`);
+  await ensurePortFree("sqs", ports.sqs);
   const sqsServer = await createSqsServer({ port: ports.sqs, hostname: "127.0.0.1" });
+  started.push(async () => sqsServer.close());
   const sqsEndpoint = `http://127.0.0.1:${(sqsServer.address() as { port: number }).port}`;
 
   const env: Record<string, string> = {
@@ -158,7 +183,9 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
   await queue("targets-dlq");
   const rejectedUrl = await queue("rejected");
 
+  await ensurePortFree("bus", ports.bus);
   const bus = await startEventBus({ name: "decisions", ...(ports.bus ? { port: ports.bus } : {}) });
+  started.push(() => bus.stop());
   env.AWS_ENDPOINT_URL_EVENTBRIDGE = bus.endpoint;
   env.EVENT_BUS_NAME = bus.name;
   Object.assign(process.env, env);
@@ -219,7 +246,9 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
     autoQueue.poller,
     reviewQueue.poller,
   ];
+  started.push(() => Promise.all(pollers.map((poller) => poller.stop())));
   const shared = await sharedDependencies();
+  await ensurePortFree("review", ports.review);
   const reviewServer = serve({
     fetch: createReviewApp(shared).fetch,
     port: ports.review,

@@ -5,11 +5,13 @@
  */
 import { execFile } from "node:child_process";
 import { mkdtemp } from "node:fs/promises";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { type LocalMode, startLocalMode } from "../../infra/local/local-mode.ts";
+import { ensurePortFree, PortInUseError } from "../../infra/local/ports.ts";
 import { chromiumAvailable, launchChromium } from "../helpers/browser.ts";
 import { freePort } from "../helpers/local-pipeline.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
@@ -122,4 +124,30 @@ describe("local mode", () => {
       await second.stop();
     }
   }, 180_000);
+
+  it("refuses a port in use with one line naming the service, and leaves nothing running", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), "local-ports-"));
+    // Another process holds the SQS port: the start fails after the endpoint and DynamoDB Local.
+    const holder = createServer();
+    const sqsPort = await freePort();
+    await new Promise<void>((resolve) => holder.listen(sqsPort, "127.0.0.1", resolve));
+    const dynamodbPort = await freePort();
+    try {
+      const error = await startLocalMode({
+        root: REPO_ROOT,
+        dataDir,
+        ports: { endpoint: 0, dynamodb: dynamodbPort, sqs: sqsPort, bus: 0, review: 0 },
+      }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(PortInUseError);
+      expect((error as Error).message).toMatch(
+        new RegExp(`local SQS cannot listen on 127\\.0\\.0\\.1:${sqsPort}.*--sqs-port`),
+      );
+      // DynamoDB Local was started, then stopped: its port is free and no Java process holds it.
+      await ensurePortFree("dynamodb", dynamodbPort);
+      const { stdout } = await promisify(execFile)("ps", ["-eo", "args"]);
+      expect(stdout.split("\n").filter((line) => line.includes(`-port ${dynamodbPort}`))).toEqual([]);
+    } finally {
+      holder.close();
+    }
+  }, 120_000);
 });
