@@ -4,21 +4,16 @@
  * moves them to the dead-letter queue after the receive limit).
  */
 
-import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import { Logger } from "@aws-lambda-powertools/logger";
-import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
 import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
-import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
-import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
-import middy from "@middy/core";
-import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
+import type { SQSRecord } from "aws-lambda";
 import { METRICS } from "../infra/topology.ts";
 import { SageMakerDecisionEndpoint } from "../shared/adapters/decision-endpoint.ts";
 import { type DecideDependencies, decideMessage } from "../shared/decide/decide-message.ts";
 import { sagemakerClient } from "./clients.ts";
 import { decideSettings } from "./config.ts";
 import { sharedDependencies } from "./dependencies.ts";
-import { tracer } from "./tracing.ts";
+import { sqsBatchHandler } from "./sqs-batch-handler.ts";
 
 const logger = new Logger({ serviceName: METRICS.service.decide });
 // Metrics warnings (such as an empty flush) go through the logger, so its level governs them.
@@ -40,7 +35,6 @@ export async function dependenciesFromEnv(env: NodeJS.ProcessEnv = process.env):
 /** The handler for given dependencies (tests and the local mode build their own). */
 export function createDecideHandler(dependencies: () => Promise<DecideDependencies>) {
   let resolved: Promise<DecideDependencies> | undefined;
-  const processor = new BatchProcessor(EventType.SQS);
   async function recordHandler(record: SQSRecord): Promise<void> {
     resolved ??= dependencies();
     const deps = await resolved;
@@ -58,13 +52,7 @@ export function createDecideHandler(dependencies: () => Promise<DecideDependenci
     if (result.route) metrics.addMetric(`routed_${result.route}`, MetricUnit.Count, 1);
     logger.debug("record processed", { messageId: record.messageId, ...result });
   }
-  async function lambdaHandler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
-    return processPartialResponse(event, recordHandler, processor, { context });
-  }
-  return middy(lambdaHandler)
-    .use(captureLambdaHandler(tracer))
-    .use(injectLambdaContext(logger))
-    .use(logMetrics(metrics));
+  return sqsBatchHandler(recordHandler, { logger, metrics });
 }
 
 /** The Lambda entry point. */

@@ -5,19 +5,14 @@
  * after the receive limit, goes to the queue's dead-letter queue, from where `decide replay`
  * can redrive it. Counts each outcome as a metric under the function's service name.
  */
-import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import { Logger } from "@aws-lambda-powertools/logger";
-import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
 import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
-import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import { EventBridgeEnvelope } from "@aws-lambda-powertools/parser/envelopes/eventbridge";
-import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
-import middy from "@middy/core";
-import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
+import type { SQSRecord } from "aws-lambda";
 import { METRICS } from "../infra/topology.ts";
 import { decisionMadeSchema } from "../shared/contracts/events.ts";
 import type { DecisionMadeDetail } from "../shared/targets/apply-decision.ts";
-import { tracer } from "./tracing.ts";
+import { sqsBatchHandler } from "./sqs-batch-handler.ts";
 
 /** Options of {@link createEventQueueHandler}. */
 export interface EventQueueHandlerOptions<D, O extends string> {
@@ -35,7 +30,6 @@ export function createEventQueueHandler<D, O extends string>(options: EventQueue
   const logger = new Logger({ serviceName: options.serviceName });
   const metrics = new Metrics({ namespace: METRICS.namespace, serviceName: options.serviceName, logger });
   let resolved: Promise<D> | undefined;
-  const processor = new BatchProcessor(EventType.SQS);
   async function recordHandler(record: SQSRecord): Promise<void> {
     resolved ??= options.dependencies();
     // The EventBridge envelope and the "Decision Made" detail, checked by Powertools Parser: a
@@ -46,11 +40,5 @@ export function createEventQueueHandler<D, O extends string>(options: EventQueue
     metrics.addMetric(outcome, MetricUnit.Count, 1);
     logger.info("event applied", { itemId: detail.itemId, eventId: detail.eventId, outcome });
   }
-  async function lambdaHandler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
-    return processPartialResponse(event, recordHandler, processor, { context });
-  }
-  return middy(lambdaHandler)
-    .use(captureLambdaHandler(tracer))
-    .use(injectLambdaContext(logger))
-    .use(logMetrics(metrics));
+  return sqsBatchHandler(recordHandler, { logger, metrics });
 }

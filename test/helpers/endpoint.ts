@@ -2,6 +2,7 @@
  * Starts the real decision endpoint in-process on a free loopback port, on the generated tiny model.
  */
 import { Logger } from "@aws-lambda-powertools/logger";
+import { afterAll, beforeAll } from "vitest";
 import { resolveServerConfig } from "../../endpoint/server/config.ts";
 import { type RunningServer, startServer } from "../../endpoint/server/server.ts";
 import { generatedModel } from "./models.ts";
@@ -46,4 +47,43 @@ export async function postJson(
     json = undefined;
   }
   return { status: response.status, headers: response.headers, text, json };
+}
+
+/**
+ * Starts an endpoint for the file's tests (before all) and closes it (after all); the returned
+ * function gives the running server.
+ */
+export function useTestEndpoint(flags: Record<string, string> = {}): () => RunningServer {
+  let server: RunningServer | undefined;
+  beforeAll(async () => {
+    server = await startTestEndpoint(flags);
+  }, 120_000);
+  afterAll(async () => {
+    await server?.close();
+  });
+  return () => {
+    if (!server) throw new Error("the test endpoint has not started");
+    return server;
+  };
+}
+
+/** A System One request that keeps the model busy for a while: 64 questions, each re-reading a long state. */
+export const SLOW_DECISION = {
+  layout: "policy-first",
+  token_mass: true,
+  state: "charged twice for my order ".repeat(40),
+  questions: Object.fromEntries(
+    Array.from({ length: 64 }, (_, i) => [
+      `q${i}`,
+      { type: "noul", instructions: `Is statement ${i} true?` },
+    ]),
+  ),
+};
+
+/** The endpoint's queue as /healthz reports it. */
+export async function queueOf(server: RunningServer): Promise<{ waiting: number; running: boolean }> {
+  const health = (await (await fetch(`${server.url}/healthz`)).json()) as {
+    queue: { waiting: number; running: boolean };
+  };
+  return health.queue;
 }

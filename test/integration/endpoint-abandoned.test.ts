@@ -3,45 +3,17 @@
  * queue's bound at once and are never evaluated, so the next real client is admitted (not 503)
  * and served right after the running evaluation, on the real endpoint over loopback.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RunningServer } from "../../endpoint/server/server.ts";
-import { postJson, startTestEndpoint } from "../helpers/endpoint.ts";
+import { describe, expect, it } from "vitest";
+import { postJson, queueOf, SLOW_DECISION, useTestEndpoint } from "../helpers/endpoint.ts";
 
-let server: RunningServer;
-
-beforeAll(async () => {
-  server = await startTestEndpoint({ "queue-size": "16" });
-}, 120_000);
-
-afterAll(async () => {
-  await server?.close();
-});
-
-/** A request that keeps the model busy for a while: many questions on one long state. */
-const slow = {
-  // policy-first: every question evaluates the state again, and token mass reads the full map.
-  layout: "policy-first",
-  token_mass: true,
-  state: "charged twice for my order ".repeat(40),
-  questions: Object.fromEntries(
-    Array.from({ length: 64 }, (_, i) => [
-      `q${i}`,
-      { type: "noul", instructions: `Is statement ${i} true?` },
-    ]),
-  ),
-};
+const endpoint = useTestEndpoint({ "queue-size": "16" });
 const quick = { state: "refund", questions: { q: { type: "noul", instructions: "Refund?" } } };
-
-async function queue(): Promise<{ waiting: number; running: boolean }> {
-  const health = (await (await fetch(`${server.url}/healthz`)).json()) as {
-    queue: { waiting: number; running: boolean };
-  };
-  return health.queue;
-}
 
 describe("abandoned requests", () => {
   it("drops 50 vanished clients from the queue at once; the next real client is served", async () => {
-    const running = postJson(`${server.url}/v1/systemone`, slow);
+    const server = endpoint();
+    const queue = () => queueOf(server);
+    const running = postJson(`${server.url}/v1/systemone`, SLOW_DECISION);
     // Wait until the slow request holds the model.
     while (!(await queue()).running) await new Promise((resolve) => setTimeout(resolve, 5));
     const vanished = Array.from({ length: 50 }, () => {

@@ -4,21 +4,12 @@
  * trimming refused naming both, and bodies nested 10,000 deep refused with a 422 naming the
  * depth, never a 500.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RunningServer } from "../../endpoint/server/server.ts";
-import { postJson, startTestEndpoint } from "../helpers/endpoint.ts";
+import { describe, expect, it } from "vitest";
+import { postJson, useTestEndpoint } from "../helpers/endpoint.ts";
 
-let server: RunningServer;
+const endpoint = useTestEndpoint();
 
-beforeAll(async () => {
-  server = await startTestEndpoint();
-}, 120_000);
-
-afterAll(async () => {
-  await server?.close();
-});
-
-const url = () => `${server.url}/v1/systemone`;
+const url = () => `${endpoint().url}/v1/systemone`;
 
 /** The keys of the first object after `"name":` in raw JSON text, in the order written. */
 function keysAfter(text: string, name: string): string[] {
@@ -84,6 +75,6 @@ describe("keys", () => {
       );
     }
     // The server is still well.
-    expect((await fetch(`${server.url}/ping`)).status).toBe(200);
+    expect((await fetch(`${endpoint().url}/ping`)).status).toBe(200);
   });
 });

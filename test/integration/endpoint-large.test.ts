@@ -3,19 +3,10 @@
  * tokenized, and /ping keeps answering while it arrives. The /ping latencies are printed (a
  * figure, never a pass/fail condition on this shared machine).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RunningServer } from "../../endpoint/server/server.ts";
-import { postJson, startTestEndpoint } from "../helpers/endpoint.ts";
+import { describe, expect, it } from "vitest";
+import { postJson, useTestEndpoint } from "../helpers/endpoint.ts";
 
-let server: RunningServer;
-
-beforeAll(async () => {
-  server = await startTestEndpoint();
-}, 120_000);
-
-afterAll(async () => {
-  await server?.close();
-});
+const endpoint = useTestEndpoint();
 
 describe("a huge state", () => {
   it("is refused before tokenizing, while /ping keeps answering", async () => {
@@ -25,7 +16,7 @@ describe("a huge state", () => {
     const pinger = (async () => {
       while (!done) {
         const started = performance.now();
-        const response = await fetch(`${server.url}/ping`);
+        const response = await fetch(`${endpoint().url}/ping`);
         await response.arrayBuffer();
         expect(response.status).toBe(200);
         pings.push(performance.now() - started);
@@ -33,7 +24,7 @@ describe("a huge state", () => {
       }
     })();
     const rssBefore = process.memoryUsage().rss;
-    const response = await postJson(`${server.url}/v1/systemone`, {
+    const response = await postJson(`${endpoint().url}/v1/systemone`, {
       state,
       questions: { q: { type: "noul", instructions: "Refund?" } },
     });

@@ -4,19 +4,7 @@
  * stream ends with an error chunk and [DONE], and a running non-streaming request finishes.
  */
 import { describe, expect, it } from "vitest";
-import { postJson, startTestEndpoint } from "../helpers/endpoint.ts";
-
-const slow = {
-  layout: "policy-first",
-  token_mass: true,
-  state: "charged twice for my order ".repeat(40),
-  questions: Object.fromEntries(
-    Array.from({ length: 64 }, (_, i) => [
-      `q${i}`,
-      { type: "noul", instructions: `Is statement ${i} true?` },
-    ]),
-  ),
-};
+import { postJson, queueOf, SLOW_DECISION, startTestEndpoint } from "../helpers/endpoint.ts";
 
 describe("shutdown", () => {
   it("refuses new and queued requests with 503, ends streams cleanly, finishes running requests", async () => {
@@ -38,11 +26,11 @@ describe("shutdown", () => {
       }),
     });
     while (!(await health()).running) await new Promise((resolve) => setTimeout(resolve, 5));
-    const queued = postJson(`${server.url}/v1/systemone`, slow);
+    const queued = postJson(`${server.url}/v1/systemone`, SLOW_DECISION);
     while ((await health()).waiting < 1) await new Promise((resolve) => setTimeout(resolve, 5));
 
     const closed = server.close(30_000);
-    const refused = await postJson(`${server.url}/v1/systemone`, slow);
+    const refused = await postJson(`${server.url}/v1/systemone`, SLOW_DECISION);
     expect(refused.status).toBe(503);
     expect(refused.headers.get("retry-after")).toBe("1");
     expect((refused.json as { error: { code: string } }).error.code).toBe("shutting_down");
@@ -63,7 +51,7 @@ describe("shutdown", () => {
 
   it("lets a running non-streaming request finish", async () => {
     const server = await startTestEndpoint();
-    const running = postJson(`${server.url}/v1/systemone`, slow);
+    const running = postJson(`${server.url}/v1/systemone`, SLOW_DECISION);
     for (;;) {
       const queue = ((await (await fetch(`${server.url}/healthz`)).json()) as { queue: { running: boolean } })
         .queue;

@@ -14,18 +14,9 @@ import type { DecisionStore } from "../../shared/store/decision-store.ts";
 import { InMemoryDecisionStore } from "../../shared/store/in-memory-decision-store.ts";
 import { applyDecision, type DecisionMadeDetail } from "../../shared/targets/apply-decision.ts";
 import { queueForReview } from "../../shared/targets/queue-for-review.ts";
+import { TEAMS_POLICY } from "../helpers/policies.ts";
 
-const policyV1 = parsePolicy({
-  id: "tickets",
-  version: 1,
-  question: "Which team?",
-  type: "choice",
-  options: [
-    { id: "billing", description: "Billing", automate: true },
-    { id: "technical", description: "Technical", automate: true },
-  ],
-  autoThreshold: 0.8,
-});
+const policyV1 = TEAMS_POLICY;
 const policyV2: Policy = { ...policyV1, version: 2, autoThreshold: 0.5 };
 
 /** An endpoint that answers with fixed logits and counts its calls. */

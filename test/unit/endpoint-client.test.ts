@@ -9,20 +9,10 @@ import type { SageMakerRuntimeClient } from "@aws-sdk/client-sagemaker-runtime";
 import { describe, expect, it } from "vitest";
 import { SageMakerDecisionEndpoint, systemOneRequest } from "../../shared/adapters/decision-endpoint.ts";
 import { EndpointUnavailableError } from "../../shared/adapters/errors.ts";
-import { parsePolicy } from "../../shared/policy/policy.ts";
+import { TEAMS_POLICY } from "../helpers/policies.ts";
 import { answerFor } from "../helpers/system-one-answers.ts";
 
-const policy = parsePolicy({
-  id: "tickets",
-  version: 1,
-  question: "Which team?",
-  type: "choice",
-  options: [
-    { id: "billing", description: "Billing", automate: true },
-    { id: "technical", description: "Technical", automate: true },
-  ],
-  autoThreshold: 0.8,
-});
+const policy = TEAMS_POLICY;
 /** A response body as loose JSON, to break on purpose. */
 type Body = Record<string, Record<string, Record<string, Record<string, unknown>>>>;
 const item = { id: "T-1", policy: "tickets", state: "charged twice" };

@@ -1,0 +1,30 @@
+/**
+ * The composition every SQS-fed function shares: Powertools batch processing with partial
+ * failures (only the records that threw come back), wrapped by middy with the tracer, the
+ * logger's Lambda context and the metrics flush.
+ */
+import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
+import type { Logger } from "@aws-lambda-powertools/logger";
+import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
+import type { Metrics } from "@aws-lambda-powertools/metrics";
+import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
+import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
+import middy from "@middy/core";
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
+import { tracer } from "./tracing.ts";
+
+/** A Lambda handler for SQS batches that handles each record with `recordHandler`. */
+export function sqsBatchHandler(
+  recordHandler: (record: SQSRecord) => Promise<void>,
+  observability: { logger: Logger; metrics: Metrics },
+) {
+  // One processor per handler: it keeps per-invocation state, as one Lambda environment does.
+  const processor = new BatchProcessor(EventType.SQS);
+  async function lambdaHandler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
+    return processPartialResponse(event, recordHandler, processor, { context });
+  }
+  return middy(lambdaHandler)
+    .use(captureLambdaHandler(tracer))
+    .use(injectLambdaContext(observability.logger))
+    .use(logMetrics(observability.metrics));
+}

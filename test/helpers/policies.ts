@@ -1,0 +1,15 @@
+/** Small policies for tests of the decide path without servers. */
+import { type Policy, parsePolicy } from "../../shared/policy/policy.ts";
+
+/** A two-team routing policy, version 1: both options automatable, threshold 0.8. */
+export const TEAMS_POLICY: Policy = parsePolicy({
+  id: "tickets",
+  version: 1,
+  question: "Which team?",
+  type: "choice",
+  options: [
+    { id: "billing", description: "Billing", automate: true },
+    { id: "technical", description: "Technical", automate: true },
+  ],
+  autoThreshold: 0.8,
+});
