@@ -10,6 +10,13 @@ import { SQSClient } from "@aws-sdk/client-sqs";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { tracer } from "./tracing.ts";
 
+/**
+ * Every call gets an answer or an error: the SDK waits forever on a connection that never
+ * answers unless told otherwise. A timed-out call is retried by the SDK (3 tries), then fails
+ * like any other transient error. (SageMaker calls carry their own per-call abort signal.)
+ */
+export const SDK_REQUEST_TIMEOUTS = { connectionTimeout: 3_000, requestTimeout: 10_000 } as const;
+
 let dynamo: DynamoDBDocumentClient | undefined;
 let events: EventBridgeClient | undefined;
 let sagemaker: SageMakerRuntimeClient | undefined;
@@ -17,15 +24,18 @@ let sqs: SQSClient | undefined;
 
 /** The DynamoDB document client (undefined attributes dropped). */
 export function dynamoClient(): DynamoDBDocumentClient {
-  dynamo ??= DynamoDBDocumentClient.from(tracer.captureAWSv3Client(new DynamoDBClient({})), {
-    marshallOptions: { removeUndefinedValues: true },
-  });
+  dynamo ??= DynamoDBDocumentClient.from(
+    tracer.captureAWSv3Client(new DynamoDBClient({ requestHandler: SDK_REQUEST_TIMEOUTS })),
+    {
+      marshallOptions: { removeUndefinedValues: true },
+    },
+  );
   return dynamo;
 }
 
 /** The EventBridge client. */
 export function eventBridgeClient(): EventBridgeClient {
-  events ??= tracer.captureAWSv3Client(new EventBridgeClient({}));
+  events ??= tracer.captureAWSv3Client(new EventBridgeClient({ requestHandler: SDK_REQUEST_TIMEOUTS }));
   return events;
 }
 
@@ -37,6 +47,6 @@ export function sagemakerClient(): SageMakerRuntimeClient {
 
 /** The SQS client. */
 export function sqsClient(): SQSClient {
-  sqs ??= tracer.captureAWSv3Client(new SQSClient({}));
+  sqs ??= tracer.captureAWSv3Client(new SQSClient({ requestHandler: SDK_REQUEST_TIMEOUTS }));
   return sqs;
 }

@@ -21,6 +21,7 @@ import { createSqsServer } from "local-aws-sqs";
 import { loadDemoExamples, writeDemoModel } from "../../endpoint/models/demo.ts";
 import { resolveServerConfig } from "../../endpoint/server/config.ts";
 import { type RunningServer, startServer } from "../../endpoint/server/server.ts";
+import { SDK_REQUEST_TIMEOUTS } from "../../functions/clients.ts";
 import { type DecisionRecord, RECORD_STATUSES } from "../../shared/decision-record.ts";
 import { PolicyRegistry } from "../../shared/policy/registry.ts";
 import { createReviewApp } from "../../shared/review/review-page.ts";
@@ -168,7 +169,7 @@ async function startParts(
     POWERTOOLS_METRICS_DISABLED: "true",
   };
   Object.assign(process.env, env);
-  const sqs = new SQSClient({});
+  const sqs = new SQSClient({ requestHandler: SDK_REQUEST_TIMEOUTS });
   const queue = async (name: string, attributes: Record<string, string> = {}) =>
     (await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }))).QueueUrl!;
   const dlqUrl = await queue("intake-dlq");

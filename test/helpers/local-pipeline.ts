@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { createSqsServer } from "local-aws-sqs";
 import type { RunningServer } from "../../endpoint/server/server.ts";
+import { SDK_REQUEST_TIMEOUTS } from "../../functions/clients.ts";
 import {
   ensureDecisionsTable,
   type LocalDynamoDb,
@@ -132,7 +133,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions = {}): Pr
     POWERTOOLS_DEV: "false",
   });
 
-  const sqs = new SQSClient({});
+  const sqs = new SQSClient({ requestHandler: SDK_REQUEST_TIMEOUTS });
   const dlq = await sqs.send(new CreateQueueCommand({ QueueName: "intake-dlq" }));
   const intake = await sqs.send(
     new CreateQueueCommand({

@@ -276,5 +276,5 @@ describe("pipeline under faults", () => {
     expect([...pipeline.effects.queued.values()].length).toBeGreaterThan(100);
     expect(c.malformed).toBeGreaterThan(10);
     expect(stats.failures).toBeGreaterThan(POISON);
-  }, 3_600_000);
+  }, 1_800_000);
 });
