@@ -2,7 +2,6 @@
  * Starts the real decision endpoint in-process on a free loopback port, on the generated tiny model.
  */
 import { Logger } from "@aws-lambda-powertools/logger";
-import { afterAll, beforeAll } from "vitest";
 import { resolveServerConfig } from "../../endpoint/server/config.ts";
 import { type RunningServer, startServer } from "../../endpoint/server/server.ts";
 import { generatedModel } from "./models.ts";
@@ -47,24 +46,6 @@ export async function postJson(
     json = undefined;
   }
   return { status: response.status, headers: response.headers, text, json };
-}
-
-/**
- * Starts an endpoint for the file's tests (before all) and closes it (after all); the returned
- * function gives the running server.
- */
-export function useTestEndpoint(flags: Record<string, string> = {}): () => RunningServer {
-  let server: RunningServer | undefined;
-  beforeAll(async () => {
-    server = await startTestEndpoint(flags);
-  }, 120_000);
-  afterAll(async () => {
-    await server?.close();
-  });
-  return () => {
-    if (!server) throw new Error("the test endpoint has not started");
-    return server;
-  };
 }
 
 /** A System One request that keeps the model busy for a while: 64 questions, each re-reading a long state. */

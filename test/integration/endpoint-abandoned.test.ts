@@ -4,7 +4,8 @@
  * and served right after the running evaluation, on the real endpoint over loopback.
  */
 import { describe, expect, it } from "vitest";
-import { postJson, queueOf, SLOW_DECISION, useTestEndpoint } from "../helpers/endpoint.ts";
+import { postJson, queueOf, SLOW_DECISION } from "../helpers/endpoint.ts";
+import { useTestEndpoint } from "../helpers/use-endpoint.ts";
 
 const endpoint = useTestEndpoint({ "queue-size": "16" });
 const quick = { state: "refund", questions: { q: { type: "noul", instructions: "Refund?" } } };

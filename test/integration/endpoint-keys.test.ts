@@ -5,7 +5,8 @@
  * depth, never a 500.
  */
 import { describe, expect, it } from "vitest";
-import { postJson, useTestEndpoint } from "../helpers/endpoint.ts";
+import { postJson } from "../helpers/endpoint.ts";
+import { useTestEndpoint } from "../helpers/use-endpoint.ts";
 
 const endpoint = useTestEndpoint();
 

@@ -4,7 +4,8 @@
  * figure, never a pass/fail condition on this shared machine).
  */
 import { describe, expect, it } from "vitest";
-import { postJson, useTestEndpoint } from "../helpers/endpoint.ts";
+import { postJson } from "../helpers/endpoint.ts";
+import { useTestEndpoint } from "../helpers/use-endpoint.ts";
 
 const endpoint = useTestEndpoint();
 
