@@ -3,7 +3,7 @@
  * and limited in size (SQS carries at most 256 KiB per message).
  */
 import { z } from "zod";
-import { JsonInputError, parseJsonStrict } from "./contracts/json.ts";
+import { jsonStructureProblem } from "./contracts/json.ts";
 
 /** Largest item, serialized, in bytes (the SQS message limit). */
 export const MAX_ITEM_BYTES = 256 * 1024;
@@ -79,13 +79,9 @@ export function parseItem(text: string, knownPolicy?: (id: string) => boolean): 
       problems: [{ field: "item", message: `is not valid JSON: ${(error as Error).message}` }],
     };
   }
-  try {
-    parseJsonStrict(text);
-  } catch (error) {
-    // JSON.parse keeps the last of two equal keys: an item must not mean two things.
-    if (!(error instanceof JsonInputError)) throw error;
-    problems.push({ field: error.param ?? "item", message: error.message });
-  }
+  // JSON.parse keeps the last of two equal keys: an item must not mean two things.
+  const structure = jsonStructureProblem(text);
+  if (structure) problems.push({ field: structure.param ?? "item", message: structure.message });
   const parsed = itemSchema.safeParse(json);
   if (!parsed.success) {
     problems.push(

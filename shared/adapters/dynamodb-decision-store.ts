@@ -108,17 +108,19 @@ export class DynamoDbDecisionStore implements DecisionStore {
     }
   }
 
-  async claimPublish(key: Key, leaseMs: number, now = Date.now()): Promise<boolean> {
+  /** Runs a conditional update of the record at `key`; false when its condition did not hold. */
+  private async updateIf(
+    what: string,
+    key: Key,
+    update: Omit<ConstructorParameters<typeof UpdateCommand>[0], "TableName" | "Key">,
+  ): Promise<boolean> {
     try {
-      await this.call("claim", () =>
+      await this.call(what, () =>
         this.client.send(
           new UpdateCommand({
             TableName: this.tableName,
             Key: recordKey(key.itemId, key.policyId, key.policyVersion),
-            UpdateExpression: "SET publishLeaseUntil = :until",
-            ConditionExpression:
-              "attribute_exists(pk) AND eventPublished = :false AND (attribute_not_exists(publishLeaseUntil) OR publishLeaseUntil < :now)",
-            ExpressionAttributeValues: { ":until": now + leaseMs, ":now": now, ":false": false },
+            ...update,
           }),
         ),
       );
@@ -127,6 +129,15 @@ export class DynamoDbDecisionStore implements DecisionStore {
       if (isConditionFailure(error)) return false;
       throw error;
     }
+  }
+
+  async claimPublish(key: Key, leaseMs: number, now = Date.now()): Promise<boolean> {
+    return this.updateIf("claim", key, {
+      UpdateExpression: "SET publishLeaseUntil = :until",
+      ConditionExpression:
+        "attribute_exists(pk) AND eventPublished = :false AND (attribute_not_exists(publishLeaseUntil) OR publishLeaseUntil < :now)",
+      ExpressionAttributeValues: { ":until": now + leaseMs, ":now": now, ":false": false },
+    });
   }
 
   async markPublished(key: Key, now = new Date()): Promise<void> {
@@ -157,45 +168,21 @@ export class DynamoDbDecisionStore implements DecisionStore {
       values[`:f${i}`] = value;
       sets.push(`#f${i} = :f${i}`);
     }
-    try {
-      await this.call("transition", () =>
-        this.client.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: recordKey(key.itemId, key.policyId, key.policyVersion),
-            UpdateExpression: `SET ${sets.join(", ")}`,
-            ConditionExpression: "#status = :from",
-            ExpressionAttributeNames: names,
-            ExpressionAttributeValues: values,
-          }),
-        ),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionFailure(error)) return false;
-      throw error;
-    }
+    return this.updateIf("transition", key, {
+      UpdateExpression: `SET ${sets.join(", ")}`,
+      ConditionExpression: "#status = :from",
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    });
   }
 
   async setOnce(key: Key, field: string, value: string): Promise<boolean> {
-    try {
-      await this.call("set once", () =>
-        this.client.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: recordKey(key.itemId, key.policyId, key.policyVersion),
-            UpdateExpression: "SET #field = :value",
-            ConditionExpression: "attribute_exists(pk) AND attribute_not_exists(#field)",
-            ExpressionAttributeNames: { "#field": field },
-            ExpressionAttributeValues: { ":value": value },
-          }),
-        ),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionFailure(error)) return false;
-      throw error;
-    }
+    return this.updateIf("set once", key, {
+      UpdateExpression: "SET #field = :value",
+      ConditionExpression: "attribute_exists(pk) AND attribute_not_exists(#field)",
+      ExpressionAttributeNames: { "#field": field },
+      ExpressionAttributeValues: { ":value": value },
+    });
   }
 
   async listSince(status: RecordStatus, since: string): Promise<DecisionRecord[]> {

@@ -112,6 +112,22 @@ export function ownValue(node: unknown, key: string): unknown {
  * path of the repeated key, e.g. `questions.intent.criteria.refund`) and nesting deeper than
  * `maxDepth`. Remembers the document order of every object's keys for {@link orderedKeys}.
  */
+/**
+ * The first structural problem of JSON text that JSON.parse accepts silently: an object that
+ * repeats a key, or nesting deeper than `maxDepth`. For callers that parse the text themselves.
+ */
+export function jsonStructureProblem(text: string, maxDepth = MAX_JSON_DEPTH): JsonInputError | undefined {
+  try {
+    const { duplicate } = scanJson(text, maxDepth);
+    return duplicate
+      ? new JsonInputError(`duplicate key "${duplicate.key}" in the same object`, duplicate.path)
+      : undefined;
+  } catch (error) {
+    if (error instanceof JsonInputError) return error;
+    throw error;
+  }
+}
+
 export function parseJsonStrict(text: string, maxDepth = MAX_JSON_DEPTH): unknown {
   // The scan runs first: it is iterative, so a body nested 10,000 deep is refused, not recursed into.
   const scan = scanJson(text, maxDepth);
