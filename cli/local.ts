@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { startLocalMode } from "../infra/local/local-mode.ts";
-import { resolveLocalPorts } from "../infra/local/ports.ts";
+import { LOCAL_SERVICES, type LocalService, resolveLocalPorts } from "../infra/local/ports.ts";
 import { integerFlag } from "./args.ts";
 
 export const localUsage = `decide local [--model file.gguf] [--fresh] [--no-samples] [--data-dir .cache/local]
@@ -21,6 +21,9 @@ a live summary. Ctrl-C stops it all.
 
 --port-base N (or DECIDE_LOCAL_PORT_BASE) puts the endpoint, DynamoDB Local, SQS, the bus and the
 review page at N..N+4 and keeps the data in .cache/local-N, so two instances run side by side.
+Each port also reads a variable (a flag wins): ${Object.values(LOCAL_SERVICES)
+  .map(({ flag, env }) => `${flag} ${env}`)
+  .join(", ")}.
 A port in use stops the start with one line naming the service and the flag that moves it.`;
 
 /** Runs until SIGINT or SIGTERM; returns the exit code. */
@@ -49,15 +52,14 @@ export async function localCommand(argv: string[]): Promise<number> {
     1024,
     65530,
   );
-  const port = (flag: "port" | "dynamodb-port" | "sqs-port" | "bus-port" | "review-port") =>
-    integerFlag(flag, values[flag], undefined, 0, 65535);
-  const overrides = {
-    endpoint: port("port"),
-    dynamodb: port("dynamodb-port"),
-    sqs: port("sqs-port"),
-    bus: port("bus-port"),
-    review: port("review-port"),
-  };
+  // A flag wins over its environment variable (LOCAL_SERVICES names both for each service).
+  const overrides = Object.fromEntries(
+    (Object.keys(LOCAL_SERVICES) as LocalService[]).map((service) => {
+      const { flag, env } = LOCAL_SERVICES[service];
+      const name = flag.slice(2) as "port" | "dynamodb-port" | "sqs-port" | "bus-port" | "review-port";
+      return [service, integerFlag(name, values[name] ?? process.env[env], undefined, 0, 65535)];
+    }),
+  );
   const local = await startLocalMode({
     root,
     // A second instance (--port-base) keeps its data apart from the first.

@@ -16,18 +16,6 @@ Writes a llama-architecture GGUF model with deterministic weights (random: real 
   demo         a computed bag-of-words model for the sample policies (not a language model), fitted on
                --training (default events/items/demo-training.jsonl) with --policies-dir (default events/policies)`;
 
-/** Fits and writes the demo model. */
-export async function writeDemo(
-  out: string,
-  training: string,
-  policiesDir: string,
-): Promise<{ words: number; bytes: number }> {
-  const { loadDemoExamples, writeDemoModel } = await import("../endpoint/models/demo.ts");
-  const { PolicyRegistry } = await import("../shared/policy/registry.ts");
-  const policies = await PolicyRegistry.fromFolder(policiesDir);
-  return writeDemoModel(out, await loadDemoExamples(training, (id) => policies.current(id)));
-}
-
 /** Runs the command; returns the exit code. */
 export async function makeModelCommand(argv: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -45,7 +33,11 @@ export async function makeModelCommand(argv: string[]): Promise<number> {
   const shapeName = requiredFlag("shape", values.shape);
   if (shapeName === "demo") {
     const out = requiredFlag("out", values.out);
-    const made = await writeDemo(out, values.training!, values["policies-dir"]!);
+    const { writeDemoFile } = await import("../endpoint/models/demo-file.ts");
+    const made = await writeDemoFile(out, {
+      training: values.training!,
+      policiesDir: values["policies-dir"]!,
+    });
     console.log(
       `wrote ${out}: demo bag-of-words model (not a language model), ${made.words} words, ${(made.bytes / 2 ** 20).toFixed(1)} MiB`,
     );

@@ -34,6 +34,11 @@ export interface VocabularyOptions {
   readonly size?: number;
   /** Extra whole words to make single tokens. @default none */
   readonly extraWords?: readonly string[];
+  /**
+   * Words to hold in every common form: lower, Capitalized and UPPER case, each with and without
+   * the space marker (so "Refund", "REFUND" and a word right after a quote are one token). @default none
+   */
+  readonly wordForms?: readonly string[];
   /** Extra raw pieces added as they are (tests use them to build deliberately bad tokenizers). @default none */
   readonly extraPieces?: readonly string[];
 }
@@ -75,6 +80,12 @@ export function buildVocabulary(options: VocabularyOptions = {}): Vocabulary {
   for (const word of PROMPT_WORDS) addWord(word);
   for (const word of UNSPACED_WORDS) addChain(word);
   for (const word of options.extraWords ?? []) addWord(word.toLowerCase());
+  for (const word of options.wordForms ?? []) {
+    for (const form of [word, word[0]!.toUpperCase() + word.slice(1), word.toUpperCase()]) {
+      addWord(form);
+      addChain(form);
+    }
+  }
   for (const piece of options.extraPieces ?? []) add(piece, TokenType.normal, piece.length + 100);
 
   if (options.size !== undefined) {

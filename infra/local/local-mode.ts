@@ -4,7 +4,6 @@
  * the way the stack deploys them. Handlers reach the stand-ins through AWS_ENDPOINT_URL_*.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
 import { mkdir, readFile, rm } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -18,12 +17,11 @@ import {
 } from "@aws-sdk/client-sqs";
 import { serve } from "@hono/node-server";
 import { createSqsServer } from "local-aws-sqs";
-import { loadDemoExamples, writeDemoModel } from "../../endpoint/models/demo.ts";
+import { defaultDemoInputs, ensureDemoModel } from "../../endpoint/models/demo-file.ts";
 import { resolveServerConfig } from "../../endpoint/server/config.ts";
 import { type RunningServer, startServer } from "../../endpoint/server/server.ts";
 import { SDK_REQUEST_TIMEOUTS } from "../../functions/clients.ts";
 import { type DecisionRecord, RECORD_STATUSES } from "../../shared/decision-record.ts";
-import { PolicyRegistry } from "../../shared/policy/registry.ts";
 import { createReviewApp } from "../../shared/review/review-page.ts";
 import {
   DECIDE_FUNCTION,
@@ -115,16 +113,7 @@ async function startParts(
 
   let model = options.model;
   if (!model) {
-    model = join(options.dataDir, "demo.gguf");
-    if (!existsSync(model)) {
-      const policies = await PolicyRegistry.fromFolder(join(options.root, "events", "policies"));
-      await writeDemoModel(
-        model,
-        await loadDemoExamples(join(options.root, "events", "items", "demo-training.jsonl"), (id) =>
-          policies.current(id),
-        ),
-      );
-    }
+    model = await ensureDemoModel(options.dataDir, defaultDemoInputs(options.root));
     say(
       `model: ${model} (the demo: a computed bag-of-words model for the sample policies, not a language model)`,
     );

@@ -6,13 +6,13 @@
  */
 import { createServer } from "node:net";
 
-/** The services in port order, with their default ports and the flag that moves each. */
+/** The services in port order, with their default ports and the flag and variable that move each. */
 export const LOCAL_SERVICES = {
-  endpoint: { name: "the decision endpoint", port: 8080, flag: "--port" },
-  dynamodb: { name: "DynamoDB Local", port: 8000, flag: "--dynamodb-port" },
-  sqs: { name: "local SQS", port: 9324, flag: "--sqs-port" },
-  bus: { name: "the local event bus", port: 9195, flag: "--bus-port" },
-  review: { name: "the review page", port: 8090, flag: "--review-port" },
+  endpoint: { name: "the decision endpoint", port: 8080, flag: "--port", env: "DECIDE_LOCAL_ENDPOINT_PORT" },
+  dynamodb: { name: "DynamoDB Local", port: 8000, flag: "--dynamodb-port", env: "DECIDE_LOCAL_DYNAMODB_PORT" },
+  sqs: { name: "local SQS", port: 9324, flag: "--sqs-port", env: "DECIDE_LOCAL_SQS_PORT" },
+  bus: { name: "the local event bus", port: 9195, flag: "--bus-port", env: "DECIDE_LOCAL_BUS_PORT" },
+  review: { name: "the review page", port: 8090, flag: "--review-port", env: "DECIDE_LOCAL_REVIEW_PORT" },
 } as const;
 
 /** A local service. */
@@ -28,10 +28,10 @@ export class PortInUseError extends Error {
     readonly service: LocalService,
     readonly port: number,
   ) {
-    const { name, flag } = LOCAL_SERVICES[service];
+    const { name, flag, env } = LOCAL_SERVICES[service];
     super(
       `${name} cannot listen on 127.0.0.1:${port}: the port is in use (another npm start?). ` +
-        `Stop that one, or move this one with ${flag} or --port-base`,
+        `Stop that one, or move this one with ${flag} (${env}) or --port-base`,
     );
   }
 }

@@ -6,10 +6,9 @@ import { existsSync } from "node:fs";
 import { mkdir, rename } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { loadDemoExamples, writeDemoModel } from "../../endpoint/models/demo.ts";
+import { defaultDemoInputs, ensureDemoModel } from "../../endpoint/models/demo-file.ts";
 import { MODEL_SHAPES } from "../../endpoint/models/shapes.ts";
 import { type SynthesizeOptions, synthesizeModel } from "../../endpoint/models/synthesize.ts";
-import { PolicyRegistry } from "../../shared/policy/registry.ts";
 
 /** Root of the checkout. */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -38,21 +37,11 @@ export async function generatedModel(
 }
 
 /**
- * Path of the demo model (the bag-of-words GGUF the local mode uses), written once per checkout:
- * unlike the tiny model it routes the sample items both ways, auto and human.
+ * Path of the demo model (the bag-of-words GGUF the local mode uses), written once per content of
+ * its training set and policies: unlike the tiny model it routes the sample items both ways.
  */
 export async function demoModelPath(): Promise<string> {
-  const path = join(CACHE_DIR, "demo.gguf");
-  if (existsSync(path)) return path;
-  await mkdir(CACHE_DIR, { recursive: true });
-  const policies = await PolicyRegistry.fromFolder(join(REPO_ROOT, "events", "policies"));
-  const examples = await loadDemoExamples(join(REPO_ROOT, "events", "items", "demo-training.jsonl"), (id) =>
-    policies.current(id),
-  );
-  const temporary = `${path}.${process.pid}.tmp`;
-  await writeDemoModel(temporary, examples);
-  await rename(temporary, path);
-  return path;
+  return ensureDemoModel(CACHE_DIR, defaultDemoInputs(REPO_ROOT));
 }
 
 /** Path of a shared third-party model, or undefined (with the reason) when it is absent. */

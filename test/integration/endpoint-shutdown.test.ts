@@ -4,7 +4,7 @@
  * stream ends with an error chunk and [DONE], and a running non-streaming request finishes.
  */
 import { describe, expect, it } from "vitest";
-import { postJson, queueOf, SLOW_DECISION, startTestEndpoint } from "../helpers/endpoint.ts";
+import { postJson, SLOW_DECISION, startTestEndpoint } from "../helpers/endpoint.ts";
 
 describe("shutdown", () => {
   it("refuses new and queued requests with 503, ends streams cleanly, finishes running requests", async () => {

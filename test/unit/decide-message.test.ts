@@ -8,7 +8,7 @@ import { EndpointUnavailableError, StoreRejectedError } from "../../shared/adapt
 import type { PublishesEvents } from "../../shared/adapters/event-publisher.ts";
 import { type DecideDependencies, decideMessage } from "../../shared/decide/decide-message.ts";
 import { DetailType, type PipelineEvent } from "../../shared/events.ts";
-import { type Policy, parsePolicy } from "../../shared/policy/policy.ts";
+import type { Policy } from "../../shared/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/policy/registry.ts";
 import type { DecisionStore } from "../../shared/store/decision-store.ts";
 import { InMemoryDecisionStore } from "../../shared/store/in-memory-decision-store.ts";

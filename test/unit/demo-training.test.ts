@@ -1,0 +1,42 @@
+/**
+ * The demo model's training set is generated from templates; the committed file must be exactly
+ * what the templates give (regenerate with `npm run demo:training`), and held-back items must
+ * never appear in it.
+ */
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import {
+  demoTrainingJsonl,
+  expandDemoTemplates,
+  readDemoTemplates,
+} from "../../endpoint/models/demo-training.ts";
+import { REPO_ROOT } from "../helpers/models.ts";
+
+const items = join(REPO_ROOT, "events", "items");
+
+describe("demo training set", () => {
+  it("is the expansion of the committed templates", async () => {
+    const rows = expandDemoTemplates(await readDemoTemplates(join(items, "demo-templates.json")));
+    expect(rows.length).toBeGreaterThan(500);
+    expect(await readFile(join(items, "demo-training.jsonl"), "utf8")).toBe(demoTrainingJsonl(rows));
+  });
+
+  it("shares no item with the held-back file", async () => {
+    const states = (file: string) =>
+      readFile(join(items, file), "utf8").then((text) =>
+        text
+          .split("\n")
+          .filter((l) => l.trim())
+          .map((l) => JSON.stringify(JSON.parse(l).state).toLowerCase()),
+      );
+    const training = new Set(await states("demo-training.jsonl"));
+    expect((await states("demo-heldout.jsonl")).filter((s) => training.has(s))).toEqual([]);
+  });
+
+  it("names an unknown slot", () => {
+    expect(() =>
+      expandDemoTemplates({ seed: 1, fillsPerTemplate: 1, slots: {}, policies: { p: { a: ["{nope}"] } } }),
+    ).toThrow("unknown slot {nope}");
+  });
+});
