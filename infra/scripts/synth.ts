@@ -1,0 +1,38 @@
+/**
+ * `npm run synth`: synthesizes the app and prints only what needs reading: findings (cdk-nag
+ * errors and warnings, synthesis errors) and where the template went. Two kinds of line are
+ * dropped: the "Bundling asset ..." progress lines of the seven function bundles, and the CLI's
+ * advice that some feature flags keep their default (the flags this app depends on are set in
+ * cdk.json; `npx cdk flags --unstable=flags` lists the rest). The exit code is cdk's.
+ */
+import { spawn } from "node:child_process";
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+
+const NOISE = [/^Bundling asset /, /feature flags are not configured/];
+
+const child = spawn("npx", ["cdk", "synth", "--quiet", "--no-notices", ...process.argv.slice(2)], {
+  stdio: ["ignore", "pipe", "pipe"],
+  env: { ...process.env, FORCE_COLOR: "0" },
+});
+const forward = (stream: NodeJS.ReadableStream, write: (line: string) => void) =>
+  new Promise<void>((resolve) => {
+    const lines = createInterface({ input: stream });
+    lines.on("line", (line) => {
+      if (!NOISE.some((pattern) => pattern.test(line))) write(line);
+    });
+    lines.on("close", resolve);
+  });
+const [code] = await Promise.all([
+  new Promise<number>((resolve) => child.on("close", (status) => resolve(status ?? 1))),
+  forward(child.stdout, (line) => console.log(line)),
+  forward(child.stderr, (line) => console.error(line)),
+]);
+if (code === 0) {
+  for (const file of (await readdir("cdk.out")).filter((f) => f.endsWith(".template.json"))) {
+    const template = JSON.parse(await readFile(join("cdk.out", file), "utf8")) as { Resources?: object };
+    console.log(`synthesized cdk.out/${file} (${Object.keys(template.Resources ?? {}).length} resources)`);
+  }
+}
+process.exitCode = code;
