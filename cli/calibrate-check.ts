@@ -3,11 +3,10 @@
  * they drifted, says so (exit code 3) and emits "Calibration Drift" to the event bus if one is named.
  */
 import { readFile } from "node:fs/promises";
-import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
-import { EventPublisher } from "../shared/adapters/event-publisher.ts";
-import { checkDrift, type DriftBaseline, type RecentDecision } from "../shared/calibration/drift.ts";
-import { DetailType, pipelineEvent } from "../shared/events.ts";
+import { checkDrift, type DriftBaseline, type RecentDecision } from "../shared/domain/calibration/drift.ts";
+import { DetailType, pipelineEvent } from "../shared/domain/events.ts";
 import { UsageError } from "./args.ts";
+import { awsOptions, publisherTo } from "./aws.ts";
 
 /** Exit code when drift was found. */
 export const DRIFT_EXIT_CODE = 3;
@@ -59,7 +58,7 @@ export async function calibrateCheck(options: {
     `${result.decisions} recent decisions of ${summary.policy.id}@${summary.policy.version}: ${result.drifted ? "drift found" : "no drift"}`,
   );
   if (result.drifted && options.eventBus) {
-    await new EventPublisher(new EventBridgeClient({}), options.eventBus).publish([
+    await publisherTo(options.eventBus, awsOptions({})).publish([
       pipelineEvent(
         DetailType.drift,
         `drift|${summary.policy.id}@${summary.policy.version}|${new Date().toISOString()}`,

@@ -7,12 +7,12 @@ import { existsSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { calibratePolicy } from "../shared/calibration/calibrate.ts";
-import { renderReport } from "../shared/calibration/report.ts";
-import type { LabelledLogits } from "../shared/calibration/temperature.ts";
-import type { ThresholdGoal } from "../shared/calibration/threshold.ts";
-import type { Policy } from "../shared/policy/policy.ts";
-import { PolicyRegistry } from "../shared/policy/registry.ts";
+import { calibratePolicy } from "../shared/domain/calibration/calibrate.ts";
+import { renderReport } from "../shared/domain/calibration/report.ts";
+import type { LabelledLogits } from "../shared/domain/calibration/temperature.ts";
+import type { ThresholdGoal } from "../shared/domain/calibration/threshold.ts";
+import type { Policy } from "../shared/domain/policy/policy.ts";
+import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import { requiredFlag, UsageError } from "./args.ts";
 import { calibrateCheck } from "./calibrate-check.ts";
 
@@ -153,10 +153,8 @@ async function reviewedRows(
   table: string,
   policy: Policy,
 ): Promise<{ rows: LabelledLogits[]; problems: { line: number; reason: string }[] }> {
-  const { DynamoDBClient } = await import("@aws-sdk/client-dynamodb");
-  const { DynamoDBDocumentClient } = await import("@aws-sdk/lib-dynamodb");
-  const { DynamoDbDecisionStore } = await import("../shared/adapters/dynamodb-decision-store.ts");
-  const store = new DynamoDbDecisionStore(DynamoDBDocumentClient.from(new DynamoDBClient({})), table);
+  const { awsOptions, decisionStore } = await import("./aws.ts");
+  const store = decisionStore(table, awsOptions({}));
   const ids = policy.options.map((o) => o.id);
   const rows: LabelledLogits[] = [];
   const problems: { line: number; reason: string }[] = [];

@@ -1,7 +1,7 @@
 /**
  * The `decide` command line: one entry, one module per command.
  */
-import { DecisionRuntimeError } from "../endpoint/scorer/errors.ts";
+import { DecisionRuntimeError } from "../endpoint/runtime/errors.ts";
 import { UsageError } from "./args.ts";
 
 /** A command's module: its entry and its usage text. */

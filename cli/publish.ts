@@ -7,13 +7,11 @@
  */
 import { appendFile, readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
-import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
-import { SQSClient } from "@aws-sdk/client-sqs";
-import { EventPublisher } from "../shared/adapters/event-publisher.ts";
-import { PolicyRegistry } from "../shared/policy/registry.ts";
-import { readItems } from "../shared/publish/read-items.ts";
-import { type PublishTarget, sendItems } from "../shared/publish/send-items.ts";
+import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
+import { readItems } from "../shared/use-cases/publish/read-items.ts";
+import { type PublishTarget, sendItems } from "../shared/use-cases/publish/send-items.ts";
 import { UsageError } from "./args.ts";
+import { AWS_FLAGS, awsOptions, publisherTo, queueAt } from "./aws.ts";
 
 export const publishUsage = `decide publish <file.jsonl | file.csv | -> (--queue-url URL | --event-bus NAME) [--region R] [--profile P]
                [--policies-dir events/policies] [--format jsonl|csv] [--resume-file F] [--dry-run]
@@ -72,8 +70,7 @@ export async function publishCommand(argv: string[]): Promise<number> {
     options: {
       "queue-url": { type: "string" },
       "event-bus": { type: "string" },
-      region: { type: "string" },
-      profile: { type: "string" },
+      ...AWS_FLAGS,
       "policies-dir": { type: "string", default: "events/policies" },
       format: { type: "string" },
       "resume-file": { type: "string" },
@@ -92,8 +89,7 @@ export async function publishCommand(argv: string[]): Promise<number> {
   if (!values["dry-run"] && !values["queue-url"] === !values["event-bus"]) {
     throw new UsageError("give one target: --queue-url or --event-bus");
   }
-  if (values.profile) process.env.AWS_PROFILE = values.profile;
-  const region = values.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION;
+  const aws = awsOptions(values);
 
   const policies = await PolicyRegistry.fromFolder(values["policies-dir"]!);
   const { items, rejected } = readItems(
@@ -122,13 +118,8 @@ export async function publishCommand(argv: string[]): Promise<number> {
     return rejected.length ? 1 : 0;
   }
   const target: PublishTarget = values["queue-url"]
-    ? { kind: "queue", sqs: new SQSClient(region ? { region } : {}), queueUrl: values["queue-url"] }
-    : {
-        kind: "bus",
-        publisher: new EventPublisher(new EventBridgeClient(region ? { region } : {}), values["event-bus"]!, {
-          source: PUBLISH_SOURCE,
-        }),
-      };
+    ? { kind: "queue", queue: queueAt(values["queue-url"], aws) }
+    : { kind: "bus", publisher: publisherTo(values["event-bus"]!, aws, { source: PUBLISH_SOURCE }) };
   const show = progress(todo.length);
   let sent = 0;
   show(0);

@@ -5,12 +5,11 @@
  * for the local mode.
  */
 import { parseArgs } from "node:util";
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { SQSClient } from "@aws-sdk/client-sqs";
-import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { DynamoDbDecisionStore } from "../shared/adapters/dynamodb-decision-store.ts";
-import { redriveAll, replayFiltered } from "../shared/replay/replay.ts";
+import { sqsClient } from "../shared/adapters/aws-clients.ts";
+import { redriveAll } from "../shared/adapters/sqs-queue.ts";
+import { replayFiltered } from "../shared/use-cases/replay.ts";
 import { requiredFlag, UsageError } from "./args.ts";
+import { awsOptions, decisionStore, queueAt } from "./aws.ts";
 
 export const replayUsage = `decide replay --dlq-url URL --queue-url URL [--policy ID] [--reason TEXT] [--older-than 2h] [--newer-than 1d] [--dry-run]
 decide replay --all --dlq-arn ARN [--queue-arn ARN]
@@ -51,27 +50,23 @@ export async function replayCommand(argv: string[]): Promise<number> {
     },
     strict: true,
   });
-  if (values.profile) process.env.AWS_PROFILE = values.profile;
-  const region = values.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION;
-  const sqs = new SQSClient(region ? { region } : {});
+  const aws = awsOptions(values);
   if (values.all) {
-    const handle = await redriveAll(sqs, requiredFlag("dlq-arn", values["dlq-arn"]), values["queue-arn"]);
+    const handle = await redriveAll(
+      sqsClient(aws),
+      requiredFlag("dlq-arn", values["dlq-arn"]),
+      values["queue-arn"],
+    );
     console.log(`redrive started: task ${handle}`);
     return 0;
   }
   const table = values.table ?? process.env.DECISIONS_TABLE;
   if (values.reason && !table)
     throw new UsageError("--reason needs --table (or DECISIONS_TABLE) to read noted failures");
-  const store = table
-    ? new DynamoDbDecisionStore(
-        DynamoDBDocumentClient.from(new DynamoDBClient(region ? { region } : {})),
-        table,
-      )
-    : undefined;
+  const store = table ? decisionStore(table, aws) : undefined;
   const report = await replayFiltered({
-    sqs,
-    dlqUrl: requiredFlag("dlq-url", values["dlq-url"]),
-    queueUrl: requiredFlag("queue-url", values["queue-url"]),
+    deadLetters: queueAt(requiredFlag("dlq-url", values["dlq-url"]), aws),
+    destination: queueAt(requiredFlag("queue-url", values["queue-url"]), aws),
     dryRun: values["dry-run"] ?? false,
     filter: {
       ...(values.policy ? { policy: values.policy } : {}),

@@ -4,13 +4,10 @@
  * (AWS CLI conventions: --region, --profile; AWS_ENDPOINT_URL_* for local).
  */
 import { parseArgs } from "node:util";
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
-import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { DynamoDbDecisionStore } from "../shared/adapters/dynamodb-decision-store.ts";
-import { RECORD_STATUSES } from "../shared/decision-record.ts";
-import { replayFiltered } from "../shared/replay/replay.ts";
+import { RECORD_STATUSES } from "../shared/domain/decision-record.ts";
+import { replayFiltered } from "../shared/use-cases/replay.ts";
 import { requiredFlag } from "./args.ts";
+import { awsOptions, decisionStore, queueAt } from "./aws.ts";
 
 export const statusUsage = `decide status --table NAME [--queue-url URL] [--dlq-url URL] [--review-queue-url URL] [--region R] [--profile P] [--json]
 
@@ -32,15 +29,9 @@ export async function statusCommand(argv: string[]): Promise<number> {
     },
     strict: true,
   });
-  if (values.profile) process.env.AWS_PROFILE = values.profile;
-  const region = values.region ?? process.env.AWS_REGION;
-  const clientOptions = region ? { region } : {};
+  const aws = awsOptions(values);
   const table = requiredFlag("table", values.table ?? process.env.DECISIONS_TABLE);
-  const store = new DynamoDbDecisionStore(
-    DynamoDBDocumentClient.from(new DynamoDBClient(clientOptions)),
-    table,
-  );
-  const sqs = new SQSClient(clientOptions);
+  const store = decisionStore(table, aws);
 
   const counts: Record<string, Record<string, number>> = {};
   for (const status of RECORD_STATUSES) {
@@ -57,24 +48,14 @@ export async function statusCommand(argv: string[]): Promise<number> {
   const depths: Record<string, { visible: number; inFlight: number }> = {};
   for (const [name, url] of Object.entries(queues)) {
     if (!url) continue;
-    const output = await sqs.send(
-      new GetQueueAttributesCommand({
-        QueueUrl: url,
-        AttributeNames: ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
-      }),
-    );
-    depths[name] = {
-      visible: Number(output.Attributes?.ApproximateNumberOfMessages ?? 0),
-      inFlight: Number(output.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0),
-    };
+    depths[name] = await queueAt(url, aws).depth();
   }
   const reasons: Record<string, number> = {};
   const dlq = queues["dead-letter"];
   if (dlq && queues.intake) {
     const report = await replayFiltered({
-      sqs,
-      dlqUrl: dlq,
-      queueUrl: queues.intake,
+      deadLetters: queueAt(dlq, aws),
+      destination: queueAt(queues.intake, aws),
       filter: {},
       dryRun: true,
       failureOf: (id) => store.failureOf(id),

@@ -8,7 +8,7 @@ import {
   type ApplyOutcome,
   applyDecision,
   type DecisionMadeDetail,
-} from "../shared/targets/apply-decision.ts";
+} from "../shared/use-cases/apply-decision.ts";
 import { type SharedDependencies, sharedDependencies } from "./dependencies.ts";
 import { createEventQueueHandler } from "./event-queue-handler.ts";
 

@@ -9,7 +9,7 @@ import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 import type { SQSRecord } from "aws-lambda";
 import { METRICS } from "../infra/topology.ts";
 import { SageMakerDecisionEndpoint } from "../shared/adapters/decision-endpoint.ts";
-import { type DecideDependencies, decideMessage } from "../shared/decide/decide-message.ts";
+import { type DecideDependencies, decideMessage } from "../shared/use-cases/decide-message.ts";
 import { sagemakerClient } from "./clients.ts";
 import { decideSettings } from "./config.ts";
 import { sharedDependencies } from "./dependencies.ts";

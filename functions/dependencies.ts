@@ -4,8 +4,8 @@
 import { fileURLToPath } from "node:url";
 import { DynamoDbDecisionStore } from "../shared/adapters/dynamodb-decision-store.ts";
 import { EventPublisher, type PublishesEvents } from "../shared/adapters/event-publisher.ts";
-import { PolicyRegistry } from "../shared/policy/registry.ts";
-import type { DecisionStore } from "../shared/store/decision-store.ts";
+import type { DecisionStore } from "../shared/domain/decision-store.ts";
+import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import { dynamoClient, eventBridgeClient } from "./clients.ts";
 import { requireEnv } from "./config.ts";
 

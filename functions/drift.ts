@@ -9,7 +9,7 @@ import { EventBridgeSchema } from "@aws-lambda-powertools/parser/schemas/eventbr
 import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import middy from "@middy/core";
 import type { z } from "zod";
-import { runDriftCheck } from "../shared/calibration/drift-check.ts";
+import { runDriftCheck } from "../shared/use-cases/drift-check.ts";
 import { positiveInteger } from "./config.ts";
 import { type SharedDependencies, sharedDependencies } from "./dependencies.ts";
 import { tracer } from "./tracing.ts";

@@ -10,8 +10,8 @@ import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 import { EventBridgeEnvelope } from "@aws-lambda-powertools/parser/envelopes/eventbridge";
 import type { SQSRecord } from "aws-lambda";
 import { METRICS } from "../infra/topology.ts";
-import { decisionMadeSchema } from "../shared/contracts/events.ts";
-import type { DecisionMadeDetail } from "../shared/targets/apply-decision.ts";
+import { decisionMadeSchema } from "../shared/domain/contracts/events.ts";
+import type { DecisionMadeDetail } from "../shared/use-cases/apply-decision.ts";
 import { sqsBatchHandler } from "./sqs-batch-handler.ts";
 
 /** Options of {@link createEventQueueHandler}. */

@@ -8,7 +8,8 @@ import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
 import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import middy from "@middy/core";
 import { z } from "zod";
-import { redriveAll, replayFiltered } from "../shared/replay/replay.ts";
+import { redriveAll, SqsQueue } from "../shared/adapters/sqs-queue.ts";
+import { replayFiltered } from "../shared/use-cases/replay.ts";
 import { sqsClient } from "./clients.ts";
 import { requireEnv } from "./config.ts";
 import { sharedDependencies } from "./dependencies.ts";
@@ -44,9 +45,8 @@ async function lambdaHandler(event: unknown): Promise<unknown> {
   }
   const deps = await sharedDependencies();
   const report = await replayFiltered({
-    sqs: sqsClient(),
-    dlqUrl: requireEnv("DLQ_URL"),
-    queueUrl: requireEnv("INTAKE_QUEUE_URL"),
+    deadLetters: new SqsQueue(sqsClient(), requireEnv("DLQ_URL")),
+    destination: new SqsQueue(sqsClient(), requireEnv("INTAKE_QUEUE_URL")),
     filter: request.filter,
     dryRun: request.dryRun,
     failureOf: (id) => deps.store.failureOf(id),

@@ -4,8 +4,8 @@
  * `queued` counts the review tasks created, the signal that reviewers have new work.
  */
 import { METRICS } from "../infra/topology.ts";
-import type { DecisionMadeDetail } from "../shared/targets/apply-decision.ts";
-import { type QueueOutcome, queueForReview } from "../shared/targets/queue-for-review.ts";
+import type { DecisionMadeDetail } from "../shared/use-cases/apply-decision.ts";
+import { type QueueOutcome, queueForReview } from "../shared/use-cases/queue-for-review.ts";
 import { type SharedDependencies, sharedDependencies } from "./dependencies.ts";
 import { createEventQueueHandler } from "./event-queue-handler.ts";
 

@@ -4,7 +4,7 @@
  */
 import type { Hono } from "hono";
 import { handle } from "hono/aws-lambda";
-import { createReviewApp } from "../shared/review/review-page.ts";
+import { createReviewApp } from "../shared/pages/review-page.ts";
 import { sharedDependencies } from "./dependencies.ts";
 import { tracer } from "./tracing.ts";
 

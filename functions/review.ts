@@ -8,7 +8,7 @@ import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import middy from "@middy/core";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "aws-lambda";
 import { z } from "zod";
-import { ReviewError, reviewDecision } from "../shared/targets/review-decision.ts";
+import { ReviewError, reviewDecision } from "../shared/use-cases/review-decision.ts";
 import { type SharedDependencies, sharedDependencies } from "./dependencies.ts";
 import { tracer } from "./tracing.ts";
 

@@ -3,7 +3,7 @@
  * patterns, and function settings. The CDK app deploys it and the local stand-ins mirror it, so
  * the two cannot drift apart.
  */
-import { EVENT_SOURCE } from "../shared/events.ts";
+import { EVENT_SOURCE } from "../shared/domain/events.ts";
 import type { EventPattern } from "./local/event-pattern.ts";
 
 /**

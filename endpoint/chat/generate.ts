@@ -4,8 +4,8 @@
  * and chat, queued together), stop sequences, a token limit, and per-token log-probabilities.
  */
 import type { ChatHistoryItem, Token } from "node-llama-cpp";
+import { PromptTooLongError } from "../runtime/errors.ts";
 import { TaskAbortedError } from "../runtime/work-queue.ts";
-import { PromptTooLongError } from "../scorer/errors.ts";
 import type { DecisionScorer } from "../scorer/scorer.ts";
 import { type ChatMessage, messageText } from "./chat-request.ts";
 

@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, rename } from "node:fs/promises";
 import { join } from "node:path";
-import { PolicyRegistry } from "../../shared/policy/registry.ts";
+import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { loadDemoExamples, writeDemoModel } from "./demo.ts";
 
 /**

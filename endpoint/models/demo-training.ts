@@ -6,7 +6,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
-import { SeededRandom } from "../../shared/random.ts";
+import { SeededRandom } from "../../shared/domain/random.ts";
 
 /** One training row, as stored in events/items/demo-training.jsonl. */
 export interface DemoTrainingRow {

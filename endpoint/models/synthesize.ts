@@ -6,7 +6,7 @@
  * through node-llama-cpp exactly like a user's model.
  */
 
-import { SeededRandom } from "../../shared/random.ts";
+import { SeededRandom } from "../../shared/domain/random.ts";
 import {
   type GgmlTensorTypeName,
   GgufFileType,

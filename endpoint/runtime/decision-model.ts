@@ -3,7 +3,7 @@
  */
 import { availableParallelism } from "node:os";
 import type { Llama, LlamaModel } from "node-llama-cpp";
-import { ModelFileError, RuntimeDisposedError } from "../scorer/errors.ts";
+import { ModelFileError, RuntimeDisposedError } from "./errors.ts";
 import { type GpuMode, llamaInstance } from "./llama-instance.ts";
 import { checkModelFile, sha256File } from "./model-file.ts";
 

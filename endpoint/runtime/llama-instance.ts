@@ -2,7 +2,7 @@
  * One llama.cpp binding per process and GPU setting, loaded on first use.
  */
 import { getLlama, type Llama, LlamaLogLevel } from "node-llama-cpp";
-import { DecisionRuntimeError } from "../scorer/errors.ts";
+import { DecisionRuntimeError } from "./errors.ts";
 
 /** Where to run the model: `auto` uses CUDA when the machine has it and falls back to CPU. */
 export const GPU_MODES = ["auto", "cuda", "off"] as const;

@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { open, stat } from "node:fs/promises";
 import { type GgufFileInfo, readGgufFileInfo } from "node-llama-cpp";
-import { ModelFileError } from "../scorer/errors.ts";
+import { ModelFileError } from "./errors.ts";
 
 /** Bytes and values per block of the common ggml tensor types, by type id. */
 const GGML_BLOCKS: Record<number, { bytes: number; values: number }> = {

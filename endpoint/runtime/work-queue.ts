@@ -3,7 +3,7 @@
  * sequence), with a bound on how many may wait: past it, callers are told to come back later
  * instead of piling up memory and latency.
  */
-import { DecisionRuntimeError } from "../scorer/errors.ts";
+import { DecisionRuntimeError } from "./errors.ts";
 
 /** Too many requests are already waiting. */
 export class QueueFullError extends DecisionRuntimeError {

@@ -3,7 +3,7 @@
  * probabilities llama.cpp returns at the answer position into option logits.
  */
 import { type LlamaModel, LlamaText, type Token, TokenBias } from "node-llama-cpp";
-import { SlotCheckError } from "./errors.ts";
+import { SlotCheckError } from "../runtime/errors.ts";
 import { OPTION_LETTERS } from "./prompt.ts";
 import type { NextTokenReadout } from "./prompt-sequence.ts";
 

@@ -3,7 +3,7 @@
  * Every rejection names the field it is about.
  */
 import { z } from "zod";
-import { InvalidDecisionError } from "./errors.ts";
+import { InvalidDecisionError } from "../runtime/errors.ts";
 
 /** Question types: pick one option, rate on ordered levels, or yes/no. */
 export const QUESTION_TYPES = ["choice", "score", "noul"] as const;

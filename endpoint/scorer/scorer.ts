@@ -13,10 +13,10 @@ import {
   resolveChatWrapper,
   type Token,
 } from "node-llama-cpp";
-import { argmax, confidence, expectedLevel, softmax } from "../../shared/probability.ts";
+import { argmax, confidence, expectedLevel, softmax } from "../../shared/domain/probability.ts";
 import type { DecisionModel } from "../runtime/decision-model.ts";
+import { PromptTooLongError, RuntimeDisposedError } from "../runtime/errors.ts";
 import { TaskAbortedError, WorkQueue } from "../runtime/work-queue.ts";
-import { PromptTooLongError, RuntimeDisposedError } from "./errors.ts";
 import { checkLetterSlots, type LetterSlots, letterReadoutRequest, readLetters } from "./letter-readout.ts";
 import { scoreOptionLikelihoods } from "./likelihood.ts";
 import { buildDecisionPrompt, type DecisionPrompt } from "./prompt.ts";
@@ -26,9 +26,8 @@ import {
   type DecisionRequest,
   type DecisionRequestInput,
   parseDecisionRequest,
-  type QuestionType,
-  type ScoringMode,
 } from "./request.ts";
+import type { DecisionResult, QuestionResult } from "./results.ts";
 
 /**
  * An upper bound on the characters one token covers, for refusing prompts that cannot fit
@@ -67,58 +66,7 @@ export interface ScoreOptions {
   readonly queueSignal?: AbortSignal;
 }
 
-/** Milliseconds spent on each step of one question. */
-export interface QuestionTimings {
-  readonly renderMs: number;
-  readonly evaluateMs: number;
-  readonly readoutMs: number;
-  readonly totalMs: number;
-}
-
-/** The answer to one question. */
-export interface QuestionResult {
-  readonly key: string;
-  readonly type: QuestionType;
-  readonly scoring: ScoringMode;
-  readonly optionIds: readonly string[];
-  /** Probabilities at the question's temperature, in option order. */
-  readonly probabilities: readonly number[];
-  /** Probabilities at temperature 1. */
-  readonly rawProbabilities: readonly number[];
-  /** Option logits (log-probabilities; shift-invariant, so only their differences matter). */
-  readonly logits: readonly number[];
-  readonly temperature: number;
-  /** Id of the most probable option (never changed by the temperature). */
-  readonly chosen: string;
-  /** `clamp((n · max p − 1) / (n − 1), 0, 1)`. */
-  readonly confidence: number;
-  /** Expected level `Σ i · p_i` (score questions). */
-  readonly score?: number;
-  /** p(true) (noul questions). */
-  readonly noul?: number;
-  /** Full-vocabulary probability held by the option letters; null when not read or not letters. */
-  readonly allowedTokenMass: number | null;
-  /** Per-option log-likelihood detail (likelihood scoring). */
-  readonly likelihood?: {
-    readonly raw: readonly number[];
-    readonly normalized: readonly number[];
-    readonly tokens: readonly number[];
-  };
-  readonly inputTokens: number;
-  readonly reusedTokens: number;
-  readonly evaluatedTokens: number;
-  readonly promptVersion: string;
-  readonly promptSha256: string;
-  readonly timings: QuestionTimings;
-}
-
-/** The answers to a decision request. */
-export interface DecisionResult {
-  readonly modelSha256: string;
-  readonly answers: readonly QuestionResult[];
-  readonly usage: { readonly inputTokens: number; readonly evaluatedTokens: number };
-  readonly totalMs: number;
-}
+export type { DecisionResult, QuestionResult, QuestionTimings } from "./results.ts";
 
 /** Scores decisions on one model; requests run one at a time on its single sequence. */
 export class DecisionScorer {

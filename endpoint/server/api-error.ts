@@ -3,9 +3,9 @@
  * right status, built from domain errors in one place. Never a stack trace.
  */
 
-import { JsonInputError } from "../../shared/contracts/json.ts";
+import { JsonInputError } from "../../shared/domain/contracts/json.ts";
+import { InvalidDecisionError, ModelFileError, SlotCheckError } from "../runtime/errors.ts";
 import { QueueFullError, TaskAbortedError } from "../runtime/work-queue.ts";
-import { InvalidDecisionError, ModelFileError, SlotCheckError } from "../scorer/errors.ts";
 
 /** Error categories, as in OpenAI-style error bodies. */
 export type ApiErrorType =

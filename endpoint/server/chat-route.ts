@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
-import { stringifyJson } from "../../shared/contracts/json.ts";
+import { stringifyJson } from "../../shared/domain/contracts/json.ts";
 import { type ChatRequest, chatRequestSchema } from "../chat/chat-request.ts";
 import { type GenerationOptions, generateChat, type TokenLogprob } from "../chat/generate.ts";
 import type { DecisionScorer } from "../scorer/scorer.ts";

@@ -4,7 +4,7 @@
  */
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { ModelFileError } from "../scorer/errors.ts";
+import { ModelFileError } from "../runtime/errors.ts";
 
 /** A split model's first part, e.g. `model-00001-of-00003.gguf`. */
 const FIRST_SPLIT = /-0*1-of-\d+\.gguf$/i;

@@ -2,7 +2,7 @@
  * Response builders shared by the routes: JSON with floats kept as floats, and error bodies.
  */
 import type { Context } from "hono";
-import { stringifyJson } from "../../shared/contracts/json.ts";
+import { stringifyJson } from "../../shared/domain/contracts/json.ts";
 import type { ApiError } from "./api-error.ts";
 
 /** A JSON response with floats kept as floats. */

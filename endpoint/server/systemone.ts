@@ -15,9 +15,13 @@ import {
   orderedKeys,
   ownValue,
   type Wire,
-} from "../../shared/contracts/json.ts";
-import type { AnswerDetail, SystemOneAnswer, SystemOneResponse } from "../../shared/contracts/system-one.ts";
-import type { InvalidDecisionError } from "../scorer/errors.ts";
+} from "../../shared/domain/contracts/json.ts";
+import type {
+  AnswerDetail,
+  SystemOneAnswer,
+  SystemOneResponse,
+} from "../../shared/domain/contracts/system-one.ts";
+import type { InvalidDecisionError } from "../runtime/errors.ts";
 import {
   type DecisionQuestionInput,
   type DecisionRequestInput,

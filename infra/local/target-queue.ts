@@ -3,15 +3,16 @@
  * matching events, and a poller that feeds it to the target function in batches, as the Lambda
  * service's event source mapping does.
  */
-import { CreateQueueCommand, SendMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import type { Context, SQSEvent } from "aws-lambda";
+import type { MessageQueue } from "../../shared/domain/message-queue.ts";
 import type { LocalEventBus } from "./event-bus.ts";
 import type { EventPattern } from "./event-pattern.ts";
 import { type SqsPoller, startSqsPoller } from "./sqs-poller.ts";
 
 /** Options of {@link startTargetQueue}. */
 export interface TargetQueueOptions {
-  readonly sqs: SQSClient;
+  /** Creates a queue with SQS attributes. */
+  readonly createQueue: (name: string, attributes: Record<string, string>) => Promise<MessageQueue>;
   readonly bus: LocalEventBus;
   /** Queue and rule name. */
   readonly name: string;
@@ -26,42 +27,34 @@ export interface TargetQueueOptions {
 /** The queue and its consumer. */
 export interface TargetQueue {
   readonly url: string;
+  readonly queue: MessageQueue;
   readonly poller: SqsPoller;
 }
 
 /** Creates the queue, the rule that fills it and the poller that drains it. */
 export async function startTargetQueue(options: TargetQueueOptions): Promise<TargetQueue> {
-  const created = await options.sqs.send(
-    new CreateQueueCommand({
-      QueueName: options.name,
-      Attributes: {
-        VisibilityTimeout: String(options.visibilityTimeoutSeconds),
-        ...(options.redrive
-          ? {
-              RedrivePolicy: JSON.stringify({
-                maxReceiveCount: options.redrive.maxReceiveCount,
-                deadLetterTargetArn: options.redrive.deadLetterArn,
-              }),
-            }
-          : {}),
-      },
-    }),
-  );
-  const url = created.QueueUrl!;
+  const queue = await options.createQueue(options.name, {
+    VisibilityTimeout: String(options.visibilityTimeoutSeconds),
+    ...(options.redrive
+      ? {
+          RedrivePolicy: JSON.stringify({
+            maxReceiveCount: options.redrive.maxReceiveCount,
+            deadLetterTargetArn: options.redrive.deadLetterArn,
+          }),
+        }
+      : {}),
+  });
   options.bus.addRule({
     name: options.name,
     pattern: options.pattern,
-    target: async (event) => {
-      await options.sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: JSON.stringify(event) }));
-    },
+    target: (event) => queue.send(JSON.stringify(event)),
   });
   const poller = startSqsPoller({
-    sqs: options.sqs,
-    queueUrl: url,
+    queue,
     queueArn: `arn:aws:sqs:us-east-1:123456789012:${options.name}`,
     handler: options.handler,
     ...(options.batchSize ? { batchSize: options.batchSize } : {}),
     functionName: options.name,
   });
-  return { url, poller };
+  return { url: queue.url, queue, poller };
 }

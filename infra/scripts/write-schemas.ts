@@ -6,7 +6,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { eventJsonSchemas } from "../../shared/contracts/json-schemas.ts";
+import { eventJsonSchemas } from "../../shared/domain/contracts/json-schemas.ts";
 
 const folder = fileURLToPath(new URL("../../events/schemas/", import.meta.url));
 await mkdir(folder, { recursive: true });

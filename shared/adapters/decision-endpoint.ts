@@ -3,20 +3,20 @@
  * from the policy, a per-call timeout, and retries with exponential backoff and full jitter for
  * throttling, 5xx, timeouts and model errors from a failing container. A model error that wraps a
  * 4xx means the item itself was refused: that is never retried. Answers are read through the
- * System One contract (`shared/contracts/system-one.ts`): one that breaks it is an endpoint
+ * System One contract (`shared/domain/contracts/system-one.ts`): one that breaks it is an endpoint
  * failure, retried and then dead-lettered, never routed.
  */
 import { InvokeEndpointCommand, type SageMakerRuntimeClient } from "@aws-sdk/client-sagemaker-runtime";
-import { backoff } from "../backoff.ts";
+import { backoff } from "../domain/backoff.ts";
 import {
   DECISION_QUESTION_KEY,
   type DecisionAnswer,
   MalformedAnswerError,
   readDecisionAnswer,
   type SystemOneRequest,
-} from "../contracts/system-one.ts";
-import type { Item } from "../item.ts";
-import type { Policy } from "../policy/policy.ts";
+} from "../domain/contracts/system-one.ts";
+import type { Item } from "../domain/item.ts";
+import type { Policy } from "../domain/policy/policy.ts";
 import { EndpointRejectedError, EndpointUnavailableError } from "./errors.ts";
 
 /** What the endpoint said about one item, in the policy's option order. */

@@ -15,8 +15,8 @@ import {
   QueryCommand,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
-import { type DecisionRecord, type RecordStatus, recordKey } from "../decision-record.ts";
-import type { CreateOutcome, DecisionStore, RecordKey as Key } from "../store/decision-store.ts";
+import { type DecisionRecord, type RecordStatus, recordKey } from "../domain/decision-record.ts";
+import type { CreateOutcome, DecisionStore, RecordKey as Key } from "../domain/decision-store.ts";
 import { STATUS_INDEX } from "./decisions-table.ts";
 import { StoreRejectedError, StoreUnavailableError } from "./errors.ts";
 

@@ -7,12 +7,16 @@ import {
   PutEventsCommand,
   type PutEventsRequestEntry,
 } from "@aws-sdk/client-eventbridge";
-import { backoff } from "../backoff.ts";
-import { EVENT_SOURCE, type PipelineEvent } from "../events.ts";
+import { backoff } from "../domain/backoff.ts";
+import { EVENT_SOURCE, type PipelineEvent, type PublishesEvents } from "../domain/events.ts";
+
+export type { PublishesEvents };
+
+import { MAX_BATCH } from "../domain/message-queue.ts";
 import { EventPublishError } from "./errors.ts";
 
 /** PutEvents takes at most this many entries per call. */
-export const PUT_EVENTS_BATCH = 10;
+export const PUT_EVENTS_BATCH = MAX_BATCH;
 
 /** Options of {@link EventPublisher}. */
 export interface EventPublisherOptions {
@@ -22,11 +26,6 @@ export interface EventPublisherOptions {
   readonly baseDelayMs?: number;
   /** The events' source. @default "decision-pipeline" */
   readonly source?: string;
-}
-
-/** Something that publishes pipeline events (EventBridge, or a test double). */
-export interface PublishesEvents {
-  publish(events: readonly PipelineEvent[]): Promise<void>;
 }
 
 /** Publishes to one event bus. */

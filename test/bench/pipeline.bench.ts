@@ -10,9 +10,8 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { parseArgs } from "node:util";
-import { SendMessageBatchCommand } from "@aws-sdk/client-sqs";
-import type { SystemOneRequest } from "../../shared/contracts/system-one.ts";
-import { type LocalPipeline, startLocalPipeline } from "../helpers/local-pipeline.ts";
+import type { SystemOneRequest } from "../../shared/domain/contracts/system-one.ts";
+import { type LocalPipeline, sendBodies, startLocalPipeline } from "../helpers/local-pipeline.ts";
 import { answerFor, answerIdsOf } from "../helpers/system-one-answers.ts";
 import { fmt, machineLine } from "./bench-helpers.ts";
 
@@ -74,14 +73,7 @@ async function run(n: number): Promise<number> {
     }),
   );
   const started = performance.now();
-  for (let i = 0; i < bodies.length; i += 10) {
-    await pipeline.sqs.send(
-      new SendMessageBatchCommand({
-        QueueUrl: pipeline.intakeUrl,
-        Entries: bodies.slice(i, i + 10).map((body, j) => ({ Id: String(j), MessageBody: body })),
-      }),
-    );
-  }
+  await sendBodies(pipeline.intake, bodies);
   while (pipeline.bus.events.filter((e) => e["detail-type"] === "Decision Made").length < before + n) {
     await new Promise((resolve) => setTimeout(resolve, 20));
   }

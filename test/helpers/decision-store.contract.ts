@@ -4,8 +4,8 @@
  * lease, mark published, status transitions, the set-once ledger and the status listings.
  */
 import { describe, expect, it } from "vitest";
-import type { DecisionRecord } from "../../shared/decision-record.ts";
-import type { DecisionStore } from "../../shared/store/decision-store.ts";
+import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
+import type { DecisionStore } from "../../shared/domain/decision-store.ts";
 
 let counter = 0;
 /** A pending record with a unique item id. */

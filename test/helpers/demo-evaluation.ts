@@ -9,8 +9,8 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { DecisionModel } from "../../endpoint/runtime/decision-model.ts";
 import { DecisionScorer } from "../../endpoint/scorer/scorer.ts";
-import { PolicyRegistry } from "../../shared/policy/registry.ts";
-import { routeDecision } from "../../shared/routing.ts";
+import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
+import { routeDecision } from "../../shared/domain/routing.ts";
 import { REPO_ROOT } from "./models.ts";
 
 /** One held-back row and what the model did with it. */

@@ -7,7 +7,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { SeededRandom } from "../../shared/random.ts";
+import { SeededRandom } from "../../shared/domain/random.ts";
 
 /** Counts of what the proxy did. */
 export interface FaultCounts {

@@ -1,39 +1,22 @@
 /**
- * The pipeline on real local services for tests: DynamoDB Local, local SQS (intake with a
- * dead-letter queue), the local event bus, the real decision endpoint on the tiny model, and the
- * decide handler fed by a Lambda-style poller. Handler code reaches them only through the
- * AWS_ENDPOINT_URL_* variables, as it would reach AWS.
+ * The pipeline on real local services for tests, built on the local mode's own wiring
+ * (`infra/local/wiring.ts`): DynamoDB Local in memory, local SQS, the local event bus with the
+ * deployed rules, the functions fed by Lambda-style pollers, and the real decision endpoint on
+ * the tiny model. What the tests add: fault hooks, routed events and effects recorded per item,
+ * and short timeouts derived from the endpoint's measured latency.
  */
-import { createServer } from "node:net";
-import { join } from "node:path";
-import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
-import { createSqsServer } from "local-aws-sqs";
 import type { RunningServer } from "../../endpoint/server/server.ts";
-import { SDK_REQUEST_TIMEOUTS } from "../../functions/clients.ts";
-import {
-  ensureDecisionsTable,
-  type LocalDynamoDb,
-  startDynamoDbLocal,
-} from "../../infra/local/dynamodb-local.ts";
-import { type BusEvent, type LocalEventBus, startEventBus } from "../../infra/local/event-bus.ts";
-import { type SqsPoller, startSqsPoller } from "../../infra/local/sqs-poller.ts";
-import { startTargetQueue } from "../../infra/local/target-queue.ts";
-import { DECIDE_FUNCTION, RULES, TARGET_FUNCTION } from "../../infra/topology.ts";
-import type { DecideDependencies } from "../../shared/decide/decide-message.ts";
+import type { BusEvent, LocalEventBus } from "../../infra/local/event-bus.ts";
+import type { SqsPoller } from "../../infra/local/sqs-poller.ts";
+import { freePort, startLocalWiring } from "../../infra/local/wiring.ts";
+import { DECIDE_FUNCTION, RULES } from "../../infra/topology.ts";
+import type { SqsQueue } from "../../shared/adapters/sqs-queue.ts";
+import type { MessageQueue } from "../../shared/domain/message-queue.ts";
+import type { DecideDependencies } from "../../shared/use-cases/decide-message.ts";
 import { startTestEndpoint } from "./endpoint.ts";
 import { REPO_ROOT } from "./models.ts";
 
-/** A free loopback port. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 /** A setting given as a value, or as a function read once the endpoint has started (budgets measured on it). */
 type Lazy<T> = T | (() => T);
@@ -62,13 +45,12 @@ export interface LocalPipelineOptions {
 
 /** The running pipeline. */
 export interface LocalPipeline {
-  readonly sqs: SQSClient;
-  readonly intakeUrl: string;
-  readonly dlqUrl: string;
+  readonly intake: SqsQueue;
+  readonly deadLetters: SqsQueue;
   /** The human route's queue, drained by the review intake function. */
-  readonly reviewQueueUrl: string;
+  readonly reviewQueue: MessageQueue;
   /** The auto route's queue, drained by the auto-action function. */
-  readonly autoActionQueueUrl: string;
+  readonly autoActionQueue: MessageQueue;
   readonly bus: LocalEventBus;
   readonly endpoint: RunningServer;
   readonly deps: DecideDependencies;
@@ -76,142 +58,88 @@ export interface LocalPipeline {
   /** Effects per item: actions applied by auto-action, review tasks created by the review intake. */
   readonly effects: { actioned: Map<string, number>; queued: Map<string, number> };
   readonly pollers: SqsPoller[];
-  /** Approximate messages in a queue (visible plus in flight). */
-  depth(queueUrl: string): Promise<number>;
+  /** Messages in a queue waiting to be received. */
+  depth(queue: MessageQueue): Promise<number>;
   stop(): Promise<void>;
 }
 
-const TABLE = "decisions";
-
-/** Starts everything; call `stop()` in `afterAll`. */
+/** Starts everything; call `stop()` in `afterAll`. A failed start stops what had started. */
 export async function startLocalPipeline(options: LocalPipelineOptions = {}): Promise<LocalPipeline> {
+  const started: (() => Promise<unknown>)[] = [];
+  try {
+    return await startPipeline(options, started);
+  } catch (error) {
+    for (const stop of started.reverse()) await stop().catch(() => undefined);
+    throw error;
+  }
+}
+
+async function startPipeline(
+  options: LocalPipelineOptions,
+  started: (() => Promise<unknown>)[],
+): Promise<LocalPipeline> {
   const endpoint = await startTestEndpoint({
     "queue-size": "256",
     ...(options.model ? { model: options.model } : {}),
   });
+  started.push(() => endpoint.close());
   const endpointUrl = options.endpointUrl ? await options.endpointUrl(endpoint.url) : endpoint.url;
-  const dynamo: LocalDynamoDb = await startDynamoDbLocal({ port: await freePort() });
-  await ensureDecisionsTable(dynamo.endpoint, TABLE);
-  const sqsPort = await freePort();
-  const sqsServer = await createSqsServer({ port: sqsPort, hostname: "127.0.0.1" });
-  const routed: LocalPipeline["routed"] = { auto: [], human: [], rejected: [] };
   const effects: LocalPipeline["effects"] = { actioned: new Map(), queued: new Map() };
-  const count = (map: Map<string, number>, id: string) => map.set(id, (map.get(id) ?? 0) + 1);
-  const bus = await startEventBus({
-    name: "decisions",
-    ...(options.failBusEntry ? { failEntry: options.failBusEntry } : {}),
-    // The same rules and patterns the CDK app deploys.
-    rules: [
-      { name: "auto", pattern: RULES.auto.pattern, target: async (e) => void routed.auto.push(e) },
-      { name: "human", pattern: RULES.human.pattern, target: async (e) => void routed.human.push(e) },
-      {
-        name: "rejected",
-        pattern: RULES.rejected.pattern,
-        target: async (e) => void routed.rejected.push(e),
-      },
-    ],
-  });
-
   const visibilitySeconds = resolveLazy(options.visibilityTimeoutSeconds) ?? 2;
-  Object.assign(process.env, {
-    AWS_REGION: "us-east-1",
-    AWS_ACCESS_KEY_ID: "local",
-    AWS_SECRET_ACCESS_KEY: "local",
-    AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
-    AWS_ENDPOINT_URL_SQS: `http://127.0.0.1:${sqsPort}`,
-    AWS_ENDPOINT_URL_EVENTBRIDGE: bus.endpoint,
-    AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME: endpointUrl,
-    DECISIONS_TABLE: TABLE,
-    EVENT_BUS_NAME: bus.name,
-    DECISION_ENDPOINT_NAME: "decision-endpoint",
-    POLICIES_DIR: join(REPO_ROOT, "events", "policies"),
-    ENDPOINT_TIMEOUT_MS: String(resolveLazy(options.endpointTimeoutMs) ?? 5000),
-    ENDPOINT_ATTEMPTS: String(resolveLazy(options.endpointAttempts) ?? DECIDE_FUNCTION.endpointAttempts),
-    PUBLISH_LEASE_MS: String(resolveLazy(options.publishLeaseMs) ?? Math.max(200, visibilitySeconds * 500)),
-    POWERTOOLS_LOG_LEVEL: "ERROR",
-    POWERTOOLS_METRICS_DISABLED: "true",
-    POWERTOOLS_DEV: "false",
-  });
-
-  const sqs = new SQSClient({ requestHandler: SDK_REQUEST_TIMEOUTS });
-  const dlq = await sqs.send(new CreateQueueCommand({ QueueName: "intake-dlq" }));
-  const intake = await sqs.send(
-    new CreateQueueCommand({
-      QueueName: "intake",
-      Attributes: {
-        VisibilityTimeout: String(visibilitySeconds),
-        RedrivePolicy: JSON.stringify({
-          maxReceiveCount: options.maxReceiveCount ?? 3,
-          deadLetterTargetArn: "arn:aws:sqs:us-east-1:123456789012:intake-dlq",
-        }),
+  const wiring = await startLocalWiring({
+    endpointUrl,
+    root: REPO_ROOT,
+    ports: { dynamodb: 0, sqs: 0, bus: 0 },
+    intake: { visibilitySeconds, maxReceiveCount: options.maxReceiveCount ?? 3 },
+    decidePollers: options.pollers ?? 1,
+    settings: {
+      ENDPOINT_TIMEOUT_MS: String(resolveLazy(options.endpointTimeoutMs) ?? 5000),
+      ENDPOINT_ATTEMPTS: String(resolveLazy(options.endpointAttempts) ?? DECIDE_FUNCTION.endpointAttempts),
+      PUBLISH_LEASE_MS: String(resolveLazy(options.publishLeaseMs) ?? Math.max(200, visibilitySeconds * 500)),
+    },
+    hooks: {
+      ...(options.wrap ? { wrap: options.wrap } : {}),
+      ...(options.failBusEntry ? { failBusEntry: options.failBusEntry } : {}),
+      onEffect: (effect, itemId) => {
+        const map = effect === "actioned" ? effects.actioned : effects.queued;
+        map.set(itemId, (map.get(itemId) ?? 0) + 1);
       },
-    }),
-  );
-  // Imported after the environment is set: the handler's clients read it when first used.
-  const { createDecideHandler, dependenciesFromEnv } = await import("../../functions/decide.ts");
-  const { createAutoActionHandler } = await import("../../functions/auto-action.ts");
-  const { createReviewIntakeHandler } = await import("../../functions/review-intake.ts");
-  const base = await dependenciesFromEnv();
-  const deps = options.wrap ? options.wrap(base) : base;
-  // The targets as deployed: rule → queue → function, each counting the effects it applied.
-  const autoQueue = await startTargetQueue({
-    sqs,
-    bus,
-    name: "auto-action",
-    pattern: RULES.auto.pattern,
-    handler: createAutoActionHandler(
-      async () => base,
-      (detail, outcome) => outcome === "actioned" && count(effects.actioned, detail.itemId),
-    ),
-    visibilityTimeoutSeconds: TARGET_FUNCTION.timeoutSeconds,
+    },
+    started,
   });
-  const reviewQueue = await startTargetQueue({
-    sqs,
-    bus,
-    name: "review",
-    pattern: RULES.human.pattern,
-    handler: createReviewIntakeHandler(
-      async () => base,
-      (detail, outcome) => outcome === "queued" && count(effects.queued, detail.itemId),
-    ),
-    visibilityTimeoutSeconds: TARGET_FUNCTION.timeoutSeconds,
-  });
-  // One handler per poller, as Lambda runs one invocation per execution environment at a time
-  // (the Powertools batch processor keeps per-invocation state).
-  const pollers = Array.from({ length: options.pollers ?? 1 }, () =>
-    startSqsPoller({
-      sqs,
-      queueUrl: intake.QueueUrl!,
-      queueArn: "arn:aws:sqs:us-east-1:123456789012:intake",
-      handler: createDecideHandler(async () => deps),
-      functionName: "decide",
-    }),
-  );
-  const depth = async (queueUrl: string) => {
-    const attributes = await sqs.send(
-      new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ["ApproximateNumberOfMessages"] }),
-    );
-    return Number(attributes.Attributes?.ApproximateNumberOfMessages ?? 0);
-  };
+  // Observers beside the deployed targets: every event each rule matched.
+  const routed: LocalPipeline["routed"] = { auto: [], human: [], rejected: [] };
+  for (const route of ["auto", "human", "rejected"] as const)
+    wiring.bus.addRule({
+      name: `observe-${route}`,
+      pattern: RULES[route].pattern,
+      target: async (event) => void routed[route].push(event),
+    });
   return {
-    sqs,
-    intakeUrl: intake.QueueUrl!,
-    dlqUrl: dlq.QueueUrl!,
-    reviewQueueUrl: reviewQueue.url,
-    autoActionQueueUrl: autoQueue.url,
-    bus,
+    intake: wiring.queues.intake,
+    deadLetters: wiring.queues.deadLetters,
+    reviewQueue: wiring.queues.review,
+    autoActionQueue: wiring.queues.autoAction,
+    bus: wiring.bus,
     endpoint,
-    deps,
+    deps: wiring.deps,
     routed,
     effects,
-    pollers,
-    depth,
+    pollers: wiring.pollers.decide,
+    depth: async (queue) => (await queue.depth()).visible,
     async stop() {
-      await Promise.all([...pollers, reviewQueue.poller, autoQueue.poller].map((poller) => poller.stop()));
-      await bus.stop();
-      sqsServer.close();
-      await dynamo.stop();
+      await wiring.stop();
       await endpoint.close();
     },
   };
+}
+
+/** Sends message bodies to `queue` in batches of 10; throws when SQS refuses an entry. */
+export async function sendBodies(queue: MessageQueue, bodies: readonly string[]): Promise<void> {
+  for (let i = 0; i < bodies.length; i += 10) {
+    const failed = await queue.sendBatch(
+      bodies.slice(i, i + 10).map((body, j) => ({ id: String(i + j), body })),
+    );
+    if (failed.length > 0) throw new Error(`not sent: ${JSON.stringify(failed)}`);
+  }
 }

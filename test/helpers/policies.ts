@@ -1,5 +1,5 @@
 /** Small policies for tests of the decide path without servers. */
-import { type Policy, parsePolicy } from "../../shared/policy/policy.ts";
+import { type Policy, parsePolicy } from "../../shared/domain/policy/policy.ts";
 
 /** A two-team routing policy, version 1: both options automatable, threshold 0.8. */
 export const TEAMS_POLICY: Policy = parsePolicy({

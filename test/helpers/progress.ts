@@ -6,7 +6,7 @@
  */
 
 import { DECIDE_FUNCTION } from "../../infra/topology.ts";
-import { backoffCeilingMs } from "../../shared/backoff.ts";
+import { backoffCeilingMs } from "../../shared/domain/backoff.ts";
 
 /** Budgets of a pipeline test. */
 export interface Budgets {

@@ -18,7 +18,7 @@ import {
 import { CreateQueueCommand, ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EventPattern, matchesPattern } from "../../infra/local/event-pattern.ts";
-import { SeededRandom } from "../../shared/random.ts";
+import { SeededRandom } from "../../shared/domain/random.ts";
 import { freePort } from "../helpers/local-pipeline.ts";
 
 const motoAvailable = spawnSync("moto_server", ["--help"]).status === 0;

@@ -20,9 +20,9 @@ import {
   TARGET_FUNCTION,
   TARGET_VISIBILITY_SECONDS,
 } from "../../infra/topology.ts";
-import { backoffCeilingMs } from "../../shared/backoff.ts";
-import { PolicyRegistry } from "../../shared/policy/registry.ts";
-import { InMemoryDecisionStore } from "../../shared/store/in-memory-decision-store.ts";
+import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
+import { backoffCeilingMs } from "../../shared/domain/backoff.ts";
+import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
 
 type Resource = { Type: string; Properties: Record<string, unknown> };

@@ -79,7 +79,7 @@ describe("decide calibrate", () => {
     });
     expect(written.predictionSet.targetCoverage).toBe(0.9);
     expect(written.baseline.optionMix).toHaveLength(4);
-    const { parsePolicy } = await import("../../shared/policy/policy.ts");
+    const { parsePolicy } = await import("../../shared/domain/policy/policy.ts");
     expect(parsePolicy(written).version).toBe(2);
     const again = await calibrate(applyArgs);
     // Version 2 is now current, so the proposal is version 3: nothing is overwritten.

@@ -3,33 +3,22 @@
  * real table shows: states DynamoDB cannot hold as maps are stored as text, and a record the
  * table refuses is a permanent error.
  */
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  ensureDecisionsTable,
-  type LocalDynamoDb,
-  startDynamoDbLocal,
-} from "../../infra/local/dynamodb-local.ts";
+import { type LocalDynamoDb, startDynamoDbLocal } from "../../infra/local/dynamodb-local.ts";
+import { documentClient, localServiceOptions } from "../../shared/adapters/aws-clients.ts";
+import { ensureDecisionsTable } from "../../shared/adapters/dynamodb-admin.ts";
 import { DynamoDbDecisionStore } from "../../shared/adapters/dynamodb-decision-store.ts";
 import { StoreRejectedError } from "../../shared/adapters/errors.ts";
 import { decisionStoreContract, pendingRecord } from "../helpers/decision-store.contract.ts";
 import { freePort } from "../helpers/local-pipeline.ts";
 
 let dynamo: LocalDynamoDb;
-let client: DynamoDBDocumentClient;
+let client: ReturnType<typeof documentClient>;
 
 beforeAll(async () => {
   dynamo = await startDynamoDbLocal({ port: await freePort() });
   await ensureDecisionsTable(dynamo.endpoint, "contract");
-  client = DynamoDBDocumentClient.from(
-    new DynamoDBClient({
-      endpoint: dynamo.endpoint,
-      region: "us-east-1",
-      credentials: { accessKeyId: "local", secretAccessKey: "local" },
-    }),
-    { marshallOptions: { removeUndefinedValues: true } },
-  );
+  client = documentClient(localServiceOptions(dynamo.endpoint));
 }, 120_000);
 
 afterAll(async () => {

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DecisionModel } from "../../endpoint/runtime/decision-model.ts";
 import { DecisionScorer } from "../../endpoint/scorer/scorer.ts";
-import { PolicyRegistry } from "../../shared/policy/registry.ts";
+import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { demoFigures, scoreHeldOut } from "../helpers/demo-evaluation.ts";
 import { demoModelPath, REPO_ROOT } from "../helpers/models.ts";
 

@@ -5,8 +5,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { MODEL_SHAPES } from "../../endpoint/models/shapes.ts";
 import { synthesizeModel } from "../../endpoint/models/synthesize.ts";
 import { DecisionModel } from "../../endpoint/runtime/decision-model.ts";
+import { ModelFileError } from "../../endpoint/runtime/errors.ts";
 import { sha256File } from "../../endpoint/runtime/model-file.ts";
-import { ModelFileError } from "../../endpoint/scorer/errors.ts";
 import { generatedModel } from "../helpers/models.ts";
 
 let dir: string;

@@ -13,15 +13,14 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ReceiveMessageCommand, SendMessageBatchCommand } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemOneRequest } from "../../shared/adapters/decision-endpoint.ts";
-import type { DecisionRecord } from "../../shared/decision-record.ts";
-import { parsePolicy } from "../../shared/policy/policy.ts";
-import { SeededRandom } from "../../shared/random.ts";
-import type { DecisionStore } from "../../shared/store/decision-store.ts";
+import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
+import type { DecisionStore } from "../../shared/domain/decision-store.ts";
+import { parsePolicy } from "../../shared/domain/policy/policy.ts";
+import { SeededRandom } from "../../shared/domain/random.ts";
 import { type FaultProxy, startFaultProxy } from "../helpers/fault-proxy.ts";
-import { type LocalPipeline, startLocalPipeline } from "../helpers/local-pipeline.ts";
+import { type LocalPipeline, sendBodies, startLocalPipeline } from "../helpers/local-pipeline.ts";
 import { demoModelPath, REPO_ROOT } from "../helpers/models.ts";
 import { type Budgets, budgetsFor, measureLatency, waitForProgress } from "../helpers/progress.ts";
 
@@ -151,35 +150,21 @@ describe("pipeline under faults", () => {
     // 10% of items are delivered twice, interleaved so that two pollers race on them.
     const all = items.flatMap((item, i) => (i % 10 === 3 ? [item.body, item.body] : [item.body]));
     const started = performance.now();
-    for (let i = 0; i < all.length; i += 10) {
-      await pipeline.sqs.send(
-        new SendMessageBatchCommand({
-          QueueUrl: pipeline.intakeUrl,
-          Entries: all.slice(i, i + 10).map((body, j) => ({ Id: String(j), MessageBody: body })),
-        }),
-      );
-    }
+    await sendBodies(pipeline.intake, all);
     const progress = () =>
       `${proxy.counts.forwarded} endpoint calls answered, ${pipeline.bus.events.length} events, ` +
       `poller stats ${JSON.stringify(pipeline.pollers.map((p) => p.stats))}`;
-    await waitForProgress("the intake queue", () => pipeline.depth(pipeline.intakeUrl), budgets, progress);
+    await waitForProgress("the intake queue", () => pipeline.depth(pipeline.intake), budgets, progress);
     await pipeline.bus.idle();
-    await waitForProgress(
-      "the review queue",
-      () => pipeline.depth(pipeline.reviewQueueUrl),
-      budgets,
-      progress,
-    );
+    await waitForProgress("the review queue", () => pipeline.depth(pipeline.reviewQueue), budgets, progress);
     await pipeline.bus.idle();
     const seconds = (performance.now() - started) / 1000;
 
     const inDlq = new Set<string>();
     for (;;) {
-      const batch = await pipeline.sqs.send(
-        new ReceiveMessageCommand({ QueueUrl: pipeline.dlqUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }),
-      );
-      if (!batch.Messages?.length) break;
-      for (const message of batch.Messages) inDlq.add((JSON.parse(message.Body!) as { id: string }).id);
+      const batch = await pipeline.deadLetters.receive({ visibilitySeconds: 600 });
+      if (batch.length === 0) break;
+      for (const message of batch) inDlq.add((JSON.parse(message.body) as { id: string }).id);
     }
 
     const eventIds = new Map<string, Set<string>>();

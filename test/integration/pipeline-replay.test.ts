@@ -4,11 +4,11 @@
  * (StartMessageMoveTask) bring items back after the fix, and an already decided item is not
  * decided or routed again.
  */
-import { SendMessageBatchCommand, SendMessageCommand } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { redriveAll, replayFiltered } from "../../shared/replay/replay.ts";
+import { redriveAll } from "../../shared/adapters/sqs-queue.ts";
+import { replayFiltered } from "../../shared/use-cases/replay.ts";
 import { type FaultProxy, startFaultProxy } from "../helpers/fault-proxy.ts";
-import { type LocalPipeline, startLocalPipeline } from "../helpers/local-pipeline.ts";
+import { type LocalPipeline, sendBodies, startLocalPipeline } from "../helpers/local-pipeline.ts";
 
 let proxy: FaultProxy;
 let pipeline: LocalPipeline;
@@ -48,24 +48,22 @@ describe("replay", () => {
       { id: "R-M1", policy: "content-moderation", state: "POISON post one" },
       { id: "R-M2", policy: "content-moderation", state: "POISON post two" },
     ];
-    await pipeline.sqs.send(
-      new SendMessageBatchCommand({
-        QueueUrl: pipeline.intakeUrl,
-        Entries: items.map((item, i) => ({ Id: String(i), MessageBody: JSON.stringify(item) })),
-      }),
+    await sendBodies(
+      pipeline.intake,
+      items.map((item) => JSON.stringify(item)),
     );
     await until(
       async () =>
-        (await pipeline.depth(pipeline.dlqUrl)) === 5 && (await pipeline.depth(pipeline.intakeUrl)) === 0,
+        (await pipeline.depth(pipeline.deadLetters)) === 5 && (await pipeline.depth(pipeline.intake)) === 0,
     );
 
     const failureOf = (id: string) => pipeline.deps.store.failureOf(id);
-    const base = { sqs: pipeline.sqs, dlqUrl: pipeline.dlqUrl, queueUrl: pipeline.intakeUrl, failureOf };
+    const base = { deadLetters: pipeline.deadLetters, destination: pipeline.intake, failureOf };
     const dry = await replayFiltered({ ...base, filter: { policy: "content-moderation" }, dryRun: true });
     expect(dry.matched.map((m) => m.itemId).sort()).toEqual(["R-M1", "R-M2"]);
     expect(dry.moved).toBe(0);
     expect(dry.matched[0]!.reason).toMatch(/EndpointUnavailableError/);
-    expect(await pipeline.depth(pipeline.dlqUrl)).toBe(5);
+    expect(await pipeline.depth(pipeline.deadLetters)).toBe(5);
     const byReason = await replayFiltered({
       ...base,
       filter: { reason: "endpointunavailable" },
@@ -86,9 +84,9 @@ describe("replay", () => {
         join(REPO_ROOT, "bin", "decide.js"),
         "status",
         "--queue-url",
-        pipeline.intakeUrl,
+        pipeline.intake.url,
         "--dlq-url",
-        pipeline.dlqUrl,
+        pipeline.deadLetters.url,
         "--json",
       ],
       { cwd: REPO_ROOT, env: process.env },
@@ -108,15 +106,13 @@ describe("replay", () => {
     });
     expect(filtered.moved).toBe(2);
     await until(async () => made("R-M1") === 1 && made("R-M2") === 1);
-    expect(await pipeline.depth(pipeline.dlqUrl)).toBe(3);
+    expect(await pipeline.depth(pipeline.deadLetters)).toBe(3);
 
     // An item that was already decided, dead-lettered again (say by an operator's mistake). It has
     // no source queue, so the redrive names its destination.
-    await pipeline.sqs.send(
-      new SendMessageCommand({ QueueUrl: pipeline.dlqUrl, MessageBody: JSON.stringify(items[3]) }),
-    );
+    await pipeline.deadLetters.send(JSON.stringify(items[3]));
     const handle = await redriveAll(
-      pipeline.sqs,
+      pipeline.deadLetters.sqs,
       "arn:aws:sqs:us-east-1:123456789012:intake-dlq",
       "arn:aws:sqs:us-east-1:123456789012:intake",
     );
@@ -124,10 +120,10 @@ describe("replay", () => {
     await until(
       async () =>
         ["R-T1", "R-T2", "R-T3"].every((id) => made(id) === 1) &&
-        (await pipeline.depth(pipeline.intakeUrl)) === 0,
+        (await pipeline.depth(pipeline.intake)) === 0,
     );
     await pipeline.bus.idle();
-    expect(await pipeline.depth(pipeline.dlqUrl)).toBe(0);
+    expect(await pipeline.depth(pipeline.deadLetters)).toBe(0);
     for (const item of items) expect(made(item.id)).toBe(1);
   });
 });

@@ -5,9 +5,8 @@
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { SendMessageBatchCommand } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LocalPipeline, startLocalPipeline } from "../helpers/local-pipeline.ts";
+import { type LocalPipeline, sendBodies, startLocalPipeline } from "../helpers/local-pipeline.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
 
 let pipeline: LocalPipeline;
@@ -20,14 +19,7 @@ afterAll(async () => {
 });
 
 async function send(bodies: string[]): Promise<void> {
-  for (let i = 0; i < bodies.length; i += 10) {
-    await pipeline.sqs.send(
-      new SendMessageBatchCommand({
-        QueueUrl: pipeline.intakeUrl,
-        Entries: bodies.slice(i, i + 10).map((body, j) => ({ Id: String(i + j), MessageBody: body })),
-      }),
-    );
-  }
+  await sendBodies(pipeline.intake, bodies);
 }
 
 async function until(check: () => Promise<boolean> | boolean, timeoutMs = 60_000): Promise<void> {
@@ -50,7 +42,7 @@ describe("decide pipeline on local services", () => {
     ];
     // Every sample twice: SQS delivers at least once, and upstream systems resend.
     await send([...samples, ...invalid, ...samples]);
-    await until(async () => (await pipeline.depth(pipeline.intakeUrl)) === 0);
+    await until(async () => (await pipeline.depth(pipeline.intake)) === 0);
     await pipeline.bus.idle();
 
     const made = pipeline.bus.events.filter((e) => e["detail-type"] === "Decision Made");
@@ -100,7 +92,7 @@ describe("decide pipeline on local services", () => {
       /unknown policy "no-such-policy"/,
     );
     expect(rejected.some((e) => String(e.detail.itemId).startsWith("invalid-"))).toBe(true);
-    expect(await pipeline.depth(pipeline.dlqUrl)).toBe(0);
+    expect(await pipeline.depth(pipeline.deadLetters)).toBe(0);
   });
 
   it("lists escalated items by status for the review queue", async () => {
@@ -193,8 +185,8 @@ describe("targets", () => {
 
 describe("scheduled drift check", () => {
   it("compares the stored decisions with each policy's baseline and emits Calibration Drift", async () => {
-    const { runDriftCheck } = await import("../../shared/calibration/drift-check.ts");
-    const { PolicyRegistry } = await import("../../shared/policy/registry.ts");
+    const { runDriftCheck } = await import("../../shared/use-cases/drift-check.ts");
+    const { PolicyRegistry } = await import("../../shared/domain/policy/registry.ts");
     const current = pipeline.deps.policies.current("ticket-routing")!;
     // A baseline no real run matches: every decision certain, all billing, nothing escalated.
     const skewed = {

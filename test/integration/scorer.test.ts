@@ -3,9 +3,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DecisionModel } from "../../endpoint/runtime/decision-model.ts";
-import { InvalidDecisionError, PromptTooLongError } from "../../endpoint/scorer/errors.ts";
+import { InvalidDecisionError, PromptTooLongError } from "../../endpoint/runtime/errors.ts";
 import { type DecisionResult, DecisionScorer } from "../../endpoint/scorer/scorer.ts";
-import { softmax } from "../../shared/probability.ts";
+import { softmax } from "../../shared/domain/probability.ts";
 import { generatedModel } from "../helpers/models.ts";
 
 const teams = [

@@ -3,7 +3,7 @@
  * hand-computed example exactly, thresholds and conformal sets behave on constructed data.
  */
 import { describe, expect, it } from "vitest";
-import { evaluateSets, fitConformal, predictionSet } from "../../shared/calibration/conformal.ts";
+import { evaluateSets, fitConformal, predictionSet } from "../../shared/domain/calibration/conformal.ts";
 import {
   accuracy,
   brierScore,
@@ -12,12 +12,16 @@ import {
   negativeLogLikelihood,
   reliabilityBins,
   riskCoverage,
-} from "../../shared/calibration/metrics.ts";
-import { fitTemperature, type LabelledLogits, outOfFold } from "../../shared/calibration/temperature.ts";
-import { chooseThreshold } from "../../shared/calibration/threshold.ts";
-import { wilsonInterval } from "../../shared/calibration/uncertainty.ts";
-import { softmax } from "../../shared/probability.ts";
-import { SeededRandom } from "../../shared/random.ts";
+} from "../../shared/domain/calibration/metrics.ts";
+import {
+  fitTemperature,
+  type LabelledLogits,
+  outOfFold,
+} from "../../shared/domain/calibration/temperature.ts";
+import { chooseThreshold } from "../../shared/domain/calibration/threshold.ts";
+import { wilsonInterval } from "../../shared/domain/calibration/uncertainty.ts";
+import { softmax } from "../../shared/domain/probability.ts";
+import { SeededRandom } from "../../shared/domain/random.ts";
 
 /** Items whose labels are drawn from softmax(u); the model reports u · t, so T = t calibrates it. */
 function fromKnownTemperature(t: number, n: number, options = 4, seed = 3): LabelledLogits[] {
@@ -164,7 +168,7 @@ describe("conformal sets", () => {
 });
 
 describe("drift", async () => {
-  const { checkDrift } = await import("../../shared/calibration/drift.ts");
+  const { checkDrift } = await import("../../shared/domain/calibration/drift.ts");
   const baseline = {
     meanConfidence: 0.9,
     escalationRate: 0.2,

@@ -6,9 +6,9 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { EVENT_DETAIL_SCHEMAS } from "../../shared/contracts/events.ts";
-import { eventJsonSchemas } from "../../shared/contracts/json-schemas.ts";
-import { eventFor } from "../../shared/decide/decide-message.ts";
+import { EVENT_DETAIL_SCHEMAS } from "../../shared/domain/contracts/events.ts";
+import { eventJsonSchemas } from "../../shared/domain/contracts/json-schemas.ts";
+import { eventFor } from "../../shared/use-cases/decide-message.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
 
 describe("published event schemas", () => {

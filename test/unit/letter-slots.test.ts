@@ -5,7 +5,7 @@
  */
 import { type LlamaModel, LlamaText, type Token, type Tokenizer } from "node-llama-cpp";
 import { describe, expect, it } from "vitest";
-import { SlotCheckError } from "../../endpoint/scorer/errors.ts";
+import { SlotCheckError } from "../../endpoint/runtime/errors.ts";
 import { checkLetterSlots } from "../../endpoint/scorer/letter-readout.ts";
 
 /**

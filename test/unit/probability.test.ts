@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { argmax, confidence, expectedLevel, logSumExp, softmax } from "../../shared/probability.ts";
+import { argmax, confidence, expectedLevel, logSumExp, softmax } from "../../shared/domain/probability.ts";
 
 describe("softmax", () => {
   it("matches a hand-computed distribution", () => {

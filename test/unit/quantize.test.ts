@@ -6,7 +6,7 @@ import {
   float16BitsToFloat32,
   float32ToFloat16Bits,
 } from "../../endpoint/gguf/quantize.ts";
-import { SeededRandom } from "../../shared/random.ts";
+import { SeededRandom } from "../../shared/domain/random.ts";
 
 describe("float16 conversion", () => {
   it("encodes reference values bit-exactly", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { InvalidDecisionError } from "../../endpoint/scorer/errors.ts";
+import { InvalidDecisionError } from "../../endpoint/runtime/errors.ts";
 import { parseDecisionRequest } from "../../endpoint/scorer/request.ts";
 
 const options = (n: number) =>

@@ -2,11 +2,11 @@ import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ModelFileError } from "../../endpoint/scorer/errors.ts";
+import { ModelFileError } from "../../endpoint/runtime/errors.ts";
 import { ConfigError, resolveServerConfig } from "../../endpoint/server/config.ts";
 import { describeGpu } from "../../endpoint/server/decision-service.ts";
 import { discoverModelFile } from "../../endpoint/server/model-discovery.ts";
-import { float, formatFloat, parseJsonStrict, stringifyJson } from "../../shared/contracts/json.ts";
+import { float, formatFloat, parseJsonStrict, stringifyJson } from "../../shared/domain/contracts/json.ts";
 
 describe("resolveServerConfig", () => {
   it("defaults to the SageMaker contract on loopback: /opt/ml/model, port 8080", () => {

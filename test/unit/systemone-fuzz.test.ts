@@ -8,7 +8,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../endpoint/server/api-error.ts";
 import { parseSystemOne } from "../../endpoint/server/systemone.ts";
-import { JsonInputError, parseJsonStrict } from "../../shared/contracts/json.ts";
+import { JsonInputError, parseJsonStrict } from "../../shared/domain/contracts/json.ts";
 
 const defaults = { tokenMass: false };
 

@@ -4,11 +4,11 @@
  */
 
 import type { PublishesEvents } from "../adapters/event-publisher.ts";
-import type { DecisionRecord, RecordStatus } from "../decision-record.ts";
-import { DetailType, pipelineEvent } from "../events.ts";
-import type { PolicyRegistry } from "../policy/registry.ts";
-import type { DecisionStore } from "../store/decision-store.ts";
-import { checkDrift } from "./drift.ts";
+import { checkDrift } from "../domain/calibration/drift.ts";
+import type { DecisionRecord, RecordStatus } from "../domain/decision-record.ts";
+import type { DecisionStore } from "../domain/decision-store.ts";
+import { DetailType, pipelineEvent } from "../domain/events.ts";
+import type { PolicyRegistry } from "../domain/policy/registry.ts";
 
 /** Statuses a decided (not rejected) record can be in. */
 const DECIDED: RecordStatus[] = ["auto_approved", "pending_review", "actioned", "reviewed"];

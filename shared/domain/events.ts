@@ -45,3 +45,8 @@ export function pipelineEvent(
 ): PipelineEvent {
   return { detailType, eventKey, detail: { eventId: eventIdOf(eventKey), ...detail } };
 }
+
+/** The event port: something that publishes pipeline events (EventBridge, the local bus, a test double). */
+export interface PublishesEvents {
+  publish(events: readonly PipelineEvent[]): Promise<void>;
+}

@@ -6,7 +6,7 @@
  * no second review task. The caller counts the tasks created (a metric), which is what tells
  * reviewers new work is waiting.
  */
-import type { DecisionStore } from "../store/decision-store.ts";
+import type { DecisionStore } from "../domain/decision-store.ts";
 import type { DecisionMadeDetail } from "./apply-decision.ts";
 
 /** What happened to the event. */

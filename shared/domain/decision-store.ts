@@ -2,9 +2,9 @@
  * The decision store port: what the pipeline needs from the decisions table, as an interface with
  * two implementations that pass one contract suite (`test/unit/decision-store.contract.ts`):
  * DynamoDB (`shared/adapters/dynamodb-decision-store.ts`, the real path) and in memory
- * (`shared/store/in-memory-decision-store.ts`, for tests of the use cases without servers).
+ * (`shared/adapters/in-memory-decision-store.ts`, for tests of the use cases without servers).
  */
-import type { DecisionRecord, RecordStatus } from "../decision-record.ts";
+import type { DecisionRecord, RecordStatus } from "./decision-record.ts";
 
 /** A record's key: item, policy and policy version. */
 export type RecordKey = Pick<DecisionRecord, "itemId" | "policyId" | "policyVersion">;

@@ -4,8 +4,8 @@
  * servers. Records are copied in and out, as a real store would serialize them. Not for
  * production: nothing survives the process.
  */
-import { type DecisionRecord, type RecordStatus, recordKey } from "../decision-record.ts";
-import type { CreateOutcome, DecisionStore, RecordKey } from "./decision-store.ts";
+import { type DecisionRecord, type RecordStatus, recordKey } from "../domain/decision-record.ts";
+import type { CreateOutcome, DecisionStore, RecordKey } from "../domain/decision-store.ts";
 
 type Stored = DecisionRecord & { publishLeaseUntil?: number } & Record<string, unknown>;
 

@@ -1,17 +1,9 @@
 /**
- * Replaying the dead-letter queue after a fix: either SQS's own redrive (StartMessageMoveTask,
- * everything back to the source queue), or a filtered re-send (by policy, failure reason and age)
+ * Replaying the dead-letter queue after a fix: a filtered re-send (by policy, failure reason and age)
  * that can first list what it would move. Replayed items that were already decided are not
  * decided again: the decide path is idempotent per item and policy version.
  */
-import {
-  ChangeMessageVisibilityBatchCommand,
-  DeleteMessageCommand,
-  ReceiveMessageCommand,
-  SendMessageCommand,
-  type SQSClient,
-  StartMessageMoveTaskCommand,
-} from "@aws-sdk/client-sqs";
+import type { MessageQueue, QueueMessage } from "../domain/message-queue.ts";
 
 /** Which dead-letter messages to re-send. */
 export interface ReplayFilter {
@@ -37,9 +29,8 @@ export interface DeadLetter {
 
 /** Options of {@link replayFiltered}. */
 export interface FilteredReplayOptions {
-  readonly sqs: SQSClient;
-  readonly dlqUrl: string;
-  readonly queueUrl: string;
+  readonly deadLetters: MessageQueue;
+  readonly destination: MessageQueue;
   readonly filter: ReplayFilter;
   /** List only; move nothing. */
   readonly dryRun: boolean;
@@ -57,17 +48,6 @@ export interface ReplayReport {
   readonly moved: number;
 }
 
-/** Starts SQS's own redrive of the whole dead-letter queue back to its source (or `destinationArn`). */
-export async function redriveAll(sqs: SQSClient, dlqArn: string, destinationArn?: string): Promise<string> {
-  const output = await sqs.send(
-    new StartMessageMoveTaskCommand({
-      SourceArn: dlqArn,
-      ...(destinationArn ? { DestinationArn: destinationArn } : {}),
-    }),
-  );
-  return output.TaskHandle ?? "";
-}
-
 /**
  * Walks the dead-letter queue once: matching messages are re-sent to `queueUrl` and deleted from
  * the dead-letter queue (or only listed in a dry run); the others are released at once.
@@ -79,75 +59,54 @@ export async function replayFiltered(options: FilteredReplayOptions): Promise<Re
   const seen = new Set<string>();
   let skipped = 0;
   let moved = 0;
-  const release: { Id: string; ReceiptHandle: string }[] = [];
+  const release: string[] = [];
   while (seen.size < limit) {
-    const batch = await options.sqs.send(
-      new ReceiveMessageCommand({
-        QueueUrl: options.dlqUrl,
-        MaxNumberOfMessages: 10,
-        WaitTimeSeconds: 0,
-        VisibilityTimeout: 60,
-        MessageSystemAttributeNames: ["All"],
-      }),
+    const messages = (await options.deadLetters.receive({ visibilitySeconds: 60 })).filter(
+      (m) => !seen.has(m.messageId),
     );
-    const messages = (batch.Messages ?? []).filter((m) => !seen.has(m.MessageId!));
     if (messages.length === 0) break;
     for (const message of messages) {
-      seen.add(message.MessageId!);
+      seen.add(message.messageId);
       const letter = await describe(message, options.failureOf);
       if (matches(letter, options.filter, now())) {
         matched.push(letter);
         if (!options.dryRun) {
-          await options.sqs.send(
-            new SendMessageCommand({ QueueUrl: options.queueUrl, MessageBody: message.Body ?? "" }),
-          );
-          await options.sqs.send(
-            new DeleteMessageCommand({ QueueUrl: options.dlqUrl, ReceiptHandle: message.ReceiptHandle! }),
-          );
+          await options.destination.send(message.body);
+          await options.deadLetters.delete([message.receiptHandle]);
           moved++;
           continue;
         }
       } else {
         skipped++;
       }
-      release.push({ Id: String(release.length), ReceiptHandle: message.ReceiptHandle! });
+      release.push(message.receiptHandle);
     }
   }
   // Make what stays in the dead-letter queue visible again at once.
-  for (let i = 0; i < release.length; i += 10) {
-    await options.sqs.send(
-      new ChangeMessageVisibilityBatchCommand({
-        QueueUrl: options.dlqUrl,
-        Entries: release
-          .slice(i, i + 10)
-          .map((entry, j) => ({ ...entry, Id: String(j), VisibilityTimeout: 0 })),
-      }),
-    );
-  }
+  await options.deadLetters.release(release);
   return { matched, skipped, moved };
 }
 
 async function describe(
-  message: { MessageId?: string; Body?: string; Attributes?: Record<string, string> },
+  message: QueueMessage,
   failureOf: FilteredReplayOptions["failureOf"],
 ): Promise<DeadLetter> {
   let itemId: string | undefined;
   let policy: string | undefined;
   try {
-    const body = JSON.parse(message.Body ?? "") as { id?: unknown; policy?: unknown };
+    const body = JSON.parse(message.body) as { id?: unknown; policy?: unknown };
     if (typeof body.id === "string") itemId = body.id;
     if (typeof body.policy === "string") policy = body.policy;
   } catch {
     // An unparseable body still replays; it will be rejected with its reason.
   }
-  const sent = Number(message.Attributes?.SentTimestamp ?? Date.now());
   return {
-    messageId: message.MessageId!,
+    messageId: message.messageId,
     itemId,
     policy,
-    reason: (await failureOf?.(message.MessageId!))?.reason,
-    sentAt: new Date(sent).toISOString(),
-    receiveCount: Number(message.Attributes?.ApproximateReceiveCount ?? 0),
+    reason: (await failureOf?.(message.messageId))?.reason,
+    sentAt: new Date(message.sentAt).toISOString(),
+    receiveCount: message.receiveCount,
   };
 }
 

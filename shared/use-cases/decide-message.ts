@@ -23,14 +23,14 @@ import { createHash } from "node:crypto";
 import type { DecidesItems } from "../adapters/decision-endpoint.ts";
 import { EndpointRejectedError, StoreRejectedError } from "../adapters/errors.ts";
 import type { PublishesEvents } from "../adapters/event-publisher.ts";
-import { predictionSet } from "../calibration/conformal.ts";
-import type { DecisionRecord } from "../decision-record.ts";
-import { DetailType, type PipelineEvent, pipelineEvent } from "../events.ts";
-import { type ItemProblem, parseItem } from "../item.ts";
-import type { PolicyRegistry } from "../policy/registry.ts";
-import { confidence, softmax } from "../probability.ts";
-import { type Route, routeDecision } from "../routing.ts";
-import type { DecisionStore } from "../store/decision-store.ts";
+import { predictionSet } from "../domain/calibration/conformal.ts";
+import type { DecisionRecord } from "../domain/decision-record.ts";
+import type { DecisionStore } from "../domain/decision-store.ts";
+import { DetailType, type PipelineEvent, pipelineEvent } from "../domain/events.ts";
+import { type ItemProblem, parseItem } from "../domain/item.ts";
+import type { PolicyRegistry } from "../domain/policy/registry.ts";
+import { confidence, softmax } from "../domain/probability.ts";
+import { type Route, routeDecision } from "../domain/routing.ts";
 
 /** What {@link decideMessage} needs. */
 export interface DecideDependencies {

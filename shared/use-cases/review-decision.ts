@@ -6,10 +6,10 @@
  */
 
 import type { PublishesEvents } from "../adapters/event-publisher.ts";
-import type { DecisionRecord } from "../decision-record.ts";
-import { DetailType, pipelineEvent } from "../events.ts";
-import type { PolicyRegistry } from "../policy/registry.ts";
-import type { DecisionStore } from "../store/decision-store.ts";
+import type { DecisionRecord } from "../domain/decision-record.ts";
+import type { DecisionStore } from "../domain/decision-store.ts";
+import { DetailType, pipelineEvent } from "../domain/events.ts";
+import type { PolicyRegistry } from "../domain/policy/registry.ts";
 
 /** A reviewer's answer. */
 export interface ReviewInput {

@@ -6,10 +6,10 @@
  */
 import { Hono } from "hono";
 import type { PublishesEvents } from "../adapters/event-publisher.ts";
-import { type DecisionRecord, RECORD_STATUSES } from "../decision-record.ts";
-import type { PolicyRegistry } from "../policy/registry.ts";
-import type { DecisionStore } from "../store/decision-store.ts";
-import { ReviewError, reviewDecision } from "../targets/review-decision.ts";
+import { type DecisionRecord, RECORD_STATUSES } from "../domain/decision-record.ts";
+import type { DecisionStore } from "../domain/decision-store.ts";
+import type { PolicyRegistry } from "../domain/policy/registry.ts";
+import { ReviewError, reviewDecision } from "../use-cases/review-decision.ts";
 
 const html = (text: unknown) =>
   String(text ?? "").replace(

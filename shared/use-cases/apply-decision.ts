@@ -7,8 +7,8 @@
  */
 
 import type { PublishesEvents } from "../adapters/event-publisher.ts";
-import { DetailType, pipelineEvent } from "../events.ts";
-import type { DecisionStore } from "../store/decision-store.ts";
+import type { DecisionStore } from "../domain/decision-store.ts";
+import { DetailType, pipelineEvent } from "../domain/events.ts";
 
 /** The "Decision Made" detail fields the target reads. */
 export interface DecisionMadeDetail {

@@ -4,15 +4,14 @@
  * entries that failed. Ids already sent are skipped (resume), and each sent batch is reported so
  * the caller can record it.
  */
-import { SendMessageBatchCommand, type SQSClient } from "@aws-sdk/client-sqs";
-import { PUT_EVENTS_BATCH, type PublishesEvents } from "../adapters/event-publisher.ts";
-import { backoff } from "../backoff.ts";
-import { DetailType } from "../events.ts";
+import { backoff } from "../../domain/backoff.ts";
+import { DetailType, type PublishesEvents } from "../../domain/events.ts";
+import { MAX_BATCH, type MessageQueue } from "../../domain/message-queue.ts";
 import type { PublishableItem } from "./read-items.ts";
 
 /** Where items go. */
 export type PublishTarget =
-  | { readonly kind: "queue"; readonly sqs: SQSClient; readonly queueUrl: string }
+  | { readonly kind: "queue"; readonly queue: MessageQueue }
   | { readonly kind: "bus"; readonly publisher: PublishesEvents };
 
 /** Options of {@link sendItems}. */
@@ -31,8 +30,8 @@ export async function sendItems(
   target: PublishTarget,
   options: SendOptions = {},
 ): Promise<void> {
-  for (let start = 0; start < items.length; start += PUT_EVENTS_BATCH) {
-    const batch = items.slice(start, start + PUT_EVENTS_BATCH);
+  for (let start = 0; start < items.length; start += MAX_BATCH) {
+    const batch = items.slice(start, start + MAX_BATCH);
     if (target.kind === "bus") {
       // The publisher retries failed entries itself.
       await target.publisher.publish(
@@ -60,15 +59,12 @@ async function sendBatch(
   for (let attempt = 1; attempt <= attempts && pending.length > 0; attempt++) {
     await backoff(attempt, options.baseDelayMs ?? 100);
     try {
-      const output = await target.sqs.send(
-        new SendMessageBatchCommand({
-          QueueUrl: target.queueUrl,
-          Entries: pending.map((item, i) => ({ Id: String(i), MessageBody: item.body })),
-        }),
+      const failures = await target.queue.sendBatch(
+        pending.map((item) => ({ id: item.id, body: item.body })),
       );
-      const failed = new Set((output.Failed ?? []).map((f) => Number(f.Id)));
-      lastError = (output.Failed ?? []).map((f) => f.Code ?? f.Message).join(", ");
-      pending = pending.filter((_, i) => failed.has(i));
+      const failed = new Set(failures.map((f) => f.id));
+      lastError = failures.map((f) => f.reason).join(", ");
+      pending = pending.filter((item) => failed.has(item.id));
     } catch (error) {
       lastError = (error as Error).message;
     }

@@ -4,7 +4,7 @@
  * their line numbers.
  */
 import { parse as parseCsv } from "csv-parse/sync";
-import { type ItemProblem, parseItem } from "../item.ts";
+import { type ItemProblem, parseItem } from "../../domain/item.ts";
 
 /** A line that can be sent. */
 export interface PublishableItem {

@@ -1,0 +1,60 @@
+/**
+ * The CLI's way to AWS (or the local mode's stand-ins): the AWS CLI's conventions (--region,
+ * --profile, AWS_REGION, AWS_ENDPOINT_URL_*) turned into client options once, and the adapters
+ * the commands use built from them. No command builds an SDK client by hand.
+ */
+import {
+  type AwsClientOptions,
+  documentClient,
+  eventBridgeClient,
+  localServiceOptions,
+  sqsClient,
+} from "../shared/adapters/aws-clients.ts";
+import { DynamoDbDecisionStore } from "../shared/adapters/dynamodb-decision-store.ts";
+import { EventPublisher, type EventPublisherOptions } from "../shared/adapters/event-publisher.ts";
+import { SqsQueue } from "../shared/adapters/sqs-queue.ts";
+
+/** The connection flags every AWS-facing command takes. */
+export const AWS_FLAGS = {
+  region: { type: "string" },
+  profile: { type: "string" },
+} as const;
+
+/** Client options from `--region` / `--profile` and the environment. */
+export function awsOptions(values: {
+  region?: string | undefined;
+  profile?: string | undefined;
+}): AwsClientOptions {
+  // The SDK reads the profile from the environment; setting it here makes --profile mean what it does in the AWS CLI.
+  if (values.profile) process.env.AWS_PROFILE = values.profile;
+  const region = values.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION;
+  return region ? { region } : {};
+}
+
+/** The decisions table. */
+export function decisionStore(table: string, options: AwsClientOptions): DynamoDbDecisionStore {
+  return new DynamoDbDecisionStore(documentClient(options), table);
+}
+
+/**
+ * A queue by URL. A URL outside AWS (the local mode's `http://127.0.0.1:9324/...`) is also the
+ * endpoint when none is configured: the SDK would otherwise resolve AWS's own endpoint, warn on
+ * every call that the queue URL differs from it, and fail on credentials it does not need.
+ */
+export function queueAt(url: string, options: AwsClientOptions): SqsQueue {
+  const endpoint = options.endpoint ?? process.env.AWS_ENDPOINT_URL_SQS ?? process.env.AWS_ENDPOINT_URL;
+  const local = !endpoint && !new URL(url).hostname.endsWith(".amazonaws.com");
+  return new SqsQueue(
+    sqsClient(local ? { ...localServiceOptions(new URL(url).origin), ...options } : options),
+    url,
+  );
+}
+
+/** An event publisher to `busName`. */
+export function publisherTo(
+  busName: string,
+  options: AwsClientOptions,
+  publisher: EventPublisherOptions = {},
+): EventPublisher {
+  return new EventPublisher(eventBridgeClient(options), busName, publisher);
+}

@@ -1,0 +1,122 @@
+/**
+ * How every pipeline function is built: Node.js 22 on ARM, ES module bundle with the policy
+ * files beside it, its own log group, X-Ray tracing, the shared environment, and exactly the
+ * table actions its code calls (`TABLE_ACCESS` in `infra/topology.ts`). Also the cdk-nag
+ * findings every such function carries, each with its reason.
+ */
+import { fileURLToPath } from "node:url";
+import { Duration, RemovalPolicy } from "aws-cdk-lib";
+import type * as dynamodb from "aws-cdk-lib/aws-dynamodb";
+import * as lambda from "aws-cdk-lib/aws-lambda";
+import { LogLevel, NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
+import * as logs from "aws-cdk-lib/aws-logs";
+import { NagSuppressions } from "cdk-nag";
+import type { Construct } from "constructs";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+/** What differs between functions. */
+export interface FunctionSettings {
+  readonly memoryMiB: number;
+  readonly timeoutSeconds: number;
+  readonly environment?: Record<string, string>;
+  /** Exactly these actions on the decisions table (`TABLE_ACCESS`). */
+  readonly tableAccess: readonly string[];
+}
+
+/** What every function of one pipeline shares. */
+export interface FunctionDefaults {
+  readonly table: dynamodb.Table;
+  readonly environment: Record<string, string>;
+  /** Folder whose *.json policies are bundled into `/var/task/policies`. @default events/policies */
+  readonly policiesDir?: string;
+}
+
+/** A factory for the pipeline's functions in `scope` (their ids are the names given). */
+export function functionFactory(scope: Construct, defaults: FunctionDefaults) {
+  const policiesDir = defaults.policiesDir ?? `${ROOT}/events/policies`;
+  return (name: string, file: string, settings: FunctionSettings): NodejsFunction => {
+    const logGroup = new logs.LogGroup(scope, `${name}Logs`, {
+      retention: logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    const created = new NodejsFunction(scope, name, {
+      entry: `${ROOT}/functions/${file}`,
+      handler: "handler",
+      runtime: lambda.Runtime.NODEJS_22_X,
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: settings.memoryMiB,
+      timeout: Duration.seconds(settings.timeoutSeconds),
+      logGroup,
+      tracing: lambda.Tracing.ACTIVE,
+      environment: {
+        ...defaults.environment,
+        // The tracer's service name: the function's name in the logs' and metrics' style.
+        POWERTOOLS_SERVICE_NAME: name.replace(/[a-z](?=[A-Z])/g, "$&-").toLowerCase(),
+        ...settings.environment,
+      },
+      depsLockFilePath: `${ROOT}/package-lock.json`,
+      projectRoot: ROOT,
+      bundling: {
+        format: OutputFormat.ESM,
+        // Findings only: no per-bundle size lines in the synth output.
+        logLevel: LogLevel.ERROR,
+        target: "node22",
+        mainFields: ["module", "main"],
+        // Some dependencies still call require(); give the ES module bundle one.
+        banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
+        externalModules: ["@aws-sdk/*"],
+        commandHooks: {
+          beforeBundling: () => [],
+          beforeInstall: () => [],
+          afterBundling: (_input: string, output: string) => [
+            `mkdir -p ${output}/policies`,
+            `cp ${policiesDir}/*.json ${output}/policies/`,
+          ],
+        },
+      },
+    });
+    // Least privilege: the table actions this function's code calls, nothing more.
+    defaults.table.grant(created, ...settings.tableAccess.map((action) => `dynamodb:${action}`));
+    return created;
+  };
+}
+
+const PINNED_RUNTIME =
+  "Pinned to nodejs22.x, the runtime the project tests and supports; newer runtimes are adopted deliberately";
+
+/**
+ * Suppresses the cdk-nag findings every pipeline function carries, each with its reason. Call it
+ * once the function is complete: the suppressions reach the children that exist then (event
+ * source mappings, function URLs, invoke configurations).
+ */
+export function suppressFunctionFindings(fn: NodejsFunction): void {
+  NagSuppressions.addResourceSuppressions(
+    fn,
+    [
+      {
+        id: "AwsSolutions-IAM4",
+        reason: "AWSLambdaBasicExecutionRole only allows writing this function's logs",
+        appliesTo: ["Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"],
+      },
+      {
+        id: "AwsSolutions-IAM5",
+        reason:
+          "Grants from aws-cdk-lib: the table's indexes (index/*), X-Ray trace segments and SQS/KMS actions scoped to this stack's resources",
+      },
+      { id: "AwsSolutions-L1", reason: PINNED_RUNTIME },
+      { id: "Serverless-LambdaLatestVersion", reason: PINNED_RUNTIME },
+      {
+        id: "Serverless-LambdaEventSourceMappingDestination",
+        reason:
+          "On-failure destinations exist for stream sources only; an SQS event source dead-letters through its queue's redrive policy, which every consumed queue has",
+      },
+      {
+        id: "Serverless-LambdaDLQ",
+        reason:
+          "A function DLQ only catches asynchronous invocations: the SQS-fed functions dead-letter through their queues' redrive policies, the URL and operator functions are invoked synchronously, and the scheduled drift function has an on-failure destination (which supersedes a DLQ)",
+      },
+    ],
+    true,
+  );
+}

@@ -1,0 +1,62 @@
+/**
+ * The pipeline's queues: the intake with its dead-letter queue, the rule targets' queues (auto
+ * action, review, rejected) and their dead-letter queues. All encrypted and TLS-only; every
+ * consumed queue dead-letters after the receive limit. Created in the caller's scope, so their
+ * logical ids stay those of a flat stack.
+ */
+import { Duration } from "aws-cdk-lib";
+import * as sqs from "aws-cdk-lib/aws-sqs";
+import { NagSuppressions } from "cdk-nag";
+import type { Construct } from "constructs";
+import { INTAKE_VISIBILITY_SECONDS, MAX_RECEIVE_COUNT, TARGET_VISIBILITY_SECONDS } from "../topology.ts";
+
+/** The queues, by role. */
+export interface PipelineQueues {
+  readonly intake: sqs.Queue;
+  readonly deadLetters: sqs.Queue;
+  readonly review: sqs.Queue;
+  readonly autoAction: sqs.Queue;
+  readonly autoActionDeadLetters: sqs.Queue;
+  readonly rejected: sqs.Queue;
+  readonly targetsDeadLetters: sqs.Queue;
+}
+
+/** Creates the queues in `scope`. */
+export function createPipelineQueues(scope: Construct): PipelineQueues {
+  const secureQueue = (name: string, extra: Partial<sqs.QueueProps> = {}) =>
+    new sqs.Queue(scope, name, { encryption: sqs.QueueEncryption.SQS_MANAGED, enforceSSL: true, ...extra });
+  const deadLetterQueue = (name: string) => {
+    const queue = secureQueue(name, { retentionPeriod: Duration.days(14) });
+    NagSuppressions.addResourceSuppressions(queue, [
+      { id: "AwsSolutions-SQS3", reason: "This queue is itself a dead-letter queue" },
+      { id: "Serverless-SQSRedrivePolicy", reason: "This queue is itself a dead-letter queue" },
+    ]);
+    return queue;
+  };
+  const deadLetters = deadLetterQueue("DeadLetterQueue");
+  const targetsDeadLetters = deadLetterQueue("TargetsDeadLetterQueue");
+  const autoActionDeadLetters = deadLetterQueue("AutoActionDeadLetterQueue");
+  const redrive = (queue: sqs.IQueue) => ({ deadLetterQueue: { queue, maxReceiveCount: MAX_RECEIVE_COUNT } });
+  return {
+    deadLetters,
+    targetsDeadLetters,
+    autoActionDeadLetters,
+    intake: secureQueue("IntakeQueue", {
+      visibilityTimeout: Duration.seconds(INTAKE_VISIBILITY_SECONDS),
+      ...redrive(deadLetters),
+    }),
+    // The targets' queues: durable, retried, dead-lettered after the receive limit.
+    review: secureQueue("ReviewQueue", {
+      visibilityTimeout: Duration.seconds(TARGET_VISIBILITY_SECONDS),
+      ...redrive(targetsDeadLetters),
+    }),
+    autoAction: secureQueue("AutoActionQueue", {
+      visibilityTimeout: Duration.seconds(TARGET_VISIBILITY_SECONDS),
+      ...redrive(autoActionDeadLetters),
+    }),
+    rejected: secureQueue("RejectedQueue", {
+      retentionPeriod: Duration.days(14),
+      ...redrive(targetsDeadLetters),
+    }),
+  };
+}

@@ -1,0 +1,68 @@
+/**
+ * The one place AWS SDK clients are built, for the Lambda functions, the CLI and the local mode.
+ * Every client gets connection and request timeouts; each honours the `AWS_ENDPOINT_URL_*`
+ * variables (how the local mode and the tests point unchanged code at the stand-ins) unless an
+ * endpoint is given explicitly.
+ */
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
+import { SageMakerRuntimeClient } from "@aws-sdk/client-sagemaker-runtime";
+import { SQSClient } from "@aws-sdk/client-sqs";
+import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+
+/**
+ * Every call gets an answer or an error: the SDK waits forever on a connection that never
+ * answers unless told otherwise. A timed-out call is retried by the SDK (3 tries), then fails
+ * like any other transient error. (SageMaker calls carry their own per-call abort signal.)
+ */
+export const SDK_REQUEST_TIMEOUTS = { connectionTimeout: 3_000, requestTimeout: 10_000 } as const;
+
+/** Where and as whom the clients connect; everything optional (the SDK's own chain otherwise). */
+export interface AwsClientOptions {
+  readonly region?: string;
+  /** An explicit endpoint (a local stand-in); the `AWS_ENDPOINT_URL_*` variables apply otherwise. */
+  readonly endpoint?: string;
+  readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string };
+}
+
+/** Options for a stand-in on this machine: a fixed region and throwaway credentials. */
+export function localServiceOptions(endpoint: string): AwsClientOptions {
+  return { endpoint, region: "us-east-1", credentials: { accessKeyId: "local", secretAccessKey: "local" } };
+}
+
+function config(options: AwsClientOptions) {
+  return {
+    requestHandler: SDK_REQUEST_TIMEOUTS,
+    ...(options.region ? { region: options.region } : {}),
+    ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+    ...(options.credentials ? { credentials: { ...options.credentials } } : {}),
+  };
+}
+
+/** A DynamoDB client (table administration). */
+export function dynamoDbClient(options: AwsClientOptions = {}): DynamoDBClient {
+  return new DynamoDBClient(config(options));
+}
+
+/** A DynamoDB document client that drops undefined attributes, over `base` or a new client. */
+export function documentClient(
+  options: AwsClientOptions = {},
+  base: DynamoDBClient = dynamoDbClient(options),
+): DynamoDBDocumentClient {
+  return DynamoDBDocumentClient.from(base, { marshallOptions: { removeUndefinedValues: true } });
+}
+
+/** An SQS client. */
+export function sqsClient(options: AwsClientOptions = {}): SQSClient {
+  return new SQSClient(config(options));
+}
+
+/** An EventBridge client. */
+export function eventBridgeClient(options: AwsClientOptions = {}): EventBridgeClient {
+  return new EventBridgeClient(config(options));
+}
+
+/** A SageMaker runtime client that tries once: the decide path has its own retry loop and deadline. */
+export function sageMakerRuntimeClient(options: AwsClientOptions = {}): SageMakerRuntimeClient {
+  return new SageMakerRuntimeClient({ ...config(options), maxAttempts: 1 });
+}

@@ -1,0 +1,136 @@
+/**
+ * The queue port on Amazon SQS (or the local stand-in behind the same API).
+ */
+import {
+  ChangeMessageVisibilityBatchCommand,
+  CreateQueueCommand,
+  DeleteMessageBatchCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  SendMessageCommand,
+  type SQSClient,
+  StartMessageMoveTaskCommand,
+} from "@aws-sdk/client-sqs";
+import {
+  MAX_BATCH,
+  type MessageQueue,
+  type OutgoingMessage,
+  type QueueMessage,
+  type ReceiveOptions,
+} from "../domain/message-queue.ts";
+
+/** One SQS queue. */
+export class SqsQueue implements MessageQueue {
+  constructor(
+    readonly sqs: SQSClient,
+    readonly url: string,
+  ) {}
+
+  /** Creates the queue (or finds it when it exists with the same attributes). */
+  static async create(
+    sqs: SQSClient,
+    name: string,
+    attributes: Record<string, string> = {},
+  ): Promise<SqsQueue> {
+    const created = await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
+    return new SqsQueue(sqs, created.QueueUrl!);
+  }
+
+  /** The queue's ARN. */
+  async arn(): Promise<string> {
+    const output = await this.sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: this.url, AttributeNames: ["QueueArn"] }),
+    );
+    return output.Attributes?.QueueArn ?? "";
+  }
+
+  async send(body: string): Promise<void> {
+    await this.sqs.send(new SendMessageCommand({ QueueUrl: this.url, MessageBody: body }));
+  }
+
+  async sendBatch(messages: readonly OutgoingMessage[]): Promise<{ id: string; reason: string }[]> {
+    if (messages.length > MAX_BATCH) throw new RangeError(`at most ${MAX_BATCH} messages per batch`);
+    const output = await this.sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: this.url,
+        // SQS entry ids allow only [A-Za-z0-9_-]: send by position, answer with the caller's ids.
+        Entries: messages.map((message, i) => ({ Id: String(i), MessageBody: message.body })),
+      }),
+    );
+    return (output.Failed ?? []).map((failure) => ({
+      id: messages[Number(failure.Id)]!.id,
+      reason: failure.Code ?? failure.Message ?? "failed",
+    }));
+  }
+
+  async receive(options: ReceiveOptions = {}): Promise<QueueMessage[]> {
+    const output = await this.sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: this.url,
+        MaxNumberOfMessages: options.max ?? MAX_BATCH,
+        WaitTimeSeconds: options.waitSeconds ?? 0,
+        ...(options.visibilitySeconds !== undefined ? { VisibilityTimeout: options.visibilitySeconds } : {}),
+        MessageSystemAttributeNames: ["All"],
+      }),
+      options.signal ? { abortSignal: options.signal } : {},
+    );
+    return (output.Messages ?? []).map((message) => ({
+      messageId: message.MessageId!,
+      body: message.Body ?? "",
+      receiptHandle: message.ReceiptHandle!,
+      sentAt: Number(message.Attributes?.SentTimestamp ?? Date.now()),
+      receiveCount: Number(message.Attributes?.ApproximateReceiveCount ?? 0),
+    }));
+  }
+
+  async delete(receiptHandles: readonly string[]): Promise<void> {
+    for (let i = 0; i < receiptHandles.length; i += MAX_BATCH) {
+      await this.sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: this.url,
+          Entries: receiptHandles
+            .slice(i, i + MAX_BATCH)
+            .map((handle, j) => ({ Id: String(j), ReceiptHandle: handle })),
+        }),
+      );
+    }
+  }
+
+  async release(receiptHandles: readonly string[]): Promise<void> {
+    for (let i = 0; i < receiptHandles.length; i += MAX_BATCH) {
+      await this.sqs.send(
+        new ChangeMessageVisibilityBatchCommand({
+          QueueUrl: this.url,
+          Entries: receiptHandles
+            .slice(i, i + MAX_BATCH)
+            .map((handle, j) => ({ Id: String(j), ReceiptHandle: handle, VisibilityTimeout: 0 })),
+        }),
+      );
+    }
+  }
+
+  async depth(): Promise<{ visible: number; inFlight: number }> {
+    const output = await this.sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: this.url,
+        AttributeNames: ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+      }),
+    );
+    return {
+      visible: Number(output.Attributes?.ApproximateNumberOfMessages ?? 0),
+      inFlight: Number(output.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0),
+    };
+  }
+}
+
+/** Starts SQS's own redrive of a whole dead-letter queue back to its source (or `destinationArn`). */
+export async function redriveAll(sqs: SQSClient, dlqArn: string, destinationArn?: string): Promise<string> {
+  const output = await sqs.send(
+    new StartMessageMoveTaskCommand({
+      SourceArn: dlqArn,
+      ...(destinationArn ? { DestinationArn: destinationArn } : {}),
+    }),
+  );
+  return output.TaskHandle ?? "";
+}
