@@ -85,29 +85,18 @@ export class SqsQueue implements MessageQueue {
   }
 
   async delete(receiptHandles: readonly string[]): Promise<void> {
-    for (let i = 0; i < receiptHandles.length; i += MAX_BATCH) {
-      await this.sqs.send(
-        new DeleteMessageBatchCommand({
-          QueueUrl: this.url,
-          Entries: receiptHandles
-            .slice(i, i + MAX_BATCH)
-            .map((handle, j) => ({ Id: String(j), ReceiptHandle: handle })),
-        }),
-      );
-    }
+    for (const entries of batchesOf(receiptHandles))
+      await this.sqs.send(new DeleteMessageBatchCommand({ QueueUrl: this.url, Entries: entries }));
   }
 
   async release(receiptHandles: readonly string[]): Promise<void> {
-    for (let i = 0; i < receiptHandles.length; i += MAX_BATCH) {
+    for (const entries of batchesOf(receiptHandles))
       await this.sqs.send(
         new ChangeMessageVisibilityBatchCommand({
           QueueUrl: this.url,
-          Entries: receiptHandles
-            .slice(i, i + MAX_BATCH)
-            .map((handle, j) => ({ Id: String(j), ReceiptHandle: handle, VisibilityTimeout: 0 })),
+          Entries: entries.map((entry) => ({ ...entry, VisibilityTimeout: 0 })),
         }),
       );
-    }
   }
 
   async depth(): Promise<{ visible: number; inFlight: number }> {
@@ -122,6 +111,16 @@ export class SqsQueue implements MessageQueue {
       inFlight: Number(output.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0),
     };
   }
+}
+
+/** Receipt handles as batch entries, at most {@link MAX_BATCH} per batch. */
+function batchesOf(receiptHandles: readonly string[]): { Id: string; ReceiptHandle: string }[][] {
+  const batches = [];
+  for (let i = 0; i < receiptHandles.length; i += MAX_BATCH)
+    batches.push(
+      receiptHandles.slice(i, i + MAX_BATCH).map((handle, j) => ({ Id: String(j), ReceiptHandle: handle })),
+    );
+  return batches;
 }
 
 /** Starts SQS's own redrive of a whole dead-letter queue back to its source (or `destinationArn`). */

@@ -9,6 +9,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { DecisionModel } from "../../endpoint/runtime/decision-model.ts";
 import { DecisionScorer } from "../../endpoint/scorer/scorer.ts";
+import type { Policy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { routeDecision } from "../../shared/domain/routing.ts";
 import { REPO_ROOT } from "./models.ts";
@@ -38,6 +39,23 @@ export interface DemoFigures {
   readonly wrongAutomated: number;
 }
 
+/** Scores `state` as the decide function would under `policy`: its one question, its layout. */
+export async function scoreUnderPolicy(scorer: DecisionScorer, policy: Policy, state: unknown) {
+  const result = await scorer.score({
+    state,
+    layout: policy.layout,
+    questions: [
+      {
+        key: "q",
+        type: policy.type,
+        instructions: policy.question,
+        options: policy.options.map(({ id, description }) => ({ id, description })),
+      },
+    ],
+  });
+  return result.answers[0]!;
+}
+
 /** Scores every held-back row on the model at `modelPath`. */
 export async function scoreHeldOut(modelPath: string, file = "demo-heldout.jsonl"): Promise<HeldOutResult[]> {
   const policies = await PolicyRegistry.fromFolder(join(REPO_ROOT, "events", "policies"));
@@ -52,19 +70,7 @@ export async function scoreHeldOut(modelPath: string, file = "demo-heldout.jsonl
     for (const [index, row] of rows.entries()) {
       const policy = policies.current(row.policy);
       if (!policy) throw new Error(`${file} line ${index + 1}: unknown policy ${row.policy}`);
-      const scored = await scorer.score({
-        state: row.state,
-        layout: policy.layout,
-        questions: [
-          {
-            key: "q",
-            type: policy.type,
-            instructions: policy.question,
-            options: policy.options.map(({ id, description }) => ({ id, description })),
-          },
-        ],
-      });
-      const probabilities = scored.answers[0]!.probabilities;
+      const { probabilities } = await scoreUnderPolicy(scorer, policy, row.state);
       // Audit sampling is a draw per item id; the figures are about the model, so no id is sampled.
       const routing = routeDecision({ ...policy, auditSampleRate: 0 }, probabilities, `heldout-${index}`);
       results.push({

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DecisionModel } from "../../endpoint/runtime/decision-model.ts";
 import { DecisionScorer } from "../../endpoint/scorer/scorer.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
-import { demoFigures, scoreHeldOut } from "../helpers/demo-evaluation.ts";
+import { demoFigures, scoreHeldOut, scoreUnderPolicy } from "../helpers/demo-evaluation.ts";
 import { demoModelPath, REPO_ROOT } from "../helpers/models.ts";
 
 let policies: PolicyRegistry;
@@ -26,20 +26,7 @@ afterAll(async () => {
 });
 
 async function decide(policyId: string, state: unknown) {
-  const policy = policies.current(policyId)!;
-  const result = await scorer.score({
-    state,
-    layout: policy.layout,
-    questions: [
-      {
-        key: "q",
-        type: policy.type,
-        instructions: policy.question,
-        options: policy.options.map(({ id, description }) => ({ id, description })),
-      },
-    ],
-  });
-  const answer = result.answers[0]!;
+  const answer = await scoreUnderPolicy(scorer, policies.current(policyId)!, state);
   return { chosen: answer.chosen, top: Math.max(...answer.probabilities) };
 }
 

@@ -32,6 +32,21 @@ function importsOf(text: string): string[] {
 
 const files = sourceFiles();
 
+/** "file: specifier" for each import of a file under `folder` that `forbidden` flags. */
+function offenders(
+  folder: string | ((path: string) => boolean),
+  forbidden: (specifier: string) => boolean,
+): string[] {
+  const inFolder = typeof folder === "string" ? (path: string) => path.startsWith(folder) : folder;
+  return files
+    .filter((f) => inFolder(f.path))
+    .flatMap((f) =>
+      importsOf(f.text)
+        .filter(forbidden)
+        .map((s) => `${f.path}: ${s}`),
+    );
+}
+
 describe("layout", () => {
   it("finds the source files", () => {
     expect(files.length).toBeGreaterThan(100);
@@ -42,49 +57,24 @@ describe("layout", () => {
     expect(
       files.filter((f) => importsOf(f.text).some((s) => s.startsWith("@aws-sdk/"))).length,
     ).toBeGreaterThan(3);
-    const offenders = files
-      .filter((f) => !f.path.startsWith("shared/adapters/"))
-      .flatMap((f) =>
-        importsOf(f.text)
-          .filter((s) => s.startsWith("@aws-sdk/"))
-          .map((s) => `${f.path}: ${s}`),
-      );
-    expect(offenders).toEqual([]);
+    const outside = (path: string) => !path.startsWith("shared/adapters/");
+    expect(offenders(outside, (s) => s.startsWith("@aws-sdk/"))).toEqual([]);
   });
 
   it("keeps shared/domain/ pure: no adapters, use cases, pages, functions or infrastructure", () => {
-    const offenders = files
-      .filter((f) => f.path.startsWith("shared/domain/"))
-      .flatMap((f) =>
-        importsOf(f.text)
-          .filter(
-            (s) => /(adapters|use-cases|pages|functions|infra|cli)\//.test(s) || s.startsWith("@aws-sdk/"),
-          )
-          .map((s) => `${f.path}: ${s}`),
-      );
-    expect(offenders).toEqual([]);
+    const layered = (s: string) =>
+      /(adapters|use-cases|pages|functions|infra|cli)\//.test(s) || s.startsWith("@aws-sdk/");
+    expect(offenders("shared/domain/", layered)).toEqual([]);
   });
 
   it("keeps use cases off the SDK and the web: they reach the world through ports", () => {
-    const offenders = files
-      .filter((f) => f.path.startsWith("shared/use-cases/"))
-      .flatMap((f) =>
-        importsOf(f.text)
-          .filter((s) => /(pages|functions|infra|cli)\//.test(s) || s === "hono")
-          .map((s) => `${f.path}: ${s}`),
-      );
-    expect(offenders).toEqual([]);
+    expect(
+      offenders("shared/use-cases/", (s) => /(pages|functions|infra|cli)\//.test(s) || s === "hono"),
+    ).toEqual([]);
   });
 
   it("has no import loop between the runtime and the scorer", () => {
-    const offenders = files
-      .filter((f) => f.path.startsWith("endpoint/runtime/"))
-      .flatMap((f) =>
-        importsOf(f.text)
-          .filter((s) => s.includes("scorer/"))
-          .map((s) => `${f.path}: ${s}`),
-      );
-    expect(offenders).toEqual([]);
+    expect(offenders("endpoint/runtime/", (s) => s.includes("scorer/"))).toEqual([]);
   });
 
   it("keeps every source file under 330 lines", () => {
