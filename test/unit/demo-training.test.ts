@@ -22,7 +22,7 @@ describe("demo training set", () => {
     expect(await readFile(join(items, "demo-training.jsonl"), "utf8")).toBe(demoTrainingJsonl(rows));
   });
 
-  it("shares no item with the held-back file", async () => {
+  it("shares no item with the held-back and dev files", async () => {
     const states = (file: string) =>
       readFile(join(items, file), "utf8").then((text) =>
         text
@@ -31,7 +31,11 @@ describe("demo training set", () => {
           .map((l) => JSON.stringify(JSON.parse(l).state).toLowerCase()),
       );
     const training = new Set(await states("demo-training.jsonl"));
-    expect((await states("demo-heldout.jsonl")).filter((s) => training.has(s))).toEqual([]);
+    for (const file of ["demo-heldout.jsonl", "demo-dev.jsonl", "demo-dev2.jsonl"])
+      expect(
+        (await states(file)).filter((s) => training.has(s)),
+        file,
+      ).toEqual([]);
   });
 
   it("names an unknown slot", () => {
