@@ -96,3 +96,13 @@ export const TABLE_ACCESS = {
   /** recent decisions (Query on the status index). */
   Drift: ["Query"],
 } as const satisfies Record<string, readonly TableAction[]>;
+
+/** Human review: how long opening an item claims it, and how long a reviewer may change their own label. */
+export const REVIEW = {
+  claimMs: 5 * 60_000,
+  changeWindowMs: 10 * 60_000,
+  /** Items per page of the review queue. */
+  pageSize: 25,
+  /** Pending-review age (minutes) at which a policy's alarm fires, unless the policy sets its own. */
+  defaultServiceLevelMinutes: 240,
+} as const;

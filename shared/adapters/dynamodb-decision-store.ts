@@ -16,8 +16,16 @@ import {
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import { type DecisionRecord, type RecordStatus, recordKey } from "../domain/decision-record.ts";
-import type { CreateOutcome, DecisionStore, RecordKey as Key } from "../domain/decision-store.ts";
+import type {
+  CreateOutcome,
+  DecisionStore,
+  RecordKey as Key,
+  RecordPage,
+  ReviewWrite,
+} from "../domain/decision-store.ts";
+import type { ReviewClaim } from "../domain/review.ts";
 import { STATUS_INDEX } from "./decisions-table.ts";
+import * as reviews from "./dynamodb-review-writes.ts";
 import { StoreRejectedError, StoreUnavailableError } from "./errors.ts";
 
 function isConditionFailure(error: unknown): boolean {
@@ -222,6 +230,26 @@ export class DynamoDbDecisionStore implements DecisionStore {
     );
     return (output.Items ?? []).map(stripKeys);
   }
+  /** The conditional update, query and reader the review writes share. */
+  private readonly table: reviews.TableAccess = {
+    updateIf: (what, key, input) => this.updateIf(what, key, input),
+    query: (input) =>
+      this.call("query", () => this.client.send(new QueryCommand({ TableName: this.tableName, ...input }))),
+    toRecord: stripKeys,
+  };
+
+  pageByStatus(status: RecordStatus, options: { limit: number; cursor?: string }): Promise<RecordPage> {
+    return reviews.pageByStatus(this.table, status, options);
+  }
+
+  writeReview(key: Key, write: ReviewWrite, now = new Date()): Promise<boolean> {
+    return reviews.writeReview(this.table, key, write, now);
+  }
+
+  claimReview(key: Key, claim: ReviewClaim, now: number): Promise<boolean> {
+    return reviews.claimReview(this.table, key, claim, now);
+  }
+
   async noteFailure(messageId: string, reason: string, now = new Date()): Promise<void> {
     await this.call("note failure", () =>
       this.client.send(

@@ -5,7 +5,14 @@
  * production: nothing survives the process.
  */
 import { type DecisionRecord, type RecordStatus, recordKey } from "../domain/decision-record.ts";
-import type { CreateOutcome, DecisionStore, RecordKey } from "../domain/decision-store.ts";
+import type {
+  CreateOutcome,
+  DecisionStore,
+  RecordKey,
+  RecordPage,
+  ReviewWrite,
+} from "../domain/decision-store.ts";
+import type { ReviewClaim } from "../domain/review.ts";
 
 type Stored = DecisionRecord & { publishLeaseUntil?: number } & Record<string, unknown>;
 
@@ -87,6 +94,44 @@ export class InMemoryDecisionStore implements DecisionStore {
 
   async listByStatus(status: RecordStatus, limit = 50): Promise<DecisionRecord[]> {
     return this.sorted(status).slice(0, limit);
+  }
+
+  async pageByStatus(status: RecordStatus, options: { limit: number; cursor?: string }): Promise<RecordPage> {
+    const all = this.sorted(status);
+    const start = options.cursor === undefined ? 0 : Number(options.cursor);
+    if (!Number.isInteger(start) || start < 0)
+      throw new RangeError(`cursor: "${options.cursor}" is not a page cursor of this list`);
+    const end = start + options.limit;
+    return {
+      records: all.slice(start, end),
+      total: all.length,
+      ...(end < all.length ? { next: String(end) } : {}),
+    };
+  }
+
+  async writeReview(key: RecordKey, write: ReviewWrite, now = new Date()): Promise<boolean> {
+    const stored = this.records.get(InMemoryDecisionStore.id(key));
+    if (stored?.status !== write.from || (stored.reviewVersion ?? 0) !== write.reviewVersion) return false;
+    for (const field of write.remove ?? []) delete (stored as Record<string, unknown>)[field];
+    this.update(stored, {
+      ...structuredClone(write.set),
+      status: write.to,
+      updatedAt: now.toISOString(),
+      reviewVersion: write.reviewVersion + 1,
+      ...(write.entry
+        ? { reviewHistory: [...(stored.reviewHistory ?? []), structuredClone(write.entry)] }
+        : {}),
+    });
+    return true;
+  }
+
+  async claimReview(key: RecordKey, claim: ReviewClaim, now: number): Promise<boolean> {
+    const stored = this.records.get(InMemoryDecisionStore.id(key));
+    if (stored?.status !== "pending_review") return false;
+    const held = stored.claim;
+    if (held && held.until >= now && held.reviewerId !== claim.reviewerId) return false;
+    this.update(stored, { claim: { ...claim } });
+    return true;
   }
 
   async noteFailure(messageId: string, reason: string, now = new Date()): Promise<void> {

@@ -1,6 +1,7 @@
 /**
  * The decision record kept in DynamoDB: one per item and policy version, written once.
  */
+import type { ReviewClaim, ReviewEntry } from "./review.ts";
 import type { Route, RouteReason } from "./routing.ts";
 
 /** Where a record is in its life. */
@@ -47,9 +48,22 @@ export interface DecisionRecord {
   readonly supersedes?: { policyVersion: number; route: Route; chosen?: string };
   /** Whether the outcome event went out (the outbox flag). */
   readonly eventPublished: boolean;
+  /** The latest label (calibration reads this); absent until reviewed or after an undo. */
   readonly label?: string;
+  /** Display name and id of whoever gave the latest label. */
   readonly reviewer?: string;
+  readonly reviewerId?: string;
   readonly reviewedAt?: string;
+  /** Every label, change and undo, oldest first. */
+  readonly reviewHistory?: ReviewEntry[];
+  /** Bumped by every review write: the optimistic-concurrency guard of the review use case. */
+  readonly reviewVersion?: number;
+  /** The reviewer working on the item now, until the claim expires. */
+  readonly claim?: ReviewClaim;
+  /** An audit sample that needs two reviewers: the first one's label while the second is awaited. */
+  readonly firstReview?: { label: string; reviewerId: string; reviewerName: string; at: string };
+  /** Two reviewers of an audit sample disagreed: an admin gives the final label. */
+  readonly disputed?: boolean;
   /** Whether "Decision Reviewed" went out for the stored label. */
   readonly reviewEventPublished?: boolean;
   /** The action applied by the auto-action target, and whether "Item Actioned" went out. */

@@ -5,6 +5,7 @@
  * (`shared/adapters/in-memory-decision-store.ts`, for tests of the use cases without servers).
  */
 import type { DecisionRecord, RecordStatus } from "./decision-record.ts";
+import type { ReviewClaim, ReviewEntry } from "./review.ts";
 
 /** A record's key: item, policy and policy version. */
 export type RecordKey = Pick<DecisionRecord, "itemId" | "policyId" | "policyVersion">;
@@ -14,6 +15,31 @@ export interface CreateOutcome {
   /** False when a record already existed (a duplicate or a race lost): `record` is that one. */
   readonly created: boolean;
   readonly record: DecisionRecord;
+}
+
+/**
+ * A review write, applied only when the record is still in `from` at `reviewVersion` (0: never
+ * written by a review): the optimistic guard that makes two reviewers' writes exclusive.
+ */
+export interface ReviewWrite {
+  readonly from: RecordStatus;
+  readonly to: RecordStatus;
+  readonly reviewVersion: number;
+  /** Fields to set (besides status, updatedAt and the bumped reviewVersion). */
+  readonly set: Record<string, unknown>;
+  /** Fields to remove. */
+  readonly remove?: readonly string[];
+  /** Appended to `reviewHistory`. */
+  readonly entry?: ReviewEntry;
+}
+
+/** One page of records in a status, oldest first. */
+export interface RecordPage {
+  readonly records: DecisionRecord[];
+  /** Opaque cursor of the next page, when there is one. */
+  readonly next?: string;
+  /** How many records are in the status in all. */
+  readonly total: number;
 }
 
 /** Reads and writes decision records. */
@@ -54,6 +80,15 @@ export interface DecisionStore {
   listSince(status: RecordStatus, since: string): Promise<DecisionRecord[]>;
   /** Records in `status`, oldest first (the review queue for `pending_review`). */
   listByStatus(status: RecordStatus, limit?: number): Promise<DecisionRecord[]>;
+  /** One page of records in `status`, oldest first, from `cursor` (a previous page's `next`). */
+  pageByStatus(status: RecordStatus, options: { limit: number; cursor?: string }): Promise<RecordPage>;
+  /** Applies a review write; false when the guard failed (someone else wrote first). */
+  writeReview(key: RecordKey, write: ReviewWrite, now?: Date): Promise<boolean>;
+  /**
+   * Claims a pending item for `claim.reviewerId` until `claim.until`; false when the item is not
+   * pending or another reviewer holds a claim that has not expired at `now` (epoch ms).
+   */
+  claimReview(key: RecordKey, claim: ReviewClaim, now: number): Promise<boolean>;
   /** Notes why a message failed, keyed by its SQS message id (replay filters on it). */
   noteFailure(messageId: string, reason: string, now?: Date): Promise<void>;
   /** The last failure noted for a message, if any. */

@@ -1,7 +1,8 @@
 /**
  * One contract suite for every DecisionStore implementation (DynamoDB on DynamoDB Local, and in
  * memory): conditional create and the lost race, latest across policy versions, the publish
- * lease, mark published, status transitions, the set-once ledger and the status listings.
+ * lease, mark published, status transitions, the set-once ledger, the status listings and pages,
+ * and the review writes (versioned write with history, expiring claim).
  */
 import { describe, expect, it } from "vitest";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
@@ -116,6 +117,109 @@ export function decisionStoreContract(name: string, make: () => DecisionStore): 
       expect(since.map((r) => r.itemId)).toEqual([newer.itemId]);
       const listed = (await store.listByStatus("auto_approved", 1000)).map((r) => r.itemId);
       expect(listed.indexOf(older.itemId)).toBeLessThan(listed.indexOf(newer.itemId));
+    });
+
+    it("pages through a status oldest first, with the total, and refuses a foreign cursor", async () => {
+      const store = make();
+      const mine = [0, 1, 2].map((day) =>
+        pendingRecord({ status: "rejected", createdAt: `2032-0${day + 1}-01T00:00:00.000Z` }),
+      );
+      for (const record of [...mine].reverse()) await store.create(record);
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      let total = 0;
+      do {
+        const page = await store.pageByStatus("rejected", { limit: 2, ...(cursor ? { cursor } : {}) });
+        expect(page.records.length).toBeLessThanOrEqual(2);
+        seen.push(...page.records.map((r) => r.itemId));
+        total = page.total;
+        cursor = page.next;
+      } while (cursor);
+      expect(seen).toHaveLength(total);
+      expect(new Set(seen).size).toBe(seen.length);
+      expect(seen.filter((id) => mine.some((r) => r.itemId === id))).toEqual(mine.map((r) => r.itemId));
+      await expect(store.pageByStatus("rejected", { limit: 2, cursor: "%%%" })).rejects.toThrow("cursor");
+    });
+
+    it("applies a review write once per version, appending history, and removes fields", async () => {
+      const store = make();
+      const record = pendingRecord({ claim: { reviewerId: "u1", reviewerName: "Ana", until: 1 } });
+      await store.create(record);
+      const entry = {
+        action: "label" as const,
+        label: "billing",
+        reviewerId: "u1",
+        reviewerName: "Ana",
+        at: "t1",
+      };
+      const write = { from: "pending_review" as const, to: "reviewed" as const, reviewVersion: 0 };
+      const results = await Promise.all([
+        store.writeReview(record, { ...write, set: { label: "billing" }, remove: ["claim"], entry }),
+        store.writeReview(record, {
+          ...write,
+          set: { label: "technical" },
+          entry: { ...entry, label: "technical" },
+        }),
+      ]);
+      expect(results.filter(Boolean)).toHaveLength(1);
+      const after = (await store.get(record))!;
+      expect(after.status).toBe("reviewed");
+      expect(after.reviewVersion).toBe(1);
+      expect(after.reviewHistory).toHaveLength(1);
+      expect(after.reviewHistory![0]!.label).toBe(after.label);
+      const undo = {
+        action: "undo" as const,
+        previousLabel: after.label,
+        reviewerId: "u2",
+        reviewerName: "Bo",
+        at: "t2",
+      };
+      expect(
+        await store.writeReview(record, {
+          from: "reviewed",
+          to: "pending_review",
+          reviewVersion: 0,
+          set: {},
+          entry: undo,
+        }),
+      ).toBe(false);
+      expect(
+        await store.writeReview(record, {
+          from: "reviewed",
+          to: "pending_review",
+          reviewVersion: 1,
+          set: {},
+          remove: ["label", "reviewer"],
+          entry: undo,
+        }),
+      ).toBe(true);
+      const undone = (await store.get(record))!;
+      expect(undone).toMatchObject({ status: "pending_review", reviewVersion: 2 });
+      expect(undone.label).toBeUndefined();
+      expect(undone.claim).toBeUndefined();
+      expect(undone.reviewHistory?.map((e) => e.action)).toEqual(["label", "undo"]);
+    });
+
+    it("claims a pending item for one reviewer until the claim expires", async () => {
+      const store = make();
+      const record = pendingRecord();
+      await store.create(record);
+      const ana = { reviewerId: "ana", reviewerName: "Ana", until: 2_000 };
+      const bo = { reviewerId: "bo", reviewerName: "Bo", until: 3_000 };
+      const raced = await Promise.all([
+        store.claimReview(record, ana, 1_000),
+        store.claimReview(record, bo, 1_000),
+      ]);
+      expect(raced.filter(Boolean)).toHaveLength(1);
+      const holder = (await store.get(record))!.claim!;
+      const other = holder.reviewerId === "ana" ? bo : ana;
+      expect(await store.claimReview(record, { ...holder, until: 2_500 }, 1_500)).toBe(true); // renewal
+      expect(await store.claimReview(record, other, 2_400)).toBe(false);
+      expect(await store.claimReview(record, other, 2_600)).toBe(true); // expired
+      expect((await store.get(record))!.claim?.reviewerId).toBe(other.reviewerId);
+      const done = pendingRecord({ status: "reviewed" });
+      await store.create(done);
+      expect(await store.claimReview(done, ana, 1_000)).toBe(false);
     });
 
     it("notes the last failure of a message", async () => {

@@ -1,0 +1,58 @@
+/**
+ * Human review as data: who a reviewer is (from a verified token, never from a form), the claim
+ * that keeps two reviewers off one item, and the append-only history of labels, changes and
+ * undos. Pure: the review use case (shared/use-cases/review-decision.ts) applies these rules
+ * through the decision store's versioned write.
+ */
+
+/** A signed-in reviewer, as the identity provider vouches for them. */
+export interface Reviewer {
+  /** Stable subject id (the token's `sub`). */
+  readonly id: string;
+  /** Display name (name, email or username claim). */
+  readonly name: string;
+  /** Groups from the token: `reviewers` may label, `admins` may also change or undo any label. */
+  readonly groups: readonly string[];
+}
+
+/** The group whose members may review. */
+export const REVIEWERS_GROUP = "reviewers";
+/** The group whose members may see everything and change or undo any label. */
+export const ADMINS_GROUP = "admins";
+
+/** Whether the reviewer is an admin. */
+export function isAdmin(reviewer: Reviewer): boolean {
+  return reviewer.groups.includes(ADMINS_GROUP);
+}
+
+/** Whether the reviewer may review at all (reviewers and admins). */
+export function mayReview(reviewer: Reviewer): boolean {
+  return isAdmin(reviewer) || reviewer.groups.includes(REVIEWERS_GROUP);
+}
+
+/** What a history entry records. */
+export type ReviewAction = "label" | "first_label" | "change" | "undo";
+
+/** One entry of a record's review history: appended, never rewritten. */
+export interface ReviewEntry {
+  readonly action: ReviewAction;
+  /** The label after this entry (absent after an undo). */
+  readonly label?: string;
+  /** The label before it, for changes and undos. */
+  readonly previousLabel?: string;
+  readonly reviewerId: string;
+  readonly reviewerName: string;
+  readonly at: string;
+}
+
+/** Who holds an item, and until when (epoch milliseconds). */
+export interface ReviewClaim {
+  readonly reviewerId: string;
+  readonly reviewerName: string;
+  readonly until: number;
+}
+
+/** Whether `claim` keeps `reviewer` off the item at `now`. */
+export function claimedByOther(claim: ReviewClaim | undefined, reviewer: Reviewer, now: number): boolean {
+  return claim !== undefined && claim.until >= now && claim.reviewerId !== reviewer.id;
+}
