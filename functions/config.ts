@@ -3,7 +3,7 @@
  * its name, and a number that is not one fails with its name and value. Defaults come from
  * `infra/topology.ts`, the one place a timeout, attempt count or lease is written.
  */
-import { DECIDE_FUNCTION } from "../infra/topology.ts";
+import { DECIDE_FUNCTION, REVIEW } from "../infra/topology.ts";
 
 /** Reads a required variable or throws naming it. */
 export function requireEnv(name: string, env: NodeJS.ProcessEnv = process.env): string {
@@ -27,6 +27,17 @@ export function decideSettings(env: NodeJS.ProcessEnv = process.env): DecideSett
     endpointTimeoutMs: positiveInteger("ENDPOINT_TIMEOUT_MS", DECIDE_FUNCTION.endpointTimeoutMs, env),
     endpointAttempts: positiveInteger("ENDPOINT_ATTEMPTS", DECIDE_FUNCTION.endpointAttempts, env),
     publishLeaseMs: positiveInteger("PUBLISH_LEASE_MS", DECIDE_FUNCTION.publishLeaseMs, env),
+  };
+}
+
+/** Settings of the review functions: claim length, change window, queue page size. */
+export function reviewSettings(env: NodeJS.ProcessEnv = process.env) {
+  return {
+    timings: {
+      claimMs: positiveInteger("REVIEW_CLAIM_MS", REVIEW.claimMs, env),
+      changeWindowMs: positiveInteger("REVIEW_CHANGE_WINDOW_MS", REVIEW.changeWindowMs, env),
+    },
+    pageSize: positiveInteger("REVIEW_PAGE_SIZE", REVIEW.pageSize, env),
   };
 }
 

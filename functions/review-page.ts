@@ -1,21 +1,29 @@
 /**
- * The review page (the same app the local mode serves) behind a Lambda function URL: the queue of
- * escalated items, answers by click or number key, and the decisions view.
+ * The review pages (the same app the local mode serves) behind the HTTP API, whose Lambda
+ * authorizer has verified the reviewer's Cognito token: the queue, the item pages with claims and
+ * answers, and the decisions view. The reviewer is read from the authorizer's context only.
  */
-import type { Hono } from "hono";
 import { handle } from "hono/aws-lambda";
+import { reviewerFromAuthorizer } from "../shared/adapters/review-tokens.ts";
 import { createReviewApp } from "../shared/pages/review-page.ts";
+import { reviewSettings } from "./config.ts";
 import { sharedDependencies } from "./dependencies.ts";
 import { tracer } from "./tracing.ts";
 
-let app: Promise<Hono> | undefined;
+let app: Promise<ReturnType<typeof createReviewApp>> | undefined;
 
 /** The Lambda entry point (function URL or API Gateway HTTP API events). */
 export async function handler(
   event: Parameters<ReturnType<typeof handle>>[0],
   context: Parameters<ReturnType<typeof handle>>[1],
 ) {
-  app ??= sharedDependencies().then(createReviewApp);
+  app ??= sharedDependencies().then((deps) =>
+    createReviewApp({
+      ...deps,
+      ...reviewSettings(),
+      identify: async (c) => reviewerFromAuthorizer(c.env?.event),
+    }),
+  );
   const resolved = await app;
   if (!tracer.isTracingEnabled()) return handle(resolved)(event, context);
   // One traced subsegment per request (the SDK calls inside it are traced by the clients).

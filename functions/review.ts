@@ -1,6 +1,8 @@
 /**
- * The review function, behind an HTTP API: `GET /reviews` lists items pending review (the review
- * queue) and `POST /reviews` stores a reviewer's answer as the label, once.
+ * The review API for scripts, behind the HTTP API and its authorizer (bearer ID token):
+ * `GET /api/reviews` lists a page of items pending review with the total, and `POST /api/reviews`
+ * labels, changes or undoes a label. The reviewer is the token's, from the authorizer context; a
+ * body that names a reviewer is refused.
  */
 import { Logger } from "@aws-lambda-powertools/logger";
 import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
@@ -8,7 +10,9 @@ import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import middy from "@middy/core";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "aws-lambda";
 import { z } from "zod";
-import { ReviewError, reviewDecision } from "../shared/use-cases/review-decision.ts";
+import { reviewerFromAuthorizer } from "../shared/adapters/review-tokens.ts";
+import { labelItem, ReviewError, reviseLabel } from "../shared/use-cases/review-decision.ts";
+import { reviewSettings } from "./config.ts";
 import { type SharedDependencies, sharedDependencies } from "./dependencies.ts";
 import { tracer } from "./tracing.ts";
 
@@ -19,10 +23,15 @@ const reviewSchema = z
     itemId: z.string().min(1),
     policyId: z.string().min(1),
     policyVersion: z.number().int().min(1),
-    label: z.string().min(1),
-    reviewer: z.string().min(1),
+    /** The label; omitted for an undo. */
+    label: z.string().min(1).optional(),
+    action: z.enum(["label", "change", "undo"]).default("label"),
   })
-  .strict();
+  .strict()
+  .refine((body) => body.action === "undo" || body.label !== undefined, {
+    message: "label is required unless action is undo",
+    path: ["label"],
+  });
 
 function json(statusCode: number, body: unknown): APIGatewayProxyStructuredResultV2 {
   return { statusCode, headers: { "content-type": "application/json" }, body: JSON.stringify(body) };
@@ -49,11 +58,30 @@ export function createReviewHandler(dependencies: () => Promise<SharedDependenci
   let resolved: Promise<SharedDependencies> | undefined;
   async function lambdaHandler(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
     resolved ??= dependencies();
-    const deps = await resolved;
+    const deps = { ...(await resolved), ...reviewSettings() };
+    const reviewer = reviewerFromAuthorizer(event);
+    if (!reviewer) return error(401, "unauthenticated", "no verified reviewer on this request");
     const method = event.requestContext.http.method;
     if (method === "GET") {
-      const limit = Math.min(Number(event.queryStringParameters?.limit ?? 50) || 50, 500);
-      return json(200, { items: await deps.store.listByStatus("pending_review", limit) });
+      const raw = event.queryStringParameters?.limit ?? "50";
+      const limit = Number(raw);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 500)
+        return error(422, "invalid_value", `limit: "${raw}" is not a whole number from 1 to 500`, "limit");
+      const cursor = event.queryStringParameters?.cursor;
+      try {
+        const page = await deps.store.pageByStatus("pending_review", {
+          limit,
+          ...(cursor ? { cursor } : {}),
+        });
+        return json(200, {
+          items: page.records,
+          total: page.total,
+          ...(page.next ? { next: page.next } : {}),
+        });
+      } catch (e) {
+        if (e instanceof RangeError) return error(422, "invalid_value", e.message, "cursor");
+        throw e;
+      }
     }
     if (method !== "POST") return error(405, "method_not_allowed", `${method} is not supported`);
     let body: unknown;
@@ -73,9 +101,17 @@ export function createReviewHandler(dependencies: () => Promise<SharedDependenci
       );
     }
     try {
-      const outcome = await reviewDecision(parsed.data, deps);
-      logger.info("review", { itemId: parsed.data.itemId, stored: outcome.stored });
-      return json(outcome.stored ? 201 : 200, { stored: outcome.stored, record: outcome.record });
+      const { action, label, ...key } = parsed.data;
+      const outcome =
+        action === "label"
+          ? await labelItem({ ...key, label: label! }, reviewer, deps)
+          : await reviseLabel(key, action === "undo" ? undefined : label, reviewer, deps);
+      logger.info("review", { itemId: key.itemId, action, stored: outcome.stored, reviewer: reviewer.id });
+      return json(outcome.stored ? 201 : 200, {
+        stored: outcome.stored,
+        final: outcome.final,
+        record: outcome.record,
+      });
     } catch (e) {
       if (e instanceof ReviewError) return error(e.status, "review_refused", e.message);
       throw e;

@@ -5,19 +5,17 @@
  */
 import { spawnSync } from "node:child_process";
 import { mkdir, readFile, rm } from "node:fs/promises";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { Logger } from "@aws-lambda-powertools/logger";
-import { serve } from "@hono/node-server";
 import { defaultDemoInputs, ensureDemoModel } from "../../endpoint/models/demo-file.ts";
 import { resolveServerConfig } from "../../endpoint/server/config.ts";
 import { type RunningServer, startServer } from "../../endpoint/server/server.ts";
 import { type DecisionRecord, RECORD_STATUSES } from "../../shared/domain/decision-record.ts";
 import { MAX_BATCH, type MessageQueue } from "../../shared/domain/message-queue.ts";
-import { createReviewApp } from "../../shared/pages/review-page.ts";
-import { MAX_RECEIVE_COUNT } from "../topology.ts";
+import { MAX_RECEIVE_COUNT, REVIEW } from "../topology.ts";
 import type { LocalEventBus } from "./event-bus.ts";
 import { ensurePortFree, type LocalPorts, resolveLocalPorts } from "./ports.ts";
+import { startLocalReviewServer } from "./review-server.ts";
 import { startLocalWiring } from "./wiring.ts";
 
 /** Options of {@link startLocalMode}. */
@@ -130,14 +128,13 @@ async function startParts(
   const { sharedDependencies } = await import("../../functions/dependencies.ts");
   const shared = await sharedDependencies();
   await ensurePortFree("review", ports.review);
-  const reviewServer = serve({
-    fetch: createReviewApp(shared).fetch,
-    port: ports.review,
-    hostname: "127.0.0.1",
-  });
-  await new Promise<void>((resolve) => reviewServer.once("listening", () => resolve()));
-  const reviewUrl = `http://127.0.0.1:${(reviewServer.address() as AddressInfo).port}`;
-  say(`review page: ${reviewUrl}`);
+  const reviewServer = await startLocalReviewServer(
+    { ...shared, timings: REVIEW, pageSize: REVIEW.pageSize },
+    ports.review,
+  );
+  started.push(() => reviewServer.close());
+  const reviewUrl = reviewServer.url;
+  say(`review page: ${reviewUrl} (local sign-in at ${reviewUrl}/auth/login)`);
 
   const waiting = async (queue: MessageQueue) => (await queue.depth()).visible;
   return {
@@ -181,7 +178,7 @@ async function startParts(
       };
     },
     async stop() {
-      await new Promise<void>((resolve) => reviewServer.close(() => resolve()));
+      await reviewServer.close();
       await wiring.stop();
       await endpoint.close(5_000);
     },

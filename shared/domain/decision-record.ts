@@ -64,6 +64,9 @@ export interface DecisionRecord {
   readonly firstReview?: { label: string; reviewerId: string; reviewerName: string; at: string };
   /** Two reviewers of an audit sample disagreed: an admin gives the final label. */
   readonly disputed?: boolean;
+  /** The latest change or undo, and whether its "Decision Review Revised" event went out. */
+  readonly lastRevision?: ReviewEntry;
+  readonly revisionEventPublished?: boolean;
   /** Whether "Decision Reviewed" went out for the stored label. */
   readonly reviewEventPublished?: boolean;
   /** The action applied by the auto-action target, and whether "Item Actioned" went out. */

@@ -14,6 +14,7 @@ export const DetailType = {
   made: "Decision Made",
   rejected: "Decision Rejected",
   reviewed: "Decision Reviewed",
+  revised: "Decision Review Revised",
   actioned: "Item Actioned",
   drift: "Calibration Drift",
 } as const;

@@ -1,154 +1,187 @@
 /**
- * The review page: the queue of items waiting for a person (item text, a bar per option with its
- * probability, the reason for escalation), answered with a click or a number key, which stores the
- * label and emits "Decision Reviewed"; and a decisions view with filters and each record's detail.
- * Server-rendered HTML that works without scripts; a few lines of script add the shortcuts.
+ * The review pages: the queue of items waiting for a person (oldest first, paged, with the total
+ * and how long each has waited), an item page that claims the item while it is open, answers by
+ * click or by number key and Enter, an undo toast after each label, and the decisions view. The
+ * reviewer comes from `identify` (a verified token), never from a form; every POST must pass the
+ * Origin and CSRF-token checks. The same app runs in the local mode and behind API Gateway.
  */
-import { Hono } from "hono";
-import type { PublishesEvents } from "../adapters/event-publisher.ts";
-import { type DecisionRecord, RECORD_STATUSES } from "../domain/decision-record.ts";
-import type { DecisionStore } from "../domain/decision-store.ts";
-import type { PolicyRegistry } from "../domain/policy/registry.ts";
-import { ReviewError, reviewDecision } from "../use-cases/review-decision.ts";
+import { type Context, Hono } from "hono";
+import { isAdmin, mayReview, type Reviewer } from "../domain/review.ts";
+import {
+  claimItem,
+  labelItem,
+  mayRevise,
+  type ReviewDependencies,
+  ReviewError,
+  reviseLabel,
+} from "../use-cases/review-decision.ts";
+import { decisionFilters, decisionsBody, matchingDecisions } from "./decisions-view.ts";
+import { html, page } from "./layout.ts";
+import { itemCard, itemFields, itemPath, queueRow } from "./review-views.ts";
+import { crossSiteProblem, csrfToken, type Identify } from "./session.ts";
 
-const html = (text: unknown) =>
-  String(text ?? "").replace(
-    /[&<>"']/g,
-    (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!,
-  );
-const stateText = (state: unknown) => (typeof state === "string" ? state : JSON.stringify(state, null, 2));
-
-function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${html(title)}</title><style>
-body { font: 15px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 72rem; padding: 1rem; color: #111; }
-nav a { margin-right: 1rem; } article { border: 1px solid #ccc; border-radius: 6px; padding: 0.8rem 1rem; margin: 1rem 0; }
-article:focus-within { outline: 3px solid #1565c0; } pre { white-space: pre-wrap; background: #f6f6f6; padding: 0.5rem; }
-.bar { display: grid; grid-template-columns: 12rem 1fr 4rem; gap: 0.5rem; align-items: center; margin: 0.2rem 0; }
-.bar meter { width: 100%; height: 1rem; } button { font: inherit; padding: 0.3rem 0.8rem; margin: 0.2rem 0.3rem 0 0; cursor: pointer; }
-table { border-collapse: collapse; width: 100%; } th, td { border: 1px solid #ccc; padding: 0.3rem 0.5rem; text-align: left; }
-.reason { color: #8a4b00; } .flash { background: #e8f5e9; padding: 0.5rem; } .error { background: #ffebee; padding: 0.5rem; }
-</style></head><body><nav aria-label="Main"><a href="/">Review queue</a><a href="/decisions">Decisions</a></nav><main>${body}</main>
-<script>
-// Number keys answer the focused item (or the first one): 1 picks its first option, 2 the second...
-document.addEventListener("keydown", (event) => {
-  if (event.target instanceof HTMLInputElement || event.target instanceof HTMLSelectElement) return;
-  const n = Number(event.key);
-  if (!Number.isInteger(n) || n < 1 || n > 9) return;
-  const item = document.activeElement?.closest("article") ?? document.querySelector("article");
-  const button = item?.querySelectorAll("button[name=label]")[n - 1];
-  if (button) { event.preventDefault(); button.click(); }
-});
-</script></body></html>`;
+/** What the review pages need: the review use cases' dependencies and who is asking. */
+export interface ReviewAppDependencies extends ReviewDependencies {
+  readonly identify: Identify;
+  /** Items per queue page. */
+  readonly pageSize: number;
 }
 
-function reviewCard(record: DecisionRecord, policies: PolicyRegistry, index: number): string {
-  const policy = policies.version(record.policyId, record.policyVersion);
-  const options =
-    policy?.options ?? Object.keys(record.distribution ?? {}).map((id) => ({ id, description: id }));
-  const bars = options
-    .map((o, i) => {
-      const p = record.distribution?.[o.id] ?? 0;
-      return `<div class="bar"><span id="opt-${index}-${i}">${i + 1}. ${html(o.description)}</span>
-<meter min="0" max="1" value="${p}" aria-labelledby="opt-${index}-${i}">${(p * 100).toFixed(0)}%</meter><span>${(p * 100).toFixed(1)}%</span></div>`;
-    })
-    .join("");
-  const buttons = options
-    .map(
-      (o, i) =>
-        `<button type="submit" name="label" value="${html(o.id)}" aria-keyshortcuts="${i + 1}">${i + 1}. ${html(o.id)}</button>`,
-    )
-    .join("");
-  return `<article aria-labelledby="item-${index}" data-item="${html(record.itemId)}">
-<h2 id="item-${index}">${html(record.itemId)} <small>${html(record.policyId)} v${record.policyVersion}</small></h2>
-<p class="reason">Escalated: ${html(record.reason)}; the model chose <strong>${html(record.chosen)}</strong>.</p>
-<pre>${html(stateText(record.state))}</pre>${bars}
-<form method="post" action="/reviews"><input type="hidden" name="itemId" value="${html(record.itemId)}">
-<input type="hidden" name="policyId" value="${html(record.policyId)}"><input type="hidden" name="policyVersion" value="${record.policyVersion}">
-<label>Reviewer <input name="reviewer" value="reviewer" required></label><div role="group" aria-label="Answer">${buttons}</div></form></article>`;
-}
+type Env = { Variables: { reviewer: Reviewer } };
 
-/** The review page's routes. */
-export function createReviewApp(deps: {
-  store: DecisionStore;
-  publisher: PublishesEvents;
-  policies: PolicyRegistry;
-}): Hono {
-  const app = new Hono();
+/** The review pages' routes. */
+export function createReviewApp(deps: ReviewAppDependencies): Hono<Env> {
+  const app = new Hono<Env>();
+  const now = () => (deps.now ?? (() => new Date()))();
+  const fail = (c: Context<Env>, status: 401 | 403 | 404 | 409 | 422, message: string) =>
+    c.html(
+      page(
+        "Cannot do that",
+        `<p class="error" role="alert">${html(message)}</p><p><a href="/">Back to the queue</a></p>`,
+        c.get("reviewer"),
+      ),
+      status,
+    );
+
+  app.use("*", async (c, next) => {
+    const reviewer = await deps.identify(c);
+    if (!reviewer) {
+      if (c.req.method === "GET") return c.redirect("/auth/login", 303);
+      return c.html(
+        page(
+          "Sign in",
+          `<p class="error" role="alert">Sign in first: <a href="/auth/login">sign in</a>.</p>`,
+        ),
+        401,
+      );
+    }
+    c.set("reviewer", reviewer);
+    if (!mayReview(reviewer)) return fail(c, 403, `${reviewer.name} is not in the reviewers or admins group`);
+    await next();
+  });
 
   app.get("/", async (c) => {
-    const pending = await deps.store.listByStatus("pending_review", 50);
-    const flash = c.req.query("stored")
-      ? `<p class="flash" role="status">Stored ${html(c.req.query("stored"))}.</p>`
-      : "";
+    const reviewer = c.get("reviewer");
+    const cursor = c.req.query("cursor");
+    let result: Awaited<ReturnType<typeof deps.store.pageByStatus>>;
+    try {
+      result = await deps.store.pageByStatus("pending_review", {
+        limit: deps.pageSize,
+        ...(cursor ? { cursor } : {}),
+      });
+    } catch (error) {
+      if (error instanceof RangeError) return fail(c, 422, error.message);
+      throw error;
+    }
+    const at = now().getTime();
+    const rows = result.records
+      .map((r) => queueRow(r, deps.policies.version(r.policyId, r.policyVersion), reviewer, at))
+      .join("");
+    const table = rows
+      ? `<table><caption>Oldest first: the longest wait at the top</caption><colgroup><col style="width:34%"><col style="width:18%"><col style="width:12%"><col style="width:36%"></colgroup>
+<thead><tr><th scope="col">item</th><th scope="col">policy</th><th scope="col">waited</th><th scope="col">why a person</th></tr></thead><tbody>${rows}</tbody></table>`
+      : "<p>Nothing waits for review.</p>";
+    const pages = `<nav class="pages" aria-label="Pages">${cursor ? `<a href="/">First page</a>` : ""}${result.next ? `<a href="/?cursor=${encodeURIComponent(result.next)}" rel="next">Next page</a>` : ""}</nav>`;
     const error = c.req.query("error")
       ? `<p class="error" role="alert">${html(c.req.query("error"))}</p>`
       : "";
-    const body = pending.length
-      ? pending.map((r, i) => reviewCard(r, deps.policies, i)).join("")
-      : "<p>Nothing waits for review.</p>";
-    return c.html(
-      page(
-        "Review queue",
-        `<h1>Review queue (${pending.length})</h1>${flash}${error}<p>Answer with the buttons or the number keys.</p>${body}`,
-      ),
-    );
+    const body = `<h1>Review queue (${result.total} waiting)</h1>${error}<p>Showing ${result.records.length} of ${result.total}. Open an item to claim it for ${Math.round(deps.timings.claimMs / 60_000)} minutes.</p>${table}${pages}${await undoToast(c)}`;
+    return c.html(page("Review queue", body, reviewer));
+  });
+
+  /** The toast after a label: what was stored, with an undo button while the window is open. */
+  async function undoToast(c: Context<Env>): Promise<string> {
+    const done = /^\/items\/([^/]+)\/(\d+)\/(.+)$/.exec(c.req.query("done") ?? "");
+    if (!done) return "";
+    const key = {
+      policyId: decodeURIComponent(done[1]!),
+      policyVersion: Number(done[2]),
+      itemId: decodeURIComponent(done[3]!),
+    };
+    const record = await deps.store.get(key);
+    if (!record) return "";
+    const what =
+      record.status === "reviewed"
+        ? `Labelled ${html(record.itemId)} as <strong>${html(record.label)}</strong>.`
+        : `Stored your answer for ${html(record.itemId)}.`;
+    const undo =
+      record.status === "reviewed" && mayRevise(record, c.get("reviewer"), now(), deps.timings.changeWindowMs)
+        ? `<form method="post" action="/reviews">${itemFields(record, csrfToken(c))}<input type="hidden" name="action" value="undo"><button type="submit">Undo</button></form>`
+        : "";
+    return `<div class="toast" role="status">${what} ${undo}</div>`;
+  }
+
+  app.get("/items/:policyId/:version/:itemId", async (c) => {
+    const reviewer = c.get("reviewer");
+    const key = {
+      policyId: c.req.param("policyId"),
+      policyVersion: Number(c.req.param("version")),
+      itemId: c.req.param("itemId"),
+    };
+    if (!Number.isInteger(key.policyVersion) || key.policyVersion < 1)
+      return fail(c, 422, `version: "${c.req.param("version")}" is not a policy version`);
+    try {
+      const { record, holder } = await claimItem(key, reviewer, deps);
+      const policy = deps.policies.version(record.policyId, record.policyVersion);
+      const at = now();
+      let blocked: string | undefined;
+      if (record.status !== "pending_review") blocked = `This item is ${record.status.replace("_", " ")}.`;
+      else if (holder)
+        blocked = `${holder.reviewerName} is reviewing this item until ${new Date(holder.until).toISOString().slice(11, 16)} UTC.`;
+      else if (record.disputed && !isAdmin(reviewer))
+        blocked = "Two reviewers disagreed: an admin gives the final label.";
+      else if (record.firstReview?.reviewerId === reviewer.id)
+        blocked = "You gave the first audit label: a second, different reviewer answers now.";
+      const card = itemCard(record, policy, reviewer, {
+        now: at.getTime(),
+        csrf: csrfToken(c),
+        mayAnswer: blocked === undefined,
+        mayRevise: mayRevise(record, reviewer, at, deps.timings.changeWindowMs),
+        ...(blocked ? { blocked } : {}),
+      });
+      return c.html(page(`Review ${record.itemId}`, card, reviewer));
+    } catch (error) {
+      if (error instanceof ReviewError) return fail(c, error.status, error.message);
+      throw error;
+    }
   });
 
   app.post("/reviews", async (c) => {
+    const reviewer = c.get("reviewer");
     const form = await c.req.parseBody();
-    const input = {
+    const refused = crossSiteProblem(c, form.csrf);
+    if (refused) return fail(c, 403, refused);
+    const key = {
       itemId: String(form.itemId ?? ""),
       policyId: String(form.policyId ?? ""),
       policyVersion: Number(form.policyVersion),
-      label: String(form.label ?? ""),
-      reviewer: String(form.reviewer ?? ""),
     };
+    const action = String(form.action ?? "label");
+    const label = String(form.label ?? "");
     try {
-      await reviewDecision(input, deps);
-      return c.redirect(`/?stored=${encodeURIComponent(`${input.itemId}: ${input.label}`)}`, 303);
-    } catch (e) {
-      if (e instanceof ReviewError) return c.redirect(`/?error=${encodeURIComponent(e.message)}`, 303);
-      throw e;
+      if (action === "undo") {
+        await reviseLabel(key, undefined, reviewer, deps);
+        return c.redirect(itemPath(key), 303);
+      }
+      if (action === "change") await reviseLabel(key, label, reviewer, deps);
+      else if (action === "label") await labelItem({ ...key, label }, reviewer, deps);
+      else return fail(c, 422, `action: "${action}" is not one of label, change, undo`);
+      return c.redirect(`/?done=${encodeURIComponent(itemPath(key))}`, 303);
+    } catch (error) {
+      if (error instanceof ReviewError) return fail(c, error.status, error.message);
+      throw error;
     }
   });
 
   app.get("/decisions", async (c) => {
-    const policy = c.req.query("policy") ?? "";
-    const route = c.req.query("route") ?? "";
-    const since = c.req.query("since") ?? "";
-    const all = (
-      await Promise.all(
-        RECORD_STATUSES.map((s) =>
-          deps.store.listSince(s, since ? new Date(since).toISOString() : "1970-01-01T00:00:00.000Z"),
-        ),
-      )
-    )
-      .flat()
-      .filter((r) => (!policy || r.policyId === policy) && (!route || r.route === route))
-      .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
-    const options = (values: string[], selected: string) =>
-      [
-        '<option value="">any</option>',
-        ...values.map((v) => `<option${v === selected ? " selected" : ""}>${html(v)}</option>`),
-      ].join("");
-    const rows = all
-      .map(
-        (r) => `<tr><td><details><summary>${html(r.itemId)}</summary><dl>
-<dt>prompt SHA-256</dt><dd><code>${html(r.promptSha256)}</code></dd><dt>model SHA-256</dt><dd><code>${html(r.modelSha256)}</code></dd>
-<dt>latency</dt><dd>${html(r.latencyMs)} ms</dd><dt>label</dt><dd>${html(r.label ?? "-")}</dd></dl></details></td>
-<td>${html(r.policyId)} v${r.policyVersion}</td><td>${html(r.status)}</td><td>${html(r.route ?? "-")}</td><td>${html(r.chosen ?? "-")}</td>
-<td>${r.topProbability === undefined ? "-" : `${(r.topProbability * 100).toFixed(1)}%`}</td><td>${html(r.createdAt)}</td></tr>`,
-      )
-      .join("");
-    const form = `<form method="get" aria-label="Filters"><label>Policy <select name="policy">${options(deps.policies.ids(), policy)}</select></label>
-<label>Route <select name="route">${options(["auto", "human"], route)}</select></label>
-<label>Since <input type="date" name="since" value="${html(since)}"></label> <button type="submit">Filter</button></form>`;
+    const filters = decisionFilters(
+      { policy: c.req.query("policy"), route: c.req.query("route"), since: c.req.query("since") },
+      deps.policies,
+    );
+    const records = filters.problems.length ? [] : await matchingDecisions(deps.store, filters);
     return c.html(
-      page(
-        "Decisions",
-        `<h1>Decisions (${all.length})</h1>${form}<table><caption>Newest first</caption><thead><tr><th scope="col">item</th><th scope="col">policy</th><th scope="col">status</th><th scope="col">route</th><th scope="col">chosen</th><th scope="col">top probability</th><th scope="col">decided</th></tr></thead><tbody>${rows}</tbody></table>`,
-      ),
+      page("Decisions", decisionsBody(records, filters, deps.policies), c.get("reviewer")),
+      filters.problems.length ? 422 : 200,
     );
   });
   return app;

@@ -1,99 +1,180 @@
 /**
- * The review path: a reviewer's answer for an escalated item becomes its label, checked against
- * the policy version that decided it, stored once and announced with "Decision Reviewed".
- * Answering again with the same label is a no-op; a different label for an already reviewed
- * item is refused.
+ * The review path. A signed-in reviewer (identity from a verified token, never from the request
+ * body) claims an escalated item for a few minutes and labels it; the label is appended to the
+ * record's history and becomes its `label`, which calibration reads. Audit samples of a policy
+ * with `auditReviewers: 2` need two different reviewers: agreement stores the label, disagreement
+ * marks the item disputed for an admin. "Decision Reviewed" goes out once per stored label, with
+ * an outbox flag so that a retried request sends what a failed one could not. Changes and undos:
+ * shared/use-cases/revise-label.ts.
  */
-
-import type { PublishesEvents } from "../adapters/event-publisher.ts";
 import type { DecisionRecord } from "../domain/decision-record.ts";
-import type { DecisionStore } from "../domain/decision-store.ts";
+import type { RecordKey } from "../domain/decision-store.ts";
 import { DetailType, pipelineEvent } from "../domain/events.ts";
-import type { PolicyRegistry } from "../domain/policy/registry.ts";
+import { claimedByOther, isAdmin, type ReviewClaim, type Reviewer } from "../domain/review.ts";
+import {
+  checkLabel,
+  clock,
+  entryOf,
+  guarded,
+  type LabelInput,
+  loadRecord,
+  nowOf,
+  type ReviewDependencies,
+  ReviewError,
+  type ReviewOutcome,
+  requireReviewer,
+} from "./review-common.ts";
 
-/** A reviewer's answer. */
-export interface ReviewInput {
-  readonly itemId: string;
-  readonly policyId: string;
-  readonly policyVersion: number;
-  readonly label: string;
-  readonly reviewer: string;
+export {
+  type LabelInput,
+  type ReviewDependencies,
+  ReviewError,
+  type ReviewOutcome,
+} from "./review-common.ts";
+export { mayRevise, reviseLabel } from "./revise-label.ts";
+
+/**
+ * Claims a pending item for `reviewer` for the claim period (renewing their own claim). When
+ * someone else holds it, `claimed` is false and `holder` says who, until when.
+ */
+export async function claimItem(
+  key: RecordKey,
+  reviewer: Reviewer,
+  deps: ReviewDependencies,
+): Promise<{ claimed: boolean; holder?: ReviewClaim; record: DecisionRecord }> {
+  requireReviewer(reviewer);
+  const { record } = await loadRecord(key, deps);
+  if (record.status !== "pending_review") return { claimed: false, record };
+  const now = nowOf(deps).getTime();
+  const claim = {
+    reviewerId: reviewer.id,
+    reviewerName: reviewer.name,
+    until: now + deps.timings.claimMs,
+  };
+  const claimed = await deps.store.claimReview(key, claim, now);
+  const after = (await deps.store.get(key)) ?? record;
+  return claimed
+    ? { claimed, record: after }
+    : { claimed, record: after, ...(after.claim ? { holder: after.claim } : {}) };
 }
 
-/** The review could not be taken; `status` is the HTTP status to answer with. */
-export class ReviewError extends Error {
-  override name = "ReviewError";
-  constructor(
-    message: string,
-    readonly status: 404 | 409 | 422,
-  ) {
-    super(message);
-  }
-}
-
-/** The outcome: the record after the review, and whether this call stored it. */
-export interface ReviewOutcome {
-  readonly stored: boolean;
-  readonly record: DecisionRecord;
-}
-
-/** Stores a review exactly once. */
-export async function reviewDecision(
-  input: ReviewInput,
-  deps: { store: DecisionStore; publisher: PublishesEvents; policies: PolicyRegistry; now?: () => Date },
+/** Labels a pending item (or gives the admin's final label of a disputed one). */
+export async function labelItem(
+  input: LabelInput,
+  reviewer: Reviewer,
+  deps: ReviewDependencies,
+  attempt = 0,
 ): Promise<ReviewOutcome> {
-  if (!input.reviewer.trim()) throw new ReviewError("reviewer: must not be empty", 422);
-  const policy = deps.policies.version(input.policyId, input.policyVersion);
-  if (!policy) throw new ReviewError(`policy ${input.policyId}@${input.policyVersion} is unknown`, 404);
-  if (!policy.options.some((option) => option.id === input.label)) {
-    throw new ReviewError(
-      `label: "${input.label}" is not an option of ${policy.id}@${policy.version} (${policy.options.map((o) => o.id).join(", ")})`,
-      422,
-    );
-  }
-  const record = await deps.store.get(input);
-  if (!record)
-    throw new ReviewError(`no decision for ${input.itemId} under ${policy.id}@${policy.version}`, 404);
-  const now = (deps.now ?? (() => new Date()))();
+  requireReviewer(reviewer);
+  const { record, policy } = await loadRecord(input, deps);
+  checkLabel(policy, input.label);
+  const now = nowOf(deps);
   if (record.status === "reviewed") {
     if (record.label === input.label) {
-      // Same answer again: a retry. Announce it if the first call could not.
+      // The same label again: a retry. Announce it if the first call could not.
       if (!record.reviewEventPublished) await publishReviewed(record, deps);
-      return { stored: false, record };
+      return { stored: false, final: true, record };
     }
     throw new ReviewError(
-      `${input.itemId} was already reviewed as "${record.label}" by ${record.reviewer}`,
+      `${input.itemId} was already reviewed as "${record.label}" by ${record.reviewer}; change that label instead`,
       409,
     );
   }
   if (record.status !== "pending_review")
     throw new ReviewError(`${input.itemId} is ${record.status}, not pending review`, 409);
-  const stored = await deps.store.transition(
+  if (claimedByOther(record.claim, reviewer, now.getTime()))
+    throw new ReviewError(
+      `${input.itemId} is being reviewed by ${record.claim!.reviewerName} until ${clock(record.claim!.until)} UTC`,
+      409,
+    );
+  const retry = () => labelItem(input, reviewer, deps, attempt + 1);
+  const base = { from: "pending_review" as const, reviewVersion: record.reviewVersion ?? 0 };
+  const twoReviewers = record.reason === "audit_sample" && policy.auditReviewers === 2;
+  if (record.disputed && !isAdmin(reviewer))
+    throw new ReviewError(
+      `${input.itemId} is disputed between two reviewers: an admin gives the final label`,
+      403,
+    );
+  if (twoReviewers && !record.disputed) {
+    const first = record.firstReview;
+    if (!first) {
+      const written = await guarded(
+        attempt,
+        input,
+        {
+          ...base,
+          to: "pending_review",
+          set: {
+            firstReview: {
+              label: input.label,
+              reviewerId: reviewer.id,
+              reviewerName: reviewer.name,
+              at: now.toISOString(),
+            },
+          },
+          remove: ["claim"],
+          entry: entryOf(reviewer, now, { action: "first_label", label: input.label }),
+        },
+        now,
+        deps,
+        retry,
+      );
+      return "stored" in written ? written : { stored: true, final: false, record: written };
+    }
+    if (first.reviewerId === reviewer.id)
+      throw new ReviewError(
+        `${input.itemId} is an audit sample: a second, different reviewer must label it`,
+        409,
+      );
+    if (first.label !== input.label) {
+      const written = await guarded(
+        attempt,
+        input,
+        {
+          ...base,
+          to: "pending_review",
+          set: { disputed: true },
+          remove: ["claim"],
+          entry: entryOf(reviewer, now, { action: "label", label: input.label }),
+        },
+        now,
+        deps,
+        retry,
+      );
+      return "stored" in written ? written : { stored: true, final: false, record: written };
+    }
+  }
+  const written = await guarded(
+    attempt,
     input,
-    "pending_review",
-    "reviewed",
     {
-      label: input.label,
-      reviewer: input.reviewer,
-      reviewedAt: now.toISOString(),
-      reviewEventPublished: false,
+      ...base,
+      to: "reviewed",
+      set: {
+        label: input.label,
+        reviewer: reviewer.name,
+        reviewerId: reviewer.id,
+        reviewedAt: now.toISOString(),
+        reviewEventPublished: false,
+      },
+      remove: ["claim"],
+      entry: entryOf(reviewer, now, { action: "label", label: input.label }),
     },
     now,
+    deps,
+    retry,
   );
-  if (!stored) return reviewDecision(input, deps); // raced with another reviewer: re-read and decide again
-  const reviewed = (await deps.store.get(input))!;
-  await publishReviewed(reviewed, deps);
-  return { stored: true, record: reviewed };
+  if ("stored" in written) return written;
+  await publishReviewed(written, deps);
+  return { stored: true, final: true, record: (await deps.store.get(input)) ?? written };
 }
 
-async function publishReviewed(
-  record: DecisionRecord,
-  deps: { store: DecisionStore; publisher: PublishesEvents },
-): Promise<void> {
+/** Sends "Decision Reviewed" for the stored label and marks it sent. */
+export async function publishReviewed(record: DecisionRecord, deps: ReviewDependencies): Promise<void> {
   await deps.publisher.publish([
     pipelineEvent(
       DetailType.reviewed,
-      `reviewed|${record.itemId}|${record.policyId}@${record.policyVersion}|${record.label}`,
+      `reviewed|${record.itemId}|${record.policyId}@${record.policyVersion}|${record.label}|r${record.reviewVersion ?? 0}`,
       {
         itemId: record.itemId,
         policyId: record.policyId,
@@ -102,6 +183,7 @@ async function publishReviewed(
         chosen: record.chosen,
         agreed: record.chosen === record.label,
         reviewer: record.reviewer,
+        ...(record.reviewerId ? { reviewerId: record.reviewerId } : {}),
         reviewedAt: record.reviewedAt,
       },
     ),

@@ -135,20 +135,37 @@ describe("targets", () => {
     const { sharedDependencies } = await import("../../functions/dependencies.ts");
     const { localLambdaContext } = await import("../../infra/local/sqs-poller.ts");
     const review = createReviewHandler(() => sharedDependencies());
-    const call = (method: string, body?: unknown) =>
-      review(
+    // What the HTTP API's Lambda authorizer hands the function for a verified token.
+    const ana = { sub: "sub-ana", name: "Ana", groups: "reviewers" };
+    const call = async (
+      method: string,
+      body?: unknown,
+      who: Record<string, string> | null = ana,
+      query?: Record<string, string>,
+    ) =>
+      (await review(
         {
-          requestContext: { http: { method } },
+          requestContext: { http: { method }, ...(who ? { authorizer: { lambda: who } } : {}) },
           body: body === undefined ? undefined : JSON.stringify(body),
+          ...(query ? { queryStringParameters: query } : {}),
         } as never,
         localLambdaContext("review"),
-      );
-    const queue = (await call("GET")) as { statusCode: number; body: string };
-    const items = (
-      JSON.parse(queue.body) as { items: { itemId: string; policyId: string; policyVersion: number }[] }
-    ).items;
-    expect(items.length).toBeGreaterThan(0);
-    const target = items[0]!;
+      )) as { statusCode: number; body: string };
+    expect((await call("GET", undefined, null)).statusCode).toBe(401);
+    expect((await call("GET", undefined, ana, { limit: "0" })).statusCode).toBe(422);
+    expect((await call("GET", undefined, ana, { cursor: "not-a-cursor" })).statusCode).toBe(422);
+    const queue = JSON.parse((await call("GET")).body) as {
+      items: { itemId: string; policyId: string; policyVersion: number; reason: string }[];
+      total: number;
+    };
+    expect(queue.items.length).toBeGreaterThan(0);
+    expect(queue.total).toBeGreaterThanOrEqual(queue.items.length);
+    // One reviewer's label is final (audit samples under a two-reviewer policy are tested apart).
+    const target = queue.items.find(
+      (i) =>
+        i.reason !== "audit_sample" ||
+        pipeline.deps.policies.version(i.policyId, i.policyVersion)?.auditReviewers === 1,
+    )!;
     const policy = pipeline.deps.policies.version(target.policyId, target.policyVersion)!;
     const label = policy.options[0]!.id;
     const answer = {
@@ -156,30 +173,45 @@ describe("targets", () => {
       policyId: target.policyId,
       policyVersion: target.policyVersion,
       label,
-      reviewer: "ana",
     };
-    expect(((await call("POST", answer)) as { statusCode: number }).statusCode).toBe(201);
-    expect(((await call("POST", answer)) as { statusCode: number }).statusCode).toBe(200);
-    const conflicting = (await call("POST", { ...answer, label: policy.options[1]!.id })) as {
-      statusCode: number;
-      body: string;
-    };
+    // The reviewer comes from the token, never from the body.
+    const named = await call("POST", { ...answer, reviewer: "mallory" });
+    expect(named.statusCode).toBe(422);
+    expect(named.body).toMatch(/reviewer/);
+    expect((await call("POST", answer)).statusCode).toBe(201);
+    expect((await call("POST", answer)).statusCode).toBe(200);
+    const conflicting = await call("POST", { ...answer, label: policy.options[1]!.id });
     expect(conflicting.statusCode).toBe(409);
-    const wrong = (await call("POST", { ...answer, label: "no-such-option" })) as {
-      statusCode: number;
-      body: string;
-    };
+    const wrong = await call("POST", { ...answer, label: "no-such-option" });
     expect(wrong.statusCode).toBe(422);
     expect(wrong.body).toMatch(/not an option/);
-    expect(
-      ((await call("POST", { ...answer, policyVersion: "one" })) as { statusCode: number }).statusCode,
-    ).toBe(422);
+    expect((await call("POST", { ...answer, policyVersion: "one" })).statusCode).toBe(422);
+    // Someone else may not change Ana's label; Ana may, within the window.
+    const bo = { sub: "sub-bo", name: "Bo", groups: "reviewers" };
+    const other = policy.options[1]!.id;
+    expect((await call("POST", { ...answer, label: other, action: "change" }, bo)).statusCode).toBe(403);
+    expect((await call("POST", { ...answer, label: other, action: "change" })).statusCode).toBe(201);
     await pipeline.bus.idle();
     const reviewed = pipeline.bus.events.filter((e) => e["detail-type"] === "Decision Reviewed");
     expect(reviewed).toHaveLength(1);
-    expect(reviewed[0]!.detail).toMatchObject({ itemId: target.itemId, label, reviewer: "ana" });
+    expect(reviewed[0]!.detail).toMatchObject({
+      itemId: target.itemId,
+      label,
+      reviewer: "Ana",
+      reviewerId: "sub-ana",
+    });
+    const revised = pipeline.bus.events.filter((e) => e["detail-type"] === "Decision Review Revised");
+    expect(revised.map((e) => e.detail)).toMatchObject([
+      { itemId: target.itemId, action: "change", previousLabel: label, label: other, reviewerId: "sub-ana" },
+    ]);
     const record = await pipeline.deps.store.get(answer);
-    expect(record).toMatchObject({ status: "reviewed", label, reviewer: "ana", reviewEventPublished: true });
+    expect(record).toMatchObject({
+      status: "reviewed",
+      label: other,
+      reviewer: "Ana",
+      reviewEventPublished: true,
+    });
+    expect(record?.reviewHistory?.map((e) => e.action)).toEqual(["label", "change"]);
   });
 });
 
@@ -251,17 +283,18 @@ describe("calibration from reviewed decisions", () => {
 });
 
 describe("review page behind the review function", () => {
-  it("answers a function URL request with the review queue", async () => {
+  it("answers an HTTP API request from a verified reviewer with the queue, and sends others to sign in", async () => {
     const { handler } = await import("../../functions/review-page.ts");
-    const event = {
+    const event = (authorizer?: Record<string, string>) => ({
       version: "2.0",
       routeKey: "$default",
       rawPath: "/",
       rawQueryString: "",
-      headers: { host: "review.lambda-url.us-east-1.on.aws", accept: "text/html" },
+      headers: { host: "review.execute-api.us-east-1.amazonaws.com", accept: "text/html" },
       requestContext: {
+        ...(authorizer ? { authorizer: { lambda: authorizer } } : {}),
         http: { method: "GET", path: "/", protocol: "HTTP/1.1", sourceIp: "127.0.0.1", userAgent: "test" },
-        domainName: "review.lambda-url.us-east-1.on.aws",
+        domainName: "review.execute-api.us-east-1.amazonaws.com",
         stage: "$default",
         requestId: "1",
         routeKey: "$default",
@@ -272,9 +305,22 @@ describe("review page behind the review function", () => {
         timeEpoch: 0,
       },
       isBase64Encoded: false,
-    };
-    const response = (await handler(event as never, {} as never)) as { statusCode: number; body: string };
-    expect(response.statusCode).toBe(200);
-    expect(response.body).toMatch(/<h1>Review queue \(\d+\)<\/h1>/);
+    });
+    type Answer = { statusCode: number; body: string; headers?: Record<string, string> };
+    const signedIn = (await handler(
+      event({ sub: "s1", name: "Ana", groups: "reviewers" }) as never,
+      {} as never,
+    )) as Answer;
+    expect(signedIn.statusCode).toBe(200);
+    expect(signedIn.body).toMatch(/<h1>Review queue \(\d+ waiting\)<\/h1>/);
+    expect(signedIn.body).toContain("Signed in as <strong>Ana</strong>");
+    const anonymous = (await handler(event() as never, {} as never)) as Answer;
+    expect(anonymous.statusCode).toBe(303);
+    expect(anonymous.headers?.location).toBe("/auth/login");
+    const outsider = (await handler(
+      event({ sub: "s2", name: "Eve", groups: "" }) as never,
+      {} as never,
+    )) as Answer;
+    expect(outsider.statusCode).toBe(403);
   });
 });

@@ -56,7 +56,24 @@ export const decisionReviewedSchema = z.object({
   chosen: z.string().optional(),
   agreed: z.boolean(),
   reviewer: z.string(),
+  /** The reviewer's stable id (the token's subject); absent on events from before sign-in. */
+  reviewerId: z.string().optional(),
   reviewedAt: z.string(),
+});
+
+/** "Decision Review Revised": a stored label changed or undone (the item then waits again). */
+export const decisionReviewRevisedSchema = z.object({
+  eventId,
+  itemId: z.string(),
+  policyId: z.string(),
+  policyVersion: z.number().int(),
+  action: z.enum(["change", "undo"]),
+  previousLabel: z.string(),
+  /** The new label; null after an undo. */
+  label: z.string().nullable(),
+  reviewer: z.string(),
+  reviewerId: z.string(),
+  revisedAt: z.string(),
 });
 
 /** "Item Actioned": a confident decision applied by the auto-action target. */
@@ -75,5 +92,6 @@ export const EVENT_DETAIL_SCHEMAS = {
   [DetailType.made]: decisionMadeSchema,
   [DetailType.rejected]: decisionRejectedSchema,
   [DetailType.reviewed]: decisionReviewedSchema,
+  [DetailType.revised]: decisionReviewRevisedSchema,
   [DetailType.actioned]: itemActionedSchema,
 } as const;

@@ -35,6 +35,10 @@ export const policySchema = z
     temperature: z.number().positive().max(100).default(1),
     /** Share of otherwise automatic decisions sent to people anyway, drawn by item id. @default 0 */
     auditSampleRate: z.number().min(0).max(1).default(0),
+    /** Reviewers per audit sample: 2 asks two different people, and flags disagreement for an admin. @default 1 */
+    auditReviewers: z.union([z.literal(1), z.literal(2)]).default(1),
+    /** Minutes an escalated item may wait before the policy's review backlog alarm fires. */
+    reviewWithinMinutes: z.number().int().positive().optional(),
     /** The option meaning "none of these fits": always escalated. */
     outOfScopeOption: z.string().optional(),
     /** Prompt layout; policy-first reuses the policy's preamble across items. @default "policy-first" */

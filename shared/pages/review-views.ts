@@ -1,0 +1,135 @@
+/**
+ * What reviewers see of an escalated item: why it came to people (with the numbers), the
+ * distribution with the model's choice highlighted, the item as readable fields, the answer
+ * buttons labelled with the option descriptions, who holds it, and its review history.
+ */
+import type { DecisionRecord } from "../domain/decision-record.ts";
+import type { Policy } from "../domain/policy/policy.ts";
+import { claimedByOther, type Reviewer } from "../domain/review.ts";
+import { html, stateFields, waited } from "./layout.ts";
+import { csrfField } from "./session.ts";
+
+const percent = (p: number | undefined) => (p === undefined ? "-" : `${Math.round(p * 100)}%`);
+
+/** The option's description, or its id when the policy version is unknown. */
+function describe(policy: Policy | undefined, id: string | undefined): string {
+  return policy?.options.find((o) => o.id === id)?.description ?? id ?? "-";
+}
+
+/** Why the item came to people, in words and numbers. */
+export function reasonText(record: DecisionRecord, policy: Policy | undefined): string {
+  const top = `${percent(record.topProbability)} for <em>${html(describe(policy, record.chosen))}</em>`;
+  const threshold = policy ? `${percent(policy.autoThreshold)} threshold` : "threshold";
+  switch (record.reason) {
+    case "below_threshold":
+      return `${top}, below the ${threshold}`;
+    case "option_needs_review":
+      return `${top}: this option always goes to a person`;
+    case "out_of_scope":
+      return `${top}: the model found the item out of scope`;
+    case "audit_sample":
+      return `Audit sample: ${top} would have been automated (at or above the ${threshold})`;
+    default:
+      return `${html(record.reason ?? "-")}: ${top}`;
+  }
+}
+
+/** The path of an item's page. */
+export function itemPath(record: Pick<DecisionRecord, "itemId" | "policyId" | "policyVersion">): string {
+  return `/items/${encodeURIComponent(record.policyId)}/${record.policyVersion}/${encodeURIComponent(record.itemId)}`;
+}
+
+/** Badges: audit sample waiting for a second reviewer, disputed, taken by someone else. */
+export function badges(record: DecisionRecord, reviewer: Reviewer, now: number): string {
+  const out: string[] = [];
+  if (record.firstReview)
+    out.push(
+      `<span class="badge">second review needed (first: ${html(record.firstReview.reviewerName)})</span>`,
+    );
+  if (record.disputed) out.push(`<span class="badge">disputed: an admin decides</span>`);
+  if (claimedByOther(record.claim, reviewer, now))
+    out.push(
+      `<span class="taken">taken by ${html(record.claim!.reviewerName)} for ${Math.max(1, Math.ceil((record.claim!.until - now) / 60_000))} min</span>`,
+    );
+  return out.join(" ");
+}
+
+/** One row of the queue table. */
+export function queueRow(
+  record: DecisionRecord,
+  policy: Policy | undefined,
+  reviewer: Reviewer,
+  now: number,
+): string {
+  return `<tr><td><a href="${itemPath(record)}">${html(record.itemId)}</a> ${badges(record, reviewer, now)}</td>
+<td>${html(record.policyId)} v${record.policyVersion}</td><td>${waited(record.createdAt, now)}</td><td class="reason">${reasonText(record, policy)}</td></tr>`;
+}
+
+function bars(record: DecisionRecord, policy: Policy | undefined): string {
+  const options =
+    policy?.options ?? Object.keys(record.distribution ?? {}).map((id) => ({ id, description: id }));
+  return options
+    .map((o, i) => {
+      const p = record.distribution?.[o.id] ?? 0;
+      const chosen = o.id === record.chosen;
+      return `<div class="bar${chosen ? " chosen" : ""}"><span id="opt-${i}">${html(o.description)}${chosen ? " <small>(model's choice)</small>" : ""}</span>
+<meter min="0" max="1" value="${p}" aria-labelledby="opt-${i}">${percent(p)}</meter><span>${(p * 100).toFixed(1)}%</span></div>`;
+    })
+    .join("");
+}
+
+function history(record: DecisionRecord): string {
+  if (!record.reviewHistory?.length) return "";
+  const words = {
+    label: "labelled",
+    first_label: "gave the first audit label",
+    change: "changed the label to",
+    undo: "undid the label",
+  };
+  const items = record.reviewHistory
+    .map(
+      (e) =>
+        `<li><time datetime="${html(e.at)}">${html(e.at.slice(0, 19).replace("T", " "))}</time> ${html(e.reviewerName)} ${words[e.action]}${e.label ? ` <strong>${html(e.label)}</strong>` : ""}${e.previousLabel ? ` (was ${html(e.previousLabel)})` : ""}</li>`,
+    )
+    .join("");
+  return `<h3>History</h3><ol>${items}</ol>`;
+}
+
+/** The form fields that name the item. */
+export function itemFields(record: DecisionRecord, csrf: string): string {
+  return `${csrfField(csrf)}<input type="hidden" name="itemId" value="${html(record.itemId)}">
+<input type="hidden" name="policyId" value="${html(record.policyId)}"><input type="hidden" name="policyVersion" value="${record.policyVersion}">`;
+}
+
+/** The item card: reason, fields, distribution, answers (or why not), revision controls, history. */
+export function itemCard(
+  record: DecisionRecord,
+  policy: Policy | undefined,
+  reviewer: Reviewer,
+  view: { now: number; csrf: string; mayAnswer: boolean; mayRevise: boolean; blocked?: string },
+): string {
+  const options = policy?.options ?? [];
+  const answerAction = record.status === "reviewed" ? "change" : "label";
+  const buttons = options
+    .map(
+      (o, i) =>
+        `<button type="submit" name="label" value="${html(o.id)}" data-description="${html(o.description)}" aria-keyshortcuts="${i + 1}"${o.id === record.label ? " disabled" : ""}>${i + 1}. ${html(o.description)}</button>`,
+    )
+    .join("");
+  const answers =
+    view.mayAnswer || view.mayRevise
+      ? `<form method="post" action="/reviews">${itemFields(record, view.csrf)}<input type="hidden" name="action" value="${answerAction}">
+<p id="how">${answerAction === "change" ? "Change the label" : "Answer"}: click, or press a number key and then Enter.</p>
+<div class="answers" role="group" aria-label="Answers" aria-describedby="how">${buttons}</div><p class="confirm" aria-live="polite"></p></form>`
+      : `<p class="taken" role="status">${html(view.blocked ?? "You cannot answer this item.")}</p>`;
+  const undo = view.mayRevise
+    ? `<form method="post" action="/reviews">${itemFields(record, view.csrf)}<input type="hidden" name="action" value="undo"><button type="submit">Undo the label (the item waits for review again)</button></form>`
+    : "";
+  const status =
+    record.status === "reviewed"
+      ? `<p role="status">Labelled <strong>${html(describe(policy, record.label))}</strong> by ${html(record.reviewer)}.</p>`
+      : "";
+  return `<article data-item="${html(record.itemId)}" data-autofocus tabindex="-1" aria-labelledby="item-title">
+<h2 id="item-title">${html(record.itemId)} <small>${html(record.policyId)} v${record.policyVersion}, waited ${waited(record.createdAt, view.now)}</small> ${badges(record, reviewer, view.now)}</h2>
+<p class="reason">${reasonText(record, policy)}.</p>${stateFields(record.state)}${bars(record, policy)}${status}${answers}${undo}${history(record)}</article>`;
+}
