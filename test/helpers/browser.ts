@@ -33,3 +33,16 @@ export function launchChromium(): Promise<Browser> {
     ],
   });
 }
+
+/** Signs `page` in through the local mode's sign-in stub at `baseUrl` and waits for the queue. */
+export async function signInLocally(
+  page: import("playwright-core").Page,
+  baseUrl: string,
+  name: string,
+  group: "reviewers" | "admins",
+): Promise<void> {
+  await page.goto(`${baseUrl}/auth/login`);
+  await page.getByLabel("Name").fill(name);
+  await page.locator(`input[name=group][value=${group}]`).check();
+  await Promise.all([page.waitForURL(`${baseUrl}/`), page.getByRole("button", { name: "Sign in" }).click()]);
+}

@@ -12,7 +12,7 @@ import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { type LocalMode, startLocalMode } from "../../infra/local/local-mode.ts";
 import { ensurePortFree, PortInUseError } from "../../infra/local/ports.ts";
-import { chromiumAvailable, launchChromium } from "../helpers/browser.ts";
+import { chromiumAvailable, launchChromium, signInLocally } from "../helpers/browser.ts";
 import { freePort } from "../helpers/local-pipeline.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
 
@@ -26,30 +26,37 @@ async function until<T>(check: () => Promise<T | undefined>, timeoutMs = 60_000)
   }
 }
 
-/** Reviews the first escalated item on the review page with a key press; checks the label landed. */
+/**
+ * Signs in through the local stub, reviews the first escalated item that one reviewer can settle
+ * with the keyboard (number key, then Enter), and checks the label landed under the signed-in name.
+ */
 async function reviewInBrowser(local: LocalMode): Promise<void> {
   const browser = await launchChromium();
   try {
     const page = await browser.newPage({ viewport: { width: 1366, height: 900 } });
-    await page.goto(local.reviewUrl);
-    const first = page.locator("article").first();
-    const itemId = await first.getAttribute("data-item");
+    await signInLocally(page, local.reviewUrl, "Ana", "reviewers");
+    const waiting = async () => Number(/\((\d+) waiting\)/.exec(await page.locator("h1").innerText())?.[1]);
+    const pending = await waiting();
+    expect(pending).toBeGreaterThan(0);
+    const row = page.locator("tbody tr").filter({ hasNotText: "Audit sample" }).first();
+    await row.locator("a").click();
+    const item = page.locator("article[data-item]");
+    const itemId = await item.getAttribute("data-item");
     expect(itemId).toBeTruthy();
-    expect(await first.locator("meter").count()).toBeGreaterThanOrEqual(2);
-    const pending = await page.locator("article").count();
-    await first.locator("button[name=label]").first().focus();
+    expect(await item.locator("meter").count()).toBeGreaterThanOrEqual(2);
     await page.keyboard.press("1");
-    await page.waitForSelector("p.flash");
-    expect(await page.locator("p.flash").innerText()).toContain(itemId!);
-    expect(await page.locator("article").count()).toBe(pending - 1);
+    await page.keyboard.press("Enter");
+    await page.waitForSelector(".toast");
+    expect(await page.locator(".toast").innerText()).toContain(itemId!);
+    expect(await waiting()).toBe(pending - 1);
     const { mkdir } = await import("node:fs/promises");
     await mkdir(join(REPO_ROOT, "test-output"), { recursive: true });
     await page.screenshot({ path: join(REPO_ROOT, "test-output", "review-page.png"), fullPage: true });
     await local.bus.idle();
     const reviewed = local.bus.events.filter((e) => e["detail-type"] === "Decision Reviewed");
-    expect(reviewed.map((e) => e.detail.itemId)).toEqual([itemId]);
+    expect(reviewed.map((e) => [e.detail.itemId, e.detail.reviewer])).toEqual([[itemId, "Ana"]]);
     await page.goto(`${local.reviewUrl}/decisions?route=human`);
-    expect(await page.locator("tbody tr").count()).toBe(pending);
+    expect(await page.locator("tbody tr:not(.detail)").count()).toBe(pending);
     await page.screenshot({ path: join(REPO_ROOT, "test-output", "decisions-page.png"), fullPage: true });
   } finally {
     await browser.close();

@@ -3,10 +3,11 @@
  * (llama.cpp's SentencePiece keeps every ASCII letter a single byte token), so these cases use a
  * small hand-written tokenizer; the passing case runs on real models in the integration suites.
  */
+
 import { type LlamaModel, LlamaText, type Token, type Tokenizer } from "node-llama-cpp";
 import { describe, expect, it } from "vitest";
 import { SlotCheckError } from "../../endpoint/runtime/errors.ts";
-import { checkLetterSlots } from "../../endpoint/scorer/letter-readout.ts";
+import { checkLetterSlots, readLetters } from "../../endpoint/scorer/letter-readout.ts";
 
 /**
  * A character tokenizer with optional multi-character pieces, merged greedily. A piece mapped
@@ -57,5 +58,19 @@ describe("checkLetterSlots", () => {
     expect(() => checkLetterSlots(fakeModel({ A: 7, B: 7 }), probe, "fake")).toThrow(
       /"A" and "B" are the same token 7/,
     );
+  });
+});
+
+describe("letter readout", () => {
+  it("keeps the allowed-token mass a share (at most 1) when rounded probabilities sum past 1", () => {
+    const probabilities = new Map([
+      [10, 0.99999999],
+      [11, 1e-8],
+      [12, 8e-9],
+    ]) as unknown as Parameters<typeof readLetters>[0];
+    const readout = readLetters(probabilities, [10, 11, 12] as never, true);
+    expect(readout.allowedTokenMass).toBe(1);
+    expect(readLetters(probabilities, [11, 12] as never, true).allowedTokenMass).toBeCloseTo(1.8e-8, 12);
+    expect(readLetters(probabilities, [10] as never, false).allowedTokenMass).toBeNull();
   });
 });
