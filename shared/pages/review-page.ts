@@ -108,7 +108,7 @@ export function createReviewApp(deps: ReviewAppDependencies): Hono<Env> {
       record.status === "reviewed" && mayRevise(record, c.get("reviewer"), now(), deps.timings.changeWindowMs)
         ? `<form method="post" action="/reviews">${itemFields(record, csrfToken(c))}<input type="hidden" name="action" value="undo"><button type="submit">Undo</button></form>`
         : "";
-    return `<div class="toast" role="status">${what} ${undo}</div>`;
+    return `<div class="toast" role="status"><span>${what}</span>${undo}</div>`;
   }
 
   app.get("/items/:policyId/:version/:itemId", async (c) => {
