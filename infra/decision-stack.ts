@@ -70,7 +70,5 @@ export class DecisionStack extends Stack {
     new CfnOutput(this, "DeadLetterQueueArn", { value: this.pipeline.deadLetterQueue.queueArn });
     new CfnOutput(this, "DecisionsTable", { value: this.pipeline.table.tableName });
     new CfnOutput(this, "EventBusName", { value: this.pipeline.bus.eventBusName });
-    new CfnOutput(this, "ReviewUrl", { value: this.pipeline.reviewUrl.url });
-    new CfnOutput(this, "ReviewPageUrl", { value: this.pipeline.reviewPageUrl.url });
   }
 }

@@ -93,6 +93,9 @@ export function readLetters(
   const p = letterTokens.map((token) => probabilities.get(token) ?? 0);
   // Single-precision probabilities can sum past 1 by rounding (1.0000000087 on a sure answer),
   // which the response contract rightly refuses: a share of the vocabulary is at most 1.
-  const mass = Math.min(1, p.reduce((a, b) => a + b, 0));
+  const mass = Math.min(
+    1,
+    p.reduce((a, b) => a + b, 0),
+  );
   return { logits: p.map((value) => Math.log(value)), allowedTokenMass: fullVocabulary ? mass : null };
 }

@@ -11,7 +11,6 @@ import * as dynamodb from "aws-cdk-lib/aws-dynamodb";
 import * as events from "aws-cdk-lib/aws-events";
 import * as targets from "aws-cdk-lib/aws-events-targets";
 import * as iam from "aws-cdk-lib/aws-iam";
-import * as lambda from "aws-cdk-lib/aws-lambda";
 import * as destinations from "aws-cdk-lib/aws-lambda-destinations";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
@@ -22,6 +21,7 @@ import type { EventPattern } from "../local/event-pattern.ts";
 import { DECIDE_FUNCTION, METRICS, RULES, TABLE_ACCESS, TARGET_FUNCTION } from "../topology.ts";
 import { functionFactory, suppressFunctionFindings } from "./pipeline-function.ts";
 import { createPipelineQueues } from "./pipeline-queues.ts";
+import { ReviewAccess } from "./review-access.ts";
 
 /** Properties of {@link DecisionPipeline}. */
 export interface DecisionPipelineProps {
@@ -33,6 +33,8 @@ export interface DecisionPipelineProps {
   readonly endpointMaxInstances?: number;
   /** Where the policy files are bundled from. @default events/policies */
   readonly policiesDir?: string;
+  /** Prefix of the reviewers' hosted sign-in domain. @default derived from the account and stack */
+  readonly reviewDomainPrefix?: string;
 }
 
 /** Converts a pattern in EventBridge's JSON form to the CDK's. */
@@ -60,9 +62,9 @@ export class DecisionPipeline extends Construct {
   public readonly reviewIntakeFunction: NodejsFunction;
   public readonly replayFunction: NodejsFunction;
   public readonly driftFunction: NodejsFunction;
-  public readonly reviewUrl: lambda.FunctionUrl;
   public readonly reviewPageFunction: NodejsFunction;
-  public readonly reviewPageUrl: lambda.FunctionUrl;
+  /** Sign-in, the HTTP API and its authorizer in front of the review pages and API. */
+  public readonly reviewAccess: ReviewAccess;
   public readonly rules: Record<keyof typeof RULES, events.Rule>;
 
   constructor(scope: Construct, id: string, props: DecisionPipelineProps) {
@@ -169,17 +171,19 @@ export class DecisionPipeline extends Construct {
       tableAccess: TABLE_ACCESS.Review,
     });
     this.bus.grantPutEventsTo(this.reviewFunction);
-    this.reviewUrl = this.reviewFunction.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.AWS_IAM });
 
-    // The review page; IAM auth: put it behind a signing proxy or your identity provider.
+    // The review pages, reached (with the review API) only through the authorized HTTP API.
     this.reviewPageFunction = fn("ReviewPage", "review-page.ts", {
       memoryMiB: 256,
       timeoutSeconds: 30,
       tableAccess: TABLE_ACCESS.ReviewPage,
     });
     this.bus.grantPutEventsTo(this.reviewPageFunction);
-    this.reviewPageUrl = this.reviewPageFunction.addFunctionUrl({
-      authType: lambda.FunctionUrlAuthType.AWS_IAM,
+    this.reviewAccess = new ReviewAccess(this, "ReviewAccess", {
+      pageFunction: this.reviewPageFunction,
+      apiFunction: this.reviewFunction,
+      fn,
+      ...(props.reviewDomainPrefix ? { domainPrefix: props.reviewDomainPrefix } : {}),
     });
 
     this.replayFunction = fn("Replay", "replay.ts", {
@@ -253,6 +257,8 @@ export class DecisionPipeline extends Construct {
 
     for (const f of [
       this.reviewPageFunction,
+      this.reviewAccess.authorizerFunction,
+      this.reviewAccess.signInFunction,
       this.driftFunction,
       this.decideFunction,
       this.autoActionFunction,

@@ -20,7 +20,7 @@ export interface FunctionSettings {
   readonly memoryMiB: number;
   readonly timeoutSeconds: number;
   readonly environment?: Record<string, string>;
-  /** Exactly these actions on the decisions table (`TABLE_ACCESS`). */
+  /** Exactly these actions on the decisions table (`TABLE_ACCESS`); none when empty. */
   readonly tableAccess: readonly string[];
 }
 
@@ -77,7 +77,8 @@ export function functionFactory(scope: Construct, defaults: FunctionDefaults) {
       },
     });
     // Least privilege: the table actions this function's code calls, nothing more.
-    defaults.table.grant(created, ...settings.tableAccess.map((action) => `dynamodb:${action}`));
+    if (settings.tableAccess.length > 0)
+      defaults.table.grant(created, ...settings.tableAccess.map((action) => `dynamodb:${action}`));
     return created;
   };
 }

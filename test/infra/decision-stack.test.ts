@@ -55,6 +55,54 @@ describe("DecisionStack", () => {
     for (const s of suppressions) expect(s.reason.length).toBeGreaterThan(20);
   });
 
+  it("puts every review route behind the Cognito-token authorizer, except the three sign-in routes", () => {
+    const resources = template.toJSON().Resources as Record<
+      string,
+      { Type: string; Properties: Record<string, unknown> }
+    >;
+    const routes = Object.values(resources).filter((r) => r.Type === "AWS::ApiGatewayV2::Route");
+    const open = routes
+      .filter((r) => (r.Properties.AuthorizationType ?? "NONE") === "NONE")
+      .map((r) => r.Properties.RouteKey);
+    expect(open.sort()).toEqual(["GET /auth/callback", "GET /auth/login", "GET /auth/logout"]);
+    const guarded = routes
+      .filter((r) => r.Properties.AuthorizationType === "CUSTOM")
+      .map((r) => r.Properties.RouteKey);
+    expect(guarded.sort()).toEqual(["ANY /", "ANY /{proxy+}", "GET /api/reviews", "POST /api/reviews"]);
+    // The sign-in routes' integration is a function with no table access and no other route.
+    const signInIntegration = (
+      routes.find((r) => r.Properties.RouteKey === "GET /auth/login")!.Properties.Target as {
+        "Fn::Join": [string, unknown[]];
+      }
+    )["Fn::Join"][1][1];
+    const sameTarget = routes.filter((r) =>
+      JSON.stringify(r.Properties.Target).includes(JSON.stringify(signInIntegration)),
+    );
+    expect(sameTarget).toHaveLength(3);
+    template.hasResourceProperties("AWS::ApiGatewayV2::Authorizer", {
+      AuthorizerType: "REQUEST",
+      EnableSimpleResponses: true,
+      AuthorizerResultTtlInSeconds: 0,
+    });
+    // No function is reachable any other way: no function URLs.
+    expect(Object.values(resources).filter((r) => r.Type === "AWS::Lambda::Url")).toEqual([]);
+    template.hasResourceProperties("AWS::Cognito::UserPool", {
+      AdminCreateUserConfig: { AllowAdminCreateUserOnly: true },
+      MfaConfiguration: "ON",
+    });
+    const groups = Object.values(resources)
+      .filter((r) => r.Type === "AWS::Cognito::UserPoolGroup")
+      .map((r) => r.Properties.GroupName);
+    expect(groups.sort()).toEqual(["admins", "reviewers"]);
+    template.hasResourceProperties("AWS::Cognito::UserPoolClient", {
+      GenerateSecret: false,
+      AllowedOAuthFlows: ["code"],
+    });
+    expect(Object.keys(template.toJSON().Outputs)).toEqual(
+      expect.arrayContaining(["ReviewPageUrl", "ReviewSignInUrl", "ReviewUserPoolId"]),
+    );
+  });
+
   it("deploys the endpoint on a CPU instance with the model from S3 and scales on invocations", () => {
     template.hasResourceProperties("AWS::SageMaker::EndpointConfig", {
       ProductionVariants: [
@@ -125,7 +173,7 @@ describe("DecisionStack", () => {
     const functions = Object.values(
       template.findResources("AWS::Lambda::Function") as Record<string, Resource>,
     );
-    expect(functions).toHaveLength(7);
+    expect(functions).toHaveLength(9);
     for (const f of functions) {
       expect(f.Properties.Runtime).toBe("nodejs22.x");
       expect(f.Properties.Architectures).toEqual(["arm64"]);
