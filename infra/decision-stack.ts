@@ -3,12 +3,37 @@
  * Deploy-time choices are CloudFormation parameters (model location) and context values
  * (instance type, counts, image), so one synthesized template serves every environment.
  */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { CfnOutput, CfnParameter, Stack, type StackProps } from "aws-cdk-lib";
 import type { Construct } from "constructs";
+import { parsePolicy } from "../shared/domain/policy/policy.ts";
 import { DecisionEndpoint } from "./constructs/decision-endpoint.ts";
 import { DecisionPipeline } from "./constructs/decision-pipeline.ts";
 import { EventContracts } from "./constructs/event-contracts.ts";
 import { Operations } from "./constructs/operations.ts";
+import { REVIEW } from "./topology.ts";
+
+/** The policies bundled with the functions. */
+const POLICIES_DIR = fileURLToPath(new URL("../events/policies", import.meta.url));
+
+/**
+ * Each policy's review service level in minutes (its latest version's `reviewWithinMinutes`, else
+ * the default), read from the bundled policy files at synth time: one alarm per policy.
+ */
+export function reviewServiceLevels(dir: string): Record<string, number> {
+  const latest = new Map<string, { version: number; minutes: number }>();
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith(".json"))
+    .sort()) {
+    const policy = parsePolicy(JSON.parse(readFileSync(join(dir, file), "utf8")), file);
+    const minutes = policy.reviewWithinMinutes ?? REVIEW.defaultServiceLevelMinutes;
+    if ((latest.get(policy.id)?.version ?? 0) < policy.version)
+      latest.set(policy.id, { version: policy.version, minutes });
+  }
+  return Object.fromEntries([...latest].map(([id, { minutes }]) => [id, minutes]));
+}
 
 /** Properties of {@link DecisionStack}. */
 export interface DecisionStackProps extends StackProps {
@@ -60,6 +85,7 @@ export class DecisionStack extends Stack {
       pipeline: this.pipeline,
       endpointName: this.endpoint.endpointName,
       ...(props.alarmEmail ? { alarmEmail: props.alarmEmail } : {}),
+      reviewServiceLevels: reviewServiceLevels(POLICIES_DIR),
     });
 
     this.contracts = new EventContracts(this, "Contracts");

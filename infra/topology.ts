@@ -12,7 +12,16 @@ import type { EventPattern } from "./local/event-pattern.ts";
  */
 export const METRICS = {
   namespace: "DecisionPipeline",
-  service: { decide: "decide", reviewIntake: "review-intake", autoAction: "auto-action" },
+  service: {
+    decide: "decide",
+    reviewIntake: "review-intake",
+    autoAction: "auto-action",
+    reviewBacklog: "review-backlog",
+  },
+  /** The review backlog's metrics and their dimension. */
+  pendingReviews: "PendingReviews",
+  oldestPendingReviewMinutes: "OldestPendingReviewMinutes",
+  policyDimension: "policy",
 } as const;
 
 /** Receives before a message goes to the dead-letter queue. */
@@ -95,6 +104,8 @@ export const TABLE_ACCESS = {
   Replay: ["GetItem"],
   /** recent decisions (Query on the status index). */
   Drift: ["Query"],
+  /** the pending items (Query on the status index). */
+  ReviewBacklog: ["Query"],
 } as const satisfies Record<string, readonly TableAction[]>;
 
 /** Human review: how long opening an item claims it, and how long a reviewer may change their own label. */

@@ -62,6 +62,8 @@ export class DecisionPipeline extends Construct {
   public readonly reviewIntakeFunction: NodejsFunction;
   public readonly replayFunction: NodejsFunction;
   public readonly driftFunction: NodejsFunction;
+  /** Publishes each policy's review backlog every five minutes (the service-level alarms' metrics). */
+  public readonly reviewBacklogFunction: NodejsFunction;
   public readonly reviewPageFunction: NodejsFunction;
   /** Sign-in, the HTTP API and its authorizer in front of the review pages and API. */
   public readonly reviewAccess: ReviewAccess;
@@ -230,6 +232,27 @@ export class DecisionPipeline extends Construct {
       ],
     });
 
+    this.reviewBacklogFunction = fn("ReviewBacklog", "review-backlog.ts", {
+      memoryMiB: 256,
+      timeoutSeconds: 60,
+      tableAccess: TABLE_ACCESS.ReviewBacklog,
+    });
+    this.reviewBacklogFunction.configureAsyncInvoke({
+      retryAttempts: 0,
+      maxEventAge: Duration.minutes(5),
+      onFailure: new destinations.SqsDestination(this.targetsDeadLetterQueue),
+    });
+    new events.Rule(this, "ReviewBacklogSchedule", {
+      description: "Review backlog metrics (pending items, oldest wait) every five minutes",
+      schedule: events.Schedule.rate(Duration.minutes(5)),
+      targets: [
+        new targets.LambdaFunction(this.reviewBacklogFunction, {
+          retryAttempts: 0,
+          deadLetterQueue: this.targetsDeadLetterQueue,
+        }),
+      ],
+    });
+
     const rule = (name: keyof typeof RULES, target: events.IRuleTarget) =>
       new events.Rule(this, `${name[0]!.toUpperCase()}${name.slice(1)}Rule`, {
         eventBus: this.bus,
@@ -260,6 +283,7 @@ export class DecisionPipeline extends Construct {
       this.reviewAccess.authorizerFunction,
       this.reviewAccess.signInFunction,
       this.driftFunction,
+      this.reviewBacklogFunction,
       this.decideFunction,
       this.autoActionFunction,
       this.reviewFunction,

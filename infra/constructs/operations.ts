@@ -1,6 +1,7 @@
 /**
  * Operations: alarms on the dead-letter queue, the age of the oldest intake message, endpoint
- * errors and latency and the escalation rate, sent to an encrypted SNS topic, and a dashboard.
+ * errors and latency, the escalation rate and each policy's review service level, sent to an
+ * encrypted SNS topic, and a dashboard.
  */
 import { Duration } from "aws-cdk-lib";
 import * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
@@ -24,6 +25,11 @@ export interface OperationsProps {
   readonly maxEscalationRate?: number;
   /** p90 model latency that raises the alarm. @default 10 seconds */
   readonly maxModelLatency?: Duration;
+  /**
+   * Review service level per policy id: minutes the oldest pending item may wait (the policy's
+   * `reviewWithinMinutes`, else the default). One alarm per entry.
+   */
+  readonly reviewServiceLevels?: Readonly<Record<string, number>>;
 }
 
 /** Alarms and dashboard for the pipeline and its endpoint. */
@@ -41,6 +47,8 @@ export class Operations extends Construct {
     cloudwatch.Alarm
   >;
   public readonly dashboard: cloudwatch.Dashboard;
+  /** One alarm per policy: its oldest pending review has waited past the policy's limit. */
+  public readonly reviewAlarms: Record<string, cloudwatch.Alarm>;
 
   constructor(scope: Construct, id: string, props: OperationsProps) {
     super(scope, id);
@@ -162,6 +170,27 @@ export class Operations extends Construct {
       ),
     };
 
+    const backlogMetric = (metricName: string, policyId: string) =>
+      new cloudwatch.Metric({
+        namespace: METRICS.namespace,
+        metricName,
+        dimensionsMap: { service: METRICS.service.reviewBacklog, [METRICS.policyDimension]: policyId },
+        statistic: "Maximum",
+        period: Duration.minutes(5),
+      });
+    const levels = Object.entries(props.reviewServiceLevels ?? {});
+    this.reviewAlarms = Object.fromEntries(
+      levels.map(([policyId, minutes], i) => [
+        policyId,
+        alarm(
+          `ReviewServiceLevel${i}`,
+          backlogMetric(METRICS.oldestPendingReviewMinutes, policyId),
+          minutes,
+          `Escalated ${policyId} items have waited more than ${minutes} minutes for a reviewer`,
+        ),
+      ]),
+    );
+
     this.dashboard = new cloudwatch.Dashboard(this, "Dashboard", {
       widgets: [
         [
@@ -195,6 +224,13 @@ export class Operations extends Construct {
             title: "Decide function",
             left: [pipeline.decideFunction.metricInvocations(), pipeline.decideFunction.metricErrors()],
             right: [pipeline.decideFunction.metricDuration()],
+          }),
+        ],
+        [
+          new cloudwatch.GraphWidget({
+            title: "Review backlog (pending items; oldest wait, minutes)",
+            left: levels.map(([policyId]) => backlogMetric(METRICS.pendingReviews, policyId)),
+            right: levels.map(([policyId]) => backlogMetric(METRICS.oldestPendingReviewMinutes, policyId)),
           }),
         ],
       ],

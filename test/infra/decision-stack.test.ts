@@ -173,7 +173,7 @@ describe("DecisionStack", () => {
     const functions = Object.values(
       template.findResources("AWS::Lambda::Function") as Record<string, Resource>,
     );
-    expect(functions).toHaveLength(9);
+    expect(functions).toHaveLength(10);
     for (const f of functions) {
       expect(f.Properties.Runtime).toBe("nodejs22.x");
       expect(f.Properties.Architectures).toEqual(["arm64"]);
@@ -251,12 +251,24 @@ describe("DecisionStack", () => {
     ).toBe(true);
   });
 
-  it("raises alarms on dead letters, message age, endpoint errors and latency, and the escalation rate", () => {
+  it("raises alarms on dead letters, message age, endpoint errors and latency, the escalation rate and each policy's review wait", () => {
     const alarms = Object.values(
       template.findResources("AWS::CloudWatch::Alarm") as Record<string, Resource>,
     );
-    expect(alarms).toHaveLength(8);
+    // Eight pipeline alarms and one review service-level alarm per policy (three samples).
+    expect(alarms).toHaveLength(11);
     for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toHaveLength(1);
+    // content-moderation asks for review within 60 minutes; the others take the default.
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      MetricName: "OldestPendingReviewMinutes",
+      Dimensions: Match.arrayWith([{ Name: "policy", Value: "content-moderation" }]),
+      Threshold: 60,
+    });
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      MetricName: "OldestPendingReviewMinutes",
+      Dimensions: Match.arrayWith([{ Name: "policy", Value: "ticket-routing" }]),
+      Threshold: 240,
+    });
     template.hasResourceProperties("AWS::CloudWatch::Alarm", {
       MetricName: "Invocation5XXErrors",
       Namespace: "AWS/SageMaker",

@@ -55,7 +55,7 @@ function functionId(name: string): string {
 }
 
 describe("alarms watch metrics the code emits", () => {
-  it("matches every DecisionPipeline alarm metric to the decide handler's EMF output", async () => {
+  it("matches every DecisionPipeline alarm metric to the decide and review-backlog handlers' EMF output", async () => {
     process.env.POWERTOOLS_METRICS_DISABLED = "false";
     const lines: string[] = [];
     vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => {
@@ -93,6 +93,24 @@ describe("alarms watch metrics the code emits", () => {
       awsRegion: "us-east-1",
     });
     await handler({ Records: [record("A"), record("B")] }, { functionName: "decide" } as never);
+    const { createReviewBacklogHandler } = await import("../../functions/review-backlog.ts");
+    const backlog = createReviewBacklogHandler(async () => ({
+      policies,
+      store: new InMemoryDecisionStore(),
+      publisher: { publish: async () => undefined },
+    }));
+    const scheduled = {
+      version: "0",
+      id: "1",
+      "detail-type": "Scheduled Event",
+      source: "aws.events",
+      account: "123456789012",
+      time: new Date().toISOString(),
+      region: "us-east-1",
+      resources: [],
+      detail: {},
+    };
+    await backlog(scheduled as never, { functionName: "review-backlog" } as never);
     vi.restoreAllMocks();
     const emitted = new Set<string>();
     for (const line of lines.join("").split("\n")) {
@@ -113,6 +131,9 @@ describe("alarms watch metrics the code emits", () => {
     }
     expect([...emitted].some((m) => m.includes("routed_auto"))).toBe(true);
     expect([...emitted].some((m) => m.includes("routed_human"))).toBe(true);
+    expect([...emitted].filter((m) => m.includes(METRICS.oldestPendingReviewMinutes))).toHaveLength(
+      policies.ids().length,
+    );
 
     const watched = ofType("AWS::CloudWatch::Alarm").flatMap(([, alarm]) => {
       const metrics = (
@@ -198,6 +219,7 @@ describe("least privilege on the decisions table", () => {
     ReviewPage: "review-page.ts",
     Replay: "replay.ts",
     Drift: "drift.ts",
+    ReviewBacklog: "review-backlog.ts",
   };
   const commandActions: Record<string, string> = {
     GetCommand: "GetItem",

@@ -174,3 +174,17 @@ describe("review use cases", () => {
     expect(t.events.filter((e) => e.detailType === "Decision Reviewed")).toHaveLength(1);
   });
 });
+
+describe("review backlog", () => {
+  it("counts pending items and the oldest wait per policy, against each policy's limit, with zeros when none waits", async () => {
+    const { reviewBacklog } = await import("../../shared/use-cases/review-backlog.ts");
+    const t = setup();
+    await t.create(); // created 09:00, the clock says 10:00
+    const other = parsePolicy({ ...policy, id: "tickets", reviewWithinMinutes: 30 });
+    const deps = { store: t.store, policies: new PolicyRegistry([policy, other]) };
+    expect(await reviewBacklog(deps, new Date("2026-11-30T10:00:30.000Z"), 45)).toEqual([
+      { policyId: "moderation", pending: 1, oldestMinutes: 60, limitMinutes: 45, overdue: true },
+      { policyId: "tickets", pending: 0, oldestMinutes: 0, limitMinutes: 30, overdue: false },
+    ]);
+  });
+});
