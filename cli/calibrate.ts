@@ -8,11 +8,12 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { calibratePolicy } from "../shared/domain/calibration/calibrate.ts";
-import { renderReport } from "../shared/domain/calibration/report.ts";
+import { agreementText, renderReport } from "../shared/domain/calibration/report.ts";
 import type { LabelledLogits } from "../shared/domain/calibration/temperature.ts";
 import type { ThresholdGoal } from "../shared/domain/calibration/threshold.ts";
 import type { Policy } from "../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
+import { type ReviewerAgreement, reviewerAgreement } from "../shared/domain/review.ts";
 import { requiredFlag, UsageError } from "./args.ts";
 import { calibrateCheck } from "./calibrate-check.ts";
 
@@ -40,7 +41,10 @@ async function readRows(
   path: string,
   policy: Policy,
   modelPath: string | undefined,
-): Promise<{ rows: LabelledLogits[]; problems: { line: number; reason: string }[] }> {
+): Promise<{
+  rows: LabelledLogits[];
+  problems: { line: number; reason: string }[];
+}> {
   const text = await readFile(path, "utf8").catch((error: unknown) => {
     throw new UsageError(`cannot read --input ${path}: ${(error as Error).message}`);
   });
@@ -152,7 +156,11 @@ async function scoreStates(
 async function reviewedRows(
   table: string,
   policy: Policy,
-): Promise<{ rows: LabelledLogits[]; problems: { line: number; reason: string }[] }> {
+): Promise<{
+  rows: LabelledLogits[];
+  problems: { line: number; reason: string }[];
+  agreement: ReviewerAgreement;
+}> {
   const { awsOptions, decisionStore } = await import("./aws.ts");
   const store = decisionStore(table, awsOptions({}));
   const ids = policy.options.map((o) => o.id);
@@ -172,7 +180,7 @@ async function reviewedRows(
     }
     rows.push({ logits: record.rawLogits, label, group: record.itemId });
   }
-  return { rows, problems };
+  return { rows, problems, agreement: reviewerAgreement(records) };
 }
 
 function goalOf(values: Record<string, string | boolean | undefined>): ThresholdGoal {
@@ -241,9 +249,12 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
   if (!Number.isInteger(bins) || bins < 2 || bins > 50)
     throw new UsageError("--bins must be an integer from 2 to 50");
 
-  const { rows, problems } = values.table
+  const { rows, problems, agreement } = values.table
     ? await reviewedRows(values.table, policy)
-    : await readRows(requiredFlag("input", values.input), policy, values.model);
+    : {
+        ...(await readRows(requiredFlag("input", values.input), policy, values.model)),
+        agreement: undefined,
+      };
   for (const p of problems) console.error(`line ${p.line}: skipped: ${p.reason}`);
   if (problems.length) console.error(`${problems.length} rows skipped, ${rows.length} used`);
   const summary = calibratePolicy(policy, rows, { goal: goalOf(values), bins, binning });
@@ -251,8 +262,11 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
   await mkdir(values.out!, { recursive: true });
   const reportPath = join(values.out!, `${policy.id}.report.html`);
   const summaryPath = join(values.out!, `${policy.id}.summary.json`);
-  await writeFile(reportPath, renderReport(summary));
-  await writeFile(summaryPath, `${JSON.stringify({ ...summary, skipped: problems }, null, 2)}\n`);
+  await writeFile(reportPath, renderReport(summary, agreement));
+  await writeFile(
+    summaryPath,
+    `${JSON.stringify({ ...summary, ...(agreement ? { reviewerAgreement: agreement } : {}), skipped: problems }, null, 2)}\n`,
+  );
 
   const proposed = summary.proposedPolicy;
   console.log(
@@ -263,6 +277,7 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
     `  autoThreshold ${policy.autoThreshold} -> ${proposed.autoThreshold} (${(summary.threshold.coverage * 100).toFixed(1)}% automated)`,
   );
   for (const note of summary.threshold.notes) console.log(`  note: ${note}`);
+  if (agreement) console.log(`  ${agreementText(agreement)}`);
   console.log(`report: ${reportPath}\nsummary: ${summaryPath}`);
   const policyPath = join(policiesDir, `${policy.id}.v${proposed.version}.json`);
   if (!values.apply) {

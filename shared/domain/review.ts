@@ -56,3 +56,22 @@ export interface ReviewClaim {
 export function claimedByOther(claim: ReviewClaim | undefined, reviewer: Reviewer, now: number): boolean {
   return claim !== undefined && claim.until >= now && claim.reviewerId !== reviewer.id;
 }
+
+/** How often two reviewers of the same audit sample agreed. */
+export interface ReviewerAgreement {
+  /** Items labelled by two different reviewers. */
+  readonly pairs: number;
+  /** Of those, how many got the same label from both. */
+  readonly agreed: number;
+}
+
+/**
+ * Agreement over reviewed records: a record with a first audit label was reviewed twice; it
+ * agreed unless it was disputed (the second reviewer chose differently and an admin settled it).
+ */
+export function reviewerAgreement(
+  records: readonly { firstReview?: unknown; disputed?: boolean }[],
+): ReviewerAgreement {
+  const pairs = records.filter((r) => r.firstReview !== undefined);
+  return { pairs: pairs.length, agreed: pairs.filter((r) => !r.disputed).length };
+}

@@ -258,6 +258,13 @@ describe("calibration from reviewed decisions", () => {
         rawLogits: policy.options.map((o) => (o.id === label ? 1.5 + (i % 5) / 5 : 0)),
         label,
         reviewer: "ana",
+        // Ten were audit samples reviewed twice; the second reviewer disagreed on three.
+        ...(i < 10
+          ? {
+              firstReview: { label, reviewerId: "bo", reviewerName: "Bo", at: now },
+              ...(i < 3 ? { disputed: true } : {}),
+            }
+          : {}),
         createdAt: now,
         updatedAt: now,
         eventPublished: true,
@@ -279,6 +286,7 @@ describe("calibration from reviewed decisions", () => {
       { cwd: REPO_ROOT, env: process.env },
     );
     expect(stdout).toMatch(/pre-screen: 30 labels/);
+    expect(stdout).toContain("Reviewer agreement: 7 of 10 audit samples reviewed twice got the same label");
   });
 });
 

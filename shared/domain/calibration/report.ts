@@ -3,6 +3,8 @@
  * with the reliability diagram, the risk–coverage curve, the confusion matrix and the figures a
  * reviewer needs to accept or refuse the proposed policy version.
  */
+
+import type { ReviewerAgreement } from "../review.ts";
 import type { CalibrationSummary } from "./calibrate.ts";
 import type { ReliabilityBin } from "./metrics.ts";
 
@@ -77,8 +79,14 @@ function confusionTable(summary: CalibrationSummary): string {
   return `<table id="confusion"><caption>Confusion (rows: reviewer's label, columns: model's choice)</caption><thead><tr><td></td>${head}</tr></thead><tbody>${rows}</tbody></table>`;
 }
 
-/** Renders the report page. */
-export function renderReport(summary: CalibrationSummary): string {
+/** "Reviewer agreement: 9 of 10 audit samples reviewed twice got the same label (90.0%)". */
+export function agreementText(agreement: ReviewerAgreement): string {
+  if (agreement.pairs === 0) return "Reviewer agreement: no audit sample was reviewed twice yet.";
+  return `Reviewer agreement: ${agreement.agreed} of ${agreement.pairs} audit samples reviewed twice got the same label from both reviewers (${pct(agreement.agreed / agreement.pairs)}); the others were settled by an admin.`;
+}
+
+/** Renders the report page; `agreement` when the labels came from the decisions table. */
+export function renderReport(summary: CalibrationSummary, agreement?: ReviewerAgreement): string {
   const m = (label: string, raw: string, cal: string) =>
     `<tr><th scope="row">${label}</th><td>${raw}</td><td>${cal}</td></tr>`;
   const t = summary.threshold;
@@ -114,6 +122,7 @@ ${m("Brier score", num(summary.raw.brier), num(summary.calibrated.brier))}
 ${m("negative log-likelihood", num(summary.raw.nll), num(summary.calibrated.nll))}
 ${m("area under risk–coverage", num(summary.raw.aurc), num(summary.calibrated.aurc))}
 </tbody></table>
+${agreement ? `<p id="agreement">${escapeHtml(agreementText(agreement))}</p>` : ""}
 <h2>Proposed auto threshold</h2>
 <p>Automate at a calibrated top probability of <strong>${num(t.threshold, 4)}</strong> or more:
 ${pct(t.coverage)} of items automated, automated accuracy ${pct(t.automatedAccuracy)} (95% interval ${pct(t.automatedAccuracyInterval[0])} to ${pct(t.automatedAccuracyInterval[1])})${t.expectedCostPerItem !== undefined ? `, expected cost ${num(t.expectedCostPerItem)} per item` : ""}.</p>
