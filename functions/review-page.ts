@@ -12,7 +12,7 @@ import { tracer } from "./tracing.ts";
 
 let app: Promise<ReturnType<typeof createReviewApp>> | undefined;
 
-/** The Lambda entry point (function URL or API Gateway HTTP API events). */
+/** The Lambda entry point (API Gateway HTTP API events, after the authorizer). */
 export async function handler(
   event: Parameters<ReturnType<typeof handle>>[0],
   context: Parameters<ReturnType<typeof handle>>[1],

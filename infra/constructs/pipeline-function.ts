@@ -89,7 +89,7 @@ const PINNED_RUNTIME =
 /**
  * Suppresses the cdk-nag findings every pipeline function carries, each with its reason. Call it
  * once the function is complete: the suppressions reach the children that exist then (event
- * source mappings, function URLs, invoke configurations).
+ * source mappings, invoke configurations).
  */
 export function suppressFunctionFindings(fn: NodejsFunction): void {
   NagSuppressions.addResourceSuppressions(
