@@ -85,6 +85,7 @@ export async function generateChat(
   const holdBack = Math.max(0, ...options.stop.map((stop) => stop.length - 1));
 
   return scorer.withSequence(
+    promptTokens,
     async (sequence) => {
       const generated: Token[] = [];
       const logprobs: TokenLogprob[] = [];

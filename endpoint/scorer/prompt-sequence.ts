@@ -45,6 +45,11 @@ export class PromptSequence {
     return this.sequence.contextSize;
   }
 
+  /** The tokens currently cached, in order. */
+  get tokens(): readonly Token[] {
+    return this.sequence.contextTokens;
+  }
+
   /** Tokens currently evaluated in the sequence. */
   get length(): number {
     return this.sequence.nextTokenIndex;

@@ -19,6 +19,7 @@ import { PromptTooLongError, RuntimeDisposedError } from "../runtime/errors.ts";
 import { TaskAbortedError, WorkQueue } from "../runtime/work-queue.ts";
 import { checkLetterSlots, type LetterSlots, letterReadoutRequest, readLetters } from "./letter-readout.ts";
 import { scoreOptionLikelihoods } from "./likelihood.ts";
+import { PrefixSlots, type SlotStats } from "./prefix-slots.ts";
 import { buildDecisionPrompt, type DecisionPrompt } from "./prompt.ts";
 import { PromptSequence } from "./prompt-sequence.ts";
 import {
@@ -51,6 +52,14 @@ export interface ScorerOptions {
    * distribution. @default false
    */
   readonly flashAttention?: boolean;
+  /**
+   * Cached prefixes kept at once (one llama.cpp sequence each, `contextSize` tokens of KV cache
+   * apiece), so that interleaved policies each keep their preamble; "auto" fits as many as
+   * `prefixCacheBytes` holds (1 to 8). @default 1
+   */
+  readonly prefixSlots?: number | "auto";
+  /** KV-cache memory the automatic slot count may use. @default 512 MiB */
+  readonly prefixCacheBytes?: number;
 }
 
 /** Options of one {@link DecisionScorer.score} call. */
@@ -68,9 +77,9 @@ export interface ScoreOptions {
 
 export type { DecisionResult, QuestionResult, QuestionTimings } from "./results.ts";
 
-/** Scores decisions on one model; requests run one at a time on its single sequence. */
+/** Scores decisions on one model; requests run one at a time, each on the prefix slot it fits. */
 export class DecisionScorer {
-  private readonly sequence: PromptSequence;
+  private readonly prefixes: PrefixSlots;
   private readonly wrapper: ChatWrapper;
   private readonly slots: LetterSlots;
   private readonly work: WorkQueue;
@@ -86,7 +95,9 @@ export class DecisionScorer {
     this.work = new WorkQueue(maxQueue);
     this.wrapper = wrapper;
     this.slots = slots;
-    this.sequence = new PromptSequence(context.getSequence());
+    const sequences: PromptSequence[] = [];
+    while (context.sequencesLeft > 0) sequences.push(new PromptSequence(context.getSequence()));
+    this.prefixes = new PrefixSlots(sequences);
   }
 
   /**
@@ -106,14 +117,19 @@ export class DecisionScorer {
       batchSize: options.batchSize ?? Math.min(512, contextSize),
       threads: model.threads,
       flashAttention: options.flashAttention ?? false,
-      sequences: 1,
+      sequences: await prefixSlotCount(model, contextSize, options),
     });
     return new DecisionScorer(model, context, wrapper, slots, options.maxQueue ?? Number.POSITIVE_INFINITY);
   }
 
   /** Tokens one prompt may use. */
   get contextSize(): number {
-    return this.sequence.contextSize;
+    return this.prefixes.first.contextSize;
+  }
+
+  /** Prefix slots, hits and misses since start. */
+  get cacheStats(): SlotStats {
+    return this.prefixes.stats();
   }
 
   /** Validates and scores a decision; concurrent calls wait their turn. */
@@ -127,19 +143,20 @@ export class DecisionScorer {
 
   /** Forgets the cached prefix, so the next decision is evaluated from scratch. */
   async clearCache(): Promise<void> {
-    await this.work.run(() => this.sequence.clear());
+    await this.work.run(() => this.prefixes.clear());
   }
 
   /**
-   * Runs `task` with exclusive use of the scorer's sequence, queued with the decisions (the
-   * chat endpoint generates text on the same sequence, so one model serves both).
+   * Runs `task` with exclusive use of the prefix slot that best fits `tokens`, queued with the
+   * decisions (the chat endpoint generates text on these sequences, so one model serves both).
    */
   withSequence<T>(
+    tokens: readonly Token[],
     task: (sequence: PromptSequence) => Promise<T>,
     signal?: AbortSignal,
     queueSignal?: AbortSignal,
   ): Promise<T> {
-    return this.work.run(() => task(this.sequence), eitherSignal(signal, queueSignal));
+    return this.work.run(() => task(this.prefixes.pick(tokens)), eitherSignal(signal, queueSignal));
   }
 
   /** Requests waiting for the model. */
@@ -172,7 +189,7 @@ export class DecisionScorer {
           cause: options.signal.reason,
         });
       }
-      if (options.reuse === false) await this.sequence.clear();
+      if (options.reuse === false) await this.prefixes.clear();
       answers.push(await this.scoreQuestion(request, question, index, options.reuse !== false));
     }
     return {
@@ -217,20 +234,18 @@ export class DecisionScorer {
     let reusedTokens: number;
     let evaluatedTokens: number;
     let t2: number;
+    const sequence = this.prefixes.pick(tokens);
     if (question.scoring === "letters") {
       const letterTokens = this.slots.tokens.slice(0, question.options.length);
       const full = request.tokenMass;
-      const evaluation = await this.sequence.evaluate(
-        tokens,
-        letterReadoutRequest(model, letterTokens, full),
-      );
+      const evaluation = await sequence.evaluate(tokens, letterReadoutRequest(model, letterTokens, full));
       t2 = performance.now();
       ({ reusedTokens, evaluatedTokens } = evaluation);
       const readout = readLetters(evaluation.probabilities, letterTokens, full);
       ({ logits, allowedTokenMass } = readout);
       if (logits.some((l) => !Number.isFinite(l))) {
         // A letter underflowed to 0 in the full map: read the letters alone (one token re-evaluated).
-        const retry = await this.sequence.evaluate(
+        const retry = await sequence.evaluate(
           tokens.slice(),
           letterReadoutRequest(model, letterTokens, false),
         );
@@ -242,7 +257,7 @@ export class DecisionScorer {
       if (tokens.length + longest > this.contextSize) {
         throw new PromptTooLongError(`questions[${index}]`, tokens.length + longest, this.contextSize);
       }
-      const scored = await scoreOptionLikelihoods(this.sequence, tokens, optionTokens, reuse);
+      const scored = await scoreOptionLikelihoods(sequence, tokens, optionTokens, reuse);
       t2 = performance.now();
       ({ reusedTokens, evaluatedTokens } = scored);
       likelihood = {
@@ -291,6 +306,31 @@ export class DecisionScorer {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.dispose();
   }
+}
+
+/** Most slots "auto" chooses: past a handful of policies, a bigger pool buys little. */
+const MAX_AUTO_SLOTS = 8;
+
+/**
+ * How many prefix slots to create: the number asked for, or for "auto" as many sequences of
+ * `contextSize` tokens as the budget holds, by llama.cpp's own estimate of one sequence's KV cache.
+ */
+export async function prefixSlotCount(
+  model: DecisionModel,
+  contextSize: number,
+  options: Pick<ScorerOptions, "prefixSlots" | "prefixCacheBytes">,
+): Promise<number> {
+  const asked = options.prefixSlots ?? 1;
+  if (asked !== "auto") return Math.max(1, Math.floor(asked));
+  const perSlot = (
+    await model.model.fileInsights.estimateContextResourceRequirementsV2({
+      contextSize,
+      modelGpuLayers: 0,
+      sequences: 1,
+    })
+  ).cpuRam;
+  const budget = options.prefixCacheBytes ?? 512 * 1024 * 1024;
+  return Math.max(1, Math.min(MAX_AUTO_SLOTS, Math.floor(budget / Math.max(1, perSlot))));
 }
 
 /** Renders system and user messages with the model's chat template, ending at the answer position. */

@@ -2,7 +2,7 @@
  * Endpoint settings from command-line flags and environment variables, resolved once at start.
  * A flag wins over its environment variable, which wins over the default.
  */
-import { availableParallelism } from "node:os";
+import { hostThreads } from "../runtime/host-cores.ts";
 import { GPU_MODES, type GpuMode } from "../runtime/llama-instance.ts";
 
 /** Everything the endpoint needs to start. */
@@ -32,6 +32,10 @@ export interface ServerConfig {
   readonly flashAttention: boolean;
   /** Read the allowed-token mass unless a request says otherwise. */
   readonly tokenMass: boolean;
+  /** Cached prefixes (one per interleaved policy); 0: as many as `prefixCacheMiB` holds. */
+  readonly prefixSlots: number;
+  /** KV-cache memory the automatic slot count may use, in MiB. */
+  readonly prefixCacheMiB: number;
 }
 
 /** One setting: its flag, its environment variable, its default and how to read it. */
@@ -137,9 +141,9 @@ export const SETTINGS = {
   threads: {
     flag: "threads",
     env: ["DECIDE_THREADS"],
-    fallback: () => availableParallelism(),
+    fallback: () => hostThreads().threads,
     parse: integer(1, 512),
-    help: "evaluation threads (the machine's cores)",
+    help: "evaluation threads (physical cores usable under affinity and cgroup quota)",
   },
   contextSize: {
     flag: "context-size",
@@ -196,6 +200,20 @@ export const SETTINGS = {
     fallback: () => true,
     parse: boolean,
     help: "read allowed-token mass by default",
+  },
+  prefixSlots: {
+    flag: "prefix-slots",
+    env: ["DECIDE_PREFIX_SLOTS"],
+    fallback: () => 0,
+    parse: integer(0, 64),
+    help: "cached prefixes, one per interleaved policy (0: fit --prefix-cache-mb)",
+  },
+  prefixCacheMiB: {
+    flag: "prefix-cache-mb",
+    env: ["DECIDE_PREFIX_CACHE_MB"],
+    fallback: () => 512,
+    parse: integer(1, 1 << 20),
+    help: "KV-cache memory for automatic prefix slots",
   },
 } satisfies { [K in keyof ServerConfig]: Setting<ServerConfig[K]> };
 

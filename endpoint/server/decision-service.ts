@@ -86,6 +86,8 @@ export class DecisionService {
         contextSize: this.config.contextSize,
         maxQueue: this.config.queueSize,
         flashAttention: this.config.flashAttention,
+        prefixSlots: this.config.prefixSlots === 0 ? "auto" : this.config.prefixSlots,
+        prefixCacheBytes: this.config.prefixCacheMiB * 1024 * 1024,
       });
       this.loaded = { model, scorer, file, name };
       this.gpuStatus = describeGpu(this.config.gpu, model.gpu);
@@ -122,6 +124,14 @@ export class DecisionService {
         running: this.loaded?.scorer.busy ?? false,
         limit: this.config.queueSize,
       },
+      prefix_cache: this.loaded
+        ? {
+            slots: this.loaded.scorer.cacheStats.slots,
+            hits: this.loaded.scorer.cacheStats.hits,
+            misses: this.loaded.scorer.cacheStats.misses,
+            reused_tokens: this.loaded.scorer.cacheStats.reusedTokens,
+          }
+        : null,
       uptime_s: Math.round((Date.now() - this.startedAt) / 1000),
     };
   }

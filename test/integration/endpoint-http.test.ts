@@ -98,6 +98,11 @@ describe("metadata routes", () => {
     expect(health.threads).toBe(2);
     expect(health.context_size).toBe(2048);
     expect(health.gpu).toEqual({ requested: "off", active: false });
+    // Slots sized from the model's KV cache (at most 8); earlier tests in this file were counted.
+    const cache = health.prefix_cache as { slots: number; hits: number; misses: number };
+    expect(cache.slots).toBeGreaterThanOrEqual(1);
+    expect(cache.slots).toBeLessThanOrEqual(8);
+    expect(cache.hits + cache.misses).toBeGreaterThan(0);
     expect((await fetch(`${server.url}/ping`)).status).toBe(200);
     const models = (await (await fetch(`${server.url}/v1/models`)).json()) as { data: { id: string }[] };
     expect(models.data.map((m) => m.id)).toEqual(["tiny"]);

@@ -205,3 +205,63 @@ describe("bad input", () => {
     ).rejects.toThrow();
   });
 });
+
+describe("prefix slots", () => {
+  const policies = [
+    {
+      key: "team",
+      type: "choice",
+      instructions: "Which team should handle this support ticket?",
+      options: teams,
+    },
+    {
+      key: "post",
+      type: "choice",
+      instructions: "What should happen to this post under the community rules?",
+      options: [
+        { id: "allow", description: "Allow: the post follows the rules" },
+        { id: "restrict", description: "Restrict: limit who sees it" },
+        { id: "remove", description: "Remove: the post breaks the rules" },
+      ],
+    },
+    {
+      key: "complete",
+      type: "noul",
+      instructions: "Does the application include income and identity documents?",
+    },
+  ] as const;
+  const items = ["Refund my double charge", "The app crashes on start", "I forgot my password"];
+  const interleaved = items.flatMap((state) => policies.map((question) => ({ state, question })));
+
+  async function run(slots: number) {
+    const pooled = await DecisionScorer.create(model, { contextSize: 1024, prefixSlots: slots });
+    try {
+      const results: DecisionResult[] = [];
+      for (const { state, question } of interleaved)
+        results.push(await pooled.score({ state, questions: [question], layout: "policy-first" }));
+      const fresh: DecisionResult[] = [];
+      for (const { state, question } of interleaved)
+        fresh.push(
+          await pooled.score({ state, questions: [question], layout: "policy-first" }, { reuse: false }),
+        );
+      return { results, fresh, stats: pooled.cacheStats };
+    } finally {
+      await pooled.dispose();
+    }
+  }
+
+  it("keeps each interleaved policy's preamble in its own slot, with exactly the fresh distributions", async () => {
+    const three = await run(3);
+    const one = await run(1);
+    // After the first round, every item reuses its own policy's preamble on three slots...
+    const later = (r: { results: DecisionResult[] }) =>
+      r.results.slice(policies.length).map((x) => x.answers[0]!.reusedTokens);
+    for (const reused of later(three)) expect(reused).toBeGreaterThan(60);
+    // ...while one slot keeps only what the policies share (the chat template and instruction).
+    for (const [i, reused] of later(one).entries()) expect(reused).toBeLessThan(later(three)[i]!);
+    expect(three.stats).toMatchObject({ slots: 3, hits: 6 });
+    expect(one.stats.slots).toBe(1);
+    for (const [i, result] of three.results.entries())
+      expect(result.answers[0]!.probabilities).toEqual(three.fresh[i]!.answers[0]!.probabilities);
+  });
+});
