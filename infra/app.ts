@@ -1,7 +1,8 @@
 /**
  * The CDK app: `npm run synth` (offline, no credentials) or `npx cdk deploy`. Context values:
- * instanceType, initialInstanceCount, maxInstanceCount, imageUri, alarmEmail
- * (e.g. `npx cdk deploy -c instanceType=ml.g5.xlarge`).
+ * instanceType, initialInstanceCount, maxInstanceCount, imageUri, alarmEmail, endpointMode
+ * (realtime | serverless), serverlessMemoryMiB, serverlessMaxConcurrency,
+ * serverlessProvisionedConcurrency (e.g. `npx cdk deploy -c endpointMode=serverless`).
  */
 import { App, Aspects } from "aws-cdk-lib";
 import { AwsSolutionsChecks, ServerlessChecks } from "cdk-nag";
@@ -19,7 +20,24 @@ new DecisionStack(app, context("stackName") ?? "DecisionPipeline", {
   ...(number("maxInstanceCount") ? { maxInstanceCount: number("maxInstanceCount") } : {}),
   ...(context("imageUri") ? { imageUri: context("imageUri") } : {}),
   ...(context("alarmEmail") ? { alarmEmail: context("alarmEmail") } : {}),
+  ...endpointModeOf(context("endpointMode")),
 });
+
+/** The endpoint mode and serverless settings from context, refusing anything else by name. */
+function endpointModeOf(mode: string | undefined) {
+  if (mode === undefined || mode === "realtime") return {};
+  if (mode !== "serverless") throw new Error(`-c endpointMode must be realtime or serverless, got "${mode}"`);
+  return {
+    endpointMode: "serverless" as const,
+    serverless: {
+      ...(number("serverlessMemoryMiB") ? { memoryMiB: number("serverlessMemoryMiB") } : {}),
+      ...(number("serverlessMaxConcurrency") ? { maxConcurrency: number("serverlessMaxConcurrency") } : {}),
+      ...(number("serverlessProvisionedConcurrency")
+        ? { provisionedConcurrency: number("serverlessProvisionedConcurrency") }
+        : {}),
+    },
+  };
+}
 // AWS Solutions and Serverless checks on every synth: errors fail it; every suppression carries its reason.
 Aspects.of(app).add(new AwsSolutionsChecks({ verbose: true }));
 Aspects.of(app).add(new ServerlessChecks({ verbose: true }));

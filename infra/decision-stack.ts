@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { CfnOutput, CfnParameter, Stack, type StackProps } from "aws-cdk-lib";
 import type { Construct } from "constructs";
 import { parsePolicy } from "../shared/domain/policy/policy.ts";
-import { DecisionEndpoint } from "./constructs/decision-endpoint.ts";
+import { DecisionEndpoint, type ServerlessSettings } from "./constructs/decision-endpoint.ts";
 import { DecisionPipeline } from "./constructs/decision-pipeline.ts";
 import { EventContracts } from "./constructs/event-contracts.ts";
 import { Operations } from "./constructs/operations.ts";
@@ -47,6 +47,10 @@ export interface DecisionStackProps extends StackProps {
   readonly imageUri?: string;
   /** Alarm email. */
   readonly alarmEmail?: string;
+  /** Real-time instances (default) or pay-per-use Serverless Inference. */
+  readonly endpointMode?: "realtime" | "serverless";
+  /** Serverless memory and concurrency (endpointMode "serverless"). */
+  readonly serverless?: ServerlessSettings;
 }
 
 /** The decision endpoint and pipeline. */
@@ -75,11 +79,14 @@ export class DecisionStack extends Stack {
       initialInstanceCount: props.initialInstanceCount ?? 1,
       maxInstanceCount: props.maxInstanceCount ?? 4,
       ...(props.imageUri ? { imageUri: props.imageUri } : {}),
+      ...(props.endpointMode ? { mode: props.endpointMode } : {}),
+      ...(props.serverless ? { serverless: props.serverless } : {}),
     });
     this.pipeline = new DecisionPipeline(this, "Pipeline", {
       endpointName: this.endpoint.endpointName,
       endpointArn: this.endpoint.endpointArn,
-      endpointMaxInstances: props.maxInstanceCount ?? 4,
+      endpointMaxInstances: this.endpoint.maxConcurrency,
+      endpointMode: this.endpoint.mode,
     });
     this.operations = new Operations(this, "Operations", {
       pipeline: this.pipeline,

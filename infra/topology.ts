@@ -42,6 +42,15 @@ export const DECIDE_FUNCTION = {
   publishLeaseMs: 60_000,
 } as const;
 
+/**
+ * The decide function's endpoint calls against a serverless endpoint: a cold start (image pull
+ * and model load, up to the 3-minute /ping limit) can hold the first call until SageMaker's 60 s
+ * invocation limit, so each try may take 55 s, and two tries plus backoff stay under the
+ * function timeout; an item whose tries all fail comes back after the visibility timeout, by
+ * which time the endpoint is warm.
+ */
+export const SERVERLESS_DECIDE = { endpointTimeoutMs: 55_000, endpointAttempts: 2 } as const;
+
 /** The target functions fed by a queue (auto-action, review intake): their settings. */
 export const TARGET_FUNCTION = { memoryMiB: 256, timeoutSeconds: 30, batchSize: 10 } as const;
 

@@ -1,7 +1,9 @@
 /**
- * The decision endpoint on SageMaker real-time inference: model, endpoint configuration and
- * endpoint, the container from `endpoint/Dockerfile` (or an image URI), the GGUF model from S3,
- * and auto scaling on invocations per instance.
+ * The decision endpoint on SageMaker: model, endpoint configuration and endpoint, the container
+ * from `endpoint/Dockerfile` (or an image URI), the GGUF model from S3. Two modes: real-time
+ * (instances, auto scaling on invocations per instance; the default) and serverless (pay per
+ * use, scale to zero; CPU only, 1 to 6 GB of memory, 4 MB payloads, cold starts; no network
+ * isolation or storage key, which Serverless Inference does not support).
  *
  * Secure by default: the model runs with network isolation (the container reaches nothing: it
  * needs no network, the model archive is fetched by SageMaker itself), which is stronger than
@@ -46,8 +48,68 @@ export function isGpuInstance(instanceType: string): boolean {
   return GPU_FAMILIES.test(instanceType);
 }
 
+/** Serverless Inference's documented limits. */
+export const SERVERLESS_LIMITS = {
+  memoryMiB: [1024, 2048, 3072, 4096, 5120, 6144],
+  maxConcurrency: 200,
+  payloadBytes: 4 * 1024 * 1024,
+  invocationSeconds: 60,
+  pingSeconds: 180,
+} as const;
+
+/** Serverless settings: memory (which also sets the vCPUs SageMaker gives) and concurrency. */
+export interface ServerlessSettings {
+  /** 1024 to 6144 in steps of 1024. @default 4096 */
+  readonly memoryMiB?: number;
+  /** Concurrent invocations, 1 to 200. @default 5 */
+  readonly maxConcurrency?: number;
+  /** Instances kept warm (billed while provisioned), at most maxConcurrency. @default none */
+  readonly provisionedConcurrency?: number;
+}
+
+/** Checks serverless settings against the documented limits; throws naming the value at fault. */
+export function checkServerlessSettings(
+  settings: ServerlessSettings,
+  instanceType?: string,
+): Required<Omit<ServerlessSettings, "provisionedConcurrency">> &
+  Pick<ServerlessSettings, "provisionedConcurrency"> {
+  const memoryMiB = settings.memoryMiB ?? 4096;
+  const maxConcurrency = settings.maxConcurrency ?? 5;
+  if (!(SERVERLESS_LIMITS.memoryMiB as readonly number[]).includes(memoryMiB))
+    throw new Error(
+      `serverlessMemoryMiB must be one of ${SERVERLESS_LIMITS.memoryMiB.join(", ")}, got ${memoryMiB}`,
+    );
+  if (
+    !Number.isInteger(maxConcurrency) ||
+    maxConcurrency < 1 ||
+    maxConcurrency > SERVERLESS_LIMITS.maxConcurrency
+  )
+    throw new Error(`serverlessMaxConcurrency must be an integer from 1 to 200, got ${maxConcurrency}`);
+  const provisioned = settings.provisionedConcurrency;
+  if (
+    provisioned !== undefined &&
+    (!Number.isInteger(provisioned) || provisioned < 1 || provisioned > maxConcurrency)
+  )
+    throw new Error(
+      `serverlessProvisionedConcurrency must be an integer from 1 to ${maxConcurrency}, got ${provisioned}`,
+    );
+  if (instanceType && isGpuInstance(instanceType))
+    throw new Error(
+      `serverless endpoints run on CPU only: drop instanceType ${instanceType} or use endpointMode=realtime`,
+    );
+  return {
+    memoryMiB,
+    maxConcurrency,
+    ...(provisioned !== undefined ? { provisionedConcurrency: provisioned } : {}),
+  };
+}
+
 /** Properties of {@link DecisionEndpoint}. */
 export interface DecisionEndpointProps {
+  /** Real-time instances (the default) or Serverless Inference. @default "realtime" */
+  readonly mode?: "realtime" | "serverless";
+  /** Serverless settings (mode "serverless" only). */
+  readonly serverless?: ServerlessSettings;
   /** Bucket of the model archive (a `model.tar.gz` holding one `.gguf` file, unpacked at /opt/ml/model). */
   readonly modelBucket: string;
   /** Key of the model archive in that bucket. */
@@ -75,13 +137,21 @@ export class DecisionEndpoint extends Construct {
   public readonly endpointArn: string;
   public readonly instanceType: string;
   public readonly role: iam.Role;
-  /** The key of the ML storage volume; undefined on instance types with instance storage. */
+  /** The key of the ML storage volume; undefined on instance types with instance storage and serverless. */
   public readonly storageKey: kms.Key | undefined;
+  public readonly mode: "realtime" | "serverless";
+  /** Most requests the endpoint runs at once (instances × 1, or the serverless concurrency). */
+  public readonly maxConcurrency: number;
 
   constructor(scope: Construct, id: string, props: DecisionEndpointProps) {
     super(scope, id);
-    this.instanceType = props.instanceType ?? "ml.c6i.xlarge";
-    const gpu = isGpuInstance(this.instanceType);
+    this.mode = props.mode ?? "realtime";
+    const serverless =
+      this.mode === "serverless"
+        ? checkServerlessSettings(props.serverless ?? {}, props.instanceType)
+        : undefined;
+    this.instanceType = serverless ? "serverless" : (props.instanceType ?? "ml.c6i.xlarge");
+    const gpu = !serverless && isGpuInstance(this.instanceType);
     const asset = props.imageUri
       ? undefined
       : new ecrAssets.DockerImageAsset(this, "Image", {
@@ -145,38 +215,78 @@ export class DecisionEndpoint extends Construct {
     };
     if (props.threads) environment.DECIDE_THREADS = String(props.threads);
     if (props.contextSize) environment.DECIDE_CONTEXT_SIZE = String(props.contextSize);
+    if (serverless) {
+      // Serverless answers at most 4 MB; one model copy per instance, so one prefix slot per
+      // policy fits in the memory left after the model (the budget scales with the memory size).
+      environment.DECIDE_BODY_LIMIT = String(SERVERLESS_LIMITS.payloadBytes);
+      environment.DECIDE_PREFIX_CACHE_MB = String(Math.max(64, Math.floor(serverless.memoryMiB / 8)));
+    }
 
     const model = new sagemaker.CfnModel(this, "Model", {
       executionRoleArn: this.role.roleArn,
-      enableNetworkIsolation: true,
+      // Serverless Inference does not support network isolation (nor a VPC): the container still
+      // needs no network, and its role allows only the model archive and the image.
+      enableNetworkIsolation: !serverless,
       primaryContainer: { image, modelDataUrl: `s3://${props.modelBucket}/${props.modelKey}`, environment },
     });
     model.node.addDependency(this.role);
-    this.storageKey = hasInstanceStorage(this.instanceType)
-      ? undefined
-      : new kms.Key(this, "StorageKey", {
-          enableKeyRotation: true,
-          description: "Encrypts the decision endpoint's ML storage volumes",
-        });
-    const config = new sagemaker.CfnEndpointConfig(this, "Config", {
-      ...(this.storageKey ? { kmsKeyId: this.storageKey.keyArn } : {}),
-      productionVariants: [
-        {
+    this.storageKey =
+      serverless || hasInstanceStorage(this.instanceType)
+        ? undefined
+        : new kms.Key(this, "StorageKey", {
+            enableKeyRotation: true,
+            description: "Encrypts the decision endpoint's ML storage volumes",
+          });
+    const variant: sagemaker.CfnEndpointConfig.ProductionVariantProperty = serverless
+      ? {
+          variantName: "AllTraffic",
+          modelName: model.attrModelName,
+          initialVariantWeight: 1,
+          serverlessConfig: {
+            memorySizeInMb: serverless.memoryMiB,
+            maxConcurrency: serverless.maxConcurrency,
+            ...(serverless.provisionedConcurrency
+              ? { provisionedConcurrency: serverless.provisionedConcurrency }
+              : {}),
+          },
+        }
+      : {
           variantName: "AllTraffic",
           modelName: model.attrModelName,
           instanceType: this.instanceType,
           initialInstanceCount: props.initialInstanceCount ?? 1,
           initialVariantWeight: 1,
           containerStartupHealthCheckTimeoutInSeconds: 600,
-        },
-      ],
+        };
+    const config = new sagemaker.CfnEndpointConfig(this, "Config", {
+      ...(this.storageKey ? { kmsKeyId: this.storageKey.keyArn } : {}),
+      productionVariants: [variant],
     });
+    if (serverless)
+      NagSuppressions.addResourceSuppressions(config, [
+        {
+          id: "AwsSolutions-SM2",
+          reason:
+            "Serverless Inference takes no KMS key for storage; its ephemeral storage is encrypted by SageMaker",
+        },
+      ]);
     this.endpoint = new sagemaker.CfnEndpoint(this, "Endpoint", {
       endpointConfigName: config.attrEndpointConfigName,
     });
     this.endpointName = this.endpoint.attrEndpointName;
     // Ref of AWS::SageMaker::Endpoint is its ARN.
     this.endpointArn = this.endpoint.ref;
+    this.maxConcurrency = serverless ? serverless.maxConcurrency : (props.maxInstanceCount ?? 4);
+    if (serverless) {
+      NagSuppressions.addResourceSuppressions(model, [
+        {
+          id: "AwsSolutions-SM1",
+          reason:
+            "Serverless Inference supports neither a VPC nor network isolation; the container needs no network",
+        },
+      ]);
+      return; // Serverless scales itself: no scaling target.
+    }
 
     const target = new appscaling.ScalableTarget(this, "Scaling", {
       serviceNamespace: appscaling.ServiceNamespace.SAGEMAKER,

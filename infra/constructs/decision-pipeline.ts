@@ -18,7 +18,14 @@ import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { DECISIONS_TABLE_SCHEMA } from "../../shared/adapters/decisions-table.ts";
 import type { EventPattern } from "../local/event-pattern.ts";
-import { DECIDE_FUNCTION, METRICS, RULES, TABLE_ACCESS, TARGET_FUNCTION } from "../topology.ts";
+import {
+  DECIDE_FUNCTION,
+  METRICS,
+  RULES,
+  SERVERLESS_DECIDE,
+  TABLE_ACCESS,
+  TARGET_FUNCTION,
+} from "../topology.ts";
 import { functionFactory, suppressFunctionFindings } from "./pipeline-function.ts";
 import { createPipelineQueues } from "./pipeline-queues.ts";
 import { ReviewAccess } from "./review-access.ts";
@@ -31,6 +38,8 @@ export interface DecisionPipelineProps {
   readonly endpointArn: string;
   /** Most endpoint instances; the decide function's concurrency follows. @default 1 */
   readonly endpointMaxInstances?: number;
+  /** Serverless endpoints cold-start: the decide function then waits longer per try. @default "realtime" */
+  readonly endpointMode?: "realtime" | "serverless";
   /** Where the policy files are bundled from. @default events/policies */
   readonly policiesDir?: string;
   /** Prefix of the reviewers' hosted sign-in domain. @default derived from the account and stack */
@@ -132,8 +141,15 @@ export class DecisionPipeline extends Construct {
       timeoutSeconds: DECIDE_FUNCTION.timeoutSeconds,
       environment: {
         DECISION_ENDPOINT_NAME: props.endpointName,
-        ENDPOINT_TIMEOUT_MS: String(DECIDE_FUNCTION.endpointTimeoutMs),
-        ENDPOINT_ATTEMPTS: String(DECIDE_FUNCTION.endpointAttempts),
+        ...(props.endpointMode === "serverless"
+          ? {
+              ENDPOINT_TIMEOUT_MS: String(SERVERLESS_DECIDE.endpointTimeoutMs),
+              ENDPOINT_ATTEMPTS: String(SERVERLESS_DECIDE.endpointAttempts),
+            }
+          : {
+              ENDPOINT_TIMEOUT_MS: String(DECIDE_FUNCTION.endpointTimeoutMs),
+              ENDPOINT_ATTEMPTS: String(DECIDE_FUNCTION.endpointAttempts),
+            }),
         PUBLISH_LEASE_MS: String(DECIDE_FUNCTION.publishLeaseMs),
       },
       tableAccess: TABLE_ACCESS.Decide,

@@ -3,7 +3,9 @@
  * errors and warnings, synthesis errors) and where the template went. Two kinds of line are
  * dropped: the "Bundling asset ..." progress lines of the seven function bundles, and the CLI's
  * advice that some feature flags keep their default (the flags this app depends on are set in
- * cdk.json; `npx cdk flags --unstable=flags` lists the rest). The exit code is cdk's.
+ * cdk.json; `npx cdk flags --unstable=flags` lists the rest). Then cfn-lint checks the template
+ * (`npm run lint:template`). Arguments go to cdk (`npm run synth -- -c endpointMode=serverless`).
+ * The exit code is cdk's, else cfn-lint's.
  */
 import { spawn } from "node:child_process";
 import { readdir, readFile } from "node:fs/promises";
@@ -35,4 +37,6 @@ if (code === 0) {
     console.log(`synthesized cdk.out/${file} (${Object.keys(template.Resources ?? {}).length} resources)`);
   }
 }
-process.exitCode = code;
+if (code !== 0) process.exit(code);
+const lint = spawn("npm", ["run", "--silent", "lint:template"], { stdio: "inherit" });
+process.exitCode = await new Promise<number>((resolve) => lint.on("close", (status) => resolve(status ?? 1)));

@@ -9,10 +9,15 @@ import { App, Aspects } from "aws-cdk-lib";
 import { Annotations, Match, Template } from "aws-cdk-lib/assertions";
 import { AwsSolutionsChecks, ServerlessChecks } from "cdk-nag";
 import { beforeAll, describe, expect, it } from "vitest";
-import { isGpuInstance } from "../../infra/constructs/decision-endpoint.ts";
+import { checkServerlessSettings, isGpuInstance } from "../../infra/constructs/decision-endpoint.ts";
 import { DecisionStack } from "../../infra/decision-stack.ts";
 import { matchesPattern } from "../../infra/local/event-pattern.ts";
-import { DECIDE_FUNCTION, INTAKE_VISIBILITY_SECONDS, MAX_RECEIVE_COUNT } from "../../infra/topology.ts";
+import {
+  DECIDE_FUNCTION,
+  INTAKE_VISIBILITY_SECONDS,
+  MAX_RECEIVE_COUNT,
+  SERVERLESS_DECIDE,
+} from "../../infra/topology.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
 
 let stack: DecisionStack;
@@ -137,6 +142,49 @@ describe("DecisionStack", () => {
     gpu.hasResourceProperties("AWS::SageMaker::Model", {
       PrimaryContainer: Match.objectLike({ Environment: { DECIDE_GPU: "cuda" } }),
     });
+  });
+
+  it("deploys a serverless endpoint within the documented limits, cdk-nag clean, with cold-start-sized tries", () => {
+    const serverless = synth({
+      endpointMode: "serverless",
+      serverless: { memoryMiB: 6144, maxConcurrency: 10 },
+    });
+    const errors = Annotations.fromStack(serverless).findError(
+      "*",
+      Match.stringLikeRegexp("(AwsSolutions|Serverless)-.*"),
+    );
+    expect(errors.map((e) => `${e.id}: ${String(e.entry.data).slice(0, 120)}`)).toEqual([]);
+    const t = Template.fromStack(serverless);
+    t.hasResourceProperties("AWS::SageMaker::EndpointConfig", {
+      ProductionVariants: [
+        Match.objectLike({
+          ServerlessConfig: { MemorySizeInMB: 6144, MaxConcurrency: 10 },
+          InstanceType: Match.absent(),
+        }),
+      ],
+      KmsKeyId: Match.absent(),
+    });
+    t.hasResourceProperties("AWS::SageMaker::Model", {
+      EnableNetworkIsolation: false,
+      PrimaryContainer: Match.objectLike({
+        Environment: Match.objectLike({ DECIDE_GPU: "off", DECIDE_BODY_LIMIT: String(4 * 1024 * 1024) }),
+      }),
+    });
+    t.resourceCountIs("AWS::ApplicationAutoScaling::ScalableTarget", 0);
+    t.hasResourceProperties("AWS::Lambda::Function", {
+      Environment: { Variables: Match.objectLike({ ENDPOINT_TIMEOUT_MS: "55000", ENDPOINT_ATTEMPTS: "2" }) },
+      Timeout: DECIDE_FUNCTION.timeoutSeconds,
+    });
+    // Two 55 s tries and their backoff fit the decide function's timeout.
+    expect(
+      (SERVERLESS_DECIDE.endpointTimeoutMs * SERVERLESS_DECIDE.endpointAttempts) / 1000 + 1,
+    ).toBeLessThan(DECIDE_FUNCTION.timeoutSeconds);
+    expect(() => checkServerlessSettings({ memoryMiB: 7000 })).toThrow(
+      "serverlessMemoryMiB must be one of 1024",
+    );
+    expect(() => checkServerlessSettings({ maxConcurrency: 201 })).toThrow("from 1 to 200");
+    expect(() => checkServerlessSettings({}, "ml.g5.xlarge")).toThrow("CPU only");
+    expect(checkServerlessSettings({})).toEqual({ memoryMiB: 4096, maxConcurrency: 5 });
   });
 
   it("encrypts every queue, refuses plain HTTP, and dead-letters the intake after the receive limit", () => {
