@@ -35,14 +35,17 @@ export function words(count: number, offset = 0): string {
   return out.join(" ");
 }
 
-/** The benchmark model of `shape`, generated into .cache/bench-models on first use. */
-export async function benchModelPath(shape: ModelShapeName): Promise<string> {
+/** The benchmark model of `shape` (in `weightType`, default the shape's), generated into .cache/bench-models on first use. */
+export async function benchModelPath(shape: ModelShapeName, weightType?: "Q8_0" | "Q4_0"): Promise<string> {
   const dir = join(REPO_ROOT, ".cache", "bench-models");
-  const path = join(dir, `${shape}.gguf`);
+  const path = join(dir, weightType ? `${shape}-${weightType}.gguf` : `${shape}.gguf`);
   if (existsSync(path)) return path;
   await mkdir(dir, { recursive: true });
   const started = performance.now();
-  const made = await synthesizeModel(MODEL_SHAPES[shape], { out: `${path}.tmp` });
+  const made = await synthesizeModel(MODEL_SHAPES[shape], {
+    out: `${path}.tmp`,
+    ...(weightType ? { weightType } : {}),
+  });
   await rename(`${path}.tmp`, path);
   console.log(
     `generated ${path}: ${(made.parameters / 1e6).toFixed(0)}M parameters, ${made.weightType}, ` +

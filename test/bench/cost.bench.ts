@@ -1,0 +1,137 @@
+/**
+ * `npm run bench:cost`: cost per 1,000 decisions from measured times. Measures, on the generated
+ * Qwen2-0.5B-shaped model in Q8_0 and Q4_0, the time per decision for three workloads (one fresh
+ * ~200-token decision; items under a cached ~300-token policy preamble; 21 yes/no questions on one
+ * state, per question), then prices them with the assumptions in test/bench/prices.ts: cost per
+ * 1,000 decisions and idle cost per month for real-time instances and serverless memory sizes,
+ * and the monthly volume at which serverless stops being cheaper. GPU rows stay unmeasured.
+ *
+ * Flags: --threads N (default: the host default), --items N (default 20).
+ */
+import { parseArgs } from "node:util";
+import { DecisionModel } from "../../endpoint/runtime/decision-model.ts";
+import { hostThreads } from "../../endpoint/runtime/host-cores.ts";
+import type { DecisionQuestionInput } from "../../endpoint/scorer/request.ts";
+import { DecisionScorer } from "../../endpoint/scorer/scorer.ts";
+import { benchModelPath, machineLine, median, timed, words } from "./bench-helpers.ts";
+import { HOURS_PER_MONTH, REALTIME_INSTANCES, SERVERLESS } from "./prices.ts";
+
+const { values: flags } = parseArgs({
+  options: { threads: { type: "string" }, items: { type: "string", default: "20" } },
+});
+const host = hostThreads();
+const threads = flags.threads ? Number(flags.threads) : host.threads;
+const items = Number(flags.items);
+console.log(
+  `\n# cost benchmark: qwen2-0.5b shape, ${threads} threads (${flags.threads ? "--threads" : host.reason})`,
+);
+console.log(machineLine());
+
+const team: DecisionQuestionInput = {
+  key: "team",
+  type: "choice",
+  instructions: `Which team should handle this ticket? ${words(40, 5)}`,
+  options: [
+    { id: "billing", description: "Billing: charges, invoices, refunds" },
+    { id: "technical", description: "Technical: errors, crashes, bugs" },
+    { id: "account", description: "Account: login, password, profile" },
+    { id: "none", description: "None of these" },
+  ],
+};
+const preambleQuestion: DecisionQuestionInput = {
+  ...team,
+  instructions: `Which team should handle this ticket? ${words(260, 11)}`,
+};
+
+/** Milliseconds per decision for the three workloads on one quantization. */
+async function measure(type: "Q8_0" | "Q4_0") {
+  const model = await DecisionModel.load({ modelPath: await benchModelPath("qwen2-0.5b", type), threads });
+  const scorer = await DecisionScorer.create(model, { contextSize: 4096, prefixSlots: 1 });
+  try {
+    // 1. One fresh decision of about 200 tokens.
+    await scorer.score({ state: words(150, 1), questions: [team] }, { reuse: false });
+    const fresh: number[] = [];
+    for (let i = 0; i < 5; i++)
+      fresh.push(
+        await timed(() => scorer.score({ state: words(150, i + 2), questions: [team] }, { reuse: false })),
+      );
+    // 2. Items under a cached ~300-token preamble (policy-first): the first item fills the cache.
+    await scorer.score(
+      { state: words(30, 99), questions: [preambleQuestion], layout: "policy-first" },
+      { reuse: false },
+    );
+    const cached: number[] = [];
+    for (let i = 0; i < items; i++)
+      cached.push(
+        await timed(() =>
+          scorer.score({ state: words(30, i * 3), questions: [preambleQuestion], layout: "policy-first" }),
+        ),
+      );
+    // 3. 21 yes/no questions on one ~1,000-token state (state-first, the state evaluated once and
+    // reused by every question): per question.
+    const questions = Array.from({ length: 21 }, (_, i) => ({
+      key: `q${i}`,
+      type: "noul" as const,
+      instructions: `Is the item about ${words(3, i * 5)}?`,
+    }));
+    const state = words(1000, 7);
+    await scorer.clearCache();
+    const perQuestion = (await timed(() => scorer.score({ state, questions }))) / questions.length;
+    return { type, freshMs: median(fresh), cachedMs: median(cached), questionMs: perQuestion };
+  } finally {
+    await scorer.dispose();
+    await model.dispose();
+  }
+}
+
+const results = [await measure("Q8_0"), await measure("Q4_0")];
+console.log("\nmeasured (median ms per decision on this machine):");
+console.log("quant  fresh 200-token  cached preamble  21 questions (per question)");
+for (const r of results)
+  console.log(
+    `${r.type.padEnd(7)}${r.freshMs.toFixed(0).padStart(15)}${r.cachedMs.toFixed(0).padStart(17)}${r.questionMs.toFixed(0).padStart(29)}`,
+  );
+
+const dollars = (x: number) =>
+  x >= 100 ? `$${x.toFixed(0)}` : x >= 1 ? `$${x.toFixed(2)}` : `$${x.toFixed(4)}`;
+console.log("\ncost per 1,000 decisions, fully busy (prices: test/bench/prices.ts)");
+console.log(
+  "| deployment | idle per month | Q8_0 fresh | Q8_0 cached preamble | Q8_0 per question of 21 | Q4_0 fresh | Q4_0 cached preamble |",
+);
+console.log("|---|---|---|---|---|---|---|");
+const q8 = results[0]!;
+const q4 = results[1]!;
+for (const instance of REALTIME_INSTANCES) {
+  // Decision time scales with physical cores against the 2 measured here (an assumption).
+  const perThousand = (ms: number) =>
+    ((ms * (2 / instance.physicalCores) * 1000) / 3_600_000) * instance.dollarsPerHour;
+  console.log(
+    `| real-time ${instance.name} (${instance.physicalCores} core${instance.physicalCores > 1 ? "s" : ""}, $${instance.dollarsPerHour}/h) | ${dollars(instance.dollarsPerHour * HOURS_PER_MONTH)} | ${dollars(perThousand(q8.freshMs))} | ${dollars(perThousand(q8.cachedMs))} | ${dollars(perThousand(q8.questionMs))} | ${dollars(perThousand(q4.freshMs))} | ${dollars(perThousand(q4.cachedMs))} |`,
+  );
+}
+const serverlessPerThousand = (ms: number, size: (typeof SERVERLESS.memorySizes)[number]) =>
+  (ms / size.speedVsBench / 1000) * (size.memoryMiB / 1024) * SERVERLESS.dollarsPerGbSecond * 1000 +
+  ((SERVERLESS.bytesPerDecision * 1000) / 1e9) * SERVERLESS.dollarsPerGbProcessed;
+for (const size of SERVERLESS.memorySizes)
+  console.log(
+    `| serverless ${size.memoryMiB} MB | $0 | ${dollars(serverlessPerThousand(q8.freshMs, size))} | ${dollars(serverlessPerThousand(q8.cachedMs, size))} | ${dollars(serverlessPerThousand(q8.questionMs, size))} | ${dollars(serverlessPerThousand(q4.freshMs, size))} | ${dollars(serverlessPerThousand(q4.cachedMs, size))} |`,
+  );
+console.log(
+  "| real-time ml.g5.xlarge (GPU) | unmeasured | unmeasured | unmeasured | unmeasured | unmeasured | unmeasured |",
+);
+
+// Break-even: the monthly volume at which serverless costs what one always-on instance does.
+const smallest = REALTIME_INSTANCES.find((i) => i.name === "ml.c6i.xlarge")!;
+const monthly = smallest.dollarsPerHour * HOURS_PER_MONTH;
+console.log(`\nbreak-even against one ${smallest.name} running all month (${dollars(monthly)}):`);
+for (const size of SERVERLESS.memorySizes) {
+  const fresh = (monthly / serverlessPerThousand(q8.freshMs, size)) * 1000;
+  const cached = (monthly / serverlessPerThousand(q8.cachedMs, size)) * 1000;
+  console.log(
+    `  serverless ${size.memoryMiB} MB, Q8_0: ${Math.round(fresh).toLocaleString("en")} fresh decisions a month (${Math.round(fresh / 30).toLocaleString("en")} a day), ${Math.round(cached).toLocaleString("en")} with a cached preamble`,
+  );
+}
+const capacity = (3_600_000 / q8.freshMs) * HOURS_PER_MONTH;
+console.log(
+  `  (one ${smallest.name} decides at most ${Math.round(capacity).toLocaleString("en")} fresh decisions a month)`,
+);
