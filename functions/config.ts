@@ -18,6 +18,9 @@ export interface DecideSettings {
   readonly endpointTimeoutMs: number;
   readonly endpointAttempts: number;
   readonly publishLeaseMs: number;
+  /** Items per endpoint call; 1 sends each item alone. */
+  readonly endpointBatchItems: number;
+  readonly endpointBatchWindowMs: number;
 }
 
 /** Reads the decide function's settings from `env`. */
@@ -27,6 +30,12 @@ export function decideSettings(env: NodeJS.ProcessEnv = process.env): DecideSett
     endpointTimeoutMs: positiveInteger("ENDPOINT_TIMEOUT_MS", DECIDE_FUNCTION.endpointTimeoutMs, env),
     endpointAttempts: positiveInteger("ENDPOINT_ATTEMPTS", DECIDE_FUNCTION.endpointAttempts, env),
     publishLeaseMs: positiveInteger("PUBLISH_LEASE_MS", DECIDE_FUNCTION.publishLeaseMs, env),
+    endpointBatchItems: positiveInteger("ENDPOINT_BATCH_ITEMS", DECIDE_FUNCTION.endpointBatchItems, env),
+    endpointBatchWindowMs: positiveInteger(
+      "ENDPOINT_BATCH_WINDOW_MS",
+      DECIDE_FUNCTION.endpointBatchWindowMs,
+      env,
+    ),
   };
 }
 

@@ -8,6 +8,7 @@ import { Logger } from "@aws-lambda-powertools/logger";
 import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 import type { SQSRecord } from "aws-lambda";
 import { METRICS } from "../infra/topology.ts";
+import { BatchingDecisionEndpoint } from "../shared/adapters/batching-endpoint.ts";
 import { SageMakerDecisionEndpoint } from "../shared/adapters/decision-endpoint.ts";
 import { type DecideDependencies, decideMessage } from "../shared/use-cases/decide-message.ts";
 import { sagemakerClient } from "./clients.ts";
@@ -24,10 +25,19 @@ export async function dependenciesFromEnv(env: NodeJS.ProcessEnv = process.env):
   const settings = decideSettings(env);
   return {
     ...(await sharedDependencies(env)),
-    endpoint: new SageMakerDecisionEndpoint(sagemakerClient(), settings.endpointName, {
-      timeoutMs: settings.endpointTimeoutMs,
-      attempts: settings.endpointAttempts,
-    }),
+    // The records of one SQS batch go to the endpoint in one call (grouped there by policy).
+    endpoint:
+      settings.endpointBatchItems > 1
+        ? new BatchingDecisionEndpoint(sagemakerClient(), settings.endpointName, {
+            timeoutMs: settings.endpointTimeoutMs,
+            attempts: settings.endpointAttempts,
+            maxItems: settings.endpointBatchItems,
+            windowMs: settings.endpointBatchWindowMs,
+          })
+        : new SageMakerDecisionEndpoint(sagemakerClient(), settings.endpointName, {
+            timeoutMs: settings.endpointTimeoutMs,
+            attempts: settings.endpointAttempts,
+          }),
     publishLeaseMs: settings.publishLeaseMs,
   };
 }

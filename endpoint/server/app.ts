@@ -10,6 +10,7 @@ import { bodyLimit } from "hono/body-limit";
 import { parseJsonStrict, stringifyJson } from "../../shared/domain/contracts/json.ts";
 import { InvalidDecisionError } from "../runtime/errors.ts";
 import { ApiError, invalidField, toApiError } from "./api-error.ts";
+import { isBatchBody, scoreBatch } from "./batch.ts";
 import { handleChat } from "./chat-route.ts";
 import type { ServerConfig } from "./config.ts";
 import type { DecisionService } from "./decision-service.ts";
@@ -182,6 +183,11 @@ export function createApp(deps: AppDependencies): Hono<AppEnv> {
   }
 
   async function systemOne(c: Context<AppEnv>, body: unknown): Promise<Response> {
+    return jsonResponse(c, await systemOneAnswer(c, body));
+  }
+
+  /** The System One answer for one request body (an ApiError for a bad one). */
+  async function systemOneAnswer(c: Context<AppEnv>, body: unknown): Promise<unknown> {
     const scorer = ready();
     const attributes = customAttributes(c.req.header("x-amzn-sagemaker-custom-attributes"));
     const tokenMass = attributes.get("token-mass");
@@ -194,7 +200,7 @@ export function createApp(deps: AppDependencies): Hono<AppEnv> {
         signal: requestSignal(c),
         queueSignal: deps.shutdownSignal,
       });
-      return jsonResponse(c, systemOneResponse(call, result, service.modelName!));
+      return systemOneResponse(call, result, service.modelName!);
     } catch (error) {
       if (error instanceof InvalidDecisionError)
         throw invalidField(systemOneParam(error, call.keys), error.message, error.code);
@@ -215,10 +221,14 @@ export function createApp(deps: AppDependencies): Hono<AppEnv> {
 
   async function invocation(c: Context<AppEnv>, body: unknown): Promise<Response> {
     if (isSystemOneBody(body)) return systemOne(c, body);
+    if (isBatchBody(body)) {
+      ready(); // a model that is loading or failed answers the whole call, as for one item
+      return jsonResponse(c, await scoreBatch(body, (item) => systemOneAnswer(c, item)));
+    }
     if (typeof body === "object" && body !== null && "messages" in body) return chat(c, body);
     throw invalidField(
       undefined,
-      "the body is neither a System One request (with `questions`) nor a chat request (with `messages`)",
+      "the body is neither a System One request (with `questions`), a batch of them (`batch`), nor a chat request (with `messages`)",
     );
   }
 

@@ -55,7 +55,7 @@ export function systemOneRequest(item: Item, policy: Policy): SystemOneRequest {
 }
 
 /** The ids the answer's logits are keyed by, in the policy's option order. */
-function answerIdsOf(policy: Policy): string[] {
+export function answerIdsOf(policy: Policy): string[] {
   // Score levels are keyed by their index; choice and noul options by their ids.
   return policy.options.map((option, i) => (policy.type === "score" ? String(i) : option.id));
 }
@@ -107,7 +107,8 @@ export class SageMakerDecisionEndpoint implements DecidesItems {
   }
 }
 
-function parseBody(body: Uint8Array | undefined): unknown {
+/** The JSON of an InvokeEndpoint answer; a body that is not JSON breaks the contract. */
+export function parseBody(body: Uint8Array | undefined): unknown {
   const text = new TextDecoder().decode(body);
   try {
     return JSON.parse(text);
@@ -116,7 +117,8 @@ function parseBody(body: Uint8Array | undefined): unknown {
   }
 }
 
-function classify(error: unknown, endpoint: string): EndpointUnavailableError | EndpointRejectedError {
+/** Whether a failed call may pass on a retry (unavailable) or the item itself was refused. */
+export function classify(error: unknown, endpoint: string): EndpointUnavailableError | EndpointRejectedError {
   if (error instanceof MalformedAnswerError) {
     // A 200 that breaks the contract is a broken endpoint, never a decision: retry, then dead-letter.
     return new EndpointUnavailableError(`${endpoint}: ${error.message}`, { cause: error });

@@ -17,9 +17,13 @@
  */
 import { parseArgs } from "node:util";
 import { Logger } from "@aws-lambda-powertools/logger";
+import { SageMakerRuntimeClient } from "@aws-sdk/client-sagemaker-runtime";
 import { isModelShapeName } from "../../endpoint/models/shapes.ts";
 import { resolveServerConfig } from "../../endpoint/server/config.ts";
 import { startServer } from "../../endpoint/server/server.ts";
+import { BatchingDecisionEndpoint } from "../../shared/adapters/batching-endpoint.ts";
+import { SageMakerDecisionEndpoint } from "../../shared/adapters/decision-endpoint.ts";
+import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { benchModelPath, fmt, machineLine, median, timed, words } from "./bench-helpers.ts";
 
 const { values: flags } = parseArgs({
@@ -223,6 +227,51 @@ const freshState = (count: number) => `${++stateCounter} ${words(count, stateCou
       `   ${clients} client(s): ${((perLevel / elapsed) * 1000).toFixed(2)} decisions/s (${fmt(elapsed / perLevel)} each)`,
     );
   }
+}
+
+// 5. Ten items of one SQS batch through the SageMaker runtime client: one batched InvokeEndpoint
+// against ten single calls sent at once (as the decide function's parallel records do).
+{
+  process.env.AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME = server.url;
+  const client = new SageMakerRuntimeClient({
+    region: "us-east-1",
+    credentials: { accessKeyId: "local", secretAccessKey: "local" },
+    maxAttempts: 1,
+  });
+  const tickets = parsePolicy({
+    id: "tickets",
+    version: 1,
+    question: `Which team should handle this ticket? ${words(200, 17)}`,
+    type: "choice",
+    options: [
+      { id: "billing", description: "Billing", automate: true },
+      { id: "technical", description: "Technical", automate: true },
+      { id: "account", description: "Account", automate: true },
+    ],
+    autoThreshold: 0.9,
+    layout: "policy-first",
+  });
+  const batch = () =>
+    Array.from({ length: 10 }, (_, i) => ({ id: `B${i}`, policy: "tickets", state: freshState(60) }));
+  const single = new SageMakerDecisionEndpoint(client, "bench", { attempts: 1, timeoutMs: 600_000 });
+  const batching = new BatchingDecisionEndpoint(client, "bench", { attempts: 1, timeoutMs: 600_000 });
+  const singles: number[] = [];
+  const batched: number[] = [];
+  await Promise.all(batch().map((item) => single.decide(item as never, tickets))); // warm the preamble
+  for (let b = 0; b < blocks; b++) {
+    singles.push(
+      await timed(() => Promise.all(batch().map((item) => single.decide(item as never, tickets)))),
+    );
+    batched.push(
+      await timed(() => Promise.all(batch().map((item) => batching.decide(item as never, tickets)))),
+    );
+  }
+  console.log(`\n5. ten items of one SQS batch via SageMakerRuntimeClient (medians of ${blocks}):`);
+  console.log(`   ten single InvokeEndpoint calls at once: ${fmt(median(singles))}`);
+  console.log(
+    `   one batched call (${batching.stats.calls / blocks} call per batch): ${fmt(median(batched))}: ${(median(singles) / median(batched)).toFixed(2)}x`,
+  );
+  client.destroy();
 }
 
 console.log(`\npeak memory (max RSS): ${(process.resourceUsage().maxRSS / 2 ** 20).toFixed(2)} GiB`);

@@ -216,8 +216,54 @@ const teamQuestion: DecisionQuestionInput = {
   );
 }
 
+// 6. Three policies interleaved (60 items, as mixed traffic arrives) on 1 prefix slot and on 3,
+// against the same 60 items under one policy (the single-policy rate the slots should keep).
+{
+  const policies = [0, 1, 2].map(
+    (p): DecisionQuestionInput => ({
+      ...teamQuestion,
+      key: `p${p}`,
+      instructions: `Policy ${p}: ${words(230, p * 101 + 11)}`,
+    }),
+  );
+  const items = Array.from({ length: 60 }, (_, i) => words(55, i * 3 + 2));
+  const run = async (slots: number, questionOf: (i: number) => DecisionQuestionInput) => {
+    const pooled = await DecisionScorer.create(model, { contextSize: 2048, prefixSlots: slots });
+    try {
+      await pooled.score({
+        state: "warm",
+        questions: [questionOf(0)],
+        layout: "policy-first",
+        tokenMass: false,
+      });
+      const ms = await timed(async () => {
+        for (const [i, state] of items.entries())
+          await pooled.score({ state, questions: [questionOf(i)], layout: "policy-first", tokenMass: false });
+      });
+      return { ms, stats: pooled.cacheStats };
+    } finally {
+      await pooled.dispose();
+    }
+  };
+  const single = await run(1, () => policies[0]!);
+  const oneSlot = await run(1, (i) => policies[i % 3]!);
+  const threeSlots = await run(3, (i) => policies[i % 3]!);
+  const rate = (ms: number) => ((items.length / ms) * 1000).toFixed(2);
+  console.log("\n6. 60 items, 3 policies interleaved (policy-first, letters-only):");
+  console.log(`   one policy, 1 slot: ${fmt(single.ms)} (${rate(single.ms)} items/s)`);
+  console.log(
+    `   interleaved, 1 slot: ${fmt(oneSlot.ms)} (${rate(oneSlot.ms)} items/s; hits ${oneSlot.stats.hits}, misses ${oneSlot.stats.misses})`,
+  );
+  console.log(
+    `   interleaved, 3 slots: ${fmt(threeSlots.ms)} (${rate(threeSlots.ms)} items/s; hits ${threeSlots.stats.hits}, misses ${threeSlots.stats.misses})`,
+  );
+  console.log(
+    `   3 slots keep ${(single.ms / threeSlots.ms).toFixed(2)}x of the single-policy rate; 1 slot keeps ${(single.ms / oneSlot.ms).toFixed(2)}x`,
+  );
+}
+
 const peak = process.resourceUsage().maxRSS / 2 ** 20;
-console.log(`\n6. peak memory (max RSS): ${peak.toFixed(2)} GiB`);
+console.log(`\n7. peak memory (max RSS): ${peak.toFixed(2)} GiB`);
 
 await prefillContext.dispose();
 await scorer.dispose();

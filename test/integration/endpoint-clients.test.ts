@@ -7,6 +7,10 @@ import { InvokeEndpointCommand, ModelError, SageMakerRuntimeClient } from "@aws-
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../../endpoint/server/server.ts";
+import { BatchingDecisionEndpoint } from "../../shared/adapters/batching-endpoint.ts";
+import { SageMakerDecisionEndpoint } from "../../shared/adapters/decision-endpoint.ts";
+import { EndpointRejectedError } from "../../shared/adapters/errors.ts";
+import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { startTestEndpoint } from "../helpers/endpoint.ts";
 
 let server: RunningServer;
@@ -215,5 +219,124 @@ describe("openai client", () => {
     );
     // An unknown model is OpenAI's own 404 model_not_found.
     expect((unknown as InstanceType<typeof OpenAI.APIError>).status).toBe(404);
+  });
+});
+
+describe("batched invocations", () => {
+  const policy = (id: string, question: string) =>
+    parsePolicy({
+      id,
+      version: 1,
+      question,
+      type: "choice",
+      options: [
+        { id: "billing", description: "Billing: charges and refunds", automate: true },
+        { id: "technical", description: "Technical: errors and crashes", automate: true },
+      ],
+      autoThreshold: 0.9,
+      layout: "policy-first",
+    });
+  const tickets = policy("tickets", "Which team should handle this ticket?");
+  const other = policy("other", "Which queue fits this message best?");
+  const items = Array.from({ length: 10 }, (_, i) => ({
+    id: `I${i}`,
+    policy: "p",
+    state: `message number ${i} about a refund`,
+  }));
+
+  it("sends ten items in one call, grouped by policy there, with the answers of single calls", async () => {
+    const client = sagemaker;
+    const batching = new BatchingDecisionEndpoint(client, "decision-endpoint", { attempts: 1, windowMs: 50 });
+    const single = new SageMakerDecisionEndpoint(client, "decision-endpoint", { attempts: 1 });
+    const policyOf = (i: number) => (i % 2 === 0 ? tickets : other);
+    const batched = await Promise.all(items.map((item, i) => batching.decide(item as never, policyOf(i))));
+    expect(batching.stats).toEqual({ calls: 1, items: 10 });
+    for (const [i, item] of items.entries()) {
+      const alone = await single.decide(item as never, policyOf(i));
+      expect(batched[i]!.logits).toEqual(alone.logits);
+    }
+  });
+
+  it("answers one error per bad item and the rest normally; refuses an empty or oversized batch", async () => {
+    const good = { state: "a refund please", questions: decision.questions };
+    const response = await fetch(`${server.url}/invocations`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ batch: [good, { state: "x", questions: { q: { type: "sideways" } } }, good] }),
+    });
+    expect(response.status).toBe(200);
+    const { results } = (await response.json()) as {
+      results: { status: number; body: { error?: { message: string } } }[];
+    };
+    expect(results.map((r) => r.status)).toEqual([200, 422, 200]);
+    expect(results[1]!.body.error?.message).toMatch(/questions\.q/);
+    const post = (batch: unknown) =>
+      fetch(`${server.url}/invocations`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ batch }),
+      });
+    expect((await post([])).status).toBe(422);
+    expect((await post(Array.from({ length: 33 }, () => good))).status).toBe(422);
+  });
+
+  it("rejects only the refused item of a batch through the client", async () => {
+    const batching = new BatchingDecisionEndpoint(sagemaker, "decision-endpoint", {
+      attempts: 1,
+      windowMs: 50,
+    });
+    const huge = { id: "BIG", policy: "p", state: "word ".repeat(20_000) }; // past the context: 422
+    const results = await Promise.allSettled([
+      batching.decide(items[0] as never, tickets),
+      batching.decide(huge as never, tickets),
+      batching.decide(items[1] as never, tickets),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect((results[1] as PromiseRejectedResult).reason).toBeInstanceOf(EndpointRejectedError);
+    expect(batching.stats.calls).toBe(1);
+  });
+});
+
+describe("batched invocations under a failing call", () => {
+  it("isolates an item that fails the whole call: its neighbours are decided on their own calls", async () => {
+    // A client whose first batched call fails as a whole (as when one item crashes the container).
+    let batchedCalls = 0;
+    const flaky = {
+      send: (command: InvokeEndpointCommand, options?: unknown) => {
+        const body = String(command.input.Body);
+        if (body.startsWith('{"batch"') && ++batchedCalls === 1)
+          return Promise.reject(
+            Object.assign(new Error("boom"), { name: "ModelError", OriginalStatusCode: 500 }),
+          );
+        if (body.includes("POISON"))
+          return Promise.reject(
+            Object.assign(new Error("poison"), { name: "ModelError", OriginalStatusCode: 500 }),
+          );
+        return sagemaker.send(command, options as never);
+      },
+    } as unknown as SageMakerRuntimeClient;
+    const batching = new BatchingDecisionEndpoint(flaky, "decision-endpoint", {
+      attempts: 2,
+      windowMs: 50,
+      baseDelayMs: 1,
+    });
+    const policy = parsePolicy({
+      id: "t",
+      version: 1,
+      question: "Which team?",
+      type: "choice",
+      options: [
+        { id: "billing", description: "Billing", automate: true },
+        { id: "technical", description: "Technical", automate: true },
+      ],
+      autoThreshold: 0.9,
+    });
+    const results = await Promise.allSettled(
+      ["a refund", "POISON", "a crash"].map((state, i) =>
+        batching.decide({ id: `X${i}`, state } as never, policy),
+      ),
+    );
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(batchedCalls).toBe(1);
   });
 });

@@ -256,10 +256,12 @@ describe("pipeline under faults", () => {
     expect(markFailures.size).toBeGreaterThan(10);
     expect(eventsSentAgain).toBeGreaterThan(5);
     expect(busFailures).toBeGreaterThan(10);
-    expect(c.hung).toBeGreaterThan(10);
+    // Endpoint faults are drawn per call, and the decide function sends a batch's items in one
+    // call (about ten per call): fewer calls, each fault failing several items at once.
+    expect(c.hung).toBeGreaterThan(3);
     expect([...pipeline.effects.actioned.values()].length).toBeGreaterThan(100);
     expect([...pipeline.effects.queued.values()].length).toBeGreaterThan(100);
-    expect(c.malformed).toBeGreaterThan(10);
+    expect(c.malformed).toBeGreaterThan(3);
     expect(stats.failures).toBeGreaterThan(POISON);
   }, 1_800_000);
 });

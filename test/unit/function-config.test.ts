@@ -10,6 +10,8 @@ describe("decideSettings", () => {
       endpointTimeoutMs: DECIDE_FUNCTION.endpointTimeoutMs,
       endpointAttempts: DECIDE_FUNCTION.endpointAttempts,
       publishLeaseMs: DECIDE_FUNCTION.publishLeaseMs,
+      endpointBatchItems: DECIDE_FUNCTION.endpointBatchItems,
+      endpointBatchWindowMs: DECIDE_FUNCTION.endpointBatchWindowMs,
     });
   });
 
