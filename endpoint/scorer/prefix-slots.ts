@@ -8,6 +8,7 @@
  * sequence as before, evaluated alone.
  */
 import type { Token } from "node-llama-cpp";
+import type { DecisionModel } from "../runtime/decision-model.ts";
 import { commonPrefixLength, type PromptSequence } from "./prompt-sequence.ts";
 
 /** Counters for /healthz and the benchmarks. */
@@ -81,4 +82,29 @@ export class PrefixSlots {
     for (let i = 1; i < this.sequences.length; i++) if (age(i) < age(oldest)) oldest = i;
     return oldest;
   }
+}
+
+/** Most slots "auto" chooses: past a handful of policies, a bigger pool buys little. */
+const MAX_AUTO_SLOTS = 8;
+
+/**
+ * How many prefix slots to create: the number asked for, or for "auto" as many sequences of
+ * `contextSize` tokens as the budget holds, by llama.cpp's own estimate of one sequence's KV cache.
+ */
+export async function prefixSlotCount(
+  model: DecisionModel,
+  contextSize: number,
+  options: { readonly prefixSlots?: number | "auto"; readonly prefixCacheBytes?: number },
+): Promise<number> {
+  const asked = options.prefixSlots ?? 1;
+  if (asked !== "auto") return Math.max(1, Math.floor(asked));
+  const perSlot = (
+    await model.model.fileInsights.estimateContextResourceRequirementsV2({
+      contextSize,
+      modelGpuLayers: 0,
+      sequences: 1,
+    })
+  ).cpuRam;
+  const budget = options.prefixCacheBytes ?? 512 * 1024 * 1024;
+  return Math.max(1, Math.min(MAX_AUTO_SLOTS, Math.floor(budget / Math.max(1, perSlot))));
 }

@@ -19,7 +19,7 @@ import { PromptTooLongError, RuntimeDisposedError } from "../runtime/errors.ts";
 import { TaskAbortedError, WorkQueue } from "../runtime/work-queue.ts";
 import { checkLetterSlots, type LetterSlots, letterReadoutRequest, readLetters } from "./letter-readout.ts";
 import { scoreOptionLikelihoods } from "./likelihood.ts";
-import { PrefixSlots, type SlotStats } from "./prefix-slots.ts";
+import { PrefixSlots, prefixSlotCount, type SlotStats } from "./prefix-slots.ts";
 import { buildDecisionPrompt, type DecisionPrompt } from "./prompt.ts";
 import { PromptSequence } from "./prompt-sequence.ts";
 import {
@@ -306,31 +306,6 @@ export class DecisionScorer {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.dispose();
   }
-}
-
-/** Most slots "auto" chooses: past a handful of policies, a bigger pool buys little. */
-const MAX_AUTO_SLOTS = 8;
-
-/**
- * How many prefix slots to create: the number asked for, or for "auto" as many sequences of
- * `contextSize` tokens as the budget holds, by llama.cpp's own estimate of one sequence's KV cache.
- */
-export async function prefixSlotCount(
-  model: DecisionModel,
-  contextSize: number,
-  options: Pick<ScorerOptions, "prefixSlots" | "prefixCacheBytes">,
-): Promise<number> {
-  const asked = options.prefixSlots ?? 1;
-  if (asked !== "auto") return Math.max(1, Math.floor(asked));
-  const perSlot = (
-    await model.model.fileInsights.estimateContextResourceRequirementsV2({
-      contextSize,
-      modelGpuLayers: 0,
-      sequences: 1,
-    })
-  ).cpuRam;
-  const budget = options.prefixCacheBytes ?? 512 * 1024 * 1024;
-  return Math.max(1, Math.min(MAX_AUTO_SLOTS, Math.floor(budget / Math.max(1, perSlot))));
 }
 
 /** Renders system and user messages with the model's chat template, ending at the answer position. */

@@ -95,13 +95,17 @@ export class DynamoDbDecisionStore implements DecisionStore {
     return item ? stripKeys(item) : undefined;
   }
 
-  async create(record: DecisionRecord): Promise<CreateOutcome> {
+  async create(record: DecisionRecord, publishLeaseUntil?: number): Promise<CreateOutcome> {
     try {
       await this.call("put", () =>
         this.client.send(
           new PutCommand({
             TableName: this.tableName,
-            Item: { ...recordKey(record.itemId, record.policyId, record.policyVersion), ...toItem(record) },
+            Item: {
+              ...recordKey(record.itemId, record.policyId, record.policyVersion),
+              ...toItem(record),
+              ...(publishLeaseUntil === undefined ? {} : { publishLeaseUntil }),
+            },
             ConditionExpression: "attribute_not_exists(pk)",
           }),
         ),

@@ -45,11 +45,14 @@ export class InMemoryDecisionStore implements DecisionStore {
     return best ? InMemoryDecisionStore.out(best) : undefined;
   }
 
-  async create(record: DecisionRecord): Promise<CreateOutcome> {
+  async create(record: DecisionRecord, publishLeaseUntil?: number): Promise<CreateOutcome> {
     const id = InMemoryDecisionStore.id(record);
     const existing = this.records.get(id);
     if (existing) return { created: false, record: InMemoryDecisionStore.out(existing) };
-    this.records.set(id, structuredClone(record) as Stored);
+    this.records.set(id, {
+      ...(structuredClone(record) as Stored),
+      ...(publishLeaseUntil === undefined ? {} : { publishLeaseUntil }),
+    });
     return { created: true, record: structuredClone(record) };
   }
 

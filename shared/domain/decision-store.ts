@@ -50,9 +50,11 @@ export interface DecisionStore {
   latest(itemId: string, policyId: string): Promise<DecisionRecord | undefined>;
   /**
    * Writes the record unless one exists for the same key. A record the store cannot hold throws
-   * {@link StoreRejectedError}: retrying cannot help.
+   * {@link StoreRejectedError}: retrying cannot help. With `publishLeaseUntil` (epoch ms) the new
+   * record is written holding the publish lease, so its writer may publish without a separate
+   * claim (one round trip fewer); a crash before publishing leaves the lease to expire.
    */
-  create(record: DecisionRecord): Promise<CreateOutcome>;
+  create(record: DecisionRecord, publishLeaseUntil?: number): Promise<CreateOutcome>;
   /**
    * Claims the right to publish the record's event for `leaseMs`. Only one worker holds it at a
    * time; a claim left by a crashed worker expires, so redelivery can repair the outbox.

@@ -82,11 +82,18 @@ export function eventFor(record: DecisionRecord): PipelineEvent {
   });
 }
 
-/** Publishes the record's event unless it went out already or another worker holds the lease. */
-export async function ensurePublished(record: DecisionRecord, deps: DecideDependencies): Promise<void> {
+/**
+ * Publishes the record's event unless it went out already or another worker holds the lease.
+ * `leaseHeld`: this worker created the record holding the lease, so no claim is needed.
+ */
+export async function ensurePublished(
+  record: DecisionRecord,
+  deps: DecideDependencies,
+  leaseHeld = false,
+): Promise<void> {
   if (record.eventPublished) return;
   const now = (deps.now ?? (() => new Date()))();
-  if (!(await deps.store.claimPublish(record, deps.publishLeaseMs, now.getTime()))) return;
+  if (!leaseHeld && !(await deps.store.claimPublish(record, deps.publishLeaseMs, now.getTime()))) return;
   await deps.publisher.publish([eventFor(record)]);
   await deps.store.markPublished(record, now);
 }
@@ -168,8 +175,11 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
     eventPublished: false,
   };
   let winner: DecisionRecord;
+  let created: boolean;
+  // Written holding the publish lease: the write that creates the record is also the claim.
+  const leaseUntil = (deps.now ?? (() => new Date()))().getTime() + deps.publishLeaseMs;
   try {
-    ({ record: winner } = await deps.store.create(record));
+    ({ record: winner, created } = await deps.store.create(record, leaseUntil));
   } catch (error) {
     if (!(error instanceof StoreRejectedError)) throw error;
     await reject(
@@ -183,7 +193,7 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
     return { outcome: "rejected" };
   }
   await deps.afterRecordWrite?.(winner);
-  await ensurePublished(winner, deps);
+  await ensurePublished(winner, deps, created);
   return winner.route ? { outcome: "decided", route: winner.route } : { outcome: "decided" };
 }
 
@@ -195,17 +205,20 @@ async function reject(
   deps: DecideDependencies,
   policyVersion = 0,
 ): Promise<void> {
-  const { record } = await deps.store.create({
-    itemId,
-    policyId,
-    policyVersion,
-    status: "rejected",
-    problems,
-    createdAt: now,
-    updatedAt: now,
-    eventPublished: false,
-  });
-  await ensurePublished(record, deps);
+  const { record, created } = await deps.store.create(
+    {
+      itemId,
+      policyId,
+      policyVersion,
+      status: "rejected",
+      problems,
+      createdAt: now,
+      updatedAt: now,
+      eventPublished: false,
+    },
+    (deps.now ?? (() => new Date()))().getTime() + deps.publishLeaseMs,
+  );
+  await ensurePublished(record, deps, created);
 }
 
 /** The policy an unparseable item names, if it names one, for the rejection record. */

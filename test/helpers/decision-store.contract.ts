@@ -68,6 +68,17 @@ export function decisionStoreContract(name: string, make: () => DecisionStore): 
       expect(await store.latest(`${v1.itemId}-other`, v1.policyId)).toBeUndefined();
     });
 
+    it("creates a record holding the publish lease: nobody else claims it before it expires", async () => {
+      const store = make();
+      const record = pendingRecord();
+      expect((await store.create(record, 20_000)).created).toBe(true);
+      expect(await store.claimPublish(record, 1000, 19_999)).toBe(false);
+      expect(await store.claimPublish(record, 1000, 20_001)).toBe(true);
+      expect((await store.get(record)) as unknown as Record<string, unknown>).not.toHaveProperty(
+        "publishLeaseUntil",
+      );
+    });
+
     it("grants the publish lease to one holder until it expires or the event is marked published", async () => {
       const store = make();
       const record = pendingRecord();
