@@ -10,6 +10,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { parseArgs } from "node:util";
+import { dynamoClient } from "../../functions/clients.ts";
 import type { SystemOneRequest } from "../../shared/domain/contracts/system-one.ts";
 import { type LocalPipeline, sendBodies, startLocalPipeline } from "../helpers/local-pipeline.ts";
 import { answerFor, answerIdsOf } from "../helpers/system-one-answers.ts";
@@ -28,10 +29,20 @@ const switchServer = createServer(async (request, response) => {
   for await (const chunk of request) chunks.push(chunk as Buffer);
   const body = Buffer.concat(chunks).toString("utf8");
   if (instant) {
-    const request = JSON.parse(body) as SystemOneRequest;
-    const logits = answerIdsOf(request).map((_, i) => (i === 0 ? 0 : -3));
+    const answer = (request: SystemOneRequest) =>
+      answerFor(
+        request,
+        answerIdsOf(request).map((_, i) => (i === 0 ? 0 : -3)),
+      );
+    const parsed = JSON.parse(body) as SystemOneRequest | { batch: SystemOneRequest[] };
     response.writeHead(200, { "content-type": "application/json" });
-    response.end(JSON.stringify(answerFor(request, logits)));
+    response.end(
+      JSON.stringify(
+        "batch" in parsed
+          ? { results: parsed.batch.map((r) => ({ status: 200, body: answer(r) })) }
+          : answer(parsed),
+      ),
+    );
     return;
   }
   const upstream = await fetch(`${realUrl}${request.url}`, {
@@ -82,6 +93,20 @@ async function run(n: number): Promise<number> {
   return elapsed;
 }
 
+// Every DynamoDB request the in-process functions make, by command: the table round trips.
+const roundTrips = new Map<string, number>();
+dynamoClient().middlewareStack.add(
+  (next, context) => (args) => {
+    const name = String((context as { commandName?: string }).commandName ?? "unknown").replace(
+      /Command$/,
+      "",
+    );
+    roundTrips.set(name, (roundTrips.get(name) ?? 0) + 1);
+    return next(args);
+  },
+  { step: "initialize", name: "countRoundTrips" },
+);
+
 console.log(
   `\n# pipeline benchmark: ${count} items per phase, ${flags.pollers} poller(s), tiny model, local services`,
 );
@@ -90,7 +115,9 @@ await run(30); // warm-up: JIT, connections, the policies' prompt prefixes
 const real = await run(count);
 instant = true;
 await run(30);
+roundTrips.clear();
 const quick = await run(count);
+const trips = [...roundTrips.values()].reduce((a, b) => a + b, 0);
 console.log(
   `\nreal endpoint (tiny model): ${count} items in ${fmt(real)}: ${((count / real) * 1000).toFixed(1)} items/s, ${fmt(real / count)} per item`,
 );
@@ -101,6 +128,13 @@ console.log(
   `pipeline overhead per item (SQS, handler, DynamoDB, EventBridge, auto-action): ${fmt(quick / count)}`,
 );
 console.log(`endpoint share of the real run: ${(((real - quick) / real) * 100).toFixed(0)}%`);
+console.log(
+  `DynamoDB round trips per item (instant phase, decide and targets): ${(trips / count).toFixed(2)} (${[
+    ...roundTrips,
+  ]
+    .map(([name, n]) => `${name} ${(n / count).toFixed(2)}`)
+    .join(", ")})`,
+);
 
 await pipeline.stop();
 switchServer.close();
