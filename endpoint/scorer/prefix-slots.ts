@@ -51,7 +51,7 @@ export class PrefixSlots {
     let chosen = best;
     if (bestShared >= MIN_REUSE && bestShared * 2 >= held) {
       this.hits++;
-      this.reused += Math.min(bestShared, tokens.length - 1);
+      this.reused += Math.max(0, Math.min(bestShared, tokens.length - 2));
     } else {
       this.misses++;
       chosen = this.leastRecentlyUsed();

@@ -36,6 +36,14 @@ export function commonPrefixLength(a: readonly Token[], b: readonly Token[]): nu
   return i;
 }
 
+/**
+ * How many cached tokens a prompt may reuse: the shared prefix, leaving at least the last two
+ * tokens (one, for a one-token prompt) to evaluate (see {@link PromptSequence.evaluate}).
+ */
+export function reusableLength(cached: readonly Token[], tokens: readonly Token[]): number {
+  return Math.max(0, Math.min(commonPrefixLength(cached, tokens), tokens.length - 2));
+}
+
 /** A context sequence with prefix reuse. Not safe for concurrent use: callers serialize. */
 export class PromptSequence {
   constructor(private readonly sequence: LlamaContextSequence) {}
@@ -68,11 +76,14 @@ export class PromptSequence {
 
   /**
    * Evaluates `tokens` (reusing the longest cached prefix) and reads `readout` after the last one.
-   * The last token is always evaluated, since its logits are what the readout needs.
+   * At least the last two tokens are always evaluated: the last one because its logits are what
+   * the readout needs, and a second because llama.cpp computes a one-token batch with another
+   * kernel (matrix-vector) whose last bits differ (about 1e-7 in a probability) from the
+   * matrix-matrix kernel of a fresh evaluation; with two, reuse stays bit-exact.
    */
   async evaluate(tokens: readonly Token[], readout: NextTokenReadout): Promise<PromptEvaluation> {
     if (tokens.length === 0) throw new RangeError("cannot evaluate an empty prompt");
-    const reused = Math.min(commonPrefixLength(this.sequence.contextTokens, tokens), tokens.length - 1);
+    const reused = reusableLength(this.sequence.contextTokens, tokens);
     await this.truncate(reused);
     const rest = tokens.slice(reused);
     const input: ControlledEvaluateInputItem[] = rest.slice(0, -1);
@@ -111,7 +122,7 @@ export class PromptSequence {
     withProbabilities: boolean,
   ): AsyncGenerator<{ token: Token; probabilities?: ReadonlyMap<Token, number> }> {
     if (tokens.length === 0) throw new RangeError("cannot generate from an empty prompt");
-    const reused = Math.min(commonPrefixLength(this.sequence.contextTokens, tokens), tokens.length - 1);
+    const reused = reusableLength(this.sequence.contextTokens, tokens);
     await this.truncate(reused);
     yield* this.sequence.evaluateWithMetadata(
       tokens.slice(reused),

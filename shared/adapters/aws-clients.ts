@@ -6,6 +6,7 @@
  */
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
+import { S3Client } from "@aws-sdk/client-s3";
 import { SageMakerRuntimeClient } from "@aws-sdk/client-sagemaker-runtime";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
@@ -65,4 +66,12 @@ export function eventBridgeClient(options: AwsClientOptions = {}): EventBridgeCl
 /** A SageMaker runtime client that tries once: the decide path has its own retry loop and deadline. */
 export function sageMakerRuntimeClient(options: AwsClientOptions = {}): SageMakerRuntimeClient {
   return new SageMakerRuntimeClient({ ...config(options), maxAttempts: 1 });
+}
+
+/**
+ * An S3 client; path-style addressing when an endpoint is given (local stand-ins such as moto
+ * serve buckets by path, not by subdomain).
+ */
+export function s3Client(options: AwsClientOptions = {}): S3Client {
+  return new S3Client({ ...config(options), ...(options.endpoint ? { forcePathStyle: true } : {}) });
 }

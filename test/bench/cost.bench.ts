@@ -77,7 +77,28 @@ async function measure(type: "Q8_0" | "Q4_0") {
     const state = words(1000, 7);
     await scorer.clearCache();
     const perQuestion = (await timed(() => scorer.score({ state, questions }))) / questions.length;
-    return { type, freshMs: median(fresh), cachedMs: median(cached), questionMs: perQuestion };
+    // 4. Generation (the chat route): 32 tokens after a short prompt, greedy, per token.
+    const prompt = scorer.promptTokens({ system: "Answer.", user: words(40, 3) });
+    let generated = 0;
+    let firstAt = 0;
+    let lastAt = 0;
+    await scorer.clearCache();
+    await scorer.withSequence(prompt, async (sequence) => {
+      for await (const _ of sequence.generate(prompt, { temperature: 0, topK: 0 }, false)) {
+        lastAt = performance.now();
+        if (++generated === 1) firstAt = lastAt;
+        if (generated >= 32) break;
+      }
+    });
+    // Per generated token after the first (the first carries the prompt's prefill).
+    const generationMs = generated > 1 ? ((lastAt - firstAt) / (generated - 1)) * generated : 0;
+    return {
+      type,
+      freshMs: median(fresh),
+      cachedMs: median(cached),
+      questionMs: perQuestion,
+      tokenMs: generationMs / Math.max(1, generated),
+    };
   } finally {
     await scorer.dispose();
     await model.dispose();

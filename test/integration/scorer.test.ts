@@ -239,12 +239,18 @@ describe("prefix slots", () => {
       const results: DecisionResult[] = [];
       for (const { state, question } of interleaved)
         results.push(await pooled.score({ state, questions: [question], layout: "policy-first" }));
+      // The same prompt again: all but its last two tokens come from the cache.
+      const repeated = await pooled.score({
+        state: interleaved.at(-1)!.state,
+        questions: [interleaved.at(-1)!.question],
+        layout: "policy-first",
+      });
       const fresh: DecisionResult[] = [];
       for (const { state, question } of interleaved)
         fresh.push(
           await pooled.score({ state, questions: [question], layout: "policy-first" }, { reuse: false }),
         );
-      return { results, fresh, stats: pooled.cacheStats };
+      return { results, fresh, repeated, stats: pooled.cacheStats };
     } finally {
       await pooled.dispose();
     }
@@ -259,9 +265,12 @@ describe("prefix slots", () => {
     for (const reused of later(three)) expect(reused).toBeGreaterThan(60);
     // ...while one slot keeps only what the policies share (the chat template and instruction).
     for (const [i, reused] of later(one).entries()) expect(reused).toBeLessThan(later(three)[i]!);
-    expect(three.stats).toMatchObject({ slots: 3, hits: 6 });
+    expect(three.stats).toMatchObject({ slots: 3, hits: 7 });
     expect(one.stats.slots).toBe(1);
     for (const [i, result] of three.results.entries())
       expect(result.answers[0]!.probabilities).toEqual(three.fresh[i]!.answers[0]!.probabilities);
+    // Bit-exact even when only the last two tokens are evaluated (a one-token batch was not).
+    expect(three.repeated.answers[0]!.reusedTokens).toBe(three.repeated.answers[0]!.inputTokens - 2);
+    expect(three.repeated.answers[0]!.probabilities).toEqual(three.fresh.at(-1)!.answers[0]!.probabilities);
   });
 });
