@@ -107,10 +107,12 @@ async function measure(type: "Q8_0" | "Q4_0") {
 
 const results = [await measure("Q8_0"), await measure("Q4_0")];
 console.log("\nmeasured (median ms per decision on this machine):");
-console.log("quant  fresh 200-token  cached preamble  21 questions (per question)");
+console.log(
+  "quant  fresh 200-token  cached preamble  21 questions (per question)  generation (per token after the first)",
+);
 for (const r of results)
   console.log(
-    `${r.type.padEnd(7)}${r.freshMs.toFixed(0).padStart(15)}${r.cachedMs.toFixed(0).padStart(17)}${r.questionMs.toFixed(0).padStart(29)}`,
+    `${r.type.padEnd(7)}${r.freshMs.toFixed(0).padStart(15)}${r.cachedMs.toFixed(0).padStart(17)}${r.questionMs.toFixed(0).padStart(29)}${r.tokenMs.toFixed(0).padStart(40)}`,
   );
 
 const dollars = (x: number) =>
