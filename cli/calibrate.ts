@@ -8,6 +8,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { calibratePolicy } from "../shared/domain/calibration/calibrate.ts";
+import { type MassRow, proposeMassFloor } from "../shared/domain/calibration/off-options.ts";
 import { agreementText, renderReport } from "../shared/domain/calibration/report.ts";
 import type { LabelledLogits } from "../shared/domain/calibration/temperature.ts";
 import type { ThresholdGoal } from "../shared/domain/calibration/threshold.ts";
@@ -160,6 +161,7 @@ async function reviewedRows(
   rows: LabelledLogits[];
   problems: { line: number; reason: string }[];
   agreement: ReviewerAgreement;
+  masses: MassRow[];
 }> {
   const { awsOptions, decisionStore } = await import("./aws.ts");
   const store = decisionStore(table, awsOptions({}));
@@ -180,7 +182,11 @@ async function reviewedRows(
     }
     rows.push({ logits: record.rawLogits, label, group: record.itemId });
   }
-  return { rows, problems, agreement: reviewerAgreement(records) };
+  // The allowed-token mass of each labelled decision, right or wrong by its raw choice.
+  const masses = records
+    .filter((r) => typeof r.allowedTokenMass === "number" && ids.includes(r.label ?? ""))
+    .map((r) => ({ mass: r.allowedTokenMass as number, correct: r.chosen === r.label }));
+  return { rows, problems, agreement: reviewerAgreement(records), masses };
 }
 
 function goalOf(values: Record<string, string | boolean | undefined>): ThresholdGoal {
@@ -249,11 +255,12 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
   if (!Number.isInteger(bins) || bins < 2 || bins > 50)
     throw new UsageError("--bins must be an integer from 2 to 50");
 
-  const { rows, problems, agreement } = values.table
+  const { rows, problems, agreement, masses } = values.table
     ? await reviewedRows(values.table, policy)
     : {
         ...(await readRows(requiredFlag("input", values.input), policy, values.model)),
         agreement: undefined,
+        masses: [] as MassRow[],
       };
   for (const p of problems) console.error(`line ${p.line}: skipped: ${p.reason}`);
   if (problems.length) console.error(`${problems.length} rows skipped, ${rows.length} used`);
@@ -262,10 +269,11 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
   await mkdir(values.out!, { recursive: true });
   const reportPath = join(values.out!, `${policy.id}.report.html`);
   const summaryPath = join(values.out!, `${policy.id}.summary.json`);
-  await writeFile(reportPath, renderReport(summary, agreement));
+  const offOptions = masses.length > 0 ? proposeMassFloor(masses) : undefined;
+  await writeFile(reportPath, renderReport(summary, agreement, offOptions));
   await writeFile(
     summaryPath,
-    `${JSON.stringify({ ...summary, ...(agreement ? { reviewerAgreement: agreement } : {}), skipped: problems }, null, 2)}\n`,
+    `${JSON.stringify({ ...summary, ...(agreement ? { reviewerAgreement: agreement } : {}), ...(offOptions ? { offOptions } : {}), skipped: problems }, null, 2)}\n`,
   );
 
   const proposed = summary.proposedPolicy;
@@ -278,6 +286,7 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
   );
   for (const note of summary.threshold.notes) console.log(`  note: ${note}`);
   if (agreement) console.log(`  ${agreementText(agreement)}`);
+  if (offOptions) console.log(`  off-options guard: ${offOptions.note}`);
   console.log(`report: ${reportPath}\nsummary: ${summaryPath}`);
   const policyPath = join(policiesDir, `${policy.id}.v${proposed.version}.json`);
   if (!values.apply) {

@@ -17,6 +17,7 @@ export const ROUTE_REASONS = [
   "below_threshold",
   "option_needs_review",
   "audit_sample",
+  "off_options",
 ] as const;
 export type RouteReason = (typeof ROUTE_REASONS)[number];
 
@@ -41,9 +42,17 @@ export function auditDraw(itemId: string, policy: Pick<Policy, "id" | "version">
 
 /**
  * Routes a calibrated distribution (in the policy's option order). People get it when the top
- * option is out of scope, below the threshold, not automatable, or the item is drawn for audit.
+ * option is out of scope, the option letters held less of the model's probability than the
+ * policy's `minAllowedTokenMass` (the item fits none of the options), the top option is below
+ * the threshold or not automatable, or the item is drawn for audit. `allowedTokenMass` is null or
+ * absent when it was not read; the guard then does not apply.
  */
-export function routeDecision(policy: Policy, probabilities: readonly number[], itemId: string): Routing {
+export function routeDecision(
+  policy: Policy,
+  probabilities: readonly number[],
+  itemId: string,
+  allowedTokenMass?: number | null,
+): Routing {
   if (probabilities.length !== policy.options.length) {
     throw new RangeError(
       `expected ${policy.options.length} probabilities for ${policy.id}, got ${probabilities.length}`,
@@ -59,6 +68,12 @@ export function routeDecision(policy: Policy, probabilities: readonly number[], 
     topProbability,
   });
   if (option.id === policy.outOfScopeOption) return human("out_of_scope");
+  if (
+    policy.minAllowedTokenMass !== undefined &&
+    typeof allowedTokenMass === "number" &&
+    allowedTokenMass < policy.minAllowedTokenMass
+  )
+    return human("off_options");
   if (topProbability < policy.autoThreshold) return human("below_threshold");
   if (!option.automate) return human("option_needs_review");
   if (auditDraw(itemId, policy) < policy.auditSampleRate) return human("audit_sample");

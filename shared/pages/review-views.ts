@@ -27,6 +27,11 @@ export function reasonText(record: DecisionRecord, policy: Policy | undefined): 
       return `${top}: this option always goes to a person`;
     case "out_of_scope":
       return `${top}: the model found the item out of scope`;
+    case "off_options": {
+      const mass = record.allowedTokenMass;
+      const floor = policy?.minAllowedTokenMass;
+      return `Off the options: the option letters held ${typeof mass === "number" ? percent(mass) : "-"} of the model's probability${floor === undefined ? "" : `, below the ${percent(floor)} floor`} (${top})`;
+    }
     case "audit_sample":
       return `Audit sample: ${top} would have been automated (at or above the ${threshold})`;
     default:

@@ -135,7 +135,7 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
     throw error;
   }
   const probabilities = softmax(decision.logits, policy.temperature);
-  const routing = routeDecision(policy, probabilities, item.id);
+  const routing = routeDecision(policy, probabilities, item.id, decision.allowedTokenMass);
   const record: DecisionRecord = {
     itemId: item.id,
     policyId: policy.id,

@@ -256,6 +256,8 @@ describe("calibration from reviewed decisions", () => {
         route: "human",
         chosen: "true",
         rawLogits: policy.options.map((o) => (o.id === label ? 1.5 + (i % 5) / 5 : 0)),
+        // Wrong decisions (the model chose true, the label is false) held less of the mass.
+        allowedTokenMass: label === "false" ? 0.3 + (i % 5) / 100 : 0.9 + (i % 5) / 100,
         label,
         reviewer: "ana",
         // Ten were audit samples reviewed twice; the second reviewer disagreed on three.
@@ -287,6 +289,9 @@ describe("calibration from reviewed decisions", () => {
     );
     expect(stdout).toMatch(/pre-screen: 30 labels/);
     expect(stdout).toContain("Reviewer agreement: 7 of 10 audit samples reviewed twice got the same label");
+    expect(stdout).toMatch(
+      /off-options guard: minAllowedTokenMass 0\.[3-8]\d*: sends 100\.0% of the wrong decisions and 0\.0% of the right ones/,
+    );
   });
 });
 

@@ -75,6 +75,19 @@ beforeEach(() => {
 });
 
 describe("decideMessage", () => {
+  it("sends a decision whose letters held less than the policy's floor to people as off_options", async () => {
+    const guarded = { ...policyV1, minAllowedTokenMass: 0.95 };
+    expect(await decideMessage(item(), deps({ policies: new PolicyRegistry([guarded]) }))).toEqual({
+      outcome: "decided",
+      route: "human",
+    });
+    expect(await store.get({ itemId: "T-1", policyId: "tickets", policyVersion: 1 })).toMatchObject({
+      reason: "off_options",
+      allowedTokenMass: 0.9,
+    });
+    expect(publisher.made()[0]!.detail).toMatchObject({ route: "human", reason: "off_options" });
+  });
+
   it("decides, stores and publishes one Decision Made with a stable event id", async () => {
     expect(await decideMessage(item(), deps())).toEqual({ outcome: "decided", route: "auto" });
     const [made] = publisher.made();

@@ -7,6 +7,7 @@
 import type { ReviewerAgreement } from "../review.ts";
 import type { CalibrationSummary } from "./calibrate.ts";
 import type { ReliabilityBin } from "./metrics.ts";
+import type { MassFloorProposal } from "./off-options.ts";
 
 const escapeHtml = (text: string) =>
   text.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]!);
@@ -86,7 +87,11 @@ export function agreementText(agreement: ReviewerAgreement): string {
 }
 
 /** Renders the report page; `agreement` when the labels came from the decisions table. */
-export function renderReport(summary: CalibrationSummary, agreement?: ReviewerAgreement): string {
+export function renderReport(
+  summary: CalibrationSummary,
+  agreement?: ReviewerAgreement,
+  offOptions?: MassFloorProposal,
+): string {
   const m = (label: string, raw: string, cal: string) =>
     `<tr><th scope="row">${label}</th><td>${raw}</td><td>${cal}</td></tr>`;
   const t = summary.threshold;
@@ -123,6 +128,7 @@ ${m("negative log-likelihood", num(summary.raw.nll), num(summary.calibrated.nll)
 ${m("area under risk–coverage", num(summary.raw.aurc), num(summary.calibrated.aurc))}
 </tbody></table>
 ${agreement ? `<p id="agreement">${escapeHtml(agreementText(agreement))}</p>` : ""}
+${offOptions ? `<p id="off-options">Off-options guard (allowed-token mass of ${offOptions.rows} labelled decisions): ${escapeHtml(offOptions.note)}.</p>` : ""}
 <h2>Proposed auto threshold</h2>
 <p>Automate at a calibrated top probability of <strong>${num(t.threshold, 4)}</strong> or more:
 ${pct(t.coverage)} of items automated, automated accuracy ${pct(t.automatedAccuracy)} (95% interval ${pct(t.automatedAccuracyInterval[0])} to ${pct(t.automatedAccuracyInterval[1])})${t.expectedCostPerItem !== undefined ? `, expected cost ${num(t.expectedCostPerItem)} per item` : ""}.</p>

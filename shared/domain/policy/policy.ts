@@ -39,6 +39,12 @@ export const policySchema = z
     auditReviewers: z.union([z.literal(1), z.literal(2)]).default(1),
     /** Minutes an escalated item may wait before the policy's review backlog alarm fires. */
     reviewWithinMinutes: z.number().int().positive().optional(),
+    /**
+     * Off-options guard: a decision whose option letters hold less than this share of the model's
+     * whole next-token probability goes to people (reason `off_options`): the item fits none of
+     * the options. `decide calibrate` proposes a value where it separates right from wrong.
+     */
+    minAllowedTokenMass: z.number().gt(0).lt(1).optional(),
     /** The option meaning "none of these fits": always escalated. */
     outOfScopeOption: z.string().optional(),
     /** Prompt layout; policy-first reuses the policy's preamble across items. @default "policy-first" */
