@@ -285,6 +285,10 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
     `  autoThreshold ${policy.autoThreshold} -> ${proposed.autoThreshold} (${(summary.threshold.coverage * 100).toFixed(1)}% automated)`,
   );
   for (const note of summary.threshold.notes) console.log(`  note: ${note}`);
+  const vector = summary.vectorScaling;
+  console.log(
+    `  vector scaling: out-of-fold NLL ${vector.outOfFoldNll.toFixed(4)} vs ${vector.temperatureOutOfFoldNll.toFixed(4)} (temperature alone): ${vector.chosen ? `proposed, offsets ${vector.bias.map((b) => b.toFixed(2)).join(", ")}, chosen option changes on ${(vector.changedChoices * 100).toFixed(1)}% of items` : "not proposed"}`,
+  );
   if (agreement) console.log(`  ${agreementText(agreement)}`);
   if (offOptions) console.log(`  off-options guard: ${offOptions.note}`);
   console.log(`report: ${reportPath}\nsummary: ${summaryPath}`);

@@ -24,6 +24,7 @@ import type { DecidesItems } from "../adapters/decision-endpoint.ts";
 import { EndpointRejectedError, StoreRejectedError } from "../adapters/errors.ts";
 import type { PublishesEvents } from "../adapters/event-publisher.ts";
 import { predictionSet } from "../domain/calibration/conformal.ts";
+import { applyVectorScaling } from "../domain/calibration/vector-scaling.ts";
 import type { DecisionRecord } from "../domain/decision-record.ts";
 import type { DecisionStore } from "../domain/decision-store.ts";
 import { DetailType, type PipelineEvent, pipelineEvent } from "../domain/events.ts";
@@ -134,7 +135,10 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
     }
     throw error;
   }
-  const probabilities = softmax(decision.logits, policy.temperature);
+  // Temperature, then the per-option offsets of vector scaling when the policy carries them.
+  const probabilities = policy.optionBias
+    ? applyVectorScaling(decision.logits, { temperature: policy.temperature, bias: policy.optionBias })
+    : softmax(decision.logits, policy.temperature);
   const routing = routeDecision(policy, probabilities, item.id, decision.allowedTokenMass);
   const record: DecisionRecord = {
     itemId: item.id,

@@ -88,6 +88,14 @@ describe("decideMessage", () => {
     expect(publisher.made()[0]!.detail).toMatchObject({ route: "human", reason: "off_options" });
   });
 
+  it("applies a policy's per-option offsets after the temperature (vector scaling)", async () => {
+    const shifted = { ...policyV1, optionBias: [-5, 5] };
+    await decideMessage(item(), deps({ policies: new PolicyRegistry([shifted]) }));
+    const record = await store.get({ itemId: "T-1", policyId: "tickets", policyVersion: 1 });
+    // Logits [3, 0] favour the first option; offsets [-5, 5] turn it to the second.
+    expect(record?.chosen).toBe(policyV1.options[1]!.id);
+  });
+
   it("decides, stores and publishes one Decision Made with a stable event id", async () => {
     expect(await decideMessage(item(), deps())).toEqual({ outcome: "decided", route: "auto" });
     const [made] = publisher.made();

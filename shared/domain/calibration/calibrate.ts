@@ -22,6 +22,7 @@ import {
 import { fitTemperature, type LabelledLogits, outOfFold } from "./temperature.ts";
 import { chooseThreshold, type ThresholdChoice, type ThresholdGoal } from "./threshold.ts";
 import { bootstrapInterval } from "./uncertainty.ts";
+import { fitVectorScaling, outOfFoldVector } from "./vector-scaling.ts";
 
 /** Options of {@link calibratePolicy}. */
 export interface CalibrateOptions {
@@ -71,6 +72,19 @@ export interface CalibrationSummary {
   readonly confusion: number[][];
   /** For drift checks: what calibrated decisions looked like. */
   readonly baseline: { meanConfidence: number; escalationRate: number; optionMix: number[] };
+  /**
+   * Vector scaling (temperature plus one offset per option): its out-of-fold NLL against
+   * temperature alone, whether it is proposed (only when lower), and the share of items whose
+   * chosen option it changes.
+   */
+  readonly vectorScaling: {
+    readonly temperature: number;
+    readonly bias: number[];
+    readonly outOfFoldNll: number;
+    readonly temperatureOutOfFoldNll: number;
+    readonly chosen: boolean;
+    readonly changedChoices: number;
+  };
   readonly proposedPolicy: Policy;
 }
 
@@ -98,6 +112,14 @@ export function calibratePolicy(
   const raw = rows.map((r) => ({ probabilities: softmax(r.logits), label: r.label }));
   const { calibrated, temperatures } = outOfFold(rows, options.folds ?? 5);
   const temperature = fitTemperature(rows);
+  const vectorCalibrated = outOfFoldVector(rows, options.folds ?? 5);
+  const vector = fitVectorScaling(rows);
+  const vectorNll = negativeLogLikelihood(vectorCalibrated);
+  const temperatureNll = negativeLogLikelihood(calibrated);
+  const useVector = vectorNll < temperatureNll;
+  const changedChoices =
+    calibrated.filter((r, i) => argmax(r.probabilities) !== argmax(vectorCalibrated[i]!.probabilities))
+      .length / rows.length;
   const threshold = chooseThreshold(calibrated, options.goal);
 
   // Conformal: fit on the first half (by fold parity of the index), check on the other half.
@@ -139,6 +161,14 @@ export function calibratePolicy(
       meanSetSize: held.meanSize,
     },
     confusion: confusionMatrix(calibrated, policy.options.length),
+    vectorScaling: {
+      temperature: vector.temperature,
+      bias: vector.bias,
+      outOfFoldNll: vectorNll,
+      temperatureOutOfFoldNll: temperatureNll,
+      chosen: useVector,
+      changedChoices,
+    },
     baseline: {
       meanConfidence: calibrated.reduce((s, r) => s + Math.max(...r.probabilities), 0) / calibrated.length,
       escalationRate: 1 - threshold.coverage,
@@ -147,7 +177,8 @@ export function calibratePolicy(
     proposedPolicy: {
       ...policy,
       version: policy.version + 1,
-      temperature: Number(temperature.toFixed(4)),
+      temperature: Number((useVector ? vector.temperature : temperature).toFixed(4)),
+      ...(useVector ? { optionBias: vector.bias.map((b) => Number(b.toFixed(4))) } : {}),
       autoThreshold: nextThreshold,
       predictionSet: {
         minProbability: Number(rule.minProbability.toFixed(4)),

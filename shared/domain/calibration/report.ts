@@ -129,6 +129,7 @@ ${m("area under risk–coverage", num(summary.raw.aurc), num(summary.calibrated.
 </tbody></table>
 ${agreement ? `<p id="agreement">${escapeHtml(agreementText(agreement))}</p>` : ""}
 ${offOptions ? `<p id="off-options">Off-options guard (allowed-token mass of ${offOptions.rows} labelled decisions): ${escapeHtml(offOptions.note)}.</p>` : ""}
+<p id="vector-scaling">Vector scaling (temperature plus one offset per option): out-of-fold NLL ${num(summary.vectorScaling.outOfFoldNll)} against ${num(summary.vectorScaling.temperatureOutOfFoldNll)} for temperature alone; ${summary.vectorScaling.chosen ? `<strong>proposed</strong> (offsets ${summary.vectorScaling.bias.map((b) => num(b, 2)).join(", ")}); it changes the chosen option on ${pct(summary.vectorScaling.changedChoices)} of the labelled items` : "not proposed"}.</p>
 <h2>Proposed auto threshold</h2>
 <p>Automate at a calibrated top probability of <strong>${num(t.threshold, 4)}</strong> or more:
 ${pct(t.coverage)} of items automated, automated accuracy ${pct(t.automatedAccuracy)} (95% interval ${pct(t.automatedAccuracyInterval[0])} to ${pct(t.automatedAccuracyInterval[1])})${t.expectedCostPerItem !== undefined ? `, expected cost ${num(t.expectedCostPerItem)} per item` : ""}.</p>

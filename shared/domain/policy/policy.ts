@@ -33,6 +33,11 @@ export const policySchema = z
     autoThreshold: z.number().min(0).max(1),
     /** Calibration temperature: softmax(logits / T). @default 1 */
     temperature: z.number().positive().max(100).default(1),
+    /**
+     * Per-option offsets added after the temperature, softmax(logits / T + b) (vector scaling,
+     * proposed by `decide calibrate` when it beats temperature alone out of fold).
+     */
+    optionBias: z.array(z.number().finite().min(-20).max(20)).optional(),
     /** Share of otherwise automatic decisions sent to people anyway, drawn by item id. @default 0 */
     auditSampleRate: z.number().min(0).max(1).default(0),
     /** Reviewers per audit sample: 2 asks two different people, and flags disagreement for an admin. @default 1 */
@@ -66,6 +71,12 @@ export const policySchema = z
   })
   .strict()
   .superRefine((policy, ctx) => {
+    if (policy.optionBias && policy.optionBias.length !== policy.options.length)
+      ctx.addIssue({
+        code: "custom",
+        path: ["optionBias"],
+        message: `needs one offset per option (${policy.options.length}), got ${policy.optionBias.length}`,
+      });
     const ids = new Set<string>();
     for (const [i, option] of policy.options.entries()) {
       if (ids.has(option.id))
