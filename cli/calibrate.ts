@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { calibratePolicy } from "../shared/domain/calibration/calibrate.ts";
 import { type MassRow, proposeMassFloor } from "../shared/domain/calibration/off-options.ts";
-import { agreementText, renderReport } from "../shared/domain/calibration/report.ts";
+import { CONTENT_FREE_STATES, estimatePrior } from "../shared/domain/calibration/prior.ts";
+import { agreementText, priorText, renderReport } from "../shared/domain/calibration/report.ts";
 import type { LabelledLogits } from "../shared/domain/calibration/temperature.ts";
 import type { ThresholdGoal } from "../shared/domain/calibration/threshold.ts";
 import type { Policy } from "../shared/domain/policy/policy.ts";
@@ -19,11 +20,13 @@ import { requiredFlag, UsageError } from "./args.ts";
 import { calibrateCheck } from "./calibrate-check.ts";
 
 export const calibrateUsage = `decide calibrate --input labelled.jsonl --policy ID [--target-accuracy 0.97 | --cost-wrong 20 --cost-review 1]
-                 [--model file.gguf | --table DECISIONS_TABLE] [--policies-dir events/policies] [--out calibration-out] [--bins 10] [--binning equal-width|equal-mass] [--apply]
+                 [--model file.gguf | --table DECISIONS_TABLE] [--prior --model file.gguf] [--policies-dir events/policies] [--out calibration-out] [--bins 10] [--binning equal-width|equal-mass] [--apply]
 
 Each input line: {"label": "<option id>", "logits": [...]} (stored distribution, in the policy's option order),
 or {"label", "probabilities": {"<id>": p}}, or {"label", "state": ...} scored with --model.
 Rows that do not fit the policy are reported with their line numbers, not dropped silently.
+--prior scores content-free items ("N/A", "[MASK]", "-") under the policy on --model, divides that
+prior out of every decision and proposes it as the policy's "prior"; the report shows what it changes.
 Writes <out>/<policy>.report.html and <out>/<policy>.summary.json; --apply writes the proposed
 policy version into the policies folder.
 Example: npx decide calibrate --input events/calibration/ticket-routing.labelled.jsonl --policy ticket-routing
@@ -232,6 +235,7 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
       recent: { type: "string" },
       "event-bus": { type: "string" },
       table: { type: "string" },
+      prior: { type: "boolean", default: false },
     },
     strict: true,
   });
@@ -264,7 +268,26 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
       };
   for (const p of problems) console.error(`line ${p.line}: skipped: ${p.reason}`);
   if (problems.length) console.error(`${problems.length} rows skipped, ${rows.length} used`);
-  const summary = calibratePolicy(policy, rows, { goal: goalOf(values), bins, binning });
+  let prior: number[] | undefined;
+  if (values.prior) {
+    if (!values.model)
+      throw new UsageError("--prior scores content-free items on the served model: give --model FILE");
+    const scored = await scoreStates(
+      values.model,
+      policy,
+      CONTENT_FREE_STATES.map((state, i) => ({ row: { line: i + 1, value: { state } }, label: 0 })),
+    );
+    prior = estimatePrior(scored.map((r) => r.logits));
+    console.log(
+      `${policy.id}: prior on content-free items (${CONTENT_FREE_STATES.map((s) => JSON.stringify(s)).join(", ")}): ${policy.options.map((o, k) => `${o.id} ${(prior![k]! * 100).toFixed(1)}%`).join(", ")}`,
+    );
+  }
+  const summary = calibratePolicy(policy, rows, {
+    goal: goalOf(values),
+    bins,
+    binning,
+    ...(prior ? { prior } : {}),
+  });
 
   await mkdir(values.out!, { recursive: true });
   const reportPath = join(values.out!, `${policy.id}.report.html`);
@@ -289,6 +312,7 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
   console.log(
     `  vector scaling: out-of-fold NLL ${vector.outOfFoldNll.toFixed(4)} vs ${vector.temperatureOutOfFoldNll.toFixed(4)} (temperature alone): ${vector.chosen ? `proposed, offsets ${vector.bias.map((b) => b.toFixed(2)).join(", ")}, chosen option changes on ${(vector.changedChoices * 100).toFixed(1)}% of items` : "not proposed"}`,
   );
+  if (summary.priorCorrection) console.log(`  ${priorText(summary.priorCorrection)}`);
   if (agreement) console.log(`  ${agreementText(agreement)}`);
   if (offOptions) console.log(`  off-options guard: ${offOptions.note}`);
   console.log(`report: ${reportPath}\nsummary: ${summaryPath}`);

@@ -24,6 +24,7 @@ import type { DecidesItems } from "../adapters/decision-endpoint.ts";
 import { EndpointRejectedError, StoreRejectedError } from "../adapters/errors.ts";
 import type { PublishesEvents } from "../adapters/event-publisher.ts";
 import { predictionSet } from "../domain/calibration/conformal.ts";
+import { correctForPrior } from "../domain/calibration/prior.ts";
 import { applyVectorScaling } from "../domain/calibration/vector-scaling.ts";
 import type { DecisionRecord } from "../domain/decision-record.ts";
 import type { DecisionStore } from "../domain/decision-store.ts";
@@ -135,10 +136,12 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
     }
     throw error;
   }
-  // Temperature, then the per-option offsets of vector scaling when the policy carries them.
+  // The prior divided out first (when the policy carries one), then the temperature, then the
+  // per-option offsets of vector scaling (when it carries them). The record keeps the raw logits.
+  const logits = policy.prior ? correctForPrior(decision.logits, policy.prior) : decision.logits;
   const probabilities = policy.optionBias
-    ? applyVectorScaling(decision.logits, { temperature: policy.temperature, bias: policy.optionBias })
-    : softmax(decision.logits, policy.temperature);
+    ? applyVectorScaling(logits, { temperature: policy.temperature, bias: policy.optionBias })
+    : softmax(logits, policy.temperature);
   const routing = routeDecision(policy, probabilities, item.id, decision.allowedTokenMass);
   const record: DecisionRecord = {
     itemId: item.id,

@@ -88,6 +88,15 @@ describe("decideMessage", () => {
     expect(publisher.made()[0]!.detail).toMatchObject({ route: "human", reason: "off_options" });
   });
 
+  it("divides a policy's prior out of the logits before routing, keeping the raw logits", async () => {
+    const corrected = { ...policyV1, prior: [0.99, 0.01] };
+    await decideMessage(item(), deps({ policies: new PolicyRegistry([corrected]) }));
+    const record = await store.get({ itemId: "T-1", policyId: "tickets", policyVersion: 1 });
+    // [3, 0] minus log [0.99, 0.01] is [3.01, 4.61]: the second option.
+    expect(record?.chosen).toBe(policyV1.options[1]!.id);
+    expect(record?.rawLogits).toEqual([3, 0]);
+  });
+
   it("applies a policy's per-option offsets after the temperature (vector scaling)", async () => {
     const shifted = { ...policyV1, optionBias: [-5, 5] };
     await decideMessage(item(), deps({ policies: new PolicyRegistry([shifted]) }));

@@ -19,6 +19,7 @@ import {
   reliabilityBins,
   riskCoverage,
 } from "./metrics.ts";
+import { correctForPrior } from "./prior.ts";
 import { fitTemperature, type LabelledLogits, outOfFold } from "./temperature.ts";
 import { chooseThreshold, type ThresholdChoice, type ThresholdGoal } from "./threshold.ts";
 import { bootstrapInterval } from "./uncertainty.ts";
@@ -35,6 +36,8 @@ export interface CalibrateOptions {
   readonly folds?: number;
   /** Target coverage of conformal sets. @default 0.9 */
   readonly conformalCoverage?: number;
+  /** A label-free prior (from content-free inputs) to divide out before everything else. */
+  readonly prior?: readonly number[];
 }
 
 /** Metrics of one set of distributions. */
@@ -85,6 +88,14 @@ export interface CalibrationSummary {
     readonly chosen: boolean;
     readonly changedChoices: number;
   };
+  /** With a prior: accuracy and out-of-fold NLL on the labelled sample without and with it. */
+  readonly priorCorrection?: {
+    readonly prior: number[];
+    readonly without: { readonly accuracy: number; readonly nll: number };
+    readonly with: { readonly accuracy: number; readonly nll: number };
+    /** Whether the proposed version carries it (a new prior only when it lowers the NLL). */
+    readonly adopted: boolean;
+  };
   readonly proposedPolicy: Policy;
 }
 
@@ -102,11 +113,28 @@ function metricSet(rows: readonly LabelledDistribution[], bins: number, binning:
 /** Calibrates `policy` from labelled logits (labels are option indices). */
 export function calibratePolicy(
   policy: Policy,
-  rows: readonly LabelledLogits[],
+  rawRows: readonly LabelledLogits[],
   options: CalibrateOptions,
 ): CalibrationSummary {
-  if (rows.length < 10)
-    throw new RangeError(`calibration needs at least 10 labelled items, got ${rows.length}`);
+  if (rawRows.length < 10)
+    throw new RangeError(`calibration needs at least 10 labelled items, got ${rawRows.length}`);
+  // A prior the policy already carries always applies (the pipeline divides it out before
+  // routing); a newly estimated one is adopted only when it lowers the out-of-fold NLL.
+  const candidate = options.prior ?? policy.prior;
+  const corrected = candidate
+    ? rawRows.map((r) => ({ ...r, logits: correctForPrior(r.logits, candidate) }))
+    : rawRows;
+  let priorCorrection: CalibrationSummary["priorCorrection"];
+  if (candidate) {
+    const without = outOfFold(rawRows, options.folds ?? 5).calibrated;
+    const withPrior = outOfFold(corrected, options.folds ?? 5).calibrated;
+    const after = { accuracy: accuracy(withPrior), nll: negativeLogLikelihood(withPrior) };
+    const before = { accuracy: accuracy(without), nll: negativeLogLikelihood(without) };
+    const adopted = options.prior === undefined || after.nll < before.nll;
+    priorCorrection = { prior: [...candidate], without: before, with: after, adopted };
+  }
+  const prior = priorCorrection?.adopted ? candidate : undefined;
+  const rows = prior ? corrected : rawRows;
   const bins = options.bins ?? 10;
   const binning = options.binning ?? "equal-width";
   const raw = rows.map((r) => ({ probabilities: softmax(r.logits), label: r.label }));
@@ -161,6 +189,7 @@ export function calibratePolicy(
       meanSetSize: held.meanSize,
     },
     confusion: confusionMatrix(calibrated, policy.options.length),
+    ...(priorCorrection ? { priorCorrection } : {}),
     vectorScaling: {
       temperature: vector.temperature,
       bias: vector.bias,
@@ -179,6 +208,7 @@ export function calibratePolicy(
       version: policy.version + 1,
       temperature: Number((useVector ? vector.temperature : temperature).toFixed(4)),
       ...(useVector ? { optionBias: vector.bias.map((b) => Number(b.toFixed(4))) } : {}),
+      ...(prior ? { prior: prior.map((p) => Number(p.toPrecision(4))) } : {}),
       autoThreshold: nextThreshold,
       predictionSet: {
         minProbability: Number(rule.minProbability.toFixed(4)),

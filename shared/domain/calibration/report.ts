@@ -86,6 +86,11 @@ export function agreementText(agreement: ReviewerAgreement): string {
   return `Reviewer agreement: ${agreement.agreed} of ${agreement.pairs} audit samples reviewed twice got the same label from both reviewers (${pct(agreement.agreed / agreement.pairs)}); the others were settled by an admin.`;
 }
 
+/** What dividing out the prior changed on the labelled sample. */
+export function priorText(correction: NonNullable<CalibrationSummary["priorCorrection"]>): string {
+  return `Prior correction (${correction.prior.map((p) => pct(p)).join(", ")} on content-free items): accuracy ${pct(correction.without.accuracy)} -> ${pct(correction.with.accuracy)}, out-of-fold NLL ${num(correction.without.nll)} -> ${num(correction.with.nll)} after temperature scaling: ${correction.adopted ? "proposed as the policy's prior" : "not proposed (it does not lower the NLL)"}.`;
+}
+
 /** Renders the report page; `agreement` when the labels came from the decisions table. */
 export function renderReport(
   summary: CalibrationSummary,
@@ -127,6 +132,7 @@ ${m("Brier score", num(summary.raw.brier), num(summary.calibrated.brier))}
 ${m("negative log-likelihood", num(summary.raw.nll), num(summary.calibrated.nll))}
 ${m("area under risk–coverage", num(summary.raw.aurc), num(summary.calibrated.aurc))}
 </tbody></table>
+${summary.priorCorrection ? `<p id="prior">${escapeHtml(priorText(summary.priorCorrection))}</p>` : ""}
 ${agreement ? `<p id="agreement">${escapeHtml(agreementText(agreement))}</p>` : ""}
 ${offOptions ? `<p id="off-options">Off-options guard (allowed-token mass of ${offOptions.rows} labelled decisions): ${escapeHtml(offOptions.note)}.</p>` : ""}
 <p id="vector-scaling">Vector scaling (temperature plus one offset per option): out-of-fold NLL ${num(summary.vectorScaling.outOfFoldNll)} against ${num(summary.vectorScaling.temperatureOutOfFoldNll)} for temperature alone; ${summary.vectorScaling.chosen ? `<strong>proposed</strong> (offsets ${summary.vectorScaling.bias.map((b) => num(b, 2)).join(", ")}); it changes the chosen option on ${pct(summary.vectorScaling.changedChoices)} of the labelled items` : "not proposed"}.</p>

@@ -38,6 +38,11 @@ export const policySchema = z
      * proposed by `decide calibrate` when it beats temperature alone out of fold).
      */
     optionBias: z.array(z.number().finite().min(-20).max(20)).optional(),
+    /**
+     * The model's prior over the options on content-free inputs (`decide calibrate --prior`),
+     * divided out of every decision before the temperature.
+     */
+    prior: z.array(z.number().gt(0).max(1)).optional(),
     /** Share of otherwise automatic decisions sent to people anyway, drawn by item id. @default 0 */
     auditSampleRate: z.number().min(0).max(1).default(0),
     /** Reviewers per audit sample: 2 asks two different people, and flags disagreement for an admin. @default 1 */
@@ -76,6 +81,12 @@ export const policySchema = z
         code: "custom",
         path: ["optionBias"],
         message: `needs one offset per option (${policy.options.length}), got ${policy.optionBias.length}`,
+      });
+    if (policy.prior && policy.prior.length !== policy.options.length)
+      ctx.addIssue({
+        code: "custom",
+        path: ["prior"],
+        message: `needs one probability per option (${policy.options.length}), got ${policy.prior.length}`,
       });
     const ids = new Set<string>();
     for (const [i, option] of policy.options.entries()) {
