@@ -169,6 +169,7 @@ export function decisionStoreContract(name: string, make: () => DecisionStore): 
         store.writeReview(record, {
           ...write,
           set: { label: "technical" },
+          remove: ["claim"],
           entry: { ...entry, label: "technical" },
         }),
       ]);
