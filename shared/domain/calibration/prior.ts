@@ -16,7 +16,10 @@ export function estimatePrior(contentFreeLogits: readonly (readonly number[])[])
     throw new RangeError("the prior needs at least one content-free answer");
   const options = contentFreeLogits[0]!.length;
   const sum = new Array<number>(options).fill(0);
-  for (const logits of contentFreeLogits) softmax(logits).forEach((p, k) => (sum[k]! += p));
+  for (const logits of contentFreeLogits) {
+    const probabilities = softmax(logits);
+    for (let k = 0; k < options; k++) sum[k]! += probabilities[k]!;
+  }
   return sum.map((s) => s / contentFreeLogits.length);
 }
 
