@@ -18,6 +18,7 @@ import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import { type ReviewerAgreement, reviewerAgreement } from "../shared/domain/review.ts";
 import { requiredFlag, UsageError } from "./args.ts";
 import { calibrateCheck } from "./calibrate-check.ts";
+import { goalOf } from "./calibrate-goal.ts";
 
 export const calibrateUsage = `decide calibrate --input labelled.jsonl --policy ID [--target-accuracy 0.97 | --cost-wrong 20 --cost-review 1]
                  [--model file.gguf | --table DECISIONS_TABLE] [--prior --model file.gguf] [--policies-dir events/policies] [--out calibration-out] [--bins 10] [--binning equal-width|equal-mass] [--apply]
@@ -190,28 +191,6 @@ async function reviewedRows(
     .filter((r) => typeof r.allowedTokenMass === "number" && ids.includes(r.label ?? ""))
     .map((r) => ({ mass: r.allowedTokenMass as number, correct: r.chosen === r.label }));
   return { rows, problems, agreement: reviewerAgreement(records), masses };
-}
-
-function goalOf(values: Record<string, string | boolean | undefined>): ThresholdGoal {
-  const number = (name: string) => {
-    const raw = values[name];
-    if (raw === undefined) return undefined;
-    const n = Number(raw);
-    if (!Number.isFinite(n) || n < 0)
-      throw new UsageError(`--${name} must be a non-negative number, got "${String(raw)}"`);
-    return n;
-  };
-  const wrong = number("cost-wrong");
-  const review = number("cost-review");
-  if (wrong !== undefined || review !== undefined) {
-    if (wrong === undefined || review === undefined)
-      throw new UsageError("--cost-wrong and --cost-review go together");
-    return { kind: "cost", wrongAutomatic: wrong, humanReview: review };
-  }
-  const target = number("target-accuracy") ?? 0.97;
-  if (target <= 0 || target >= 1)
-    throw new UsageError(`--target-accuracy must be between 0 and 1, got ${target}`);
-  return { kind: "target-accuracy", accuracy: target };
 }
 
 /** Runs the command; returns the exit code. */

@@ -18,7 +18,9 @@ export function estimatePrior(contentFreeLogits: readonly (readonly number[])[])
   const sum = new Array<number>(options).fill(0);
   for (const logits of contentFreeLogits) {
     const probabilities = softmax(logits);
-    for (let k = 0; k < options; k++) sum[k]! += probabilities[k]!;
+    probabilities.forEach((p, k) => {
+      sum[k] = (sum[k] ?? 0) + p;
+    });
   }
   return sum.map((s) => s / contentFreeLogits.length);
 }
