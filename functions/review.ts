@@ -55,10 +55,10 @@ function error(
 
 /** The handler for given dependencies. */
 export function createReviewHandler(dependencies: () => Promise<SharedDependencies>) {
-  let resolved: Promise<SharedDependencies> | undefined;
+  let resolved: Promise<SharedDependencies & ReturnType<typeof reviewSettings>> | undefined;
   async function lambdaHandler(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
-    resolved ??= dependencies();
-    const deps = { ...(await resolved), ...reviewSettings() };
+    resolved ??= dependencies().then((shared) => ({ ...shared, ...reviewSettings() }));
+    const deps = await resolved;
     const reviewer = reviewerFromAuthorizer(event);
     if (!reviewer) return error(401, "unauthenticated", "no verified reviewer on this request");
     const method = event.requestContext.http.method;

@@ -12,6 +12,7 @@ import { SageMakerDecisionEndpoint } from "../../shared/adapters/decision-endpoi
 import { EndpointRejectedError } from "../../shared/adapters/errors.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { startTestEndpoint } from "../helpers/endpoint.ts";
+import { TEAMS_POLICY } from "../helpers/policies.ts";
 
 let server: RunningServer;
 let sagemaker: SageMakerRuntimeClient;
@@ -224,18 +225,7 @@ describe("openai client", () => {
 
 describe("batched invocations", () => {
   const policy = (id: string, question: string) =>
-    parsePolicy({
-      id,
-      version: 1,
-      question,
-      type: "choice",
-      options: [
-        { id: "billing", description: "Billing: charges and refunds", automate: true },
-        { id: "technical", description: "Technical: errors and crashes", automate: true },
-      ],
-      autoThreshold: 0.9,
-      layout: "policy-first",
-    });
+    parsePolicy({ ...TEAMS_POLICY, id, question, layout: "policy-first" });
   const tickets = policy("tickets", "Which team should handle this ticket?");
   const other = policy("other", "Which queue fits this message best?");
   const items = Array.from({ length: 10 }, (_, i) => ({
@@ -320,17 +310,7 @@ describe("batched invocations under a failing call", () => {
       windowMs: 50,
       baseDelayMs: 1,
     });
-    const policy = parsePolicy({
-      id: "t",
-      version: 1,
-      question: "Which team?",
-      type: "choice",
-      options: [
-        { id: "billing", description: "Billing", automate: true },
-        { id: "technical", description: "Technical", automate: true },
-      ],
-      autoThreshold: 0.9,
-    });
+    const policy = TEAMS_POLICY;
     const results = await Promise.allSettled(
       ["a refund", "POISON", "a crash"].map((state, i) =>
         batching.decide({ id: `X${i}`, state } as never, policy),

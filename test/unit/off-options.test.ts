@@ -8,17 +8,11 @@ import { proposeMassFloor } from "../../shared/domain/calibration/off-options.ts
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { routeDecision } from "../../shared/domain/routing.ts";
 import { reasonText } from "../../shared/pages/review-views.ts";
+import { TEAMS_POLICY } from "../helpers/policies.ts";
 
 const policy = parsePolicy({
-  id: "tickets",
-  version: 1,
-  question: "Which team?",
-  type: "choice",
-  options: [
-    { id: "billing", description: "Billing", automate: true },
-    { id: "none", description: "None of these", automate: false },
-  ],
-  autoThreshold: 0.8,
+  ...TEAMS_POLICY,
+  options: [TEAMS_POLICY.options[0]!, { id: "none", description: "None of these", automate: false }],
   outOfScopeOption: "none",
   minAllowedTokenMass: 0.5,
 });
