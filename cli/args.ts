@@ -8,6 +8,11 @@ export class UsageError extends Error {
   override name = "UsageError";
 }
 
+/** A command that could not finish for a reason a person can act on; printed without a stack trace, exit 1. */
+export class CommandError extends Error {
+  override name = "CommandError";
+}
+
 /** Parses an integer flag within `[min, max]`, or returns `fallback` when absent. */
 export function integerFlag(
   name: string,

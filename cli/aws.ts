@@ -8,8 +8,13 @@ import {
   documentClient,
   eventBridgeClient,
   localServiceOptions,
+  sageMakerRuntimeClient,
   sqsClient,
 } from "../shared/adapters/aws-clients.ts";
+import {
+  type EndpointClientOptions,
+  SageMakerDecisionEndpoint,
+} from "../shared/adapters/decision-endpoint.ts";
 import { DynamoDbDecisionStore } from "../shared/adapters/dynamodb-decision-store.ts";
 import { EventPublisher, type EventPublisherOptions } from "../shared/adapters/event-publisher.ts";
 import { SqsQueue } from "../shared/adapters/sqs-queue.ts";
@@ -57,4 +62,13 @@ export function publisherTo(
   publisher: EventPublisherOptions = {},
 ): EventPublisher {
   return new EventPublisher(eventBridgeClient(options), busName, publisher);
+}
+
+/** The SageMaker endpoint `name`, through the SageMaker runtime client. */
+export function sageMakerEndpoint(
+  name: string,
+  options: AwsClientOptions,
+  client: EndpointClientOptions = {},
+): SageMakerDecisionEndpoint {
+  return new SageMakerDecisionEndpoint(sageMakerRuntimeClient(options), name, client);
 }

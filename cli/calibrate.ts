@@ -12,25 +12,45 @@ import { type MassRow, proposeMassFloor } from "../shared/domain/calibration/off
 import { CONTENT_FREE_STATES, estimatePrior } from "../shared/domain/calibration/prior.ts";
 import { agreementText, priorText, renderReport } from "../shared/domain/calibration/report.ts";
 import type { LabelledLogits } from "../shared/domain/calibration/temperature.ts";
-import type { ThresholdGoal } from "../shared/domain/calibration/threshold.ts";
 import type { Policy } from "../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
-import { type ReviewerAgreement, reviewerAgreement } from "../shared/domain/review.ts";
-import { requiredFlag, UsageError } from "./args.ts";
+import {
+  FULL_TRUST_LABELS,
+  MIN_FIT_LABELS,
+  reviewedLabels,
+} from "../shared/use-cases/propose-calibration.ts";
+import { integerFlag, requiredFlag, UsageError } from "./args.ts";
+import { awsOptions, decisionStore } from "./aws.ts";
 import { calibrateCheck } from "./calibrate-check.ts";
 import { goalOf } from "./calibrate-goal.ts";
+import { applyProposal, proposeFromTable } from "./calibrate-propose.ts";
+import { openScoringSource, SCORING_FLAGS, type StateRow, scoreStateRows } from "./calibrate-scoring.ts";
 
 export const calibrateUsage = `decide calibrate --input labelled.jsonl --policy ID [--target-accuracy 0.97 | --cost-wrong 20 --cost-review 1]
-                 [--model file.gguf | --table DECISIONS_TABLE] [--prior --model file.gguf] [--policies-dir events/policies] [--out calibration-out] [--bins 10] [--binning equal-width|equal-mass] [--apply]
+                 [--model file.gguf | --endpoint-name NAME | --url URL] [--concurrency 4] [--resume FILE]
+                 [--prior] [--table DECISIONS_TABLE] [--policies-dir events/policies] [--out calibration-out]
+                 [--bins 10] [--binning equal-width|equal-mass] [--apply]
 
 Each input line: {"label": "<option id>", "logits": [...]} (stored distribution, in the policy's option order),
-or {"label", "probabilities": {"<id>": p}}, or {"label", "state": ...} scored with --model.
+or {"label", "probabilities": {"<id>": p}}, or {"label", "state": ...}: states are scored as the pipeline
+would score them, in process (--model), on the deployed SageMaker endpoint (--endpoint-name, with --region
+and --profile), or on any System One server (--url http://host:8080). Remote scoring sends --concurrency
+requests at a time with retries, shows progress, and keeps scored rows in --resume (default
+<out>/<policy>.scored.jsonl) so that a stopped run resumes where it stopped.
 Rows that do not fit the policy are reported with their line numbers, not dropped silently.
---prior scores content-free items ("N/A", "[MASK]", "-") under the policy on --model, divides that
-prior out of every decision and proposes it as the policy's "prior"; the report shows what it changes.
+--prior scores content-free items ("N/A", "[MASK]", "-") on the same source, divides that prior out of
+every decision and proposes it as the policy's "prior"; the report shows what it changes.
 Writes <out>/<policy>.report.html and <out>/<policy>.summary.json; --apply writes the proposed
 policy version into the policies folder.
 Example: npx decide calibrate --input events/calibration/ticket-routing.labelled.jsonl --policy ticket-routing
+
+decide calibrate --from-table DECISIONS_TABLE --propose [--policy ID] [--min-labels 200] [--out calibration-out] [--event-bus NAME]
+Gathers the labels reviewers gave since each policy version was calibrated; with at least --min-labels
+(10 or more; under 200 a fifth of items stays with people), writes a proposed next version with its
+report under <out>/<policy>/ and emits "Calibration Proposed" when a bus is named. Changes nothing.
+
+decide calibrate --apply-proposal <out>/<policy>/v2-from-N-labels/policy.json [--policies-dir events/policies]
+The explicit step: checks the proposal and writes it as the policy's next version file.
 
 decide calibrate --check --baseline <out>/<policy>.summary.json --recent recent-decisions.jsonl [--event-bus NAME]
 Compares recent decision records (distribution, route, allowedTokenMass) with the calibration
@@ -45,10 +65,10 @@ interface Row {
 async function readRows(
   path: string,
   policy: Policy,
-  modelPath: string | undefined,
 ): Promise<{
   rows: LabelledLogits[];
   problems: { line: number; reason: string }[];
+  states: StateRow[];
 }> {
   const text = await readFile(path, "utf8").catch((error: unknown) => {
     throw new UsageError(`cannot read --input ${path}: ${(error as Error).message}`);
@@ -65,7 +85,7 @@ async function readRows(
     }
   });
   const rows: LabelledLogits[] = [];
-  const needScoring: { row: Row; label: number }[] = [];
+  const states: StateRow[] = [];
   for (const row of parsed) {
     const v = row.value;
     if (v.policy !== undefined && v.policy !== policy.id) {
@@ -101,96 +121,12 @@ async function readRows(
       }
       rows.push({ logits: p.map(Math.log), label, group });
     } else if (v.state !== undefined) {
-      needScoring.push({ row, label });
+      states.push({ line: row.line, state: v.state, label, group });
     } else {
       problems.push({ line: row.line, reason: "needs logits, probabilities or a state" });
     }
   }
-  if (needScoring.length > 0) {
-    if (!modelPath)
-      throw new UsageError(`${needScoring.length} rows hold a state: give --model to score them`);
-    rows.push(...(await scoreStates(modelPath, policy, needScoring)));
-  }
-  return { rows, problems };
-}
-
-/** Scores labelled states with the local runtime, with a progress line. */
-async function scoreStates(
-  modelPath: string,
-  policy: Policy,
-  rows: { row: Row; label: number }[],
-): Promise<LabelledLogits[]> {
-  const { DecisionModel } = await import("../endpoint/runtime/decision-model.ts");
-  const { DecisionScorer } = await import("../endpoint/scorer/scorer.ts");
-  await using model = await DecisionModel.load({ modelPath });
-  await using scorer = await DecisionScorer.create(model);
-  const out: LabelledLogits[] = [];
-  const started = performance.now();
-  for (const [i, { row, label }] of rows.entries()) {
-    const result = await scorer.score({
-      state: row.value.state,
-      layout: policy.layout,
-      tokenMass: false,
-      questions: [
-        {
-          key: "q",
-          type: policy.type,
-          instructions: policy.question,
-          options: policy.options.map((o) => ({ id: o.id, description: o.description })),
-        },
-      ],
-    });
-    const answer = result.answers[0]!;
-    // noul answers come back true-first: put the logits in the policy's order.
-    out.push({
-      logits: policy.options.map((o) => answer.logits[answer.optionIds.indexOf(o.id)]!),
-      label,
-      group: `line-${row.line}`,
-    });
-    const done = i + 1;
-    const rate = done / ((performance.now() - started) / 1000);
-    const line = `scored ${done}/${rows.length} (${rate.toFixed(1)}/s, ETA ${Math.round((rows.length - done) / rate)} s)`;
-    if (process.stderr.isTTY) process.stderr.write(`\r${line}`);
-    else if (done % 50 === 0 || done === rows.length) process.stderr.write(`${line}\n`);
-  }
-  if (process.stderr.isTTY) process.stderr.write("\n");
-  return out;
-}
-
-/** Reviewed decisions of the policy's current version from the decisions table (the reviewers' labels). */
-async function reviewedRows(
-  table: string,
-  policy: Policy,
-): Promise<{
-  rows: LabelledLogits[];
-  problems: { line: number; reason: string }[];
-  agreement: ReviewerAgreement;
-  masses: MassRow[];
-}> {
-  const { awsOptions, decisionStore } = await import("./aws.ts");
-  const store = decisionStore(table, awsOptions({}));
-  const ids = policy.options.map((o) => o.id);
-  const rows: LabelledLogits[] = [];
-  const problems: { line: number; reason: string }[] = [];
-  const records = (await store.listSince("reviewed", "1970-01-01T00:00:00.000Z")).filter(
-    (r) => r.policyId === policy.id && r.policyVersion === policy.version,
-  );
-  for (const [i, record] of records.entries()) {
-    const label = ids.indexOf(record.label ?? "");
-    if (label < 0 || record.rawLogits?.length !== ids.length) {
-      problems.push({
-        line: i + 1,
-        reason: `${record.itemId}: label "${record.label}" or its logits do not fit ${policy.id}@${policy.version}`,
-      });
-      continue;
-    }
-    rows.push({ logits: record.rawLogits, label, group: record.itemId });
-  }
-  // The allowed-token mass of each labelled decision, right or wrong by its raw choice.
-  const masses = records
-    .filter((r) => typeof r.allowedTokenMass === "number" && ids.includes(r.label ?? ""))
-    .map((r) => ({ mass: r.allowedTokenMass as number, correct: r.chosen === r.label }));
-  return { rows, problems, agreement: reviewerAgreement(records), masses };
+  return { rows, problems, states };
 }
 
 /** Runs the command; returns the exit code. */
@@ -198,9 +134,9 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
     options: {
+      ...SCORING_FLAGS,
       input: { type: "string" },
       policy: { type: "string" },
-      model: { type: "string" },
       "policies-dir": { type: "string", default: "events/policies" },
       out: { type: "string", default: "calibration-out" },
       "target-accuracy": { type: "string" },
@@ -214,6 +150,10 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
       recent: { type: "string" },
       "event-bus": { type: "string" },
       table: { type: "string" },
+      "from-table": { type: "string" },
+      propose: { type: "boolean", default: false },
+      "min-labels": { type: "string" },
+      "apply-proposal": { type: "string" },
       prior: { type: "boolean", default: false },
     },
     strict: true,
@@ -227,6 +167,28 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
   }
   const policiesDir = values["policies-dir"]!;
   const registry = await PolicyRegistry.fromFolder(policiesDir);
+  const table = values["from-table"] ?? values.table;
+  if (values["apply-proposal"]) return applyProposal(values["apply-proposal"], registry, policiesDir);
+  if (values.propose) {
+    if (!table)
+      throw new UsageError("--propose reads the reviewers' labels: give --from-table DECISIONS_TABLE");
+    return proposeFromTable({
+      table,
+      registry,
+      policyId: values.policy,
+      out: values.out!,
+      minLabels: integerFlag(
+        "min-labels",
+        values["min-labels"],
+        FULL_TRUST_LABELS,
+        MIN_FIT_LABELS,
+        1_000_000,
+      ),
+      goal: goalOf(values),
+      eventBus: values["event-bus"] ?? process.env.EVENT_BUS_NAME,
+      aws: values,
+    });
+  }
   const policyId = requiredFlag("policy", values.policy);
   const policy = registry.current(policyId);
   if (!policy)
@@ -238,29 +200,53 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
   if (!Number.isInteger(bins) || bins < 2 || bins > 50)
     throw new UsageError("--bins must be an integer from 2 to 50");
 
-  const { rows, problems, agreement, masses } = values.table
-    ? await reviewedRows(values.table, policy)
+  const input = table
+    ? {
+        ...(await reviewedLabels(decisionStore(table, awsOptions(values)), policy)),
+        states: [] as StateRow[],
+      }
     : {
-        ...(await readRows(requiredFlag("input", values.input), policy, values.model)),
+        ...(await readRows(requiredFlag("input", values.input), policy)),
         agreement: undefined,
         masses: [] as MassRow[],
       };
+  const { agreement, masses } = input;
+  const rows = [...input.rows];
+  const problems = [...input.problems];
+  let prior: number[] | undefined;
+  if (input.states.length > 0 || values.prior) {
+    const source = await openScoringSource(values);
+    if (!source) {
+      const why = values.prior
+        ? "--prior scores content-free items"
+        : `${input.states.length} rows hold a state`;
+      throw new UsageError(`${why}: give --model FILE, --endpoint-name NAME or --url URL to score them`);
+    }
+    try {
+      const resume = values.resume ?? join(values.out!, `${policy.id}.scored.jsonl`);
+      const scored = await scoreStateRows(source, policy, input.states, resume);
+      rows.push(...scored.rows);
+      problems.push(...scored.problems);
+      if (values.prior) {
+        const free = CONTENT_FREE_STATES.map((state, i) => ({
+          line: -(i + 1),
+          state,
+          label: 0,
+          group: `free-${i}`,
+        }));
+        prior = estimatePrior(
+          (await scoreStateRows(source, policy, free, undefined)).rows.map((r) => r.logits),
+        );
+        console.log(
+          `${policy.id}: prior on content-free items (${CONTENT_FREE_STATES.map((s) => JSON.stringify(s)).join(", ")}): ${policy.options.map((o, k) => `${o.id} ${(prior![k]! * 100).toFixed(1)}%`).join(", ")}`,
+        );
+      }
+    } finally {
+      await source.close();
+    }
+  }
   for (const p of problems) console.error(`line ${p.line}: skipped: ${p.reason}`);
   if (problems.length) console.error(`${problems.length} rows skipped, ${rows.length} used`);
-  let prior: number[] | undefined;
-  if (values.prior) {
-    if (!values.model)
-      throw new UsageError("--prior scores content-free items on the served model: give --model FILE");
-    const scored = await scoreStates(
-      values.model,
-      policy,
-      CONTENT_FREE_STATES.map((state, i) => ({ row: { line: i + 1, value: { state } }, label: 0 })),
-    );
-    prior = estimatePrior(scored.map((r) => r.logits));
-    console.log(
-      `${policy.id}: prior on content-free items (${CONTENT_FREE_STATES.map((s) => JSON.stringify(s)).join(", ")}): ${policy.options.map((o, k) => `${o.id} ${(prior![k]! * 100).toFixed(1)}%`).join(", ")}`,
-    );
-  }
   const summary = calibratePolicy(policy, rows, {
     goal: goalOf(values),
     bins,

@@ -2,7 +2,7 @@
  * The `decide` command line: one entry, one module per command.
  */
 import { DecisionRuntimeError } from "../endpoint/runtime/errors.ts";
-import { UsageError } from "./args.ts";
+import { CommandError, UsageError } from "./args.ts";
 
 /** A command's module: its entry and its usage text. */
 interface CommandModule {
@@ -151,7 +151,7 @@ export async function main(argv: string[]): Promise<number> {
       console.error(`decide ${name}: ${error.message}\n\n${command.usage}`);
       return 2;
     }
-    if (error instanceof DecisionRuntimeError) {
+    if (error instanceof DecisionRuntimeError || error instanceof CommandError) {
       console.error(`decide ${name}: ${error.message}`);
       return 1;
     }

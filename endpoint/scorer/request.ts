@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { InvalidDecisionError } from "../runtime/errors.ts";
+import { OPTION_ORDERS, type OptionOrder } from "./option-order.ts";
 
 /** Question types: pick one option, rate on ordered levels, or yes/no. */
 export const QUESTION_TYPES = ["choice", "score", "noul"] as const;
@@ -42,6 +43,9 @@ const questionSchema = z
     scoring: z
       .enum(SCORING_MODES, { error: () => `must be one of ${SCORING_MODES.join(", ")}` })
       .default("letters"),
+    optionOrder: z
+      .enum(OPTION_ORDERS, { error: () => `must be one of ${OPTION_ORDERS.join(", ")}` })
+      .default("declared"),
   })
   .strict();
 
@@ -81,6 +85,8 @@ export interface DecisionQuestionInput {
   readonly temperature?: number;
   /** @default "letters" */
   readonly scoring?: ScoringMode;
+  /** `cyclic` averages over the rotations of the options (see option-order.ts). @default "declared" */
+  readonly optionOrder?: OptionOrder;
 }
 
 /** A decision request as callers write it; {@link parseDecisionRequest} checks it all the same. */
@@ -113,6 +119,12 @@ export function parseDecisionRequest(input: unknown): DecisionRequest {
     if (keys.has(question.key))
       throw new InvalidDecisionError(`${field}.key`, `duplicate question key "${question.key}"`);
     keys.add(question.key);
+    if (question.optionOrder === "cyclic" && question.type === "score") {
+      throw new InvalidDecisionError(
+        `${field}.optionOrder`,
+        "cyclic applies to choice and noul questions; a score question's levels are ordered, and rotating them would mix up low and high",
+      );
+    }
     return { ...question, options: resolveOptions(question, field) };
   });
   return { ...parsed.data, questions };

@@ -3,6 +3,7 @@
  * version and hash, tokens evaluated and reused) and timings; per request, the model's hash and
  * the token usage. Plain data, serialised by the endpoint's system-one and chat routes.
  */
+import type { OptionOrder } from "./option-order.ts";
 import type { QuestionType, ScoringMode } from "./request.ts";
 
 /** Milliseconds spent on each step of one question. */
@@ -42,6 +43,11 @@ export interface QuestionResult {
     readonly normalized: readonly number[];
     readonly tokens: readonly number[];
   };
+  /** How the options were laid out: one pass in declared order, or averaged over rotations. */
+  readonly optionOrder: OptionOrder;
+  /** Forward passes behind the answer (n under the cyclic order). */
+  readonly passes: number;
+  /** Prompt tokens over all passes. */
   readonly inputTokens: number;
   readonly reusedTokens: number;
   readonly evaluatedTokens: number;

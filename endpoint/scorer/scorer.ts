@@ -3,6 +3,7 @@
  * question's declared options out, read from llama.cpp in one forward pass per question with
  * no token generated (the direct-options method, docs/architecture.md).
  */
+import { createHash } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import {
   type ChatHistoryItem,
@@ -15,13 +16,14 @@ import {
 } from "node-llama-cpp";
 import { argmax, confidence, expectedLevel, softmax } from "../../shared/domain/probability.ts";
 import type { DecisionModel } from "../runtime/decision-model.ts";
-import { PromptTooLongError, RuntimeDisposedError } from "../runtime/errors.ts";
+import { RuntimeDisposedError } from "../runtime/errors.ts";
 import { TaskAbortedError, WorkQueue } from "../runtime/work-queue.ts";
-import { checkLetterSlots, type LetterSlots, letterReadoutRequest, readLetters } from "./letter-readout.ts";
-import { scoreOptionLikelihoods } from "./likelihood.ts";
+import { checkLetterSlots, type LetterSlots } from "./letter-readout.ts";
+import { combineLikelihoods, combinePasses, optionPasses } from "./option-order.ts";
 import { PrefixSlots, prefixSlotCount, type SlotStats } from "./prefix-slots.ts";
-import { buildDecisionPrompt, type DecisionPrompt } from "./prompt.ts";
+import type { DecisionPrompt } from "./prompt.ts";
 import { PromptSequence } from "./prompt-sequence.ts";
+import { type PassContext, type PassResult, scorePass } from "./question-pass.ts";
 import {
   type DecisionQuestion,
   type DecisionRequest,
@@ -30,12 +32,7 @@ import {
 } from "./request.ts";
 import type { DecisionResult, QuestionResult } from "./results.ts";
 
-/**
- * An upper bound on the characters one token covers, for refusing prompts that cannot fit
- * before tokenizing them. English averages about 4 characters per token; 16 leaves room for
- * long runs without letting a multi-megabyte state reach the tokenizer.
- */
-export const MAX_CHARS_PER_TOKEN = 16;
+export { MAX_CHARS_PER_TOKEN } from "./question-pass.ts";
 
 /** Options of {@link DecisionScorer.create}. */
 export interface ScorerOptions {
@@ -81,8 +78,8 @@ export type { DecisionResult, QuestionResult, QuestionTimings } from "./results.
 export class DecisionScorer {
   private readonly prefixes: PrefixSlots;
   private readonly wrapper: ChatWrapper;
-  private readonly slots: LetterSlots;
   private readonly work: WorkQueue;
+  private readonly passContext: PassContext;
   private disposed = false;
 
   private constructor(
@@ -94,10 +91,16 @@ export class DecisionScorer {
   ) {
     this.work = new WorkQueue(maxQueue);
     this.wrapper = wrapper;
-    this.slots = slots;
     const sequences: PromptSequence[] = [];
     while (context.sequencesLeft > 0) sequences.push(new PromptSequence(context.getSequence()));
     this.prefixes = new PrefixSlots(sequences);
+    this.passContext = {
+      model: model.model,
+      slots,
+      contextSize: this.prefixes.first.contextSize,
+      promptTokens: (prompt) => this.promptTokens(prompt),
+      pick: (tokens) => this.prefixes.pick(tokens),
+    };
   }
 
   /**
@@ -210,66 +213,26 @@ export class DecisionScorer {
     reuse: boolean,
   ): Promise<QuestionResult> {
     const t0 = performance.now();
-    const prompt = buildDecisionPrompt(request.state, question, request.layout, question.scoring);
-    // Cheap check first: no token covers more than MAX_CHARS_PER_TOKEN characters, so a prompt
-    // this long cannot fit, and tokenizing it (synchronous, on the event loop) is never started.
-    const characters = prompt.system.length + prompt.user.length;
-    if (characters > this.contextSize * MAX_CHARS_PER_TOKEN) {
-      throw new PromptTooLongError(
-        `questions[${index}]`,
-        Math.ceil(characters / MAX_CHARS_PER_TOKEN),
-        this.contextSize,
-        "at least",
-      );
+    const passes = optionPasses(
+      question.options.map((option) => option.id),
+      question.optionOrder,
+    );
+    const results: PassResult[] = [];
+    for (const pass of passes) {
+      const shown = { ...question, options: pass.map((i) => question.options[i]!) };
+      results.push(await scorePass(this.passContext, request, shown, index, reuse));
     }
-    const tokens = this.promptTokens(prompt);
-    if (tokens.length > this.contextSize) {
-      throw new PromptTooLongError(`questions[${index}]`, tokens.length, this.contextSize);
-    }
-    const t1 = performance.now();
-    const model = this.model.model;
-    let logits: number[];
-    let allowedTokenMass: number | null = null;
-    let likelihood: QuestionResult["likelihood"];
-    let reusedTokens: number;
-    let evaluatedTokens: number;
-    let t2: number;
-    const sequence = this.prefixes.pick(tokens);
-    if (question.scoring === "letters") {
-      const letterTokens = this.slots.tokens.slice(0, question.options.length);
-      const full = request.tokenMass;
-      const evaluation = await sequence.evaluate(tokens, letterReadoutRequest(model, letterTokens, full));
-      t2 = performance.now();
-      ({ reusedTokens, evaluatedTokens } = evaluation);
-      const readout = readLetters(evaluation.probabilities, letterTokens, full);
-      ({ logits, allowedTokenMass } = readout);
-      if (logits.some((l) => !Number.isFinite(l))) {
-        // A letter underflowed to 0 in the full map: read the letters alone (one token re-evaluated).
-        const retry = await sequence.evaluate(
-          tokens.slice(),
-          letterReadoutRequest(model, letterTokens, false),
-        );
-        logits = readLetters(retry.probabilities, letterTokens, false).logits;
-      }
-    } else {
-      const optionTokens = question.options.map((option) => model.tokenize(option.description));
-      const longest = Math.max(...optionTokens.map((t) => t.length));
-      if (tokens.length + longest > this.contextSize) {
-        throw new PromptTooLongError(`questions[${index}]`, tokens.length + longest, this.contextSize);
-      }
-      const scored = await scoreOptionLikelihoods(sequence, tokens, optionTokens, reuse);
-      t2 = performance.now();
-      ({ reusedTokens, evaluatedTokens } = scored);
-      likelihood = {
-        raw: scored.raw,
-        normalized: scored.normalized,
-        tokens: optionTokens.map((t) => t.length),
-      };
-      logits = scored.normalized;
-    }
+    const t2 = performance.now();
+    const logits = combinePasses(
+      passes,
+      results.map((r) => r.logits),
+    );
     const probabilities = softmax(logits, question.temperature);
     const rawProbabilities = softmax(logits, 1);
     const optionIds = question.options.map((option) => option.id);
+    const masses = results.map((r) => r.allowedTokenMass).filter((m) => m !== null);
+    const likelihood = combineLikelihoods(passes, results);
+    const sum = (pick: (r: PassResult) => number) => results.reduce((total, r) => total + pick(r), 0);
     const t3 = performance.now();
     return {
       key: question.key,
@@ -284,14 +247,27 @@ export class DecisionScorer {
       confidence: confidence(probabilities),
       ...(question.type === "score" ? { score: expectedLevel(probabilities) } : {}),
       ...(question.type === "noul" ? { noul: probabilities[0]! } : {}),
-      allowedTokenMass,
+      allowedTokenMass: masses.length > 0 ? sum((r) => r.allowedTokenMass ?? 0) / masses.length : null,
       ...(likelihood ? { likelihood } : {}),
-      inputTokens: tokens.length,
-      reusedTokens,
-      evaluatedTokens,
-      promptVersion: prompt.promptVersion,
-      promptSha256: prompt.promptSha256,
-      timings: { renderMs: t1 - t0, evaluateMs: t2 - t1, readoutMs: t3 - t2, totalMs: t3 - t0 },
+      optionOrder: question.optionOrder,
+      passes: passes.length,
+      inputTokens: sum((r) => r.inputTokens),
+      reusedTokens: sum((r) => r.reusedTokens),
+      evaluatedTokens: sum((r) => r.evaluatedTokens),
+      promptVersion: results[0]!.promptVersion,
+      // One pass: that prompt's hash. Several: the hash of theirs, in pass order.
+      promptSha256:
+        results.length === 1
+          ? results[0]!.promptSha256
+          : createHash("sha256")
+              .update(results.map((r) => r.promptSha256).join("\n"))
+              .digest("hex"),
+      timings: {
+        renderMs: sum((r) => r.renderMs),
+        evaluateMs: sum((r) => r.evaluateMs),
+        readoutMs: t3 - t2,
+        totalMs: t3 - t0,
+      },
     };
   }
 

@@ -22,6 +22,7 @@ import type {
   SystemOneResponse,
 } from "../../shared/domain/contracts/system-one.ts";
 import type { InvalidDecisionError } from "../runtime/errors.ts";
+import { OPTION_ORDERS } from "../scorer/option-order.ts";
 import {
   type DecisionQuestionInput,
   type DecisionRequestInput,
@@ -52,6 +53,8 @@ const choiceQuestion = z
     instructions: content,
     criteria: jsonObject,
     temperature: z.number().positive().max(100).optional(),
+    /** Extension: "cyclic" averages over the rotations of the options (option-order debiasing). */
+    option_order: z.enum(OPTION_ORDERS).optional(),
   })
   .strict();
 const scoreQuestion = z
@@ -60,6 +63,8 @@ const scoreQuestion = z
     instructions: content,
     criteria: z.array(z.string().trim().min(1, "levels must not be empty")),
     temperature: z.number().positive().max(100).optional(),
+    /** Extension: "cyclic" averages over the rotations of the options (option-order debiasing). */
+    option_order: z.enum(OPTION_ORDERS).optional(),
   })
   .strict();
 const noulQuestion = z
@@ -72,6 +77,8 @@ const noulQuestion = z
       .strict()
       .optional(),
     temperature: z.number().positive().max(100).optional(),
+    /** Extension: "cyclic" averages over the rotations of the options (option-order debiasing). */
+    option_order: z.enum(OPTION_ORDERS).optional(),
   })
   .strict();
 const questionSchemas = { choice: choiceQuestion, score: scoreQuestion, noul: noulQuestion } as const;
@@ -137,7 +144,10 @@ export function parseSystemOne(body: unknown, defaults: { tokenMass: boolean }):
     if (!question.success) issueOf(question.error, param);
     const q = question.data;
     const instructions = typeof q.instructions === "string" ? q.instructions : JSON.stringify(q.instructions);
-    const temperature = q.temperature === undefined ? {} : { temperature: q.temperature };
+    const temperature = {
+      ...(q.temperature === undefined ? {} : { temperature: q.temperature }),
+      ...(q.option_order === undefined ? {} : { optionOrder: q.option_order }),
+    };
     if (q.type === "choice") {
       const options = choiceOptions(body, key, q.criteria, `${param}.criteria`);
       return { key, type: "choice", instructions, options, ...temperature };
@@ -225,7 +235,7 @@ export function systemOneParam(error: InvalidDecisionError, keys: readonly strin
   const match = /^questions\[(\d+)\](.*)$/.exec(error.field);
   if (!match) return error.field;
   const key = keys[Number(match[1])] ?? match[1];
-  return `questions.${key}${match[2]!.replace(/^\.options/, ".criteria")}`;
+  return `questions.${key}${match[2]!.replace(/^\.options/, ".criteria").replace(/^\.optionOrder/, ".option_order")}`;
 }
 
 type FloatMap = Record<string, JsonFloat>;
@@ -245,6 +255,8 @@ function answerOf(result: QuestionResult, legend: readonly string[] | undefined)
     allowed_token_mass: result.allowedTokenMass === null ? null : float(result.allowedTokenMass),
     prompt_sha256: result.promptSha256,
     prompt_version: result.promptVersion,
+    option_order: result.optionOrder,
+    passes: result.passes,
     input_tokens: result.inputTokens,
     reused_tokens: result.reusedTokens,
     timings_ms: {

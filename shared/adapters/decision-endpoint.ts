@@ -46,10 +46,14 @@ export function systemOneRequest(item: Item, policy: Policy): SystemOneRequest {
     policy.type === "score"
       ? policy.options.map((o) => o.description)
       : Object.fromEntries(policy.options.map((o) => [o.id, o.description]));
+  const cyclic = policy.optionOrder === "cyclic";
+  const question = { type: policy.type, instructions: policy.question, criteria };
   return {
     state: item.state,
-    questions: { [DECISION_QUESTION_KEY]: { type: policy.type, instructions: policy.question, criteria } },
-    layout: policy.layout,
+    questions: { [DECISION_QUESTION_KEY]: cyclic ? { ...question, option_order: "cyclic" } : question },
+    // Rotations share the evidence only when it comes first: state-first re-evaluates just the
+    // options and the criterion per rotation, policy-first would re-read the whole item n times.
+    layout: cyclic ? "state-first" : policy.layout,
     token_mass: true,
   };
 }

@@ -36,6 +36,8 @@ export interface DecisionRecord {
   readonly modelSha256?: string;
   readonly promptSha256?: string;
   readonly promptVersion?: string;
+  /** "cyclic" when the distribution averages the rotations of the options (policy optionOrder). */
+  readonly optionOrder?: "declared" | "cyclic";
   readonly latencyMs?: number;
   /** The item's state, kept for reviewers. */
   readonly state?: unknown;

@@ -17,6 +17,7 @@ export const DetailType = {
   revised: "Decision Review Revised",
   actioned: "Item Actioned",
   drift: "Calibration Drift",
+  calibrationProposed: "Calibration Proposed",
 } as const;
 export type DetailTypeName = (typeof DetailType)[keyof typeof DetailType];
 

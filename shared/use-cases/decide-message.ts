@@ -165,6 +165,7 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
     modelSha256: decision.modelSha256,
     promptSha256: decision.promptSha256,
     promptVersion: decision.promptVersion,
+    ...(decision.optionOrder === "cyclic" ? { optionOrder: "cyclic" as const } : {}),
     latencyMs: Math.round(decision.latencyMs),
     state: item.state,
     ...(item.metadata ? { metadata: item.metadata } : {}),

@@ -3,31 +3,17 @@
  * policy version (only with --apply, never over an existing file); the HTML report opened in
  * headless Chromium, its plots checked, and a screenshot saved under test-output/.
  */
-import { execFile } from "node:child_process";
 import { cp, mkdir, mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { chromiumAvailable, launchChromium } from "../helpers/browser.ts";
+import { runDecide } from "../helpers/decide-cli.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
 
-const run = promisify(execFile);
-const DECIDE = join(REPO_ROOT, "bin", "decide.js");
 const SAMPLE = join(REPO_ROOT, "events", "calibration", "ticket-routing.labelled.jsonl");
-
-async function calibrate(args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [DECIDE, "calibrate", ...args], {
-      cwd: REPO_ROOT,
-    });
-    return { stdout, stderr, code: 0 };
-  } catch (error) {
-    const e = error as { stdout: string; stderr: string; code: number };
-    return e;
-  }
-}
+const calibrate = (args: string[]) => runDecide(["calibrate", ...args]);
 
 describe("decide calibrate", () => {
   it("writes the report, the summary and, with --apply, the next policy version", async () => {

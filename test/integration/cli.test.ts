@@ -1,37 +1,15 @@
 /**
  * The `decide` command as a user runs it: a real child process through bin/decide.js.
  */
-import { execFile } from "node:child_process";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
-import { REPO_ROOT } from "../helpers/models.ts";
-
-const run = promisify(execFile);
-const DECIDE = join(REPO_ROOT, "bin", "decide.js");
-
-async function decide(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return decideWith(args, {});
-}
+import { runDecide } from "../helpers/decide-cli.ts";
 
 /** Runs `decide` with extra environment variables. */
-async function decideWith(
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [DECIDE, ...args], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, ...env },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const decideWith = (args: string[], env: Record<string, string>) => runDecide(args, env);
+const decide = (args: string[]) => runDecide(args);
 
 let dir: string;
 beforeAll(async () => {

@@ -165,6 +165,47 @@ describe("bad input", () => {
       "questions.q.criteria.1",
     );
     await expectError({ ...choice(many(2)), extra: true }, 422, "invalid_value");
+    await expectError(
+      {
+        state: "x",
+        questions: {
+          q: { type: "score", instructions: "How?", criteria: ["a", "b"], option_order: "cyclic" },
+        },
+      },
+      422,
+      "invalid_decision",
+      "questions.q.option_order",
+    );
+    await expectError(
+      { state: "x", questions: { q: { type: "noul", instructions: "Is it?", option_order: "shuffled" } } },
+      422,
+      "invalid_value",
+      "questions.q.option_order",
+    );
+  });
+
+  it("averages over the options' rotations when a question asks for the cyclic order, and says so", async () => {
+    const team = { ...systemOne.questions.team, option_order: "cyclic" };
+    const reordered = {
+      ...team,
+      criteria: { account: null, billing: "Charges and refunds", technical: "Errors and crashes" },
+    };
+    const answers = [];
+    for (const question of [team, reordered]) {
+      const response = await postJson(`${server.url}/v1/systemone`, {
+        state: ticket,
+        questions: { team: question },
+      });
+      expect(response.status).toBe(200);
+      answers.push((response.json as { answers: Record<string, Answer> }).answers.team!);
+    }
+    const [first, second] = answers;
+    expect(first!.x_detail.option_order).toBe("cyclic");
+    expect(first!.x_detail.passes).toBe(3);
+    for (const id of ["technical", "billing", "account"]) {
+      const a = (first!.probabilities as Record<string, number>)[id]!;
+      expect(Math.abs(a - (second!.probabilities as Record<string, number>)[id]!)).toBeLessThan(1e-9);
+    }
   });
 
   it("refuses a prompt longer than the context with 422, naming the question", async () => {

@@ -3,7 +3,11 @@
  * once routed an item twice, rejected it too late or acted on a broken answer, each as a test.
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import type { DecidesItems, EndpointDecision } from "../../shared/adapters/decision-endpoint.ts";
+import {
+  type DecidesItems,
+  type EndpointDecision,
+  systemOneRequest,
+} from "../../shared/adapters/decision-endpoint.ts";
 import { EndpointUnavailableError, StoreRejectedError } from "../../shared/adapters/errors.ts";
 import type { PublishesEvents } from "../../shared/adapters/event-publisher.ts";
 import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
@@ -22,10 +26,14 @@ const policyV2: Policy = { ...policyV1, version: 2, autoThreshold: 0.5 };
 /** An endpoint that answers with fixed logits and counts its calls. */
 class FixedEndpoint implements DecidesItems {
   calls = 0;
-  constructor(private readonly logits: number[]) {}
+  constructor(
+    private readonly logits: number[],
+    private readonly optionOrder?: "cyclic",
+  ) {}
   async decide(): Promise<EndpointDecision> {
     this.calls++;
     return {
+      ...(this.optionOrder ? { optionOrder: this.optionOrder } : {}),
       logits: this.logits,
       allowedTokenMass: 0.9,
       modelSha256: "a".repeat(64),
@@ -103,6 +111,20 @@ describe("decideMessage", () => {
     const record = await store.get({ itemId: "T-1", policyId: "tickets", policyVersion: 1 });
     // Logits [3, 0] favour the first option; offsets [-5, 5] turn it to the second.
     expect(record?.chosen).toBe(policyV1.options[1]!.id);
+  });
+
+  it("asks for the cyclic order on the state-first layout when the policy does, and records it", async () => {
+    const debiased: Policy = { ...policyV1, optionOrder: "cyclic" };
+    const request = systemOneRequest({ id: "T-1", policy: "tickets", state: "x" }, debiased);
+    expect(request.layout).toBe("state-first");
+    expect(request.questions.decision).toMatchObject({ option_order: "cyclic" });
+    expect(
+      systemOneRequest({ id: "T-1", policy: "tickets", state: "x" }, policyV1).questions.decision,
+    ).not.toHaveProperty("option_order");
+    const cyclicEndpoint = new FixedEndpoint([3, 0], "cyclic");
+    await decideMessage(item(), deps({ policies: new PolicyRegistry([debiased]), endpoint: cyclicEndpoint }));
+    const record = await store.get({ itemId: "T-1", policyId: "tickets", policyVersion: 1 });
+    expect(record?.optionOrder).toBe("cyclic");
   });
 
   it("decides, stores and publishes one Decision Made with a stable event id", async () => {

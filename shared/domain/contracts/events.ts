@@ -86,6 +86,25 @@ export const itemActionedSchema = z.object({
   causedBy: eventId,
 });
 
+/** "Calibration Proposed": a next policy version fitted on reviewers' labels, waiting to be applied. */
+export const calibrationProposedSchema = z.object({
+  eventId,
+  policyId: z.string(),
+  policyVersion: z.number().int(),
+  proposedVersion: z.number().int(),
+  labels: z.number().int(),
+  ece: z.object({ raw: z.number(), calibrated: z.number() }),
+  temperature: z.object({ current: z.number(), proposed: z.number() }),
+  autoThreshold: z.object({ current: z.number(), proposed: z.number() }),
+  /** Share of the labelled items the proposed threshold would automate. */
+  automatedShare: z.number(),
+  automatedAccuracy: z.number().nullable(),
+  notes: z.array(z.string()),
+  /** Object keys of the proposed policy, its report and its summary. */
+  location: z.object({ policy: z.string(), report: z.string(), summary: z.string() }),
+  proposedAt: z.string(),
+});
+
 /** Every event's detail schema by detail type. */
 export const EVENT_DETAIL_SCHEMAS = {
   [DetailType.requested]: itemSchema,
@@ -94,4 +113,5 @@ export const EVENT_DETAIL_SCHEMAS = {
   [DetailType.reviewed]: decisionReviewedSchema,
   [DetailType.revised]: decisionReviewRevisedSchema,
   [DetailType.actioned]: itemActionedSchema,
+  [DetailType.calibrationProposed]: calibrationProposedSchema,
 } as const;

@@ -33,6 +33,10 @@ export const answerDetailSchema = z
     allowed_token_mass: probability.nullable(),
     prompt_sha256: sha256,
     prompt_version: z.string().min(1),
+    /** "cyclic": the logits average the rotations of the options (absent from older runtimes). */
+    option_order: z.enum(["declared", "cyclic"]).optional(),
+    /** Forward passes behind the answer. */
+    passes: count.optional(),
     input_tokens: count,
     reused_tokens: count,
     timings_ms: z.object({ render: z.number(), evaluate: z.number(), total: z.number() }),
@@ -83,6 +87,8 @@ export interface SystemOneQuestion {
   readonly instructions: string;
   /** choice: `{id: description}` in option order; score: level texts low to high; noul: `{true, false}`. */
   readonly criteria: Record<string, string> | readonly string[];
+  /** Extension: average over the options' rotations. */
+  readonly option_order?: "declared" | "cyclic";
 }
 
 /** A System One request as the pipeline sends it (with this runtime's extensions). */
@@ -105,6 +111,8 @@ export interface DecisionAnswer {
   readonly modelSha256: string;
   readonly promptSha256: string;
   readonly promptVersion: string;
+  /** How the options were laid out ("declared" when the runtime does not say). */
+  readonly optionOrder?: "declared" | "cyclic";
 }
 
 /**
@@ -146,5 +154,6 @@ export function readDecisionAnswer(
     modelSha256,
     promptSha256: detail.prompt_sha256,
     promptVersion: detail.prompt_version,
+    optionOrder: detail.option_order ?? "declared",
   };
 }

@@ -57,8 +57,20 @@ export const policySchema = z
     minAllowedTokenMass: z.number().gt(0).lt(1).optional(),
     /** The option meaning "none of these fits": always escalated. */
     outOfScopeOption: z.string().optional(),
+    /**
+     * Option-order debiasing: "cyclic" scores each item under every rotation of the options and
+     * averages per option, so the declared order no longer sways the result (n passes; the
+     * endpoint then uses the state-first layout so that only options and criterion are
+     * re-evaluated per rotation). @default "declared"
+     */
+    optionOrder: z.enum(["declared", "cyclic"]).optional(),
     /** Prompt layout; policy-first reuses the policy's preamble across items. @default "policy-first" */
     layout: z.enum(["state-first", "policy-first"]).default("policy-first"),
+    /**
+     * When this version was calibrated (written by a proposal): recalibration fits only labels
+     * given at or after it.
+     */
+    calibratedAt: z.iso.datetime({ offset: true }).optional(),
     /** Conformal prediction sets (from `decide calibrate`): options at or above this probability. */
     predictionSet: z
       .object({ minProbability: z.number().min(0).max(1), targetCoverage: z.number().gt(0).lt(1) })
@@ -81,6 +93,12 @@ export const policySchema = z
         code: "custom",
         path: ["optionBias"],
         message: `needs one offset per option (${policy.options.length}), got ${policy.optionBias.length}`,
+      });
+    if (policy.optionOrder === "cyclic" && policy.type === "score")
+      ctx.addIssue({
+        code: "custom",
+        path: ["optionOrder"],
+        message: "cyclic applies to choice and noul policies; a score policy's levels are ordered",
       });
     if (policy.prior && policy.prior.length !== policy.options.length)
       ctx.addIssue({

@@ -1,0 +1,119 @@
+/**
+ * One pass of one question: render the prompt with the options in a given display order,
+ * refuse it when it cannot fit, evaluate it on the best-fitting prefix slot, and read the option
+ * logits (letters, or full-option likelihoods) in that display order. The scorer runs one pass
+ * per question, or one per rotation under the cyclic option order (`option-order.ts`).
+ */
+import { performance } from "node:perf_hooks";
+import type { LlamaModel, Token } from "node-llama-cpp";
+import { PromptTooLongError } from "../runtime/errors.ts";
+import { type LetterSlots, letterReadoutRequest, readLetters } from "./letter-readout.ts";
+import { scoreOptionLikelihoods } from "./likelihood.ts";
+import { buildDecisionPrompt, type DecisionPrompt } from "./prompt.ts";
+import type { PromptSequence } from "./prompt-sequence.ts";
+import type { DecisionQuestion, DecisionRequest } from "./request.ts";
+
+/**
+ * An upper bound on the characters one token covers, for refusing prompts that cannot fit
+ * before tokenizing them. English averages about 4 characters per token; 16 leaves room for
+ * long runs without letting a multi-megabyte state reach the tokenizer.
+ */
+export const MAX_CHARS_PER_TOKEN = 16;
+
+/** What a pass needs from the scorer. */
+export interface PassContext {
+  readonly model: LlamaModel;
+  readonly slots: LetterSlots;
+  readonly contextSize: number;
+  /** Tokens of a rendered prompt, through the model's chat template. */
+  promptTokens(prompt: Pick<DecisionPrompt, "system" | "user">): Token[];
+  /** The prefix slot that best fits `tokens`. */
+  pick(tokens: readonly Token[]): PromptSequence;
+}
+
+/** The outcome of one pass, in its display order. */
+export interface PassResult {
+  readonly logits: number[];
+  readonly allowedTokenMass: number | null;
+  readonly likelihood?: { raw: number[]; normalized: number[]; tokens: number[] };
+  readonly inputTokens: number;
+  readonly reusedTokens: number;
+  readonly evaluatedTokens: number;
+  readonly promptVersion: string;
+  readonly promptSha256: string;
+  readonly renderMs: number;
+  readonly evaluateMs: number;
+}
+
+/** Scores `question` (its options already in display order) about the request's state. */
+export async function scorePass(
+  context: PassContext,
+  request: Pick<DecisionRequest, "state" | "layout" | "tokenMass">,
+  question: Pick<DecisionQuestion, "instructions" | "options" | "scoring">,
+  index: number,
+  reuse: boolean,
+): Promise<PassResult> {
+  const t0 = performance.now();
+  const prompt = buildDecisionPrompt(request.state, question, request.layout, question.scoring);
+  // Cheap check first: no token covers more than MAX_CHARS_PER_TOKEN characters, so a prompt
+  // this long cannot fit, and tokenizing it (synchronous, on the event loop) is never started.
+  const characters = prompt.system.length + prompt.user.length;
+  if (characters > context.contextSize * MAX_CHARS_PER_TOKEN) {
+    throw new PromptTooLongError(
+      `questions[${index}]`,
+      Math.ceil(characters / MAX_CHARS_PER_TOKEN),
+      context.contextSize,
+      "at least",
+    );
+  }
+  const tokens = context.promptTokens(prompt);
+  if (tokens.length > context.contextSize) {
+    throw new PromptTooLongError(`questions[${index}]`, tokens.length, context.contextSize);
+  }
+  const t1 = performance.now();
+  const model = context.model;
+  const sequence = context.pick(tokens);
+  const provenance = { promptVersion: prompt.promptVersion, promptSha256: prompt.promptSha256 };
+  if (question.scoring === "letters") {
+    const letterTokens = context.slots.tokens.slice(0, question.options.length);
+    const full = request.tokenMass;
+    const evaluation = await sequence.evaluate(tokens, letterReadoutRequest(model, letterTokens, full));
+    let { logits, allowedTokenMass } = readLetters(evaluation.probabilities, letterTokens, full);
+    if (logits.some((l) => !Number.isFinite(l))) {
+      // A letter underflowed to 0 in the full map: read the letters alone (one token re-evaluated).
+      const retry = await sequence.evaluate(tokens.slice(), letterReadoutRequest(model, letterTokens, false));
+      logits = readLetters(retry.probabilities, letterTokens, false).logits;
+    }
+    return {
+      logits,
+      allowedTokenMass,
+      inputTokens: tokens.length,
+      reusedTokens: evaluation.reusedTokens,
+      evaluatedTokens: evaluation.evaluatedTokens,
+      ...provenance,
+      renderMs: t1 - t0,
+      evaluateMs: performance.now() - t1,
+    };
+  }
+  const optionTokens = question.options.map((option) => model.tokenize(option.description));
+  const longest = Math.max(...optionTokens.map((t) => t.length));
+  if (tokens.length + longest > context.contextSize) {
+    throw new PromptTooLongError(`questions[${index}]`, tokens.length + longest, context.contextSize);
+  }
+  const scored = await scoreOptionLikelihoods(sequence, tokens, optionTokens, reuse);
+  return {
+    logits: scored.normalized,
+    allowedTokenMass: null,
+    likelihood: {
+      raw: scored.raw,
+      normalized: scored.normalized,
+      tokens: optionTokens.map((t) => t.length),
+    },
+    inputTokens: tokens.length,
+    reusedTokens: scored.reusedTokens,
+    evaluatedTokens: scored.evaluatedTokens,
+    ...provenance,
+    renderMs: t1 - t0,
+    evaluateMs: performance.now() - t1,
+  };
+}

@@ -1,0 +1,131 @@
+/**
+ * Recalibration that closes the loop, on the in-memory store and a real folder: enough reviewer
+ * labels since the version was calibrated give one proposal (policy, report, summary) and one
+ * "Calibration Proposed"; too few give none; a rerun with no new label announces nothing; and the
+ * explicit apply step writes the next version only when it is one.
+ */
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { beforeEach, describe, expect, it } from "vitest";
+import { FsObjectStore } from "../../shared/adapters/fs-object-store.ts";
+import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
+import { calibrationProposedSchema } from "../../shared/domain/contracts/events.ts";
+import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
+import { DetailType, type PipelineEvent } from "../../shared/domain/events.ts";
+import { type Policy, parsePolicy } from "../../shared/domain/policy/policy.ts";
+import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
+import { SeededRandom } from "../../shared/domain/random.ts";
+import { proposeCalibrations } from "../../shared/use-cases/propose-calibration.ts";
+import { runDecide } from "../helpers/decide-cli.ts";
+import { TEAMS_POLICY } from "../helpers/policies.ts";
+
+let store: InMemoryDecisionStore;
+let objects: FsObjectStore;
+let folder: string;
+let events: PipelineEvent[];
+const publisher = { publish: async (e: readonly PipelineEvent[]) => void events.push(...e) };
+
+beforeEach(async () => {
+  store = new InMemoryDecisionStore();
+  folder = await mkdtemp(join(tmpdir(), "proposals-"));
+  objects = new FsObjectStore(folder);
+  events = [];
+});
+
+/** `count` reviewed decisions of `policy` whose logits are overconfident (right 70% of the time). */
+async function review(policy: Policy, count: number, reviewedAt: string, offset = 0): Promise<void> {
+  const random = new SeededRandom(11 + offset);
+  for (let i = 0; i < count; i++) {
+    const truth = random.nextFloat() < 0.5 ? 0 : 1;
+    const chosen = random.nextFloat() < 0.7 ? truth : 1 - truth;
+    const logits = [0, 0];
+    logits[chosen] = 4 + random.nextFloat() * 4;
+    const record: DecisionRecord = {
+      itemId: `R-${offset + i}`,
+      policyId: policy.id,
+      policyVersion: policy.version,
+      status: "reviewed",
+      route: "human",
+      reason: "below_threshold",
+      chosen: policy.options[chosen]!.id,
+      rawLogits: logits,
+      allowedTokenMass: 0.9,
+      label: policy.options[truth]!.id,
+      reviewedAt,
+      createdAt: reviewedAt,
+      updatedAt: reviewedAt,
+      eventPublished: true,
+    };
+    await store.create(record);
+  }
+}
+
+const deps = (policies = new PolicyRegistry([TEAMS_POLICY])) => ({
+  policies,
+  store,
+  objects,
+  publisher,
+  now: () => new Date("2026-12-01T06:00:00.000Z"),
+});
+
+describe("proposeCalibrations", () => {
+  it("proposes nothing below the label floor, and says how many it has and needs", async () => {
+    await review(TEAMS_POLICY, 30, "2026-11-30T10:00:00.000Z");
+    const [outcome] = await proposeCalibrations(deps(), { minLabels: 50 });
+    expect(outcome).toMatchObject({ status: "not_enough_labels", labels: 30, needed: 50 });
+    expect(events).toHaveLength(0);
+    expect(await objects.list("")).toHaveLength(0);
+  });
+
+  it("writes the proposed version, its report and summary, and announces it once", async () => {
+    await review(TEAMS_POLICY, 60, "2026-11-30T10:00:00.000Z");
+    const [outcome] = await proposeCalibrations(deps(), { minLabels: 50 });
+    expect(outcome).toMatchObject({ status: "proposed", labels: 60, proposedVersion: 2 });
+    const keys = outcome!.status === "proposed" ? outcome!.keys : undefined;
+    expect(keys?.policy).toBe("tickets/v2-from-60-labels/policy.json");
+    const proposed = parsePolicy(JSON.parse(await readFile(join(folder, keys!.policy), "utf8")));
+    expect(proposed.version).toBe(2);
+    expect(proposed.calibratedAt).toBe("2026-12-01T06:00:00.000Z");
+    // The logits are overconfident (right 70% of the time at p > 0.98): the fit cools them.
+    expect(proposed.temperature).toBeGreaterThan(1.5);
+    expect(await readFile(join(folder, keys!.report), "utf8")).toMatch(/<html/i);
+    expect(events).toHaveLength(1);
+    expect(events[0]!.detailType).toBe(DetailType.calibrationProposed);
+    expect(calibrationProposedSchema.safeParse(events[0]!.detail).error).toBeUndefined();
+    expect(events[0]!.detail).toMatchObject({ policyId: "tickets", proposedVersion: 2, labels: 60 });
+    expect((events[0]!.detail.notes as string[]).join(" ")).toMatch(/fewer than 200/);
+
+    // Nothing new: the same proposal is found, nothing is announced again.
+    const [again] = await proposeCalibrations(deps(), { minLabels: 50 });
+    expect(again!.status).toBe("already_proposed");
+    expect(events).toHaveLength(1);
+  });
+
+  it("fits only labels given since the version was calibrated", async () => {
+    const calibrated = { ...TEAMS_POLICY, calibratedAt: "2026-11-30T12:00:00.000Z" };
+    await review(calibrated, 40, "2026-11-30T11:00:00.000Z");
+    await review(calibrated, 20, "2026-11-30T13:00:00.000Z", 100);
+    const [outcome] = await proposeCalibrations(deps(new PolicyRegistry([calibrated])), { minLabels: 30 });
+    expect(outcome).toMatchObject({ status: "not_enough_labels", labels: 20 });
+  });
+});
+
+describe("decide calibrate --apply-proposal", () => {
+  it("writes the proposal as the next version, and refuses one that is not", async () => {
+    await review(TEAMS_POLICY, 60, "2026-11-30T10:00:00.000Z");
+    const [outcome] = await proposeCalibrations(deps(), { minLabels: 50 });
+    const proposal = join(folder, outcome!.status === "proposed" ? outcome!.keys.policy : "");
+    const policies = await mkdtemp(join(tmpdir(), "policies-"));
+    await writeFile(join(policies, "tickets.v1.json"), JSON.stringify(TEAMS_POLICY));
+    const applied = await runDecide(["calibrate", "--apply-proposal", proposal, "--policies-dir", policies]);
+    expect(applied.code, applied.stderr).toBe(0);
+    expect(applied.stdout).toMatch(/wrote .*tickets\.v2\.json/);
+    expect(parsePolicy(JSON.parse(await readFile(join(policies, "tickets.v2.json"), "utf8"))).version).toBe(
+      2,
+    );
+    const twice = await runDecide(["calibrate", "--apply-proposal", proposal, "--policies-dir", policies]);
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toMatch(/version 2 of tickets, but .* is at version 2: only version 3 applies/);
+  });
+});
