@@ -9,11 +9,13 @@ type DynamoDBDocumentClient = ReturnType<typeof factories.documentClient>;
 type EventBridgeClient = ReturnType<typeof factories.eventBridgeClient>;
 type SageMakerRuntimeClient = ReturnType<typeof factories.sageMakerRuntimeClient>;
 type SQSClient = ReturnType<typeof factories.sqsClient>;
+type S3Client = ReturnType<typeof factories.s3Client>;
 
 let dynamo: DynamoDBDocumentClient | undefined;
 let events: EventBridgeClient | undefined;
 let sagemaker: SageMakerRuntimeClient | undefined;
 let sqs: SQSClient | undefined;
+let s3: S3Client | undefined;
 
 /** The DynamoDB document client (undefined attributes dropped). */
 export function dynamoClient(): DynamoDBDocumentClient {
@@ -37,4 +39,10 @@ export function sagemakerClient(): SageMakerRuntimeClient {
 export function sqsClient(): SQSClient {
   sqs ??= tracer.captureAWSv3Client(factories.sqsClient());
   return sqs;
+}
+
+/** The S3 client. */
+export function s3Client(): S3Client {
+  s3 ??= tracer.captureAWSv3Client(factories.s3Client());
+  return s3;
 }

@@ -103,5 +103,6 @@ export class DecisionStack extends Stack {
     new CfnOutput(this, "DeadLetterQueueArn", { value: this.pipeline.deadLetterQueue.queueArn });
     new CfnOutput(this, "DecisionsTable", { value: this.pipeline.table.tableName });
     new CfnOutput(this, "EventBusName", { value: this.pipeline.bus.eventBusName });
+    new CfnOutput(this, "PipelineBucketName", { value: this.pipeline.bucket.bucketName });
   }
 }

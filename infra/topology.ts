@@ -123,6 +123,8 @@ export const TABLE_ACCESS = {
   Drift: ["Query"],
   /** the pending items (Query on the status index). */
   ReviewBacklog: ["Query"],
+  /** reviewed decisions (Query on the status index). */
+  Recalibrate: ["Query"],
 } as const satisfies Record<string, readonly TableAction[]>;
 
 /** Human review: how long opening an item claims it, and how long a reviewer may change their own label. */
@@ -133,4 +135,20 @@ export const REVIEW = {
   pageSize: 25,
   /** Pending-review age (minutes) at which a policy's alarm fires, unless the policy sets its own. */
   defaultServiceLevelMinutes: 240,
+} as const;
+
+/** The scheduled recalibration: labels needed before a proposal, and where proposals go. */
+export const RECALIBRATION = {
+  /** The floor rule: under 200 labels a proposal still keeps a fifth of items with people. */
+  minLabels: 200,
+  /** Key prefix of proposals in the pipeline bucket. */
+  prefix: "calibration/",
+} as const;
+
+/** The pipeline bucket's lifecycle. */
+export const BUCKET = {
+  /** Days a replaced or deleted object's old version is kept. */
+  noncurrentVersionDays: 30,
+  /** Days server access logs are kept. */
+  accessLogDays: 90,
 } as const;

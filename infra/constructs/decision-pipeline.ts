@@ -11,9 +11,9 @@ import * as dynamodb from "aws-cdk-lib/aws-dynamodb";
 import * as events from "aws-cdk-lib/aws-events";
 import * as targets from "aws-cdk-lib/aws-events-targets";
 import * as iam from "aws-cdk-lib/aws-iam";
-import * as destinations from "aws-cdk-lib/aws-lambda-destinations";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
+import type * as s3 from "aws-cdk-lib/aws-s3";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { DECISIONS_TABLE_SCHEMA } from "../../shared/adapters/decisions-table.ts";
@@ -26,9 +26,11 @@ import {
   TABLE_ACCESS,
   TARGET_FUNCTION,
 } from "../topology.ts";
+import { PipelineBucket } from "./pipeline-bucket.ts";
 import { functionFactory, suppressFunctionFindings } from "./pipeline-function.ts";
 import { createPipelineQueues } from "./pipeline-queues.ts";
 import { ReviewAccess } from "./review-access.ts";
+import { ScheduledJobs } from "./scheduled-jobs.ts";
 
 /** Properties of {@link DecisionPipeline}. */
 export interface DecisionPipelineProps {
@@ -71,6 +73,10 @@ export class DecisionPipeline extends Construct {
   public readonly reviewIntakeFunction: NodejsFunction;
   public readonly replayFunction: NodejsFunction;
   public readonly driftFunction: NodejsFunction;
+  /** Proposes recalibrated policy versions from reviewers' labels, daily. */
+  public readonly recalibrateFunction: NodejsFunction;
+  /** Calibration proposals (`calibration/`) and batch files. */
+  public readonly bucket: s3.Bucket;
   /** Publishes each policy's review backlog every five minutes (the service-level alarms' metrics). */
   public readonly reviewBacklogFunction: NodejsFunction;
   public readonly reviewPageFunction: NodejsFunction;
@@ -223,51 +229,16 @@ export class DecisionPipeline extends Construct {
       }),
     );
 
-    this.driftFunction = fn("Drift", "drift.ts", {
-      memoryMiB: 512,
-      timeoutSeconds: 300,
-      environment: { DRIFT_PERIOD_HOURS: "24" },
-      tableAccess: TABLE_ACCESS.Drift,
+    this.bucket = new PipelineBucket(this, "Files").bucket;
+    const jobs = new ScheduledJobs(this, "Jobs", {
+      fn,
+      bus: this.bus,
+      bucket: this.bucket,
+      failures: this.targetsDeadLetterQueue,
     });
-    // Invoked asynchronously by the schedule: bounded retries, and a failed run lands in a queue
-    // (with an alarm on its depth) instead of vanishing.
-    this.driftFunction.configureAsyncInvoke({
-      retryAttempts: 2,
-      maxEventAge: Duration.hours(6),
-      onFailure: new destinations.SqsDestination(this.targetsDeadLetterQueue),
-    });
-    this.bus.grantPutEventsTo(this.driftFunction);
-    new events.Rule(this, "DriftSchedule", {
-      description: "Daily calibration drift check",
-      schedule: events.Schedule.rate(Duration.days(1)),
-      targets: [
-        new targets.LambdaFunction(this.driftFunction, {
-          retryAttempts: 2,
-          deadLetterQueue: this.targetsDeadLetterQueue,
-        }),
-      ],
-    });
-
-    this.reviewBacklogFunction = fn("ReviewBacklog", "review-backlog.ts", {
-      memoryMiB: 256,
-      timeoutSeconds: 60,
-      tableAccess: TABLE_ACCESS.ReviewBacklog,
-    });
-    this.reviewBacklogFunction.configureAsyncInvoke({
-      retryAttempts: 0,
-      maxEventAge: Duration.minutes(5),
-      onFailure: new destinations.SqsDestination(this.targetsDeadLetterQueue),
-    });
-    new events.Rule(this, "ReviewBacklogSchedule", {
-      description: "Review backlog metrics (pending items, oldest wait) every five minutes",
-      schedule: events.Schedule.rate(Duration.minutes(5)),
-      targets: [
-        new targets.LambdaFunction(this.reviewBacklogFunction, {
-          retryAttempts: 0,
-          deadLetterQueue: this.targetsDeadLetterQueue,
-        }),
-      ],
-    });
+    this.driftFunction = jobs.driftFunction;
+    this.recalibrateFunction = jobs.recalibrateFunction;
+    this.reviewBacklogFunction = jobs.reviewBacklogFunction;
 
     const rule = (name: keyof typeof RULES, target: events.IRuleTarget) =>
       new events.Rule(this, `${name[0]!.toUpperCase()}${name.slice(1)}Rule`, {
@@ -299,6 +270,7 @@ export class DecisionPipeline extends Construct {
       this.reviewAccess.authorizerFunction,
       this.reviewAccess.signInFunction,
       this.driftFunction,
+      this.recalibrateFunction,
       this.reviewBacklogFunction,
       this.decideFunction,
       this.autoActionFunction,

@@ -217,11 +217,42 @@ describe("DecisionStack", () => {
     });
   });
 
+  it("keeps proposals in an encrypted, versioned, TLS-only bucket with lifecycle rules, written only by the daily recalibration", () => {
+    const buckets = Object.entries(template.findResources("AWS::S3::Bucket") as Record<string, Resource>);
+    expect(buckets).toHaveLength(2); // the bucket and its access logs
+    for (const [, bucket] of buckets) {
+      expect(bucket.Properties.BucketEncryption).toBeDefined();
+      expect(bucket.Properties.VersioningConfiguration).toEqual({ Status: "Enabled" });
+      expect(bucket.Properties.PublicAccessBlockConfiguration).toMatchObject({
+        BlockPublicAcls: true,
+        RestrictPublicBuckets: true,
+      });
+      expect((bucket.Properties.LifecycleConfiguration as { Rules: unknown[] }).Rules.length).toBeGreaterThan(0);
+    }
+    const policies = Object.values(template.findResources("AWS::S3::BucketPolicy") as Record<string, Resource>);
+    for (const policy of policies) {
+      const text = JSON.stringify(policy.Properties.PolicyDocument);
+      expect(text).toMatch(/"aws:SecureTransport":"false"/);
+    }
+    // The recalibration may touch calibration/* only, and runs daily.
+    const role = JSON.stringify(
+      Object.values(template.findResources("AWS::IAM::Policy") as Record<string, Resource>).filter((p) =>
+        JSON.stringify(p.Properties.Roles).includes("Recalibrate"),
+      ),
+    );
+    expect(role).toMatch(/calibration\/\*/);
+    expect(role).not.toMatch(/"s3:DeleteObject\*?"/);
+    template.hasResourceProperties("AWS::Events::Rule", {
+      ScheduleExpression: "rate(1 day)",
+      Description: Match.stringLikeRegexp("recalibration"),
+    });
+  });
+
   it("runs the functions on nodejs22.x, arm64, with explicit memory and timeout", () => {
     const functions = Object.values(
       template.findResources("AWS::Lambda::Function") as Record<string, Resource>,
     );
-    expect(functions).toHaveLength(10);
+    expect(functions).toHaveLength(11);
     for (const f of functions) {
       expect(f.Properties.Runtime).toBe("nodejs22.x");
       expect(f.Properties.Architectures).toEqual(["arm64"]);

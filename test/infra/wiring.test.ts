@@ -220,6 +220,7 @@ describe("least privilege on the decisions table", () => {
     Replay: "replay.ts",
     Drift: "drift.ts",
     ReviewBacklog: "review-backlog.ts",
+    Recalibrate: "recalibrate.ts",
   };
   const commandActions: Record<string, string> = {
     GetCommand: "GetItem",

@@ -1,0 +1,53 @@
+/**
+ * The pipeline's bucket: calibration proposals under `calibration/` (and batch files as batch
+ * jobs arrive). Encrypted, TLS only, no public access, versioned, with lifecycle rules that keep
+ * old versions and unfinished uploads from piling up; its server access logs go to a second bucket
+ * with the same protections.
+ */
+import { Duration, RemovalPolicy } from "aws-cdk-lib";
+import * as s3 from "aws-cdk-lib/aws-s3";
+import { NagSuppressions } from "cdk-nag";
+import { Construct } from "constructs";
+import { BUCKET } from "../topology.ts";
+
+/** The bucket and its access-log bucket. */
+export class PipelineBucket extends Construct {
+  public readonly bucket: s3.Bucket;
+  public readonly accessLogs: s3.Bucket;
+
+  constructor(scope: Construct, id: string) {
+    super(scope, id);
+    const protections = {
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      versioned: true,
+      // Proposals and reports are the record of what was changed and why: kept when the stack goes.
+      removalPolicy: RemovalPolicy.RETAIN,
+    } as const;
+    this.accessLogs = new s3.Bucket(this, "AccessLogs", {
+      ...protections,
+      // S3 log delivery writes through the log-delivery ACL, which needs object-writer ownership.
+      objectOwnership: s3.ObjectOwnership.OBJECT_WRITER,
+      lifecycleRules: [
+        { expiration: Duration.days(BUCKET.accessLogDays), noncurrentVersionExpiration: Duration.days(1) },
+      ],
+    });
+    this.bucket = new s3.Bucket(this, "Bucket", {
+      ...protections,
+      serverAccessLogsBucket: this.accessLogs,
+      serverAccessLogsPrefix: "pipeline-bucket/",
+      lifecycleRules: [
+        {
+          id: "old-versions-and-unfinished-uploads",
+          noncurrentVersionExpiration: Duration.days(BUCKET.noncurrentVersionDays),
+          abortIncompleteMultipartUploadAfter: Duration.days(1),
+        },
+      ],
+    });
+    NagSuppressions.addResourceSuppressions(this.accessLogs, [
+      { id: "AwsSolutions-S1", reason: "This is the access-log bucket: logging it into itself would loop" },
+    ]);
+  }
+}
