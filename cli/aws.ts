@@ -8,6 +8,7 @@ import {
   documentClient,
   eventBridgeClient,
   localServiceOptions,
+  s3Client,
   sageMakerRuntimeClient,
   sqsClient,
 } from "../shared/adapters/aws-clients.ts";
@@ -15,9 +16,13 @@ import {
   type EndpointClientOptions,
   SageMakerDecisionEndpoint,
 } from "../shared/adapters/decision-endpoint.ts";
+import { DynamoDbBatchStore } from "../shared/adapters/dynamodb-batch-store.ts";
 import { DynamoDbDecisionStore } from "../shared/adapters/dynamodb-decision-store.ts";
 import { EventPublisher, type EventPublisherOptions } from "../shared/adapters/event-publisher.ts";
+import { FsObjectStore } from "../shared/adapters/fs-object-store.ts";
+import { S3ObjectStore } from "../shared/adapters/s3-object-store.ts";
 import { SqsQueue } from "../shared/adapters/sqs-queue.ts";
+import type { ObjectStore } from "../shared/domain/object-store.ts";
 
 /** The connection flags every AWS-facing command takes. */
 export const AWS_FLAGS = {
@@ -34,6 +39,21 @@ export function awsOptions(values: {
   if (values.profile) process.env.AWS_PROFILE = values.profile;
   const region = values.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION;
   return region ? { region } : {};
+}
+
+/** Batches in the decisions table. */
+export function batchStore(table: string, options: AwsClientOptions): DynamoDbBatchStore {
+  return new DynamoDbBatchStore(documentClient(options), table);
+}
+
+/** Where batch files live: the pipeline bucket, or the local mode's folder. */
+export function batchFiles(
+  where: { bucket?: string | undefined; folder?: string | undefined },
+  options: AwsClientOptions,
+): ObjectStore {
+  if (where.bucket) return new S3ObjectStore(s3Client(options), where.bucket);
+  if (where.folder) return new FsObjectStore(where.folder);
+  throw new RangeError("a bucket or a folder is needed");
 }
 
 /** The decisions table. */

@@ -84,6 +84,8 @@ export async function localCommand(argv: string[]): Promise<number> {
     "INTAKE_QUEUE_URL",
     "DLQ_URL",
     "REVIEW_QUEUE_URL",
+    "BATCH_QUEUE_URL",
+    "BATCH_FOLDER",
   ]
     .map((name) => `export ${name}=${local.env[name]}`)
     .join("\n");
@@ -95,6 +97,7 @@ export async function localCommand(argv: string[]): Promise<number> {
       "In another terminal, to look or to send more:",
       exports,
       'npx decide publish events/items/samples.jsonl --queue-url "$INTAKE_QUEUE_URL"',
+      "npx decide batch submit events/items/moderation-batch.jsonl --policy content-moderation",
       "",
       `Review page: ${local.reviewUrl}`,
       "Status:      npx decide status (after the exports above)",

@@ -58,6 +58,14 @@ const COMMANDS: Record<
       return { run: m.publishCommand, usage: m.publishUsage };
     },
   },
+  batch: {
+    what: "submits a file as a batch job, follows it, writes its results",
+    summary: "decide batch submit <file> --policy ID | status <id> [--watch] | results <id> --out F | list",
+    load: async () => {
+      const m = await import("./batch.ts");
+      return { run: m.batchCommand, usage: m.batchUsage };
+    },
+  },
   status: {
     what: "counts records per state and policy, queues and dead letters",
     summary: "decide status [--table NAME] [--queue-url URL] [--dlq-url URL]",

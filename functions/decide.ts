@@ -7,13 +7,14 @@
 import { Logger } from "@aws-lambda-powertools/logger";
 import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 import type { SQSRecord } from "aws-lambda";
-import { METRICS } from "../infra/topology.ts";
+import { MAX_RECEIVE_COUNT, METRICS } from "../infra/topology.ts";
 import { BatchingDecisionEndpoint } from "../shared/adapters/batching-endpoint.ts";
 import { SageMakerDecisionEndpoint } from "../shared/adapters/decision-endpoint.ts";
-import { type DecideDependencies, decideMessage } from "../shared/use-cases/decide-message.ts";
+import { settleDeadLetter } from "../shared/use-cases/batch-progress.ts";
+import { batchOf, type DecideDependencies, decideMessage } from "../shared/use-cases/decide-message.ts";
 import { sagemakerClient } from "./clients.ts";
-import { decideSettings } from "./config.ts";
-import { sharedDependencies } from "./dependencies.ts";
+import { decideSettings, positiveInteger } from "./config.ts";
+import { batchDependenciesFromEnv, sharedDependencies } from "./dependencies.ts";
 import { sqsBatchHandler } from "./sqs-batch-handler.ts";
 
 const logger = new Logger({ serviceName: METRICS.service.decide });
@@ -23,8 +24,11 @@ const metrics = new Metrics({ namespace: METRICS.namespace, serviceName: METRICS
 /** Builds the dependencies from the environment (once per container). */
 export async function dependenciesFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<DecideDependencies> {
   const settings = decideSettings(env);
+  const shared = await sharedDependencies(env);
+  const batches = batchDependenciesFromEnv(shared, env);
   return {
-    ...(await sharedDependencies(env)),
+    ...shared,
+    ...(batches ? { batches } : {}),
     // The records of one SQS batch go to the endpoint in one call (grouped there by policy).
     endpoint:
       settings.endpointBatchItems > 1
@@ -45,6 +49,7 @@ export async function dependenciesFromEnv(env: NodeJS.ProcessEnv = process.env):
 /** The handler for given dependencies (tests and the local mode build their own). */
 export function createDecideHandler(dependencies: () => Promise<DecideDependencies>) {
   let resolved: Promise<DecideDependencies> | undefined;
+  const maxReceiveCount = positiveInteger("MAX_RECEIVE_COUNT", MAX_RECEIVE_COUNT);
   async function recordHandler(record: SQSRecord): Promise<void> {
     resolved ??= dependencies();
     const deps = await resolved;
@@ -55,6 +60,15 @@ export function createDecideHandler(dependencies: () => Promise<DecideDependenci
       // Noted for replay's reason filter; SQS keeps the message id when it dead-letters it.
       const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
       await deps.store.noteFailure(record.messageId, reason).catch(() => undefined);
+      // The last receive: SQS moves the message to the dead-letter queue next, and its batch
+      // counts it there (a replay that decides it later moves it to decided).
+      const receives = Number(record.attributes?.ApproximateReceiveCount ?? 0);
+      const batchId = batchOf(record.body);
+      if (deps.batches && batchId && receives >= maxReceiveCount) {
+        await settleDeadLetter(deps.batches, batchId, record.body, reason).catch((cause: unknown) =>
+          logger.warn("could not count the dead letter in its batch", { batchId, cause: String(cause) }),
+        );
+      }
       throw error;
     }
     metrics.addMetric(`items_${result.outcome}`, MetricUnit.Count, 1);

@@ -7,7 +7,7 @@ import { handle } from "hono/aws-lambda";
 import { reviewerFromAuthorizer } from "../shared/adapters/review-tokens.ts";
 import { createReviewApp } from "../shared/pages/review-page.ts";
 import { reviewSettings } from "./config.ts";
-import { sharedDependencies } from "./dependencies.ts";
+import { sharedDependencies, withBatches } from "./dependencies.ts";
 import { tracer } from "./tracing.ts";
 
 let app: Promise<ReturnType<typeof createReviewApp>> | undefined;
@@ -20,6 +20,7 @@ export async function handler(
   app ??= sharedDependencies().then((deps) =>
     createReviewApp({
       ...deps,
+      ...withBatches(deps),
       ...reviewSettings(),
       identify: async (c) => reviewerFromAuthorizer(c.env?.event),
     }),

@@ -13,7 +13,7 @@ import { z } from "zod";
 import { reviewerFromAuthorizer } from "../shared/adapters/review-tokens.ts";
 import { labelItem, ReviewError, reviseLabel } from "../shared/use-cases/review-decision.ts";
 import { reviewSettings } from "./config.ts";
-import { type SharedDependencies, sharedDependencies } from "./dependencies.ts";
+import { type SharedDependencies, sharedDependencies, withBatches } from "./dependencies.ts";
 import { tracer } from "./tracing.ts";
 
 const logger = new Logger({ serviceName: "review" });
@@ -57,7 +57,11 @@ function error(
 export function createReviewHandler(dependencies: () => Promise<SharedDependencies>) {
   let resolved: Promise<SharedDependencies & ReturnType<typeof reviewSettings>> | undefined;
   async function lambdaHandler(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
-    resolved ??= dependencies().then((shared) => ({ ...shared, ...reviewSettings() }));
+    resolved ??= dependencies().then((shared) => ({
+      ...shared,
+      ...withBatches(shared),
+      ...reviewSettings(),
+    }));
     const deps = await resolved;
     const reviewer = reviewerFromAuthorizer(event);
     if (!reviewer) return error(401, "unauthenticated", "no verified reviewer on this request");

@@ -152,3 +152,22 @@ export const BUCKET = {
   /** Days server access logs are kept. */
   accessLogDays: 90,
 } as const;
+
+/**
+ * The batch lane: batch items have their own queue and event source mapping whose maximum
+ * concurrency is a share of the decide function's, so a large batch uses spare endpoint capacity
+ * and live items keep theirs.
+ */
+export const BATCH_LANE = {
+  /** Concurrent batch invocations (Lambda's minimum for a maximum concurrency is 2). @default 2 */
+  maxConcurrency: 2,
+  /** Lines per SendMessageBatch at intake. */
+  sendBatch: 10,
+  /** Batch files arrive under this prefix of the pipeline bucket. */
+  incomingPrefix: "incoming/",
+  /** Batch results and errors files go under this prefix. */
+  filesPrefix: "batches/",
+  /** The intake function: it streams the file, so memory does not grow with its size. */
+  intakeMemoryMiB: 512,
+  intakeTimeoutSeconds: 900,
+} as const;

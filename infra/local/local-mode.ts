@@ -11,7 +11,9 @@ import { defaultDemoInputs, ensureDemoModel } from "../../endpoint/models/demo-f
 import { resolveServerConfig } from "../../endpoint/server/config.ts";
 import { type RunningServer, startServer } from "../../endpoint/server/server.ts";
 import { type DecisionRecord, RECORD_STATUSES } from "../../shared/domain/decision-record.ts";
+import type { PublishesEvents } from "../../shared/domain/events.ts";
 import { MAX_BATCH, type MessageQueue } from "../../shared/domain/message-queue.ts";
+import type { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { MAX_RECEIVE_COUNT, REVIEW } from "../topology.ts";
 import type { LocalEventBus } from "./event-bus.ts";
 import { ensurePortFree, type LocalPorts, resolveLocalPorts } from "./ports.ts";
@@ -56,6 +58,8 @@ export interface LocalMode {
   readonly dlqUrl: string;
   readonly reviewQueueUrl: string;
   readonly bus: LocalEventBus;
+  /** Resolves when the batches an earlier run left unfinished have been queued again. */
+  readonly resumed: Promise<number>;
   /** Messages in the review queue (visible and in flight), which the review intake drains. */
   reviewQueueDepth(): Promise<number>;
   /** Records waiting for a reviewer. */
@@ -118,6 +122,7 @@ async function startParts(
     root: options.root,
     ports,
     dynamoDbPath: join(options.dataDir, "dynamodb"),
+    batchFolder: join(options.dataDir, "bucket"),
     // Shorter than the deployed one (six times the function timeout): local batches are small and quick.
     intake: { visibilitySeconds: 30, maxReceiveCount: MAX_RECEIVE_COUNT },
     started,
@@ -125,16 +130,21 @@ async function startParts(
   const { env, queues } = wiring;
   say(`DynamoDB Local: ${env.AWS_ENDPOINT_URL_DYNAMODB}, data in ${join(options.dataDir, "dynamodb")}`);
   say(`SQS: ${env.AWS_ENDPOINT_URL_SQS}; event bus: ${env.AWS_ENDPOINT_URL_EVENTBRIDGE}`);
-  const { sharedDependencies } = await import("../../functions/dependencies.ts");
+  const { sharedDependencies, withBatches } = await import("../../functions/dependencies.ts");
   const shared = await sharedDependencies();
   await ensurePortFree("review", ports.review);
   const reviewServer = await startLocalReviewServer(
-    { ...shared, timings: REVIEW, pageSize: REVIEW.pageSize },
+    { ...shared, ...withBatches(shared), timings: REVIEW, pageSize: REVIEW.pageSize },
     ports.review,
   );
   started.push(() => reviewServer.close());
   const reviewUrl = reviewServer.url;
   say(`review page: ${reviewUrl} (local sign-in at ${reviewUrl}/auth/login)`);
+  say(`batch files: ${env.BATCH_FOLDER} (stands in for the pipeline bucket)`);
+  // Batches a stop interrupted are read again (their queue did not survive the restart); the
+  // decide path does not decide an item twice, so this loses nothing and counts nothing twice.
+  const resuming = resumeBatches(env, shared, wiring.queues.batch!, say);
+  started.push(() => resuming);
 
   const waiting = async (queue: MessageQueue) => (await queue.depth()).visible;
   return {
@@ -142,6 +152,7 @@ async function startParts(
     reviewUrl,
     env,
     intakeUrl: queues.intake.url,
+    resumed: resuming,
     dlqUrl: queues.deadLetters.url,
     reviewQueueUrl: queues.review.url,
     bus: wiring.bus,
@@ -174,13 +185,43 @@ async function startParts(
         reviewed: count.reviewed ?? 0,
         rejected: count.rejected ?? 0,
         deadLetters: await waiting(queues.deadLetters),
-        waiting: await waiting(queues.intake),
+        waiting: (await waiting(queues.intake)) + (queues.batch ? await waiting(queues.batch) : 0),
       };
     },
     async stop() {
+      await resuming.catch(() => 0);
       await reviewServer.close();
       await wiring.stop();
       await endpoint.close(5_000);
     },
   };
+}
+
+/** Runs intake again for every batch that is not completed; returns how many. */
+async function resumeBatches(
+  env: Record<string, string>,
+  shared: { policies: PolicyRegistry; publisher: PublishesEvents },
+  queue: MessageQueue,
+  say: (line: string) => void,
+): Promise<number> {
+  const { DynamoDbBatchStore } = await import("../../shared/adapters/dynamodb-batch-store.ts");
+  const { FsObjectStore } = await import("../../shared/adapters/fs-object-store.ts");
+  const { documentClient } = await import("../../shared/adapters/aws-clients.ts");
+  const { runIntake } = await import("../../shared/use-cases/batch-intake.ts");
+  const batches = new DynamoDbBatchStore(documentClient(), env.DECISIONS_TABLE!);
+  const deps = { batches, objects: new FsObjectStore(env.BATCH_FOLDER!), queue, ...shared };
+  let resumed = 0;
+  for (const batch of await batches.listBatches(1000)) {
+    if (batch.status === "completed") continue;
+    try {
+      const after = await runIntake(deps, batch.source);
+      say(
+        `resumed batch ${batch.batchId}: ${after.counts.accepted} items queued again (decided ones are not decided twice)`,
+      );
+      resumed++;
+    } catch (error) {
+      say(`could not resume batch ${batch.batchId}: ${(error as Error).message}`);
+    }
+  }
+  return resumed;
 }

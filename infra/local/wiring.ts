@@ -13,6 +13,7 @@ import { SqsQueue } from "../../shared/adapters/sqs-queue.ts";
 import type { MessageQueue } from "../../shared/domain/message-queue.ts";
 import type { DecideDependencies } from "../../shared/use-cases/decide-message.ts";
 import {
+  BATCH_LANE,
   DECIDE_FUNCTION,
   MAX_RECEIVE_COUNT,
   RULES,
@@ -54,6 +55,10 @@ export interface WiringOptions {
   readonly intake: { readonly visibilitySeconds: number; readonly maxReceiveCount: number };
   /** Decide pollers (Lambda concurrency). @default 1 */
   readonly decidePollers?: number;
+  /** The batch lane: pollers on its queue (its maximum concurrency). @default BATCH_LANE.maxConcurrency */
+  readonly batchPollers?: number;
+  /** Folder standing in for the pipeline bucket (batch files and results); no batch lane when unset. */
+  readonly batchFolder?: string;
   /** Extra function settings (ENDPOINT_TIMEOUT_MS and the like). */
   readonly settings?: Readonly<Record<string, string>>;
   readonly hooks?: WiringHooks;
@@ -72,12 +77,18 @@ export interface LocalWiring {
     readonly autoAction: MessageQueue;
     readonly review: MessageQueue;
     readonly rejected: SqsQueue;
+    /** The batch lane's queue (present when a batch folder is set). */
+    readonly batch?: SqsQueue;
   };
   /** The decide function's dependencies (wrapped when a hook asked). */
   readonly deps: DecideDependencies;
   /** The undecorated dependencies the targets and the review page use. */
   readonly baseDeps: DecideDependencies;
-  readonly pollers: { readonly decide: SqsPoller[]; readonly targets: SqsPoller[] };
+  readonly pollers: {
+    readonly decide: SqsPoller[];
+    readonly batch: SqsPoller[];
+    readonly targets: SqsPoller[];
+  };
   /** Creates another queue on the local SQS. */
   createQueue(name: string, attributes?: Record<string, string>): Promise<SqsQueue>;
   stop(): Promise<void>;
@@ -125,6 +136,8 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
     POWERTOOLS_LOG_LEVEL: "ERROR",
     POWERTOOLS_METRICS_DISABLED: "true",
     POWERTOOLS_DEV: "false",
+    MAX_RECEIVE_COUNT: String(options.intake.maxReceiveCount),
+    ...(options.batchFolder ? { BATCH_FOLDER: options.batchFolder } : {}),
     ...options.settings,
   };
   Object.assign(process.env, env);
@@ -141,6 +154,17 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
     }),
   });
   await createQueue("targets-dlq");
+  // The batch lane: its own queue (same dead-letter queue, so replay brings its items back too),
+  // consumed by fewer pollers than the intake, so a large batch cannot take every worker.
+  const batchQueue = options.batchFolder
+    ? await createQueue("batch", {
+        VisibilityTimeout: String(options.intake.visibilitySeconds),
+        RedrivePolicy: JSON.stringify({
+          maxReceiveCount: options.intake.maxReceiveCount,
+          deadLetterTargetArn: `${ACCOUNT_ARN}:intake-dlq`,
+        }),
+      })
+    : undefined;
   const rejected = await createQueue("rejected");
 
   // The functions, imported once the environment points at the stand-ins: their clients read it.
@@ -205,21 +229,40 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
       functionName: "decide",
     }),
   );
-  const stopDecide = () => Promise.all(decide.map((poller) => poller.stop()));
+  const batchLane = batchQueue
+    ? Array.from({ length: options.batchPollers ?? BATCH_LANE.maxConcurrency }, () =>
+        startSqsPoller({
+          queue: batchQueue,
+          queueArn: `${ACCOUNT_ARN}:batch`,
+          handler: createDecideHandler(async () => deps),
+          batchSize: DECIDE_FUNCTION.batchSize,
+          functionName: "decide-batch",
+        }),
+      )
+    : [];
+  const stopDecide = () => Promise.all([...decide, ...batchLane].map((poller) => poller.stop()));
   started.push(stopDecide);
   Object.assign(env, {
     INTAKE_QUEUE_URL: intake.url,
     DLQ_URL: deadLetters.url,
     REVIEW_QUEUE_URL: review.url,
+    ...(batchQueue ? { BATCH_QUEUE_URL: batchQueue.url } : {}),
   });
 
   return {
     env,
     bus,
-    queues: { intake, deadLetters, autoAction: autoAction.queue, review: review.queue, rejected },
+    queues: {
+      intake,
+      deadLetters,
+      autoAction: autoAction.queue,
+      review: review.queue,
+      rejected,
+      ...(batchQueue ? { batch: batchQueue } : {}),
+    },
     deps,
     baseDeps,
-    pollers: { decide, targets: targets.map((target) => target.poller) },
+    pollers: { decide, batch: batchLane, targets: targets.map((target) => target.poller) },
     createQueue,
     async stop() {
       await stopDecide();

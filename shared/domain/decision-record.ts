@@ -42,6 +42,8 @@ export interface DecisionRecord {
   /** The item's state, kept for reviewers. */
   readonly state?: unknown;
   readonly metadata?: Record<string, unknown>;
+  /** The batch the item came in, when it came in one. */
+  readonly batchId?: string;
   /** Why the item was rejected. */
   readonly problems?: { field: string; message: string }[];
   readonly createdAt: string;

@@ -18,6 +18,8 @@ export const DetailType = {
   actioned: "Item Actioned",
   drift: "Calibration Drift",
   calibrationProposed: "Calibration Proposed",
+  batchCompleted: "Batch Completed",
+  batchReviewed: "Batch Reviewed",
 } as const;
 export type DetailTypeName = (typeof DetailType)[keyof typeof DetailType];
 

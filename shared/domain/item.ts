@@ -2,7 +2,9 @@
  * Items: what upstream systems send for a decision. Validated strictly, with every problem named,
  * and limited in size (SQS carries at most 256 KiB per message).
  */
+
 import { z } from "zod";
+import { BATCH_ID_PATTERN } from "./batch.ts";
 import { jsonStructureProblem } from "./contracts/json.ts";
 
 /** Largest item, serialized, in bytes (the SQS message limit). */
@@ -32,6 +34,11 @@ export const itemSchema = z
      * item (a deliberate re-decision; without it a duplicate is never decided twice).
      */
     redecide: z.boolean().optional(),
+    /** The batch the item came in (set by batch intake; counted in the batch's progress). */
+    batchId: z
+      .string()
+      .regex(BATCH_ID_PATTERN, "must be a batch id (b- and 6 to 60 lowercase letters, digits or dashes)")
+      .optional(),
   })
   .strict();
 

@@ -23,6 +23,7 @@ import { createHash } from "node:crypto";
 import type { DecidesItems } from "../adapters/decision-endpoint.ts";
 import { EndpointRejectedError, StoreRejectedError } from "../adapters/errors.ts";
 import type { PublishesEvents } from "../adapters/event-publisher.ts";
+import { BATCH_ID_PATTERN } from "../domain/batch.ts";
 import { predictionSet } from "../domain/calibration/conformal.ts";
 import { correctForPrior } from "../domain/calibration/prior.ts";
 import { applyVectorScaling } from "../domain/calibration/vector-scaling.ts";
@@ -33,6 +34,7 @@ import { type ItemProblem, parseItem } from "../domain/item.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
 import { confidence, softmax } from "../domain/probability.ts";
 import { type Route, routeDecision } from "../domain/routing.ts";
+import { type BatchDependencies, settleRecord } from "./batch-progress.ts";
 
 /** What {@link decideMessage} needs. */
 export interface DecideDependencies {
@@ -43,6 +45,11 @@ export interface DecideDependencies {
   /** How long a worker holds the right to publish; keep it below the queue's visibility timeout. */
   readonly publishLeaseMs: number;
   readonly now?: () => Date;
+  /**
+   * Batch progress (the batch lane's items carry a batch id): each item's outcome is counted in
+   * its batch once, after its event went out. Absent where no batch can arrive.
+   */
+  readonly batches?: BatchDependencies;
   /** Test seam: runs after the record is written and before its event (crash injection). */
   readonly afterRecordWrite?: (record: DecisionRecord) => void | Promise<void>;
 }
@@ -106,7 +113,8 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
   const parsed = parseItem(body, (id) => deps.policies.current(id) !== undefined);
   if (!parsed.ok) {
     const itemId = parsed.id ?? `invalid-${createHash("sha256").update(body).digest("hex").slice(0, 24)}`;
-    await reject(itemId, policyOf(body), parsed.problems, now, deps);
+    const record = await reject(itemId, policyOf(body), parsed.problems, now, deps);
+    await settleBatch(batchOf(body), record, deps);
     return { outcome: "rejected" };
   }
   const item = parsed.item;
@@ -116,6 +124,9 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
   const existing = await deps.store.latest(item.id, policy.id);
   if (existing && (!item.redecide || existing.policyVersion >= policy.version)) {
     await ensurePublished(existing, deps);
+    // Counted again harmlessly: the batch counts a member once, and a crash after the record
+    // but before the count is repaired here.
+    await settleBatch(item.batchId, existing, deps);
     return { outcome: "already_decided" };
   }
 
@@ -124,7 +135,7 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
     decision = await deps.endpoint.decide(item, policy);
   } catch (error) {
     if (error instanceof EndpointRejectedError) {
-      await reject(
+      const record = await reject(
         item.id,
         policy.id,
         [{ field: "state", message: error.message }],
@@ -132,6 +143,7 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
         deps,
         policy.version,
       );
+      await settleBatch(item.batchId, record, deps);
       return { outcome: "rejected" };
     }
     throw error;
@@ -169,6 +181,7 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
     latencyMs: Math.round(decision.latencyMs),
     state: item.state,
     ...(item.metadata ? { metadata: item.metadata } : {}),
+    ...(item.batchId ? { batchId: item.batchId } : {}),
     ...(existing?.route
       ? {
           supersedes: {
@@ -190,7 +203,7 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
     ({ record: winner, created } = await deps.store.create(record, leaseUntil));
   } catch (error) {
     if (!(error instanceof StoreRejectedError)) throw error;
-    await reject(
+    const refused = await reject(
       item.id,
       policy.id,
       [{ field: "item", message: `cannot be stored: ${error.message}` }],
@@ -198,10 +211,12 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
       deps,
       policy.version,
     );
+    await settleBatch(item.batchId, refused, deps);
     return { outcome: "rejected" };
   }
   await deps.afterRecordWrite?.(winner);
   await ensurePublished(winner, deps, created);
+  await settleBatch(item.batchId, winner, deps);
   return winner.route ? { outcome: "decided", route: winner.route } : { outcome: "decided" };
 }
 
@@ -212,7 +227,7 @@ async function reject(
   now: string,
   deps: DecideDependencies,
   policyVersion = 0,
-): Promise<void> {
+): Promise<DecisionRecord> {
   const { record, created } = await deps.store.create(
     {
       itemId,
@@ -227,6 +242,26 @@ async function reject(
     (deps.now ?? (() => new Date()))().getTime() + deps.publishLeaseMs,
   );
   await ensurePublished(record, deps, created);
+  return record;
+}
+
+/** Counts the record's item in its batch, when it came in one and batches are tracked here. */
+async function settleBatch(
+  batchId: string | undefined,
+  record: DecisionRecord,
+  deps: DecideDependencies,
+): Promise<void> {
+  if (batchId && deps.batches) await settleRecord(deps.batches, batchId, record);
+}
+
+/** The batch id an unparseable item names, if it names a valid one. */
+export function batchOf(body: string): string | undefined {
+  try {
+    const batchId = (JSON.parse(body) as { batchId?: unknown }).batchId;
+    return typeof batchId === "string" && BATCH_ID_PATTERN.test(batchId) ? batchId : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The policy an unparseable item names, if it names one, for the rejection record. */

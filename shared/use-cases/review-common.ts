@@ -9,6 +9,7 @@ import type { PublishesEvents } from "../domain/events.ts";
 import type { Policy } from "../domain/policy/policy.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
 import { mayReview, type ReviewEntry, type Reviewer } from "../domain/review.ts";
+import type { BatchDependencies } from "./batch-progress.ts";
 
 /** What the review use cases need. */
 export interface ReviewDependencies {
@@ -18,6 +19,8 @@ export interface ReviewDependencies {
   readonly now?: () => Date;
   /** How long opening an item claims it, and how long a reviewer may change or undo their own label. */
   readonly timings: { readonly claimMs: number; readonly changeWindowMs: number };
+  /** Batch progress: labels on batch items are counted in their batch. */
+  readonly batches?: BatchDependencies;
 }
 
 /** A label for an item. */

@@ -11,6 +11,7 @@ import type { DecisionRecord } from "../domain/decision-record.ts";
 import type { RecordKey } from "../domain/decision-store.ts";
 import { DetailType, pipelineEvent } from "../domain/events.ts";
 import { claimedByOther, isAdmin, type ReviewClaim, type Reviewer } from "../domain/review.ts";
+import { settleLabel } from "./batch-progress.ts";
 import {
   checkLabel,
   clock,
@@ -189,4 +190,7 @@ export async function publishReviewed(record: DecisionRecord, deps: ReviewDepend
     ),
   ]);
   await deps.store.transition(record, "reviewed", "reviewed", { reviewEventPublished: true });
+  // A batch item: its label goes into the batch's results (once), and a fully reviewed batch is announced.
+  if (record.batchId && record.label && deps.batches)
+    await settleLabel(deps.batches, record.batchId, record.itemId, record.label);
 }

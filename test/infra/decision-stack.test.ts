@@ -227,9 +227,13 @@ describe("DecisionStack", () => {
         BlockPublicAcls: true,
         RestrictPublicBuckets: true,
       });
-      expect((bucket.Properties.LifecycleConfiguration as { Rules: unknown[] }).Rules.length).toBeGreaterThan(0);
+      expect((bucket.Properties.LifecycleConfiguration as { Rules: unknown[] }).Rules.length).toBeGreaterThan(
+        0,
+      );
     }
-    const policies = Object.values(template.findResources("AWS::S3::BucketPolicy") as Record<string, Resource>);
+    const policies = Object.values(
+      template.findResources("AWS::S3::BucketPolicy") as Record<string, Resource>,
+    );
     for (const policy of policies) {
       const text = JSON.stringify(policy.Properties.PolicyDocument);
       expect(text).toMatch(/"aws:SecureTransport":"false"/);

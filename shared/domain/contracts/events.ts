@@ -105,6 +105,41 @@ export const calibrationProposedSchema = z.object({
   proposedAt: z.string(),
 });
 
+const batchCounts = z.object({
+  lines: z.number().int(),
+  accepted: z.number().int(),
+  rejected: z.number().int(),
+  decided: z.number().int(),
+  auto: z.number().int(),
+  human: z.number().int(),
+  failed: z.number().int(),
+  deadLettered: z.number().int(),
+  reviewed: z.number().int(),
+});
+
+/** "Batch Completed": every accepted item of a batch reached a terminal state; the files are written. */
+export const batchCompletedSchema = z.object({
+  eventId,
+  batchId: z.string(),
+  policyId: z.string(),
+  source: z.string(),
+  counts: batchCounts,
+  /** Object keys of the results file and the errors file. */
+  results: z.string(),
+  errors: z.string(),
+  completedAt: z.string(),
+});
+
+/** "Batch Reviewed": every escalated item of a completed batch has its label; the results file has them. */
+export const batchReviewedSchema = z.object({
+  eventId,
+  batchId: z.string(),
+  policyId: z.string(),
+  counts: batchCounts,
+  results: z.string(),
+  reviewedAt: z.string(),
+});
+
 /** Every event's detail schema by detail type. */
 export const EVENT_DETAIL_SCHEMAS = {
   [DetailType.requested]: itemSchema,
@@ -114,4 +149,6 @@ export const EVENT_DETAIL_SCHEMAS = {
   [DetailType.revised]: decisionReviewRevisedSchema,
   [DetailType.actioned]: itemActionedSchema,
   [DetailType.calibrationProposed]: calibrationProposedSchema,
+  [DetailType.batchCompleted]: batchCompletedSchema,
+  [DetailType.batchReviewed]: batchReviewedSchema,
 } as const;

@@ -1,0 +1,298 @@
+/**
+ * Batches in the decisions table, beside the records: the batch under `BATCH#<id>` / `BATCH`, each
+ * member under `BATCH#<id>` / `MEMBER#<itemId>`. A member's state and the batch's counters move in
+ * one transaction whose condition is the member's previous state, so two workers (or a
+ * redelivery) can never count one item twice. Batches carry `status = "batch"` so that the
+ * table's status index lists them newest first without a scan; their own status is `batchStatus`.
+ */
+import { TransactionCanceledException } from "@aws-sdk/client-dynamodb";
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
+import {
+  type BatchCounts,
+  type BatchMember,
+  type BatchRecord,
+  type BatchStore,
+  countDelta,
+  type MemberState,
+  mayMove,
+  NO_COUNTS,
+} from "../domain/batch.ts";
+import { STATUS_INDEX } from "./decisions-table.ts";
+import { StoreUnavailableError } from "./errors.ts";
+
+const BATCH_SK = "BATCH";
+/** The status-index partition that lists batches. */
+const BATCH_MARK = "batch";
+const COUNT_KEYS = Object.keys(NO_COUNTS) as (keyof BatchCounts)[];
+
+const batchKey = (batchId: string) => ({ pk: `BATCH#${batchId}`, sk: BATCH_SK });
+const memberKey = (batchId: string, itemId: string) => ({ pk: `BATCH#${batchId}`, sk: `MEMBER#${itemId}` });
+
+function isConditionFailure(error: unknown): boolean {
+  const name = (error as { name?: string })?.name;
+  return (
+    name === "ConditionalCheckFailedException" ||
+    error instanceof TransactionCanceledException ||
+    name === "TransactionCanceledException"
+  );
+}
+
+function toBatch(item: Record<string, unknown>): BatchRecord {
+  const { pk: _pk, sk: _sk, status: _mark, batchStatus, ...rest } = item;
+  const counts = Object.fromEntries(
+    COUNT_KEYS.map((k) => [k, Number(rest[k] ?? 0)]),
+  ) as unknown as BatchCounts;
+  for (const k of COUNT_KEYS) delete rest[k];
+  return {
+    ...(rest as Omit<BatchRecord, "status" | "counts">),
+    status: batchStatus as BatchRecord["status"],
+    counts,
+  };
+}
+
+/**
+ * A member as stored: its record status under `recordStatus`, since an item with a `status`
+ * would appear in the status index (the review queue).
+ */
+function memberItem(member: BatchMember): Record<string, unknown> {
+  const { status, ...rest } = member;
+  return { ...rest, ...(status ? { recordStatus: status } : {}) };
+}
+
+/** The batch store on the decisions table. */
+export class DynamoDbBatchStore implements BatchStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    readonly tableName: string,
+  ) {}
+
+  private async call<T>(what: string, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      if (isConditionFailure(error)) throw error;
+      throw new StoreUnavailableError(`decisions table ${what} failed: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+  }
+
+  async createBatch(batch: BatchRecord): Promise<boolean> {
+    const { status, counts, ...rest } = batch;
+    try {
+      await this.call("put batch", () =>
+        this.client.send(
+          new PutCommand({
+            TableName: this.tableName,
+            Item: { ...batchKey(batch.batchId), ...rest, ...counts, batchStatus: status, status: BATCH_MARK },
+            ConditionExpression: "attribute_not_exists(pk)",
+          }),
+        ),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  async getBatch(batchId: string): Promise<BatchRecord | undefined> {
+    const output = await this.call("get batch", () =>
+      this.client.send(
+        new GetCommand({ TableName: this.tableName, Key: batchKey(batchId), ConsistentRead: true }),
+      ),
+    );
+    return output.Item ? toBatch(output.Item) : undefined;
+  }
+
+  async listBatches(limit: number): Promise<BatchRecord[]> {
+    const output = await this.call("list batches", () =>
+      this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: STATUS_INDEX,
+          KeyConditionExpression: "#status = :batch",
+          ExpressionAttributeNames: { "#status": "status" },
+          ExpressionAttributeValues: { ":batch": BATCH_MARK },
+          ScanIndexForward: false,
+          Limit: limit,
+        }),
+      ),
+    );
+    return (output.Items ?? []).map(toBatch);
+  }
+
+  async finishIntake(
+    batchId: string,
+    counts: Pick<BatchCounts, "lines" | "accepted" | "rejected">,
+    now: Date,
+  ): Promise<BatchRecord> {
+    const output = await this.call("finish intake", () =>
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: batchKey(batchId),
+          UpdateExpression:
+            "SET #lines = :lines, accepted = :accepted, rejected = :rejected, batchStatus = :running, submittedAt = :now",
+          ConditionExpression: "attribute_exists(pk)",
+          ExpressionAttributeNames: { "#lines": "lines" },
+          ExpressionAttributeValues: {
+            ":lines": counts.lines,
+            ":accepted": counts.accepted,
+            ":rejected": counts.rejected,
+            ":running": "running",
+            ":now": now.toISOString(),
+          },
+          ReturnValues: "ALL_NEW",
+        }),
+      ),
+    );
+    return toBatch(output.Attributes!);
+  }
+
+  async recordMember(batchId: string, member: BatchMember): Promise<BatchRecord | undefined> {
+    const previous = await this.memberState(batchId, member.itemId);
+    if (!mayMove(previous, member.state)) return undefined;
+    const delta = countDelta(previous, member.state);
+    const names: Record<string, string> = {};
+    const values: Record<string, number> = {};
+    const adds = Object.entries(delta).map(([key, by], i) => {
+      names[`#c${i}`] = key;
+      values[`:c${i}`] = by!;
+      return `#c${i} :c${i}`;
+    });
+    try {
+      await this.call("record member", () =>
+        this.client.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              {
+                Put: {
+                  TableName: this.tableName,
+                  Item: { ...memberKey(batchId, member.itemId), ...memberItem(member) },
+                  // The state it was read in: a concurrent writer that got there first wins.
+                  ...(previous === undefined
+                    ? { ConditionExpression: "attribute_not_exists(pk)" }
+                    : {
+                        ConditionExpression: "#state = :previous",
+                        ExpressionAttributeNames: { "#state": "state" },
+                        ExpressionAttributeValues: { ":previous": previous },
+                      }),
+                },
+              },
+              {
+                Update: {
+                  TableName: this.tableName,
+                  Key: batchKey(batchId),
+                  UpdateExpression: `ADD ${adds.join(", ")}`,
+                  ConditionExpression: "attribute_exists(pk)",
+                  ExpressionAttributeNames: names,
+                  ExpressionAttributeValues: values,
+                },
+              },
+            ],
+          }),
+        ),
+      );
+    } catch (error) {
+      if (isConditionFailure(error)) return undefined;
+      throw error;
+    }
+    return this.getBatch(batchId);
+  }
+
+  async recordLabel(batchId: string, itemId: string, label: string): Promise<BatchRecord | undefined> {
+    try {
+      await this.call("record label", () =>
+        this.client.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              {
+                Update: {
+                  TableName: this.tableName,
+                  Key: memberKey(batchId, itemId),
+                  UpdateExpression: "SET label = :label",
+                  ConditionExpression: "#state = :human AND attribute_not_exists(label)",
+                  ExpressionAttributeNames: { "#state": "state" },
+                  ExpressionAttributeValues: { ":label": label, ":human": "human" },
+                },
+              },
+              {
+                Update: {
+                  TableName: this.tableName,
+                  Key: batchKey(batchId),
+                  UpdateExpression: "ADD reviewed :one",
+                  ExpressionAttributeValues: { ":one": 1 },
+                },
+              },
+            ],
+          }),
+        ),
+      );
+    } catch (error) {
+      if (isConditionFailure(error)) return undefined;
+      throw error;
+    }
+    return this.getBatch(batchId);
+  }
+
+  private async memberState(batchId: string, itemId: string): Promise<MemberState | undefined> {
+    const output = await this.call("get member", () =>
+      this.client.send(
+        new GetCommand({ TableName: this.tableName, Key: memberKey(batchId, itemId), ConsistentRead: true }),
+      ),
+    );
+    return output.Item?.state as MemberState | undefined;
+  }
+
+  async members(batchId: string): Promise<BatchMember[]> {
+    const out: BatchMember[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const output = await this.call("list members", () =>
+        this.client.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            KeyConditionExpression: "pk = :pk AND begins_with(sk, :member)",
+            ExpressionAttributeValues: { ":pk": `BATCH#${batchId}`, ":member": "MEMBER#" },
+            ExclusiveStartKey: start,
+            ConsistentRead: true,
+          }),
+        ),
+      );
+      for (const item of output.Items ?? []) {
+        const { pk: _pk, sk: _sk, recordStatus, ...member } = item;
+        out.push({ ...member, ...(recordStatus ? { status: recordStatus } : {}) } as BatchMember);
+      }
+      start = output.LastEvaluatedKey;
+    } while (start);
+    return out;
+  }
+
+  async updateBatch(
+    batchId: string,
+    fields: Partial<Omit<BatchRecord, "batchId" | "counts">>,
+  ): Promise<void> {
+    const entries = Object.entries(fields).map(([k, v]) => [k === "status" ? "batchStatus" : k, v] as const);
+    if (entries.length === 0) return;
+    await this.call("update batch", () =>
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: batchKey(batchId),
+          UpdateExpression: `SET ${entries.map((_, i) => `#f${i} = :f${i}`).join(", ")}`,
+          ConditionExpression: "attribute_exists(pk)",
+          ExpressionAttributeNames: Object.fromEntries(entries.map(([k], i) => [`#f${i}`, k])),
+          ExpressionAttributeValues: Object.fromEntries(entries.map(([, v], i) => [`:f${i}`, v])),
+        }),
+      ),
+    );
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * The batch store in memory, for the use cases' tests without servers; it passes the same
+ * contract suite as the DynamoDB one (`test/helpers/batch-store.contract.ts`).
+ */
+import {
+  type BatchCounts,
+  type BatchMember,
+  type BatchRecord,
+  type BatchStore,
+  countDelta,
+  mayMove,
+} from "../domain/batch.ts";
+
+/** Batches and members in maps; every method copies, so callers never share state with it. */
+export class InMemoryBatchStore implements BatchStore {
+  private readonly batches = new Map<string, BatchRecord>();
+  private readonly memberMaps = new Map<string, Map<string, BatchMember>>();
+
+  async createBatch(batch: BatchRecord): Promise<boolean> {
+    if (this.batches.has(batch.batchId)) return false;
+    this.batches.set(batch.batchId, structuredClone(batch));
+    this.memberMaps.set(batch.batchId, new Map());
+    return true;
+  }
+
+  async getBatch(batchId: string): Promise<BatchRecord | undefined> {
+    const batch = this.batches.get(batchId);
+    return batch ? structuredClone(batch) : undefined;
+  }
+
+  async listBatches(limit: number): Promise<BatchRecord[]> {
+    return [...this.batches.values()]
+      .sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0))
+      .slice(0, limit)
+      .map((b) => structuredClone(b));
+  }
+
+  async finishIntake(
+    batchId: string,
+    counts: Pick<BatchCounts, "lines" | "accepted" | "rejected">,
+    now: Date,
+  ): Promise<BatchRecord> {
+    const batch = this.require(batchId);
+    const next = {
+      ...batch,
+      status: "running" as const,
+      submittedAt: now.toISOString(),
+      counts: { ...batch.counts, ...counts },
+    };
+    this.batches.set(batchId, next);
+    return structuredClone(next);
+  }
+
+  async recordMember(batchId: string, member: BatchMember): Promise<BatchRecord | undefined> {
+    const batch = this.require(batchId);
+    const members = this.memberMaps.get(batchId)!;
+    const previous = members.get(member.itemId)?.state;
+    if (!mayMove(previous, member.state)) return undefined;
+    members.set(member.itemId, structuredClone(member));
+    const counts = { ...batch.counts } as Record<keyof BatchCounts, number>;
+    for (const [key, by] of Object.entries(countDelta(previous, member.state)))
+      counts[key as keyof BatchCounts] += by!;
+    this.batches.set(batchId, { ...batch, counts });
+    return this.getBatch(batchId);
+  }
+
+  async recordLabel(batchId: string, itemId: string, label: string): Promise<BatchRecord | undefined> {
+    const batch = this.require(batchId);
+    const member = this.memberMaps.get(batchId)!.get(itemId);
+    if (member?.state !== "human" || member.label !== undefined) return undefined;
+    this.memberMaps.get(batchId)!.set(itemId, { ...member, label });
+    this.batches.set(batchId, { ...batch, counts: { ...batch.counts, reviewed: batch.counts.reviewed + 1 } });
+    return this.getBatch(batchId);
+  }
+
+  async members(batchId: string): Promise<BatchMember[]> {
+    return [...(this.memberMaps.get(batchId)?.values() ?? [])]
+      .sort((a, b) => (a.itemId < b.itemId ? -1 : a.itemId > b.itemId ? 1 : 0))
+      .map((m) => structuredClone(m));
+  }
+
+  async updateBatch(
+    batchId: string,
+    fields: Partial<Omit<BatchRecord, "batchId" | "counts">>,
+  ): Promise<void> {
+    this.batches.set(batchId, { ...this.require(batchId), ...structuredClone(fields) });
+  }
+
+  private require(batchId: string): BatchRecord {
+    const batch = this.batches.get(batchId);
+    if (!batch) throw new RangeError(`no batch ${batchId}`);
+    return batch;
+  }
+}

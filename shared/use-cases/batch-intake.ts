@@ -1,0 +1,174 @@
+/**
+ * Batch intake: a file in the object store (`incoming/<policy>/[<batchId>/]<name>`) becomes a
+ * batch. The object is streamed line by line (memory stays flat whatever its size, apart from the
+ * set of ids seen, to refuse a repeated id), each line validated with the pipeline's own item
+ * rules, tagged with the batch id, and sent to the batch lane's queue in batches of 10 with
+ * retries; refused lines are written with their line numbers and reasons next to the batch's
+ * files. Running it again on the same file (a redelivered S3 notification, a restart of the
+ * local mode half-way) sends the same items again, which the decide path never decides twice,
+ * and sets the same counts: nothing is lost and nothing counted twice.
+ */
+import { createHash } from "node:crypto";
+import { createInterface } from "node:readline";
+import { Readable } from "node:stream";
+import { parse as parseCsvStream } from "csv-parse";
+import { BATCH_ID_PATTERN, type BatchRecord, type BatchStore, NO_COUNTS } from "../domain/batch.ts";
+import { parseItem } from "../domain/item.ts";
+import type { MessageQueue } from "../domain/message-queue.ts";
+import type { ObjectStore } from "../domain/object-store.ts";
+import type { PolicyRegistry } from "../domain/policy/registry.ts";
+import { type BatchDependencies, batchKeys, finishIfDone } from "./batch-progress.ts";
+import { sendItems } from "./publish/send-items.ts";
+
+/** Where batch files arrive. */
+export const INCOMING_PREFIX = "incoming/";
+
+/** What intake needs. */
+export interface IntakeDependencies extends BatchDependencies {
+  readonly policies: PolicyRegistry;
+  /** The batch lane's queue. */
+  readonly queue: MessageQueue;
+}
+
+/** The batch a file's key stands for: its policy, and its id (from the key, or a hash of it). */
+export function batchOfKey(key: string, etag = ""): { policyId: string; batchId: string; name: string } {
+  const parts = key.slice(INCOMING_PREFIX.length).split("/");
+  if (!key.startsWith(INCOMING_PREFIX) || parts.length < 2)
+    throw new RangeError(`${key}: batch files go under ${INCOMING_PREFIX}<policy>/[<batch id>/]<file>`);
+  const [policyId, ...rest] = parts;
+  const named = rest.length > 1 && BATCH_ID_PATTERN.test(rest[0]!) ? rest[0]! : undefined;
+  const batchId = named ?? `b-${createHash("sha256").update(`${key}|${etag}`).digest("hex").slice(0, 20)}`;
+  return { policyId: policyId!, batchId, name: rest.at(-1)! };
+}
+
+/** A progress callback: lines read so far. */
+export type IntakeProgress = (read: { lines: number; accepted: number; rejected: number }) => void;
+
+/** Reads `key` into the batch it names; returns the batch after intake. */
+export async function runIntake(
+  deps: IntakeDependencies,
+  key: string,
+  options: { etag?: string; onProgress?: IntakeProgress } = {},
+): Promise<BatchRecord> {
+  const { policyId, batchId, name } = batchOfKey(key, options.etag);
+  const now = (deps.now ?? (() => new Date()))();
+  const known = (id: string) => deps.policies.current(id) !== undefined;
+  const fresh: BatchRecord = {
+    batchId,
+    policyId,
+    source: key,
+    status: "submitting",
+    counts: NO_COUNTS,
+    createdAt: now.toISOString(),
+  };
+  await deps.batches.createBatch(fresh); // false on a rerun: the batch exists, intake runs again
+  const stream = await deps.objects.read(key);
+  if (!stream) throw new RangeError(`${key}: no such object`);
+  const refused: string[] = [];
+  const seen = new Map<string, number>();
+  let pending: { line: number; id: string; body: string }[] = [];
+  const counts = { lines: 0, accepted: 0, rejected: 0 };
+  const flush = async () => {
+    if (pending.length === 0) return;
+    await sendItems(pending, { kind: "queue", queue: deps.queue });
+    pending = [];
+    options.onProgress?.({ ...counts });
+  };
+  const refuse = (line: number, problems: { field: string; message: string }[]) => {
+    counts.rejected++;
+    refused.push(JSON.stringify({ line, stage: "intake", problems }));
+  };
+  for await (const { line, body } of lines(stream, name.toLowerCase().endsWith(".csv") ? "csv" : "jsonl")) {
+    counts.lines++;
+    if (!known(policyId)) {
+      refuse(line, [{ field: "policy", message: `unknown policy "${policyId}" (from the file's folder)` }]);
+      continue;
+    }
+    const withPolicy = withBatch(body, policyId, batchId);
+    if (typeof withPolicy !== "string") {
+      refuse(line, [withPolicy]);
+      continue;
+    }
+    const parsed = parseItem(withPolicy, known);
+    if (!parsed.ok) {
+      refuse(line, parsed.problems);
+      continue;
+    }
+    const first = seen.get(parsed.item.id);
+    if (first !== undefined) {
+      refuse(line, [{ field: "id", message: `"${parsed.item.id}" repeats line ${first}` }]);
+      continue;
+    }
+    seen.set(parsed.item.id, line);
+    counts.accepted++;
+    pending.push({ line, id: parsed.item.id, body: JSON.stringify(parsed.item) });
+    if (pending.length === 10) await flush();
+  }
+  await flush();
+  await deps.objects.put(batchKeys(batchId).rejected, refused.length ? `${refused.join("\n")}\n` : "");
+  const batch = await deps.batches.finishIntake(batchId, counts, (deps.now ?? (() => new Date()))());
+  options.onProgress?.({ ...counts });
+  // A batch whose every line was refused (or whose items were all decided during a rerun) is done now.
+  await finishIfDone(deps, batch);
+  return (await deps.batches.getBatch(batchId)) ?? batch;
+}
+
+/**
+ * The line's item with the batch's id added and the batch's policy filled in; a problem when the
+ * line names another policy or is not a JSON object (the item rules report everything else).
+ */
+function withBatch(
+  body: string,
+  policyId: string,
+  batchId: string,
+): string | { field: string; message: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return body; // parseItem names the JSON problem
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return body;
+  const item = value as Record<string, unknown>;
+  if (item.policy !== undefined && item.policy !== policyId)
+    return {
+      field: "policy",
+      message: `"${String(item.policy)}" differs from the batch's policy "${policyId}"`,
+    };
+  return JSON.stringify({ ...item, policy: policyId, batchId });
+}
+
+/** The lines of a JSONL or CSV stream, with their line numbers, as item JSON bodies. */
+async function* lines(
+  stream: AsyncIterable<Uint8Array>,
+  format: "jsonl" | "csv",
+): AsyncGenerator<{ line: number; body: string }> {
+  const readable = Readable.from(stream);
+  if (format === "jsonl") {
+    let number = 0;
+    for await (const raw of createInterface({ input: readable, crlfDelay: Number.POSITIVE_INFINITY })) {
+      number++;
+      if (raw.trim()) yield { line: number, body: raw };
+    }
+    return;
+  }
+  const parser = readable.pipe(
+    parseCsvStream({ columns: true, skip_empty_lines: true, relax_column_count: true, info: true }),
+  );
+  for await (const { record, info } of parser as AsyncIterable<{
+    record: Record<string, string>;
+    info: { lines: number };
+  }>) {
+    const { id, policy, state, ...rest } = record;
+    const metadata = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined && v !== ""));
+    yield {
+      line: info.lines,
+      body: JSON.stringify({
+        id,
+        ...(policy ? { policy } : {}),
+        state,
+        ...(Object.keys(metadata).length ? { metadata } : {}),
+      }),
+    };
+  }
+}
