@@ -12,7 +12,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { basename } from "node:path";
 import { parseArgs } from "node:util";
 import { sleep } from "../shared/domain/backoff.ts";
-import { type BatchRecord, isComplete } from "../shared/domain/batch.ts";
+import type { BatchRecord } from "../shared/domain/batch.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import { runIntake } from "../shared/use-cases/batch-intake.ts";
 import { batchKeys, readText } from "../shared/use-cases/batch-progress.ts";

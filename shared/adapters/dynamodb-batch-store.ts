@@ -14,6 +14,7 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
+import { backoff } from "../domain/backoff.ts";
 import {
   type BatchCounts,
   type BatchMember,
@@ -35,17 +36,36 @@ const COUNT_KEYS = Object.keys(NO_COUNTS) as (keyof BatchCounts)[];
 const batchKey = (batchId: string) => ({ pk: `BATCH#${batchId}`, sk: BATCH_SK });
 const memberKey = (batchId: string, itemId: string) => ({ pk: `BATCH#${batchId}`, sk: `MEMBER#${itemId}` });
 
+/**
+ * Whether a write failed on its condition (for a member: it was counted already). A transaction
+ * cancelled for another reason (a conflict with a concurrent transaction on the batch's counters,
+ * throttling) is not, and must never be taken for "already counted".
+ */
 function isConditionFailure(error: unknown): boolean {
   const name = (error as { name?: string })?.name;
-  return (
-    name === "ConditionalCheckFailedException" ||
-    error instanceof TransactionCanceledException ||
-    name === "TransactionCanceledException"
+  if (name === "ConditionalCheckFailedException") return true;
+  if (!(error instanceof TransactionCanceledException || name === "TransactionCanceledException"))
+    return false;
+  const codes = cancellationCodes(error);
+  return codes.includes("ConditionalCheckFailed") && !codes.includes("TransactionConflict");
+}
+
+function cancellationCodes(error: unknown): string[] {
+  return ((error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? []).map(
+    (r) => r.Code ?? "",
   );
 }
 
 function toBatch(item: Record<string, unknown>): BatchRecord {
-  const { pk: _pk, sk: _sk, status: _mark, batchStatus, ...rest } = item;
+  const {
+    pk: _pk,
+    sk: _sk,
+    status: _mark,
+    batchStatus,
+    completedLeaseUntil: _c,
+    reviewedLeaseUntil: _r,
+    ...rest
+  } = item;
   const counts = Object.fromEntries(
     COUNT_KEYS.map((k) => [k, Number(rest[k] ?? 0)]),
   ) as unknown as BatchCounts;
@@ -81,6 +101,31 @@ export class DynamoDbBatchStore implements BatchStore {
       throw new StoreUnavailableError(`decisions table ${what} failed: ${(error as Error).message}`, {
         cause: error,
       });
+    }
+  }
+
+  /**
+   * Runs a transaction; false when its condition failed. A conflict with a concurrent transaction
+   * (two members of one batch counted at once) is tried again with backoff.
+   */
+  private async transact(
+    what: string,
+    input: ConstructorParameters<typeof TransactWriteCommand>[0],
+  ): Promise<boolean> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.client.send(new TransactWriteCommand(input));
+        return true;
+      } catch (error) {
+        if (cancellationCodes(error).includes("TransactionConflict") && attempt < 10) {
+          await backoff(attempt + 1, 20);
+          continue;
+        }
+        if (isConditionFailure(error)) return false;
+        throw new StoreUnavailableError(`decisions table ${what} failed: ${(error as Error).message}`, {
+          cause: error,
+        });
+      }
     }
   }
 
@@ -168,79 +213,61 @@ export class DynamoDbBatchStore implements BatchStore {
       values[`:c${i}`] = by!;
       return `#c${i} :c${i}`;
     });
-    try {
-      await this.call("record member", () =>
-        this.client.send(
-          new TransactWriteCommand({
-            TransactItems: [
-              {
-                Put: {
-                  TableName: this.tableName,
-                  Item: { ...memberKey(batchId, member.itemId), ...memberItem(member) },
-                  // The state it was read in: a concurrent writer that got there first wins.
-                  ...(previous === undefined
-                    ? { ConditionExpression: "attribute_not_exists(pk)" }
-                    : {
-                        ConditionExpression: "#state = :previous",
-                        ExpressionAttributeNames: { "#state": "state" },
-                        ExpressionAttributeValues: { ":previous": previous },
-                      }),
-                },
-              },
-              {
-                Update: {
-                  TableName: this.tableName,
-                  Key: batchKey(batchId),
-                  UpdateExpression: `ADD ${adds.join(", ")}`,
-                  ConditionExpression: "attribute_exists(pk)",
-                  ExpressionAttributeNames: names,
-                  ExpressionAttributeValues: values,
-                },
-              },
-            ],
-          }),
-        ),
-      );
-    } catch (error) {
-      if (isConditionFailure(error)) return undefined;
-      throw error;
-    }
-    return this.getBatch(batchId);
+    const written = await this.transact("record member", {
+      TransactItems: [
+        {
+          Put: {
+            TableName: this.tableName,
+            Item: { ...memberKey(batchId, member.itemId), ...memberItem(member) },
+            // The state it was read in: a concurrent writer that got there first wins.
+            ...(previous === undefined
+              ? { ConditionExpression: "attribute_not_exists(pk)" }
+              : {
+                  ConditionExpression: "#state = :previous",
+                  ExpressionAttributeNames: { "#state": "state" },
+                  ExpressionAttributeValues: { ":previous": previous },
+                }),
+          },
+        },
+        {
+          Update: {
+            TableName: this.tableName,
+            Key: batchKey(batchId),
+            UpdateExpression: `ADD ${adds.join(", ")}`,
+            ConditionExpression: "attribute_exists(pk)",
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: values,
+          },
+        },
+      ],
+    });
+    return written ? this.getBatch(batchId) : undefined;
   }
 
   async recordLabel(batchId: string, itemId: string, label: string): Promise<BatchRecord | undefined> {
-    try {
-      await this.call("record label", () =>
-        this.client.send(
-          new TransactWriteCommand({
-            TransactItems: [
-              {
-                Update: {
-                  TableName: this.tableName,
-                  Key: memberKey(batchId, itemId),
-                  UpdateExpression: "SET label = :label",
-                  ConditionExpression: "#state = :human AND attribute_not_exists(label)",
-                  ExpressionAttributeNames: { "#state": "state" },
-                  ExpressionAttributeValues: { ":label": label, ":human": "human" },
-                },
-              },
-              {
-                Update: {
-                  TableName: this.tableName,
-                  Key: batchKey(batchId),
-                  UpdateExpression: "ADD reviewed :one",
-                  ExpressionAttributeValues: { ":one": 1 },
-                },
-              },
-            ],
-          }),
-        ),
-      );
-    } catch (error) {
-      if (isConditionFailure(error)) return undefined;
-      throw error;
-    }
-    return this.getBatch(batchId);
+    const written = await this.transact("record label", {
+      TransactItems: [
+        {
+          Update: {
+            TableName: this.tableName,
+            Key: memberKey(batchId, itemId),
+            UpdateExpression: "SET label = :label",
+            ConditionExpression: "#state = :human AND attribute_not_exists(label)",
+            ExpressionAttributeNames: { "#state": "state" },
+            ExpressionAttributeValues: { ":label": label, ":human": "human" },
+          },
+        },
+        {
+          Update: {
+            TableName: this.tableName,
+            Key: batchKey(batchId),
+            UpdateExpression: "ADD reviewed :one",
+            ExpressionAttributeValues: { ":one": 1 },
+          },
+        },
+      ],
+    });
+    return written ? this.getBatch(batchId) : undefined;
   }
 
   private async memberState(batchId: string, itemId: string): Promise<MemberState | undefined> {
@@ -274,6 +301,34 @@ export class DynamoDbBatchStore implements BatchStore {
       start = output.LastEvaluatedKey;
     } while (start);
     return out;
+  }
+
+  async claimAnnouncement(
+    batchId: string,
+    phase: "completed" | "reviewed",
+    now: number,
+    until: number,
+  ): Promise<boolean> {
+    const flag = phase === "completed" ? "completedEventPublished" : "reviewedEventPublished";
+    try {
+      await this.call("claim announcement", () =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: batchKey(batchId),
+            UpdateExpression: "SET #lease = :until",
+            ConditionExpression:
+              "attribute_exists(pk) AND (attribute_not_exists(#flag) OR #flag = :false) AND (attribute_not_exists(#lease) OR #lease < :now)",
+            ExpressionAttributeNames: { "#lease": `${phase}LeaseUntil`, "#flag": flag },
+            ExpressionAttributeValues: { ":until": until, ":now": now, ":false": false },
+          }),
+        ),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
   }
 
   async updateBatch(

@@ -79,6 +79,22 @@ export class InMemoryBatchStore implements BatchStore {
       .map((m) => structuredClone(m));
   }
 
+  private readonly claims = new Map<string, number>();
+
+  async claimAnnouncement(
+    batchId: string,
+    phase: "completed" | "reviewed",
+    now: number,
+    until: number,
+  ): Promise<boolean> {
+    const batch = this.require(batchId);
+    const done = phase === "completed" ? batch.completedEventPublished : batch.reviewedEventPublished;
+    const key = `${batchId}|${phase}`;
+    if (done || (this.claims.get(key) ?? 0) > now) return false;
+    this.claims.set(key, until);
+    return true;
+  }
+
   async updateBatch(
     batchId: string,
     fields: Partial<Omit<BatchRecord, "batchId" | "counts">>,

@@ -172,6 +172,17 @@ export interface BatchStore {
   recordLabel(batchId: string, itemId: string, label: string): Promise<BatchRecord | undefined>;
   /** Every member, in item id order. */
   members(batchId: string): Promise<BatchMember[]>;
+  /**
+   * Claims the right to announce `phase` ("completed" or "reviewed") until `until` (epoch ms):
+   * true for one caller at a time, false once the phase's event went out or while another holds
+   * an unexpired claim (a crashed holder's claim expires, and a redelivery takes it over).
+   */
+  claimAnnouncement(
+    batchId: string,
+    phase: "completed" | "reviewed",
+    now: number,
+    until: number,
+  ): Promise<boolean>;
   /** Sets fields of the batch (status, completedAt, results, event flags). */
   updateBatch(batchId: string, fields: Partial<Omit<BatchRecord, "batchId" | "counts">>): Promise<void>;
 }

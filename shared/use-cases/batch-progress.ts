@@ -6,8 +6,10 @@
  * item has its label the results file is rewritten with the labels and "Batch Reviewed" goes out.
  *
  * Called from the decide path (every outcome, including "already decided", so that a crash between
- * counting and completing is repaired by the redelivery) and from the review path. Events go out
- * at least once with a stable id; the files are rewritten whole, so a repeat writes the same bytes.
+ * counting and completing is repaired by the redelivery) and from the review path. One worker at a
+ * time announces a phase, under an expiring claim (a crashed announcer's claim lapses and the
+ * redelivery of its message takes over); events go out at least once with a stable id, and the
+ * files are rewritten whole, so a repeat writes the same bytes.
  */
 import {
   type BatchMember,
@@ -27,6 +29,8 @@ export interface BatchDependencies {
   readonly objects: ObjectStore;
   readonly publisher: PublishesEvents;
   readonly now?: () => Date;
+  /** How long the worker announcing a batch holds the right to. @default 60000 */
+  readonly announceLeaseMs?: number;
 }
 
 /** Where a batch's files live in the object store. */
@@ -94,7 +98,10 @@ export async function finishIfDone(deps: BatchDependencies, batch: BatchRecord |
   if (!batch || !isComplete(batch)) return;
   const now = (deps.now ?? (() => new Date()))();
   const keys = batchKeys(batch.batchId);
-  if (!batch.completedEventPublished) {
+  const lease = deps.announceLeaseMs ?? 60_000;
+  const claim = (phase: "completed" | "reviewed") =>
+    deps.batches.claimAnnouncement(batch.batchId, phase, now.getTime(), now.getTime() + lease);
+  if (!batch.completedEventPublished && (await claim("completed"))) {
     await writeFiles(deps, batch);
     const completedAt = batch.completedAt ?? now.toISOString();
     await deps.batches.updateBatch(batch.batchId, {
@@ -115,7 +122,12 @@ export async function finishIfDone(deps: BatchDependencies, batch: BatchRecord |
     ]);
     await deps.batches.updateBatch(batch.batchId, { completedEventPublished: true });
   }
-  if (batch.counts.human > 0 && isReviewed(batch) && !batch.reviewedEventPublished) {
+  if (
+    batch.counts.human > 0 &&
+    isReviewed(batch) &&
+    !batch.reviewedEventPublished &&
+    (await claim("reviewed"))
+  ) {
     await writeFiles(deps, batch);
     await deps.publisher.publish([
       pipelineEvent(DetailType.batchReviewed, `batch-reviewed|${batch.batchId}`, {

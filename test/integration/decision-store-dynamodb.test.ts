@@ -1,5 +1,5 @@
 /**
- * The DynamoDB decision store on DynamoDB Local against the shared contract, plus what only the
+ * The DynamoDB decision and batch stores on DynamoDB Local against the shared contracts, plus what only the
  * real table shows: states DynamoDB cannot hold as maps are stored as text, and a record the
  * table refuses is a permanent error.
  */
@@ -7,8 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalDynamoDb, startDynamoDbLocal } from "../../infra/local/dynamodb-local.ts";
 import { documentClient, localServiceOptions } from "../../shared/adapters/aws-clients.ts";
 import { ensureDecisionsTable } from "../../shared/adapters/dynamodb-admin.ts";
+import { DynamoDbBatchStore } from "../../shared/adapters/dynamodb-batch-store.ts";
 import { DynamoDbDecisionStore } from "../../shared/adapters/dynamodb-decision-store.ts";
 import { StoreRejectedError } from "../../shared/adapters/errors.ts";
+import { batchStoreContract } from "../helpers/batch-store.contract.ts";
 import { decisionStoreContract, pendingRecord } from "../helpers/decision-store.contract.ts";
 import { freePort } from "../helpers/local-pipeline.ts";
 
@@ -47,3 +49,8 @@ describe("DynamoDB decision store on the real table", () => {
     expect((error as StoreRejectedError).transient).toBe(false);
   });
 });
+
+batchStoreContract("DynamoDB Local", () => ({
+  batches: new DynamoDbBatchStore(client, "contract"),
+  records: new DynamoDbDecisionStore(client, "contract"),
+}));

@@ -1,0 +1,170 @@
+/**
+ * A batch job end to end in the local mode (what `npm start` runs), as a user drives it: a
+ * 2,000-line file with 20 bad lines is submitted with `decide batch submit`, the local mode is
+ * stopped half-way and started again, and the batch still ends with exactly 1,980 items decided,
+ * the 20 bad lines refused with their line numbers, one "Batch Completed", a results file of
+ * exactly 1,980 lines, and counts that match the decision records.
+ */
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { type LocalMode, startLocalMode } from "../../infra/local/local-mode.ts";
+import { documentClient, localServiceOptions } from "../../shared/adapters/aws-clients.ts";
+import { DynamoDbBatchStore } from "../../shared/adapters/dynamodb-batch-store.ts";
+import { DynamoDbDecisionStore } from "../../shared/adapters/dynamodb-decision-store.ts";
+import type { BatchRecord } from "../../shared/domain/batch.ts";
+import { RECORD_STATUSES } from "../../shared/domain/decision-record.ts";
+import { runDecide } from "../helpers/decide-cli.ts";
+import { freePort } from "../helpers/local-pipeline.ts";
+import { generatedModel, REPO_ROOT } from "../helpers/models.ts";
+import { waitForProgress } from "../helpers/progress.ts";
+
+const LINES = 2000;
+/** Every 100th line is bad, five ways. */
+function fileLines(): { lines: string[]; bad: number[] } {
+  const lines: string[] = [];
+  const bad: number[] = [];
+  const subjects = ["charged twice", "app crashes on start", "cannot log in", "refund please", "error 500"];
+  for (let n = 1; n <= LINES; n++) {
+    if (n % 100 === 0) {
+      bad.push(n);
+      const kind = (n / 100) % 5;
+      lines.push(
+        kind === 0
+          ? JSON.stringify({ id: `T-${n}`, state: "" })
+          : kind === 1
+            ? JSON.stringify({ id: `bad id ${n}`, state: "x" })
+            : kind === 2
+              ? JSON.stringify({ id: `T-${n}`, policy: "content-moderation", state: "x" })
+              : kind === 3
+                ? "{not json"
+                : JSON.stringify({ id: "T-1", state: "a repeated id" }),
+      );
+      continue;
+    }
+    lines.push(
+      JSON.stringify({
+        id: `T-${n}`,
+        state: { subject: subjects[n % 5], body: `ticket ${n}: ${subjects[(n * 7) % 5]}` },
+      }),
+    );
+  }
+  return { lines, bad };
+}
+
+describe("batch jobs in the local mode", () => {
+  it("completes a 2,000-line batch across a restart with exact counts, one event and its files", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), "batch-local-"));
+    // The same ports after the restart: the functions' SDK clients (the endpoint's too) live as long as the process.
+    const ports = {
+      endpoint: await freePort(),
+      sqs: await freePort(),
+      dynamodb: await freePort(),
+      bus: await freePort(),
+      review: 0,
+    };
+    const model = await generatedModel();
+    const { lines, bad } = fileLines();
+    const file = join(dataDir, "tickets.jsonl");
+    await writeFile(file, `${lines.join("\n")}\n`);
+
+    let local: LocalMode = await startLocalMode({ root: REPO_ROOT, dataDir, fresh: false, ports, model });
+    const batches = new DynamoDbBatchStore(
+      documentClient(localServiceOptions(local.env.AWS_ENDPOINT_URL_DYNAMODB!)),
+      "decisions",
+    );
+    const records = new DynamoDbDecisionStore(
+      documentClient(localServiceOptions(local.env.AWS_ENDPOINT_URL_DYNAMODB!)),
+      "decisions",
+    );
+    let batch: BatchRecord | undefined;
+    try {
+      const submitted = await runDecide(
+        ["batch", "submit", file, "--policy", "ticket-routing", "--no-wait"],
+        local.env,
+      );
+      expect(submitted.code, submitted.stderr).toBe(0);
+      expect(submitted.stdout).toMatch(/read 2000 lines: 1980 queued, 20 refused/);
+      const batchId = /batch (b-[0-9a-z-]+)/.exec(submitted.stdout)![1]!;
+      // Stop half-way: some items decided, most still queued.
+      const done = async () => {
+        const c = (await batches.getBatch(batchId))!.counts;
+        return c.decided + c.failed + c.deadLettered;
+      };
+      await waitForProgress(
+        "the first part of the batch",
+        async () => Math.max(0, 150 - (await done())),
+        { stallSeconds: 120 },
+        () => "",
+      );
+      batch = await batches.getBatch(batchId);
+      expect(batch!.status).toBe("running");
+      await local.stop();
+
+      local = await startLocalMode({ root: REPO_ROOT, dataDir, ports, model });
+      expect(await local.resumed).toBe(1);
+      await waitForProgress(
+        "the batch after the restart",
+        async () =>
+          (await batches.getBatch(batchId))!.status === "completed" ? 0 : 1980 - (await done()) + 1,
+        { stallSeconds: 120 },
+        () => `batch ${batchId}`,
+      );
+      await local.bus.idle();
+      batch = (await batches.getBatch(batchId))!;
+      expect(batch.counts).toMatchObject({
+        lines: 2000,
+        accepted: 1980,
+        rejected: 20,
+        decided: 1980,
+        failed: 0,
+        deadLettered: 0,
+      });
+      expect(batch.counts.auto + batch.counts.human).toBe(1980);
+      const completed = local.bus.events.filter((e) => e["detail-type"] === "Batch Completed");
+      expect(completed).toHaveLength(1);
+      expect(completed[0]!.detail).toMatchObject({ batchId, counts: { decided: 1980, rejected: 20 } });
+
+      // The files, through the CLI.
+      const out = join(dataDir, "results.jsonl");
+      const errors = join(dataDir, "errors.jsonl");
+      const fetched = await runDecide(
+        ["batch", "results", batchId, "--out", out, "--errors", errors],
+        local.env,
+      );
+      expect(fetched.code, fetched.stderr).toBe(0);
+      const results = (await readFile(out, "utf8"))
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l));
+      expect(results).toHaveLength(1980);
+      expect(new Set(results.map((r: { id: string }) => r.id)).size).toBe(1980);
+      for (const r of results.slice(0, 5))
+        expect(Object.keys(r)).toEqual(
+          expect.arrayContaining(["id", "route", "chosen", "distribution", "reason", "status"]),
+        );
+      const refused = (await readFile(errors, "utf8"))
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l));
+      expect(refused.map((e: { line: number }) => e.line).sort((a: number, b: number) => a - b)).toEqual(bad);
+
+      // The counts match the decision records of the batch.
+      const mine = (
+        await Promise.all(RECORD_STATUSES.map((s) => records.listSince(s, "1970-01-01T00:00:00.000Z")))
+      )
+        .flat()
+        .filter((r) => r.batchId === batchId);
+      expect(mine).toHaveLength(1980);
+      expect(mine.filter((r) => r.route === "auto")).toHaveLength(batch.counts.auto);
+      expect(mine.filter((r) => r.route === "human")).toHaveLength(batch.counts.human);
+
+      const status = await runDecide(["batch", "status", batchId], local.env);
+      expect(status.stdout).toMatch(/completed/);
+      expect(status.stdout).toMatch(/1980\/1980 decided 1980/);
+    } finally {
+      await local.stop();
+    }
+  }, 600_000);
+});
