@@ -125,6 +125,8 @@ export const TABLE_ACCESS = {
   ReviewBacklog: ["Query"],
   /** reviewed decisions (Query on the status index). */
   Recalibrate: ["Query"],
+  /** the batch (PutItem, UpdateItem, GetItem) and its members when it completes at once (Query). */
+  BatchIntake: ["GetItem", "PutItem", "UpdateItem", "Query"],
 } as const satisfies Record<string, readonly TableAction[]>;
 
 /** Human review: how long opening an item claims it, and how long a reviewer may change their own label. */

@@ -26,6 +26,7 @@ import {
   TABLE_ACCESS,
   TARGET_FUNCTION,
 } from "../topology.ts";
+import { BatchJobs } from "./batch-jobs.ts";
 import { PipelineBucket } from "./pipeline-bucket.ts";
 import { functionFactory, suppressFunctionFindings } from "./pipeline-function.ts";
 import { createPipelineQueues } from "./pipeline-queues.ts";
@@ -44,6 +45,8 @@ export interface DecisionPipelineProps {
   readonly endpointMode?: "realtime" | "serverless";
   /** Where the policy files are bundled from. @default events/policies */
   readonly policiesDir?: string;
+  /** Concurrent batch-lane invocations of the decide function. @default BATCH_LANE.maxConcurrency */
+  readonly batchMaxConcurrency?: number;
   /** Prefix of the reviewers' hosted sign-in domain. @default derived from the account and stack */
   readonly reviewDomainPrefix?: string;
 }
@@ -75,6 +78,10 @@ export class DecisionPipeline extends Construct {
   public readonly driftFunction: NodejsFunction;
   /** Proposes recalibrated policy versions from reviewers' labels, daily. */
   public readonly recalibrateFunction: NodejsFunction;
+  /** The batch lane's queue. */
+  public readonly batchQueue: sqs.Queue;
+  /** Reads batch files dropped under `incoming/`. */
+  public readonly batchIntakeFunction: NodejsFunction;
   /** Calibration proposals (`calibration/`) and batch files. */
   public readonly bucket: s3.Bucket;
   /** Publishes each policy's review backlog every five minutes (the service-level alarms' metrics). */
@@ -239,6 +246,17 @@ export class DecisionPipeline extends Construct {
     this.driftFunction = jobs.driftFunction;
     this.recalibrateFunction = jobs.recalibrateFunction;
     this.reviewBacklogFunction = jobs.reviewBacklogFunction;
+    this.batchQueue = queues.batch;
+    this.batchIntakeFunction = new BatchJobs(this, "BatchJobs", {
+      fn,
+      bucket: this.bucket,
+      queue: queues.batch,
+      bus: this.bus,
+      decideFunction: this.decideFunction,
+      reviewFunctions: [this.reviewFunction, this.reviewPageFunction],
+      failures: this.targetsDeadLetterQueue,
+      ...(props.batchMaxConcurrency ? { maxConcurrency: props.batchMaxConcurrency } : {}),
+    }).intakeFunction;
 
     const rule = (name: keyof typeof RULES, target: events.IRuleTarget) =>
       new events.Rule(this, `${name[0]!.toUpperCase()}${name.slice(1)}Rule`, {
@@ -271,6 +289,7 @@ export class DecisionPipeline extends Construct {
       this.reviewAccess.signInFunction,
       this.driftFunction,
       this.recalibrateFunction,
+      this.batchIntakeFunction,
       this.reviewBacklogFunction,
       this.decideFunction,
       this.autoActionFunction,

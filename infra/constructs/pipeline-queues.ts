@@ -1,5 +1,5 @@
 /**
- * The pipeline's queues: the intake with its dead-letter queue, the rule targets' queues (auto
+ * The pipeline's queues: the intake with its dead-letter queue, the batch lane, the rule targets' queues (auto
  * action, review, rejected) and their dead-letter queues. All encrypted and TLS-only; every
  * consumed queue dead-letters after the receive limit. Created in the caller's scope, so their
  * logical ids stay those of a flat stack.
@@ -19,6 +19,8 @@ export interface PipelineQueues {
   readonly autoActionDeadLetters: sqs.Queue;
   readonly rejected: sqs.Queue;
   readonly targetsDeadLetters: sqs.Queue;
+  /** The batch lane: batch items, consumed by the decide function at a bounded concurrency. */
+  readonly batch: sqs.Queue;
 }
 
 /** Creates the queues in `scope`. */
@@ -42,6 +44,11 @@ export function createPipelineQueues(scope: Construct): PipelineQueues {
     targetsDeadLetters,
     autoActionDeadLetters,
     intake: secureQueue("IntakeQueue", {
+      visibilityTimeout: Duration.seconds(INTAKE_VISIBILITY_SECONDS),
+      ...redrive(deadLetters),
+    }),
+    // Same dead-letter queue as the intake: a replay brings batch items back through the intake.
+    batch: secureQueue("BatchQueue", {
       visibilityTimeout: Duration.seconds(INTAKE_VISIBILITY_SECONDS),
       ...redrive(deadLetters),
     }),

@@ -13,6 +13,7 @@ import { checkServerlessSettings, isGpuInstance } from "../../infra/constructs/d
 import { DecisionStack } from "../../infra/decision-stack.ts";
 import { matchesPattern } from "../../infra/local/event-pattern.ts";
 import {
+  BATCH_LANE,
   DECIDE_FUNCTION,
   INTAKE_VISIBILITY_SECONDS,
   MAX_RECEIVE_COUNT,
@@ -189,7 +190,7 @@ describe("DecisionStack", () => {
 
   it("encrypts every queue, refuses plain HTTP, and dead-letters the intake after the receive limit", () => {
     const queues = template.findResources("AWS::SQS::Queue") as Record<string, Resource>;
-    expect(Object.keys(queues)).toHaveLength(7);
+    expect(Object.keys(queues)).toHaveLength(8);
     for (const queue of Object.values(queues)) expect(queue.Properties.SqsManagedSseEnabled).toBe(true);
     template.resourcePropertiesCountIs(
       "AWS::SQS::QueuePolicy",
@@ -200,7 +201,7 @@ describe("DecisionStack", () => {
           ]),
         },
       },
-      7,
+      8,
     );
     template.hasResourceProperties("AWS::SQS::Queue", {
       VisibilityTimeout: INTAKE_VISIBILITY_SECONDS,
@@ -252,11 +253,40 @@ describe("DecisionStack", () => {
     });
   });
 
-  it("runs the functions on nodejs22.x, arm64, with explicit memory and timeout", () => {
-    const functions = Object.values(
-      template.findResources("AWS::Lambda::Function") as Record<string, Resource>,
+  it("starts batch intake from incoming/ and feeds the batch lane to the decide function at a bounded concurrency", () => {
+    const notifications = JSON.stringify(template.findResources("Custom::S3BucketNotifications"));
+    expect(notifications).toMatch(/"Name":"prefix","Value":"incoming\/"/);
+    const mappings = Object.values(
+      template.findResources("AWS::Lambda::EventSourceMapping") as Record<string, Resource>,
     );
-    expect(functions).toHaveLength(11);
+    const batchLane = mappings.filter((m) =>
+      JSON.stringify(m.Properties.EventSourceArn).includes("BatchQueue"),
+    );
+    expect(batchLane).toHaveLength(1);
+    expect(batchLane[0]!.Properties).toMatchObject({
+      ScalingConfig: { MaximumConcurrency: BATCH_LANE.maxConcurrency },
+      FunctionResponseTypes: ["ReportBatchItemFailures"],
+    });
+    expect(JSON.stringify(batchLane[0]!.Properties.FunctionName)).toMatch(/PipelineDecide/);
+    const intake = JSON.stringify(
+      Object.values(template.findResources("AWS::IAM::Policy") as Record<string, Resource>).filter((p) =>
+        JSON.stringify(p.Properties.Roles).includes("BatchIntake"),
+      ),
+    );
+    expect(intake).toMatch(/incoming\/\*/);
+    expect(intake).toMatch(/batches\/\*/);
+    expect(intake).toMatch(/sqs:SendMessage/);
+    expect(intake).not.toMatch(/"s3:DeleteObject\*?"/);
+  });
+
+  it("runs the functions on nodejs22.x, arm64, with explicit memory and timeout", () => {
+    // Ours, without the CDK's own bucket-notifications helper.
+    const functions = Object.entries(
+      template.findResources("AWS::Lambda::Function") as Record<string, Resource>,
+    )
+      .filter(([id]) => !id.startsWith("BucketNotificationsHandler"))
+      .map(([, f]) => f);
+    expect(functions).toHaveLength(12);
     for (const f of functions) {
       expect(f.Properties.Runtime).toBe("nodejs22.x");
       expect(f.Properties.Architectures).toEqual(["arm64"]);

@@ -221,6 +221,7 @@ describe("least privilege on the decisions table", () => {
     Drift: "drift.ts",
     ReviewBacklog: "review-backlog.ts",
     Recalibrate: "recalibrate.ts",
+    BatchIntake: "batch-intake.ts",
   };
   const commandActions: Record<string, string> = {
     GetCommand: "GetItem",
