@@ -3,6 +3,7 @@
  * its reason and a detail row (the item's fields, hashes, latency, label) that spans the table so
  * that opening it never pushes columns off-screen. Invalid filters answer 422 with a message.
  */
+import { BATCH_ID_PATTERN } from "../domain/batch.ts";
 import { type DecisionRecord, RECORD_STATUSES } from "../domain/decision-record.ts";
 import type { DecisionStore } from "../domain/decision-store.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
@@ -15,10 +16,16 @@ const MAX_ROWS = 500;
 
 /** The filters, validated: `problems` lists what was wrong, field by field. */
 export function decisionFilters(
-  query: { policy?: string | undefined; route?: string | undefined; since?: string | undefined },
+  query: {
+    policy?: string | undefined;
+    route?: string | undefined;
+    since?: string | undefined;
+    batch?: string | undefined;
+  },
   policies: PolicyRegistry,
-): { policy: string; route: string; since: string; sinceIso?: string; problems: string[] } {
+): { policy: string; route: string; since: string; batch: string; sinceIso?: string; problems: string[] } {
   const policy = query.policy ?? "";
+  const batch = (query.batch ?? "").trim();
   const route = query.route ?? "";
   const since = query.since ?? "";
   const problems: string[] = [];
@@ -26,26 +33,30 @@ export function decisionFilters(
     problems.push(`policy: "${policy}" is not a policy (${policies.ids().join(", ")})`);
   if (route && !(ROUTES as readonly string[]).includes(route))
     problems.push(`route: "${route}" is not one of ${ROUTES.join(", ")}`);
+  if (batch && !BATCH_ID_PATTERN.test(batch))
+    problems.push(`batch: "${batch}" is not a batch id (b- and 6 to 60 lowercase letters, digits or dashes)`);
   let sinceIso: string | undefined;
   if (since) {
     const time = /^\d{4}-\d{2}-\d{2}(T[\d:.]+Z?)?$/.test(since) ? Date.parse(since) : Number.NaN;
     if (Number.isNaN(time)) problems.push(`since: "${since}" is not a date (YYYY-MM-DD)`);
     else sinceIso = new Date(time).toISOString();
   }
-  return { policy, route, since, problems, ...(sinceIso ? { sinceIso } : {}) };
+  return { policy, route, since, batch, problems, ...(sinceIso ? { sinceIso } : {}) };
 }
 
 /** The decisions matching valid filters, newest first. */
 export async function matchingDecisions(
   store: DecisionStore,
-  filters: { policy: string; route: string; sinceIso?: string },
+  filters: { policy: string; route: string; batch?: string; sinceIso?: string },
 ): Promise<DecisionRecord[]> {
   const since = filters.sinceIso ?? "1970-01-01T00:00:00.000Z";
   return (await Promise.all(RECORD_STATUSES.map((s) => store.listSince(s, since))))
     .flat()
     .filter(
       (r) =>
-        (!filters.policy || r.policyId === filters.policy) && (!filters.route || r.route === filters.route),
+        (!filters.policy || r.policyId === filters.policy) &&
+        (!filters.route || r.route === filters.route) &&
+        (!filters.batch || r.batchId === filters.batch),
     )
     .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
 }
@@ -53,7 +64,7 @@ export async function matchingDecisions(
 /** The view's body: the filter form, any problems, and the table. */
 export function decisionsBody(
   records: readonly DecisionRecord[],
-  filters: { policy: string; route: string; since: string; problems: string[] },
+  filters: { policy: string; route: string; since: string; batch?: string; problems: string[] },
   policies: PolicyRegistry,
 ): string {
   const options = (values: readonly string[], selected: string) =>
@@ -63,7 +74,8 @@ export function decisionsBody(
     ].join("");
   const form = `<form method="get" aria-label="Filters"><label>Policy <select name="policy">${options(policies.ids(), filters.policy)}</select></label>
 <label>Route <select name="route">${options(ROUTES, filters.route)}</select></label>
-<label>Since <input type="date" name="since" value="${html(filters.since)}"></label> <button type="submit">Filter</button></form>`;
+<label>Since <input type="date" name="since" value="${html(filters.since)}"></label>
+<label>Batch <input name="batch" placeholder="b-…" value="${html(filters.batch ?? "")}"></label> <button type="submit">Filter</button></form>`;
   if (filters.problems.length)
     return `<h1>Decisions</h1>${form}<div class="error" role="alert"><p>These filters cannot be used:</p><ul>${filters.problems.map((p) => `<li>${html(p)}</li>`).join("")}</ul></div>`;
   const shown = records.slice(0, MAX_ROWS);

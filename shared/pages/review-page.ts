@@ -175,7 +175,12 @@ export function createReviewApp(deps: ReviewAppDependencies): Hono<Env> {
 
   app.get("/decisions", async (c) => {
     const filters = decisionFilters(
-      { policy: c.req.query("policy"), route: c.req.query("route"), since: c.req.query("since") },
+      {
+        policy: c.req.query("policy"),
+        route: c.req.query("route"),
+        since: c.req.query("since"),
+        batch: c.req.query("batch"),
+      },
       deps.policies,
     );
     const records = filters.problems.length ? [] : await matchingDecisions(deps.store, filters);

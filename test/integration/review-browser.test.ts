@@ -288,6 +288,13 @@ describe.skipIf(!hasBrowser)("review pages in Chromium", () => {
       expect(await page.locator("[role=alert]").innerText()).toMatch(
         /route: "sideways" is not one of auto, human[\s\S]*since: "not-a-date" is not a date/,
       );
+      const badBatch = await page.goto(`${server.url}/decisions?batch=Batch%201`);
+      expect(badBatch?.status()).toBe(422);
+      expect(await page.locator("[role=alert]").innerText()).toMatch(/batch: "Batch 1" is not a batch id/);
+      // A batch none of these decisions came in: the filter leaves no row.
+      const otherBatch = await page.goto(`${server.url}/decisions?batch=b-none-of-these`);
+      expect(otherBatch?.status()).toBe(200);
+      expect(await page.locator("tbody tr:not(.detail)").count()).toBe(0);
       await page.goto(`${server.url}/decisions`);
       await page.locator("details summary").first().click();
       const overflow = () =>
