@@ -59,6 +59,8 @@ export async function settleMember(
   member: BatchMember,
 ): Promise<void> {
   const after = await deps.batches.recordMember(batchId, member);
+  // A dead letter decided after the batch was announced: its files are written again to show it.
+  if (after?.status === "completed" && after.completedEventPublished) await writeFiles(deps, after);
   await finishIfDone(deps, after ?? (await deps.batches.getBatch(batchId)));
 }
 
