@@ -90,6 +90,8 @@ describe("batch intake and progress", () => {
       problem: "timeout",
     });
     expect(events).toHaveLength(1); // complete: 1 decided + 1 dead letter
+    const errors = (await readFile(join(folder, batchKeys(batch.batchId).errors), "utf8")).trim().split("\n");
+    expect(errors.map((l) => JSON.parse(l).line ?? JSON.parse(l).id)).toEqual([3, 4, 5, "D"]);
     // A replay decides the dead letter: it moves to decided; the batch was already announced.
     await settleMember(deps(), batch.batchId, decided("D", "human"));
     const after = (await batches.getBatch(batch.batchId))!;
@@ -97,11 +99,10 @@ describe("batch intake and progress", () => {
     expect(after.status).toBe("completed");
     const rewritten = await readFile(join(folder, batchKeys(batch.batchId).results), "utf8");
     expect(rewritten).toMatch(/"id":"D","route":"human"/);
+    expect(await readFile(join(folder, batchKeys(batch.batchId).errors), "utf8")).not.toMatch(/"D"/);
     const completed = events.filter((e) => e.detailType === DetailType.batchCompleted);
     expect(completed).toHaveLength(1);
     expect(batchCompletedSchema.safeParse(completed[0]!.detail).error).toBeUndefined();
-    const errors = (await readFile(join(folder, batchKeys(batch.batchId).errors), "utf8")).trim().split("\n");
-    expect(errors.map((l) => JSON.parse(l).line ?? JSON.parse(l).id)).toEqual([3, 4, 5, "D"]);
 
     // The escalated item gets its label: the results carry it, and "Batch Reviewed" goes out once.
     await settleLabel(deps(), batch.batchId, "D", "technical");
