@@ -21,14 +21,20 @@ export class TaskAbortedError extends DecisionRuntimeError {
   }
 }
 
+/** Live requests go first; batch requests use the model when no live one waits. */
+export type TaskPriority = "live" | "batch";
+
 interface Waiter {
+  readonly priority: TaskPriority;
   readonly start: () => void;
   readonly signal: AbortSignal | undefined;
   readonly onAbort: () => void;
 }
 
 /**
- * A FIFO of exclusive tasks with a bounded number of waiters. A waiter whose signal aborts
+ * A queue of exclusive tasks with a bounded number of waiters, first in first out within each
+ * priority: a waiting live task always starts before a waiting batch task, so a large batch
+ * sharing the model delays a live request by at most the task already running. A waiter whose signal aborts
  * (its client disconnected, or its deadline passed) leaves the queue at once: it stops counting
  * against the bound and is never started, so abandoned requests cannot lock others out.
  */
@@ -54,7 +60,7 @@ export class WorkQueue {
    * {@link QueueFullError} when the queue is full, and with {@link TaskAbortedError} as soon as
    * `signal` aborts while waiting (the task then never starts).
    */
-  run<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  run<T>(task: () => Promise<T>, signal?: AbortSignal, priority: TaskPriority = "live"): Promise<T> {
     if (signal?.aborted) return Promise.reject(abortError(signal));
     // An idle queue always admits; a busy one admits up to maxWaiting behind the running task.
     if (this.running && this.waiters.length >= this.maxWaiting) {
@@ -62,6 +68,7 @@ export class WorkQueue {
     }
     return new Promise<T>((resolve, reject) => {
       const waiter: Waiter = {
+        priority,
         signal,
         start: () => {
           signal?.removeEventListener("abort", waiter.onAbort);
@@ -97,7 +104,8 @@ export class WorkQueue {
   private readonly idleListeners: (() => void)[] = [];
 
   private next(): void {
-    const waiter = this.waiters.shift();
+    const live = this.waiters.findIndex((w) => w.priority === "live");
+    const waiter = this.waiters.splice(live >= 0 ? live : 0, 1)[0];
     if (waiter) waiter.start();
     else this.settled();
   }

@@ -17,7 +17,7 @@ import {
 import { argmax, confidence, expectedLevel, softmax } from "../../shared/domain/probability.ts";
 import type { DecisionModel } from "../runtime/decision-model.ts";
 import { RuntimeDisposedError } from "../runtime/errors.ts";
-import { TaskAbortedError, WorkQueue } from "../runtime/work-queue.ts";
+import { TaskAbortedError, type TaskPriority, WorkQueue } from "../runtime/work-queue.ts";
 import { checkLetterSlots, type LetterSlots } from "./letter-readout.ts";
 import { combineLikelihoods, combinePasses, optionPasses } from "./option-order.ts";
 import { PrefixSlots, prefixSlotCount, type SlotStats } from "./prefix-slots.ts";
@@ -70,6 +70,8 @@ export interface ScoreOptions {
   readonly signal?: AbortSignal;
   /** Stops only the wait for the model (a shutdown refuses queued requests, not running ones). */
   readonly queueSignal?: AbortSignal;
+  /** "batch" waits behind every live request. @default "live" */
+  readonly priority?: TaskPriority;
 }
 
 export type { DecisionResult, QuestionResult, QuestionTimings } from "./results.ts";
@@ -141,6 +143,7 @@ export class DecisionScorer {
     return this.work.run(
       () => this.scoreNow(request, options),
       eitherSignal(options.signal, options.queueSignal),
+      options.priority,
     );
   }
 

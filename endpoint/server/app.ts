@@ -199,6 +199,8 @@ export function createApp(deps: AppDependencies): Hono<AppEnv> {
       const result = await scorer.score(call.decision, {
         signal: requestSignal(c),
         queueSignal: deps.shutdownSignal,
+        // SageMaker passes CustomAttributes through: batch items wait behind live ones.
+        priority: attributes.get("priority") === "batch" ? "batch" : "live",
       });
       return systemOneResponse(call, result, service.modelName!);
     } catch (error) {

@@ -21,6 +21,7 @@ import {
   type EndpointClientOptions,
   type EndpointDecision,
   parseBody,
+  priorityOf,
   SageMakerDecisionEndpoint,
   systemOneRequest,
 } from "./decision-endpoint.ts";
@@ -131,6 +132,7 @@ export class BatchingDecisionEndpoint implements DecidesItems {
             ContentType: "application/json",
             Accept: "application/json",
             Body: `{"batch":[${waiting.map((e) => e.body).join(",")}]}`,
+            ...priorityOf(waiting.map((e) => e.item)),
           }),
           { abortSignal: AbortSignal.timeout(this.timeoutMs) },
         );

@@ -93,6 +93,7 @@ export class SageMakerDecisionEndpoint implements DecidesItems {
             ContentType: "application/json",
             Accept: "application/json",
             Body: body,
+            ...priorityOf([item]),
           }),
           { abortSignal: AbortSignal.timeout(this.timeoutMs) },
         );
@@ -109,6 +110,16 @@ export class SageMakerDecisionEndpoint implements DecidesItems {
       { cause: last },
     );
   }
+}
+
+/**
+ * The CustomAttributes that make the endpoint serve `items` after live traffic: set when every
+ * one came in a batch (the batch lane), so a large batch uses spare capacity only.
+ */
+export function priorityOf(items: readonly Pick<Item, "batchId">[]): { CustomAttributes?: string } {
+  return items.length > 0 && items.every((item) => item.batchId)
+    ? { CustomAttributes: "priority=batch" }
+    : {};
 }
 
 /** The JSON of an InvokeEndpoint answer; a body that is not JSON breaks the contract. */

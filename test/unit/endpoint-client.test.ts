@@ -35,6 +35,20 @@ function detailOf(body: Body): Record<string, unknown> {
 }
 
 describe("SageMakerDecisionEndpoint", () => {
+  it("asks the endpoint to serve a batch item after live traffic, and a live item as live", async () => {
+    const inputs: { CustomAttributes?: string }[] = [];
+    const client = {
+      send: async (command: { input: { CustomAttributes?: string } }) => {
+        inputs.push(command.input);
+        return { Body: new TextEncoder().encode(JSON.stringify(valid())) };
+      },
+    } as unknown as SageMakerRuntimeClient;
+    const endpoint = new SageMakerDecisionEndpoint(client, "e", { attempts: 1 });
+    await endpoint.decide({ ...item, batchId: "b-test-000001" }, policy);
+    await endpoint.decide(item, policy);
+    expect(inputs.map((i) => i.CustomAttributes)).toEqual(["priority=batch", undefined]);
+  });
+
   it("reads logits by option id from a valid answer", async () => {
     const { client } = clientAnswering(valid());
     const decision = await new SageMakerDecisionEndpoint(client, "e", { attempts: 1 }).decide(item, policy);

@@ -18,6 +18,24 @@ describe("WorkQueue", () => {
     expect(log).toEqual(["start a", "end a", "start b", "end b", "start c", "end c"]);
   });
 
+  it("starts a waiting live task before waiting batch tasks, each kind in order", async () => {
+    const queue = new WorkQueue();
+    const started: string[] = [];
+    const task = (name: string) => async () => {
+      started.push(name);
+      await later(null, 2);
+    };
+    await Promise.all([
+      queue.run(task("b1"), undefined, "batch"),
+      queue.run(task("b2"), undefined, "batch"),
+      queue.run(task("b3"), undefined, "batch"),
+      queue.run(task("l1")),
+      queue.run(task("l2"), undefined, "live"),
+    ]);
+    // b1 was running when the live tasks arrived; they go next, then the rest of the batch.
+    expect(started).toEqual(["b1", "l1", "l2", "b2", "b3"]);
+  });
+
   it("admits when idle, then at most maxWaiting behind the running task", async () => {
     const queue = new WorkQueue(1);
     const first = queue.run(() => later("first"));
