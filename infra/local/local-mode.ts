@@ -31,6 +31,8 @@ export interface LocalModeOptions {
   /** Ports: 0 picks free ones. @default endpoint 8080, SQS 9324, DynamoDB 8000, bus 9195 */
   /** Ports by service; unset ones take their defaults (`infra/local/ports.ts`). */
   readonly ports?: Partial<LocalPorts>;
+  /** Pollers on the batch lane. @default BATCH_LANE.maxConcurrency */
+  readonly batchPollers?: number;
   /** Repository root (policies and samples). */
   readonly root: string;
   /** One-line progress messages. */
@@ -123,6 +125,7 @@ async function startParts(
     ports,
     dynamoDbPath: join(options.dataDir, "dynamodb"),
     batchFolder: join(options.dataDir, "bucket"),
+    ...(options.batchPollers ? { batchPollers: options.batchPollers } : {}),
     // Shorter than the deployed one (six times the function timeout): local batches are small and quick.
     intake: { visibilitySeconds: 30, maxReceiveCount: MAX_RECEIVE_COUNT },
     started,
