@@ -1,6 +1,6 @@
 /**
  * The CDK app: `npm run synth` (offline, no credentials) or `npx cdk deploy`. Context values:
- * instanceType, initialInstanceCount, maxInstanceCount, imageUri, alarmEmail, endpointMode
+ * instanceType, initialInstanceCount, maxInstanceCount, imageUri, alarmEmail, batchMaxConcurrency, endpointMode
  * (realtime | serverless), serverlessMemoryMiB, serverlessMaxConcurrency,
  * serverlessProvisionedConcurrency (e.g. `npx cdk deploy -c endpointMode=serverless`).
  */
@@ -20,6 +20,7 @@ new DecisionStack(app, context("stackName") ?? "DecisionPipeline", {
   ...(number("maxInstanceCount") ? { maxInstanceCount: number("maxInstanceCount") } : {}),
   ...(context("imageUri") ? { imageUri: context("imageUri") } : {}),
   ...(context("alarmEmail") ? { alarmEmail: context("alarmEmail") } : {}),
+  ...(number("batchMaxConcurrency") ? { batchMaxConcurrency: number("batchMaxConcurrency") } : {}),
   ...endpointModeOf(context("endpointMode")),
 });
 

@@ -49,6 +49,8 @@ export interface DecisionStackProps extends StackProps {
   readonly alarmEmail?: string;
   /** Real-time instances (default) or pay-per-use Serverless Inference. */
   readonly endpointMode?: "realtime" | "serverless";
+  /** Concurrent batch-lane invocations of the decide function (2 to 1,000). @default 2 */
+  readonly batchMaxConcurrency?: number;
   /** Serverless memory and concurrency (endpointMode "serverless"). */
   readonly serverless?: ServerlessSettings;
 }
@@ -87,6 +89,7 @@ export class DecisionStack extends Stack {
       endpointArn: this.endpoint.endpointArn,
       endpointMaxInstances: this.endpoint.maxConcurrency,
       endpointMode: this.endpoint.mode,
+      ...(props.batchMaxConcurrency ? { batchMaxConcurrency: props.batchMaxConcurrency } : {}),
     });
     this.operations = new Operations(this, "Operations", {
       pipeline: this.pipeline,
