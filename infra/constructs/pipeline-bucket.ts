@@ -17,6 +17,8 @@ export class PipelineBucket extends Construct {
 
   constructor(scope: Construct, id: string) {
     super(scope, id);
+    // Log delivery through a bucket policy (not the legacy log-delivery ACL), whatever the app's flags.
+    this.node.setContext("@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy", true);
     const protections = {
       encryption: s3.BucketEncryption.S3_MANAGED,
       enforceSSL: true,
@@ -28,8 +30,6 @@ export class PipelineBucket extends Construct {
     } as const;
     this.accessLogs = new s3.Bucket(this, "AccessLogs", {
       ...protections,
-      // S3 log delivery writes through the log-delivery ACL, which needs object-writer ownership.
-      objectOwnership: s3.ObjectOwnership.OBJECT_WRITER,
       lifecycleRules: [
         { expiration: Duration.days(BUCKET.accessLogDays), noncurrentVersionExpiration: Duration.days(1) },
       ],
