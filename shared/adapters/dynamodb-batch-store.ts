@@ -5,7 +5,6 @@
  * redelivery) can never count one item twice. Batches carry `status = "batch"` so that the
  * table's status index lists them newest first without a scan; their own status is `batchStatus`.
  */
-import { TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import {
   type DynamoDBDocumentClient,
   GetCommand,
@@ -23,68 +22,18 @@ import {
   countDelta,
   type MemberState,
   mayMove,
-  NO_COUNTS,
 } from "../domain/batch.ts";
 import { STATUS_INDEX } from "./decisions-table.ts";
+import {
+  BATCH_MARK,
+  batchKey,
+  cancellationCodes,
+  isConditionFailure,
+  memberItem,
+  memberKey,
+  toBatch,
+} from "./dynamodb-batch-items.ts";
 import { StoreUnavailableError } from "./errors.ts";
-
-const BATCH_SK = "BATCH";
-/** The status-index partition that lists batches. */
-const BATCH_MARK = "batch";
-const COUNT_KEYS = Object.keys(NO_COUNTS) as (keyof BatchCounts)[];
-
-const batchKey = (batchId: string) => ({ pk: `BATCH#${batchId}`, sk: BATCH_SK });
-const memberKey = (batchId: string, itemId: string) => ({ pk: `BATCH#${batchId}`, sk: `MEMBER#${itemId}` });
-
-/**
- * Whether a write failed on its condition (for a member: it was counted already). A transaction
- * cancelled for another reason (a conflict with a concurrent transaction on the batch's counters,
- * throttling) is not, and must never be taken for "already counted".
- */
-function isConditionFailure(error: unknown): boolean {
-  const name = (error as { name?: string })?.name;
-  if (name === "ConditionalCheckFailedException") return true;
-  if (!(error instanceof TransactionCanceledException || name === "TransactionCanceledException"))
-    return false;
-  const codes = cancellationCodes(error);
-  return codes.includes("ConditionalCheckFailed") && !codes.includes("TransactionConflict");
-}
-
-function cancellationCodes(error: unknown): string[] {
-  return ((error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? []).map(
-    (r) => r.Code ?? "",
-  );
-}
-
-function toBatch(item: Record<string, unknown>): BatchRecord {
-  const {
-    pk: _pk,
-    sk: _sk,
-    status: _mark,
-    batchStatus,
-    completedLeaseUntil: _c,
-    reviewedLeaseUntil: _r,
-    ...rest
-  } = item;
-  const counts = Object.fromEntries(
-    COUNT_KEYS.map((k) => [k, Number(rest[k] ?? 0)]),
-  ) as unknown as BatchCounts;
-  for (const k of COUNT_KEYS) delete rest[k];
-  return {
-    ...(rest as Omit<BatchRecord, "status" | "counts">),
-    status: batchStatus as BatchRecord["status"],
-    counts,
-  };
-}
-
-/**
- * A member as stored: its record status under `recordStatus`, since an item with a `status`
- * would appear in the status index (the review queue).
- */
-function memberItem(member: BatchMember): Record<string, unknown> {
-  const { status, ...rest } = member;
-  return { ...rest, ...(status ? { recordStatus: status } : {}) };
-}
 
 /** The batch store on the decisions table. */
 export class DynamoDbBatchStore implements BatchStore {
