@@ -66,6 +66,21 @@ export function toBatch(item: Record<string, unknown>): BatchRecord {
  * would appear in the status index (the review queue).
  */
 export function memberItem(member: BatchMember): Record<string, unknown> {
-  const { status, ...rest } = member;
-  return { ...rest, ...(status ? { recordStatus: status } : {}) };
+  const { status, distribution, ...rest } = member;
+  return {
+    ...rest,
+    ...(status ? { recordStatus: status } : {}),
+    // As text: a DynamoDB map would come back with its keys in another order than the options'.
+    ...(distribution ? { distributionJson: JSON.stringify(distribution) } : {}),
+  };
+}
+
+/** A member from its stored item. */
+export function fromMemberItem(item: Record<string, unknown>): BatchMember {
+  const { pk: _pk, sk: _sk, recordStatus, distributionJson, ...member } = item;
+  return {
+    ...member,
+    ...(recordStatus ? { status: recordStatus } : {}),
+    ...(typeof distributionJson === "string" ? { distribution: JSON.parse(distributionJson) } : {}),
+  } as BatchMember;
 }

@@ -28,6 +28,7 @@ import {
   BATCH_MARK,
   batchKey,
   cancellationCodes,
+  fromMemberItem,
   isConditionFailure,
   memberItem,
   memberKey,
@@ -244,8 +245,7 @@ export class DynamoDbBatchStore implements BatchStore {
         ),
       );
       for (const item of output.Items ?? []) {
-        const { pk: _pk, sk: _sk, recordStatus, ...member } = item;
-        out.push({ ...member, ...(recordStatus ? { status: recordStatus } : {}) } as BatchMember);
+        out.push(fromMemberItem(item));
       }
       start = output.LastEvaluatedKey;
     } while (start);

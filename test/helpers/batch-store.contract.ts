@@ -37,7 +37,7 @@ const member = (
     ? {
         route: state,
         chosen: "allow",
-        distribution: { allow: 0.9, remove: 0.1 },
+        distribution: { remove: 0.1, allow: 0.9 },
         reason: "confident",
         status: "pending_review",
       }
@@ -102,6 +102,8 @@ export function batchStoreContract(
       const members = await batches.members(batch.batchId);
       expect(members.map((m) => m.itemId)).toEqual(["P-a", "P-b"]);
       expect(members[1]).toMatchObject({ label: "remove", status: "pending_review", chosen: "allow" });
+      // The distribution keeps the options' order (a results file reads in the policy's order).
+      expect(Object.keys(members[1]!.distribution!)).toEqual(["remove", "allow"]);
     });
 
     it("lets one caller at a time announce a phase, until its claim expires or the event went out", async () => {
