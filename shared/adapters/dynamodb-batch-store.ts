@@ -220,6 +220,38 @@ export class DynamoDbBatchStore implements BatchStore {
     return written ? this.getBatch(batchId) : undefined;
   }
 
+  async reviseLabel(
+    batchId: string,
+    itemId: string,
+    label: string | undefined,
+  ): Promise<BatchRecord | undefined> {
+    const member = {
+      TableName: this.tableName,
+      Key: memberKey(batchId, itemId),
+      ConditionExpression: "attribute_exists(label)",
+      ...(label === undefined
+        ? { UpdateExpression: "REMOVE label" }
+        : { UpdateExpression: "SET label = :label", ExpressionAttributeValues: { ":label": label } }),
+    };
+    const written = await this.transact("revise label", {
+      TransactItems:
+        label === undefined
+          ? [
+              { Update: member },
+              {
+                Update: {
+                  TableName: this.tableName,
+                  Key: batchKey(batchId),
+                  UpdateExpression: "ADD reviewed :minus",
+                  ExpressionAttributeValues: { ":minus": -1 },
+                },
+              },
+            ]
+          : [{ Update: member }],
+    });
+    return written ? this.getBatch(batchId) : undefined;
+  }
+
   private async memberState(batchId: string, itemId: string): Promise<MemberState | undefined> {
     const output = await this.call("get member", () =>
       this.client.send(

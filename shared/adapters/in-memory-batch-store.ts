@@ -73,6 +73,25 @@ export class InMemoryBatchStore implements BatchStore {
     return this.getBatch(batchId);
   }
 
+  async reviseLabel(
+    batchId: string,
+    itemId: string,
+    label: string | undefined,
+  ): Promise<BatchRecord | undefined> {
+    const batch = this.require(batchId);
+    const members = this.memberMaps.get(batchId)!;
+    const member = members.get(itemId);
+    if (member?.label === undefined) return undefined;
+    const { label: _old, ...rest } = member;
+    members.set(itemId, label === undefined ? rest : { ...rest, label });
+    if (label === undefined)
+      this.batches.set(batchId, {
+        ...batch,
+        counts: { ...batch.counts, reviewed: batch.counts.reviewed - 1 },
+      });
+    return this.getBatch(batchId);
+  }
+
   async members(batchId: string): Promise<BatchMember[]> {
     return [...(this.memberMaps.get(batchId)?.values() ?? [])]
       .sort((a, b) => (a.itemId < b.itemId ? -1 : a.itemId > b.itemId ? 1 : 0))

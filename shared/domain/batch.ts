@@ -170,6 +170,11 @@ export interface BatchStore {
   recordMember(batchId: string, member: BatchMember): Promise<BatchRecord | undefined>;
   /** Sets the label of a decided member and counts it reviewed (once). */
   recordLabel(batchId: string, itemId: string, label: string): Promise<BatchRecord | undefined>;
+  /**
+   * A reviewer changed (`label`) or undid (undefined) a counted label: the member's label follows,
+   * and an undo counts the member as not reviewed again. Undefined when the member had no label.
+   */
+  reviseLabel(batchId: string, itemId: string, label: string | undefined): Promise<BatchRecord | undefined>;
   /** Every member, in item id order. */
   members(batchId: string): Promise<BatchMember[]>;
   /**

@@ -95,6 +95,17 @@ export async function settleLabel(
   await finishIfDone(deps, after ?? (await deps.batches.getBatch(batchId)));
 }
 
+/** Follows a changed or undone label on a batch item (its results file shows the current label). */
+export async function settleRevision(
+  deps: BatchDependencies,
+  batchId: string,
+  itemId: string,
+  label: string | undefined,
+): Promise<void> {
+  const after = await deps.batches.reviseLabel(batchId, itemId, label);
+  if (after?.status === "completed" && after.completedEventPublished) await writeFiles(deps, after);
+}
+
 /** Writes the files and sends the events a batch's counts call for and it has not sent yet. */
 export async function finishIfDone(deps: BatchDependencies, batch: BatchRecord | undefined): Promise<void> {
   if (!batch || !isComplete(batch)) return;

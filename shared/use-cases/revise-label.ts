@@ -7,6 +7,7 @@ import type { DecisionRecord } from "../domain/decision-record.ts";
 import type { RecordKey, ReviewWrite } from "../domain/decision-store.ts";
 import { DetailType, pipelineEvent } from "../domain/events.ts";
 import { isAdmin, type Reviewer } from "../domain/review.ts";
+import { settleRevision } from "./batch-progress.ts";
 import {
   checkLabel,
   entryOf,
@@ -123,4 +124,6 @@ async function publishRevised(record: DecisionRecord, deps: ReviewDependencies):
     ),
   ]);
   await deps.store.transition(record, record.status, record.status, { revisionEventPublished: true });
+  if (record.batchId && deps.batches)
+    await settleRevision(deps.batches, record.batchId, record.itemId, revision.label);
 }

@@ -99,11 +99,18 @@ export function batchStoreContract(
       expect((await batches.recordLabel(batch.batchId, "P-b", "remove"))?.counts.reviewed).toBe(1);
       expect(await batches.recordLabel(batch.batchId, "P-b", "allow")).toBeUndefined();
       expect(await batches.recordLabel(batch.batchId, "P-a", "allow")).toBeUndefined();
-      const members = await batches.members(batch.batchId);
+      let members = await batches.members(batch.batchId);
       expect(members.map((m) => m.itemId)).toEqual(["P-a", "P-b"]);
       expect(members[1]).toMatchObject({ label: "remove", status: "pending_review", chosen: "allow" });
       // The distribution keeps the options' order (a results file reads in the policy's order).
       expect(Object.keys(members[1]!.distribution!)).toEqual(["remove", "allow"]);
+      // A change follows; an undo removes the label and the count, and a new label counts again.
+      expect((await batches.reviseLabel(batch.batchId, "P-b", "allow"))?.counts.reviewed).toBe(1);
+      expect((await batches.reviseLabel(batch.batchId, "P-b", undefined))?.counts.reviewed).toBe(0);
+      members = await batches.members(batch.batchId);
+      expect(members[1]!.label).toBeUndefined();
+      expect(await batches.reviseLabel(batch.batchId, "P-b", undefined)).toBeUndefined();
+      expect((await batches.recordLabel(batch.batchId, "P-b", "remove"))?.counts.reviewed).toBe(1);
     });
 
     it("lets one caller at a time announce a phase, until its claim expires or the event went out", async () => {
