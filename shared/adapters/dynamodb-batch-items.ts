@@ -84,3 +84,32 @@ export function fromMemberItem(item: Record<string, unknown>): BatchMember {
     ...(typeof distributionJson === "string" ? { distribution: JSON.parse(distributionJson) } : {}),
   } as BatchMember;
 }
+
+/**
+ * The writes of a changed (`label`) or undone (undefined) label: the member's label, and for an
+ * undo one review fewer on the batch; conditioned on the member having a label.
+ */
+export function revisionWrites(
+  tableName: string,
+  batchId: string,
+  itemId: string,
+  label: string | undefined,
+) {
+  const member = {
+    TableName: tableName,
+    Key: memberKey(batchId, itemId),
+    ConditionExpression: "attribute_exists(label)",
+    ...(label === undefined
+      ? { UpdateExpression: "REMOVE label" }
+      : { UpdateExpression: "SET label = :label", ExpressionAttributeValues: { ":label": label } }),
+  };
+  const fewer = {
+    TableName: tableName,
+    Key: batchKey(batchId),
+    UpdateExpression: "ADD reviewed :minus",
+    ExpressionAttributeValues: { ":minus": -1 },
+  };
+  return {
+    TransactItems: label === undefined ? [{ Update: member }, { Update: fewer }] : [{ Update: member }],
+  };
+}

@@ -32,6 +32,7 @@ import {
   isConditionFailure,
   memberItem,
   memberKey,
+  revisionWrites,
   toBatch,
 } from "./dynamodb-batch-items.ts";
 import { StoreUnavailableError } from "./errors.ts";
@@ -225,30 +226,10 @@ export class DynamoDbBatchStore implements BatchStore {
     itemId: string,
     label: string | undefined,
   ): Promise<BatchRecord | undefined> {
-    const member = {
-      TableName: this.tableName,
-      Key: memberKey(batchId, itemId),
-      ConditionExpression: "attribute_exists(label)",
-      ...(label === undefined
-        ? { UpdateExpression: "REMOVE label" }
-        : { UpdateExpression: "SET label = :label", ExpressionAttributeValues: { ":label": label } }),
-    };
-    const written = await this.transact("revise label", {
-      TransactItems:
-        label === undefined
-          ? [
-              { Update: member },
-              {
-                Update: {
-                  TableName: this.tableName,
-                  Key: batchKey(batchId),
-                  UpdateExpression: "ADD reviewed :minus",
-                  ExpressionAttributeValues: { ":minus": -1 },
-                },
-              },
-            ]
-          : [{ Update: member }],
-    });
+    const written = await this.transact(
+      "revise label",
+      revisionWrites(this.tableName, batchId, itemId, label),
+    );
     return written ? this.getBatch(batchId) : undefined;
   }
 
