@@ -82,10 +82,13 @@ export async function batchCommand(argv: string[]): Promise<number> {
     allowPositionals: true,
     strict: true,
   });
-  if (sub === "submit") return submit(requiredFlag("file", positionals[0]), values);
-  if (sub === "status")
-    return status(requiredFlag("batch id", positionals[0]), values.watch ?? false, values);
-  if (sub === "results") return results(requiredFlag("batch id", positionals[0]), values);
+  const argument = (what: string) => {
+    if (!positionals[0]) throw new UsageError(`give the ${what}: decide batch ${sub} <${what}>`);
+    return positionals[0];
+  };
+  if (sub === "submit") return submit(argument("file"), values);
+  if (sub === "status") return status(argument("batch id"), values.watch ?? false, values);
+  if (sub === "results") return results(argument("batch id"), values);
   if (sub === "list") return list(integerFlag("limit", values.limit, 20, 1, 1000), values);
   throw new UsageError(
     sub

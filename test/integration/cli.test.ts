@@ -75,6 +75,27 @@ describe("decide CLI", () => {
     expect(invalid.stderr).toMatch(/questions\[0\]\.options: must hold 2 to 16 options, got 1/);
   });
 
+  it("explains a batch command given without what it needs, before reaching any service", async () => {
+    const noId = await decide(["batch", "status"]);
+    expect(noId.code).toBe(2);
+    expect(noId.stderr).toMatch(/give the batch id: decide batch status <batch id>/);
+    const unknown = await decide(["batch", "stauts", "b-x"]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/unknown batch command "stauts" \(submit, status, results, list\)/);
+    const noPolicy = await decide(["batch", "submit", "events/items/moderation-batch.jsonl"]);
+    expect(noPolicy.code).toBe(2);
+    expect(noPolicy.stderr).toMatch(/--policy is required/);
+    const nowhere = await decideWith(["batch", "list"], {
+      DECISIONS_TABLE: "decisions",
+      BATCH_BUCKET: "",
+      BATCH_FOLDER: "",
+    });
+    expect(nowhere.code).toBe(2);
+    expect(nowhere.stderr).toMatch(
+      /no batch files: give --bucket NAME \(deployed\) or --folder DIR \(local\)/,
+    );
+  });
+
   it("guides a newcomer: no command exits 2, typos get a suggestion, nothing running gets advice, no stack", async () => {
     const none = await decide([]);
     expect(none.code).toBe(2);
