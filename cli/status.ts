@@ -9,10 +9,11 @@ import { replayFiltered } from "../shared/use-cases/replay.ts";
 import { requiredFlag } from "./args.ts";
 import { awsOptions, decisionStore, queueAt } from "./aws.ts";
 
-export const statusUsage = `decide status --table NAME [--queue-url URL] [--dlq-url URL] [--review-queue-url URL] [--region R] [--profile P] [--json]
+export const statusUsage = `decide status --table NAME [--queue-url URL] [--dlq-url URL] [--review-queue-url URL] [--batch-queue-url URL] [--region R] [--profile P] [--json]
 
 Counts records per state and policy, queue depths, and the dead-letter queue by noted failure reason.
-The table, queue URLs and region come from flags or DECISIONS_TABLE, INTAKE_QUEUE_URL, DLQ_URL, REVIEW_QUEUE_URL.`;
+The table, queue URLs and region come from flags or DECISIONS_TABLE, INTAKE_QUEUE_URL, DLQ_URL, REVIEW_QUEUE_URL,
+BATCH_QUEUE_URL (the batch lane; \`decide batch list\` shows the batches themselves).`;
 
 /** Runs the command; returns the exit code. */
 export async function statusCommand(argv: string[]): Promise<number> {
@@ -23,6 +24,7 @@ export async function statusCommand(argv: string[]): Promise<number> {
       "queue-url": { type: "string" },
       "dlq-url": { type: "string" },
       "review-queue-url": { type: "string" },
+      "batch-queue-url": { type: "string" },
       region: { type: "string" },
       profile: { type: "string" },
       json: { type: "boolean", default: false },
@@ -44,6 +46,7 @@ export async function statusCommand(argv: string[]): Promise<number> {
     intake: values["queue-url"] ?? process.env.INTAKE_QUEUE_URL,
     "dead-letter": values["dlq-url"] ?? process.env.DLQ_URL,
     review: values["review-queue-url"] ?? process.env.REVIEW_QUEUE_URL,
+    batch: values["batch-queue-url"] ?? process.env.BATCH_QUEUE_URL,
   };
   const depths: Record<string, { visible: number; inFlight: number }> = {};
   for (const [name, url] of Object.entries(queues)) {
