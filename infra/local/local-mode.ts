@@ -135,6 +135,10 @@ async function startParts(
   say(`SQS: ${env.AWS_ENDPOINT_URL_SQS}; event bus: ${env.AWS_ENDPOINT_URL_EVENTBRIDGE}`);
   const { sharedDependencies, withBatches } = await import("../../functions/dependencies.ts");
   const shared = await sharedDependencies();
+  // The last run's workers are gone: an event it decided but had not published yet (a stop
+  // between the record and its event) goes out now. Events carry stable ids, so a repeat is harmless.
+  const repaired = await publishLeftovers(shared);
+  if (repaired > 0) say(`published ${repaired} decision events the last run had not sent before it stopped`);
   await ensurePortFree("review", ports.review);
   const reviewServer = await startLocalReviewServer(
     { ...shared, ...withBatches(shared), timings: REVIEW, pageSize: REVIEW.pageSize },
@@ -227,4 +231,22 @@ async function resumeBatches(
     }
   }
   return resumed;
+}
+
+/** Publishes the event of every record whose event is not marked sent; returns how many. */
+async function publishLeftovers(shared: {
+  store: import("../../shared/domain/decision-store.ts").DecisionStore;
+  publisher: PublishesEvents;
+}): Promise<number> {
+  const { eventFor } = await import("../../shared/use-cases/decide-message.ts");
+  let count = 0;
+  for (const status of RECORD_STATUSES) {
+    for (const record of await shared.store.listSince(status, "1970-01-01T00:00:00.000Z")) {
+      if (record.eventPublished) continue;
+      await shared.publisher.publish([eventFor(record)]);
+      await shared.store.markPublished(record);
+      count++;
+    }
+  }
+  return count;
 }

@@ -118,6 +118,31 @@ describe("local mode", () => {
       });
       expect(queued).toHaveLength(summary.human);
       if (chromiumAvailable()) await reviewInBrowser(first);
+      // A decision written just before a stop, whose event had not gone out (its lease still held).
+      const { DynamoDbDecisionStore } = await import("../../shared/adapters/dynamodb-decision-store.ts");
+      const { documentClient, localServiceOptions } = await import("../../shared/adapters/aws-clients.ts");
+      const store = new DynamoDbDecisionStore(
+        documentClient(localServiceOptions(first.env.AWS_ENDPOINT_URL_DYNAMODB!)),
+        "decisions",
+      );
+      const now = new Date().toISOString();
+      await store.create(
+        {
+          itemId: "CUT-OFF-1",
+          policyId: "ticket-routing",
+          policyVersion: 1,
+          status: "pending_review",
+          route: "human",
+          reason: "below_threshold",
+          chosen: "billing",
+          distribution: { billing: 0.6, technical: 0.2, account: 0.1, out_of_scope: 0.1 },
+          state: "charged twice?",
+          createdAt: now,
+          updatedAt: now,
+          eventPublished: false,
+        },
+        Date.now() + 60_000,
+      );
       await first.stop();
       stopped = true;
     } finally {
@@ -126,7 +151,13 @@ describe("local mode", () => {
     const second = await startLocalMode({ root: REPO_ROOT, dataDir, ports });
     try {
       const again = await second.summary();
-      expect(again.decided).toBe(9);
+      expect(again.decided).toBe(10);
+      // Its event goes out at the restart, once, and the record says so.
+      await second.bus.idle();
+      const made = second.bus.events.filter(
+        (e) => e["detail-type"] === "Decision Made" && e.detail.itemId === "CUT-OFF-1",
+      );
+      expect(made).toHaveLength(1);
     } finally {
       await second.stop();
     }
