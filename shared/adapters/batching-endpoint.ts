@@ -17,6 +17,7 @@ import type { Policy } from "../domain/policy/policy.ts";
 import {
   answerIdsOf,
   classify,
+  clientSettings,
   type DecidesItems,
   type EndpointClientOptions,
   type EndpointDecision,
@@ -61,9 +62,7 @@ export class BatchingDecisionEndpoint implements DecidesItems {
   private readonly maxItems: number;
   private readonly windowMs: number;
   private readonly maxBodyBytes: number;
-  private readonly timeoutMs: number;
-  private readonly attempts: number;
-  private readonly baseDelayMs: number;
+  private readonly settings: Required<EndpointClientOptions>;
   readonly stats: BatchingStats = { calls: 0, items: 0 };
 
   constructor(
@@ -79,9 +78,7 @@ export class BatchingDecisionEndpoint implements DecidesItems {
     this.maxItems = options.maxItems ?? 10;
     this.windowMs = options.windowMs ?? 20;
     this.maxBodyBytes = options.maxBodyBytes ?? 3.5 * 1024 * 1024;
-    this.timeoutMs = options.timeoutMs ?? 30_000;
-    this.attempts = options.attempts ?? 4;
-    this.baseDelayMs = options.baseDelayMs ?? 100;
+    this.settings = clientSettings(options);
   }
 
   decide(item: Item, policy: Policy): Promise<EndpointDecision> {
@@ -119,8 +116,8 @@ export class BatchingDecisionEndpoint implements DecidesItems {
   private async send(entries: Pending[]): Promise<void> {
     let waiting = entries;
     let last: Error | undefined;
-    for (let attempt = 1; attempt <= this.attempts && waiting.length > 0; attempt++) {
-      await backoff(attempt, this.baseDelayMs);
+    for (let attempt = 1; attempt <= this.settings.attempts && waiting.length > 0; attempt++) {
+      await backoff(attempt, this.settings.baseDelayMs);
       const started = performance.now();
       let results: { status: number; body: unknown }[];
       try {
@@ -134,7 +131,7 @@ export class BatchingDecisionEndpoint implements DecidesItems {
             Body: `{"batch":[${waiting.map((e) => e.body).join(",")}]}`,
             ...priorityOf(waiting.map((e) => e.item)),
           }),
-          { abortSignal: AbortSignal.timeout(this.timeoutMs) },
+          { abortSignal: AbortSignal.timeout(this.settings.timeoutMs) },
         );
         results = readResults(parseBody(output.Body), waiting.length);
       } catch (error) {
@@ -145,7 +142,7 @@ export class BatchingDecisionEndpoint implements DecidesItems {
             this.single.decide(entry.item, entry.policy).then(entry.resolve, entry.reject);
           return;
         }
-        if (attempt < this.attempts) {
+        if (attempt < this.settings.attempts) {
           // The call failed as a whole: the tries left go one item per call, isolating a bad item.
           for (const entry of waiting)
             this.alone.decide(entry.item, entry.policy).then(entry.resolve, entry.reject);
@@ -188,7 +185,7 @@ export class BatchingDecisionEndpoint implements DecidesItems {
       waiting = again;
     }
     const failure = new EndpointUnavailableError(
-      `endpoint ${this.endpointName} failed ${this.attempts} times for a batch: ${last?.message}`,
+      `endpoint ${this.endpointName} failed ${this.settings.attempts} times for a batch: ${last?.message}`,
       { cause: last },
     );
     for (const entry of waiting) entry.reject(failure);

@@ -40,6 +40,15 @@ export interface EndpointClientOptions {
   readonly baseDelayMs?: number;
 }
 
+/** The options with their defaults filled in. */
+export function clientSettings(options: EndpointClientOptions): Required<EndpointClientOptions> {
+  return {
+    timeoutMs: options.timeoutMs ?? 30_000,
+    attempts: options.attempts ?? 4,
+    baseDelayMs: options.baseDelayMs ?? 100,
+  };
+}
+
 /** The System One request for one item under one policy. */
 export function systemOneRequest(item: Item, policy: Policy): SystemOneRequest {
   const criteria =
@@ -66,25 +75,21 @@ export function answerIdsOf(policy: Policy): string[] {
 
 /** Decides items on a SageMaker endpoint (or the local runtime behind AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME). */
 export class SageMakerDecisionEndpoint implements DecidesItems {
-  private readonly timeoutMs: number;
-  private readonly attempts: number;
-  private readonly baseDelayMs: number;
+  private readonly settings: Required<EndpointClientOptions>;
 
   constructor(
     private readonly client: SageMakerRuntimeClient,
     readonly endpointName: string,
     options: EndpointClientOptions = {},
   ) {
-    this.timeoutMs = options.timeoutMs ?? 30_000;
-    this.attempts = options.attempts ?? 4;
-    this.baseDelayMs = options.baseDelayMs ?? 100;
+    this.settings = clientSettings(options);
   }
 
   async decide(item: Item, policy: Policy): Promise<EndpointDecision> {
     const body = JSON.stringify(systemOneRequest(item, policy));
     let last: Error | undefined;
-    for (let attempt = 1; attempt <= this.attempts; attempt++) {
-      await backoff(attempt, this.baseDelayMs);
+    for (let attempt = 1; attempt <= this.settings.attempts; attempt++) {
+      await backoff(attempt, this.settings.baseDelayMs);
       const started = performance.now();
       try {
         const output = await this.client.send(
@@ -95,7 +100,7 @@ export class SageMakerDecisionEndpoint implements DecidesItems {
             Body: body,
             ...priorityOf([item]),
           }),
-          { abortSignal: AbortSignal.timeout(this.timeoutMs) },
+          { abortSignal: AbortSignal.timeout(this.settings.timeoutMs) },
         );
         const answer = readDecisionAnswer(parseBody(output.Body), policy.type, answerIdsOf(policy));
         return { ...answer, latencyMs: performance.now() - started };
@@ -106,7 +111,7 @@ export class SageMakerDecisionEndpoint implements DecidesItems {
       }
     }
     throw new EndpointUnavailableError(
-      `endpoint ${this.endpointName} failed ${this.attempts} times: ${last?.message}`,
+      `endpoint ${this.endpointName} failed ${this.settings.attempts} times: ${last?.message}`,
       { cause: last },
     );
   }

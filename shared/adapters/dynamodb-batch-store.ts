@@ -35,6 +35,7 @@ import {
   revisionWrites,
   toBatch,
 } from "./dynamodb-batch-items.ts";
+import { tableCall } from "./dynamodb-calls.ts";
 import { StoreUnavailableError } from "./errors.ts";
 
 /** The batch store on the decisions table. */
@@ -44,15 +45,8 @@ export class DynamoDbBatchStore implements BatchStore {
     readonly tableName: string,
   ) {}
 
-  private async call<T>(what: string, run: () => Promise<T>): Promise<T> {
-    try {
-      return await run();
-    } catch (error) {
-      if (isConditionFailure(error)) throw error;
-      throw new StoreUnavailableError(`decisions table ${what} failed: ${(error as Error).message}`, {
-        cause: error,
-      });
-    }
+  private call<T>(what: string, run: () => Promise<T>): Promise<T> {
+    return tableCall(what, run, isConditionFailure);
   }
 
   /**

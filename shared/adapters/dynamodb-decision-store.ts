@@ -4,7 +4,7 @@
  * the review queue. The item's state and metadata are stored as JSON strings, so that any valid
  * item can be stored (DynamoDB refuses maps nested past 32 levels, empty map keys and numbers
  * past 38 digits). Translates DynamoDB errors into pipeline errors: a ValidationException is
- * permanent ({@link StoreRejectedError}); anything else may pass ({@link StoreUnavailableError}).
+ * permanent (StoreRejectedError); anything else may pass (StoreUnavailableError); see `dynamodb-calls.ts`.
  * Nothing above it imports the SDK.
  */
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
@@ -25,8 +25,9 @@ import type {
 } from "../domain/decision-store.ts";
 import type { ReviewClaim } from "../domain/review.ts";
 import { STATUS_INDEX } from "./decisions-table.ts";
+import { tableCall } from "./dynamodb-calls.ts";
 import * as reviews from "./dynamodb-review-writes.ts";
-import { StoreRejectedError, StoreUnavailableError } from "./errors.ts";
+import { StoreUnavailableError } from "./errors.ts";
 
 function isConditionFailure(error: unknown): boolean {
   return (
@@ -42,23 +43,8 @@ export class DynamoDbDecisionStore implements DecisionStore {
     readonly tableName: string,
   ) {}
 
-  private async call<T>(what: string, run: () => Promise<T>): Promise<T> {
-    try {
-      return await run();
-    } catch (error) {
-      if (isConditionFailure(error)) throw error;
-      if ((error as { name?: string })?.name === "ValidationException") {
-        throw new StoreRejectedError(
-          `decisions table ${what} refused the record: ${(error as Error).message}`,
-          {
-            cause: error,
-          },
-        );
-      }
-      throw new StoreUnavailableError(`decisions table ${what} failed: ${(error as Error).message}`, {
-        cause: error,
-      });
-    }
+  private call<T>(what: string, run: () => Promise<T>): Promise<T> {
+    return tableCall(what, run, isConditionFailure);
   }
 
   async get(key: Key): Promise<DecisionRecord | undefined> {

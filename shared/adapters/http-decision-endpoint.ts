@@ -10,6 +10,7 @@ import type { Item } from "../domain/item.ts";
 import type { Policy } from "../domain/policy/policy.ts";
 import {
   answerIdsOf,
+  clientSettings,
   type DecidesItems,
   type EndpointClientOptions,
   type EndpointDecision,
@@ -29,22 +30,18 @@ export function systemOneUrl(url: string): string {
 /** A System One server over HTTP. */
 export class HttpDecisionEndpoint implements DecidesItems {
   readonly url: string;
-  private readonly timeoutMs: number;
-  private readonly attempts: number;
-  private readonly baseDelayMs: number;
+  private readonly settings: Required<EndpointClientOptions>;
 
   constructor(url: string, options: EndpointClientOptions = {}) {
     this.url = systemOneUrl(url);
-    this.timeoutMs = options.timeoutMs ?? 30_000;
-    this.attempts = options.attempts ?? 4;
-    this.baseDelayMs = options.baseDelayMs ?? 100;
+    this.settings = clientSettings(options);
   }
 
   async decide(item: Item, policy: Policy): Promise<EndpointDecision> {
     const body = JSON.stringify(systemOneRequest(item, policy));
     let last: Error | undefined;
-    for (let attempt = 1; attempt <= this.attempts; attempt++) {
-      await backoff(attempt, this.baseDelayMs);
+    for (let attempt = 1; attempt <= this.settings.attempts; attempt++) {
+      await backoff(attempt, this.settings.baseDelayMs);
       const started = performance.now();
       let response: Response;
       let text: string;
@@ -53,7 +50,7 @@ export class HttpDecisionEndpoint implements DecidesItems {
           method: "POST",
           headers: { "content-type": "application/json", accept: "application/json" },
           body,
-          signal: AbortSignal.timeout(this.timeoutMs),
+          signal: AbortSignal.timeout(this.settings.timeoutMs),
         });
         text = await response.text();
       } catch (error) {
@@ -80,8 +77,11 @@ export class HttpDecisionEndpoint implements DecidesItems {
         last = new EndpointUnavailableError(`${this.url}: ${message}`, { cause: error });
       }
     }
-    throw new EndpointUnavailableError(`${this.url} failed ${this.attempts} times: ${last?.message}`, {
-      cause: last,
-    });
+    throw new EndpointUnavailableError(
+      `${this.url} failed ${this.settings.attempts} times: ${last?.message}`,
+      {
+        cause: last,
+      },
+    );
   }
 }
