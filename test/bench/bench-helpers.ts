@@ -2,11 +2,13 @@
  * Shared pieces of the benchmarks: the generated benchmark model, timing with garbage
  * collection outside the clock, medians, and text of exact token counts.
  */
+
 import { existsSync } from "node:fs";
 import { mkdir, rename } from "node:fs/promises";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
-import { MODEL_SHAPES, type ModelShapeName } from "../../endpoint/models/shapes.ts";
+import { parseArgs } from "node:util";
+import { isModelShapeName, MODEL_SHAPES, type ModelShapeName } from "../../endpoint/models/shapes.ts";
 import { synthesizeModel } from "../../endpoint/models/synthesize.ts";
 import { BASE_WORDS } from "../../endpoint/models/words.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
@@ -57,4 +59,28 @@ export async function benchModelPath(shape: ModelShapeName, weightType?: "Q8_0" 
 /** One line describing this machine. */
 export function machineLine(): string {
   return `machine: ${cpus().length} x ${cpus()[0]?.model ?? "cpu"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`;
+}
+
+/**
+ * The model flags the scorer-level benchmarks share (--shape, --threads, --blocks) plus the
+ * benchmark's own, parsed and checked.
+ */
+export function modelBenchFlags<K extends string>(extra: Record<K, { type: "string"; default: string }>) {
+  const { values } = parseArgs({
+    options: {
+      shape: { type: "string", default: "qwen2-0.5b" },
+      threads: { type: "string", default: "2" },
+      blocks: { type: "string", default: "3" },
+      ...extra,
+    },
+  });
+  const flags = values as Record<string, string>;
+  const shape = flags.shape!;
+  if (!isModelShapeName(shape)) throw new Error(`unknown shape ${shape}`);
+  return {
+    shape,
+    threads: Number(flags.threads),
+    blocks: Number(flags.blocks),
+    values: flags as Record<K, string>,
+  };
 }

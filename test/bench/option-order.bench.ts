@@ -1,37 +1,18 @@
-/**
- * Option-order debiasing benchmark (`npm run bench:option-order`): what the cyclic order costs
- * per decision against one pass, on the generated Qwen2-0.5B-shaped model on CPU.
- *
- * 20 items of about 60 tokens (`--items`, `--words`), one 4-option choice question, letters-only readout. Compared, each
- * as the median of interleaved blocks: one pass under policy-first with the preamble reused (the
- * pipeline's default), one pass under state-first, and the cyclic order under state-first (four
- * rotations, the evidence reused across them). Prints ms per decision, tokens evaluated per
- * decision, and the ratios.
- *
- * Flags: --shape qwen2-0.5b|qwen2-1.5b|tiny, --threads N (default 2), --blocks N (default 3),
- * --items N (default 20), --words N per item (default 45).
- */
-import { parseArgs } from "node:util";
-import { isModelShapeName } from "../../endpoint/models/shapes.ts";
 import { DecisionModel } from "../../endpoint/runtime/decision-model.ts";
 import type { OptionOrder } from "../../endpoint/scorer/option-order.ts";
 import type { DecisionQuestionInput, PromptLayout } from "../../endpoint/scorer/request.ts";
 import { DecisionScorer } from "../../endpoint/scorer/scorer.ts";
-import { benchModelPath, fmt, machineLine, median, timed, words } from "./bench-helpers.ts";
+import { benchModelPath, fmt, machineLine, median, modelBenchFlags, timed, words } from "./bench-helpers.ts";
 
-const { values: flags } = parseArgs({
-  options: {
-    shape: { type: "string", default: "qwen2-0.5b" },
-    threads: { type: "string", default: "2" },
-    blocks: { type: "string", default: "3" },
-    words: { type: "string", default: "45" },
-    items: { type: "string", default: "20" },
-  },
+const {
+  shape: shapeName,
+  threads,
+  blocks,
+  values: flags,
+} = modelBenchFlags({
+  words: { type: "string", default: "45" },
+  items: { type: "string", default: "20" },
 });
-const shapeName = flags.shape!;
-if (!isModelShapeName(shapeName)) throw new Error(`unknown shape ${shapeName}`);
-const threads = Number(flags.threads);
-const blocks = Number(flags.blocks);
 
 const model = await DecisionModel.load({ modelPath: await benchModelPath(shapeName), threads });
 const scorer = await DecisionScorer.create(model, { contextSize: 2048 });

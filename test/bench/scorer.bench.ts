@@ -1,36 +1,13 @@
-/**
- * Scorer benchmark (`npm run bench:scorer`): the generated Qwen2-0.5B-shaped model on CPU.
- *
- * Prints, in one run: prefill tokens/s; one ~200-token choice decision against a pure prefill of
- * the same tokens; 21 yes/no questions over one ~1,800-token state, reused against fresh; 50
- * items under one ~300-token policy preamble, with and without preamble reuse; free-text option
- * likelihood, reused against from scratch; peak memory. Timings are paired and interleaved in
- * blocks, with garbage collection outside the timed part; ratios are the figures to compare.
- *
- * Flags: --shape qwen2-0.5b|qwen2-1.5b|tiny, --threads N (default 2), --blocks N (default 3).
- */
-import { parseArgs } from "node:util";
 import type { Token } from "node-llama-cpp";
-import { isModelShapeName } from "../../endpoint/models/shapes.ts";
 import { BASE_WORDS } from "../../endpoint/models/words.ts";
 import { DecisionModel } from "../../endpoint/runtime/decision-model.ts";
 import { buildDecisionPrompt } from "../../endpoint/scorer/prompt.ts";
 import { PromptSequence } from "../../endpoint/scorer/prompt-sequence.ts";
 import type { DecisionQuestionInput, DecisionRequestInput } from "../../endpoint/scorer/request.ts";
 import { DecisionScorer } from "../../endpoint/scorer/scorer.ts";
-import { benchModelPath, fmt, machineLine, median, timed, words } from "./bench-helpers.ts";
+import { benchModelPath, fmt, machineLine, median, modelBenchFlags, timed, words } from "./bench-helpers.ts";
 
-const { values: flags } = parseArgs({
-  options: {
-    shape: { type: "string", default: "qwen2-0.5b" },
-    threads: { type: "string", default: "2" },
-    blocks: { type: "string", default: "3" },
-  },
-});
-const shapeName = flags.shape!;
-if (!isModelShapeName(shapeName)) throw new Error(`unknown shape ${shapeName}`);
-const threads = Number(flags.threads);
-const blocks = Number(flags.blocks);
+const { shape: shapeName, threads, blocks } = modelBenchFlags({});
 
 const modelPath = await benchModelPath(shapeName);
 const loadStarted = performance.now();
