@@ -49,6 +49,31 @@ export function clientSettings(options: EndpointClientOptions): Required<Endpoin
   };
 }
 
+/**
+ * Tries `once` up to `settings.attempts` times with backoff: an {@link EndpointRejectedError}
+ * (the item itself was refused) ends it at once; any other failure is tried again, and after the
+ * last try it is thrown as an {@link EndpointUnavailableError} naming `where`.
+ */
+export async function withRetries(
+  settings: Required<EndpointClientOptions>,
+  where: string,
+  once: () => Promise<EndpointDecision>,
+): Promise<EndpointDecision> {
+  let last: Error | undefined;
+  for (let attempt = 1; attempt <= settings.attempts; attempt++) {
+    await backoff(attempt, settings.baseDelayMs);
+    try {
+      return await once();
+    } catch (error) {
+      if (error instanceof EndpointRejectedError) throw error;
+      last = error as Error;
+    }
+  }
+  throw new EndpointUnavailableError(`${where} failed ${settings.attempts} times: ${last?.message}`, {
+    cause: last,
+  });
+}
+
 /** The System One request for one item under one policy. */
 export function systemOneRequest(item: Item, policy: Policy): SystemOneRequest {
   const criteria =
@@ -87,9 +112,7 @@ export class SageMakerDecisionEndpoint implements DecidesItems {
 
   async decide(item: Item, policy: Policy): Promise<EndpointDecision> {
     const body = JSON.stringify(systemOneRequest(item, policy));
-    let last: Error | undefined;
-    for (let attempt = 1; attempt <= this.settings.attempts; attempt++) {
-      await backoff(attempt, this.settings.baseDelayMs);
+    return withRetries(this.settings, `endpoint ${this.endpointName}`, async () => {
       const started = performance.now();
       try {
         const output = await this.client.send(
@@ -105,15 +128,9 @@ export class SageMakerDecisionEndpoint implements DecidesItems {
         const answer = readDecisionAnswer(parseBody(output.Body), policy.type, answerIdsOf(policy));
         return { ...answer, latencyMs: performance.now() - started };
       } catch (error) {
-        const classified = classify(error, this.endpointName);
-        if (!classified.transient) throw classified;
-        last = classified;
+        throw classify(error, this.endpointName);
       }
-    }
-    throw new EndpointUnavailableError(
-      `endpoint ${this.endpointName} failed ${this.settings.attempts} times: ${last?.message}`,
-      { cause: last },
-    );
+    });
   }
 }
 

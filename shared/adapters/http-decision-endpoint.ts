@@ -4,7 +4,6 @@
  * contract reading, and the same retries (backoff with full jitter for connection errors,
  * timeouts, 429 and 5xx; a 4xx other than 408 and 429 refuses the item and is never retried).
  */
-import { backoff } from "../domain/backoff.ts";
 import { MalformedAnswerError, readDecisionAnswer, SYSTEM_ONE_PATH } from "../domain/contracts/system-one.ts";
 import type { Item } from "../domain/item.ts";
 import type { Policy } from "../domain/policy/policy.ts";
@@ -15,6 +14,7 @@ import {
   type EndpointClientOptions,
   type EndpointDecision,
   systemOneRequest,
+  withRetries,
 } from "./decision-endpoint.ts";
 import { EndpointRejectedError, EndpointUnavailableError } from "./errors.ts";
 
@@ -39,9 +39,7 @@ export class HttpDecisionEndpoint implements DecidesItems {
 
   async decide(item: Item, policy: Policy): Promise<EndpointDecision> {
     const body = JSON.stringify(systemOneRequest(item, policy));
-    let last: Error | undefined;
-    for (let attempt = 1; attempt <= this.settings.attempts; attempt++) {
-      await backoff(attempt, this.settings.baseDelayMs);
+    return withRetries(this.settings, this.url, async () => {
       const started = performance.now();
       let response: Response;
       let text: string;
@@ -54,34 +52,24 @@ export class HttpDecisionEndpoint implements DecidesItems {
         });
         text = await response.text();
       } catch (error) {
-        last = new EndpointUnavailableError(`${this.url}: ${(error as Error).message}`, { cause: error });
-        continue;
+        throw new EndpointUnavailableError(`${this.url}: ${(error as Error).message}`, { cause: error });
       }
       const status = response.status;
-      if (status >= 400 && status < 500 && status !== 408 && status !== 429) {
+      if (status >= 400 && status < 500 && status !== 408 && status !== 429)
         throw new EndpointRejectedError(
           `${this.url} refused the item (${status}): ${text.slice(0, 300)}`,
           status,
         );
-      }
-      if (status !== 200) {
-        last = new EndpointUnavailableError(`${this.url} answered ${status}: ${text.slice(0, 300)}`);
-        continue;
-      }
+      if (status !== 200)
+        throw new EndpointUnavailableError(`${this.url} answered ${status}: ${text.slice(0, 300)}`);
       try {
         const answer = readDecisionAnswer(JSON.parse(text), policy.type, answerIdsOf(policy));
         return { ...answer, latencyMs: performance.now() - started };
       } catch (error) {
         const message =
           error instanceof MalformedAnswerError ? error.message : `not JSON (${(error as Error).message})`;
-        last = new EndpointUnavailableError(`${this.url}: ${message}`, { cause: error });
+        throw new EndpointUnavailableError(`${this.url}: ${message}`, { cause: error });
       }
-    }
-    throw new EndpointUnavailableError(
-      `${this.url} failed ${this.settings.attempts} times: ${last?.message}`,
-      {
-        cause: last,
-      },
-    );
+    });
   }
 }

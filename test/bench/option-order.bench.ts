@@ -1,8 +1,17 @@
 import { DecisionModel } from "../../endpoint/runtime/decision-model.ts";
 import type { OptionOrder } from "../../endpoint/scorer/option-order.ts";
-import type { DecisionQuestionInput, PromptLayout } from "../../endpoint/scorer/request.ts";
+import type { PromptLayout } from "../../endpoint/scorer/request.ts";
 import { DecisionScorer } from "../../endpoint/scorer/scorer.ts";
-import { benchModelPath, fmt, machineLine, median, modelBenchFlags, timed, words } from "./bench-helpers.ts";
+import {
+  benchModelPath,
+  fmt,
+  machineLine,
+  median,
+  modelBenchFlags,
+  TEAM_QUESTION,
+  timed,
+  words,
+} from "./bench-helpers.ts";
 
 const {
   shape: shapeName,
@@ -16,17 +25,7 @@ const {
 
 const model = await DecisionModel.load({ modelPath: await benchModelPath(shapeName), threads });
 const scorer = await DecisionScorer.create(model, { contextSize: 2048 });
-const question: DecisionQuestionInput = {
-  key: "team",
-  type: "choice",
-  instructions: "Which team should handle this ticket?",
-  options: [
-    { id: "billing", description: "Billing: charges, invoices, refunds" },
-    { id: "technical", description: "Technical: errors, crashes, bugs" },
-    { id: "account", description: "Account: login, password, profile" },
-    { id: "out_of_scope", description: "None of these" },
-  ],
-};
+const question = TEAM_QUESTION;
 const items = Array.from({ length: Number(flags.items) }, (_, i) => words(Number(flags.words), i * 7 + 3));
 
 interface Variant {

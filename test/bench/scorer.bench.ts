@@ -5,7 +5,16 @@ import { buildDecisionPrompt } from "../../endpoint/scorer/prompt.ts";
 import { PromptSequence } from "../../endpoint/scorer/prompt-sequence.ts";
 import type { DecisionQuestionInput, DecisionRequestInput } from "../../endpoint/scorer/request.ts";
 import { DecisionScorer } from "../../endpoint/scorer/scorer.ts";
-import { benchModelPath, fmt, machineLine, median, modelBenchFlags, timed, words } from "./bench-helpers.ts";
+import {
+  benchModelPath,
+  fmt,
+  machineLine,
+  median,
+  modelBenchFlags,
+  TEAM_QUESTION,
+  timed,
+  words,
+} from "./bench-helpers.ts";
 
 const { shape: shapeName, threads, blocks } = modelBenchFlags({});
 
@@ -49,17 +58,7 @@ async function pureprefill(tokens: readonly Token[]): Promise<number> {
 }
 
 // 2. One choice decision of about 200 tokens against a pure prefill of the same tokens.
-const teamQuestion: DecisionQuestionInput = {
-  key: "team",
-  type: "choice",
-  instructions: "Which team should handle this ticket?",
-  options: [
-    { id: "billing", description: "Billing: charges, invoices, refunds" },
-    { id: "technical", description: "Technical: errors, crashes, bugs" },
-    { id: "account", description: "Account: login, password, profile" },
-    { id: "out_of_scope", description: "None of these" },
-  ],
-};
+const teamQuestion = TEAM_QUESTION;
 {
   let stateWords = 1;
   const tokenCount = (n: number) => {
