@@ -5,44 +5,27 @@
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { App, Aspects } from "aws-cdk-lib";
 import { Annotations, Match, Template } from "aws-cdk-lib/assertions";
-import { AwsSolutionsChecks, ServerlessChecks } from "cdk-nag";
 import { beforeAll, describe, expect, it } from "vitest";
 import { checkServerlessSettings, isGpuInstance } from "../../infra/constructs/decision-endpoint.ts";
-import { DecisionStack } from "../../infra/decision-stack.ts";
+import type { DecisionStack } from "../../infra/decision-stack.ts";
 import { matchesPattern } from "../../infra/local/event-pattern.ts";
 import {
-  BATCH_LANE,
   DECIDE_FUNCTION,
   INTAKE_VISIBILITY_SECONDS,
   MAX_RECEIVE_COUNT,
   SERVERLESS_DECIDE,
 } from "../../infra/topology.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
+import { type Resource, synthStack } from "../helpers/synth-stack.ts";
 
 let stack: DecisionStack;
 let template: Template;
 
-function synth(props: ConstructorParameters<typeof DecisionStack>[2] = {}): DecisionStack {
-  // Bundling is skipped here (esbuild runs in `npm run synth`); everything else is the real app.
-  const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
-  const created = new DecisionStack(app, "Test", {
-    imageUri: "123456789012.dkr.ecr.us-east-1.amazonaws.com/decide:1",
-    ...props,
-  });
-  Aspects.of(app).add(new AwsSolutionsChecks({ reports: false }));
-  Aspects.of(app).add(new ServerlessChecks({ reports: false }));
-  app.synth();
-  return created;
-}
-
 beforeAll(() => {
-  stack = synth();
+  stack = synthStack();
   template = Template.fromStack(stack);
 }, 120_000);
-
-type Resource = { Properties: Record<string, unknown> };
 
 describe("DecisionStack", () => {
   it("passes cdk-nag's AwsSolutions and Serverless checks with zero unsuppressed errors, every suppression explained", () => {
@@ -139,14 +122,14 @@ describe("DecisionStack", () => {
   it("takes GPU instance types with the CUDA image", () => {
     expect(isGpuInstance("ml.g5.xlarge")).toBe(true);
     expect(isGpuInstance("ml.c6i.xlarge")).toBe(false);
-    const gpu = Template.fromStack(synth({ instanceType: "ml.g5.xlarge" }));
+    const gpu = Template.fromStack(synthStack({ instanceType: "ml.g5.xlarge" }));
     gpu.hasResourceProperties("AWS::SageMaker::Model", {
       PrimaryContainer: Match.objectLike({ Environment: { DECIDE_GPU: "cuda" } }),
     });
   });
 
   it("deploys a serverless endpoint within the documented limits, cdk-nag clean, with cold-start-sized tries", () => {
-    const serverless = synth({
+    const serverless = synthStack({
       endpointMode: "serverless",
       serverless: { memoryMiB: 6144, maxConcurrency: 10 },
     });
@@ -216,67 +199,6 @@ describe("DecisionStack", () => {
       TimeToLiveSpecification: { AttributeName: "expiresAt", Enabled: true },
       GlobalSecondaryIndexes: [Match.objectLike({ IndexName: "byStatus" })],
     });
-  });
-
-  it("keeps proposals in an encrypted, versioned, TLS-only bucket with lifecycle rules, written only by the daily recalibration", () => {
-    const buckets = Object.entries(template.findResources("AWS::S3::Bucket") as Record<string, Resource>);
-    expect(buckets).toHaveLength(2); // the bucket and its access logs
-    for (const [, bucket] of buckets) {
-      expect(bucket.Properties.BucketEncryption).toBeDefined();
-      expect(bucket.Properties.VersioningConfiguration).toEqual({ Status: "Enabled" });
-      expect(bucket.Properties.PublicAccessBlockConfiguration).toMatchObject({
-        BlockPublicAcls: true,
-        RestrictPublicBuckets: true,
-      });
-      expect((bucket.Properties.LifecycleConfiguration as { Rules: unknown[] }).Rules.length).toBeGreaterThan(
-        0,
-      );
-    }
-    const policies = Object.values(
-      template.findResources("AWS::S3::BucketPolicy") as Record<string, Resource>,
-    );
-    for (const policy of policies) {
-      const text = JSON.stringify(policy.Properties.PolicyDocument);
-      expect(text).toMatch(/"aws:SecureTransport":"false"/);
-    }
-    // The recalibration may touch calibration/* only, and runs daily.
-    const role = JSON.stringify(
-      Object.values(template.findResources("AWS::IAM::Policy") as Record<string, Resource>).filter((p) =>
-        JSON.stringify(p.Properties.Roles).includes("Recalibrate"),
-      ),
-    );
-    expect(role).toMatch(/calibration\/\*/);
-    expect(role).not.toMatch(/"s3:DeleteObject\*?"/);
-    template.hasResourceProperties("AWS::Events::Rule", {
-      ScheduleExpression: "rate(1 day)",
-      Description: Match.stringLikeRegexp("recalibration"),
-    });
-  });
-
-  it("starts batch intake from incoming/ and feeds the batch lane to the decide function at a bounded concurrency", () => {
-    const notifications = JSON.stringify(template.findResources("Custom::S3BucketNotifications"));
-    expect(notifications).toMatch(/"Name":"prefix","Value":"incoming\/"/);
-    const mappings = Object.values(
-      template.findResources("AWS::Lambda::EventSourceMapping") as Record<string, Resource>,
-    );
-    const batchLane = mappings.filter((m) =>
-      JSON.stringify(m.Properties.EventSourceArn).includes("BatchQueue"),
-    );
-    expect(batchLane).toHaveLength(1);
-    expect(batchLane[0]!.Properties).toMatchObject({
-      ScalingConfig: { MaximumConcurrency: BATCH_LANE.maxConcurrency },
-      FunctionResponseTypes: ["ReportBatchItemFailures"],
-    });
-    expect(JSON.stringify(batchLane[0]!.Properties.FunctionName)).toMatch(/PipelineDecide/);
-    const intake = JSON.stringify(
-      Object.values(template.findResources("AWS::IAM::Policy") as Record<string, Resource>).filter((p) =>
-        JSON.stringify(p.Properties.Roles).includes("BatchIntake"),
-      ),
-    );
-    expect(intake).toMatch(/incoming\/\*/);
-    expect(intake).toMatch(/batches\/\*/);
-    expect(intake).toMatch(/sqs:SendMessage/);
-    expect(intake).not.toMatch(/"s3:DeleteObject\*?"/);
   });
 
   it("runs the functions on nodejs22.x, arm64, with explicit memory and timeout", () => {
