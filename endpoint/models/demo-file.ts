@@ -9,13 +9,14 @@ import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, rename } from "node:fs/promises";
 import { join } from "node:path";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
-import { loadDemoExamples, writeDemoModel } from "./demo.ts";
+import { writeDemoModel } from "./demo.ts";
+import { loadDemoExamples } from "./demo-fit.ts";
 
 /**
  * The modules that decide what is written for the same inputs: their source is part of the hash,
  * so a changed construction (gain, vocabulary, fitting) never reuses a file made by an older one.
  */
-const CONSTRUCTION = ["./demo.ts", "./vocabulary.ts", "./words.ts", "../gguf/writer.ts"];
+const CONSTRUCTION = ["./demo.ts", "./demo-fit.ts", "./vocabulary.ts", "./words.ts", "../gguf/writer.ts"];
 
 /** Where the demo model's inputs live (defaults: the repository's events folder). */
 export interface DemoModelInputs {

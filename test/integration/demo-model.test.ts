@@ -76,11 +76,21 @@ describe("demo model", () => {
       });
   });
 
+  it("leaves an item of words it has never seen unsure under every sample policy", async () => {
+    // The policy's own question and option words carry no net evidence (demo-fit.ts), so nothing
+    // but the item's words can make the model sure; before, this went to "remove" under moderation.
+    for (const id of ["ticket-routing", "content-moderation", "pre-screen"]) {
+      const policy = policies.current(id)!;
+      const answer = await decide(id, "Vorpal wuzzles gyred quixotically");
+      expect(answer.top, `${id}: ${JSON.stringify(answer)}`).toBeLessThan(policy.autoThreshold);
+    }
+  });
+
   // A regression floor, not a target: the README states the measured figures (npm run bench:demo).
   it("handles most clear held-back items and automates few wrong ones", async () => {
     const total = demoFigures(await scoreHeldOut(await demoModelPath())).find((f) => f.policy === "all")!;
     expect(total.clear).toBeGreaterThanOrEqual(40);
-    expect(total.clearHandled / total.clear).toBeGreaterThanOrEqual(0.55);
-    expect(total.wrongAutomated / (total.clear + total.ambiguous)).toBeLessThanOrEqual(0.12);
+    expect(total.clearHandled / total.clear).toBeGreaterThanOrEqual(0.7);
+    expect(total.wrongAutomated / (total.clear + total.ambiguous)).toBeLessThanOrEqual(0.06);
   });
 });
