@@ -57,31 +57,36 @@ interface Intercept {
 }
 
 /**
- * Projects the weights onto those for which every policy's preamble sums to zero evidence for
- * each of its letters: the least change (per letter, a combination of the preamble count vectors
- * of the policies that have that letter) that solves the small Gram system. Without it, the
+ * The projection of the weights onto those for which every policy's preamble sums to zero
+ * evidence for each of its letters: the least change (per letter, a combination of the preamble
+ * count vectors of the policies that have that letter) that solves the small Gram system, whose
+ * matrices are computed once for the fit. Without it, the
  * question and option words act as a per-policy intercept that decides items whose words the
  * model does not know (every unfamiliar "allow" post read as "remove").
  */
-function zeroPolicyIntercepts(weights: Float64Array, intercepts: readonly Intercept[]): void {
-  for (let k = 0; k < LETTERS; k++) {
+function interceptProjection(intercepts: readonly Intercept[]): (weights: Float64Array) => void {
+  const dot = (a: Intercept, b: Intercept) => {
+    const bv = new Map(b.features.map((f, j) => [f, b.values[j]!]));
+    return a.features.reduce((sum, f, j) => sum + a.values[j]! * (bv.get(f) ?? 0), 0);
+  };
+  // Which policies have each letter, and their Gram matrix: fixed for the whole fit.
+  const letters = Array.from({ length: LETTERS }, (_, k) => {
     const rows = intercepts.filter((p) => p.options > k);
-    if (rows.length === 0) continue;
-    const dot = (a: Intercept, b: Intercept) => {
-      const bv = new Map(b.features.map((f, j) => [f, b.values[j]!]));
-      return a.features.reduce((sum, f, j) => sum + a.values[j]! * (bv.get(f) ?? 0), 0);
-    };
-    const gram = rows.map((a) => rows.map((b) => dot(a, b)));
-    const bias = rows.map((p) =>
-      p.features.reduce((sum, f, j) => sum + p.values[j]! * weights[f * LETTERS + k]!, 0),
-    );
-    const lambda = solve(gram, bias);
-    rows.forEach((p, r) => {
-      p.features.forEach((f, j) => {
-        weights[f * LETTERS + k]! -= lambda[r]! * p.values[j]!;
+    return { k, rows, gram: rows.map((a) => rows.map((b) => dot(a, b))) };
+  }).filter(({ rows }) => rows.length > 0);
+  return (weights) => {
+    for (const { k, rows, gram } of letters) {
+      const bias = rows.map((p) =>
+        p.features.reduce((sum, f, j) => sum + p.values[j]! * weights[f * LETTERS + k]!, 0),
+      );
+      const lambda = solve(gram, bias);
+      rows.forEach((p, r) => {
+        p.features.forEach((f, j) => {
+          weights[f * LETTERS + k]! -= lambda[r]! * p.values[j]!;
+        });
       });
-    });
-  }
+    }
+  };
 }
 
 /** Solves a small dense system by Gaussian elimination with partial pivoting. */
@@ -136,6 +141,7 @@ export function fitEvidence(
     for (const w of wordsOf(e.preamble)) counts.set(featureOf(w), (counts.get(featureOf(w)) ?? 0) + scale);
     return { options: e.options, features: [...counts.keys()], values: [...counts.values()] };
   });
+  const projectIntercepts = zeroIntercepts ? interceptProjection(intercepts) : undefined;
   const weights = new Float64Array(index.size * LETTERS);
   const gradient = new Float64Array(weights.length);
   const logits = new Float64Array(LETTERS);
@@ -157,7 +163,7 @@ export function fitEvidence(
     });
     for (let w = 0; w < weights.length; w++)
       weights[w]! -= rate * (gradient[w]! / examples.length + l2 * weights[w]!);
-    if (zeroIntercepts) zeroPolicyIntercepts(weights, intercepts);
+    projectIntercepts?.(weights);
   }
   const evidence = new Map<string, Float64Array>();
   for (const [feature, f] of index) evidence.set(feature, weights.slice(f * LETTERS, (f + 1) * LETTERS));
