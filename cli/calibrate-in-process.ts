@@ -7,15 +7,11 @@ import { DecisionModel } from "../endpoint/runtime/decision-model.ts";
 import { InvalidDecisionError } from "../endpoint/runtime/errors.ts";
 import { DecisionScorer } from "../endpoint/scorer/scorer.ts";
 import { parseSystemOne, systemOneResponse } from "../endpoint/server/systemone.ts";
-import {
-  answerIdsOf,
-  type DecidesItems,
-  type EndpointDecision,
-  systemOneRequest,
-} from "../shared/adapters/decision-endpoint.ts";
-import { EndpointRejectedError } from "../shared/adapters/errors.ts";
+import { answerIdsOf, systemOneRequest } from "../shared/adapters/decision-endpoint.ts";
 import { stringifyJson } from "../shared/domain/contracts/json.ts";
 import { readDecisionAnswer } from "../shared/domain/contracts/system-one.ts";
+import type { DecidesItems, EndpointDecision } from "../shared/domain/decision-endpoint.ts";
+import { EndpointRejectedError } from "../shared/domain/errors.ts";
 import type { Item } from "../shared/domain/item.ts";
 import type { Policy } from "../shared/domain/policy/policy.ts";
 import type { ScoringSource } from "./calibrate-scoring.ts";

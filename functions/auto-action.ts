@@ -3,7 +3,7 @@
  * retried, with its own dead-letter queue that `decide replay` can redrive) and applies each
  * confident decision at most once by its event id (`applyDecision`), emitting "Item Actioned".
  */
-import { METRICS } from "../infra/topology.ts";
+import { METRICS } from "../shared/domain/topology.ts";
 import {
   type ApplyOutcome,
   applyDecision,

@@ -3,7 +3,7 @@
  * its name, and a number that is not one fails with its name and value. Defaults come from
  * `infra/topology.ts`, the one place a timeout, attempt count or lease is written.
  */
-import { DECIDE_FUNCTION, REVIEW } from "../infra/topology.ts";
+import { DECIDE_FUNCTION, REVIEW } from "../shared/domain/topology.ts";
 
 /** Reads a required variable or throws naming it. */
 export function requireEnv(name: string, env: NodeJS.ProcessEnv = process.env): string {

@@ -7,9 +7,9 @@
 import { Logger } from "@aws-lambda-powertools/logger";
 import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 import type { SQSRecord } from "aws-lambda";
-import { MAX_RECEIVE_COUNT, METRICS } from "../infra/topology.ts";
 import { BatchingDecisionEndpoint } from "../shared/adapters/batching-endpoint.ts";
 import { SageMakerDecisionEndpoint } from "../shared/adapters/decision-endpoint.ts";
+import { MAX_RECEIVE_COUNT, METRICS } from "../shared/domain/topology.ts";
 import { settleDeadLetter } from "../shared/use-cases/batch-progress.ts";
 import { batchOf, type DecideDependencies, decideMessage } from "../shared/use-cases/decide-message.ts";
 import { sagemakerClient } from "./clients.ts";

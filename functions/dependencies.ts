@@ -4,10 +4,11 @@
 import { fileURLToPath } from "node:url";
 import { DynamoDbBatchStore } from "../shared/adapters/dynamodb-batch-store.ts";
 import { DynamoDbDecisionStore } from "../shared/adapters/dynamodb-decision-store.ts";
-import { EventPublisher, type PublishesEvents } from "../shared/adapters/event-publisher.ts";
+import { EventPublisher } from "../shared/adapters/event-publisher.ts";
 import { FsObjectStore } from "../shared/adapters/fs-object-store.ts";
 import { S3ObjectStore } from "../shared/adapters/s3-object-store.ts";
 import type { DecisionStore } from "../shared/domain/decision-store.ts";
+import type { PublishesEvents } from "../shared/domain/events.ts";
 import type { ObjectStore } from "../shared/domain/object-store.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import type { BatchDependencies } from "../shared/use-cases/batch-progress.ts";

@@ -9,8 +9,8 @@ import { Logger } from "@aws-lambda-powertools/logger";
 import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 import { EventBridgeEnvelope } from "@aws-lambda-powertools/parser/envelopes/eventbridge";
 import type { SQSRecord } from "aws-lambda";
-import { METRICS } from "../infra/topology.ts";
 import { decisionMadeSchema } from "../shared/domain/contracts/events.ts";
+import { METRICS } from "../shared/domain/topology.ts";
 import type { DecisionMadeDetail } from "../shared/use-cases/apply-decision.ts";
 import { sqsBatchHandler } from "./sqs-batch-handler.ts";
 

@@ -11,8 +11,8 @@ import { EventBridgeSchema } from "@aws-lambda-powertools/parser/schemas/eventbr
 import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import middy from "@middy/core";
 import type { z } from "zod";
-import { RECALIBRATION } from "../infra/topology.ts";
 import { S3ObjectStore } from "../shared/adapters/s3-object-store.ts";
+import { RECALIBRATION } from "../shared/domain/topology.ts";
 import { type ProposalDependencies, proposeCalibrations } from "../shared/use-cases/propose-calibration.ts";
 import { s3Client } from "./clients.ts";
 import { positiveInteger, requireEnv } from "./config.ts";

@@ -11,7 +11,7 @@ import { parser } from "@aws-lambda-powertools/parser/middleware";
 import { EventBridgeSchema } from "@aws-lambda-powertools/parser/schemas/eventbridge";
 import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import middy from "@middy/core";
-import { METRICS, REVIEW } from "../infra/topology.ts";
+import { METRICS, REVIEW } from "../shared/domain/topology.ts";
 import { reviewBacklog } from "../shared/use-cases/review-backlog.ts";
 import { positiveInteger } from "./config.ts";
 import { type SharedDependencies, sharedDependencies } from "./dependencies.ts";

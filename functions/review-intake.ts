@@ -3,7 +3,7 @@
  * each escalated item for review at most once by its event id (`queueForReview`). Its metric
  * `queued` counts the review tasks created, the signal that reviewers have new work.
  */
-import { METRICS } from "../infra/topology.ts";
+import { METRICS } from "../shared/domain/topology.ts";
 import type { DecisionMadeDetail } from "../shared/use-cases/apply-decision.ts";
 import { type QueueOutcome, queueForReview } from "../shared/use-cases/queue-for-review.ts";
 import { type SharedDependencies, sharedDependencies } from "./dependencies.ts";

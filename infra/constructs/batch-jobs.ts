@@ -16,7 +16,7 @@ import * as s3n from "aws-cdk-lib/aws-s3-notifications";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { NagSuppressions } from "cdk-nag";
 import { Construct } from "constructs";
-import { BATCH_LANE, DECIDE_FUNCTION, TABLE_ACCESS } from "../topology.ts";
+import { BATCH_LANE, DECIDE_FUNCTION, TABLE_ACCESS } from "../../shared/domain/topology.ts";
 import type { functionFactory } from "./pipeline-function.ts";
 
 /** Properties of {@link BatchJobs}. */

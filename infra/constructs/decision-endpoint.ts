@@ -22,7 +22,7 @@ import * as kms from "aws-cdk-lib/aws-kms";
 import * as sagemaker from "aws-cdk-lib/aws-sagemaker";
 import { NagSuppressions } from "cdk-nag";
 import { Construct } from "constructs";
-import { ENDPOINT_DEADLINE_MS } from "../topology.ts";
+import { ENDPOINT_DEADLINE_MS } from "../../shared/domain/topology.ts";
 
 /** Instance families with a GPU, which take the CUDA image. */
 const GPU_FAMILIES = /^ml\.(g4dn|g5|g6|g6e|p3|p4d|p5)\./;

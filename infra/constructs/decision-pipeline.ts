@@ -17,7 +17,7 @@ import type * as s3 from "aws-cdk-lib/aws-s3";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { DECISIONS_TABLE_SCHEMA } from "../../shared/adapters/decisions-table.ts";
-import type { EventPattern } from "../local/event-pattern.ts";
+import type { EventPattern } from "../../shared/domain/event-pattern.ts";
 import {
   DECIDE_FUNCTION,
   METRICS,
@@ -25,7 +25,7 @@ import {
   SERVERLESS_DECIDE,
   TABLE_ACCESS,
   TARGET_FUNCTION,
-} from "../topology.ts";
+} from "../../shared/domain/topology.ts";
 import { BatchJobs } from "./batch-jobs.ts";
 import { PipelineBucket } from "./pipeline-bucket.ts";
 import { functionFactory, suppressFunctionFindings } from "./pipeline-function.ts";

@@ -10,7 +10,7 @@ import * as kms from "aws-cdk-lib/aws-kms";
 import * as sns from "aws-cdk-lib/aws-sns";
 import * as subscriptions from "aws-cdk-lib/aws-sns-subscriptions";
 import { Construct } from "constructs";
-import { METRICS } from "../topology.ts";
+import { METRICS } from "../../shared/domain/topology.ts";
 import type { DecisionPipeline } from "./decision-pipeline.ts";
 
 /** Properties of {@link Operations}. */

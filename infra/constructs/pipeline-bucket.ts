@@ -8,7 +8,7 @@ import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import * as s3 from "aws-cdk-lib/aws-s3";
 import { NagSuppressions } from "cdk-nag";
 import { Construct } from "constructs";
-import { BUCKET } from "../topology.ts";
+import { BUCKET } from "../../shared/domain/topology.ts";
 
 /** The bucket and its access-log bucket. */
 export class PipelineBucket extends Construct {

@@ -8,7 +8,11 @@ import { Duration } from "aws-cdk-lib";
 import * as sqs from "aws-cdk-lib/aws-sqs";
 import { NagSuppressions } from "cdk-nag";
 import type { Construct } from "constructs";
-import { INTAKE_VISIBILITY_SECONDS, MAX_RECEIVE_COUNT, TARGET_VISIBILITY_SECONDS } from "../topology.ts";
+import {
+  INTAKE_VISIBILITY_SECONDS,
+  MAX_RECEIVE_COUNT,
+  TARGET_VISIBILITY_SECONDS,
+} from "../../shared/domain/topology.ts";
 
 /** The queues, by role. */
 export interface PipelineQueues {

@@ -17,7 +17,7 @@ import * as logs from "aws-cdk-lib/aws-logs";
 import { NagSuppressions } from "cdk-nag";
 import { Construct } from "constructs";
 import { ADMINS_GROUP, REVIEWERS_GROUP } from "../../shared/domain/review.ts";
-import { REVIEW } from "../topology.ts";
+import { REVIEW } from "../../shared/domain/topology.ts";
 import type { functionFactory } from "./pipeline-function.ts";
 
 /** Properties of {@link ReviewAccess}. */

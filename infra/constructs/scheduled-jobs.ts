@@ -13,7 +13,7 @@ import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import type * as s3 from "aws-cdk-lib/aws-s3";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
-import { RECALIBRATION, TABLE_ACCESS } from "../topology.ts";
+import { RECALIBRATION, TABLE_ACCESS } from "../../shared/domain/topology.ts";
 import type { functionFactory } from "./pipeline-function.ts";
 
 /** Properties of {@link ScheduledJobs}. */

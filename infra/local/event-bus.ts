@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { type EventPattern, matchesPattern } from "./event-pattern.ts";
+import { type EventPattern, matchesPattern } from "../../shared/domain/event-pattern.ts";
 
 /** An event as targets receive it (the EventBridge event envelope). */
 export interface BusEvent {

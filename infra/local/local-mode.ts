@@ -14,7 +14,7 @@ import { type DecisionRecord, RECORD_STATUSES } from "../../shared/domain/decisi
 import type { PublishesEvents } from "../../shared/domain/events.ts";
 import { MAX_BATCH, type MessageQueue } from "../../shared/domain/message-queue.ts";
 import type { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
-import { MAX_RECEIVE_COUNT, REVIEW } from "../topology.ts";
+import { MAX_RECEIVE_COUNT, REVIEW } from "../../shared/domain/topology.ts";
 import type { LocalEventBus } from "./event-bus.ts";
 import { ensurePortFree, type LocalPorts, resolveLocalPorts } from "./ports.ts";
 import { startLocalReviewServer } from "./review-server.ts";

@@ -4,9 +4,9 @@
  * service's event source mapping does.
  */
 import type { Context, SQSEvent } from "aws-lambda";
+import type { EventPattern } from "../../shared/domain/event-pattern.ts";
 import type { MessageQueue } from "../../shared/domain/message-queue.ts";
 import type { LocalEventBus } from "./event-bus.ts";
-import type { EventPattern } from "./event-pattern.ts";
 import { type SqsPoller, startSqsPoller } from "./sqs-poller.ts";
 
 /** Options of {@link startTargetQueue}. */

@@ -10,8 +10,8 @@ import { createSqsServer } from "local-aws-sqs";
 import { localServiceOptions, sqsClient } from "../../shared/adapters/aws-clients.ts";
 import { ensureDecisionsTable } from "../../shared/adapters/dynamodb-admin.ts";
 import { SqsQueue } from "../../shared/adapters/sqs-queue.ts";
+import type { EventPattern } from "../../shared/domain/event-pattern.ts";
 import type { MessageQueue } from "../../shared/domain/message-queue.ts";
-import type { DecideDependencies } from "../../shared/use-cases/decide-message.ts";
 import {
   BATCH_LANE,
   DECIDE_FUNCTION,
@@ -19,10 +19,10 @@ import {
   RULES,
   TARGET_FUNCTION,
   TARGET_VISIBILITY_SECONDS,
-} from "../topology.ts";
+} from "../../shared/domain/topology.ts";
+import type { DecideDependencies } from "../../shared/use-cases/decide-message.ts";
 import { startDynamoDbLocal } from "./dynamodb-local.ts";
 import { type LocalEventBus, startEventBus } from "./event-bus.ts";
-import type { EventPattern } from "./event-pattern.ts";
 import { ensurePortFree } from "./ports.ts";
 import { type SqsPoller, startSqsPoller } from "./sqs-poller.ts";
 import { startTargetQueue, type TargetQueue, type TargetQueueOptions } from "./target-queue.ts";

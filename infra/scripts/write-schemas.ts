@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { eventJsonSchemas } from "../../shared/domain/contracts/json-schemas.ts";
 
-const folder = fileURLToPath(new URL("../../events/schemas/", import.meta.url));
+const folder = fileURLToPath(new URL("../../events/schemas", import.meta.url));
 await mkdir(folder, { recursive: true });
 for (const { name, schema } of eventJsonSchemas()) {
   await writeFile(join(folder, `${name}.json`), `${JSON.stringify(schema, null, 2)}\n`);

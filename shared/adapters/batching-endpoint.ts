@@ -12,21 +12,20 @@
 import { InvokeEndpointCommand, type SageMakerRuntimeClient } from "@aws-sdk/client-sagemaker-runtime";
 import { backoff } from "../domain/backoff.ts";
 import { MalformedAnswerError, readDecisionAnswer } from "../domain/contracts/system-one.ts";
+import type { DecidesItems, EndpointDecision } from "../domain/decision-endpoint.ts";
+import { EndpointRejectedError, EndpointUnavailableError } from "../domain/errors.ts";
 import type { Item } from "../domain/item.ts";
 import type { Policy } from "../domain/policy/policy.ts";
 import {
   answerIdsOf,
   classify,
   clientSettings,
-  type DecidesItems,
   type EndpointClientOptions,
-  type EndpointDecision,
   parseBody,
   priorityOf,
   SageMakerDecisionEndpoint,
   systemOneRequest,
 } from "./decision-endpoint.ts";
-import { EndpointRejectedError, EndpointUnavailableError } from "./errors.ts";
 
 /** Options of {@link BatchingDecisionEndpoint}. */
 export interface BatchingOptions extends EndpointClientOptions {

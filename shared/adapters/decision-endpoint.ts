@@ -10,25 +10,14 @@ import { InvokeEndpointCommand, type SageMakerRuntimeClient } from "@aws-sdk/cli
 import { backoff } from "../domain/backoff.ts";
 import {
   DECISION_QUESTION_KEY,
-  type DecisionAnswer,
   MalformedAnswerError,
   readDecisionAnswer,
   type SystemOneRequest,
 } from "../domain/contracts/system-one.ts";
+import type { DecidesItems, EndpointDecision } from "../domain/decision-endpoint.ts";
+import { EndpointRejectedError, EndpointUnavailableError } from "../domain/errors.ts";
 import type { Item } from "../domain/item.ts";
 import type { Policy } from "../domain/policy/policy.ts";
-import { EndpointRejectedError, EndpointUnavailableError } from "./errors.ts";
-
-/** What the endpoint said about one item, in the policy's option order. */
-export interface EndpointDecision extends DecisionAnswer {
-  /** Round trip of the call that answered. */
-  readonly latencyMs: number;
-}
-
-/** Something that decides items (the SageMaker endpoint, or a test double). */
-export interface DecidesItems {
-  decide(item: Item, policy: Policy): Promise<EndpointDecision>;
-}
 
 /** Options of {@link SageMakerDecisionEndpoint}. */
 export interface EndpointClientOptions {

@@ -23,6 +23,7 @@ import {
   type MemberState,
   mayMove,
 } from "../domain/batch.ts";
+import { StoreUnavailableError } from "../domain/errors.ts";
 import { STATUS_INDEX } from "./decisions-table.ts";
 import {
   BATCH_MARK,
@@ -36,7 +37,6 @@ import {
   toBatch,
 } from "./dynamodb-batch-items.ts";
 import { tableCall } from "./dynamodb-calls.ts";
-import { StoreUnavailableError } from "./errors.ts";
 
 /** The batch store on the decisions table. */
 export class DynamoDbBatchStore implements BatchStore {

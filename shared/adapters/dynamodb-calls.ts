@@ -4,7 +4,7 @@
  * ValidationException is permanent ({@link StoreRejectedError}: the same write fails again), and
  * anything else may pass on a retry ({@link StoreUnavailableError}).
  */
-import { StoreRejectedError, StoreUnavailableError } from "./errors.ts";
+import { StoreRejectedError, StoreUnavailableError } from "../domain/errors.ts";
 
 /** Runs one table call, classifying what it throws; `isCondition` recognizes the caller's condition failures. */
 export async function tableCall<T>(

@@ -23,11 +23,11 @@ import type {
   RecordPage,
   ReviewWrite,
 } from "../domain/decision-store.ts";
+import { StoreUnavailableError } from "../domain/errors.ts";
 import type { ReviewClaim } from "../domain/review.ts";
 import { STATUS_INDEX } from "./decisions-table.ts";
 import { tableCall } from "./dynamodb-calls.ts";
 import * as reviews from "./dynamodb-review-writes.ts";
-import { StoreUnavailableError } from "./errors.ts";
 
 function isConditionFailure(error: unknown): boolean {
   return (

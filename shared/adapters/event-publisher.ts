@@ -8,12 +8,9 @@ import {
   type PutEventsRequestEntry,
 } from "@aws-sdk/client-eventbridge";
 import { backoff } from "../domain/backoff.ts";
+import { EventPublishError } from "../domain/errors.ts";
 import { EVENT_SOURCE, type PipelineEvent, type PublishesEvents } from "../domain/events.ts";
-
-export type { PublishesEvents };
-
 import { MAX_BATCH } from "../domain/message-queue.ts";
-import { EventPublishError } from "./errors.ts";
 
 /** PutEvents takes at most this many entries per call. */
 export const PUT_EVENTS_BATCH = MAX_BATCH;

@@ -6,8 +6,8 @@
  * redelivered or re-sent event changes nothing.
  */
 
-import type { PublishesEvents } from "../adapters/event-publisher.ts";
 import type { DecisionStore } from "../domain/decision-store.ts";
+import type { PublishesEvents } from "../domain/events.ts";
 import { DetailType, pipelineEvent } from "../domain/events.ts";
 
 /** The "Decision Made" detail fields the target reads. */

@@ -20,15 +20,15 @@
  * queue.
  */
 import { createHash } from "node:crypto";
-import type { DecidesItems } from "../adapters/decision-endpoint.ts";
-import { EndpointRejectedError, StoreRejectedError } from "../adapters/errors.ts";
-import type { PublishesEvents } from "../adapters/event-publisher.ts";
 import { BATCH_ID_PATTERN } from "../domain/batch.ts";
 import { predictionSet } from "../domain/calibration/conformal.ts";
 import { correctForPrior } from "../domain/calibration/prior.ts";
 import { applyVectorScaling } from "../domain/calibration/vector-scaling.ts";
+import type { DecidesItems } from "../domain/decision-endpoint.ts";
 import type { DecisionRecord } from "../domain/decision-record.ts";
 import type { DecisionStore } from "../domain/decision-store.ts";
+import { EndpointRejectedError, StoreRejectedError } from "../domain/errors.ts";
+import type { PublishesEvents } from "../domain/events.ts";
 import { DetailType, type PipelineEvent, pipelineEvent } from "../domain/events.ts";
 import { type ItemProblem, parseItem } from "../domain/item.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";

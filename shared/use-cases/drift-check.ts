@@ -3,10 +3,10 @@
  * of the last period against that baseline; a "Calibration Drift" event for each that drifted.
  */
 
-import type { PublishesEvents } from "../adapters/event-publisher.ts";
 import { checkDrift } from "../domain/calibration/drift.ts";
 import type { DecisionRecord, RecordStatus } from "../domain/decision-record.ts";
 import type { DecisionStore } from "../domain/decision-store.ts";
+import type { PublishesEvents } from "../domain/events.ts";
 import { DetailType, pipelineEvent } from "../domain/events.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
 

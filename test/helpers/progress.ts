@@ -5,8 +5,8 @@
  * progress, printing where things stood, rather than on a wall-clock deadline.
  */
 
-import { DECIDE_FUNCTION } from "../../infra/topology.ts";
 import { backoffCeilingMs } from "../../shared/domain/backoff.ts";
+import { DECIDE_FUNCTION } from "../../shared/domain/topology.ts";
 
 /** Budgets of a pipeline test. */
 export interface Budgets {

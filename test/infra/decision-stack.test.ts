@@ -9,13 +9,13 @@ import { Annotations, Match, Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
 import { checkServerlessSettings, isGpuInstance } from "../../infra/constructs/decision-endpoint.ts";
 import type { DecisionStack } from "../../infra/decision-stack.ts";
-import { matchesPattern } from "../../infra/local/event-pattern.ts";
+import { matchesPattern } from "../../shared/domain/event-pattern.ts";
 import {
   DECIDE_FUNCTION,
   INTAKE_VISIBILITY_SECONDS,
   MAX_RECEIVE_COUNT,
   SERVERLESS_DECIDE,
-} from "../../infra/topology.ts";
+} from "../../shared/domain/topology.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
 import { type Resource, synthStack } from "../helpers/synth-stack.ts";
 

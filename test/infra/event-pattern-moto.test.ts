@@ -17,7 +17,7 @@ import {
 } from "@aws-sdk/client-eventbridge";
 import { CreateQueueCommand, ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type EventPattern, matchesPattern } from "../../infra/local/event-pattern.ts";
+import { type EventPattern, matchesPattern } from "../../shared/domain/event-pattern.ts";
 import { SeededRandom } from "../../shared/domain/random.ts";
 import { freePort } from "../helpers/local-pipeline.ts";
 

@@ -6,7 +6,7 @@
  */
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
-import { BATCH_LANE } from "../../infra/topology.ts";
+import { BATCH_LANE } from "../../shared/domain/topology.ts";
 import { type Resource, synthStack } from "../helpers/synth-stack.ts";
 
 let template: Template;

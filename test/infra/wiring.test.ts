@@ -12,6 +12,9 @@ import { Template } from "aws-cdk-lib/assertions";
 import { build } from "esbuild";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { DecisionStack } from "../../infra/decision-stack.ts";
+import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
+import { backoffCeilingMs } from "../../shared/domain/backoff.ts";
+import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import {
   DECIDE_FUNCTION,
   INTAKE_VISIBILITY_SECONDS,
@@ -19,10 +22,7 @@ import {
   TABLE_ACCESS,
   TARGET_FUNCTION,
   TARGET_VISIBILITY_SECONDS,
-} from "../../infra/topology.ts";
-import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
-import { backoffCeilingMs } from "../../shared/domain/backoff.ts";
-import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
+} from "../../shared/domain/topology.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
 
 type Resource = { Type: string; Properties: Record<string, unknown> };

@@ -9,7 +9,7 @@ import { documentClient, localServiceOptions } from "../../shared/adapters/aws-c
 import { ensureDecisionsTable } from "../../shared/adapters/dynamodb-admin.ts";
 import { DynamoDbBatchStore } from "../../shared/adapters/dynamodb-batch-store.ts";
 import { DynamoDbDecisionStore } from "../../shared/adapters/dynamodb-decision-store.ts";
-import { StoreRejectedError } from "../../shared/adapters/errors.ts";
+import { StoreRejectedError } from "../../shared/domain/errors.ts";
 import { batchStoreContract } from "../helpers/batch-store.contract.ts";
 import { decisionStoreContract, pendingRecord } from "../helpers/decision-store.contract.ts";
 import { freePort } from "../helpers/local-pipeline.ts";

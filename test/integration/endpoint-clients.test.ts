@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../../endpoint/server/server.ts";
 import { BatchingDecisionEndpoint } from "../../shared/adapters/batching-endpoint.ts";
 import { SageMakerDecisionEndpoint } from "../../shared/adapters/decision-endpoint.ts";
-import { EndpointRejectedError } from "../../shared/adapters/errors.ts";
+import { EndpointRejectedError } from "../../shared/domain/errors.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { startTestEndpoint } from "../helpers/endpoint.ts";
 import { TEAMS_POLICY } from "../helpers/policies.ts";

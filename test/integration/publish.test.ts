@@ -12,7 +12,7 @@ import { CreateQueueCommand, ReceiveMessageCommand, SQSClient } from "@aws-sdk/c
 import { createSqsServer } from "local-aws-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalEventBus, startEventBus } from "../../infra/local/event-bus.ts";
-import { RULES } from "../../infra/topology.ts";
+import { RULES } from "../../shared/domain/topology.ts";
 import { freePort } from "../helpers/local-pipeline.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
 

@@ -3,15 +3,12 @@
  * once routed an item twice, rejected it too late or acted on a broken answer, each as a test.
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import {
-  type DecidesItems,
-  type EndpointDecision,
-  systemOneRequest,
-} from "../../shared/adapters/decision-endpoint.ts";
-import { EndpointUnavailableError, StoreRejectedError } from "../../shared/adapters/errors.ts";
-import type { PublishesEvents } from "../../shared/adapters/event-publisher.ts";
+import { systemOneRequest } from "../../shared/adapters/decision-endpoint.ts";
 import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
+import type { DecidesItems, EndpointDecision } from "../../shared/domain/decision-endpoint.ts";
 import type { DecisionStore } from "../../shared/domain/decision-store.ts";
+import { EndpointUnavailableError, StoreRejectedError } from "../../shared/domain/errors.ts";
+import type { PublishesEvents } from "../../shared/domain/events.ts";
 import { DetailType, type PipelineEvent } from "../../shared/domain/events.ts";
 import type { Policy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { InvalidPatternError, matchesPattern } from "../../infra/local/event-pattern.ts";
+import { InvalidPatternError, matchesPattern } from "../../shared/domain/event-pattern.ts";
 
 const event = {
   source: "decision-pipeline",

@@ -1,7 +1,7 @@
 /** The Lambda functions' settings: defaults from the topology, typos refused with the variable named. */
 import { describe, expect, it } from "vitest";
 import { decideSettings } from "../../functions/config.ts";
-import { DECIDE_FUNCTION } from "../../infra/topology.ts";
+import { DECIDE_FUNCTION } from "../../shared/domain/topology.ts";
 
 describe("decideSettings", () => {
   it("takes its defaults from the topology", () => {

@@ -3,8 +3,9 @@
  * patterns, and function settings. The CDK app deploys it and the local stand-ins mirror it, so
  * the two cannot drift apart.
  */
-import { EVENT_SOURCE } from "../shared/domain/events.ts";
-import type { EventPattern } from "./local/event-pattern.ts";
+
+import type { EventPattern } from "./event-pattern.ts";
+import { EVENT_SOURCE } from "./events.ts";
 
 /**
  * The custom metrics: one namespace, and the `service` dimension each function emits them under
