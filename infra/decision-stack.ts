@@ -87,6 +87,7 @@ export class DecisionStack extends Stack {
     this.pipeline = new DecisionPipeline(this, "Pipeline", {
       endpointName: this.endpoint.endpointName,
       endpointArn: this.endpoint.endpointArn,
+      endpointMinInstances: props.initialInstanceCount ?? 1,
       endpointMaxInstances: this.endpoint.maxConcurrency,
       endpointMode: this.endpoint.mode,
       ...(props.batchMaxConcurrency ? { batchMaxConcurrency: props.batchMaxConcurrency } : {}),

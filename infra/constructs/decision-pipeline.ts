@@ -20,6 +20,7 @@ import { DECISIONS_TABLE_SCHEMA } from "../../shared/adapters/decisions-table.ts
 import type { EventPattern } from "../../shared/domain/event-pattern.ts";
 import {
   DECIDE_FUNCTION,
+  decideConcurrency,
   METRICS,
   RULES,
   SERVERLESS_DECIDE,
@@ -39,6 +40,8 @@ export interface DecisionPipelineProps {
   readonly endpointName: string;
   /** Its ARN: InvokeEndpoint is allowed on this endpoint only. */
   readonly endpointArn: string;
+  /** Fewest endpoint instances (the scaling minimum). @default 1 */
+  readonly endpointMinInstances?: number;
   /** Most endpoint instances; the decide function's concurrency follows. @default 1 */
   readonly endpointMaxInstances?: number;
   /** Serverless endpoints cold-start: the decide function then waits longer per try. @default "realtime" */
@@ -145,10 +148,12 @@ export class DecisionPipeline extends Construct {
       return created;
     };
 
-    const concurrency = Math.max(
-      2,
-      (props.endpointMaxInstances ?? 1) * DECIDE_FUNCTION.concurrencyPerInstance,
-    );
+    const concurrency = decideConcurrency({
+      mode: props.endpointMode ?? "realtime",
+      minInstances: props.endpointMinInstances ?? 1,
+      maxInstances: props.endpointMaxInstances ?? 1,
+      ...(props.batchMaxConcurrency ? { batchMaxConcurrency: props.batchMaxConcurrency } : {}),
+    });
     this.decideFunction = fn("Decide", "decide.ts", {
       memoryMiB: DECIDE_FUNCTION.memoryMiB,
       timeoutSeconds: DECIDE_FUNCTION.timeoutSeconds,
@@ -172,7 +177,7 @@ export class DecisionPipeline extends Construct {
         batchSize: DECIDE_FUNCTION.batchSize,
         maxBatchingWindow: Duration.seconds(DECIDE_FUNCTION.maxBatchingWindowSeconds),
         reportBatchItemFailures: true,
-        maxConcurrency: concurrency,
+        maxConcurrency: concurrency.intake,
       }),
     );
     this.decideFunction.addToRolePolicy(
@@ -255,7 +260,7 @@ export class DecisionPipeline extends Construct {
       decideFunction: this.decideFunction,
       reviewFunctions: [this.reviewFunction, this.reviewPageFunction],
       failures: this.targetsDeadLetterQueue,
-      ...(props.batchMaxConcurrency ? { maxConcurrency: props.batchMaxConcurrency } : {}),
+      maxConcurrency: concurrency.batch,
     }).intakeFunction;
 
     const rule = (name: keyof typeof RULES, target: events.IRuleTarget) =>

@@ -174,3 +174,26 @@ export const BATCH_LANE = {
   intakeMemoryMiB: 512,
   intakeTimeoutSeconds: 900,
 } as const;
+
+/** How the deployed endpoint is provisioned: what the capacity numbers below are derived from. */
+export interface EndpointProvisioning {
+  readonly mode: "realtime" | "serverless";
+  /** Instances at the scaling minimum (real-time). */
+  readonly minInstances: number;
+  /** Instances at the scaling maximum (real-time), or the serverless MaxConcurrency. */
+  readonly maxInstances: number;
+  /** Concurrent batch-lane invocations asked for at deploy. @default BATCH_LANE.maxConcurrency */
+  readonly batchMaxConcurrency?: number;
+}
+
+/**
+ * The decide function's two event source mappings' `MaximumConcurrency`, derived from how the
+ * endpoint is provisioned (the one place these numbers come from; the CDK app and the capacity
+ * model read it).
+ */
+export function decideConcurrency(endpoint: EndpointProvisioning): { intake: number; batch: number } {
+  return {
+    intake: Math.max(2, endpoint.maxInstances * DECIDE_FUNCTION.concurrencyPerInstance),
+    batch: endpoint.batchMaxConcurrency ?? BATCH_LANE.maxConcurrency,
+  };
+}
