@@ -236,8 +236,13 @@ export class DynamoDbDecisionStore implements DecisionStore {
     return reviews.writeReview(this.table, key, write, now);
   }
 
-  claimReview(key: Key, claim: ReviewClaim, now: number): Promise<boolean> {
-    return reviews.claimReview(this.table, key, claim, now);
+  claimReview(
+    key: Key,
+    claim: ReviewClaim,
+    now: number,
+    options?: { readonly takeOver?: boolean },
+  ): Promise<boolean> {
+    return reviews.claimReview(this.table, key, claim, now, options);
   }
 
   async noteFailure(messageId: string, reason: string, now = new Date()): Promise<void> {

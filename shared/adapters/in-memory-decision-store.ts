@@ -128,11 +128,16 @@ export class InMemoryDecisionStore implements DecisionStore {
     return true;
   }
 
-  async claimReview(key: RecordKey, claim: ReviewClaim, now: number): Promise<boolean> {
+  async claimReview(
+    key: RecordKey,
+    claim: ReviewClaim,
+    now: number,
+    options: { readonly takeOver?: boolean } = {},
+  ): Promise<boolean> {
     const stored = this.records.get(InMemoryDecisionStore.id(key));
     if (stored?.status !== "pending_review") return false;
     const held = stored.claim;
-    if (held && held.until >= now && held.reviewerId !== claim.reviewerId) return false;
+    if (!options.takeOver && held && held.until >= now && held.reviewerId !== claim.reviewerId) return false;
     this.update(stored, { claim: { ...claim } });
     return true;
   }

@@ -10,7 +10,7 @@
 import type { DecisionRecord } from "../domain/decision-record.ts";
 import type { RecordKey } from "../domain/decision-store.ts";
 import { DetailType, pipelineEvent } from "../domain/events.ts";
-import { claimedByOther, isAdmin, type ReviewClaim, type Reviewer } from "../domain/review.ts";
+import { answerability, claimedByOther, isAdmin, type ReviewClaim, type Reviewer } from "../domain/review.ts";
 import { settleLabel } from "./batch-progress.ts";
 import {
   checkLabel,
@@ -35,28 +35,67 @@ export {
 export { mayRevise, reviseLabel } from "./revise-label.ts";
 
 /**
- * Claims a pending item for `reviewer` for the claim period (renewing their own claim). When
- * someone else holds it, `claimed` is false and `holder` says who, until when.
+ * Claims a pending item for `reviewer` for the claim period (renewing their own claim), made
+ * only by an explicit request from someone who may answer it. When someone else holds it,
+ * `claimed` is false and `holder` says who, until when, unless an admin asks to `takeOver`.
  */
 export async function claimItem(
   key: RecordKey,
   reviewer: Reviewer,
   deps: ReviewDependencies,
+  options: { readonly takeOver?: boolean } = {},
 ): Promise<{ claimed: boolean; holder?: ReviewClaim; record: DecisionRecord }> {
   requireReviewer(reviewer);
+  if (options.takeOver && !isAdmin(reviewer))
+    throw new ReviewError("only an admin may take over another reviewer's item", 403);
   const { record } = await loadRecord(key, deps);
-  if (record.status !== "pending_review") return { claimed: false, record };
   const now = nowOf(deps).getTime();
+  const may = answerability(record, reviewer, now);
+  if (!may.ok && !may.holder) throw new ReviewError(may.reason.replace(/^This item/, key.itemId), 409);
+  if (!may.ok && !options.takeOver) return { claimed: false, record, holder: may.holder! };
   const claim = {
     reviewerId: reviewer.id,
     reviewerName: reviewer.name,
     until: now + deps.timings.claimMs,
   };
-  const claimed = await deps.store.claimReview(key, claim, now);
+  const claimed = await deps.store.claimReview(key, claim, now, options);
   const after = (await deps.store.get(key)) ?? record;
   return claimed
     ? { claimed, record: after }
     : { claimed, record: after, ...(after.claim ? { holder: after.claim } : {}) };
+}
+
+/**
+ * Claims the oldest pending item `reviewer` may answer that nobody else holds, looking at most
+ * `scan` items into the queue; undefined when there is none.
+ */
+export async function claimNext(
+  reviewer: Reviewer,
+  deps: ReviewDependencies,
+  scan = 100,
+): Promise<DecisionRecord | undefined> {
+  requireReviewer(reviewer);
+  let cursor: string | undefined;
+  let seen = 0;
+  do {
+    const page = await deps.store.pageByStatus("pending_review", {
+      limit: Math.min(25, scan - seen),
+      ...(cursor ? { cursor } : {}),
+    });
+    for (const record of page.records) {
+      if (!answerability(record, reviewer, nowOf(deps).getTime()).ok) continue;
+      try {
+        const { claimed, record: after } = await claimItem(record, reviewer, deps);
+        if (claimed) return after;
+      } catch (error) {
+        // Labelled or disputed since the page was read: go on to the next one.
+        if (!(error instanceof ReviewError)) throw error;
+      }
+    }
+    seen += page.records.length;
+    cursor = page.next;
+  } while (cursor && seen < scan);
+  return undefined;
 }
 
 /** Labels a pending item (or gives the admin's final label of a disputed one). */

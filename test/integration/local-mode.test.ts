@@ -28,7 +28,7 @@ async function until<T>(check: () => Promise<T | undefined>, timeoutMs = 60_000)
 
 /**
  * Signs in through the local stub, reviews the first escalated item that one reviewer can settle
- * with the keyboard (number key, then Enter), and checks the label landed under the signed-in name.
+ * with the keyboard (number key, then Shift+Enter), and checks the label landed under the signed-in name.
  */
 async function reviewInBrowser(local: LocalMode): Promise<void> {
   const browser = await launchChromium();
@@ -45,7 +45,8 @@ async function reviewInBrowser(local: LocalMode): Promise<void> {
     expect(itemId).toBeTruthy();
     expect(await item.locator("meter").count()).toBeGreaterThanOrEqual(2);
     await page.keyboard.press("1");
-    await page.keyboard.press("Enter");
+    // Shift+Enter answers and goes back to the queue (Enter would open the next item).
+    await Promise.all([page.waitForURL(/\/\?done=/), page.keyboard.press("Shift+Enter")]);
     await page.waitForSelector(".toast");
     expect(await page.locator(".toast").innerText()).toContain(itemId!);
     expect(await waiting()).toBe(pending - 1);
