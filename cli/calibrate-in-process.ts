@@ -7,9 +7,12 @@ import { DecisionModel } from "../endpoint/runtime/decision-model.ts";
 import { InvalidDecisionError } from "../endpoint/runtime/errors.ts";
 import { DecisionScorer } from "../endpoint/scorer/scorer.ts";
 import { parseSystemOne, systemOneResponse } from "../endpoint/server/systemone.ts";
-import { answerIdsOf, systemOneRequest } from "../shared/adapters/decision-endpoint.ts";
 import { stringifyJson } from "../shared/domain/contracts/json.ts";
-import { readDecisionAnswer } from "../shared/domain/contracts/system-one.ts";
+import {
+  answerIdsOf,
+  readDecisionAnswer,
+  systemOneRequest,
+} from "../shared/domain/contracts/system-one/index.ts";
 import type { DecidesItems, EndpointDecision } from "../shared/domain/decision-endpoint.ts";
 import { EndpointRejectedError } from "../shared/domain/errors.ts";
 import type { Item } from "../shared/domain/item.ts";

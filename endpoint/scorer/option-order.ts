@@ -10,13 +10,9 @@
  * sorted by code point): any ordering of the same options gives the same passes in the same
  * sequence, and hence the same distribution. Pure functions; the scorer runs the passes.
  */
+import type { OptionOrder } from "../../shared/domain/contracts/system-one/index.ts";
 import { logSumExp } from "../../shared/domain/probability.ts";
 import type { PassResult } from "./question-pass.ts";
-
-/** How a question's options are laid out for the model. */
-export const OPTION_ORDERS = ["declared", "cyclic"] as const;
-/** `declared`: one pass in the order given. `cyclic`: n passes, one per rotation of the canonical order. */
-export type OptionOrder = (typeof OPTION_ORDERS)[number];
 
 /**
  * The passes to score: for each pass, the declared index of the option shown at each position.

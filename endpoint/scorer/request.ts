@@ -3,30 +3,20 @@
  * Every rejection names the field it is about.
  */
 import { z } from "zod";
+import {
+  MAX_OPTIONS,
+  MIN_OPTIONS,
+  NOUL_OPTIONS,
+  OPTION_ORDERS,
+  type OptionOrder,
+  PROMPT_LAYOUTS,
+  type PromptLayout,
+  QUESTION_TYPES,
+  type QuestionType,
+  SCORING_MODES,
+  type ScoringMode,
+} from "../../shared/domain/contracts/system-one/index.ts";
 import { InvalidDecisionError } from "../runtime/errors.ts";
-import { OPTION_ORDERS, type OptionOrder } from "./option-order.ts";
-
-/** Question types: pick one option, rate on ordered levels, or yes/no. */
-export const QUESTION_TYPES = ["choice", "score", "noul"] as const;
-/** A question type. */
-export type QuestionType = (typeof QUESTION_TYPES)[number];
-
-/** How option probabilities are read. */
-export const SCORING_MODES = ["letters", "likelihood"] as const;
-/** `letters`: one forward pass, option letters' logits. `likelihood`: full option text log-likelihood. */
-export type ScoringMode = (typeof SCORING_MODES)[number];
-
-/** Prompt layouts; each is versioned and the version is recorded with every answer. */
-export const PROMPT_LAYOUTS = ["state-first", "policy-first"] as const;
-/**
- * `state-first`: evidence, then criterion and options; several questions on one state share it.
- * `policy-first`: criterion and options, then evidence; many items under one policy share it.
- */
-export type PromptLayout = (typeof PROMPT_LAYOUTS)[number];
-
-/** Fewest and most options a question may declare (letters A..P). */
-export const MIN_OPTIONS = 2;
-export const MAX_OPTIONS = 16;
 
 const optionSchema = z.object({
   id: z.string().trim().min(1, "must not be empty").max(128, "must be at most 128 characters"),
@@ -98,12 +88,6 @@ export interface DecisionRequestInput {
   /** @default true */
   readonly tokenMass?: boolean;
 }
-
-/** The options of a yes/no question: `true` first, so `noul` is the first option's probability. */
-export const NOUL_OPTIONS: readonly DecisionOption[] = [
-  { id: "true", description: "Yes" },
-  { id: "false", description: "No" },
-];
 
 /** Validates and normalizes a decision request, or throws {@link InvalidDecisionError}. */
 export function parseDecisionRequest(input: unknown): DecisionRequest {

@@ -14,6 +14,7 @@ import {
   resolveChatWrapper,
   type Token,
 } from "node-llama-cpp";
+import type { DecisionResult, QuestionResult } from "../../shared/domain/contracts/system-one/index.ts";
 import { argmax, confidence, expectedLevel, softmax } from "../../shared/domain/probability.ts";
 import type { DecisionModel } from "../runtime/decision-model.ts";
 import { RuntimeDisposedError } from "../runtime/errors.ts";
@@ -30,7 +31,6 @@ import {
   type DecisionRequestInput,
   parseDecisionRequest,
 } from "./request.ts";
-import type { DecisionResult, QuestionResult } from "./results.ts";
 
 export { MAX_CHARS_PER_TOKEN } from "./question-pass.ts";
 
@@ -74,7 +74,11 @@ export interface ScoreOptions {
   readonly priority?: TaskPriority;
 }
 
-export type { DecisionResult, QuestionResult, QuestionTimings } from "./results.ts";
+export type {
+  DecisionResult,
+  QuestionResult,
+  QuestionTimings,
+} from "../../shared/domain/contracts/system-one/index.ts";
 
 /** Scores decisions on one model; requests run one at a time, each on the prefix slot it fits. */
 export class DecisionScorer {

@@ -16,23 +16,21 @@ import {
   ownValue,
   type Wire,
 } from "../../shared/domain/contracts/json.ts";
-import type {
-  AnswerDetail,
-  SystemOneAnswer,
-  SystemOneResponse,
-} from "../../shared/domain/contracts/system-one.ts";
-import type { InvalidDecisionError } from "../runtime/errors.ts";
-import { OPTION_ORDERS } from "../scorer/option-order.ts";
 import {
-  type DecisionQuestionInput,
-  type DecisionRequestInput,
+  type AnswerDetail,
+  type DecisionResult,
   MAX_OPTIONS,
   MIN_OPTIONS,
   NOUL_OPTIONS,
+  OPTION_ORDERS,
   PROMPT_LAYOUTS,
   QUESTION_TYPES,
-} from "../scorer/request.ts";
-import type { DecisionResult, QuestionResult } from "../scorer/scorer.ts";
+  type QuestionResult,
+  type SystemOneAnswer,
+  type SystemOneResponse,
+} from "../../shared/domain/contracts/system-one/index.ts";
+import type { InvalidDecisionError } from "../runtime/errors.ts";
+import type { DecisionQuestionInput, DecisionRequestInput } from "../scorer/request.ts";
 import { invalidField } from "./api-error.ts";
 
 const content = z.union([

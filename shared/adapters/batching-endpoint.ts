@@ -11,20 +11,23 @@
  */
 import { InvokeEndpointCommand, type SageMakerRuntimeClient } from "@aws-sdk/client-sagemaker-runtime";
 import { backoff } from "../domain/backoff.ts";
-import { MalformedAnswerError, readDecisionAnswer } from "../domain/contracts/system-one.ts";
+import {
+  answerIdsOf,
+  MalformedAnswerError,
+  readDecisionAnswer,
+  systemOneRequest,
+} from "../domain/contracts/system-one/index.ts";
 import type { DecidesItems, EndpointDecision } from "../domain/decision-endpoint.ts";
 import { EndpointRejectedError, EndpointUnavailableError } from "../domain/errors.ts";
 import type { Item } from "../domain/item.ts";
 import type { Policy } from "../domain/policy/policy.ts";
 import {
-  answerIdsOf,
   classify,
   clientSettings,
   type EndpointClientOptions,
   parseBody,
   priorityOf,
   SageMakerDecisionEndpoint,
-  systemOneRequest,
 } from "./decision-endpoint.ts";
 
 /** Options of {@link BatchingDecisionEndpoint}. */

@@ -3,17 +3,17 @@
  * from the policy, a per-call timeout, and retries with exponential backoff and full jitter for
  * throttling, 5xx, timeouts and model errors from a failing container. A model error that wraps a
  * 4xx means the item itself was refused: that is never retried. Answers are read through the
- * System One contract (`shared/domain/contracts/system-one.ts`): one that breaks it is an endpoint
+ * System One contract (`shared/domain/contracts/system-one/index.ts`): one that breaks it is an endpoint
  * failure, retried and then dead-lettered, never routed.
  */
 import { InvokeEndpointCommand, type SageMakerRuntimeClient } from "@aws-sdk/client-sagemaker-runtime";
 import { backoff } from "../domain/backoff.ts";
 import {
-  DECISION_QUESTION_KEY,
+  answerIdsOf,
   MalformedAnswerError,
   readDecisionAnswer,
-  type SystemOneRequest,
-} from "../domain/contracts/system-one.ts";
+  systemOneRequest,
+} from "../domain/contracts/system-one/index.ts";
 import type { DecidesItems, EndpointDecision } from "../domain/decision-endpoint.ts";
 import { EndpointRejectedError, EndpointUnavailableError } from "../domain/errors.ts";
 import type { Item } from "../domain/item.ts";
@@ -61,30 +61,6 @@ export async function withRetries(
   throw new EndpointUnavailableError(`${where} failed ${settings.attempts} times: ${last?.message}`, {
     cause: last,
   });
-}
-
-/** The System One request for one item under one policy. */
-export function systemOneRequest(item: Item, policy: Policy): SystemOneRequest {
-  const criteria =
-    policy.type === "score"
-      ? policy.options.map((o) => o.description)
-      : Object.fromEntries(policy.options.map((o) => [o.id, o.description]));
-  const cyclic = policy.optionOrder === "cyclic";
-  const question = { type: policy.type, instructions: policy.question, criteria };
-  return {
-    state: item.state,
-    questions: { [DECISION_QUESTION_KEY]: cyclic ? { ...question, option_order: "cyclic" } : question },
-    // Rotations share the evidence only when it comes first: state-first re-evaluates just the
-    // options and the criterion per rotation, policy-first would re-read the whole item n times.
-    layout: cyclic ? "state-first" : policy.layout,
-    token_mass: true,
-  };
-}
-
-/** The ids the answer's logits are keyed by, in the policy's option order. */
-export function answerIdsOf(policy: Policy): string[] {
-  // Score levels are keyed by their index; choice and noul options by their ids.
-  return policy.options.map((option, i) => (policy.type === "score" ? String(i) : option.id));
 }
 
 /** Decides items on a SageMaker endpoint (or the local runtime behind AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME). */

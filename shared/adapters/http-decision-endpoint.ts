@@ -4,18 +4,18 @@
  * contract reading, and the same retries (backoff with full jitter for connection errors,
  * timeouts, 429 and 5xx; a 4xx other than 408 and 429 refuses the item and is never retried).
  */
-import { MalformedAnswerError, readDecisionAnswer, SYSTEM_ONE_PATH } from "../domain/contracts/system-one.ts";
+import {
+  answerIdsOf,
+  MalformedAnswerError,
+  readDecisionAnswer,
+  SYSTEM_ONE_PATH,
+  systemOneRequest,
+} from "../domain/contracts/system-one/index.ts";
 import type { DecidesItems, EndpointDecision } from "../domain/decision-endpoint.ts";
 import { EndpointRejectedError, EndpointUnavailableError } from "../domain/errors.ts";
 import type { Item } from "../domain/item.ts";
 import type { Policy } from "../domain/policy/policy.ts";
-import {
-  answerIdsOf,
-  clientSettings,
-  type EndpointClientOptions,
-  systemOneRequest,
-  withRetries,
-} from "./decision-endpoint.ts";
+import { clientSettings, type EndpointClientOptions, withRetries } from "./decision-endpoint.ts";
 
 /** The URL requests go to: a bare origin gets the System One path. */
 export function systemOneUrl(url: string): string {

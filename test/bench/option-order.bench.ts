@@ -1,7 +1,6 @@
 import { DecisionModel } from "../../endpoint/runtime/decision-model.ts";
-import type { OptionOrder } from "../../endpoint/scorer/option-order.ts";
-import type { PromptLayout } from "../../endpoint/scorer/request.ts";
 import { DecisionScorer } from "../../endpoint/scorer/scorer.ts";
+import type { OptionOrder, PromptLayout } from "../../shared/domain/contracts/system-one/index.ts";
 import {
   benchModelPath,
   fmt,

@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DecisionModel } from "../../endpoint/runtime/decision-model.ts";
 import { InvalidDecisionError } from "../../endpoint/runtime/errors.ts";
-import type { OptionOrder } from "../../endpoint/scorer/option-order.ts";
 import { DecisionScorer } from "../../endpoint/scorer/scorer.ts";
+import type { OptionOrder } from "../../shared/domain/contracts/system-one/index.ts";
 import { generatedModel } from "../helpers/models.ts";
 
 const options = [

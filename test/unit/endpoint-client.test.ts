@@ -7,7 +7,8 @@
  */
 import type { SageMakerRuntimeClient } from "@aws-sdk/client-sagemaker-runtime";
 import { describe, expect, it } from "vitest";
-import { SageMakerDecisionEndpoint, systemOneRequest } from "../../shared/adapters/decision-endpoint.ts";
+import { SageMakerDecisionEndpoint } from "../../shared/adapters/decision-endpoint.ts";
+import { systemOneRequest } from "../../shared/domain/contracts/system-one/index.ts";
 import { EndpointUnavailableError } from "../../shared/domain/errors.ts";
 import { TEAMS_POLICY } from "../helpers/policies.ts";
 import { answerFor } from "../helpers/system-one-answers.ts";

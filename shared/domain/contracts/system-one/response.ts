@@ -6,15 +6,8 @@
  * them, which is why the pipeline's own reading ({@link readDecisionAnswer}) requires them.
  */
 import { z } from "zod";
-
-/** The route of the System One API. */
-export const SYSTEM_ONE_PATH = "/v1/systemone";
-
-/** The question key the pipeline uses for its one question per item. */
-export const DECISION_QUESTION_KEY = "decision";
-
-/** Option ids of a noul question, in the order the scorer declares them. */
-export const NOUL_OPTION_IDS = ["true", "false"] as const;
+import type { SystemOneQuestion } from "./request-builder.ts";
+import { DECISION_QUESTION_KEY } from "./vocabulary.ts";
 
 const probability = z.number().min(0).max(1);
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/, "must be 64 lowercase hex digits");
@@ -80,24 +73,6 @@ export const systemOneResponseSchema = z.object({
     .optional(),
 });
 export type SystemOneResponse = z.infer<typeof systemOneResponseSchema>;
-
-/** A System One question as the pipeline sends it. */
-export interface SystemOneQuestion {
-  readonly type: "choice" | "score" | "noul";
-  readonly instructions: string;
-  /** choice: `{id: description}` in option order; score: level texts low to high; noul: `{true, false}`. */
-  readonly criteria: Record<string, string> | readonly string[];
-  /** Extension: average over the options' rotations. */
-  readonly option_order?: "declared" | "cyclic";
-}
-
-/** A System One request as the pipeline sends it (with this runtime's extensions). */
-export interface SystemOneRequest {
-  readonly state: unknown;
-  readonly questions: Record<string, SystemOneQuestion>;
-  readonly layout?: "state-first" | "policy-first";
-  readonly token_mass?: boolean;
-}
 
 /** An answer that does not fit the contract: the endpoint failed, whatever its status said. */
 export class MalformedAnswerError extends Error {

@@ -1,0 +1,47 @@
+/**
+ * The words of the System One contract, written once: the route, question types, scoring
+ * modes, prompt layouts, option orders and option limits. Imports nothing, so the policy
+ * schema, the request validation, the scorer and the clients all read the same lists.
+ */
+
+/** The route of the System One API. */
+export const SYSTEM_ONE_PATH = "/v1/systemone";
+
+/** The question key the pipeline uses for its one question per item. */
+export const DECISION_QUESTION_KEY = "decision";
+
+/** Question types: pick one option, rate on ordered levels, or yes/no. */
+export const QUESTION_TYPES = ["choice", "score", "noul"] as const;
+/** A question type. */
+export type QuestionType = (typeof QUESTION_TYPES)[number];
+
+/** How option probabilities are read. */
+export const SCORING_MODES = ["letters", "likelihood"] as const;
+/** `letters`: one forward pass, option letters' logits. `likelihood`: full option text log-likelihood. */
+export type ScoringMode = (typeof SCORING_MODES)[number];
+
+/** Prompt layouts; each is versioned and the version is recorded with every answer. */
+export const PROMPT_LAYOUTS = ["state-first", "policy-first"] as const;
+/**
+ * `state-first`: evidence, then criterion and options; several questions on one state share it.
+ * `policy-first`: criterion and options, then evidence; many items under one policy share it.
+ */
+export type PromptLayout = (typeof PROMPT_LAYOUTS)[number];
+
+/** How a question's options are laid out for the model. */
+export const OPTION_ORDERS = ["declared", "cyclic"] as const;
+/** `declared`: one pass in the order given. `cyclic`: n passes, one per rotation of the canonical order. */
+export type OptionOrder = (typeof OPTION_ORDERS)[number];
+
+/** Fewest and most options a question may declare (letters A..P). */
+export const MIN_OPTIONS = 2;
+export const MAX_OPTIONS = 16;
+
+/** Option ids of a noul question, in the order the scorer declares them. */
+export const NOUL_OPTION_IDS = ["true", "false"] as const;
+
+/** The options of a yes/no question: `true` first, so `noul` is the first option's probability. */
+export const NOUL_OPTIONS: readonly { readonly id: string; readonly description: string }[] = [
+  { id: "true", description: "Yes" },
+  { id: "false", description: "No" },
+];
