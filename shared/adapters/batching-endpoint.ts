@@ -13,7 +13,7 @@ import { InvokeEndpointCommand, type SageMakerRuntimeClient } from "@aws-sdk/cli
 import { backoff } from "../domain/backoff.ts";
 import {
   answerIdsOf,
-  MalformedAnswerError,
+  malformed,
   readDecisionAnswer,
   systemOneRequest,
 } from "../domain/contracts/system-one/index.ts";
@@ -203,7 +203,7 @@ function readResults(body: unknown, expected: number): { status: number; body: u
       (r) => typeof r === "object" && r !== null && Number.isInteger((r as { status?: unknown }).status),
     )
   )
-    throw new MalformedAnswerError(`malformed batch answer: expected results for ${expected} items`);
+    throw malformed("results", `expected results for ${expected} items of the batch`);
   return results as { status: number; body: unknown }[];
 }
 

@@ -10,8 +10,9 @@ import { InvokeEndpointCommand, type SageMakerRuntimeClient } from "@aws-sdk/cli
 import { backoff } from "../domain/backoff.ts";
 import {
   answerIdsOf,
-  MalformedAnswerError,
+  malformed,
   readDecisionAnswer,
+  SystemOneViolationError,
   systemOneRequest,
 } from "../domain/contracts/system-one/index.ts";
 import type { DecidesItems, EndpointDecision } from "../domain/decision-endpoint.ts";
@@ -115,13 +116,13 @@ export function parseBody(body: Uint8Array | undefined): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new MalformedAnswerError(`malformed answer: not JSON (${(error as Error).message})`);
+    throw malformed(undefined, `not JSON (${(error as Error).message})`, error);
   }
 }
 
 /** Whether a failed call may pass on a retry (unavailable) or the item itself was refused. */
 export function classify(error: unknown, endpoint: string): EndpointUnavailableError | EndpointRejectedError {
-  if (error instanceof MalformedAnswerError) {
+  if (error instanceof SystemOneViolationError) {
     // A 200 that breaks the contract is a broken endpoint, never a decision: retry, then dead-letter.
     return new EndpointUnavailableError(`${endpoint}: ${error.message}`, { cause: error });
   }

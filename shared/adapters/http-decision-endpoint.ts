@@ -6,9 +6,9 @@
  */
 import {
   answerIdsOf,
-  MalformedAnswerError,
   readDecisionAnswer,
   SYSTEM_ONE_PATH,
+  SystemOneViolationError,
   systemOneRequest,
 } from "../domain/contracts/system-one/index.ts";
 import type { DecidesItems, EndpointDecision } from "../domain/decision-endpoint.ts";
@@ -66,7 +66,7 @@ export class HttpDecisionEndpoint implements DecidesItems {
         return { ...answer, latencyMs: performance.now() - started };
       } catch (error) {
         const message =
-          error instanceof MalformedAnswerError ? error.message : `not JSON (${(error as Error).message})`;
+          error instanceof SystemOneViolationError ? error.message : `not JSON (${(error as Error).message})`;
         throw new EndpointUnavailableError(`${this.url}: ${message}`, { cause: error });
       }
     });

@@ -1,43 +1,56 @@
 /**
  * The System One request the pipeline sends for one item under one policy, and the option ids
- * its answer is keyed by.
+ * its answer is keyed by. The request's type follows the schema the endpoint validates it with.
  */
 import type { Item } from "../../item.ts";
 import type { Policy } from "../../policy/policy.ts";
-import { DECISION_QUESTION_KEY } from "./vocabulary.ts";
+import type { DecisionOption, SystemOneQuestion, SystemOneRequest } from "./request.ts";
+import { DECISION_QUESTION_KEY, type OptionOrder, type QuestionType } from "./vocabulary.ts";
 
-/** A System One question as the pipeline sends it. */
-export interface SystemOneQuestion {
-  readonly type: "choice" | "score" | "noul";
+/** A question with its options declared as a list, as a policy (or a test) holds it. */
+export interface DeclaredQuestion {
+  readonly type: QuestionType;
   readonly instructions: string;
-  /** choice: `{id: description}` in option order; score: level texts low to high; noul: `{true, false}`. */
-  readonly criteria: Record<string, string> | readonly string[];
-  /** Extension: average over the options' rotations. */
-  readonly option_order?: "declared" | "cyclic";
+  /** choice: in order; score: levels low to high (ids unused); noul: `true` and `false`, or none for "Yes" / "No". */
+  readonly options?: readonly DecisionOption[];
+  /** @default "declared" */
+  readonly optionOrder?: OptionOrder;
 }
 
-/** A System One request as the pipeline sends it (with this runtime's extensions). */
-export interface SystemOneRequest {
-  readonly state: unknown;
-  readonly questions: Record<string, SystemOneQuestion>;
-  readonly layout?: "state-first" | "policy-first";
-  readonly token_mass?: boolean;
+/** The System One question for declared options: the options become the criteria of its type. */
+export function systemOneQuestion(declared: DeclaredQuestion): SystemOneQuestion {
+  const options = declared.options ?? [];
+  const shared = {
+    instructions: declared.instructions,
+    ...(declared.optionOrder === "cyclic" ? { option_order: "cyclic" as const } : {}),
+  };
+  const description = (id: string) => options.find((o) => o.id === id)?.description;
+  switch (declared.type) {
+    case "score":
+      return { type: "score", criteria: options.map((o) => o.description), ...shared };
+    case "noul":
+      return declared.options
+        ? { type: "noul", criteria: { true: description("true"), false: description("false") }, ...shared }
+        : { type: "noul", ...shared };
+    case "choice":
+      return {
+        type: "choice",
+        criteria: Object.fromEntries(options.map((o) => [o.id, o.description])),
+        ...shared,
+      };
+  }
 }
 
 /** The System One request for one item under one policy. */
 export function systemOneRequest(item: Item, policy: Policy): SystemOneRequest {
-  const criteria =
-    policy.type === "score"
-      ? policy.options.map((o) => o.description)
-      : Object.fromEntries(policy.options.map((o) => [o.id, o.description]));
-  const cyclic = policy.optionOrder === "cyclic";
-  const question = { type: policy.type, instructions: policy.question, criteria };
   return {
     state: item.state,
-    questions: { [DECISION_QUESTION_KEY]: cyclic ? { ...question, option_order: "cyclic" } : question },
+    questions: {
+      [DECISION_QUESTION_KEY]: systemOneQuestion({ ...policy, instructions: policy.question }),
+    },
     // Rotations share the evidence only when it comes first: state-first re-evaluates just the
     // options and the criterion per rotation, policy-first would re-read the whole item n times.
-    layout: cyclic ? "state-first" : policy.layout,
+    layout: policy.optionOrder === "cyclic" ? "state-first" : policy.layout,
     token_mass: true,
   };
 }

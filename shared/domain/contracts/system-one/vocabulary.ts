@@ -45,3 +45,60 @@ export const NOUL_OPTIONS: readonly { readonly id: string; readonly description:
   { id: "true", description: "Yes" },
   { id: "false", description: "No" },
 ];
+
+/** Most questions one request may ask. */
+export const MAX_QUESTIONS = 64;
+/** Longest question key or option id. */
+export const MAX_ID_LENGTH = 128;
+/** Longest option description or score level. */
+export const MAX_TEXT_LENGTH = 4000;
+/** Highest calibration temperature a question may ask for. */
+export const MAX_TEMPERATURE = 100;
+
+/** What breaks the option rule, and where. */
+export interface OptionRuleBreach {
+  /** `options`: their number or set; `option`: the one at `index` repeats an earlier one; `order`: the option order. */
+  readonly on: "options" | "option" | "order";
+  readonly index?: number;
+  readonly problem: string;
+}
+
+/**
+ * The one option rule, for every request and every policy: 2 to 16 options with distinct ids
+ * (score levels: distinct texts), a noul question's options exactly `true` and `false`, and the
+ * cyclic order only on unordered options.
+ */
+export function optionRuleBreach(
+  type: QuestionType,
+  ids: readonly string[],
+  order: OptionOrder,
+): OptionRuleBreach | undefined {
+  if (ids.length < MIN_OPTIONS || ids.length > MAX_OPTIONS) {
+    const what = type === "score" ? "levels" : "options";
+    return {
+      on: "options",
+      problem: `must hold ${MIN_OPTIONS} to ${MAX_OPTIONS} ${what}, got ${ids.length}`,
+    };
+  }
+  const seen = new Set<string>();
+  for (const [index, id] of ids.entries()) {
+    if (seen.has(id))
+      return {
+        on: "option",
+        index,
+        problem: `duplicate ${type === "score" ? "level" : "option id"} "${id}"`,
+      };
+    seen.add(id);
+  }
+  if (type === "noul" && !(seen.has("true") && seen.has("false")))
+    return { on: "options", problem: 'a noul question has exactly the options "true" and "false"' };
+  if (order === "cyclic" && type === "score") {
+    // Rotating ordered levels would mix up low and high: the rotations are only for unordered options.
+    return {
+      on: "order",
+      problem:
+        "cyclic applies to choice and noul questions; a score question's levels are ordered, and rotating them would mix up low and high",
+    };
+  }
+  return undefined;
+}
