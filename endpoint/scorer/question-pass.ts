@@ -9,7 +9,7 @@ import type { LlamaModel, Token } from "node-llama-cpp";
 import type { DecisionQuestion, DecisionRequest } from "../../shared/domain/contracts/system-one/index.ts";
 import { PromptTooLongError } from "../runtime/errors.ts";
 import { type LetterSlots, letterReadoutRequest, readLetters } from "./letter-readout.ts";
-import { scoreOptionLikelihoods } from "./likelihood.ts";
+import { type LikelihoodDetail, scoreOptionLikelihoods } from "./likelihood.ts";
 import { buildDecisionPrompt, type DecisionPrompt } from "./prompt.ts";
 import type { PromptSequence } from "./prompt-sequence.ts";
 
@@ -35,7 +35,7 @@ export interface PassContext {
 export interface PassResult {
   readonly logits: number[];
   readonly allowedTokenMass: number | null;
-  readonly likelihood?: { raw: number[]; normalized: number[]; tokens: number[] };
+  readonly likelihood?: LikelihoodDetail;
   readonly inputTokens: number;
   readonly reusedTokens: number;
   readonly evaluatedTokens: number;
