@@ -23,21 +23,20 @@ import type { Item } from "../domain/item.ts";
 import type { Policy } from "../domain/policy/policy.ts";
 import {
   classify,
-  clientSettings,
   type EndpointClientOptions,
   parseBody,
   priorityOf,
   SageMakerDecisionEndpoint,
 } from "./decision-endpoint.ts";
 
-/** Options of {@link BatchingDecisionEndpoint}. */
+/** Options of {@link BatchingDecisionEndpoint}, all required (the topology's `ENDPOINT_BATCHING`). */
 export interface BatchingOptions extends EndpointClientOptions {
-  /** Most items per call. @default 10 */
-  readonly maxItems?: number;
-  /** How long the first item waits for others. @default 20 */
-  readonly windowMs?: number;
-  /** Largest request body per call (SageMaker real-time: 6 MB; serverless: 4 MB). @default 3.5 MB */
-  readonly maxBodyBytes?: number;
+  /** Most items per call. */
+  readonly maxItems: number;
+  /** How long the first item waits for others. */
+  readonly windowMs: number;
+  /** Largest request body per call (SageMaker real-time: 6 MB; serverless: 4 MB). */
+  readonly maxBodyBytes: number;
 }
 
 interface Pending {
@@ -64,23 +63,22 @@ export class BatchingDecisionEndpoint implements DecidesItems {
   private readonly maxItems: number;
   private readonly windowMs: number;
   private readonly maxBodyBytes: number;
-  private readonly settings: Required<EndpointClientOptions>;
   readonly stats: BatchingStats = { calls: 0, items: 0 };
 
   constructor(
     private readonly client: SageMakerRuntimeClient,
     readonly endpointName: string,
-    options: BatchingOptions = {},
+    /** How calls are timed, tried and filled. */
+    readonly settings: BatchingOptions,
   ) {
-    this.single = new SageMakerDecisionEndpoint(client, endpointName, options);
+    this.single = new SageMakerDecisionEndpoint(client, endpointName, settings);
     this.alone = new SageMakerDecisionEndpoint(client, endpointName, {
-      ...options,
-      attempts: Math.max(1, (options.attempts ?? 4) - 1),
+      ...settings,
+      attempts: Math.max(1, settings.attempts - 1),
     });
-    this.maxItems = options.maxItems ?? 10;
-    this.windowMs = options.windowMs ?? 20;
-    this.maxBodyBytes = options.maxBodyBytes ?? 3.5 * 1024 * 1024;
-    this.settings = clientSettings(options);
+    this.maxItems = settings.maxItems;
+    this.windowMs = settings.windowMs;
+    this.maxBodyBytes = settings.maxBodyBytes;
   }
 
   decide(item: Item, policy: Policy): Promise<EndpointDecision> {

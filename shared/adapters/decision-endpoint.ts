@@ -20,23 +20,17 @@ import { EndpointRejectedError, EndpointUnavailableError } from "../domain/error
 import type { Item } from "../domain/item.ts";
 import type { Policy } from "../domain/policy/policy.ts";
 
-/** Options of {@link SageMakerDecisionEndpoint}. */
+/**
+ * Options of the endpoint clients, all required: their values come from the topology
+ * (`ENDPOINT_CALLS`) where the clients are composed, so no client carries a default of its own.
+ */
 export interface EndpointClientOptions {
-  /** Per-call timeout. @default 30000 (SageMaker real-time allows 60 s) */
-  readonly timeoutMs?: number;
-  /** Tries per item. @default 4 */
-  readonly attempts?: number;
-  /** First backoff; doubles each try, with full jitter. @default 100 */
-  readonly baseDelayMs?: number;
-}
-
-/** The options with their defaults filled in. */
-export function clientSettings(options: EndpointClientOptions): Required<EndpointClientOptions> {
-  return {
-    timeoutMs: options.timeoutMs ?? 30_000,
-    attempts: options.attempts ?? 4,
-    baseDelayMs: options.baseDelayMs ?? 100,
-  };
+  /** Per-call timeout (SageMaker real-time allows 60 s). */
+  readonly timeoutMs: number;
+  /** Tries per item. */
+  readonly attempts: number;
+  /** First backoff; doubles each try, with full jitter. */
+  readonly baseDelayMs: number;
 }
 
 /**
@@ -45,7 +39,7 @@ export function clientSettings(options: EndpointClientOptions): Required<Endpoin
  * last try it is thrown as an {@link EndpointUnavailableError} naming `where`.
  */
 export async function withRetries(
-  settings: Required<EndpointClientOptions>,
+  settings: EndpointClientOptions,
   where: string,
   once: () => Promise<EndpointDecision>,
 ): Promise<EndpointDecision> {
@@ -66,15 +60,12 @@ export async function withRetries(
 
 /** Decides items on a SageMaker endpoint (or the local runtime behind AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME). */
 export class SageMakerDecisionEndpoint implements DecidesItems {
-  private readonly settings: Required<EndpointClientOptions>;
-
   constructor(
     private readonly client: SageMakerRuntimeClient,
     readonly endpointName: string,
-    options: EndpointClientOptions = {},
-  ) {
-    this.settings = clientSettings(options);
-  }
+    /** How calls are timed and tried. */
+    readonly settings: EndpointClientOptions,
+  ) {}
 
   async decide(item: Item, policy: Policy): Promise<EndpointDecision> {
     const body = JSON.stringify(systemOneRequest(item, policy));

@@ -15,7 +15,7 @@ import type { DecidesItems, EndpointDecision } from "../domain/decision-endpoint
 import { EndpointRejectedError, EndpointUnavailableError } from "../domain/errors.ts";
 import type { Item } from "../domain/item.ts";
 import type { Policy } from "../domain/policy/policy.ts";
-import { clientSettings, type EndpointClientOptions, withRetries } from "./decision-endpoint.ts";
+import { type EndpointClientOptions, withRetries } from "./decision-endpoint.ts";
 
 /** The URL requests go to: a bare origin gets the System One path. */
 export function systemOneUrl(url: string): string {
@@ -29,11 +29,13 @@ export function systemOneUrl(url: string): string {
 /** A System One server over HTTP. */
 export class HttpDecisionEndpoint implements DecidesItems {
   readonly url: string;
-  private readonly settings: Required<EndpointClientOptions>;
 
-  constructor(url: string, options: EndpointClientOptions = {}) {
+  constructor(
+    url: string,
+    /** How calls are timed and tried. */
+    readonly settings: EndpointClientOptions,
+  ) {
     this.url = systemOneUrl(url);
-    this.settings = clientSettings(options);
   }
 
   async decide(item: Item, policy: Policy): Promise<EndpointDecision> {
