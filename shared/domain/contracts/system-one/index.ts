@@ -16,6 +16,7 @@ export {
 export {
   answerIdsOf,
   type DeclaredQuestion,
+  type PolicyQuestion,
   systemOneQuestion,
   systemOneRequest,
 } from "./request-builder.ts";

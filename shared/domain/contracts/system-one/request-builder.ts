@@ -3,9 +3,13 @@
  * its answer is keyed by. The request's type follows the schema the endpoint validates it with.
  */
 import type { Item } from "../../item.ts";
-import type { Policy } from "../../policy/policy.ts";
 import type { DecisionOption, SystemOneQuestion, SystemOneRequest } from "./request.ts";
-import { DECISION_QUESTION_KEY, type OptionOrder, type QuestionType } from "./vocabulary.ts";
+import {
+  DECISION_QUESTION_KEY,
+  type OptionOrder,
+  type PromptLayout,
+  type QuestionType,
+} from "./vocabulary.ts";
 
 /** A question with its options declared as a list, as a policy (or a test) holds it. */
 export interface DeclaredQuestion {
@@ -41,8 +45,17 @@ export function systemOneQuestion(declared: DeclaredQuestion): SystemOneQuestion
   }
 }
 
+/** What the request takes from a policy (a `Policy` is one; named here so the contract imports no policy). */
+export interface PolicyQuestion {
+  readonly type: QuestionType;
+  readonly question: string;
+  readonly options: readonly DecisionOption[];
+  readonly optionOrder?: OptionOrder | undefined;
+  readonly layout: PromptLayout;
+}
+
 /** The System One request for one item under one policy. */
-export function systemOneRequest(item: Item, policy: Policy): SystemOneRequest {
+export function systemOneRequest(item: Item, policy: PolicyQuestion): SystemOneRequest {
   return {
     state: item.state,
     questions: {
@@ -56,7 +69,7 @@ export function systemOneRequest(item: Item, policy: Policy): SystemOneRequest {
 }
 
 /** The ids the answer's logits are keyed by, in the policy's option order. */
-export function answerIdsOf(policy: Policy): string[] {
+export function answerIdsOf(policy: Pick<PolicyQuestion, "type" | "options">): string[] {
   // Score levels are keyed by their index; choice and noul options by their ids.
   return policy.options.map((option, i) => (policy.type === "score" ? String(i) : option.id));
 }
