@@ -53,39 +53,49 @@ export interface Answers {
   invocation(c: Context<AppEnv>, body: unknown): Promise<Response>;
 }
 
+/** The scorer once the model is ready, or the error a request gets while it loads or after it failed. */
+function readyScorer(service: DecisionService): DecisionScorer {
+  const scorer = service.scorer;
+  if (scorer) return scorer;
+  if (service.state === "failed")
+    throw new ApiError(
+      500,
+      "model_error",
+      "model_failed",
+      `the model failed to load: ${service.failureReason}`,
+    );
+  throw new ApiError(
+    503,
+    "overloaded_error",
+    "model_loading",
+    "the model is loading; retry shortly",
+    undefined,
+    LOADING_RETRY_AFTER_S,
+  );
+}
+
+/** The model names the server answers to, and the message for one it does not. */
+function modelNames(service: DecisionService, config: ServerConfig) {
+  const aliases = () => [...new Set([...SYSTEM_ONE_ALIASES, ...config.modelAliases])];
+  return {
+    aliases,
+    accepts: (requested: string | undefined) =>
+      requested === undefined ||
+      config.anyModel ||
+      requested === service.modelName ||
+      aliases().includes(requested),
+    unknown: (requested: string) =>
+      `model: unknown model "${requested}"; this server serves "${service.modelName}" (also as ${aliases().join(", ")}; start it with --any-model to accept any name)`,
+  };
+}
+
 /** The answers of the server `deps` describe. */
 export function createAnswers(deps: AppDependencies): Answers {
   const { service, config } = deps;
-  const aliases = () => [...new Set([...SYSTEM_ONE_ALIASES, ...config.modelAliases])];
-  const accepts = (requested: string | undefined) =>
-    requested === undefined ||
-    config.anyModel ||
-    requested === service.modelName ||
-    aliases().includes(requested);
-  const unknownModel = (requested: string) =>
-    `model: unknown model "${requested}"; this server serves "${service.modelName}" (also as ${aliases().join(", ")}; start it with --any-model to accept any name)`;
+  const names = modelNames(service, config);
+  const ready = () => readyScorer(service);
   const requestSignal = (c: Context) =>
     AbortSignal.any([AbortSignal.timeout(config.deadlineMs), c.req.raw.signal]);
-
-  function ready(): DecisionScorer {
-    const scorer = service.scorer;
-    if (scorer) return scorer;
-    if (service.state === "failed")
-      throw new ApiError(
-        500,
-        "model_error",
-        "model_failed",
-        `the model failed to load: ${service.failureReason}`,
-      );
-    throw new ApiError(
-      503,
-      "overloaded_error",
-      "model_loading",
-      "the model is loading; retry shortly",
-      undefined,
-      LOADING_RETRY_AFTER_S,
-    );
-  }
 
   async function systemOne(c: Context<AppEnv>, body: unknown): Promise<unknown> {
     const scorer = ready();
@@ -95,7 +105,8 @@ export function createAnswers(deps: AppDependencies): Answers {
       tokenMass: tokenMass === undefined ? config.tokenMass : tokenMass === "true",
     });
     // System One: an unknown name is an invalid field (422).
-    if (!accepts(request.model)) throw invalidField("model", unknownModel(request.model!), "model_not_found");
+    if (!names.accepts(request.model))
+      throw invalidField("model", names.unknown(request.model!), "model_not_found");
     const result = await scorer.score(request, {
       signal: requestSignal(c),
       queueSignal: deps.shutdownSignal,
@@ -112,12 +123,12 @@ export function createAnswers(deps: AppDependencies): Answers {
       modelName: service.modelName!,
       // OpenAI chat: an unknown name is OpenAI's 404 model_not_found.
       checkModelName: (requested) => {
-        if (!accepts(requested))
+        if (!names.accepts(requested))
           throw new ApiError(
             404,
             "invalid_request_error",
             "model_not_found",
-            unknownModel(requested!),
+            names.unknown(requested!),
             "model",
           );
       },
@@ -139,5 +150,5 @@ export function createAnswers(deps: AppDependencies): Answers {
     );
   }
 
-  return { ready, aliases, systemOne, chat, invocation };
+  return { ready, aliases: names.aliases, systemOne, chat, invocation };
 }
