@@ -52,7 +52,7 @@ export interface PassResult {
 export async function scorePass(
   context: PassContext,
   request: Pick<DecisionRequest, "state" | "layout" | "token_mass">,
-  question: Pick<DecisionQuestion, "key" | "instructions" | "options" | "scoring">,
+  question: DecisionQuestion,
   reuse: boolean,
 ): Promise<PassResult> {
   const field = `questions.${question.key}`;
