@@ -3,7 +3,11 @@
  * server through AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME, as the pipeline does) and the official
  * openai npm client.
  */
-import { InvokeEndpointCommand, ModelError, SageMakerRuntimeClient } from "@aws-sdk/client-sagemaker-runtime";
+import {
+  InvokeEndpointCommand,
+  ModelError,
+  type SageMakerRuntimeClient,
+} from "@aws-sdk/client-sagemaker-runtime";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../../endpoint/server/server.ts";
@@ -12,7 +16,7 @@ import { SageMakerDecisionEndpoint } from "../../shared/adapters/decision-endpoi
 import { EndpointRejectedError } from "../../shared/domain/errors.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { ENDPOINT_BATCHING, ENDPOINT_CALLS } from "../../shared/domain/topology.ts";
-import { startTestEndpoint } from "../helpers/endpoint.ts";
+import { runtimeClientFor, startTestEndpoint } from "../helpers/endpoint.ts";
 import { TEAMS_POLICY } from "../helpers/policies.ts";
 
 /** The deployed batching settings. */
@@ -24,12 +28,7 @@ let openai: OpenAI;
 
 beforeAll(async () => {
   server = await startTestEndpoint();
-  process.env.AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME = server.url;
-  sagemaker = new SageMakerRuntimeClient({
-    region: "us-east-1",
-    credentials: { accessKeyId: "local", secretAccessKey: "local" },
-    maxAttempts: 1,
-  });
+  sagemaker = runtimeClientFor(server);
   openai = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: "local", maxRetries: 0 });
 });
 afterAll(async () => {

@@ -5,7 +5,7 @@
  * batching (`{"batch": [...]}` through the runtime client), and the scorer in process. The
  * reference is the in-process endpoint on the server's own scorer.
  */
-import { SageMakerRuntimeClient } from "@aws-sdk/client-sagemaker-runtime";
+import type { SageMakerRuntimeClient } from "@aws-sdk/client-sagemaker-runtime";
 import { afterAll, beforeAll } from "vitest";
 import { InProcessDecisionEndpoint } from "../../endpoint/server/in-process-endpoint.ts";
 import type { RunningServer } from "../../endpoint/server/server.ts";
@@ -14,7 +14,7 @@ import { SageMakerDecisionEndpoint } from "../../shared/adapters/decision-endpoi
 import { HttpDecisionEndpoint } from "../../shared/adapters/http-decision-endpoint.ts";
 import { ENDPOINT_BATCHING, ENDPOINT_CALLS } from "../../shared/domain/topology.ts";
 import { decisionEndpointContract } from "../helpers/decision-endpoint.contract.ts";
-import { startTestEndpoint } from "../helpers/endpoint.ts";
+import { runtimeClientFor, startTestEndpoint } from "../helpers/endpoint.ts";
 
 let server: RunningServer;
 let runtime: SageMakerRuntimeClient;
@@ -24,13 +24,7 @@ const calls = { ...ENDPOINT_CALLS, attempts: 1 };
 
 beforeAll(async () => {
   server = await startTestEndpoint();
-  // The SDK reads the endpoint URL when the client is built, as the decide function's client does.
-  process.env.AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME = server.url;
-  runtime = new SageMakerRuntimeClient({
-    region: "us-east-1",
-    credentials: { accessKeyId: "local", secretAccessKey: "local" },
-    maxAttempts: 1,
-  });
+  runtime = runtimeClientFor(server);
   inProcess = new InProcessDecisionEndpoint(server.service.scorer!, server.service.modelName!);
 }, 120_000);
 afterAll(async () => {

@@ -22,16 +22,28 @@ export {
 } from "./request-builder.ts";
 export {
   type AnswerDetail,
-  answerDetailSchema,
   type DecisionAnswer,
   malformed,
   readDecisionAnswer,
   type SystemOneAnswer,
   type SystemOneResponse,
-  systemOneAnswerSchema,
   systemOneResponse,
   systemOneResponseSchema,
 } from "./response.ts";
 export type { DecisionResult, QuestionResult, QuestionTimings } from "./result.ts";
-export { type ContractSide, SystemOneViolationError, type ViolationCode } from "./violation.ts";
-export * from "./vocabulary.ts";
+export { SystemOneViolationError } from "./violation.ts";
+export {
+  DECISION_QUESTION_KEY,
+  MAX_OPTIONS,
+  MIN_OPTIONS,
+  OPTION_ORDERS,
+  type OptionOrder,
+  optionRuleBreach,
+  PROMPT_LAYOUTS,
+  type PromptLayout,
+  QUESTION_TYPES,
+  type QuestionType,
+  SCORING_MODES,
+  type ScoringMode,
+  SYSTEM_ONE_PATH,
+} from "./vocabulary.ts";

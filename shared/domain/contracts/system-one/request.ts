@@ -125,7 +125,7 @@ export function isSystemOneBody(body: unknown): boolean {
 }
 
 /** A request-side violation. */
-export function refused(
+function refused(
   param: string | undefined,
   problem: string,
   code?: "invalid_decision",

@@ -37,9 +37,6 @@ export type OptionOrder = (typeof OPTION_ORDERS)[number];
 export const MIN_OPTIONS = 2;
 export const MAX_OPTIONS = 16;
 
-/** Option ids of a noul question, in the order the scorer declares them. */
-export const NOUL_OPTION_IDS = ["true", "false"] as const;
-
 /** The options of a yes/no question: `true` first, so `noul` is the first option's probability. */
 export const NOUL_OPTIONS: readonly { readonly id: string; readonly description: string }[] = [
   { id: "true", description: "Yes" },
