@@ -56,7 +56,7 @@ export interface DecisionPrompt {
  */
 export function buildDecisionPrompt(
   state: unknown,
-  question: Pick<DecisionQuestion, "instructions" | "options" | "context">,
+  question: Pick<DecisionQuestion, "instructions" | "options">,
   layout: PromptLayout,
   scoring: ScoringMode,
 ): DecisionPrompt {
@@ -71,11 +71,10 @@ export function buildDecisionPrompt(
   // State-first puts the criterion last, after the options: questions that share their options
   // (every yes/no question) then share everything but the criterion, and the criterion sits
   // right before the answer position.
-  const context = question.context === undefined ? {} : { context: question.context };
   const body =
     layout === "state-first"
-      ? { evidence, options, ...context, criterion: question.instructions }
-      : { ...context, criterion: question.instructions, options, evidence };
+      ? { evidence, options, criterion: question.instructions }
+      : { criterion: question.instructions, options, evidence };
   const system = scoring === "letters" ? LETTER_INSTRUCTION : LIKELIHOOD_INSTRUCTION;
   const user = JSON.stringify(body);
   const promptVersion = PROMPT_VERSIONS[scoring][layout];

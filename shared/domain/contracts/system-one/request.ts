@@ -61,8 +61,6 @@ const questionFields = z.object({
   scoring: oneOf(SCORING_MODES).default("letters"),
   /** Extension: "cyclic" averages over the rotations of the options (option-order debiasing). */
   option_order: oneOf(OPTION_ORDERS).default("declared"),
-  /** Hypothetical extension: background the model reads right before the criterion. */
-  context: wording.optional(),
 });
 
 const questionSchemas = {
