@@ -44,6 +44,13 @@ describe("the System One contract, written once", () => {
     expect(scorer).toMatch(/score\(request: DecisionRequest,/);
   });
 
+  it("has a vocabulary that imports nothing", () => {
+    const vocabulary = readFileSync(join(REPO_ROOT, CONTRACT, "vocabulary.ts"), "utf8");
+    expect(vocabulary).toMatch(/export const QUESTION_TYPES/);
+    expect(importsOf(vocabulary)).toEqual([]);
+    expect(vocabulary).not.toMatch(/\bimport\s*\(/);
+  });
+
   it("is reached through its index (or its vocabulary) from outside the folder", () => {
     const outside = ["cli", "endpoint", "functions", "infra", "shared", "test"].flatMap(filesUnder);
     const deep = outside
