@@ -17,10 +17,14 @@ export interface DecideSettings {
   readonly endpointName: string;
   readonly endpointTimeoutMs: number;
   readonly endpointAttempts: number;
+  /** First backoff between endpoint tries (the topology's; not set by the environment). */
+  readonly endpointBaseDelayMs: number;
   readonly publishLeaseMs: number;
   /** Items per endpoint call; 1 sends each item alone. */
   readonly endpointBatchItems: number;
   readonly endpointBatchWindowMs: number;
+  /** Largest body of a batched call (the topology's; not set by the environment). */
+  readonly endpointBatchBodyBytes: number;
 }
 
 /** Reads the decide function's settings from `env`. */
@@ -29,6 +33,7 @@ export function decideSettings(env: NodeJS.ProcessEnv = process.env): DecideSett
     endpointName: requireEnv("DECISION_ENDPOINT_NAME", env),
     endpointTimeoutMs: positiveInteger("ENDPOINT_TIMEOUT_MS", DECIDE_FUNCTION.endpointTimeoutMs, env),
     endpointAttempts: positiveInteger("ENDPOINT_ATTEMPTS", DECIDE_FUNCTION.endpointAttempts, env),
+    endpointBaseDelayMs: DECIDE_FUNCTION.endpointBaseDelayMs,
     publishLeaseMs: positiveInteger("PUBLISH_LEASE_MS", DECIDE_FUNCTION.publishLeaseMs, env),
     endpointBatchItems: positiveInteger("ENDPOINT_BATCH_ITEMS", DECIDE_FUNCTION.endpointBatchItems, env),
     endpointBatchWindowMs: positiveInteger(
@@ -36,6 +41,7 @@ export function decideSettings(env: NodeJS.ProcessEnv = process.env): DecideSett
       DECIDE_FUNCTION.endpointBatchWindowMs,
       env,
     ),
+    endpointBatchBodyBytes: DECIDE_FUNCTION.endpointBatchBodyBytes,
   };
 }
 

@@ -26,6 +26,11 @@ export async function dependenciesFromEnv(env: NodeJS.ProcessEnv = process.env):
   const settings = decideSettings(env);
   const shared = await sharedDependencies(env);
   const batches = batchDependenciesFromEnv(shared, env);
+  const calls = {
+    timeoutMs: settings.endpointTimeoutMs,
+    attempts: settings.endpointAttempts,
+    baseDelayMs: settings.endpointBaseDelayMs,
+  };
   return {
     ...shared,
     ...(batches ? { batches } : {}),
@@ -33,15 +38,12 @@ export async function dependenciesFromEnv(env: NodeJS.ProcessEnv = process.env):
     endpoint:
       settings.endpointBatchItems > 1
         ? new BatchingDecisionEndpoint(sagemakerClient(), settings.endpointName, {
-            timeoutMs: settings.endpointTimeoutMs,
-            attempts: settings.endpointAttempts,
+            ...calls,
             maxItems: settings.endpointBatchItems,
             windowMs: settings.endpointBatchWindowMs,
+            maxBodyBytes: settings.endpointBatchBodyBytes,
           })
-        : new SageMakerDecisionEndpoint(sagemakerClient(), settings.endpointName, {
-            timeoutMs: settings.endpointTimeoutMs,
-            attempts: settings.endpointAttempts,
-          }),
+        : new SageMakerDecisionEndpoint(sagemakerClient(), settings.endpointName, calls),
     publishLeaseMs: settings.publishLeaseMs,
   };
 }

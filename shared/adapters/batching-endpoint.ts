@@ -11,30 +11,32 @@
  */
 import { InvokeEndpointCommand, type SageMakerRuntimeClient } from "@aws-sdk/client-sagemaker-runtime";
 import { backoff } from "../domain/backoff.ts";
-import { MalformedAnswerError, readDecisionAnswer } from "../domain/contracts/system-one.ts";
+import {
+  answerIdsOf,
+  malformed,
+  readDecisionAnswer,
+  systemOneRequest,
+} from "../domain/contracts/system-one/index.ts";
 import type { DecidesItems, EndpointDecision } from "../domain/decision-endpoint.ts";
 import { EndpointRejectedError, EndpointUnavailableError } from "../domain/errors.ts";
 import type { Item } from "../domain/item.ts";
 import type { Policy } from "../domain/policy/policy.ts";
 import {
-  answerIdsOf,
   classify,
-  clientSettings,
   type EndpointClientOptions,
   parseBody,
   priorityOf,
   SageMakerDecisionEndpoint,
-  systemOneRequest,
 } from "./decision-endpoint.ts";
 
-/** Options of {@link BatchingDecisionEndpoint}. */
+/** Options of {@link BatchingDecisionEndpoint}, all required (the topology's `ENDPOINT_BATCHING`). */
 export interface BatchingOptions extends EndpointClientOptions {
-  /** Most items per call. @default 10 */
-  readonly maxItems?: number;
-  /** How long the first item waits for others. @default 20 */
-  readonly windowMs?: number;
-  /** Largest request body per call (SageMaker real-time: 6 MB; serverless: 4 MB). @default 3.5 MB */
-  readonly maxBodyBytes?: number;
+  /** Most items per call. */
+  readonly maxItems: number;
+  /** How long the first item waits for others. */
+  readonly windowMs: number;
+  /** Largest request body per call (SageMaker real-time: 6 MB; serverless: 4 MB). */
+  readonly maxBodyBytes: number;
 }
 
 interface Pending {
@@ -61,23 +63,22 @@ export class BatchingDecisionEndpoint implements DecidesItems {
   private readonly maxItems: number;
   private readonly windowMs: number;
   private readonly maxBodyBytes: number;
-  private readonly settings: Required<EndpointClientOptions>;
   readonly stats: BatchingStats = { calls: 0, items: 0 };
 
   constructor(
     private readonly client: SageMakerRuntimeClient,
     readonly endpointName: string,
-    options: BatchingOptions = {},
+    /** How calls are timed, tried and filled. */
+    readonly settings: BatchingOptions,
   ) {
-    this.single = new SageMakerDecisionEndpoint(client, endpointName, options);
+    this.single = new SageMakerDecisionEndpoint(client, endpointName, settings);
     this.alone = new SageMakerDecisionEndpoint(client, endpointName, {
-      ...options,
-      attempts: Math.max(1, (options.attempts ?? 4) - 1),
+      ...settings,
+      attempts: Math.max(1, settings.attempts - 1),
     });
-    this.maxItems = options.maxItems ?? 10;
-    this.windowMs = options.windowMs ?? 20;
-    this.maxBodyBytes = options.maxBodyBytes ?? 3.5 * 1024 * 1024;
-    this.settings = clientSettings(options);
+    this.maxItems = settings.maxItems;
+    this.windowMs = settings.windowMs;
+    this.maxBodyBytes = settings.maxBodyBytes;
   }
 
   decide(item: Item, policy: Policy): Promise<EndpointDecision> {
@@ -200,7 +201,7 @@ function readResults(body: unknown, expected: number): { status: number; body: u
       (r) => typeof r === "object" && r !== null && Number.isInteger((r as { status?: unknown }).status),
     )
   )
-    throw new MalformedAnswerError(`malformed batch answer: expected results for ${expected} items`);
+    throw malformed("results", `expected results for ${expected} items of the batch`);
   return results as { status: number; body: unknown }[];
 }
 

@@ -3,39 +3,34 @@
  * from the policy, a per-call timeout, and retries with exponential backoff and full jitter for
  * throttling, 5xx, timeouts and model errors from a failing container. A model error that wraps a
  * 4xx means the item itself was refused: that is never retried. Answers are read through the
- * System One contract (`shared/domain/contracts/system-one.ts`): one that breaks it is an endpoint
+ * System One contract (`shared/domain/contracts/system-one/index.ts`): one that breaks it is an endpoint
  * failure, retried and then dead-lettered, never routed.
  */
 import { InvokeEndpointCommand, type SageMakerRuntimeClient } from "@aws-sdk/client-sagemaker-runtime";
 import { backoff } from "../domain/backoff.ts";
 import {
-  DECISION_QUESTION_KEY,
-  MalformedAnswerError,
+  answerIdsOf,
+  malformed,
   readDecisionAnswer,
-  type SystemOneRequest,
-} from "../domain/contracts/system-one.ts";
+  SystemOneViolationError,
+  systemOneRequest,
+} from "../domain/contracts/system-one/index.ts";
 import type { DecidesItems, EndpointDecision } from "../domain/decision-endpoint.ts";
 import { EndpointRejectedError, EndpointUnavailableError } from "../domain/errors.ts";
 import type { Item } from "../domain/item.ts";
 import type { Policy } from "../domain/policy/policy.ts";
 
-/** Options of {@link SageMakerDecisionEndpoint}. */
+/**
+ * Options of the endpoint clients, all required: their values come from the topology
+ * (`ENDPOINT_CALLS`) where the clients are composed, so no client carries a default of its own.
+ */
 export interface EndpointClientOptions {
-  /** Per-call timeout. @default 30000 (SageMaker real-time allows 60 s) */
-  readonly timeoutMs?: number;
-  /** Tries per item. @default 4 */
-  readonly attempts?: number;
-  /** First backoff; doubles each try, with full jitter. @default 100 */
-  readonly baseDelayMs?: number;
-}
-
-/** The options with their defaults filled in. */
-export function clientSettings(options: EndpointClientOptions): Required<EndpointClientOptions> {
-  return {
-    timeoutMs: options.timeoutMs ?? 30_000,
-    attempts: options.attempts ?? 4,
-    baseDelayMs: options.baseDelayMs ?? 100,
-  };
+  /** Per-call timeout (SageMaker real-time allows 60 s). */
+  readonly timeoutMs: number;
+  /** Tries per item. */
+  readonly attempts: number;
+  /** First backoff; doubles each try, with full jitter. */
+  readonly baseDelayMs: number;
 }
 
 /**
@@ -44,7 +39,7 @@ export function clientSettings(options: EndpointClientOptions): Required<Endpoin
  * last try it is thrown as an {@link EndpointUnavailableError} naming `where`.
  */
 export async function withRetries(
-  settings: Required<EndpointClientOptions>,
+  settings: EndpointClientOptions,
   where: string,
   once: () => Promise<EndpointDecision>,
 ): Promise<EndpointDecision> {
@@ -63,41 +58,14 @@ export async function withRetries(
   });
 }
 
-/** The System One request for one item under one policy. */
-export function systemOneRequest(item: Item, policy: Policy): SystemOneRequest {
-  const criteria =
-    policy.type === "score"
-      ? policy.options.map((o) => o.description)
-      : Object.fromEntries(policy.options.map((o) => [o.id, o.description]));
-  const cyclic = policy.optionOrder === "cyclic";
-  const question = { type: policy.type, instructions: policy.question, criteria };
-  return {
-    state: item.state,
-    questions: { [DECISION_QUESTION_KEY]: cyclic ? { ...question, option_order: "cyclic" } : question },
-    // Rotations share the evidence only when it comes first: state-first re-evaluates just the
-    // options and the criterion per rotation, policy-first would re-read the whole item n times.
-    layout: cyclic ? "state-first" : policy.layout,
-    token_mass: true,
-  };
-}
-
-/** The ids the answer's logits are keyed by, in the policy's option order. */
-export function answerIdsOf(policy: Policy): string[] {
-  // Score levels are keyed by their index; choice and noul options by their ids.
-  return policy.options.map((option, i) => (policy.type === "score" ? String(i) : option.id));
-}
-
 /** Decides items on a SageMaker endpoint (or the local runtime behind AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME). */
 export class SageMakerDecisionEndpoint implements DecidesItems {
-  private readonly settings: Required<EndpointClientOptions>;
-
   constructor(
     private readonly client: SageMakerRuntimeClient,
     readonly endpointName: string,
-    options: EndpointClientOptions = {},
-  ) {
-    this.settings = clientSettings(options);
-  }
+    /** How calls are timed and tried. */
+    readonly settings: EndpointClientOptions,
+  ) {}
 
   async decide(item: Item, policy: Policy): Promise<EndpointDecision> {
     const body = JSON.stringify(systemOneRequest(item, policy));
@@ -139,13 +107,13 @@ export function parseBody(body: Uint8Array | undefined): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new MalformedAnswerError(`malformed answer: not JSON (${(error as Error).message})`);
+    throw malformed(undefined, `not JSON (${(error as Error).message})`, error);
   }
 }
 
 /** Whether a failed call may pass on a retry (unavailable) or the item itself was refused. */
 export function classify(error: unknown, endpoint: string): EndpointUnavailableError | EndpointRejectedError {
-  if (error instanceof MalformedAnswerError) {
+  if (error instanceof SystemOneViolationError) {
     // A 200 that breaks the contract is a broken endpoint, never a decision: retry, then dead-letter.
     return new EndpointUnavailableError(`${endpoint}: ${error.message}`, { cause: error });
   }

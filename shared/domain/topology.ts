@@ -40,6 +40,8 @@ export const DECIDE_FUNCTION = {
   /** Per call; with 3 tries and backoff an item takes at most about 76 s, under the 120 s timeout. */
   endpointTimeoutMs: 25_000,
   endpointAttempts: 3,
+  /** First backoff between tries; doubles each try, with full jitter. */
+  endpointBaseDelayMs: 100,
   /**
    * Items per InvokeEndpoint call (one SQS batch): 10 fresh 200-token decisions take about 16 s
    * on ml.c6i.xlarge for the 0.5B model (1.6 s each, docs/benchmarks.md), under the 25 s try
@@ -48,8 +50,33 @@ export const DECIDE_FUNCTION = {
   endpointBatchItems: 10,
   /** How long the first item of a batch waits for the others (each does a table read first). */
   endpointBatchWindowMs: 20,
+  /** Largest request body per batched call (SageMaker real-time takes 6 MB, serverless 4 MB). */
+  endpointBatchBodyBytes: 3.5 * 1024 * 1024,
   publishLeaseMs: 60_000,
 } as const;
+
+/** How the endpoint clients call the endpoint (the decide function's settings, in the clients' words). */
+export const ENDPOINT_CALLS = {
+  timeoutMs: DECIDE_FUNCTION.endpointTimeoutMs,
+  attempts: DECIDE_FUNCTION.endpointAttempts,
+  baseDelayMs: DECIDE_FUNCTION.endpointBaseDelayMs,
+} as const;
+
+/** How the batching endpoint client groups items into one call. */
+export const ENDPOINT_BATCHING = {
+  maxItems: DECIDE_FUNCTION.endpointBatchItems,
+  windowMs: DECIDE_FUNCTION.endpointBatchWindowMs,
+  maxBodyBytes: DECIDE_FUNCTION.endpointBatchBodyBytes,
+} as const;
+
+/**
+ * `decide calibrate` against a deployed or HTTP endpoint: two more tries than the decide
+ * function, because a row that fails there is lost from the fit rather than redelivered.
+ */
+export const CALIBRATION_ENDPOINT_CALLS = { ...ENDPOINT_CALLS, attempts: 5 } as const;
+
+/** Publishing to EventBridge: tries per entry (only failed entries are sent again) and the first backoff. */
+export const EVENT_PUBLISHING = { attempts: 4, baseDelayMs: 50 } as const;
 
 /**
  * The decide function's endpoint calls against a serverless endpoint: a cold start (image pull

@@ -14,7 +14,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { systemOneRequest } from "../../shared/adapters/decision-endpoint.ts";
+import { systemOneRequest } from "../../shared/domain/contracts/system-one/index.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import type { DecisionStore } from "../../shared/domain/decision-store.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";

@@ -12,6 +12,8 @@ describe("decideSettings", () => {
       publishLeaseMs: DECIDE_FUNCTION.publishLeaseMs,
       endpointBatchItems: DECIDE_FUNCTION.endpointBatchItems,
       endpointBatchWindowMs: DECIDE_FUNCTION.endpointBatchWindowMs,
+      endpointBaseDelayMs: DECIDE_FUNCTION.endpointBaseDelayMs,
+      endpointBatchBodyBytes: DECIDE_FUNCTION.endpointBatchBodyBytes,
     });
   });
 
