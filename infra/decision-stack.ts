@@ -102,9 +102,9 @@ export class DecisionStack extends Stack {
     this.contracts = new EventContracts(this, "Contracts");
     new CfnOutput(this, "SchemaRegistryName", { value: this.contracts.registry.attrRegistryName });
     new CfnOutput(this, "EndpointName", { value: this.endpoint.endpointName });
-    new CfnOutput(this, "IntakeQueueUrl", { value: this.pipeline.intakeQueue.queueUrl });
-    new CfnOutput(this, "DeadLetterQueueUrl", { value: this.pipeline.deadLetterQueue.queueUrl });
-    new CfnOutput(this, "DeadLetterQueueArn", { value: this.pipeline.deadLetterQueue.queueArn });
+    new CfnOutput(this, "IntakeQueueUrl", { value: this.pipeline.queues.intake.queueUrl });
+    new CfnOutput(this, "DeadLetterQueueUrl", { value: this.pipeline.queues.deadLetters.queueUrl });
+    new CfnOutput(this, "DeadLetterQueueArn", { value: this.pipeline.queues.deadLetters.queueArn });
     new CfnOutput(this, "DecisionsTable", { value: this.pipeline.table.tableName });
     new CfnOutput(this, "EventBusName", { value: this.pipeline.bus.eventBusName });
     new CfnOutput(this, "PipelineBucketName", { value: this.pipeline.bucket.bucketName });
