@@ -5,7 +5,8 @@ import { Duration } from "aws-cdk-lib";
 import type * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
-import { type AlarmTopic, thresholdAlarm } from "./alarm-topic.ts";
+import type { AlarmTopic } from "./alarm-topic.ts";
+import { thresholdAlarm } from "./threshold-alarm.ts";
 
 /** Properties of {@link DeadLetterAlarms}. */
 export interface DeadLetterAlarmsProps {

@@ -9,11 +9,12 @@ import * as kms from "aws-cdk-lib/aws-kms";
 import type * as sns from "aws-cdk-lib/aws-sns";
 import { Construct } from "constructs";
 import { METRICS } from "../../shared/domain/topology.ts";
-import { AlarmTopic, type ThresholdAlarmSpec, thresholdAlarm } from "./alarm-topic.ts";
+import { AlarmTopic } from "./alarm-topic.ts";
 import { DeadLetterAlarms } from "./dead-letter-alarms.ts";
 import type { DecisionPipeline } from "./decision-pipeline.ts";
 import { PipelineDashboard } from "./pipeline-dashboard.ts";
 import { backlogMetric, endpointMetric, escalationRate } from "./pipeline-metrics.ts";
+import { type ThresholdAlarmSpec, thresholdAlarm } from "./threshold-alarm.ts";
 
 /** Properties of {@link Operations}. */
 export interface OperationsProps {

@@ -179,8 +179,14 @@ describe("AlarmTopic and DeadLetterAlarms", () => {
       MetricName: "ApproximateNumberOfMessagesVisible",
       Threshold: 0,
       AlarmDescription: "replay it",
+      AlarmName: "Bare-QueueAlarms",
       AlarmActions: [{ Ref: expect.stringMatching(/^Alarms/) }],
+      OKActions: [{ Ref: expect.stringMatching(/^Alarms/) }],
     });
+    // CloudWatch may publish to the topic and use its key, for this stack's alarms only.
+    const grants = JSON.stringify(template.toJSON().Resources);
+    expect(grants.match(/"Service":"cloudwatch\.amazonaws\.com"/g)).toHaveLength(2);
+    expect(grants.match(/:alarm:Bare-\*/g)).toHaveLength(2);
   });
 });
 
