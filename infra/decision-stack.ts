@@ -10,10 +10,11 @@ import { CfnOutput, CfnParameter, Stack, type StackProps } from "aws-cdk-lib";
 import type { Construct } from "constructs";
 import { parsePolicy } from "../shared/domain/policy/policy.ts";
 import { REVIEW } from "../shared/domain/topology.ts";
-import { DecisionEndpoint, type ServerlessSettings } from "./constructs/decision-endpoint.ts";
+import { DecisionEndpoint } from "./constructs/decision-endpoint.ts";
 import { DecisionPipeline } from "./constructs/decision-pipeline.ts";
 import { EventContracts } from "./constructs/event-contracts.ts";
 import { Operations } from "./constructs/operations.ts";
+import type { ServerlessSettings } from "./constructs/serverless-settings.ts";
 
 /** The policies bundled with the functions. */
 const POLICIES_DIR = fileURLToPath(new URL("../events/policies", import.meta.url));

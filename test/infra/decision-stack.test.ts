@@ -7,7 +7,8 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Annotations, Match, Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
-import { checkServerlessSettings, isGpuInstance } from "../../infra/constructs/decision-endpoint.ts";
+import { isGpuInstance } from "../../infra/constructs/instance-types.ts";
+import { checkServerlessSettings } from "../../infra/constructs/serverless-settings.ts";
 import type { DecisionStack } from "../../infra/decision-stack.ts";
 import { matchesPattern } from "../../shared/domain/event-pattern.ts";
 import {
