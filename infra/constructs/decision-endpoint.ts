@@ -1,7 +1,7 @@
 /**
  * The decision endpoint on SageMaker: model, endpoint configuration and endpoint, the container
  * from `endpoint/Dockerfile` (or an image URI), the GGUF model from S3. Two modes: real-time
- * (instances, auto scaling on invocations per instance; the default) and serverless (pay per
+ * (instances, auto scaling on concurrent requests per instance, `endpoint-scaling.ts`; the default) and serverless (pay per
  * use, scale to zero; CPU only, 1 to 6 GB of memory, 4 MB payloads, cold starts; no network
  * isolation or storage key, which Serverless Inference does not support).
  *
@@ -54,8 +54,8 @@ export interface DecisionEndpointProps {
   readonly initialInstanceCount?: number;
   /** Scaling maximum. @default 4 */
   readonly maxInstanceCount?: number;
-  /** Target invocations per instance per minute for scaling. @default 30 */
-  readonly invocationsPerInstanceTarget?: number;
+  /** Target concurrent requests per instance for scaling. @default derived from the measured time per item */
+  readonly concurrentRequestsTarget?: number;
   /** A prebuilt image (e.g. in ECR) instead of building `endpoint/Dockerfile`. @default build from the repository */
   readonly imageUri?: string;
   /** Evaluation threads. @default the instance's vCPUs (the server's own default) */
@@ -135,8 +135,8 @@ export class DecisionEndpoint extends Construct {
           variantName: "AllTraffic",
           minCapacity: props.initialInstanceCount ?? 1,
           maxCapacity: props.maxInstanceCount ?? 4,
-          ...(props.invocationsPerInstanceTarget
-            ? { invocationsPerInstanceTarget: props.invocationsPerInstanceTarget }
+          ...(props.concurrentRequestsTarget
+            ? { concurrentRequestsTarget: props.concurrentRequestsTarget }
             : {}),
         });
   }

@@ -157,6 +157,47 @@ export const BUCKET = {
 } as const;
 
 /**
+ * Real-time endpoint auto scaling. Target tracking follows SageMaker's high-resolution
+ * `ConcurrentRequestsPerModel` (requests in the container, queued ones included, every 10 s):
+ * one model evaluates one request (a batch of up to `endpointBatchItems` items) at a time, so the
+ * metric is the busy share of an instance's one slot. A step policy on the intake queue's oldest
+ * message is the safety net for a backlog the concurrency does not show (a capped event source).
+ */
+export const ENDPOINT_SCALING = {
+  /** Requests one instance evaluates at once (llama.cpp on one sequence). */
+  requestsServedAtOnce: 1,
+  /** The busiest the target may make an instance, whatever the deadline allows. */
+  maxUtilization: 0.7,
+  /** Add capacity quickly (a new instance takes minutes to pass /ping) ... */
+  scaleOutCooldownSeconds: 60,
+  /** ... and remove it slowly (SageMaker advises 300 s or more). */
+  scaleInCooldownSeconds: 300,
+  /** Oldest intake message age (s) that adds one instance, and the age that adds two. */
+  backlogStepSeconds: { addOne: 120, addTwo: 600 },
+  /** The step policy's evaluation: one-minute maximum of the age. */
+  backlogPeriodSeconds: 60,
+} as const;
+
+/**
+ * The target of `ConcurrentRequestsPerModel` per instance: the utilization of its one request slot
+ * at which an average request still finishes within the endpoint's deadline, queueing included
+ * (M/D/1: Poisson arrivals, a fixed `batch` service time S, mean wait rho*S / (2(1 - rho)); the
+ * wait plus S within the deadline D gives rho <= 2(D - S) / (S + 2(D - S))), capped at
+ * `maxUtilization`, rounded down to hundredths. `secondsPerItem` is the measured time of one
+ * fresh item (`capacity/measured-times.json`).
+ */
+export function concurrentRequestsTarget(secondsPerItem: number): number {
+  const service = DECIDE_FUNCTION.endpointBatchItems * secondsPerItem;
+  const slack = ENDPOINT_DEADLINE_MS / 1000 - service;
+  if (slack <= 0)
+    throw new RangeError(
+      `a full batch takes ${service.toFixed(1)} s, over the endpoint's ${ENDPOINT_DEADLINE_MS} ms deadline`,
+    );
+  const utilization = Math.min(ENDPOINT_SCALING.maxUtilization, (2 * slack) / (service + 2 * slack));
+  return Math.floor(utilization * ENDPOINT_SCALING.requestsServedAtOnce * 100) / 100;
+}
+
+/**
  * The batch lane: batch items have their own queue and event source mapping whose maximum
  * concurrency is a share of the decide function's, so a large batch uses spare endpoint capacity
  * and live items keep theirs.

@@ -106,7 +106,14 @@ function undeliverable(topicId: string, alarmArn: string): string | undefined {
   return undefined;
 }
 
-const alarms = () => Object.entries(resources).filter(([, r]) => ALARM_TYPES.includes(r.Type));
+/** Whether an alarm only drives a scaling policy (Application Auto Scaling's own alarm, no person reads it). */
+const drivesScaling = (alarm: Resource) =>
+  ((alarm.Properties.AlarmActions ?? []) as { Ref?: string }[]).every(
+    (action) => resources[action.Ref ?? ""]?.Type === "AWS::ApplicationAutoScaling::ScalingPolicy",
+  );
+/** The alarms that notify people. */
+const alarms = () =>
+  Object.entries(resources).filter(([, r]) => ALARM_TYPES.includes(r.Type) && !drivesScaling(r));
 
 describe("alarms that deliver", () => {
   it("lets CloudWatch publish every alarm's notifications: topic policy and key policy, for that alarm", () => {

@@ -93,7 +93,7 @@ describe("DecisionStack", () => {
     );
   });
 
-  it("deploys the endpoint on a CPU instance with the model from S3 and scales on invocations", () => {
+  it("deploys the endpoint on a CPU instance with the model from S3 and scales on concurrent requests", () => {
     template.hasResourceProperties("AWS::SageMaker::EndpointConfig", {
       ProductionVariants: [
         Match.objectLike({
@@ -115,7 +115,9 @@ describe("DecisionStack", () => {
     });
     template.hasResourceProperties("AWS::ApplicationAutoScaling::ScalingPolicy", {
       TargetTrackingScalingPolicyConfiguration: Match.objectLike({
-        PredefinedMetricSpecification: { PredefinedMetricType: "SageMakerVariantInvocationsPerInstance" },
+        PredefinedMetricSpecification: {
+          PredefinedMetricType: "SageMakerVariantConcurrentRequestsPerModelHighResolution",
+        },
       }),
     });
   });
@@ -288,9 +290,10 @@ describe("DecisionStack", () => {
   });
 
   it("raises alarms on dead letters, message age, endpoint errors and latency, the escalation rate and each policy's review wait", () => {
+    // The alarms that notify (not the scaling policy's own alarm).
     const alarms = Object.values(
       template.findResources("AWS::CloudWatch::Alarm") as Record<string, Resource>,
-    );
+    ).filter((a) => a.Properties.AlarmName !== undefined);
     // Eight pipeline alarms and one review service-level alarm per policy (three samples).
     expect(alarms).toHaveLength(11);
     for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toHaveLength(1);
