@@ -97,10 +97,13 @@ export class DecisionStack extends Stack {
     this.endpoint.scaling?.scaleOnBacklog(this.pipeline.queues.intake);
     this.operations = new Operations(this, "Operations", {
       pipeline: this.pipeline,
-      endpointName: this.endpoint.endpointName,
+      endpoint: this.endpoint,
       ...(props.alarmEmail ? { alarmEmail: props.alarmEmail } : {}),
       reviewServiceLevels: reviewServiceLevels(POLICIES_DIR),
     });
+
+    // A deployment whose new fleet answers with errors rolls back.
+    this.endpoint.rollbackOn(this.operations.alarms.endpointErrors);
 
     this.contracts = new EventContracts(this, "Contracts");
     new CfnOutput(this, "SchemaRegistryName", { value: this.contracts.registry.attrRegistryName });

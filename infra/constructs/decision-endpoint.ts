@@ -12,8 +12,10 @@
  * the hardware and SageMaker refuses a key for them); and the role may pull from the one image
  * repository in use.
  */
+import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { ArnFormat, Stack } from "aws-cdk-lib";
+import type * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
 import * as ecrAssets from "aws-cdk-lib/aws-ecr-assets";
 import { Platform } from "aws-cdk-lib/aws-ecr-assets";
 import * as iam from "aws-cdk-lib/aws-iam";
@@ -21,7 +23,7 @@ import * as kms from "aws-cdk-lib/aws-kms";
 import * as sagemaker from "aws-cdk-lib/aws-sagemaker";
 import { NagSuppressions } from "cdk-nag";
 import { Construct } from "constructs";
-import { ENDPOINT_DEADLINE_MS } from "../../shared/domain/topology.ts";
+import { ENDPOINT_DEADLINE_MS, ENDPOINT_DEPLOYMENT } from "../../shared/domain/topology.ts";
 import { EndpointScaling } from "./endpoint-scaling.ts";
 import { hasInstanceStorage, isGpuInstance } from "./instance-types.ts";
 import {
@@ -64,13 +66,29 @@ export interface DecisionEndpointProps {
   readonly contextSize?: number;
 }
 
+/** A variant name for an instance type: `ml.c6i.xlarge` → `ml-c6i-xlarge`. */
+export function variantNameOf(instanceType: string): string {
+  return instanceType.replace(/[^A-Za-z0-9]+/g, "-");
+}
+
+/** The endpoint's name: the stack's and the variant's, within SageMaker's 63 characters. */
+export function endpointNameOf(stackName: string, variantName: string): string {
+  const full = `${stackName}-${variantName}`;
+  if (full.length <= 63) return full;
+  const hash = createHash("sha256").update(full).digest("hex").slice(0, 8);
+  return `${stackName.slice(0, 63 - variantName.length - hash.length - 2)}-${hash}-${variantName}`;
+}
+
 /** Serverless settings once checked. */
 type CheckedServerless = ReturnType<typeof checkServerlessSettings>;
 
 /** The SageMaker endpoint serving decisions. */
 export class DecisionEndpoint extends Construct {
   public readonly endpoint: sagemaker.CfnEndpoint;
+  /** The endpoint's name: fixed for a real-time endpoint (it names the instance type), generated for serverless. */
   public readonly endpointName: string;
+  /** The production variant's name: the instance type (`ml-c6i-xlarge`), or `AllTraffic` for serverless. */
+  public readonly variantName: string;
   public readonly endpointArn: string;
   public readonly instanceType: string;
   public readonly role: iam.Role;
@@ -91,6 +109,7 @@ export class DecisionEndpoint extends Construct {
         : undefined;
     this.instanceType = serverless ? "serverless" : (props.instanceType ?? "ml.c6i.xlarge");
     const gpu = !serverless && isGpuInstance(this.instanceType);
+    this.variantName = serverless ? "AllTraffic" : variantNameOf(this.instanceType);
     const asset = props.imageUri
       ? undefined
       : new ecrAssets.DockerImageAsset(this, "Image", {
@@ -121,24 +140,53 @@ export class DecisionEndpoint extends Construct {
             "Serverless Inference takes no KMS key for storage; its ephemeral storage is encrypted by SageMaker",
         },
       ]);
+    // A real-time endpoint is named after its variant, so a new instance type is a new endpoint
+    // (CloudFormation creates it, moves every reference, then deletes the old one): SageMaker
+    // refuses to change the instance type of, or remove, a variant registered with auto scaling.
+    // Every other update keeps the endpoint and its variant and retains the instance count that
+    // scaling reached, instead of resetting it to the initial count.
+    const name = serverless ? undefined : endpointNameOf(Stack.of(this).stackName, this.variantName);
     this.endpoint = new sagemaker.CfnEndpoint(this, "Endpoint", {
       endpointConfigName: config.attrEndpointConfigName,
+      ...(name ? { endpointName: name, retainAllVariantProperties: true } : {}),
     });
-    this.endpointName = this.endpoint.attrEndpointName;
+    this.endpointName = name ?? this.endpoint.attrEndpointName;
     // Ref of AWS::SageMaker::Endpoint is its ARN.
     this.endpointArn = this.endpoint.ref;
     this.maxConcurrency = serverless ? serverless.maxConcurrency : (props.maxInstanceCount ?? 4);
     this.scaling = serverless
       ? undefined
-      : new EndpointScaling(this, "Scaling", {
+      : // Named after the variant: a new instance type brings a new scalable target and new
+        // policies (whose names are fixed, so they could not be replaced in place).
+        new EndpointScaling(this, `Scaling-${this.variantName}`, {
           endpoint: this.endpoint,
-          variantName: "AllTraffic",
+          endpointName: this.endpointName,
+          variantName: this.variantName,
           minCapacity: props.initialInstanceCount ?? 1,
           maxCapacity: props.maxInstanceCount ?? 4,
           ...(props.concurrentRequestsTarget
             ? { concurrentRequestsTarget: props.concurrentRequestsTarget }
             : {}),
         });
+  }
+
+  /**
+   * Deploys every update of a real-time endpoint blue/green: the new fleet takes all traffic at
+   * once and the old one is kept for a baking period, during which `alarm` firing rolls traffic
+   * back. The baking period covers the alarm's whole evaluation window.
+   */
+  rollbackOn(alarm: cloudwatch.Alarm): void {
+    if (this.mode === "serverless") return; // Serverless has one fleet: nothing to bake.
+    const resource = alarm.node.defaultChild as cloudwatch.CfnAlarm;
+    const evaluationSeconds = (resource.evaluationPeriods ?? 1) * Number(resource.period ?? 60);
+    this.endpoint.deploymentConfig = {
+      blueGreenUpdatePolicy: {
+        trafficRoutingConfiguration: { type: "ALL_AT_ONCE", waitIntervalInSeconds: 0 },
+        terminationWaitInSeconds: Math.min(3600, evaluationSeconds + ENDPOINT_DEPLOYMENT.bakingMarginSeconds),
+        maximumExecutionTimeoutInSeconds: ENDPOINT_DEPLOYMENT.maximumExecutionSeconds,
+      },
+      autoRollbackConfiguration: { alarms: [{ alarmName: alarm.alarmName }] },
+    };
   }
 
   /** The role SageMaker runs the model under: the model archive, the one image repository, its logs. */
@@ -235,7 +283,7 @@ export class DecisionEndpoint extends Construct {
   ): sagemaker.CfnEndpointConfig.ProductionVariantProperty {
     if (serverless)
       return {
-        variantName: "AllTraffic",
+        variantName: this.variantName,
         modelName: model.attrModelName,
         initialVariantWeight: 1,
         serverlessConfig: {
@@ -247,7 +295,7 @@ export class DecisionEndpoint extends Construct {
         },
       };
     return {
-      variantName: "AllTraffic",
+      variantName: this.variantName,
       modelName: model.attrModelName,
       instanceType: this.instanceType,
       initialInstanceCount: props.initialInstanceCount ?? 1,

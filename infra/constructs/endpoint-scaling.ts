@@ -19,6 +19,7 @@ import { concurrentRequestsTarget, ENDPOINT_SCALING } from "../../shared/domain/
 /** Properties of {@link EndpointScaling}. */
 export interface EndpointScalingProps {
   readonly endpoint: sagemaker.CfnEndpoint;
+  readonly endpointName: string;
   readonly variantName: string;
   /** Fewest instances (at least 1). */
   readonly minCapacity: number;
@@ -46,7 +47,7 @@ export class EndpointScaling extends Construct {
       );
     this.target = new appscaling.ScalableTarget(this, "Default", {
       serviceNamespace: appscaling.ServiceNamespace.SAGEMAKER,
-      resourceId: `endpoint/${props.endpoint.attrEndpointName}/variant/${props.variantName}`,
+      resourceId: `endpoint/${props.endpointName}/variant/${props.variantName}`,
       scalableDimension: "sagemaker:variant:DesiredInstanceCount",
       minCapacity: props.minCapacity,
       maxCapacity: props.maxCapacity,

@@ -13,13 +13,14 @@ import { AlarmTopic } from "./alarm-topic.ts";
 import { DeadLetterAlarms } from "./dead-letter-alarms.ts";
 import type { DecisionPipeline } from "./decision-pipeline.ts";
 import { PipelineDashboard } from "./pipeline-dashboard.ts";
-import { backlogMetric, endpointMetric, escalationRate } from "./pipeline-metrics.ts";
+import { backlogMetric, type EndpointVariant, endpointMetric, escalationRate } from "./pipeline-metrics.ts";
 import { type ThresholdAlarmSpec, thresholdAlarm } from "./threshold-alarm.ts";
 
 /** Properties of {@link Operations}. */
 export interface OperationsProps {
   readonly pipeline: DecisionPipeline;
-  readonly endpointName: string;
+  /** The endpoint and its variant. */
+  readonly endpoint: EndpointVariant;
   /** Where alarms are emailed. @default no subscription (subscribe to the topic yourself) */
   readonly alarmEmail?: string;
   /** Age of the oldest intake message that raises the alarm. @default 15 minutes */
@@ -81,7 +82,7 @@ export class Operations extends Construct {
     );
     this.dashboard = new PipelineDashboard(this, "Dashboard", {
       pipeline: props.pipeline,
-      endpointName: props.endpointName,
+      endpoint: props.endpoint,
       policyIds: levels.map(([policyId]) => policyId),
     }).dashboard;
   }
@@ -129,13 +130,13 @@ export class Operations extends Construct {
   private endpointAlarms(props: OperationsProps) {
     return {
       endpointErrors: this.alarm("EndpointErrors", {
-        metric: endpointMetric(props.endpointName, "Invocation5XXErrors", "Sum"),
+        metric: endpointMetric(props.endpoint, "Invocation5XXErrors", "Sum"),
         threshold: 0,
         description: "The decision endpoint answers with errors",
         evaluationPeriods: 2,
       }),
       modelLatency: this.alarm("ModelLatency", {
-        metric: endpointMetric(props.endpointName, "ModelLatency", "p90"),
+        metric: endpointMetric(props.endpoint, "ModelLatency", "p90"),
         threshold: (props.maxModelLatency ?? Duration.seconds(10)).toMilliseconds() * 1000,
         description: "p90 model latency is high (SageMaker reports microseconds)",
         evaluationPeriods: 3,

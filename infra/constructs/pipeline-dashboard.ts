@@ -6,12 +6,19 @@ import * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
 import { Construct } from "constructs";
 import { METRICS } from "../../shared/domain/topology.ts";
 import type { DecisionPipeline } from "./decision-pipeline.ts";
-import { backlogMetric, endpointMetric, escalationRate, pipelineMetric } from "./pipeline-metrics.ts";
+import {
+  backlogMetric,
+  type EndpointVariant,
+  endpointMetric,
+  escalationRate,
+  pipelineMetric,
+} from "./pipeline-metrics.ts";
 
 /** Properties of {@link PipelineDashboard}. */
 export interface PipelineDashboardProps {
   readonly pipeline: DecisionPipeline;
-  readonly endpointName: string;
+  /** The endpoint and its variant. */
+  readonly endpoint: EndpointVariant;
   /** Policies whose review backlog is shown. */
   readonly policyIds: readonly string[];
 }
@@ -24,7 +31,7 @@ export class PipelineDashboard extends Construct {
     super(scope, id);
     const { queues, functions } = props.pipeline;
     const endpoint = (metricName: string, statistic: string) =>
-      endpointMetric(props.endpointName, metricName, statistic);
+      endpointMetric(props.endpoint, metricName, statistic);
     this.dashboard = new cloudwatch.Dashboard(this, "Default", {
       widgets: [
         [

@@ -7,16 +7,22 @@ import { Duration } from "aws-cdk-lib";
 import * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
 import { METRICS } from "../../shared/domain/topology.ts";
 
+/** The endpoint's variant, as its metrics are dimensioned. */
+export interface EndpointVariant {
+  readonly endpointName: string;
+  readonly variantName: string;
+}
+
 /** A metric of the endpoint's variant, over five minutes. */
 export function endpointMetric(
-  endpointName: string,
+  endpoint: EndpointVariant,
   metricName: string,
   statistic: string,
 ): cloudwatch.Metric {
   return new cloudwatch.Metric({
     namespace: "AWS/SageMaker",
     metricName,
-    dimensionsMap: { EndpointName: endpointName, VariantName: "AllTraffic" },
+    dimensionsMap: { EndpointName: endpoint.endpointName, VariantName: endpoint.variantName },
     statistic,
     period: Duration.minutes(5),
   });

@@ -198,6 +198,16 @@ export function concurrentRequestsTarget(secondsPerItem: number): number {
 }
 
 /**
+ * Updates of a real-time endpoint: blue/green, all traffic at once, the old fleet kept while the
+ * endpoint's error alarm could still fire (its evaluation window plus this margin), then removed.
+ */
+export const ENDPOINT_DEPLOYMENT = {
+  bakingMarginSeconds: 120,
+  /** The longest a deployment may take, new instances' start included (SageMaker allows up to 8 h). */
+  maximumExecutionSeconds: 3600,
+} as const;
+
+/**
  * The batch lane: batch items have their own queue and event source mapping whose maximum
  * concurrency is a share of the decide function's, so a large batch uses spare endpoint capacity
  * and live items keep theirs.

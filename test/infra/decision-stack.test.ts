@@ -99,7 +99,7 @@ describe("DecisionStack", () => {
         Match.objectLike({
           InstanceType: "ml.c6i.xlarge",
           InitialInstanceCount: 1,
-          VariantName: "AllTraffic",
+          VariantName: "ml-c6i-xlarge",
         }),
       ],
     });

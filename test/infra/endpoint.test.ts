@@ -16,7 +16,7 @@ beforeAll(() => {
   resources = Template.fromStack(synthStack()).toJSON().Resources;
 }, 120_000);
 
-const ofType = (type: string, within = resources) =>
+const ofType = (type: string, within: Record<string, Resource> = resources) =>
   Object.entries(within).filter(([, r]) => r.Type === type);
 
 describe("scaling on the work", () => {
@@ -92,5 +92,64 @@ describe("scaling on the work", () => {
     expect(() => synthStack({ initialInstanceCount: 3, maxInstanceCount: 2 })).toThrow(
       /maximum instance count must be an integer of at least the minimum \(3\), got 2/,
     );
+  });
+});
+
+describe("deploys that keep capacity", () => {
+  it("retains the instance count scaling reached, and rolls a deployment back on the endpoint error alarm", () => {
+    const [, endpoint] = ofType("AWS::SageMaker::Endpoint")[0]!;
+    expect(endpoint.Properties.RetainAllVariantProperties).toBe(true);
+    const deployment = endpoint.Properties.DeploymentConfig as {
+      BlueGreenUpdatePolicy: {
+        TerminationWaitInSeconds: number;
+        TrafficRoutingConfiguration: { Type: string };
+      };
+      AutoRollbackConfiguration: { Alarms: { AlarmName: { Ref: string } }[] };
+    };
+    expect(deployment.BlueGreenUpdatePolicy.TrafficRoutingConfiguration.Type).toBe("ALL_AT_ONCE");
+    const [rollback] = deployment.AutoRollbackConfiguration.Alarms;
+    const alarm = resources[rollback!.AlarmName.Ref]!;
+    expect(alarm.Type).toBe("AWS::CloudWatch::Alarm");
+    expect(alarm.Properties).toMatchObject({
+      Namespace: "AWS/SageMaker",
+      MetricName: "Invocation5XXErrors",
+      Dimensions: [
+        { Name: "EndpointName", Value: endpoint.Properties.EndpointName },
+        { Name: "VariantName", Value: "ml-c6i-xlarge" },
+      ],
+    });
+    // The old fleet is kept until the alarm has had its whole window to fire.
+    const window = (alarm.Properties.EvaluationPeriods as number) * (alarm.Properties.Period as number);
+    expect(deployment.BlueGreenUpdatePolicy.TerminationWaitInSeconds).toBeGreaterThanOrEqual(window);
+  });
+
+  it("makes a new instance type a new endpoint with its own scaling, never an in-place change of a scaled variant", () => {
+    const shape = (props: Parameters<typeof synthStack>[0]) => {
+      const r = Template.fromStack(synthStack(props)).toJSON().Resources as Record<string, Resource>;
+      const [, endpoint] = ofType("AWS::SageMaker::Endpoint", r)[0]!;
+      const [, config] = ofType("AWS::SageMaker::EndpointConfig", r)[0]!;
+      const variant = (
+        config.Properties.ProductionVariants as { VariantName: string; InstanceType: string }[]
+      )[0]!;
+      const [targetId, target] = ofType("AWS::ApplicationAutoScaling::ScalableTarget", r)[0]!;
+      return {
+        name: endpoint.Properties.EndpointName as string,
+        variant: variant.VariantName,
+        type: variant.InstanceType,
+        resourceId: target.Properties.ResourceId,
+        scalingIds: [targetId, ...ofType("AWS::ApplicationAutoScaling::ScalingPolicy", r).map(([id]) => id)],
+      };
+    };
+    const small = shape({});
+    const large = shape({ instanceType: "ml.c6i.2xlarge" });
+    const rebuilt = shape({ imageUri: "123456789012.dkr.ecr.us-east-1.amazonaws.com/decide:2" });
+    expect(small).toMatchObject({ variant: "ml-c6i-xlarge", type: "ml.c6i.xlarge" });
+    expect(large).toMatchObject({ variant: "ml-c6i-2xlarge", type: "ml.c6i.2xlarge" });
+    for (const s of [small, large]) expect(s.resourceId).toBe(`endpoint/${s.name}/variant/${s.variant}`);
+    // EndpointName requires replacement: a new endpoint, new scaling resources (their names are fixed).
+    expect(large.name).not.toBe(small.name);
+    for (const id of large.scalingIds) expect(small.scalingIds).not.toContain(id);
+    // A new image keeps the endpoint, its variant and its scaling: an in-place, blue/green update.
+    expect(rebuilt).toEqual(small);
   });
 });
