@@ -10,6 +10,7 @@ import { CfnOutput, CfnParameter, Stack, type StackProps } from "aws-cdk-lib";
 import type { Construct } from "constructs";
 import { parsePolicy } from "../shared/domain/policy/policy.ts";
 import { REVIEW } from "../shared/domain/topology.ts";
+import { deadLetterRoutesOf } from "./constructs/dead-letter-routes.ts";
 import { DecisionEndpoint } from "./constructs/decision-endpoint.ts";
 import { DecisionPipeline } from "./constructs/decision-pipeline.ts";
 import { EventContracts } from "./constructs/event-contracts.ts";
@@ -111,6 +112,11 @@ export class DecisionStack extends Stack {
     new CfnOutput(this, "IntakeQueueUrl", { value: this.pipeline.queues.intake.queueUrl });
     new CfnOutput(this, "DeadLetterQueueUrl", { value: this.pipeline.queues.deadLetters.queueUrl });
     new CfnOutput(this, "DeadLetterQueueArn", { value: this.pipeline.queues.deadLetters.queueArn });
+    new CfnOutput(this, "DeadLetterRoutes", {
+      value: this.toJsonString(deadLetterRoutesOf(this.pipeline.deadLetterSources)),
+      description:
+        "Each dead-letter queue and where its letters go home: npx decide replay --from SOURCE --routes '<this>'",
+    });
     new CfnOutput(this, "DecisionsTable", { value: this.pipeline.table.tableName });
     new CfnOutput(this, "EventBusName", { value: this.pipeline.bus.eventBusName });
     new CfnOutput(this, "PipelineBucketName", { value: this.pipeline.bucket.bucketName });

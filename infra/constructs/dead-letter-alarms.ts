@@ -1,8 +1,11 @@
 /**
- * The alarms of one dead-letter queue: it holds messages.
+ * The alarms of one dead-letter queue: one while it holds any message (depth), and one each time
+ * more arrive (the visible count rose within a minute), so a second failure during an unresolved
+ * first notifies again instead of hiding in an alarm that is already on. Both notify on the way
+ * back to OK.
  */
 import { Duration } from "aws-cdk-lib";
-import type * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
+import * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import type { AlarmTopic } from "./alarm-topic.ts";
@@ -16,21 +19,38 @@ export interface DeadLetterAlarmsProps {
   readonly topic: AlarmTopic;
 }
 
-/** The depth alarm (the construct's default child, so its logical id is the construct's). */
+/** The depth alarm (the construct's default child, so its logical id is the construct's) and the arrival alarm. */
 export class DeadLetterAlarms extends Construct {
   /** Fires while the queue holds a message. */
   public readonly depth: cloudwatch.Alarm;
+  /** Fires in each minute in which more messages arrived. */
+  public readonly arrived: cloudwatch.Alarm;
 
   constructor(scope: Construct, id: string, props: DeadLetterAlarmsProps) {
     super(scope, id);
+    const visible = props.queue.metricApproximateNumberOfMessagesVisible({
+      period: Duration.minutes(1),
+      statistic: "Maximum",
+    });
     this.depth = props.topic.notify(
       thresholdAlarm(this, "Default", {
-        metric: props.queue.metricApproximateNumberOfMessagesVisible({
-          period: Duration.minutes(5),
-          statistic: "Maximum",
-        }),
+        metric: visible.with({ period: Duration.minutes(5) }),
         threshold: 0,
         description: props.description,
+      }),
+    );
+    // Redriven messages are not counted by NumberOfMessagesSent, so arrivals are read as a rise
+    // of the visible count, whatever put them there (a redrive policy, the bus, Lambda).
+    this.arrived = props.topic.notify(
+      thresholdAlarm(this, "Arrived", {
+        metric: new cloudwatch.MathExpression({
+          expression: "RATE(visible)",
+          usingMetrics: { visible },
+          label: "dead letters arriving per second",
+          period: Duration.minutes(1),
+        }),
+        threshold: 0,
+        description: `New dead letters arrived. ${props.description}`,
       }),
     );
   }

@@ -13,6 +13,7 @@ import * as iam from "aws-cdk-lib/aws-iam";
 import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import type * as s3 from "aws-cdk-lib/aws-s3";
 import { Construct } from "constructs";
+import type { DeadLetterSource } from "../../shared/domain/dead-letters.ts";
 import {
   DECIDE_FUNCTION,
   decideConcurrency,
@@ -23,6 +24,7 @@ import {
   TARGET_FUNCTION,
 } from "../../shared/domain/topology.ts";
 import { BatchJobs } from "./batch-jobs.ts";
+import { type DeadLetterHome, replayFunction } from "./dead-letter-routes.ts";
 import { DecisionsTable } from "./decisions-table.ts";
 import { PipelineBucket } from "./pipeline-bucket.ts";
 import { type FunctionFactory, FunctionFindings, functionFactory } from "./pipeline-function.ts";
@@ -94,7 +96,10 @@ export class DecisionPipeline extends Construct {
   public readonly functions: PipelineFunctions;
   /** Sign-in, the HTTP API and its authorizer in front of the review pages and API. */
   public readonly reviewAccess: ReviewAccess;
-  public readonly rules: Record<RuleName, events.Rule>;
+  /** The bus's rules into their queues, each with its dead-letter queue. */
+  public readonly rules: Record<RuleName, RuleToQueue>;
+  /** Every dead-letter queue, by source, and where its letters go home. */
+  public readonly deadLetterSources: Record<DeadLetterSource, DeadLetterHome>;
 
   constructor(scope: Construct, id: string, props: DecisionPipelineProps) {
     super(scope, id);
@@ -139,10 +144,9 @@ export class DecisionPipeline extends Construct {
       fn,
       ...(props.reviewDomainPrefix ? { domainPrefix: props.reviewDomainPrefix } : {}),
     });
-    const replay = this.replayFunction(fn);
 
     this.bucket = new PipelineBucket(this, "Files").bucket;
-    const failures = this.queues.targetsDeadLetters;
+    const failures = this.queues.jobFailures;
     const jobs = new ScheduledJobs(this, "Jobs", { fn, bus: this.bus, bucket: this.bucket, failures });
     const batchIntake = new BatchJobs(this, "BatchJobs", {
       fn,
@@ -154,6 +158,8 @@ export class DecisionPipeline extends Construct {
       failures,
       maxConcurrency: concurrency.batch,
     }).intakeFunction;
+    this.rules = this.routeRules();
+    this.deadLetterSources = this.sources();
     this.functions = {
       decide,
       ...targets,
@@ -161,13 +167,12 @@ export class DecisionPipeline extends Construct {
       reviewPage,
       reviewAuthorizer: this.reviewAccess.authorizerFunction,
       reviewSignIn: this.reviewAccess.signInFunction,
-      replay,
+      replay: replayFunction(this, fn, this.deadLetterSources),
       drift: jobs.driftFunction,
       recalibrate: jobs.recalibrateFunction,
       reviewBacklog: jobs.reviewBacklogFunction,
       batchIntake,
     };
-    this.rules = this.routeRules();
     Aspects.of(this).add(new FunctionFindings());
   }
 
@@ -232,37 +237,32 @@ export class DecisionPipeline extends Construct {
     return { autoAction, reviewIntake };
   }
 
-  /** The operator's replay function: moves dead letters back to the intake. */
-  private replayFunction(fn: FunctionFactory) {
-    const { deadLetters, intake } = this.queues;
-    const replay = fn("Replay", "replay.ts", {
-      memoryMiB: 256,
-      timeoutSeconds: 300,
-      environment: {
-        DLQ_URL: deadLetters.queueUrl,
-        DLQ_ARN: deadLetters.queueArn,
-        INTAKE_QUEUE_URL: intake.queueUrl,
-      },
-      tableAccess: TABLE_ACCESS.Replay,
-    });
-    deadLetters.grantConsumeMessages(replay);
-    intake.grantSendMessages(replay);
-    replay.addToRolePolicy(
-      new iam.PolicyStatement({ actions: ["sqs:StartMessageMoveTask"], resources: [deadLetters.queueArn] }),
-    );
-    return replay;
+  /** Every dead-letter queue and where its letters go home (`shared/domain/dead-letters.ts`). */
+  private sources(): Record<DeadLetterSource, DeadLetterHome> {
+    const q = this.queues;
+    const rule = (name: RuleName): DeadLetterHome => ({ queue: this.rules[name].deadLetters, bus: this.bus });
+    return {
+      intake: { queue: q.deadLetters, home: q.intake },
+      batch: { queue: q.batchDeadLetters, home: q.batch },
+      review: { queue: q.reviewDeadLetters, home: q.review },
+      "auto-action": { queue: q.autoActionDeadLetters, home: q.autoAction },
+      "auto-rule": rule("auto"),
+      "human-rule": rule("human"),
+      "rejected-rule": rule("rejected"),
+      "requested-rule": rule("requested"),
+      "job-failures": { queue: q.jobFailures },
+    };
   }
 
-  /** The bus's rules, each into its queue, with the targets' dead-letter queue. */
-  private routeRules(): Record<RuleName, events.Rule> {
+  /** The bus's rules, each into its queue, each with its own dead-letter queue. */
+  private routeRules(): Record<RuleName, RuleToQueue> {
     const rule = (name: RuleName, queue: PipelineQueues["intake"], message?: events.RuleTargetInput) =>
       new RuleToQueue(this, `${name[0]!.toUpperCase()}${name.slice(1)}Rule`, {
         bus: this.bus,
         rule: name,
         queue,
-        deadLetterQueue: this.queues.targetsDeadLetters,
         ...(message ? { message } : {}),
-      }).rule;
+      });
     return {
       auto: rule("auto", this.queues.autoAction),
       human: rule("human", this.queues.review),

@@ -8,6 +8,7 @@ import type * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
 import * as kms from "aws-cdk-lib/aws-kms";
 import type * as sns from "aws-cdk-lib/aws-sns";
 import { Construct } from "constructs";
+import type { DeadLetterSource } from "../../shared/domain/dead-letters.ts";
 import { METRICS } from "../../shared/domain/topology.ts";
 import { AlarmTopic } from "./alarm-topic.ts";
 import { DeadLetterAlarms } from "./dead-letter-alarms.ts";
@@ -36,16 +37,56 @@ export interface OperationsProps {
   readonly reviewServiceLevels?: Readonly<Record<string, number>>;
 }
 
+/** Each dead-letter queue's alarm id and what it tells on-call. */
+const DEAD_LETTER_ALARMS: Record<DeadLetterSource, { id: string; description: string }> = {
+  intake: {
+    id: "DeadLetters",
+    description: "Items failed their receives: fix the cause, then npx decide replay --from intake",
+  },
+  batch: {
+    id: "BatchDeadLetters",
+    description: "Batch items failed their receives: fix the cause, then npx decide replay --from batch",
+  },
+  review: {
+    id: "ReviewDeadLetters",
+    description:
+      "Escalated items were not queued for review: fix the review intake, then npx decide replay --from review",
+  },
+  "auto-action": {
+    id: "AutoActionDeadLetters",
+    description:
+      "Confident decisions were not applied: fix the cause, then npx decide replay --from auto-action",
+  },
+  "auto-rule": {
+    id: "AutoRuleDeadLetters",
+    description:
+      "The bus could not deliver auto decisions: fix the target, then npx decide replay --from auto-rule",
+  },
+  "human-rule": {
+    id: "HumanRuleDeadLetters",
+    description:
+      "The bus could not deliver escalated decisions to the review queue: fix it, then npx decide replay --from human-rule",
+  },
+  "rejected-rule": {
+    id: "RejectedRuleDeadLetters",
+    description:
+      "The bus could not deliver rejections: fix the target, then npx decide replay --from rejected-rule",
+  },
+  "requested-rule": {
+    id: "RequestedRuleDeadLetters",
+    description:
+      "The bus could not deliver upstream requests to the intake: fix it, then npx decide replay --from requested-rule",
+  },
+  "job-failures": {
+    id: "TargetDeadLetters",
+    description:
+      "A scheduled job or a batch file's intake failed after its retries: npx decide replay --from job-failures --dry-run shows why",
+  },
+};
+
 /** The pipeline's alarms by name. */
 export type PipelineAlarms = Record<
-  | "deadLetters"
-  | "targetDeadLetters"
-  | "autoActionDeadLetters"
-  | "rejectedItems"
-  | "oldestMessage"
-  | "endpointErrors"
-  | "modelLatency"
-  | "escalationRate",
+  "rejectedItems" | "oldestMessage" | "endpointErrors" | "modelLatency" | "escalationRate",
   cloudwatch.Alarm
 >;
 
@@ -55,6 +96,8 @@ const fiveMinuteMaximum = { period: Duration.minutes(5), statistic: "Maximum" } 
 export class Operations extends Construct {
   public readonly topic: sns.Topic;
   public readonly alarms: PipelineAlarms;
+  /** Each dead-letter queue's depth and arrival alarms. */
+  public readonly deadLetterAlarms: Record<DeadLetterSource, DeadLetterAlarms>;
   public readonly dashboard: cloudwatch.Dashboard;
   /** One alarm per policy: its oldest pending review has waited past the policy's limit. */
   public readonly reviewAlarms: Record<string, cloudwatch.Alarm>;
@@ -68,6 +111,7 @@ export class Operations extends Construct {
       ...(props.alarmEmail ? { email: props.alarmEmail } : {}),
     });
     this.topic = this.alarmTopic.topic;
+    this.deadLetterAlarms = this.createDeadLetterAlarms(props);
     this.alarms = { ...this.queueAlarms(props), ...this.endpointAlarms(props) };
     const levels = Object.entries(props.reviewServiceLevels ?? {});
     this.reviewAlarms = Object.fromEntries(
@@ -91,28 +135,25 @@ export class Operations extends Construct {
     return this.alarmTopic.notify(thresholdAlarm(this, id, spec));
   }
 
-  /** The dead-letter queues, the rejected items' inspection queue and the intake's oldest message. */
+  /** Two alarms per dead-letter queue (depth and arrivals), each saying how its letters go home. */
+  private createDeadLetterAlarms(props: OperationsProps): Record<DeadLetterSource, DeadLetterAlarms> {
+    const { deadLetterSources } = props.pipeline;
+    return Object.fromEntries(
+      (Object.keys(deadLetterSources) as DeadLetterSource[]).map((source) => [
+        source,
+        new DeadLetterAlarms(this, DEAD_LETTER_ALARMS[source].id, {
+          queue: deadLetterSources[source].queue,
+          description: DEAD_LETTER_ALARMS[source].description,
+          topic: this.alarmTopic,
+        }),
+      ]),
+    ) as Record<DeadLetterSource, DeadLetterAlarms>;
+  }
+
+  /** The rejected items' inspection queue and the intake's oldest message. */
   private queueAlarms(props: OperationsProps) {
     const { queues } = props.pipeline;
-    const deadLetters = (id: string, queue: typeof queues.deadLetters, description: string) =>
-      new DeadLetterAlarms(this, id, { queue, description, topic: this.alarmTopic }).depth;
     return {
-      deadLetters: deadLetters(
-        "DeadLetters",
-        queues.deadLetters,
-        "Items are in the dead-letter queue: fix the cause, then run decide replay",
-      ),
-      // Queues nothing consumes are for inspection: each alarms as soon as it holds a message.
-      targetDeadLetters: deadLetters(
-        "TargetDeadLetters",
-        queues.targetsDeadLetters,
-        "Events could not be delivered to a rule target, or the review intake or drift check kept failing",
-      ),
-      autoActionDeadLetters: deadLetters(
-        "AutoActionDeadLetters",
-        queues.autoActionDeadLetters,
-        "Confident decisions were not applied: fix the cause, then redrive the auto-action dead-letter queue",
-      ),
       rejectedItems: this.alarm("RejectedItems", {
         metric: queues.rejected.metricApproximateAgeOfOldestMessage(fiveMinuteMaximum),
         threshold: Duration.days(1).toSeconds(),

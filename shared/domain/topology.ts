@@ -100,6 +100,12 @@ export const RULES = {
 /** Name of a rule. */
 export type RuleName = keyof typeof RULES;
 
+/**
+ * Delivery from a rule to its target: retries with backoff for up to a day, then the event goes
+ * to the rule's own dead-letter queue (from which `decide replay` puts it on the bus again).
+ */
+export const RULE_DELIVERY = { retryAttempts: 8, maxEventAgeHours: 24 } as const;
+
 /** DynamoDB actions on the decisions table. */
 export type TableAction = "GetItem" | "PutItem" | "UpdateItem" | "Query";
 

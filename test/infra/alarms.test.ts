@@ -4,7 +4,7 @@
  * and use its key, by the topic policy and key policy, for that alarm's ARN), and every alarm
  * says when it recovers.
  */
-import { Template } from "aws-cdk-lib/assertions";
+import { Match, Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
 import { synthStack } from "../helpers/synth-stack.ts";
 
@@ -24,11 +24,12 @@ const PSEUDO: Record<string, string> = {
 };
 const ALARM_TYPES = ["AWS::CloudWatch::Alarm", "AWS::CloudWatch::CompositeAlarm"];
 
+let template: Template;
 let resources: Record<string, Resource>;
 
 beforeAll(() => {
-  resources = Template.fromStack(synthStack({ env: { account: undefined, region: undefined } })).toJSON()
-    .Resources;
+  template = Template.fromStack(synthStack());
+  resources = template.toJSON().Resources;
 }, 120_000);
 
 /** A template value with the pseudo parameters and joins resolved (other references stay objects). */
@@ -152,5 +153,42 @@ describe("alarms that deliver", () => {
       expect(alarm.Properties.AlarmActions, id).toHaveLength(1);
       expect(alarm.Properties.OKActions, id).toEqual(alarm.Properties.AlarmActions);
     }
+  });
+});
+
+describe("the alarms on-call reads", () => {
+  it("raises alarms on dead letters, message age, endpoint errors and latency, the escalation rate and each policy's review wait", () => {
+    // The alarms that notify (not the scaling policy's own alarm).
+    const alarms = Object.values(
+      template.findResources("AWS::CloudWatch::Alarm") as Record<string, Resource>,
+    ).filter((a) => a.Properties.AlarmName !== undefined);
+    // Two per dead-letter queue (nine), five more pipeline alarms and one review service-level
+    // alarm per policy (three samples).
+    expect(alarms).toHaveLength(26);
+    for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toHaveLength(1);
+    // content-moderation asks for review within 60 minutes; the others take the default.
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      MetricName: "OldestPendingReviewMinutes",
+      Dimensions: Match.arrayWith([{ Name: "policy", Value: "content-moderation" }]),
+      Threshold: 60,
+    });
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      MetricName: "OldestPendingReviewMinutes",
+      Dimensions: Match.arrayWith([{ Name: "policy", Value: "ticket-routing" }]),
+      Threshold: 240,
+    });
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      MetricName: "Invocation5XXErrors",
+      Namespace: "AWS/SageMaker",
+    });
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      MetricName: "ApproximateAgeOfOldestMessage",
+      Threshold: 900,
+    });
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      Metrics: Match.arrayWith([Match.objectLike({ Expression: Match.stringLikeRegexp("human") })]),
+    });
+    template.resourceCountIs("AWS::CloudWatch::Dashboard", 1);
+    template.hasResourceProperties("AWS::Events::Rule", { ScheduleExpression: "rate(1 day)" });
   });
 });

@@ -135,8 +135,7 @@ describe("RuleToQueue", () => {
     const stack = bareStack();
     const bus = new events.EventBus(stack, "Bus");
     const queue = new sqs.Queue(stack, "Queue");
-    const deadLetters = new sqs.Queue(stack, "DeadLetters");
-    new RuleToQueue(stack, "HumanRule", { bus, rule: "human", queue, deadLetterQueue: deadLetters });
+    new RuleToQueue(stack, "HumanRule", { bus, rule: "human", queue });
     const [[id, rule]] = resourcesOf(stack, "AWS::Events::Rule") as [[string, Resource]];
     const plain = bareStack();
     new events.Rule(plain, "HumanRule", { eventPattern: { source: ["x"] } });
@@ -146,7 +145,7 @@ describe("RuleToQueue", () => {
       expect.objectContaining({
         Arn: { "Fn::GetAtt": [expect.stringMatching(/^Queue/), "Arn"] },
         RetryPolicy: { MaximumRetryAttempts: 8, MaximumEventAgeInSeconds: 86_400 },
-        DeadLetterConfig: { Arn: { "Fn::GetAtt": [expect.stringMatching(/^DeadLetters/), "Arn"] } },
+        DeadLetterConfig: { Arn: { "Fn::GetAtt": [expect.stringMatching(/^HumanRuleDeadLetters/), "Arn"] } },
       }),
     ]);
     // The bus may send to the queue and to its dead-letter queue, from this rule only.
