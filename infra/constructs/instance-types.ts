@@ -1,5 +1,5 @@
 /**
- * What an instance type's name tells the stack: whether it has a GPU (the CUDA image) and
+ * What an instance type's name tells the stack: whether it has a GPU (the CUDA image), its vCPUs, and
  * whether its ML storage is an instance-store NVMe volume (SageMaker refuses a KMS key for it).
  */
 
@@ -17,4 +17,15 @@ export function hasInstanceStorage(instanceType: string): boolean {
 /** Whether an instance type has a GPU. */
 export function isGpuInstance(instanceType: string): boolean {
   return GPU_FAMILIES.test(instanceType);
+}
+
+/**
+ * vCPUs of an instance type from its size (`large` 2, `xlarge` 4, `Nxlarge` 4N, as in every
+ * family the endpoint takes), or undefined for a size that rule does not cover.
+ */
+export function vcpusOf(instanceType: string): number | undefined {
+  const size = /\.(\d*)(x?)large$/.exec(instanceType);
+  if (!size) return undefined;
+  if (!size[2]) return size[1] ? undefined : 2;
+  return 4 * Number(size[1] || 1);
 }

@@ -1,7 +1,10 @@
 /**
- * Operations: alarms on the dead-letter queues, the age of the oldest intake message, endpoint
- * errors and latency, the escalation rate and each policy's review service level, sent to an
- * encrypted SNS topic (`alarm-topic.ts`), and a dashboard (`pipeline-dashboard.ts`).
+ * Operations: the alarms, sent to an encrypted SNS topic (`alarm-topic.ts`), and a dashboard
+ * (`pipeline-dashboard.ts`). Alarms that each ask for their own action notify on their own: the
+ * dead-letter queues (each says how to replay), rejected items waiting, the escalation rate and
+ * each policy's review service level. The health signals (the intake's oldest message, the
+ * endpoint's errors and latency, and those of `health-alarms.ts`) notify through the one
+ * composite "pipeline unhealthy" alarm.
  */
 import { Duration } from "aws-cdk-lib";
 import type * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
@@ -9,22 +12,23 @@ import * as kms from "aws-cdk-lib/aws-kms";
 import type * as sns from "aws-cdk-lib/aws-sns";
 import { Construct } from "constructs";
 import type { DeadLetterSource } from "../../shared/domain/dead-letters.ts";
-import { METRICS } from "../../shared/domain/topology.ts";
+import { METRICS, ON_CALL_ALARMS } from "../../shared/domain/topology.ts";
 import { AlarmTopic } from "./alarm-topic.ts";
 import { DeadLetterAlarms } from "./dead-letter-alarms.ts";
 import type { DecisionPipeline } from "./decision-pipeline.ts";
+import { type EndpointHealth, HealthAlarms } from "./health-alarms.ts";
 import { PipelineDashboard } from "./pipeline-dashboard.ts";
-import { backlogMetric, type EndpointVariant, endpointMetric, escalationRate } from "./pipeline-metrics.ts";
+import { backlogMetric, endpointMetric, escalationRate } from "./pipeline-metrics.ts";
 import { type ThresholdAlarmSpec, thresholdAlarm } from "./threshold-alarm.ts";
 
 /** Properties of {@link Operations}. */
 export interface OperationsProps {
   readonly pipeline: DecisionPipeline;
-  /** The endpoint and its variant. */
-  readonly endpoint: EndpointVariant;
+  /** The endpoint, its variant and how it is provisioned. */
+  readonly endpoint: EndpointHealth;
   /** Where alarms are emailed. @default no subscription (subscribe to the topic yourself) */
   readonly alarmEmail?: string;
-  /** Age of the oldest intake message that raises the alarm. @default 15 minutes */
+  /** Age of the oldest intake message that raises the alarm. @default ON_CALL_ALARMS.oldestMessageMinutes.intake */
   readonly maxMessageAge?: Duration;
   /** Share of decisions escalated to people that raises the alarm. @default 0.5 */
   readonly maxEscalationRate?: number;
@@ -99,6 +103,8 @@ export class Operations extends Construct {
   /** Each dead-letter queue's depth and arrival alarms. */
   public readonly deadLetterAlarms: Record<DeadLetterSource, DeadLetterAlarms>;
   public readonly dashboard: cloudwatch.Dashboard;
+  /** The health signals and the composite alarm over them; `health.add(alarm)` adds a signal. */
+  public readonly health: HealthAlarms;
   /** One alarm per policy: its oldest pending review has waited past the policy's limit. */
   public readonly reviewAlarms: Record<string, cloudwatch.Alarm>;
   private readonly alarmTopic: AlarmTopic;
@@ -112,6 +118,11 @@ export class Operations extends Construct {
     });
     this.topic = this.alarmTopic.topic;
     this.deadLetterAlarms = this.createDeadLetterAlarms(props);
+    this.health = new HealthAlarms(this, "Health", {
+      pipeline: props.pipeline,
+      endpoint: props.endpoint,
+      topic: this.alarmTopic,
+    });
     this.alarms = { ...this.queueAlarms(props), ...this.endpointAlarms(props) };
     const levels = Object.entries(props.reviewServiceLevels ?? {});
     this.reviewAlarms = Object.fromEntries(
@@ -120,7 +131,11 @@ export class Operations extends Construct {
         this.alarm(`ReviewServiceLevel${i}`, {
           metric: backlogMetric(METRICS.oldestPendingReviewMinutes, policyId),
           threshold: minutes,
-          description: `Escalated ${policyId} items have waited more than ${minutes} minutes for a reviewer`,
+          // The backlog function reports every policy every five minutes: two periods without
+          // a figure mean it has stopped, and nobody would know that items wait.
+          evaluationPeriods: 2,
+          missingDataBreaches: true,
+          description: `Escalated ${policyId} items have waited more than ${minutes} minutes for a reviewer, or the review backlog function has stopped reporting`,
         }),
       ]),
     );
@@ -131,8 +146,20 @@ export class Operations extends Construct {
     }).dashboard;
   }
 
+  /** Sends an alarm's state changes (into ALARM and back to OK) to the alarm topic; returns it. */
+  notify<T extends cloudwatch.Alarm | cloudwatch.CompositeAlarm>(alarm: T): T {
+    return this.alarmTopic.notify(alarm);
+  }
+
   private alarm(id: string, spec: ThresholdAlarmSpec): cloudwatch.Alarm {
-    return this.alarmTopic.notify(thresholdAlarm(this, id, spec));
+    return this.notify(thresholdAlarm(this, id, spec));
+  }
+
+  /** A health signal: no actions of its own, it notifies through the composite alarm. */
+  private signal(id: string, spec: ThresholdAlarmSpec): cloudwatch.Alarm {
+    const alarm = thresholdAlarm(this, id, spec);
+    this.health.add(alarm);
+    return alarm;
   }
 
   /** Two alarms per dead-letter queue (depth and arrivals), each saying how its letters go home. */
@@ -159,9 +186,11 @@ export class Operations extends Construct {
         threshold: Duration.days(1).toSeconds(),
         description: "Rejected items have waited a day for inspection",
       }),
-      oldestMessage: this.alarm("OldestMessage", {
+      oldestMessage: this.signal("OldestMessage", {
         metric: queues.intake.metricApproximateAgeOfOldestMessage(fiveMinuteMaximum),
-        threshold: (props.maxMessageAge ?? Duration.minutes(15)).toSeconds(),
+        threshold: (
+          props.maxMessageAge ?? Duration.minutes(ON_CALL_ALARMS.oldestMessageMinutes.intake)
+        ).toSeconds(),
         description: "Items wait too long for a decision: the endpoint or the decide function is behind",
       }),
     };
@@ -170,13 +199,13 @@ export class Operations extends Construct {
   /** The endpoint's errors and latency, and the share of decisions escalated to people. */
   private endpointAlarms(props: OperationsProps) {
     return {
-      endpointErrors: this.alarm("EndpointErrors", {
+      endpointErrors: this.signal("EndpointErrors", {
         metric: endpointMetric(props.endpoint, "Invocation5XXErrors", "Sum"),
         threshold: 0,
         description: "The decision endpoint answers with errors",
         evaluationPeriods: 2,
       }),
-      modelLatency: this.alarm("ModelLatency", {
+      modelLatency: this.signal("ModelLatency", {
         metric: endpointMetric(props.endpoint, "ModelLatency", "p90"),
         threshold: (props.maxModelLatency ?? Duration.seconds(10)).toMilliseconds() * 1000,
         description: "p90 model latency is high (SageMaker reports microseconds)",

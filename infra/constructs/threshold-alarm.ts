@@ -14,6 +14,8 @@ export interface ThresholdAlarmSpec {
   readonly description: string;
   /** Consecutive periods above the threshold. @default 1 */
   readonly evaluationPeriods?: number;
+  /** Of those periods, how many must be above it. @default every one */
+  readonly datapointsToAlarm?: number;
   /** Alarm at the threshold itself, not only above it. @default false */
   readonly atLeast?: boolean;
   /** Missing data counts as a breach: for metrics that must keep arriving. @default false */
@@ -26,6 +28,7 @@ export function thresholdAlarm(scope: Construct, id: string, spec: ThresholdAlar
     metric: spec.metric,
     threshold: spec.threshold,
     evaluationPeriods: spec.evaluationPeriods ?? 1,
+    ...(spec.datapointsToAlarm ? { datapointsToAlarm: spec.datapointsToAlarm } : {}),
     comparisonOperator: spec.atLeast
       ? cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD
       : cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,

@@ -136,6 +136,21 @@ export const TABLE_ACCESS = {
   BatchIntake: ["GetItem", "PutItem", "UpdateItem", "Query"],
 } as const satisfies Record<string, readonly TableAction[]>;
 
+/**
+ * What the on-call alarms call unhealthy (`infra/constructs/health-alarms.ts`): how long the
+ * oldest message of each consumed queue may wait (the batch lane waits by design: its
+ * concurrency is capped), the share of its timeout the decide function's longest run may take,
+ * the endpoint's busy CPU (a share of all its vCPUs) and memory, and how long a level must last.
+ */
+export const ON_CALL_ALARMS = {
+  oldestMessageMinutes: { intake: 15, batch: 360, autoAction: 15, review: 15 },
+  decideDurationShare: 0.8,
+  endpointCpuShare: 0.95,
+  endpointMemoryPercent: 85,
+  /** Minutes CPU or the instance count must stay at its level before the alarm fires. */
+  sustainedMinutes: 15,
+} as const;
+
 /** Human review: how long opening an item claims it, and how long a reviewer may change their own label. */
 export const REVIEW = {
   claimMs: 5 * 60_000,

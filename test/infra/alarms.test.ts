@@ -112,9 +112,22 @@ const drivesScaling = (alarm: Resource) =>
   ((alarm.Properties.AlarmActions ?? []) as { Ref?: string }[]).every(
     (action) => resources[action.Ref ?? ""]?.Type === "AWS::ApplicationAutoScaling::ScalingPolicy",
   );
-/** The alarms that notify people. */
+/** The alarms people read: those that notify and the signals a composite alarm speaks for. */
 const alarms = () =>
   Object.entries(resources).filter(([, r]) => ALARM_TYPES.includes(r.Type) && !drivesScaling(r));
+/** The alarms with actions of their own. */
+const notifying = () => alarms().filter(([, r]) => r.Properties.AlarmActions !== undefined);
+/** The logical ids of the alarms a notifying composite alarm's rule names. */
+const inNotifyingComposite = () =>
+  new Set(
+    notifying()
+      .filter(([, r]) => r.Type === "AWS::CloudWatch::CompositeAlarm")
+      .flatMap(([, r]) =>
+        [...JSON.stringify(r.Properties.AlarmRule).matchAll(/"Fn::GetAtt":\["([A-Za-z0-9]+)","Arn"\]/g)].map(
+          (m) => m[1]!,
+        ),
+      ),
+  );
 
 describe("alarms that deliver", () => {
   it("lets CloudWatch publish every alarm's notifications: topic policy and key policy, for that alarm", () => {
@@ -138,7 +151,7 @@ describe("alarms that deliver", () => {
   });
 
   it("refuses an alarm of another stack or account: the grants are conditioned on both", () => {
-    const [, alarm] = alarms()[0]!;
+    const [, alarm] = notifying()[0]!;
     const topic = ((alarm.Properties.AlarmActions as { Ref: string }[])[0] as { Ref: string }).Ref;
     expect(undeliverable(topic, "arn:aws:cloudwatch:us-east-1:123456789012:alarm:OtherStack-Alarm")).toMatch(
       /does not let CloudWatch publish/,
@@ -148,8 +161,14 @@ describe("alarms that deliver", () => {
     ).toBeDefined();
   });
 
-  it("notifies on every alarm's way into ALARM and back to OK", () => {
+  it("notifies on every alarm's way into ALARM and back to OK, itself or through a composite alarm", () => {
+    const spoken = inNotifyingComposite();
+    expect(spoken.size).toBeGreaterThan(10);
     for (const [id, alarm] of alarms()) {
+      if (alarm.Properties.AlarmActions === undefined) {
+        expect(spoken.has(id), `${id} has no actions and no composite alarm speaks for it`).toBe(true);
+        continue;
+      }
       expect(alarm.Properties.AlarmActions, id).toHaveLength(1);
       expect(alarm.Properties.OKActions, id).toEqual(alarm.Properties.AlarmActions);
     }
@@ -162,9 +181,9 @@ describe("the alarms on-call reads", () => {
     const alarms = Object.values(
       template.findResources("AWS::CloudWatch::Alarm") as Record<string, Resource>,
     ).filter((a) => a.Properties.AlarmName !== undefined);
-    // Two per dead-letter queue (nine), five more pipeline alarms and one review service-level
-    // alarm per policy (three samples).
-    expect(alarms).toHaveLength(26);
+    // Two per dead-letter queue (nine), rejected items, the escalation rate and one review
+    // service-level alarm per policy (three samples); the health signals notify through the composite.
+    expect(alarms).toHaveLength(23);
     for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toHaveLength(1);
     // content-moderation asks for review within 60 minutes; the others take the default.
     template.hasResourceProperties("AWS::CloudWatch::Alarm", {
