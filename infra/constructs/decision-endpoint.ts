@@ -14,16 +14,17 @@
  */
 import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import { ArnFormat, Stack } from "aws-cdk-lib";
+import { Stack } from "aws-cdk-lib";
 import type * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
 import * as ecrAssets from "aws-cdk-lib/aws-ecr-assets";
 import { Platform } from "aws-cdk-lib/aws-ecr-assets";
-import * as iam from "aws-cdk-lib/aws-iam";
+import type * as iam from "aws-cdk-lib/aws-iam";
 import * as kms from "aws-cdk-lib/aws-kms";
 import * as sagemaker from "aws-cdk-lib/aws-sagemaker";
 import { NagSuppressions } from "cdk-nag";
 import { Construct } from "constructs";
 import { ENDPOINT_DEADLINE_MS, ENDPOINT_DEPLOYMENT } from "../../shared/domain/topology.ts";
+import { endpointRole } from "./endpoint-role.ts";
 import { EndpointScaling } from "./endpoint-scaling.ts";
 import { hasInstanceStorage, isGpuInstance } from "./instance-types.ts";
 import {
@@ -119,7 +120,7 @@ export class DecisionEndpoint extends Construct {
           exclude: ["node_modules", ".cache", "cdk.out", ".git", "test-output"],
         });
     const image = props.imageUri ?? asset!.imageUri;
-    this.role = this.createRole(props, asset ? asset.repository.repositoryArn : ecrRepositoryArn(image));
+    this.role = endpointRole(this, props, asset ? asset.repository.repositoryArn : ecrRepositoryArn(image));
     const model = this.createModel(props, image, gpu, serverless);
     this.storageKey =
       serverless || hasInstanceStorage(this.instanceType)
@@ -187,54 +188,6 @@ export class DecisionEndpoint extends Construct {
       },
       autoRollbackConfiguration: { alarms: [{ alarmName: alarm.alarmName }] },
     };
-  }
-
-  /** The role SageMaker runs the model under: the model archive, the one image repository, its logs. */
-  private createRole(props: DecisionEndpointProps, repositoryArn: string | undefined): iam.Role {
-    const role = new iam.Role(this, "Role", {
-      assumedBy: new iam.ServicePrincipal("sagemaker.amazonaws.com"),
-      description: "Lets SageMaker pull the decision image and read the model archive",
-    });
-    role.addToPolicy(
-      new iam.PolicyStatement({
-        actions: ["s3:GetObject"],
-        resources: [`arn:aws:s3:::${props.modelBucket}/${props.modelKey}`],
-      }),
-    );
-    if (repositoryArn) {
-      role.addToPolicy(
-        new iam.PolicyStatement({
-          actions: ["ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer", "ecr:BatchCheckLayerAvailability"],
-          resources: [repositoryArn],
-        }),
-      );
-      role.addToPolicy(new iam.PolicyStatement({ actions: ["ecr:GetAuthorizationToken"], resources: ["*"] }));
-    }
-    role.addToPolicy(
-      new iam.PolicyStatement({
-        actions: ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"],
-        resources: [
-          Stack.of(this).formatArn({
-            service: "logs",
-            resource: "log-group",
-            resourceName: "/aws/sagemaker/*",
-            arnFormat: ArnFormat.COLON_RESOURCE_NAME,
-          }),
-        ],
-      }),
-    );
-    NagSuppressions.addResourceSuppressions(
-      role,
-      [
-        {
-          id: "AwsSolutions-IAM5",
-          reason:
-            "ecr:GetAuthorizationToken has no resource-level permissions; image pulls are limited to the one repository in use and logs to /aws/sagemaker/*",
-        },
-      ],
-      true,
-    );
-    return role;
   }
 
   /** The model: the image, the archive, the container's settings, network isolation where SageMaker allows it. */
