@@ -1,7 +1,7 @@
 /**
  * Each construct of the stack on its own, synthesized in a bare stack and read back as the
  * template JSON: the table from its schema, the queue consumer's mappings, a rule into a queue
- * with its dead-letter queue, the alarm topic, a dead-letter queue's alarms, the dashboard, and
+ * with its dead-letter queue, the alarm topic, a dead-letter queue's alarms, the endpoint's scaling, and
  * the aspect that suppresses the functions' cdk-nag findings. Last, the logical ids of the
  * stateful resources, which must never change (a new id replaces a table or a queue).
  */
@@ -10,11 +10,13 @@ import { Match, Template } from "aws-cdk-lib/assertions";
 import * as dynamodb from "aws-cdk-lib/aws-dynamodb";
 import * as events from "aws-cdk-lib/aws-events";
 import * as kms from "aws-cdk-lib/aws-kms";
+import * as sagemaker from "aws-cdk-lib/aws-sagemaker";
 import * as sqs from "aws-cdk-lib/aws-sqs";
 import { describe, expect, it } from "vitest";
 import { AlarmTopic } from "../../infra/constructs/alarm-topic.ts";
 import { DeadLetterAlarms } from "../../infra/constructs/dead-letter-alarms.ts";
 import { DecisionsTable, tableSpecOf } from "../../infra/constructs/decisions-table.ts";
+import { EndpointScaling } from "../../infra/constructs/endpoint-scaling.ts";
 import { FunctionFindings, functionFactory } from "../../infra/constructs/pipeline-function.ts";
 import { QueueConsumer } from "../../infra/constructs/queue-consumer.ts";
 import { RuleToQueue } from "../../infra/constructs/rule-to-queue.ts";
@@ -214,6 +216,44 @@ describe("FunctionFindings", () => {
   });
 });
 
+describe("EndpointScaling", () => {
+  it("registers the variant between its minimum and maximum, tracks concurrent requests and steps on a queue's backlog", () => {
+    const stack = bareStack();
+    const endpoint = new sagemaker.CfnEndpoint(stack, "Endpoint", { endpointConfigName: "config" });
+    const scaling = new EndpointScaling(stack, "Scaling", {
+      endpoint,
+      endpointName: "decisions-ml-c6i-xlarge",
+      variantName: "ml-c6i-xlarge",
+      minCapacity: 2,
+      maxCapacity: 5,
+      concurrentRequestsTarget: 0.4,
+    });
+    scaling.scaleOnBacklog(new sqs.Queue(stack, "Intake"));
+    const template = Template.fromStack(stack);
+    const [[, target]] = resourcesOf(stack, "AWS::ApplicationAutoScaling::ScalableTarget") as [
+      [string, Resource],
+    ];
+    expect(target.Properties).toMatchObject({
+      ResourceId: "endpoint/decisions-ml-c6i-xlarge/variant/ml-c6i-xlarge",
+      ScalableDimension: "sagemaker:variant:DesiredInstanceCount",
+      MinCapacity: 2,
+      MaxCapacity: 5,
+    });
+    expect((target as { DependsOn?: string[] }).DependsOn).toEqual(["Endpoint"]);
+    template.hasResourceProperties("AWS::ApplicationAutoScaling::ScalingPolicy", {
+      PolicyType: "TargetTrackingScaling",
+      TargetTrackingScalingPolicyConfiguration: Match.objectLike({ TargetValue: 0.4 }),
+    });
+    template.hasResourceProperties("AWS::ApplicationAutoScaling::ScalingPolicy", {
+      PolicyType: "StepScaling",
+    });
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      MetricName: "ApproximateAgeOfOldestMessage",
+      Namespace: "AWS/SQS",
+    });
+  });
+});
+
 describe("the stateful resources keep their logical ids", () => {
   it("names the table, queues, bucket, bus, topic, key and user pool as the deployed stack does", () => {
     const resources = Template.fromStack(synthStack()).toJSON().Resources as Record<string, { Type: string }>;
@@ -222,6 +262,12 @@ describe("the stateful resources keep their logical ids", () => {
       "PipelineDeadLetterQueueF08023D6",
       "PipelineTargetsDeadLetterQueue449DECC7",
       "PipelineAutoActionDeadLetterQueue4765EFD7",
+      "PipelineBatchDeadLetterQueue071C2CA2",
+      "PipelineReviewDeadLetterQueueE282FFDF",
+      "PipelineAutoRuleDeadLettersB4C3498C",
+      "PipelineHumanRuleDeadLettersA09F1139",
+      "PipelineRejectedRuleDeadLettersFAD79F6B",
+      "PipelineRequestedRuleDeadLetters8B2BB300",
       "PipelineIntakeQueue9ED8428F",
       "PipelineBatchQueue07B93AF7",
       "PipelineReviewQueueA5C9AE79",
