@@ -149,25 +149,27 @@ export class HealthAlarms extends Construct {
 
   /** A real-time endpoint's CPU, memory and instances at the scaling maximum. */
   private instanceSignals(endpoint: EndpointHealth): void {
+    const instanceMetric = (metricName: string, statistic: string, period: Duration) =>
+      endpointMetric(endpoint, metricName, statistic, { namespace: "/aws/sagemaker/Endpoints", period });
     const sustained = ON_CALL_ALARMS.sustainedMinutes;
     const vcpus = vcpusOf(endpoint.instanceType);
     // SageMaker sums CPUUtilization over the vCPUs (a 4-vCPU instance reads up to 400%).
     if (vcpus)
       this.signal("EndpointCpu", {
-        metric: instanceMetric(endpoint, "CPUUtilization", "Average", fiveMinutes),
+        metric: instanceMetric("CPUUtilization", "Average", fiveMinutes),
         threshold: ON_CALL_ALARMS.endpointCpuShare * 100 * vcpus,
         evaluationPeriods: sustained / 5,
         description: `The endpoint's instances have been near full CPU for ${sustained} minutes`,
       });
     this.signal("EndpointMemory", {
-      metric: instanceMetric(endpoint, "MemoryUtilization", "Maximum", fiveMinutes),
+      metric: instanceMetric("MemoryUtilization", "Maximum", fiveMinutes),
       threshold: ON_CALL_ALARMS.endpointMemoryPercent,
       description: "An endpoint instance is near the end of its memory",
     });
     // No metric counts the instances; each one reports its CPU once a minute, so the one-minute
     // sample count of CPUUtilization is the number in service.
     this.signal("EndpointAtMaximum", {
-      metric: instanceMetric(endpoint, "CPUUtilization", "SampleCount", Duration.minutes(1)),
+      metric: instanceMetric("CPUUtilization", "SampleCount", Duration.minutes(1)),
       threshold: endpoint.maxConcurrency,
       atLeast: true,
       evaluationPeriods: sustained,
@@ -175,20 +177,4 @@ export class HealthAlarms extends Construct {
       description: `The endpoint has run at its maximum of ${endpoint.maxConcurrency} instances for ${sustained} minutes: raise -c maxInstanceCount`,
     });
   }
-}
-
-/** An instance metric of the endpoint's variant (`/aws/sagemaker/Endpoints`). */
-function instanceMetric(
-  endpoint: EndpointVariant,
-  metricName: string,
-  statistic: string,
-  period: Duration,
-): cloudwatch.Metric {
-  return new cloudwatch.Metric({
-    namespace: "/aws/sagemaker/Endpoints",
-    metricName,
-    dimensionsMap: { EndpointName: endpoint.endpointName, VariantName: endpoint.variantName },
-    statistic,
-    period,
-  });
 }

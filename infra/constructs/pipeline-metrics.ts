@@ -13,18 +13,22 @@ export interface EndpointVariant {
   readonly variantName: string;
 }
 
-/** A metric of the endpoint's variant, over five minutes. */
+/**
+ * A metric of the endpoint's variant: an invocation metric (`AWS/SageMaker`) unless `namespace`
+ * names the instances' (`/aws/sagemaker/Endpoints`: CPU, memory).
+ */
 export function endpointMetric(
   endpoint: EndpointVariant,
   metricName: string,
   statistic: string,
+  options: { namespace?: string; period?: Duration } = {},
 ): cloudwatch.Metric {
   return new cloudwatch.Metric({
-    namespace: "AWS/SageMaker",
+    namespace: options.namespace ?? "AWS/SageMaker",
     metricName,
     dimensionsMap: { EndpointName: endpoint.endpointName, VariantName: endpoint.variantName },
     statistic,
-    period: Duration.minutes(5),
+    period: options.period ?? Duration.minutes(5),
   });
 }
 
