@@ -76,7 +76,7 @@ export class EventPublisher implements PublishesEvents {
 
   private entryOf(event: PipelineEvent): PutEventsRequestEntry {
     return {
-      Source: this.source,
+      Source: event.source ?? this.source,
       DetailType: event.detailType,
       Detail: JSON.stringify(event.detail),
       EventBusName: this.busName,

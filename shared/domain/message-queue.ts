@@ -13,6 +13,8 @@ export interface QueueMessage {
   /** When it was first sent (epoch milliseconds). */
   readonly sentAt: number;
   readonly receiveCount: number;
+  /** Its message attributes with string values (EventBridge's dead letters carry ERROR_CODE and the like). */
+  readonly attributes?: Readonly<Record<string, string>>;
 }
 
 /** One entry of a batch send: `id` is the caller's, echoed back when the entry fails. */
@@ -36,7 +38,8 @@ export interface ReceiveOptions {
 export interface MessageQueue {
   /** The queue's address (an SQS queue URL). */
   readonly url: string;
-  send(body: string): Promise<void>;
+  /** Sends one message, with string message attributes when given. */
+  send(body: string, attributes?: Readonly<Record<string, string>>): Promise<void>;
   /** Sends up to 10 messages in one call; returns the entries that failed, with the reason. */
   sendBatch(messages: readonly OutgoingMessage[]): Promise<{ id: string; reason: string }[]>;
   receive(options?: ReceiveOptions): Promise<QueueMessage[]>;

@@ -127,6 +127,12 @@ export const RULES = {
 /** Name of a rule. */
 export type RuleName = keyof typeof RULES;
 
+/**
+ * Delivery from a rule to its target: retries with backoff for up to a day, then the event goes
+ * to the rule's own dead-letter queue (from which `decide replay` puts it on the bus again).
+ */
+export const RULE_DELIVERY = { retryAttempts: 8, maxEventAgeHours: 24 } as const;
+
 /** DynamoDB actions on the decisions table. */
 export type TableAction = "GetItem" | "PutItem" | "UpdateItem" | "Query";
 
@@ -157,6 +163,21 @@ export const TABLE_ACCESS = {
   BatchIntake: ["GetItem", "PutItem", "UpdateItem", "Query"],
 } as const satisfies Record<string, readonly TableAction[]>;
 
+/**
+ * What the on-call alarms call unhealthy (`infra/constructs/health-alarms.ts`): how long the
+ * oldest message of each consumed queue may wait (the batch lane waits by design: its
+ * concurrency is capped), the share of its timeout the decide function's longest run may take,
+ * the endpoint's busy CPU (a share of all its vCPUs) and memory, and how long a level must last.
+ */
+export const ON_CALL_ALARMS = {
+  oldestMessageMinutes: { intake: 15, batch: 360, autoAction: 15, review: 15 },
+  decideDurationShare: 0.8,
+  endpointCpuShare: 0.95,
+  endpointMemoryPercent: 85,
+  /** Minutes CPU or the instance count must stay at its level before the alarm fires. */
+  sustainedMinutes: 15,
+} as const;
+
 /** Human review: how long opening an item claims it, and how long a reviewer may change their own label. */
 export const REVIEW = {
   claimMs: 5 * 60_000,
@@ -181,6 +202,57 @@ export const BUCKET = {
   noncurrentVersionDays: 30,
   /** Days server access logs are kept. */
   accessLogDays: 90,
+} as const;
+
+/**
+ * Real-time endpoint auto scaling. Target tracking follows SageMaker's high-resolution
+ * `ConcurrentRequestsPerModel` (requests in the container, queued ones included, every 10 s):
+ * one model evaluates one request (a batch of up to `endpointBatchItems` items) at a time, so the
+ * metric is the busy share of an instance's one slot. A step policy on the intake queue's oldest
+ * message is the safety net for a backlog the concurrency does not show (a capped event source).
+ */
+export const ENDPOINT_SCALING = {
+  /** Requests one instance evaluates at once (llama.cpp on one sequence). */
+  requestsServedAtOnce: 1,
+  /** The busiest the target may make an instance, whatever the deadline allows. */
+  maxUtilization: 0.7,
+  /** Add capacity quickly (a new instance takes minutes to pass /ping) ... */
+  scaleOutCooldownSeconds: 60,
+  /** ... and remove it slowly (SageMaker advises 300 s or more). */
+  scaleInCooldownSeconds: 300,
+  /** Oldest intake message age (s) that adds one instance, and the age that adds two. */
+  backlogStepSeconds: { addOne: 120, addTwo: 600 },
+  /** The step policy's evaluation: one-minute maximum of the age. */
+  backlogPeriodSeconds: 60,
+} as const;
+
+/**
+ * The target of `ConcurrentRequestsPerModel` per instance: the utilization of its one request slot
+ * at which an average request still finishes within the endpoint's deadline, queueing included
+ * (M/D/1: Poisson arrivals, a fixed `batch` service time S, mean wait rho*S / (2(1 - rho)); the
+ * wait plus S within the deadline D gives rho <= 2(D - S) / (S + 2(D - S))), capped at
+ * `maxUtilization`, rounded down to hundredths. `secondsPerItem` is the measured time of one
+ * fresh item (`capacity/measured-times.json`).
+ */
+export function concurrentRequestsTarget(secondsPerItem: number): number {
+  const service = DECIDE_FUNCTION.endpointBatchItems * secondsPerItem;
+  const slack = ENDPOINT_DEADLINE_MS / 1000 - service;
+  if (slack <= 0)
+    throw new RangeError(
+      `a full batch takes ${service.toFixed(1)} s, over the endpoint's ${ENDPOINT_DEADLINE_MS} ms deadline`,
+    );
+  const utilization = Math.min(ENDPOINT_SCALING.maxUtilization, (2 * slack) / (service + 2 * slack));
+  return Math.floor(utilization * ENDPOINT_SCALING.requestsServedAtOnce * 100) / 100;
+}
+
+/**
+ * Updates of a real-time endpoint: blue/green, all traffic at once, the old fleet kept while the
+ * endpoint's error alarm could still fire (its evaluation window plus this margin), then removed.
+ */
+export const ENDPOINT_DEPLOYMENT = {
+  bakingMarginSeconds: 120,
+  /** The longest a deployment may take, new instances' start included (SageMaker allows up to 8 h). */
+  maximumExecutionSeconds: 3600,
 } as const;
 
 /**

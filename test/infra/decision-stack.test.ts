@@ -7,7 +7,8 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Annotations, Match, Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
-import { checkServerlessSettings, isGpuInstance } from "../../infra/constructs/decision-endpoint.ts";
+import { isGpuInstance } from "../../infra/constructs/instance-types.ts";
+import { checkServerlessSettings } from "../../infra/constructs/serverless-settings.ts";
 import type { DecisionStack } from "../../infra/decision-stack.ts";
 import { matchesPattern } from "../../shared/domain/event-pattern.ts";
 import {
@@ -92,13 +93,13 @@ describe("DecisionStack", () => {
     );
   });
 
-  it("deploys the endpoint on a CPU instance with the model from S3 and scales on invocations", () => {
+  it("deploys the endpoint on a CPU instance with the model from S3 and scales on concurrent requests", () => {
     template.hasResourceProperties("AWS::SageMaker::EndpointConfig", {
       ProductionVariants: [
         Match.objectLike({
           InstanceType: "ml.c6i.xlarge",
           InitialInstanceCount: 1,
-          VariantName: "AllTraffic",
+          VariantName: "ml-c6i-xlarge",
         }),
       ],
     });
@@ -114,7 +115,9 @@ describe("DecisionStack", () => {
     });
     template.hasResourceProperties("AWS::ApplicationAutoScaling::ScalingPolicy", {
       TargetTrackingScalingPolicyConfiguration: Match.objectLike({
-        PredefinedMetricSpecification: { PredefinedMetricType: "SageMakerVariantInvocationsPerInstance" },
+        PredefinedMetricSpecification: {
+          PredefinedMetricType: "SageMakerVariantConcurrentRequestsPerModelHighResolution",
+        },
       }),
     });
   });
@@ -173,7 +176,9 @@ describe("DecisionStack", () => {
 
   it("encrypts every queue, refuses plain HTTP, and dead-letters the intake after the receive limit", () => {
     const queues = template.findResources("AWS::SQS::Queue") as Record<string, Resource>;
-    expect(Object.keys(queues)).toHaveLength(8);
+    // Intake, batch, review, auto-action and their four dead-letter queues, the rejected items,
+    // the job failures, and one dead-letter queue per bus rule.
+    expect(Object.keys(queues)).toHaveLength(14);
     for (const queue of Object.values(queues)) expect(queue.Properties.SqsManagedSseEnabled).toBe(true);
     template.resourcePropertiesCountIs(
       "AWS::SQS::QueuePolicy",
@@ -184,7 +189,7 @@ describe("DecisionStack", () => {
           ]),
         },
       },
-      8,
+      14,
     );
     template.hasResourceProperties("AWS::SQS::Queue", {
       VisibilityTimeout: INTAKE_VISIBILITY_SECONDS,
@@ -284,39 +289,6 @@ describe("DecisionStack", () => {
           [s.Action].flat().every((a) => a.startsWith("xray:") || a === "ecr:GetAuthorizationToken"),
       ),
     ).toBe(true);
-  });
-
-  it("raises alarms on dead letters, message age, endpoint errors and latency, the escalation rate and each policy's review wait", () => {
-    const alarms = Object.values(
-      template.findResources("AWS::CloudWatch::Alarm") as Record<string, Resource>,
-    );
-    // Eight pipeline alarms and one review service-level alarm per policy (three samples).
-    expect(alarms).toHaveLength(11);
-    for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toHaveLength(1);
-    // content-moderation asks for review within 60 minutes; the others take the default.
-    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
-      MetricName: "OldestPendingReviewMinutes",
-      Dimensions: Match.arrayWith([{ Name: "policy", Value: "content-moderation" }]),
-      Threshold: 60,
-    });
-    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
-      MetricName: "OldestPendingReviewMinutes",
-      Dimensions: Match.arrayWith([{ Name: "policy", Value: "ticket-routing" }]),
-      Threshold: 240,
-    });
-    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
-      MetricName: "Invocation5XXErrors",
-      Namespace: "AWS/SageMaker",
-    });
-    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
-      MetricName: "ApproximateAgeOfOldestMessage",
-      Threshold: 900,
-    });
-    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
-      Metrics: Match.arrayWith([Match.objectLike({ Expression: Match.stringLikeRegexp("human") })]),
-    });
-    template.resourceCountIs("AWS::CloudWatch::Dashboard", 1);
-    template.hasResourceProperties("AWS::Events::Rule", { ScheduleExpression: "rate(1 day)" });
   });
 
   it("routes the sample events exactly as the local bus does, with the deployed patterns", async () => {
