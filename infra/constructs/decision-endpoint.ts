@@ -22,7 +22,7 @@ import * as kms from "aws-cdk-lib/aws-kms";
 import * as sagemaker from "aws-cdk-lib/aws-sagemaker";
 import { NagSuppressions } from "cdk-nag";
 import { Construct } from "constructs";
-import { ENDPOINT_DEADLINE_MS } from "../../shared/domain/topology.ts";
+import { endpointAdmission } from "../../shared/domain/topology.ts";
 
 /** Instance families with a GPU, which take the CUDA image. */
 const GPU_FAMILIES = /^ml\.(g4dn|g5|g6|g6e|p3|p4d|p5)\./;
@@ -128,6 +128,8 @@ export interface DecisionEndpointProps {
   readonly threads?: number;
   /** Tokens per prompt. @default 4096 */
   readonly contextSize?: number;
+  /** Concurrent batch-lane invocations of the decide function (they share the admission). @default BATCH_LANE.maxConcurrency */
+  readonly batchMaxConcurrency?: number;
 }
 
 /** The SageMaker endpoint serving decisions. */
@@ -209,9 +211,18 @@ export class DecisionEndpoint extends Construct {
       true,
     );
 
+    this.maxConcurrency = serverless ? serverless.maxConcurrency : (props.maxInstanceCount ?? 4);
+    // The admission queue and deadline fit the decide function's concurrency (the topology).
+    const admission = endpointAdmission({
+      mode: this.mode,
+      minInstances: props.initialInstanceCount ?? 1,
+      maxInstances: this.maxConcurrency,
+      ...(props.batchMaxConcurrency ? { batchMaxConcurrency: props.batchMaxConcurrency } : {}),
+    });
     const environment: Record<string, string> = {
       DECIDE_GPU: gpu ? "cuda" : "off",
-      DECIDE_DEADLINE_MS: String(ENDPOINT_DEADLINE_MS),
+      DECIDE_QUEUE_SIZE: String(admission.queueSize),
+      DECIDE_DEADLINE_MS: String(admission.deadlineMs),
     };
     if (props.threads) environment.DECIDE_THREADS = String(props.threads);
     if (props.contextSize) environment.DECIDE_CONTEXT_SIZE = String(props.contextSize);
@@ -276,7 +287,6 @@ export class DecisionEndpoint extends Construct {
     this.endpointName = this.endpoint.attrEndpointName;
     // Ref of AWS::SageMaker::Endpoint is its ARN.
     this.endpointArn = this.endpoint.ref;
-    this.maxConcurrency = serverless ? serverless.maxConcurrency : (props.maxInstanceCount ?? 4);
     if (serverless) {
       NagSuppressions.addResourceSuppressions(model, [
         {

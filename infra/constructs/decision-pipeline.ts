@@ -174,7 +174,7 @@ export class DecisionPipeline extends Construct {
     });
     this.decideFunction.addEventSource(
       new SqsEventSource(this.intakeQueue, {
-        batchSize: DECIDE_FUNCTION.batchSize,
+        batchSize: concurrency.batchSize,
         maxBatchingWindow: Duration.seconds(DECIDE_FUNCTION.maxBatchingWindowSeconds),
         reportBatchItemFailures: true,
         maxConcurrency: concurrency.intake,
@@ -261,7 +261,12 @@ export class DecisionPipeline extends Construct {
       reviewFunctions: [this.reviewFunction, this.reviewPageFunction],
       failures: this.targetsDeadLetterQueue,
       maxConcurrency: concurrency.batch,
+      batchSize: concurrency.batchSize,
     }).intakeFunction;
+    // The decide function dead-letters an item that keeps failing itself (overload does not
+    // count), into the dead-letter queue each of its queues' redrive policy names.
+    for (const queue of [this.intakeQueue, this.batchQueue])
+      queue.deadLetterQueue?.queue.grantSendMessages(this.decideFunction);
 
     const rule = (name: keyof typeof RULES, target: events.IRuleTarget) =>
       new events.Rule(this, `${name[0]!.toUpperCase()}${name.slice(1)}Rule`, {

@@ -9,6 +9,7 @@ import * as sqs from "aws-cdk-lib/aws-sqs";
 import { NagSuppressions } from "cdk-nag";
 import type { Construct } from "constructs";
 import {
+  DECIDE_QUEUES,
   INTAKE_VISIBILITY_SECONDS,
   MAX_RECEIVE_COUNT,
   TARGET_VISIBILITY_SECONDS,
@@ -42,20 +43,22 @@ export function createPipelineQueues(scope: Construct): PipelineQueues {
   const deadLetters = deadLetterQueue("DeadLetterQueue");
   const targetsDeadLetters = deadLetterQueue("TargetsDeadLetterQueue");
   const autoActionDeadLetters = deadLetterQueue("AutoActionDeadLetterQueue");
-  const redrive = (queue: sqs.IQueue) => ({ deadLetterQueue: { queue, maxReceiveCount: MAX_RECEIVE_COUNT } });
+  const redrive = (queue: sqs.IQueue, maxReceiveCount: number = MAX_RECEIVE_COUNT) => ({
+    deadLetterQueue: { queue, maxReceiveCount },
+  });
+  // The decide function's queues: it dead-letters failing items itself; SQS's limit is a backstop.
+  const decideQueue = {
+    visibilityTimeout: Duration.seconds(INTAKE_VISIBILITY_SECONDS),
+    retentionPeriod: Duration.days(DECIDE_QUEUES.retentionDays),
+    ...redrive(deadLetters, DECIDE_QUEUES.maxReceiveCount),
+  };
   return {
     deadLetters,
     targetsDeadLetters,
     autoActionDeadLetters,
-    intake: secureQueue("IntakeQueue", {
-      visibilityTimeout: Duration.seconds(INTAKE_VISIBILITY_SECONDS),
-      ...redrive(deadLetters),
-    }),
+    intake: secureQueue("IntakeQueue", decideQueue),
     // Same dead-letter queue as the intake: a replay brings batch items back through the intake.
-    batch: secureQueue("BatchQueue", {
-      visibilityTimeout: Duration.seconds(INTAKE_VISIBILITY_SECONDS),
-      ...redrive(deadLetters),
-    }),
+    batch: secureQueue("BatchQueue", decideQueue),
     // The targets' queues: durable, retried, dead-lettered after the receive limit.
     review: secureQueue("ReviewQueue", {
       visibilityTimeout: Duration.seconds(TARGET_VISIBILITY_SECONDS),
