@@ -18,7 +18,6 @@ import type { Item } from "../domain/item.ts";
 import type { Policy } from "../domain/policy/policy.ts";
 import {
   answerIdsOf,
-  classify,
   clientSettings,
   type EndpointClientOptions,
   parseBody,
@@ -26,6 +25,7 @@ import {
   SageMakerDecisionEndpoint,
   systemOneRequest,
 } from "./decision-endpoint.ts";
+import { classify } from "./endpoint-errors.ts";
 
 /** Options of {@link BatchingDecisionEndpoint}. */
 export interface BatchingOptions extends EndpointClientOptions {

@@ -18,6 +18,7 @@ import type { DecidesItems, EndpointDecision } from "../domain/decision-endpoint
 import { EndpointRejectedError, EndpointUnavailableError } from "../domain/errors.ts";
 import type { Item } from "../domain/item.ts";
 import type { Policy } from "../domain/policy/policy.ts";
+import { classify } from "./endpoint-errors.ts";
 
 /** Options of {@link SageMakerDecisionEndpoint}. */
 export interface EndpointClientOptions {
@@ -141,43 +142,4 @@ export function parseBody(body: Uint8Array | undefined): unknown {
   } catch (error) {
     throw new MalformedAnswerError(`malformed answer: not JSON (${(error as Error).message})`);
   }
-}
-
-/** Whether a failed call may pass on a retry (unavailable) or the item itself was refused. */
-export function classify(error: unknown, endpoint: string): EndpointUnavailableError | EndpointRejectedError {
-  if (error instanceof MalformedAnswerError) {
-    // A 200 that breaks the contract is a broken endpoint, never a decision: retry, then dead-letter.
-    return new EndpointUnavailableError(`${endpoint}: ${error.message}`, { cause: error });
-  }
-  const e = error as {
-    name?: string;
-    message?: string;
-    OriginalStatusCode?: number;
-    OriginalMessage?: string;
-    $metadata?: { httpStatusCode?: number };
-  };
-  if (e.name === "ModelError") {
-    const original = e.OriginalStatusCode ?? 500;
-    if (original >= 400 && original < 500 && original !== 408 && original !== 429) {
-      return new EndpointRejectedError(
-        `the model refused the item (${original}): ${e.OriginalMessage ?? e.message}`,
-        original,
-        { cause: error },
-      );
-    }
-    return new EndpointUnavailableError(`model error ${original} from ${endpoint}`, { cause: error });
-  }
-  const status = e.$metadata?.httpStatusCode;
-  if (e.name === "ValidationError" || status === 413) {
-    // SageMaker refused the request itself (too large, bad content type): the same item fails again.
-    return new EndpointRejectedError(
-      `the endpoint refused the request (${status ?? 400}): ${e.message ?? String(error)}`,
-      status ?? 400,
-      { cause: error },
-    );
-  }
-  return new EndpointUnavailableError(
-    `${e.name ?? "error"}${status ? ` ${status}` : ""} from ${endpoint}: ${e.message ?? String(error)}`,
-    { cause: error },
-  );
 }
