@@ -1,8 +1,10 @@
 /**
  * Calls the decision endpoint through SageMaker's InvokeEndpoint: a System One request built
  * from the policy, a per-call timeout, and retries with exponential backoff and full jitter for
- * throttling, 5xx, timeouts and model errors from a failing container. A model error that wraps a
- * 4xx means the item itself was refused: that is never retried. Answers are read through the
+ * 5xx, timeouts and model errors from a failing container. A model error that wraps a 4xx means
+ * the item itself was refused: that is never retried; nor is an overloaded endpoint (throttling,
+ * a full admission queue, the model not ready: `endpoint-errors.ts`), whose item goes back to its
+ * queue to wait. Answers are read through the
  * System One contract (`shared/domain/contracts/system-one.ts`): one that breaks it is an endpoint
  * failure, retried and then dead-lettered, never routed.
  */
@@ -15,7 +17,11 @@ import {
   type SystemOneRequest,
 } from "../domain/contracts/system-one.ts";
 import type { DecidesItems, EndpointDecision } from "../domain/decision-endpoint.ts";
-import { EndpointRejectedError, EndpointUnavailableError } from "../domain/errors.ts";
+import {
+  EndpointOverloadedError,
+  EndpointRejectedError,
+  EndpointUnavailableError,
+} from "../domain/errors.ts";
 import type { Item } from "../domain/item.ts";
 import type { Policy } from "../domain/policy/policy.ts";
 import { classify } from "./endpoint-errors.ts";
@@ -41,8 +47,9 @@ export function clientSettings(options: EndpointClientOptions): Required<Endpoin
 
 /**
  * Tries `once` up to `settings.attempts` times with backoff: an {@link EndpointRejectedError}
- * (the item itself was refused) ends it at once; any other failure is tried again, and after the
- * last try it is thrown as an {@link EndpointUnavailableError} naming `where`.
+ * (the item itself was refused) or an {@link EndpointOverloadedError} (trying again at once would
+ * only add load; the item waits in its queue instead) ends it at once; any other failure is tried
+ * again, and after the last try it is thrown as an {@link EndpointUnavailableError} naming `where`.
  */
 export async function withRetries(
   settings: Required<EndpointClientOptions>,
@@ -55,7 +62,7 @@ export async function withRetries(
     try {
       return await once();
     } catch (error) {
-      if (error instanceof EndpointRejectedError) throw error;
+      if (error instanceof EndpointRejectedError || error instanceof EndpointOverloadedError) throw error;
       last = error as Error;
     }
   }
