@@ -186,8 +186,15 @@ export function createApp(deps: AppDependencies): Hono<AppEnv> {
     return jsonResponse(c, await systemOneAnswer(c, body));
   }
 
-  /** The System One answer for one request body (an ApiError for a bad one). */
-  async function systemOneAnswer(c: Context<AppEnv>, body: unknown): Promise<unknown> {
+  /**
+   * The System One answer for one request body (an ApiError for a bad one). `signal`: the
+   * deadline, from the request's arrival (a batched call's items share their call's).
+   */
+  async function systemOneAnswer(
+    c: Context<AppEnv>,
+    body: unknown,
+    signal: AbortSignal = requestSignal(c),
+  ): Promise<unknown> {
     const scorer = ready();
     const attributes = customAttributes(c.req.header("x-amzn-sagemaker-custom-attributes"));
     const tokenMass = attributes.get("token-mass");
@@ -197,7 +204,7 @@ export function createApp(deps: AppDependencies): Hono<AppEnv> {
     checkModelName(call.model);
     try {
       const result = await scorer.score(call.decision, {
-        signal: requestSignal(c),
+        signal,
         queueSignal: deps.shutdownSignal,
         // SageMaker passes CustomAttributes through: batch items wait behind live ones.
         priority: attributes.get("priority") === "batch" ? "batch" : "live",
@@ -225,7 +232,9 @@ export function createApp(deps: AppDependencies): Hono<AppEnv> {
     if (isSystemOneBody(body)) return systemOne(c, body);
     if (isBatchBody(body)) {
       ready(); // a model that is loading or failed answers the whole call, as for one item
-      return jsonResponse(c, await scoreBatch(body, (item) => systemOneAnswer(c, item)));
+      // One deadline for the whole call: its client (and SageMaker's 60 s) waits for all of it.
+      const signal = requestSignal(c);
+      return jsonResponse(c, await scoreBatch(body, (item) => systemOneAnswer(c, item, signal)));
     }
     if (typeof body === "object" && body !== null && "messages" in body) return chat(c, body);
     throw invalidField(
