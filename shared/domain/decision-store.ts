@@ -91,8 +91,11 @@ export interface DecisionStore {
    * pending or another reviewer holds a claim that has not expired at `now` (epoch ms).
    */
   claimReview(key: RecordKey, claim: ReviewClaim, now: number): Promise<boolean>;
-  /** Notes why a message failed, keyed by its SQS message id (replay filters on it). */
-  noteFailure(messageId: string, reason: string, now?: Date): Promise<void>;
+  /**
+   * Notes why a message failed, keyed by its SQS message id (replay filters on it), and returns
+   * how many failures are noted for it so far (the decide function dead-letters at its limit).
+   */
+  noteFailure(messageId: string, reason: string, now?: Date): Promise<number>;
   /** The last failure noted for a message, if any. */
   failureOf(messageId: string): Promise<{ reason: string; at: string } | undefined>;
 }
