@@ -51,10 +51,19 @@ export interface WiringOptions {
   readonly ports: { readonly dynamodb: number; readonly sqs: number; readonly bus: number };
   /** Folder for DynamoDB Local's data; in memory when unset. */
   readonly dynamoDbPath?: string;
-  /** The intake queue: visibility timeout and receives before the dead-letter queue. */
-  readonly intake: { readonly visibilitySeconds: number; readonly maxReceiveCount: number };
+  /**
+   * The decide queues (intake, batch lane): visibility timeout, the item failures before the
+   * decide function dead-letters an item, and SQS's own receive limit (the backstop).
+   */
+  readonly intake: {
+    readonly visibilitySeconds: number;
+    readonly maxItemFailures: number;
+    readonly maxReceiveCount: number;
+  };
   /** Decide pollers (Lambda concurrency). @default 1 */
   readonly decidePollers?: number;
+  /** Records per decide invocation (both lanes). @default DECIDE_FUNCTION.batchSize */
+  readonly decideBatchSize?: number;
   /** The batch lane: pollers on its queue (its maximum concurrency). @default BATCH_LANE.maxConcurrency */
   readonly batchPollers?: number;
   /** Folder standing in for the pipeline bucket (batch files and results); no batch lane when unset. */
@@ -137,6 +146,7 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
     POWERTOOLS_METRICS_DISABLED: "true",
     POWERTOOLS_DEV: "false",
     MAX_RECEIVE_COUNT: String(options.intake.maxReceiveCount),
+    MAX_ITEM_FAILURES: String(options.intake.maxItemFailures),
     ...(options.batchFolder ? { BATCH_FOLDER: options.batchFolder } : {}),
     ...options.settings,
   };
@@ -146,25 +156,20 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
   const createQueue = (name: string, attributes: Record<string, string> = {}) =>
     SqsQueue.create(sqs, name, attributes);
   const deadLetters = await createQueue("intake-dlq");
-  const intake = await createQueue("intake", {
+  // local-aws-sqs counts a ChangeMessageVisibility as a receive too (SQS does not): every overload
+  // return counts twice here, so the local limit is twice the backstop (SQS's maximum at most).
+  const decideQueue = {
     VisibilityTimeout: String(options.intake.visibilitySeconds),
     RedrivePolicy: JSON.stringify({
-      maxReceiveCount: options.intake.maxReceiveCount,
+      maxReceiveCount: Math.min(1000, 2 * options.intake.maxReceiveCount),
       deadLetterTargetArn: `${ACCOUNT_ARN}:intake-dlq`,
     }),
-  });
+  };
+  const intake = await createQueue("intake", decideQueue);
   await createQueue("targets-dlq");
   // The batch lane: its own queue (same dead-letter queue, so replay brings its items back too),
   // consumed by fewer pollers than the intake, so a large batch cannot take every worker.
-  const batchQueue = options.batchFolder
-    ? await createQueue("batch", {
-        VisibilityTimeout: String(options.intake.visibilitySeconds),
-        RedrivePolicy: JSON.stringify({
-          maxReceiveCount: options.intake.maxReceiveCount,
-          deadLetterTargetArn: `${ACCOUNT_ARN}:intake-dlq`,
-        }),
-      })
-    : undefined;
+  const batchQueue = options.batchFolder ? await createQueue("batch", decideQueue) : undefined;
   const rejected = await createQueue("rejected");
 
   // The functions, imported once the environment points at the stand-ins: their clients read it.
@@ -210,35 +215,33 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
   bus.addRule({
     name: "rejected",
     pattern: RULES.rejected.pattern,
-    target: (e) => rejected.send(JSON.stringify(e)),
+    target: async (e) => void (await rejected.send(JSON.stringify(e))),
   });
   bus.addRule({
     name: "requested",
     pattern: RULES.requested.pattern,
-    target: (e) => intake.send(JSON.stringify(e.detail)),
+    target: async (e) => void (await intake.send(JSON.stringify(e.detail))),
   });
 
   // One handler per poller, as Lambda runs one invocation per execution environment at a time
-  // (the Powertools batch processor keeps per-invocation state).
-  const decide = Array.from({ length: options.decidePollers ?? 1 }, () =>
-    startSqsPoller({
-      queue: intake,
-      queueArn: `${ACCOUNT_ARN}:intake`,
-      handler: createDecideHandler(async () => deps),
-      batchSize: DECIDE_FUNCTION.batchSize,
-      functionName: "decide",
-    }),
-  );
+  // (the Powertools batch processor keeps per-invocation state); the pollers of a queue share
+  // its receive counts.
+  const decidePollers = (queue: SqsQueue, name: string, count: number) => {
+    const receives = new Map<string, number>();
+    return Array.from({ length: count }, () =>
+      startSqsPoller({
+        queue,
+        queueArn: `${ACCOUNT_ARN}:${name}`,
+        handler: createDecideHandler(async () => deps),
+        batchSize: options.decideBatchSize ?? DECIDE_FUNCTION.batchSize,
+        functionName: name === "intake" ? "decide" : "decide-batch",
+        receives,
+      }),
+    );
+  };
+  const decide = decidePollers(intake, "intake", options.decidePollers ?? 1);
   const batchLane = batchQueue
-    ? Array.from({ length: options.batchPollers ?? BATCH_LANE.maxConcurrency }, () =>
-        startSqsPoller({
-          queue: batchQueue,
-          queueArn: `${ACCOUNT_ARN}:batch`,
-          handler: createDecideHandler(async () => deps),
-          batchSize: DECIDE_FUNCTION.batchSize,
-          functionName: "decide-batch",
-        }),
-      )
+    ? decidePollers(batchQueue, "batch", options.batchPollers ?? BATCH_LANE.maxConcurrency)
     : [];
   const stopDecide = () => Promise.all([...decide, ...batchLane].map((poller) => poller.stop()));
   started.push(stopDecide);

@@ -3,6 +3,7 @@
  */
 import {
   ChangeMessageVisibilityBatchCommand,
+  ChangeMessageVisibilityCommand,
   CreateQueueCommand,
   DeleteMessageBatchCommand,
   GetQueueAttributesCommand,
@@ -45,8 +46,9 @@ export class SqsQueue implements MessageQueue {
     return output.Attributes?.QueueArn ?? "";
   }
 
-  async send(body: string): Promise<void> {
-    await this.sqs.send(new SendMessageCommand({ QueueUrl: this.url, MessageBody: body }));
+  async send(body: string): Promise<string> {
+    const output = await this.sqs.send(new SendMessageCommand({ QueueUrl: this.url, MessageBody: body }));
+    return output.MessageId ?? "";
   }
 
   async sendBatch(messages: readonly OutgoingMessage[]): Promise<{ id: string; reason: string }[]> {
@@ -97,6 +99,16 @@ export class SqsQueue implements MessageQueue {
           Entries: entries.map((entry) => ({ ...entry, VisibilityTimeout: 0 })),
         }),
       );
+  }
+
+  async changeVisibility(receiptHandle: string, seconds: number): Promise<void> {
+    await this.sqs.send(
+      new ChangeMessageVisibilityCommand({
+        QueueUrl: this.url,
+        ReceiptHandle: receiptHandle,
+        VisibilityTimeout: seconds,
+      }),
+    );
   }
 
   async depth(): Promise<{ visible: number; inFlight: number }> {
