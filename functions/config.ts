@@ -1,7 +1,7 @@
 /**
  * Environment of the Lambda functions, read once at start; a missing variable fails fast with
  * its name, and a number that is not one fails with its name and value. Defaults come from
- * `infra/topology.ts`, the one place a timeout, attempt count or lease is written.
+ * `shared/domain/topology.ts`, the one place a timeout, attempt count or lease is written.
  */
 import { DECIDE_FUNCTION, DECIDE_QUEUES, REVIEW } from "../shared/domain/topology.ts";
 import type { DeliveryLimits } from "../shared/use-cases/failed-delivery.ts";

@@ -1,6 +1,6 @@
 /**
  * The whole pipeline on one machine: the decision endpoint, DynamoDB Local, local SQS queues, the
- * local event bus with the CDK app's rules (from `infra/topology.ts`), and the functions, wired
+ * local event bus with the CDK app's rules (from `shared/domain/topology.ts`), and the functions, wired
  * the way the stack deploys them. Handlers reach the stand-ins through AWS_ENDPOINT_URL_*.
  */
 import { spawnSync } from "node:child_process";

@@ -1,7 +1,7 @@
 /**
  * The pipeline's wiring on local stand-ins, written once for the local mode and the test harness:
  * DynamoDB Local, local SQS (intake with its dead-letter queue, the rule targets' queues), the
- * local event bus with the CDK app's rules (`infra/topology.ts`), and the functions fed by
+ * local event bus with the CDK app's rules (`shared/domain/topology.ts`), and the functions fed by
  * Lambda-style pollers. The handlers reach the stand-ins only through AWS_ENDPOINT_URL_*, as
  * they reach AWS. Fault hooks let the tests break a part on purpose.
  */
