@@ -120,7 +120,10 @@ async function redrive(values: Values, aws: AwsClientOptions): Promise<number> {
       `--all redrives a queue's own dead letters; "${values.from}" goes home another way (drop --all)`,
     );
   const dlqArn = target ? queueArnOf(target.dlqUrl) : requiredFlag("dlq-arn", values["dlq-arn"]);
-  const handle = await redriveAll(sqsClient(aws), dlqArn, values["queue-arn"]);
+  // The home queue is named as the destination: items the decide function dead-lettered itself
+  // were sent, not redriven, so SQS would not know where they came from.
+  const destinationArn = values["queue-arn"] ?? (target?.home ? queueArnOf(target.home) : undefined);
+  const handle = await redriveAll(sqsClient(aws), dlqArn, destinationArn);
   console.log(`redrive started: task ${handle}`);
   return 0;
 }

@@ -14,6 +14,7 @@ import { z } from "zod";
 import { EventPublisher } from "../shared/adapters/event-publisher.ts";
 import { redriveAll, SqsQueue } from "../shared/adapters/sqs-queue.ts";
 import { DEAD_LETTER_SOURCES, queueArnOf, RETURN_KIND, routeOf } from "../shared/domain/dead-letters.ts";
+import { EVENT_PUBLISHING } from "../shared/domain/topology.ts";
 import { homeBus, homeQueue, replayFiltered } from "../shared/use-cases/replay.ts";
 import { eventBridgeClient, sqsClient } from "./clients.ts";
 import { requireEnv } from "./config.ts";
@@ -49,7 +50,9 @@ async function lambdaHandler(event: unknown): Promise<unknown> {
   if (request.mode === "redrive") {
     if (route.kind !== RETURN_KIND.queue)
       throw new RangeError(`${request.source} letters do not go back by redrive: use mode "filtered"`);
-    const taskHandle = await redriveAll(sqsClient(), queueArnOf(route.dlqUrl));
+    // The home queue is named as the destination: items the decide function dead-lettered itself
+    // were sent, not redriven, so SQS would not know where they came from.
+    const taskHandle = await redriveAll(sqsClient(), queueArnOf(route.dlqUrl), queueArnOf(route.queueUrl!));
     logger.info("redrive started", { source: request.source, taskHandle });
     return { taskHandle };
   }
@@ -60,7 +63,7 @@ async function lambdaHandler(event: unknown): Promise<unknown> {
     route.kind === RETURN_KIND.queue
       ? homeQueue(new SqsQueue(sqsClient(), route.queueUrl!))
       : route.kind === RETURN_KIND.bus
-        ? homeBus(new EventPublisher(eventBridgeClient(), route.busName!))
+        ? homeBus(new EventPublisher(eventBridgeClient(), route.busName!, EVENT_PUBLISHING))
         : undefined;
   const report = await replayFiltered({
     deadLetters: new SqsQueue(sqsClient(), route.dlqUrl),

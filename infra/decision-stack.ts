@@ -85,6 +85,7 @@ export class DecisionStack extends Stack {
       ...(props.imageUri ? { imageUri: props.imageUri } : {}),
       ...(props.endpointMode ? { mode: props.endpointMode } : {}),
       ...(props.serverless ? { serverless: props.serverless } : {}),
+      ...(props.batchMaxConcurrency ? { batchMaxConcurrency: props.batchMaxConcurrency } : {}),
     });
     this.pipeline = new DecisionPipeline(this, "Pipeline", {
       endpointName: this.endpoint.endpointName,

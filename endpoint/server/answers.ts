@@ -97,7 +97,15 @@ export function createAnswers(deps: AppDependencies): Answers {
   const requestSignal = (c: Context) =>
     AbortSignal.any([AbortSignal.timeout(config.deadlineMs), c.req.raw.signal]);
 
-  async function systemOne(c: Context<AppEnv>, body: unknown): Promise<unknown> {
+  /**
+   * The System One answer for one request body (an ApiError for a bad one). `signal`: the
+   * deadline, from the request's arrival (a batched call's items share their call's).
+   */
+  async function systemOne(
+    c: Context<AppEnv>,
+    body: unknown,
+    signal: AbortSignal = requestSignal(c),
+  ): Promise<unknown> {
     const scorer = ready();
     const attributes = customAttributes(c.req.header("x-amzn-sagemaker-custom-attributes"));
     const tokenMass = attributes.get("token-mass");
@@ -108,7 +116,7 @@ export function createAnswers(deps: AppDependencies): Answers {
     if (!names.accepts(request.model))
       throw invalidField("model", names.unknown(request.model!), "model_not_found");
     const result = await scorer.score(request, {
-      signal: requestSignal(c),
+      signal,
       queueSignal: deps.shutdownSignal,
       // SageMaker passes CustomAttributes through: batch items wait behind live ones.
       priority: attributes.get("priority") === "batch" ? "batch" : "live",
@@ -141,7 +149,9 @@ export function createAnswers(deps: AppDependencies): Answers {
     if (isSystemOneBody(body)) return jsonResponse(c, await systemOne(c, body));
     if (isBatchBody(body)) {
       ready(); // a model that is loading or failed answers the whole call, as for one item
-      return jsonResponse(c, await scoreBatch(body, (item) => systemOne(c, item)));
+      // One deadline for the whole call: its client (and SageMaker's 60 s) waits for all of it.
+      const signal = requestSignal(c);
+      return jsonResponse(c, await scoreBatch(body, (item) => systemOne(c, item, signal)));
     }
     if (typeof body === "object" && body !== null && "messages" in body) return chat(c, body);
     throw invalidField(

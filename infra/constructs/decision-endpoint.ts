@@ -23,7 +23,7 @@ import * as kms from "aws-cdk-lib/aws-kms";
 import * as sagemaker from "aws-cdk-lib/aws-sagemaker";
 import { NagSuppressions } from "cdk-nag";
 import { Construct } from "constructs";
-import { ENDPOINT_DEADLINE_MS, ENDPOINT_DEPLOYMENT } from "../../shared/domain/topology.ts";
+import { ENDPOINT_DEPLOYMENT, endpointAdmission } from "../../shared/domain/topology.ts";
 import { endpointRole } from "./endpoint-role.ts";
 import { EndpointScaling } from "./endpoint-scaling.ts";
 import { hasInstanceStorage, isGpuInstance } from "./instance-types.ts";
@@ -65,6 +65,8 @@ export interface DecisionEndpointProps {
   readonly threads?: number;
   /** Tokens per prompt. @default 4096 */
   readonly contextSize?: number;
+  /** Concurrent batch-lane invocations of the decide function (they share the admission). @default BATCH_LANE.maxConcurrency */
+  readonly batchMaxConcurrency?: number;
 }
 
 /** A variant name for an instance type: `ml.c6i.xlarge` → `ml-c6i-xlarge`. */
@@ -197,9 +199,17 @@ export class DecisionEndpoint extends Construct {
     gpu: boolean,
     serverless: CheckedServerless | undefined,
   ): sagemaker.CfnModel {
+    // The admission queue and deadline fit the decide function's concurrency (the topology).
+    const admission = endpointAdmission({
+      mode: this.mode,
+      minInstances: props.initialInstanceCount ?? 1,
+      maxInstances: serverless ? serverless.maxConcurrency : (props.maxInstanceCount ?? 4),
+      ...(props.batchMaxConcurrency ? { batchMaxConcurrency: props.batchMaxConcurrency } : {}),
+    });
     const environment: Record<string, string> = {
       DECIDE_GPU: gpu ? "cuda" : "off",
-      DECIDE_DEADLINE_MS: String(ENDPOINT_DEADLINE_MS),
+      DECIDE_QUEUE_SIZE: String(admission.queueSize),
+      DECIDE_DEADLINE_MS: String(admission.deadlineMs),
     };
     if (props.threads) environment.DECIDE_THREADS = String(props.threads);
     if (props.contextSize) environment.DECIDE_CONTEXT_SIZE = String(props.contextSize);

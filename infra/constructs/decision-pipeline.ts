@@ -123,7 +123,7 @@ export class DecisionPipeline extends Construct {
       maxInstances: props.endpointMaxInstances ?? 1,
       ...(props.batchMaxConcurrency ? { batchMaxConcurrency: props.batchMaxConcurrency } : {}),
     });
-    const decide = this.decideFunction(fn, props, concurrency.intake);
+    const decide = this.decideFunction(fn, props, concurrency);
     const targets = this.targetFunctions(fn);
     const review = fn("Review", "review.ts", {
       memoryMiB: 256,
@@ -157,6 +157,7 @@ export class DecisionPipeline extends Construct {
       reviewFunctions: [review, reviewPage],
       failures,
       maxConcurrency: concurrency.batch,
+      batchSize: concurrency.batchSize,
     }).intakeFunction;
     this.rules = this.routeRules();
     this.deadLetterSources = this.sources();
@@ -173,11 +174,19 @@ export class DecisionPipeline extends Construct {
       reviewBacklog: jobs.reviewBacklogFunction,
       batchIntake,
     };
+    // The decide function dead-letters an item that keeps failing itself (overload does not
+    // count), into the dead-letter queue each of its queues' redrive policy names.
+    for (const queue of [this.queues.intake, this.queues.batch])
+      queue.deadLetterQueue?.queue.grantSendMessages(decide);
     Aspects.of(this).add(new FunctionFindings());
   }
 
   /** The decide function on the intake queue (the batch lane adds its own mapping), allowed to call the one endpoint. */
-  private decideFunction(fn: FunctionFactory, props: DecisionPipelineProps, maxConcurrency: number) {
+  private decideFunction(
+    fn: FunctionFactory,
+    props: DecisionPipelineProps,
+    concurrency: { readonly intake: number; readonly batchSize: number },
+  ) {
     const decide = new QueueConsumer(this, "Decide", {
       fn,
       file: "decide.ts",
@@ -190,9 +199,9 @@ export class DecisionPipeline extends Construct {
       sources: [
         {
           queue: this.queues.intake,
-          batchSize: DECIDE_FUNCTION.batchSize,
+          batchSize: concurrency.batchSize,
           maxBatchingWindowSeconds: DECIDE_FUNCTION.maxBatchingWindowSeconds,
-          maxConcurrency,
+          maxConcurrency: concurrency.intake,
         },
       ],
     }).function;

@@ -11,6 +11,7 @@ import * as sqs from "aws-cdk-lib/aws-sqs";
 import { NagSuppressions } from "cdk-nag";
 import type { Construct } from "constructs";
 import {
+  DECIDE_QUEUES,
   INTAKE_VISIBILITY_SECONDS,
   MAX_RECEIVE_COUNT,
   TARGET_VISIBILITY_SECONDS,
@@ -58,7 +59,15 @@ export function createPipelineQueues(scope: Construct): PipelineQueues {
   const autoActionDeadLetters = createDeadLetterQueue(scope, "AutoActionDeadLetterQueue");
   const batchDeadLetters = createDeadLetterQueue(scope, "BatchDeadLetterQueue");
   const reviewDeadLetters = createDeadLetterQueue(scope, "ReviewDeadLetterQueue");
-  const redrive = (queue: sqs.IQueue) => ({ deadLetterQueue: { queue, maxReceiveCount: MAX_RECEIVE_COUNT } });
+  const redrive = (queue: sqs.IQueue, maxReceiveCount: number = MAX_RECEIVE_COUNT) => ({
+    deadLetterQueue: { queue, maxReceiveCount },
+  });
+  // The decide function's queues: it dead-letters failing items itself; SQS's limit is a backstop.
+  const decideQueue = (deadLetterQueue: sqs.IQueue) => ({
+    visibilityTimeout: Duration.seconds(INTAKE_VISIBILITY_SECONDS),
+    retentionPeriod: Duration.days(DECIDE_QUEUES.retentionDays),
+    ...redrive(deadLetterQueue, DECIDE_QUEUES.maxReceiveCount),
+  });
   const rejected = secureQueue(scope, "RejectedQueue", { retentionPeriod: Duration.days(14) });
   NagSuppressions.addResourceSuppressions(rejected, [
     {
@@ -78,16 +87,10 @@ export function createPipelineQueues(scope: Construct): PipelineQueues {
     autoActionDeadLetters,
     batchDeadLetters,
     reviewDeadLetters,
-    intake: secureQueue(scope, "IntakeQueue", {
-      visibilityTimeout: Duration.seconds(INTAKE_VISIBILITY_SECONDS),
-      ...redrive(deadLetters),
-    }),
+    intake: secureQueue(scope, "IntakeQueue", decideQueue(deadLetters)),
     // Its own dead-letter queue: a replay brings batch items back to the batch lane, at its
     // concurrency, never into the live intake.
-    batch: secureQueue(scope, "BatchQueue", {
-      visibilityTimeout: Duration.seconds(INTAKE_VISIBILITY_SECONDS),
-      ...redrive(batchDeadLetters),
-    }),
+    batch: secureQueue(scope, "BatchQueue", decideQueue(batchDeadLetters)),
     // The targets' queues: durable, retried, dead-lettered after the receive limit.
     review: secureQueue(scope, "ReviewQueue", {
       visibilityTimeout: Duration.seconds(TARGET_VISIBILITY_SECONDS),

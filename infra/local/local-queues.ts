@@ -45,15 +45,18 @@ export async function createLocalQueues(
   options: { visibilitySeconds: number; maxReceiveCount: number; batch: boolean },
 ): Promise<LocalQueues> {
   const visibility = { VisibilityTimeout: String(options.visibilitySeconds) };
+  // local-aws-sqs counts a ChangeMessageVisibility as a receive too (SQS does not): every overload
+  // return counts twice here, so the local limit is twice the backstop (SQS's maximum at most).
+  const receives = Math.min(1000, 2 * options.maxReceiveCount);
   const deadLetters = await createQueue("intake-dlq");
   const intake = await createQueue("intake", {
     ...visibility,
-    ...redriveTo("intake-dlq", options.maxReceiveCount),
+    ...redriveTo("intake-dlq", receives),
   });
   // The batch lane: its own dead-letter queue, so a replay brings its items back to the lane.
   const batchDeadLetters = options.batch ? await createQueue("batch-dlq") : undefined;
   const batch = options.batch
-    ? await createQueue("batch", { ...visibility, ...redriveTo("batch-dlq", options.maxReceiveCount) })
+    ? await createQueue("batch", { ...visibility, ...redriveTo("batch-dlq", receives) })
     : undefined;
   const ruleDeadLetters = {} as Record<RuleName, SqsQueue>;
   for (const rule of ["auto", "human", "rejected", "requested"] as const)
@@ -95,11 +98,11 @@ export function localRoutes(
  * the whole event as the body, the rule and the failure as message attributes.
  */
 export function ruleDeadLetter(queue: SqsQueue, rule: string, target: string) {
-  return (event: unknown, error: string) =>
-    queue.send(JSON.stringify(event), {
+  return async (event: unknown, error: string): Promise<void> =>
+    void (await queue.send(JSON.stringify(event), {
       RULE_ARN: `arn:aws:events:us-east-1:123456789012:rule/decisions/${rule}`,
       TARGET_ARN: target,
       ERROR_CODE: "LOCAL_DELIVERY_FAILED",
       ERROR_MESSAGE: error,
-    });
+    }));
 }

@@ -46,7 +46,7 @@ export async function startTargetQueue(options: TargetQueueOptions): Promise<Tar
   options.bus.addRule({
     name: options.name,
     pattern: options.pattern,
-    target: (event) => queue.send(JSON.stringify(event)),
+    target: async (event) => void (await queue.send(JSON.stringify(event))),
     deadLetter: options.ruleDeadLetter,
   });
   const poller = startSqsPoller({

@@ -1,7 +1,7 @@
 /**
  * The pipeline's wiring on local stand-ins, written once for the local mode and the test harness:
  * DynamoDB Local, local SQS (intake with its dead-letter queue, the rule targets' queues), the
- * local event bus with the CDK app's rules (`infra/topology.ts`), and the functions fed by
+ * local event bus with the CDK app's rules (`shared/domain/topology.ts`), and the functions fed by
  * Lambda-style pollers. The handlers reach the stand-ins only through AWS_ENDPOINT_URL_*, as
  * they reach AWS. Fault hooks let the tests break a part on purpose.
  */
@@ -56,10 +56,19 @@ export interface WiringOptions {
   readonly ports: { readonly dynamodb: number; readonly sqs: number; readonly bus: number };
   /** Folder for DynamoDB Local's data; in memory when unset. */
   readonly dynamoDbPath?: string;
-  /** The intake queue: visibility timeout and receives before the dead-letter queue. */
-  readonly intake: { readonly visibilitySeconds: number; readonly maxReceiveCount: number };
+  /**
+   * The decide queues (intake, batch lane): visibility timeout, the item failures before the
+   * decide function dead-letters an item, and SQS's own receive limit (the backstop).
+   */
+  readonly intake: {
+    readonly visibilitySeconds: number;
+    readonly maxItemFailures: number;
+    readonly maxReceiveCount: number;
+  };
   /** Decide pollers (Lambda concurrency). @default 1 */
   readonly decidePollers?: number;
+  /** Records per decide invocation (both lanes). @default DECIDE_FUNCTION.batchSize */
+  readonly decideBatchSize?: number;
   /** The batch lane: pollers on its queue (its maximum concurrency). @default BATCH_LANE.maxConcurrency */
   readonly batchPollers?: number;
   /** Folder standing in for the pipeline bucket (batch files and results); no batch lane when unset. */
@@ -140,6 +149,7 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
     POWERTOOLS_METRICS_DISABLED: "true",
     POWERTOOLS_DEV: "false",
     MAX_RECEIVE_COUNT: String(options.intake.maxReceiveCount),
+    MAX_ITEM_FAILURES: String(options.intake.maxItemFailures),
     ...(options.batchFolder ? { BATCH_FOLDER: options.batchFolder } : {}),
     ...options.settings,
   };
@@ -197,37 +207,35 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
   bus.addRule({
     name: "rejected",
     pattern: RULES.rejected.pattern,
-    target: (e) => rejected.send(JSON.stringify(e)),
+    target: async (e) => void (await rejected.send(JSON.stringify(e))),
     deadLetter: ruleDeadLetter(ruleDeadLetters.rejected, "rejected", `${LOCAL_ARN}:rejected`),
   });
   bus.addRule({
     name: "requested",
     pattern: RULES.requested.pattern,
-    target: (e) => intake.send(JSON.stringify(e.detail)),
+    target: async (e) => void (await intake.send(JSON.stringify(e.detail))),
     deadLetter: ruleDeadLetter(ruleDeadLetters.requested, "requested", `${LOCAL_ARN}:intake`),
   });
 
   // One handler per poller, as Lambda runs one invocation per execution environment at a time
-  // (the Powertools batch processor keeps per-invocation state).
-  const decide = Array.from({ length: options.decidePollers ?? 1 }, () =>
-    startSqsPoller({
-      queue: intake,
-      queueArn: `${LOCAL_ARN}:intake`,
-      handler: createDecideHandler(async () => deps),
-      batchSize: DECIDE_FUNCTION.batchSize,
-      functionName: "decide",
-    }),
-  );
+  // (the Powertools batch processor keeps per-invocation state); the pollers of a queue share
+  // its receive counts.
+  const decidePollers = (queue: SqsQueue, name: string, count: number) => {
+    const receives = new Map<string, number>();
+    return Array.from({ length: count }, () =>
+      startSqsPoller({
+        queue,
+        queueArn: `${LOCAL_ARN}:${name}`,
+        handler: createDecideHandler(async () => deps),
+        batchSize: options.decideBatchSize ?? DECIDE_FUNCTION.batchSize,
+        functionName: name === "intake" ? "decide" : "decide-batch",
+        receives,
+      }),
+    );
+  };
+  const decide = decidePollers(intake, "intake", options.decidePollers ?? 1);
   const batchLane = batchQueue
-    ? Array.from({ length: options.batchPollers ?? BATCH_LANE.maxConcurrency }, () =>
-        startSqsPoller({
-          queue: batchQueue,
-          queueArn: `${LOCAL_ARN}:batch`,
-          handler: createDecideHandler(async () => deps),
-          batchSize: DECIDE_FUNCTION.batchSize,
-          functionName: "decide-batch",
-        }),
-      )
+    ? decidePollers(batchQueue, "batch", options.batchPollers ?? BATCH_LANE.maxConcurrency)
     : [];
   const stopDecide = () => Promise.all([...decide, ...batchLane].map((poller) => poller.stop()));
   started.push(stopDecide);

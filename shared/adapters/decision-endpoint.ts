@@ -1,8 +1,10 @@
 /**
  * Calls the decision endpoint through SageMaker's InvokeEndpoint: a System One request built
  * from the policy, a per-call timeout, and retries with exponential backoff and full jitter for
- * throttling, 5xx, timeouts and model errors from a failing container. A model error that wraps a
- * 4xx means the item itself was refused: that is never retried. Answers are read through the
+ * 5xx, timeouts and model errors from a failing container. A model error that wraps a 4xx means
+ * the item itself was refused: that is never retried; nor is an overloaded endpoint (throttling,
+ * a full admission queue, the model not ready: `endpoint-errors.ts`), whose item goes back to its
+ * queue to wait. Answers are read through the
  * System One contract (`shared/domain/contracts/system-one/index.ts`): one that breaks it is an endpoint
  * failure, retried and then dead-lettered, never routed.
  */
@@ -12,13 +14,17 @@ import {
   answerIdsOf,
   malformed,
   readDecisionAnswer,
-  SystemOneViolationError,
   systemOneRequest,
 } from "../domain/contracts/system-one/index.ts";
 import type { DecidesItems, EndpointDecision } from "../domain/decision-endpoint.ts";
-import { EndpointRejectedError, EndpointUnavailableError } from "../domain/errors.ts";
+import {
+  EndpointOverloadedError,
+  EndpointRejectedError,
+  EndpointUnavailableError,
+} from "../domain/errors.ts";
 import type { Item } from "../domain/item.ts";
 import type { Policy } from "../domain/policy/policy.ts";
+import { classify } from "./endpoint-errors.ts";
 
 /**
  * Options of the endpoint clients, all required: their values come from the topology
@@ -35,8 +41,9 @@ export interface EndpointClientOptions {
 
 /**
  * Tries `once` up to `settings.attempts` times with backoff: an {@link EndpointRejectedError}
- * (the item itself was refused) ends it at once; any other failure is tried again, and after the
- * last try it is thrown as an {@link EndpointUnavailableError} naming `where`.
+ * (the item itself was refused) or an {@link EndpointOverloadedError} (trying again at once would
+ * only add load; the item waits in its queue instead) ends it at once; any other failure is tried
+ * again, and after the last try it is thrown as an {@link EndpointUnavailableError} naming `where`.
  */
 export async function withRetries(
   settings: EndpointClientOptions,
@@ -49,7 +56,7 @@ export async function withRetries(
     try {
       return await once();
     } catch (error) {
-      if (error instanceof EndpointRejectedError) throw error;
+      if (error instanceof EndpointRejectedError || error instanceof EndpointOverloadedError) throw error;
       last = error as Error;
     }
   }
@@ -109,43 +116,4 @@ export function parseBody(body: Uint8Array | undefined): unknown {
   } catch (error) {
     throw malformed(undefined, `not JSON (${(error as Error).message})`, error);
   }
-}
-
-/** Whether a failed call may pass on a retry (unavailable) or the item itself was refused. */
-export function classify(error: unknown, endpoint: string): EndpointUnavailableError | EndpointRejectedError {
-  if (error instanceof SystemOneViolationError) {
-    // A 200 that breaks the contract is a broken endpoint, never a decision: retry, then dead-letter.
-    return new EndpointUnavailableError(`${endpoint}: ${error.message}`, { cause: error });
-  }
-  const e = error as {
-    name?: string;
-    message?: string;
-    OriginalStatusCode?: number;
-    OriginalMessage?: string;
-    $metadata?: { httpStatusCode?: number };
-  };
-  if (e.name === "ModelError") {
-    const original = e.OriginalStatusCode ?? 500;
-    if (original >= 400 && original < 500 && original !== 408 && original !== 429) {
-      return new EndpointRejectedError(
-        `the model refused the item (${original}): ${e.OriginalMessage ?? e.message}`,
-        original,
-        { cause: error },
-      );
-    }
-    return new EndpointUnavailableError(`model error ${original} from ${endpoint}`, { cause: error });
-  }
-  const status = e.$metadata?.httpStatusCode;
-  if (e.name === "ValidationError" || status === 413) {
-    // SageMaker refused the request itself (too large, bad content type): the same item fails again.
-    return new EndpointRejectedError(
-      `the endpoint refused the request (${status ?? 400}): ${e.message ?? String(error)}`,
-      status ?? 400,
-      { cause: error },
-    );
-  }
-  return new EndpointUnavailableError(
-    `${e.name ?? "error"}${status ? ` ${status}` : ""} from ${endpoint}: ${e.message ?? String(error)}`,
-    { cause: error },
-  );
 }

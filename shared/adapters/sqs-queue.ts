@@ -3,6 +3,7 @@
  */
 import {
   ChangeMessageVisibilityBatchCommand,
+  ChangeMessageVisibilityCommand,
   CreateQueueCommand,
   DeleteMessageBatchCommand,
   GetQueueAttributesCommand,
@@ -45,8 +46,8 @@ export class SqsQueue implements MessageQueue {
     return output.Attributes?.QueueArn ?? "";
   }
 
-  async send(body: string, attributes?: Readonly<Record<string, string>>): Promise<void> {
-    await this.sqs.send(
+  async send(body: string, attributes?: Readonly<Record<string, string>>): Promise<string> {
+    const output = await this.sqs.send(
       new SendMessageCommand({
         QueueUrl: this.url,
         MessageBody: body,
@@ -62,6 +63,7 @@ export class SqsQueue implements MessageQueue {
           : {}),
       }),
     );
+    return output.MessageId ?? "";
   }
 
   async sendBatch(messages: readonly OutgoingMessage[]): Promise<{ id: string; reason: string }[]> {
@@ -121,6 +123,16 @@ export class SqsQueue implements MessageQueue {
           Entries: entries.map((entry) => ({ ...entry, VisibilityTimeout: 0 })),
         }),
       );
+  }
+
+  async changeVisibility(receiptHandle: string, seconds: number): Promise<void> {
+    await this.sqs.send(
+      new ChangeMessageVisibilityCommand({
+        QueueUrl: this.url,
+        ReceiptHandle: receiptHandle,
+        VisibilityTimeout: seconds,
+      }),
+    );
   }
 
   async depth(): Promise<{ visible: number; inFlight: number }> {

@@ -97,8 +97,11 @@ export interface DecisionStore {
     now: number,
     options?: { readonly takeOver?: boolean },
   ): Promise<boolean>;
-  /** Notes why a message failed, keyed by its SQS message id (replay filters on it). */
-  noteFailure(messageId: string, reason: string, now?: Date): Promise<void>;
+  /**
+   * Notes why a message failed, keyed by its SQS message id (replay filters on it), and returns
+   * how many failures are noted for it so far (the decide function dead-letters at its limit).
+   */
+  noteFailure(messageId: string, reason: string, now?: Date): Promise<number>;
   /** The last failure noted for a message, if any. */
   failureOf(messageId: string): Promise<{ reason: string; at: string } | undefined>;
 }

@@ -4,6 +4,7 @@
  * the two cannot drift apart.
  */
 
+import measured from "./capacity/measured-times.json" with { type: "json" };
 import type { EventPattern } from "./event-pattern.ts";
 import { EVENT_SOURCE } from "./events.ts";
 
@@ -25,27 +26,52 @@ export const METRICS = {
   policyDimension: "policy",
 } as const;
 
-/** Receives before a message goes to the dead-letter queue. */
+/** Receives before a message of a target's queue (auto action, review, rejected) goes to its dead-letter queue. */
 export const MAX_RECEIVE_COUNT = 5;
+
+/**
+ * The decide function's queues (intake, batch lane). SQS counts every receive toward
+ * `maxReceiveCount`, an overload return included, so it cannot tell a busy endpoint from a
+ * failing item: the decide function counts the item's own failures and dead-letters it itself
+ * after `maxItemFailures`; an item the endpoint was too busy for goes back with a growing
+ * visibility backoff and counts as no failure. SQS's limit is a backstop for a handler that never
+ * reports (a crash every time: 1,000 receives × the 12-minute visibility, about 8 days), which
+ * overload alone reaches only after days; both stay within the 14 days of retention.
+ */
+export const DECIDE_QUEUES = {
+  maxItemFailures: 5,
+  /** SQS's own receive limit (its maximum), the backstop. */
+  maxReceiveCount: 1000,
+  retentionDays: 14,
+  /**
+   * An overloaded item's visibility: `firstSeconds` doubled per receive up to `maxSeconds` (it
+   * comes back soon after an overload ends), drawn between half and all of it to spread returns.
+   */
+  overloadBackoff: { firstSeconds: 30, maxSeconds: 900 },
+} as const;
 
 /** The decide function's settings (the queue's visibility timeout is six times its timeout, as AWS advises). */
 export const DECIDE_FUNCTION = {
   memoryMiB: 512,
   /** Above the longest an item can take (endpointAttempts × endpointTimeoutMs plus backoff). */
   timeoutSeconds: 120,
+  /** Most records per invocation; {@link decideConcurrency} picks the batch size at or below it. */
   batchSize: 10,
   maxBatchingWindowSeconds: 1,
-  /** Concurrent batches per endpoint instance: one model evaluates one request at a time. */
+  /** Concurrent intake batches per endpoint instance at the scaling maximum (one waits while one runs). */
   concurrencyPerInstance: 2,
-  /** Per call; with 3 tries and backoff an item takes at most about 76 s, under the 120 s timeout. */
-  endpointTimeoutMs: 25_000,
-  endpointAttempts: 3,
+  /**
+   * Per call, under SageMaker's 60 s per invocation with room for its own overhead; 2 tries and
+   * backoff take at most about 100 s, under the 120 s timeout. An overloaded endpoint is not
+   * tried again: the item goes back to its queue instead.
+   */
+  endpointTimeoutMs: 50_000,
+  endpointAttempts: 2,
   /** First backoff between tries; doubles each try, with full jitter. */
   endpointBaseDelayMs: 100,
   /**
-   * Items per InvokeEndpoint call (one SQS batch): 10 fresh 200-token decisions take about 16 s
-   * on ml.c6i.xlarge for the 0.5B model (1.6 s each, docs/benchmarks.md), under the 25 s try
-   * with 1.5x margin and far under SageMaker's 60 s; bodies are split at 3.5 MB (limit 6 MB).
+   * Most items per InvokeEndpoint call: the records of one SQS batch go in one call (bodies split
+   * at 3.5 MB, limit 6 MB); {@link decideConcurrency} sizes the batch so they fit the deadline.
    */
   endpointBatchItems: 10,
   /** How long the first item of a batch waits for the others (each does a table read first). */
@@ -94,9 +120,9 @@ export const TARGET_FUNCTION = { memoryMiB: 256, timeoutSeconds: 30, batchSize: 
 export const TARGET_VISIBILITY_SECONDS = TARGET_FUNCTION.timeoutSeconds * 6;
 
 /**
- * The endpoint's own per-request deadline (waiting included): below the decide function's
- * per-call timeout, so the server gives up on a request before its client does and never
- * evaluates one nobody waits for.
+ * The endpoint's own per-request deadline (waiting in its admission queue included; one deadline
+ * for all items of a batched call): below the decide function's per-call timeout, so the server
+ * gives up on a request before its client does and never evaluates one nobody waits for.
  */
 export const ENDPOINT_DEADLINE_MS = DECIDE_FUNCTION.endpointTimeoutMs - 2_000;
 
@@ -283,16 +309,88 @@ export interface EndpointProvisioning {
   readonly maxInstances: number;
   /** Concurrent batch-lane invocations asked for at deploy. @default BATCH_LANE.maxConcurrency */
   readonly batchMaxConcurrency?: number;
+  /** Seconds one instance takes per item. @default MEASURED_SECONDS_PER_ITEM.fresh */
+  readonly secondsPerItem?: number;
+}
+
+/** Seconds per decision on the reference instance, fresh and under a cached preamble (`npm run bench:cost`). */
+export const MEASURED_SECONDS_PER_ITEM = {
+  instanceType: measured.referenceInstance,
+  ...measured.secondsPerItem,
+};
+
+/** Headroom on the measured time per item (machines of one type differ; a model may be larger). */
+export const SIZING_MARGIN = 1.5;
+
+/** The smallest `MaximumConcurrency` an event source mapping takes. */
+const LAMBDA_MIN_CONCURRENCY = 2;
+
+/** What {@link capacityPlan} derives: the two mappings and the endpoint's admission. */
+export interface CapacityPlan {
+  /** `MaximumConcurrency` of the intake mapping and of the batch lane's. */
+  readonly intake: number;
+  readonly batch: number;
+  /** Records per invocation (both mappings): one endpoint call each. */
+  readonly batchSize: number;
+  /** Requests an endpoint instance lets wait behind the one it runs (`DECIDE_QUEUE_SIZE`). */
+  readonly queueSize: number;
+  /** The endpoint's per-request deadline (`DECIDE_DEADLINE_MS`). */
+  readonly deadlineMs: number;
 }
 
 /**
- * The decide function's two event source mappings' `MaximumConcurrency`, derived from how the
- * endpoint is provisioned (the one place these numbers come from; the CDK app and the capacity
- * model read it).
+ * Sizes the decide function's mappings and the endpoint's admission together so that, at the
+ * minimum capacity, the items in flight on one instance × seconds per item (with
+ * {@link SIZING_MARGIN}) stay under the endpoint's deadline: an admitted item is served in time,
+ * and what does not fit is refused at once (503 `queue_full`) and waits in its queue. The intake
+ * keeps `concurrencyPerInstance` calls per instance at the maximum, so scaling out has work;
+ * fewer items per call pay for it. Serverless: every invocation has an instance of its own, and
+ * the two mappings together stay within `MaxConcurrency`.
  */
-export function decideConcurrency(endpoint: EndpointProvisioning): { intake: number; batch: number } {
-  return {
-    intake: Math.max(2, endpoint.maxInstances * DECIDE_FUNCTION.concurrencyPerInstance),
-    batch: endpoint.batchMaxConcurrency ?? BATCH_LANE.maxConcurrency,
-  };
+export function capacityPlan(endpoint: EndpointProvisioning): CapacityPlan {
+  const seconds = (endpoint.secondsPerItem ?? MEASURED_SECONDS_PER_ITEM.fresh) * SIZING_MARGIN;
+  const deadlineMs = ENDPOINT_DEADLINE_MS;
+  const itemsInDeadline = Math.floor(deadlineMs / 1000 / seconds);
+  const batch = endpoint.batchMaxConcurrency ?? BATCH_LANE.maxConcurrency;
+  const serverless = endpoint.mode === "serverless";
+  const instances = serverless ? endpoint.maxInstances : endpoint.minInstances;
+  let intake = serverless
+    ? endpoint.maxInstances - batch
+    : Math.min(
+        endpoint.maxInstances * DECIDE_FUNCTION.concurrencyPerInstance,
+        // One item per call at most: past this even single-item calls would miss the deadline.
+        itemsInDeadline * endpoint.minInstances - batch,
+      );
+  intake = Math.max(LAMBDA_MIN_CONCURRENCY, intake);
+  const callsPerInstance = serverless ? 1 : Math.ceil((intake + batch) / instances);
+  const batchSize = Math.min(DECIDE_FUNCTION.batchSize, Math.floor(itemsInDeadline / callsPerInstance));
+  const where = `${endpoint.mode}, ${endpoint.minInstances} to ${endpoint.maxInstances} instances, batch lane ${batch}`;
+  if (serverless && intake + batch > endpoint.maxInstances)
+    throw new RangeError(
+      `${where}: the intake and the batch lane need ${intake + batch} concurrent invocations (each at least ${LAMBDA_MIN_CONCURRENCY}), over the serverless MaxConcurrency ${endpoint.maxInstances}`,
+    );
+  if (batchSize < 1)
+    throw new RangeError(
+      `${where}: ${callsPerInstance} calls per instance at the minimum cannot finish within the ${deadlineMs} ms deadline at ${seconds.toFixed(2)} s per item; raise the minimum instances`,
+    );
+  // Every call has at most one item waiting at a time (a batched call's items run one by one).
+  return { intake, batch, batchSize, queueSize: Math.max(1, callsPerInstance - 1), deadlineMs };
+}
+
+/**
+ * The decide function's two event source mappings' `MaximumConcurrency` and their batch size,
+ * derived from how the endpoint is provisioned (the one place these numbers come from; the CDK
+ * app, the local mode and the capacity model read it).
+ */
+export function decideConcurrency(
+  endpoint: EndpointProvisioning,
+): Pick<CapacityPlan, "intake" | "batch" | "batchSize"> {
+  const { intake, batch, batchSize } = capacityPlan(endpoint);
+  return { intake, batch, batchSize };
+}
+
+/** The endpoint container's admission (`DECIDE_QUEUE_SIZE`, `DECIDE_DEADLINE_MS`) for that provisioning. */
+export function endpointAdmission(endpoint: EndpointProvisioning): { queueSize: number; deadlineMs: number } {
+  const { queueSize, deadlineMs } = capacityPlan(endpoint);
+  return { queueSize, deadlineMs };
 }

@@ -59,7 +59,7 @@ export interface ReplayReport {
 
 /** A dead-letter queue's letters go back to `queue`. */
 export function homeQueue(queue: MessageQueue): SendsHome {
-  return (message) => queue.send(message.body);
+  return async (message) => void (await queue.send(message.body));
 }
 
 /** A rule target's dead letters (whole EventBridge events) go back on the bus through `publisher`. */

@@ -253,8 +253,8 @@ export function decisionStoreContract(name: string, make: () => DecisionStore): 
       const store = make();
       const id = `message-${Date.now()}-${++counter}`;
       expect(await store.failureOf(id)).toBeUndefined();
-      await store.noteFailure(id, "first");
-      await store.noteFailure(id, "second");
+      expect(await store.noteFailure(id, "first")).toBe(1);
+      expect(await store.noteFailure(id, "second")).toBe(2);
       expect((await store.failureOf(id))?.reason).toBe("second");
     });
   });

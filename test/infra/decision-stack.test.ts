@@ -13,12 +13,35 @@ import type { DecisionStack } from "../../infra/decision-stack.ts";
 import { matchesPattern } from "../../shared/domain/event-pattern.ts";
 import {
   DECIDE_FUNCTION,
+  DECIDE_QUEUES,
+  decideConcurrency,
   INTAKE_VISIBILITY_SECONDS,
   MAX_RECEIVE_COUNT,
+  MEASURED_SECONDS_PER_ITEM,
   SERVERLESS_DECIDE,
+  SIZING_MARGIN,
 } from "../../shared/domain/topology.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
+import { type TemplateSizing, templateSizing } from "../helpers/sizing.ts";
 import { type Resource, synthStack } from "../helpers/synth-stack.ts";
+
+/**
+ * The numbers fit at the minimum capacity: every item the two mappings keep in flight, spread over
+ * the instances, is served within the container's deadline (measured seconds per item, with the
+ * margin), the deadline ends before the client's timeout and SageMaker's 60 s, and the admission
+ * queue lets every planned call wait (what is past it is refused at once).
+ */
+function expectSizingFits(sizing: TemplateSizing): void {
+  const calls = sizing.intake.concurrency + sizing.batch.concurrency;
+  const perInstance = sizing.serverless ? 1 : Math.ceil(calls / sizing.instances);
+  const itemsInFlight = perInstance * Math.max(sizing.intake.batchSize, sizing.batch.batchSize);
+  const seconds = itemsInFlight * MEASURED_SECONDS_PER_ITEM.fresh * SIZING_MARGIN;
+  expect(seconds, JSON.stringify(sizing)).toBeLessThan(sizing.deadlineMs / 1000);
+  expect(sizing.deadlineMs).toBeLessThan(sizing.clientTimeoutMs);
+  expect(sizing.clientTimeoutMs).toBeLessThan(60_000);
+  expect(sizing.queueSize).toBeGreaterThanOrEqual(perInstance - 1);
+  if (sizing.serverless) expect(calls).toBeLessThanOrEqual(sizing.instances);
+}
 
 let stack: DecisionStack;
 let template: Template;
@@ -166,6 +189,9 @@ describe("DecisionStack", () => {
     expect(
       (SERVERLESS_DECIDE.endpointTimeoutMs * SERVERLESS_DECIDE.endpointAttempts) / 1000 + 1,
     ).toBeLessThan(DECIDE_FUNCTION.timeoutSeconds);
+    // Both mappings together within MaxConcurrency; each call on an instance of its own.
+    expectSizingFits(templateSizing(t));
+    expect(templateSizing(t).intake.concurrency).toBe(10 - 2);
     expect(() => checkServerlessSettings({ memoryMiB: 7000 })).toThrow(
       "serverlessMemoryMiB must be one of 1024",
     );
@@ -191,8 +217,13 @@ describe("DecisionStack", () => {
       },
       14,
     );
+    // The decide queues: the function dead-letters failing items itself; SQS's limit is the backstop.
     template.hasResourceProperties("AWS::SQS::Queue", {
       VisibilityTimeout: INTAKE_VISIBILITY_SECONDS,
+      MessageRetentionPeriod: DECIDE_QUEUES.retentionDays * 86_400,
+      RedrivePolicy: Match.objectLike({ maxReceiveCount: DECIDE_QUEUES.maxReceiveCount }),
+    });
+    template.hasResourceProperties("AWS::SQS::Queue", {
       RedrivePolicy: Match.objectLike({ maxReceiveCount: MAX_RECEIVE_COUNT }),
     });
   });
@@ -233,12 +264,37 @@ describe("DecisionStack", () => {
   });
 
   it("feeds the decide function from the intake queue with partial batch failures and bounded concurrency", () => {
+    const planned = decideConcurrency({ mode: "realtime", minInstances: 1, maxInstances: 4 });
     template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
-      BatchSize: DECIDE_FUNCTION.batchSize,
+      BatchSize: planned.batchSize,
       MaximumBatchingWindowInSeconds: DECIDE_FUNCTION.maxBatchingWindowSeconds,
       FunctionResponseTypes: ["ReportBatchItemFailures"],
       ScalingConfig: { MaximumConcurrency: 4 * DECIDE_FUNCTION.concurrencyPerInstance },
     });
+  });
+
+  it("sizes the mappings, the batch size and the endpoint's admission to fit at the minimum capacity", () => {
+    const sizing = templateSizing(template);
+    expectSizingFits(sizing);
+    // Scaling out has work: the intake keeps two calls per instance at the maximum (4).
+    expect(sizing.intake.concurrency).toBe(8);
+    expect(sizing).toMatchObject({ instances: 1, queueSize: 9 });
+  });
+
+  it("lets the decide function return items to their queues and dead-letter them itself", () => {
+    const statements = Object.values(template.findResources("AWS::IAM::Policy") as Record<string, Resource>)
+      .filter((p) => JSON.stringify(p.Properties.Roles).includes("PipelineDecide"))
+      .flatMap(
+        (p) =>
+          (p.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] })
+            .Statement,
+      );
+    const on = (action: string) =>
+      statements.filter((s) => [s.Action].flat().includes(action)).map((s) => JSON.stringify(s.Resource));
+    for (const queue of ["IntakeQueue", "BatchQueue"])
+      expect(on("sqs:ChangeMessageVisibility").join(), queue).toMatch(queue);
+    expect(on("sqs:SendMessage").join()).toMatch(/DeadLetterQueue/);
+    expect(on("sqs:SendMessage").join()).not.toMatch(/IntakeQueue|BatchQueue/);
   });
 
   it("gives every queue a consumer, unless it is a dead-letter queue or the rejected items' inspection queue", () => {

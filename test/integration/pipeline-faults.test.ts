@@ -41,7 +41,7 @@ beforeAll(async () => {
     // The demo model routes the sample texts both ways, so both targets' effects are counted.
     model: await demoModelPath(),
     pollers: POLLERS,
-    maxReceiveCount: 3,
+    maxItemFailures: 3,
     endpointUrl: async (real) => {
       // Measured under whatever load the machine has now: the budgets scale with it.
       const policy = parsePolicy(

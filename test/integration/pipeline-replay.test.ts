@@ -15,7 +15,7 @@ let pipeline: LocalPipeline;
 
 beforeAll(async () => {
   pipeline = await startLocalPipeline({
-    maxReceiveCount: 2,
+    maxItemFailures: 2,
     visibilityTimeoutSeconds: 1,
     endpointUrl: async (real) => {
       proxy = await startFaultProxy(real, 0, 0);

@@ -16,7 +16,7 @@ import { EventPublisher } from "../../shared/adapters/event-publisher.ts";
 import { SqsQueue } from "../../shared/adapters/sqs-queue.ts";
 import type { DeadLetterRoutes } from "../../shared/domain/dead-letters.ts";
 import { DetailType, pipelineEvent } from "../../shared/domain/events.ts";
-import { RULES } from "../../shared/domain/topology.ts";
+import { EVENT_PUBLISHING, RULES } from "../../shared/domain/topology.ts";
 import { runDecide } from "../helpers/decide-cli.ts";
 
 let sqsServer: Server;
@@ -122,7 +122,11 @@ describe("decide replay", () => {
       policyId: "ticket-routing",
       route: "human",
     });
-    await new EventPublisher(eventBridgeClient(localServiceOptions(bus.endpoint)), bus.name).publish([event]);
+    await new EventPublisher(
+      eventBridgeClient(localServiceOptions(bus.endpoint)),
+      bus.name,
+      EVENT_PUBLISHING,
+    ).publish([event]);
     await until(async () => (await q["human-rule-dlq"]!.depth()).visible === 1);
     const listed = await runDecide(["replay", "--from", "human-rule", "--dry-run"], env);
     expect(listed.stdout).toMatch(
