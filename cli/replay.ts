@@ -10,6 +10,7 @@ import { redriveAll } from "../shared/adapters/sqs-queue.ts";
 import { replayFiltered } from "../shared/use-cases/replay.ts";
 import { requiredFlag, UsageError } from "./args.ts";
 import { awsOptions, decisionStore, queueAt } from "./aws.ts";
+import { parseDuration } from "./duration.ts";
 
 export const replayUsage = `decide replay --dlq-url URL --queue-url URL [--policy ID] [--reason TEXT] [--older-than 2h] [--newer-than 1d] [--dry-run]
 decide replay --all --dlq-arn ARN [--queue-arn ARN]
@@ -18,16 +19,6 @@ Filtered: re-sends matching dead-letter messages to the queue and deletes them f
 (--dry-run lists them only). --reason matches the failure noted by the decide function
 (needs --table or DECISIONS_TABLE). --all starts SQS's own redrive (StartMessageMoveTask).
 Common: --region, --profile (AWS CLI conventions).`;
-
-/** Parses 90s, 30m, 2h, 1d into milliseconds. */
-export function parseDuration(text: string, flag: string): number {
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(text.trim());
-  if (!match) throw new UsageError(`--${flag} must look like 90s, 30m, 2h or 1d, got "${text}"`);
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[
-    match[2] as "ms" | "s" | "m" | "h" | "d"
-  ];
-  return Number(match[1]) * unit;
-}
 
 /** Runs the command; returns the exit code. */
 export async function replayCommand(argv: string[]): Promise<number> {
