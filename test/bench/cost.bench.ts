@@ -13,8 +13,8 @@ import { DecisionModel } from "../../endpoint/runtime/decision-model.ts";
 import { hostThreads } from "../../endpoint/runtime/host-cores.ts";
 import type { DecisionQuestionInput } from "../../endpoint/scorer/request.ts";
 import { DecisionScorer } from "../../endpoint/scorer/scorer.ts";
-import { benchModelPath, machineLine, median, timed, words } from "./bench-helpers.ts";
 import { HOURS_PER_MONTH, REALTIME_INSTANCES, SERVERLESS } from "../../shared/domain/capacity/prices.ts";
+import { benchModelPath, machineLine, median, timed, words } from "./bench-helpers.ts";
 
 const { values: flags } = parseArgs({
   options: { threads: { type: "string" }, items: { type: "string", default: "20" } },
