@@ -22,6 +22,24 @@ export interface MeasuredTimes {
 /** The figures in `measured-times.json`. */
 export const MEASURED_TIMES: MeasuredTimes = measured;
 
+/** Where `npm run bench:cost` writes the figures, relative to the repository root. */
+export const MEASURED_TIMES_PATH = "shared/domain/capacity/measured-times.json";
+
+/** The file's text for `times` (what `npm run bench:cost` writes), seconds to the millisecond. */
+export function measuredTimesJson(times: MeasuredTimes): string {
+  const ms = (s: number) => Math.round(s * 1000) / 1000;
+  for (const [name, value] of Object.entries(times.secondsPerItem))
+    if (!(value > 0)) throw new RangeError(`seconds per item (${name}) must be positive, got ${value}`);
+  const file: MeasuredTimes = {
+    ...times,
+    secondsPerItem: {
+      fresh: ms(times.secondsPerItem.fresh),
+      preambleCached: ms(times.secondsPerItem.preambleCached),
+    },
+  };
+  return `${JSON.stringify(file, null, 2)}\n`;
+}
+
 /** Which workload: fresh items, or items under a policy preamble the instance has cached. */
 export type Workload = "fresh" | "preambleCached";
 
