@@ -14,7 +14,7 @@ import {
   serverlessSecondsPerItem,
   type Workload,
 } from "../shared/domain/capacity/measured-times.ts";
-import { withInstanceType, withMaxInstances } from "../shared/domain/capacity/overrides.ts";
+import { withInstanceCounts, withInstanceType } from "../shared/domain/capacity/overrides.ts";
 import { describeRun, minuteTable, summaryLine } from "../shared/domain/capacity/report.ts";
 import type { PipelineShape } from "../shared/domain/capacity/shape.ts";
 import { simulate } from "../shared/domain/capacity/simulate.ts";
@@ -100,7 +100,7 @@ function shapeOf(
       100_000,
     );
     if (max !== undefined) {
-      const changed = withMaxInstances(shape, max);
+      const changed = withInstanceCounts(shape, { maxInstances: max });
       shape = changed.shape;
       notes.push(...changed.notes.map((n) => `${n} (as the stack derives it)`));
     }

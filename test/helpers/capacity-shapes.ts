@@ -23,6 +23,7 @@ export function queueingShape(servers: number): PipelineShape {
       routing: "least-outstanding",
       queueSize: 1_000_000,
       deadlineSeconds: Number.POSITIVE_INFINITY,
+      deadlineScope: "call",
     },
     policies: [],
     intake: {

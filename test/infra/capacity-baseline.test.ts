@@ -1,11 +1,12 @@
 /**
  * The capacity model on today's template (trimmed into test/fixtures/ from the synthesized stack
  * at commit 42c08fb, so it stays put while the stack changes): the reader finds what decides
- * capacity, and the simulation reproduces what issue 24 observed. Observation 2: target
- * tracking on invocations per instance never fires on a load four instances could serve, since
- * one batched call carries ten items. Observation 3: the intake's eight concurrent batches against
- * one instance at minimum capacity meet the 23 s deadline, and a 10x burst ends in dead letters.
- * Observation 4: serverless mode sends more concurrent calls than MaxConcurrency, so it throttles.
+ * capacity, and the simulation reproduces what issue 24 observed. Observation 2: target tracking
+ * on invocations per instance cannot see healthy load (a busy instance makes a few batched calls
+ * a minute); it fires only once timed-out batched calls are retried one item per call.
+ * Observation 3: eight concurrent batches of ten against one instance are mostly refused, and
+ * while the endpoint stays at its minimum a 10x burst ends in dead letters. Observation 4:
+ * serverless mode sends more concurrent calls than MaxConcurrency, so it throttles.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -17,6 +18,7 @@ import {
 import type { PipelineShape } from "../../shared/domain/capacity/shape.ts";
 import { simulate } from "../../shared/domain/capacity/simulate.ts";
 import { readPipelineShape } from "../../shared/domain/capacity/template-reader.ts";
+import { variant } from "../helpers/capacity-shapes.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
 
 /** The container's defaults in force when the template set no queue size (endpoint/server/config.ts). */
@@ -93,29 +95,50 @@ describe("today's template, as the capacity model reads it", () => {
 });
 
 describe("today's template under load (issue 24)", () => {
-  it("observation 2: never scales out on a load its four instances could serve", () => {
-    // 2 items/s is under the 4 × 0.65 items/s the maximum would serve, over one instance's 0.65.
-    const result = run(realtime, 2, 30);
+  it("observation 2: a saturated instance makes a few calls a minute, so healthy load never reaches the target", () => {
+    // One batch at a time (no overload): the instance is nearly always busy on full batches.
+    const healthy = variant(realtime, { intake: { maxConcurrency: 1 } });
+    const result = run(healthy, 0.62, 60);
+    expect(result.refusals).toEqual({ queueFull: 0, deadline: 0, throttled: 0, timeout: 0 });
+    expect((result.decided * fresh) / 3600).toBeGreaterThan(0.9);
+    expect(Math.max(...result.datapoints.map((d) => d.value))).toBeLessThan(30);
     expect(result.scaleEvents).toEqual([]);
-    expect(result.peakInstances).toBe(1);
-    const perMinute = result.datapoints.map((d) => d.value);
-    expect(perMinute.length).toBe(30);
-    // Ten items a call: the instance is saturated far below 30 calls a minute.
-    expect(Math.max(...perMinute)).toBeLessThan(30);
-    expect(result.refusals.deadline).toBeGreaterThan(result.decided);
-    expect(result.waiting).toBeGreaterThan(result.decided);
   });
 
-  it("observation 3: eight batches of ten against one instance miss the deadline, and a 10x burst dead-letters", () => {
+  it("observation 2: on the template as it is, the first scale-out comes only after refusals and retries", () => {
+    // 2 items/s: more than one instance's 0.65, less than the four instances' 2.6.
+    const result = run(realtime, 2, 30);
+    const first = result.scaleEvents[0]!;
+    expect(first.from).toBe(1);
+    // Three datapoints above 30 calls a minute: the single-item retries of timed-out batched calls.
+    expect(result.minutes[0]!.refusals).toBeGreaterThan(0);
+    expect(first.at).toBeGreaterThanOrEqual(180);
+    expect(result.refusals.timeout).toBeGreaterThan(0);
+  });
+
+  it("observation 3: eighty items in flight against the minimum instance are mostly refused", () => {
     const result = run(realtime, 0.5, 120, { factor: 10, minutes: 10 });
     expect(result.peakConcurrency).toBe(8);
-    expect(result.peakInstances).toBe(1);
-    expect(result.refusals.deadline).toBeGreaterThan(2 * result.decided);
-    expect(result.deadLettered).toBeGreaterThan(0);
+    // From the burst until the instances the retries asked for are in service.
+    const alone = result.minutes.filter((m) => m.minute > 5 && m.inService === 1 && m.minute < 20);
+    expect(alone.length).toBeGreaterThan(4);
+    const refused = alone.reduce((s, m) => s + m.refusals, 0);
+    const decided = alone.reduce((s, m) => s + m.decided, 0);
+    expect(refused).toBeGreaterThan(20 * decided);
+    // The burst turns into a backlog of nearly half an hour at the 99th percentile.
+    expect(result.p99Seconds).toBeGreaterThan(1200);
+    expect(result.arrived).toBe(result.decided + result.waiting + result.deadLettered);
+  });
+
+  it("observation 3: while the endpoint stays at its minimum, a 10x burst dead-letters after five receives", () => {
+    // What the template does when its policy does not fire (observation 2): one instance for the hour.
+    const unscaled = variant(realtime, { policies: [] });
+    const result = run(unscaled, 0.5, 120, { factor: 10, minutes: 10 });
+    expect(result.deadLettered).toBeGreaterThan(result.arrived / 3);
+    expect(result.receives[5]).toBeGreaterThan(result.deadLettered * 0.9);
     // Five receives, each followed by the 720 s visibility timeout: an hour after the burst began.
     const firstDead = result.minutes.find((m) => m.deadLettered > 0)!;
     expect(firstDead.minute).toBeGreaterThanOrEqual(5 + 60);
-    expect(result.arrived).toBe(result.decided + result.waiting + result.deadLettered);
   });
 
   it("observation 4: serverless mode sends 10 + 2 concurrent batches at MaxConcurrency 5, and is throttled", () => {

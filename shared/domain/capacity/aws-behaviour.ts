@@ -31,6 +31,8 @@ export const AWS_BEHAVIOUR = {
      * (provisioning, image pull, model download and load): AWS says "minutes"; we assume 5.
      */
     instanceStartSeconds: 300,
+    /** SageMaker ends a real-time invocation the container has not answered within 60 s. */
+    invocationTimeoutSeconds: 60,
     /** Target tracking's default cooldowns for SageMaker variants. */
     defaultCooldownSeconds: 300,
     /** Serverless: seconds to start a cold container (image pull and model load); an assumption. */

@@ -2,8 +2,10 @@
  * The endpoint in the simulation. Real-time: instances that each evaluate one item at a time,
  * a request's items one after another, each item waiting its turn behind the other requests'
  * (FIFO, as the container's work queue), at most `queueSize` waiting before the next is refused
- * with 503 queue_full, and a per-request deadline after which the request's remaining items are
- * answered 504. New instances take minutes before they take traffic. Serverless: up to
+ * with 503 queue_full, and a deadline: per call (the remaining items of a call past it are
+ * answered 504 at once) or, in older containers, per item (an item that waited past it is
+ * answered 504 and the call goes on with the next). New instances take minutes before they take
+ * traffic. Serverless: up to
  * `maxConcurrency` containers of one request each, cold-started on first use, and a throttle
  * (ThrottlingException) past that.
  */
@@ -23,6 +25,8 @@ export abstract class EndpointRequest {
   done = false;
   deadline = Number.POSITIVE_INFINITY;
   deadlineSet = false;
+  /** SageMaker gave up on the call (60 s): the items not started are not evaluated. */
+  cut = false;
   instance: SimInstance | undefined;
 
   constructor(readonly size: number) {
@@ -99,6 +103,13 @@ export class SimEndpoint {
     this.changeInflight(now, +1);
     instance.inflight++;
     request.instance = instance;
+    // SageMaker's own limit, for calls whose answer could come later than it.
+    if (this.latestAnswerSeconds > AWS_BEHAVIOUR.sageMaker.invocationTimeoutSeconds)
+      this.ctx.heap.at(
+        now + AWS_BEHAVIOUR.sageMaker.invocationTimeoutSeconds,
+        this.onInvocationTimeout,
+        request,
+      );
     if (instance.readyAt > now) this.ctx.heap.at(instance.readyAt, this.receive, request);
     else this.receive(now, request);
     return true;
@@ -106,9 +117,11 @@ export class SimEndpoint {
 
   /**
    * The latest an answer can come after a request is sent: a cold start, the deadline, and the
-   * item running when it passes (which finishes). Infinity when service times are unbounded.
+   * item running when it passes (which finishes). Infinity when service times are unbounded or
+   * each item has a deadline of its own.
    */
   get latestAnswerSeconds(): number {
+    if (this.shape.deadlineScope === "item") return Number.POSITIVE_INFINITY;
     const cold = this.shape.mode === "serverless" ? AWS_BEHAVIOUR.sageMaker.serverlessColdStartSeconds : 0;
     return cold + this.shape.deadlineSeconds + this.ctx.maxServiceSeconds;
   }
@@ -192,7 +205,7 @@ export class SimEndpoint {
       this.respond(request, now);
       return;
     }
-    if (now >= request.deadline) {
+    if (request.cut || (this.shape.deadlineScope === "call" && now >= request.deadline)) {
       this.finish(request, ITEM.deadline, now);
       return;
     }
@@ -207,7 +220,9 @@ export class SimEndpoint {
     instance.queue.push(request);
     instance.live++;
     request.waiting = true;
-    if (!request.deadlineSet && Number.isFinite(request.deadline)) {
+    // Per item, the wait starts now; per call, it started when the call arrived.
+    if (this.shape.deadlineScope === "item") request.deadline = now + this.shape.deadlineSeconds;
+    if ((!request.deadlineSet || this.shape.deadlineScope === "item") && Number.isFinite(request.deadline)) {
       request.deadlineSet = true;
       this.ctx.heap.at(request.deadline, this.onDeadline, request);
     }
@@ -244,12 +259,28 @@ export class SimEndpoint {
     }
   }
 
-  private readonly onDeadline = (now: number, request: EndpointRequest) => {
-    if (request.done || !request.waiting) return;
-    // A waiter whose deadline passes leaves the queue at once and stops counting against it.
+  private readonly onInvocationTimeout = (now: number, request: EndpointRequest) => {
+    if (request.done) return;
+    // The connection closes: a waiting item leaves the queue; a running one finishes first.
+    request.cut = true;
+    if (!request.waiting) return;
     request.waiting = false;
     request.instance!.live--;
     this.finish(request, ITEM.deadline, now);
+  };
+
+  private readonly onDeadline = (now: number, request: EndpointRequest) => {
+    // Stale: the request is not waiting, or waits again under a later deadline (per item).
+    if (request.done || !request.waiting || now < request.deadline) return;
+    // A waiter whose deadline passes leaves the queue at once and stops counting against it.
+    request.waiting = false;
+    request.instance!.live--;
+    if (this.shape.deadlineScope === "call") {
+      this.finish(request, ITEM.deadline, now);
+      return;
+    }
+    request.results[request.next++] = ITEM.deadline;
+    this.advance(request, now);
   };
 
   private finish(request: EndpointRequest, result: number, now: number): void {

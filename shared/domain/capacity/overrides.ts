@@ -1,6 +1,6 @@
 /**
  * What-ifs on a template's shape, as a deploy with other context values would make it: another
- * instance type, another scaling maximum. A new maximum re-derives what the stack derives from it
+ * instance type, other scaling bounds. New bounds re-derive what the stack derives from them
  * (the event source concurrency and batch size, and the container's admission where the topology
  * derives it) through the topology's own functions, so the model sees what `-c maxInstanceCount`
  * would deploy.
@@ -26,16 +26,22 @@ export function withInstanceType(shape: PipelineShape, instanceType: string): Ov
   };
 }
 
-/** The shape with a scaling maximum of `maxInstances`, and what the stack derives from it. */
-export function withMaxInstances(shape: PipelineShape, maxInstances: number): Overridden {
+/**
+ * The shape with other scaling bounds (either may stay as it is), and what the stack derives from
+ * them. The endpoint starts at the new minimum when that is above its initial count.
+ */
+export function withInstanceCounts(
+  shape: PipelineShape,
+  counts: { readonly minInstances?: number; readonly maxInstances?: number },
+): Overridden {
   const e = shape.endpoint;
   if (e.mode !== "realtime")
-    throw new RangeError("--max-instances applies to a real-time endpoint; this template's is serverless");
-  if (maxInstances < e.minInstances)
-    throw new RangeError(
-      `--max-instances ${maxInstances} is below the template's minimum of ${e.minInstances}`,
-    );
-  const provisioning: EndpointProvisioning = { mode: "realtime", minInstances: e.minInstances, maxInstances };
+    throw new RangeError("instance counts apply to a real-time endpoint; this template's is serverless");
+  const minInstances = counts.minInstances ?? e.minInstances;
+  const maxInstances = counts.maxInstances ?? e.maxInstances;
+  if (maxInstances < minInstances)
+    throw new RangeError(`the maximum of ${maxInstances} instances is below the minimum of ${minInstances}`);
+  const provisioning: EndpointProvisioning = { mode: "realtime", minInstances, maxInstances };
   const derived = topology.decideConcurrency(provisioning) as { intake: number; batchSize?: number };
   // Newer topologies also derive the container's admission from the provisioning.
   const admission = (
@@ -47,7 +53,9 @@ export function withMaxInstances(shape: PipelineShape, maxInstances: number): Ov
     ...shape,
     endpoint: {
       ...e,
+      minInstances,
       maxInstances,
+      initialInstances: Math.max(e.initialInstances, minInstances),
       ...(admission ? { queueSize: admission.queueSize, deadlineSeconds: admission.deadlineMs / 1000 } : {}),
     },
     intake: {
@@ -56,10 +64,12 @@ export function withMaxInstances(shape: PipelineShape, maxInstances: number): Ov
       ...(derived.batchSize ? { batchSize: derived.batchSize } : {}),
     },
   };
-  const notes = [`max instances ${e.maxInstances} → ${maxInstances}`];
+  const notes: string[] = [];
   const change = (what: string, from: unknown, to: unknown) => {
     if (from !== to) notes.push(`${what} ${String(from)} → ${String(to)}`);
   };
+  change("min instances", e.minInstances, minInstances);
+  change("max instances", e.maxInstances, maxInstances);
   change("intake MaximumConcurrency", shape.intake.maxConcurrency, next.intake.maxConcurrency);
   change("intake batch size", shape.intake.batchSize, next.intake.batchSize);
   change("container queue", e.queueSize, next.endpoint.queueSize);

@@ -47,7 +47,7 @@ export function describeRun(shape: PipelineShape, load: LoadProfile, secondsPerI
     ? `, ${load.burst.factor}x from ${formatDuration(load.burst.startSeconds)} for ${formatDuration(load.burst.durationSeconds)}`
     : "";
   return [
-    `endpoint: ${where}; container queue ${e.queueSize}, deadline ${e.deadlineSeconds} s; ${secondsPerItem.toFixed(3)} s per item`,
+    `endpoint: ${where}; container queue ${e.queueSize}, deadline ${e.deadlineSeconds} s per ${e.deadlineScope}; ${secondsPerItem.toFixed(3)} s per item`,
     `scaling: ${policies.length > 0 ? policies.join("; ") : "none"}`,
     `intake: batch ${lane.batchSize}, window ${lane.batchingWindowSeconds} s, MaximumConcurrency ${lane.maxConcurrency ?? "none"}, visibility ${lane.visibilityTimeoutSeconds} s, maxReceiveCount ${lane.maxReceiveCount ?? "none"}${shape.overload ? ", overload backoff on" : ""}`,
     `decide: timeout ${shape.decide.timeoutSeconds} s, ${shape.decide.endpointAttempts} tries of ${shape.decide.endpointTimeoutSeconds} s, ${shape.decide.endpointBatchItems} items per call`,

@@ -55,6 +55,8 @@ export interface SimulationResult {
   /** Most decide-function runs (concurrent batches) at once. */
   readonly peakConcurrency: number;
   readonly refusals: Readonly<RefusalCounters>;
+  /** Items by the receives they took (index: receive count), over all items arrived. */
+  readonly receives: readonly number[];
   readonly scaleEvents: readonly ScaleEvent[];
   readonly datapoints: readonly Datapoint[];
   readonly usage: Usage;

@@ -174,8 +174,11 @@ export class SimScaler {
     state.inAlarm = alarm;
     if (invoke) {
       state.lastInvoked = now;
-      return { to: Math.ceil((Math.max(1, inService) * value) / p.target), policy: p.name };
+      // The high alarm only adds: instances still starting count toward what it asked for.
+      const to = Math.ceil((Math.max(1, inService) * value) / p.target);
+      return to > desired ? { to, policy: p.name } : undefined;
     }
+    if (alarm) return undefined;
     const low = state.minutes.slice(-S.scaleInDatapoints);
     const lowAlarm = low.length === S.scaleInDatapoints && low.every((v) => v < p.target * S.scaleInFraction);
     if (!lowAlarm || p.disableScaleIn || now - state.lastIn < p.scaleInCooldown) return undefined;

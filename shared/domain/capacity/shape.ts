@@ -22,8 +22,10 @@ export interface EndpointShape {
   readonly routing: Routing;
   /** Requests the container lets wait behind the running one before it answers 503 queue_full. */
   readonly queueSize: number;
-  /** The container's per-request deadline, waiting included. */
+  /** The container's deadline, waiting included... */
   readonly deadlineSeconds: number;
+  /** ...counted per call from its arrival, or (older containers) per item from when it starts waiting. */
+  readonly deadlineScope: "call" | "item";
 }
 
 /** A metric the scaling policies or their alarms watch. */

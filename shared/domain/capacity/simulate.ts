@@ -168,6 +168,17 @@ class Simulation {
     return r.queueFull + r.deadline + r.throttled + r.timeout;
   }
 
+  private receiveHistogram(): number[] {
+    const counts: number[] = [];
+    const arrived = this.queue.advance(this.runSeconds);
+    for (let id = 0; id < arrived; id++) {
+      const k = this.queue.receives[id]!;
+      while (counts.length <= k) counts.push(0);
+      counts[k]!++;
+    }
+    return counts;
+  }
+
   private result(): SimulationResult {
     const { queue, runSeconds } = this;
     const latencies = queue.latencies.subarray(0, queue.decided).sort();
@@ -187,6 +198,7 @@ class Simulation {
       peakInstances: this.peakInstances,
       peakConcurrency: this.mapping.peak,
       refusals: this.refusals,
+      receives: this.receiveHistogram(),
       scaleEvents: this.scaler.events,
       datapoints: this.scaler.datapoints,
       usage: {

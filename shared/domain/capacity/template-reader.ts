@@ -37,6 +37,8 @@ export interface ReadOptions {
    * code, not the template). @default overloadFor (the topology's, when the template matches it)
    */
   readonly overload?: (intake: LaneShape) => OverloadShape | undefined;
+  /** Whether the container's deadline counts per call or per item. @default "call" with overload handling, else "item" */
+  readonly deadlineScope?: EndpointShape["deadlineScope"];
 }
 
 /** The pipeline's shape from a parsed template (`JSON.parse` of `cdk.out/<stack>.template.json`). */
@@ -55,13 +57,17 @@ export function readPipelineShape(json: unknown, options: ReadOptions): Pipeline
   const lanes = mappingsOf(template, fn);
   const endpoint = readEndpoint(template, endpointResource, options.containerDefaults);
   const scaling = readScaling(template, endpointResource, endpoint);
+  const overload = (options.overload ?? ((intake) => overloadFor(intake)))(lanes.intake);
+  // The code that handles overload also gives a batched call one deadline (one change); before
+  // it, each item of a call had a deadline of its own, from when it began to wait.
+  const deadlineScope = options.deadlineScope ?? (overload ? "call" : "item");
   return {
-    endpoint: { ...endpoint, ...scaling.counts },
+    endpoint: { ...endpoint, ...scaling.counts, deadlineScope },
     policies: scaling.policies,
     intake: lanes.intake,
     batch: lanes.batch,
     decide: readFunction(fn, environment),
-    overload: (options.overload ?? ((intake) => overloadFor(intake)))(lanes.intake),
+    overload,
   };
 }
 
@@ -136,6 +142,7 @@ function readEndpoint(
   const serverless = variant.properties.ServerlessConfig as Record<string, unknown> | undefined;
   const routing = at(variant.properties, "RoutingConfig.RoutingStrategy");
   const common = {
+    deadlineScope: "call",
     routing: routing === "LEAST_OUTSTANDING_REQUESTS" ? "least-outstanding" : "random",
     queueSize: envNumber(model, env, "DECIDE_QUEUE_SIZE", defaults.queueSize),
     deadlineSeconds: envNumber(model, env, "DECIDE_DEADLINE_MS", defaults.deadlineSeconds, 1e-3),
