@@ -105,6 +105,21 @@ describe("the capacity model's template reader", () => {
     ]);
   });
 
+  it("finds a named endpoint and its scalable target by the name", () => {
+    const json = baseline();
+    const endpoint = ofType(json, "AWS::SageMaker::Endpoint")[0]!;
+    endpoint.Properties.EndpointName = "Stack-ml-c6i-xlarge";
+    const fn = ofType(json, "AWS::Lambda::Function")[0]!;
+    (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables.DECISION_ENDPOINT_NAME =
+      "Stack-ml-c6i-xlarge";
+    const target = ofType(json, "AWS::ApplicationAutoScaling::ScalableTarget")[0]!;
+    target.Properties.ResourceId = "endpoint/Stack-ml-c6i-xlarge/variant/ml-c6i-xlarge";
+    target.Properties.MaxCapacity = 40;
+    const shape = read(json);
+    expect(shape.endpoint.maxInstances).toBe(40);
+    expect(shape.policies).toHaveLength(1);
+  });
+
   it("reads the container's queue and the routing strategy when the template sets them", () => {
     const json = baseline();
     const model = ofType(json, "AWS::SageMaker::Model")[0]!;

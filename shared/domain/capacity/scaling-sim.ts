@@ -117,7 +117,9 @@ export class SimScaler {
     const chosen =
       out.length > 0
         ? out.reduce((a, b) => (b.to > a.to ? b : a))
-        : inward.length > 0 && (targetsAgreeIn || inward.every((p) => this.isStep(p.policy)))
+        : inward.length > 0 &&
+            !this.stepUpInAlarm() &&
+            (targetsAgreeIn || inward.every((p) => this.isStep(p.policy)))
           ? inward.reduce((a, b) => (b.to > a.to ? b : a))
           : undefined;
     if (!chosen) return;
@@ -132,6 +134,13 @@ export class SimScaler {
       }
     this.events.push({ at: now, from: desired, to, policy: chosen.policy });
     this.endpoint.setDesired(to, now);
+  }
+
+  /** Whether a step policy that adds capacity has its alarm in ALARM (out wins over in). */
+  private stepUpInAlarm(): boolean {
+    return this.states.some(
+      (s) => s.policy.kind === "step" && s.inAlarm && s.policy.steps.some((step) => step.adjustment > 0),
+    );
   }
 
   private isStep(name: string): boolean {
@@ -211,7 +220,10 @@ export class SimScaler {
     if (step.adjustment < 0 && cooling) return undefined;
     // In a scale-out cooldown the capacity asked for by the initiating scale-out counts toward this one.
     const base = cooling && now - state.lastOut < p.cooldown ? state.outBase : desired;
-    return { to: adjusted(p.adjustmentType, base, step.adjustment), policy: p.name };
+    const to = adjusted(p.adjustmentType, base, step.adjustment);
+    // A step up never lowers the capacity, nor a step down raises it.
+    if (step.adjustment > 0 ? to <= desired : to >= desired) return undefined;
+    return { to, policy: p.name };
   }
 
   /** The metric over the last `count` samples. */

@@ -46,14 +46,7 @@ export function readPipelineShape(json: unknown, options: ReadOptions): Pipeline
   const template = new CfnTemplate(json);
   const fn = decideFunction(template);
   const environment = at(fn.properties, "Environment.Variables") as Record<string, unknown> | undefined;
-  const endpointId = referencedId(environment?.DECISION_ENDPOINT_NAME);
-  if (!endpointId)
-    throw new TemplateShapeError(
-      `AWS::Lambda::Function ${fn.id}`,
-      "Environment.Variables.DECISION_ENDPOINT_NAME",
-      "does not reference an endpoint of this template",
-    );
-  const endpointResource = template.get(endpointId, "AWS::SageMaker::Endpoint", fn.id);
+  const endpointResource = endpointOf(template, fn, environment?.DECISION_ENDPOINT_NAME);
   const lanes = mappingsOf(template, fn);
   const endpoint = readEndpoint(template, endpointResource, options.containerDefaults);
   const scaling = readScaling(template, endpointResource, endpoint);
@@ -69,6 +62,25 @@ export function readPipelineShape(json: unknown, options: ReadOptions): Pipeline
     decide: readFunction(fn, environment),
     overload,
   };
+}
+
+/**
+ * The endpoint the decide function calls: the one its DECISION_ENDPOINT_NAME references, or the
+ * one of that literal name (a named endpoint), or the template's only endpoint.
+ */
+function endpointOf(template: CfnTemplate, fn: TemplateResource, name: unknown): TemplateResource {
+  const id = referencedId(name);
+  if (id) return template.get(id, "AWS::SageMaker::Endpoint", fn.id);
+  const endpoints = template.ofType("AWS::SageMaker::Endpoint");
+  const named = endpoints.filter((e) => typeof name === "string" && e.properties.EndpointName === name);
+  const found = named.length === 1 ? named : endpoints;
+  if (found.length !== 1)
+    throw new TemplateShapeError(
+      `AWS::Lambda::Function ${fn.id}`,
+      "Environment.Variables.DECISION_ENDPOINT_NAME",
+      `names no endpoint of this template (${JSON.stringify(name)?.slice(0, 80)}), and it has ${endpoints.length}`,
+    );
+  return found[0]!;
 }
 
 function decideFunction(template: CfnTemplate): TemplateResource {

@@ -49,10 +49,16 @@ export function readScaling(
   endpoint: TemplateResource,
   shape: Pick<EndpointShape, "mode" | "minInstances" | "maxInstances">,
 ): { counts: { minInstances: number; maxInstances: number }; policies: PolicyShape[] } {
+  // `endpoint/<name>/variant/<variant>`: the name by reference, or a named endpoint's literal name.
+  const name = endpoint.properties.EndpointName;
   const targets = template
     .ofType("AWS::ApplicationAutoScaling::ScalableTarget")
     .filter((t) => t.properties.ServiceNamespace === "sagemaker")
-    .filter((t) => referencedIds(t.properties.ResourceId).has(endpoint.id));
+    .filter(
+      (t) =>
+        referencedIds(t.properties.ResourceId).has(endpoint.id) ||
+        (typeof name === "string" && JSON.stringify(t.properties.ResourceId).includes(`endpoint/${name}/`)),
+    );
   const fixed = { minInstances: shape.minInstances, maxInstances: shape.maxInstances };
   if (targets.length === 0) return { counts: fixed, policies: [] };
   if (targets.length > 1)
