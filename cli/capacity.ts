@@ -72,10 +72,9 @@ function loadOf(values: Record<string, string | boolean | undefined>): LoadProfi
   return { ratePerSecond: rate, durationSeconds, burst: { factor, startSeconds, durationSeconds: burstFor } };
 }
 
-/** The container's own defaults (only loaded when the template leaves a setting to them). */
-async function containerDefaults(text: string): Promise<ContainerDefaults> {
-  if (text.includes('"DECIDE_QUEUE_SIZE"') && text.includes('"DECIDE_DEADLINE_MS"'))
-    return { queueSize: 0, deadlineSeconds: 0 };
+/** The container's own defaults, loaded only when the template leaves a setting to them. */
+async function containerDefaults(text: string): Promise<ContainerDefaults | undefined> {
+  if (text.includes('"DECIDE_QUEUE_SIZE"') && text.includes('"DECIDE_DEADLINE_MS"')) return undefined;
   const { SETTINGS } = await import("../endpoint/server/config.ts");
   return { queueSize: SETTINGS.queueSize.fallback(), deadlineSeconds: SETTINGS.deadlineMs.fallback() / 1000 };
 }
@@ -145,7 +144,8 @@ export async function capacityCommand(argv: string[]): Promise<number> {
     throw new CommandError(`no template at ${path}: run \`npm run synth\` first, or pass --template FILE`);
   const text = readFileSync(path, "utf8");
   try {
-    const read = readPipelineShape(JSON.parse(text), { containerDefaults: await containerDefaults(text) });
+    const defaults = await containerDefaults(text);
+    const read = readPipelineShape(JSON.parse(text), defaults ? { containerDefaults: defaults } : {});
     const { shape, notes } = shapeOf(read, values);
     const workload: Workload = values["preamble-cached"] ? "preambleCached" : "fresh";
     const perItem = secondsPerItem(shape, workload);

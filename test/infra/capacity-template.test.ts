@@ -199,6 +199,12 @@ describe("the capacity model's template reader", () => {
     expect(() => read(json)).toThrow(message);
   });
 
+  it("refuses a template that leaves the container's queue to its default when no default is given", () => {
+    expect(() => readPipelineShape(baseline())).toThrow(
+      /AWS::SageMaker::Model .*: Environment\.DECIDE_QUEUE_SIZE: is missing/,
+    );
+  });
+
   it("reads the stack as synthesized now", () => {
     const json = Template.fromStack(synthStack()).toJSON() as Json;
     const shape = read(json);

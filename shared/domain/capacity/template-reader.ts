@@ -31,7 +31,8 @@ export interface ContainerDefaults {
 
 /** Options of {@link readPipelineShape}. */
 export interface ReadOptions {
-  readonly containerDefaults: ContainerDefaults;
+  /** The container's own defaults, for a template that leaves them unset. @default none: such a template is refused */
+  readonly containerDefaults?: ContainerDefaults;
   /**
    * The decide function's overload handling for a template with this intake lane (it lives in
    * code, not the template). @default overloadFor (the topology's, when the template matches it)
@@ -42,7 +43,7 @@ export interface ReadOptions {
 }
 
 /** The pipeline's shape from a parsed template (`JSON.parse` of `cdk.out/<stack>.template.json`). */
-export function readPipelineShape(json: unknown, options: ReadOptions): PipelineShape {
+export function readPipelineShape(json: unknown, options: ReadOptions = {}): PipelineShape {
   const template = new CfnTemplate(json);
   const fn = decideFunction(template);
   const environment = at(fn.properties, "Environment.Variables") as Record<string, unknown> | undefined;
@@ -122,7 +123,7 @@ function readFunction(fn: TemplateResource, environment: Record<string, unknown>
 function readEndpoint(
   template: CfnTemplate,
   endpoint: TemplateResource,
-  defaults: ContainerDefaults,
+  defaults: ContainerDefaults | undefined,
 ): EndpointShape {
   const configId = referencedId(endpoint.properties.EndpointConfigName);
   if (!configId)
@@ -156,8 +157,8 @@ function readEndpoint(
   const common = {
     deadlineScope: "call",
     routing: routing === "LEAST_OUTSTANDING_REQUESTS" ? "least-outstanding" : "random",
-    queueSize: envNumber(model, env, "DECIDE_QUEUE_SIZE", defaults.queueSize),
-    deadlineSeconds: envNumber(model, env, "DECIDE_DEADLINE_MS", defaults.deadlineSeconds, 1e-3),
+    queueSize: envNumber(model, env, "DECIDE_QUEUE_SIZE", defaults?.queueSize),
+    deadlineSeconds: envNumber(model, env, "DECIDE_DEADLINE_MS", defaults?.deadlineSeconds, 1e-3),
   } as const;
   if (serverless) {
     const maxConcurrency = numberAt(variant, "ServerlessConfig.MaxConcurrency");

@@ -103,16 +103,22 @@ export function optionalNumberAt(resource: TemplateResource, path: string): numb
   return at(resource.properties, path) === undefined ? undefined : numberAt(resource, path);
 }
 
-/** An environment variable of a Lambda function or a SageMaker container, as a number. */
+/**
+ * An environment variable of a Lambda function or a SageMaker container, as a number (times
+ * `scale`); `fallback` (already scaled) when unset, or an error naming it when there is none.
+ */
 export function envNumber(
   owner: TemplateResource,
   environment: Record<string, unknown> | undefined,
   name: string,
-  fallback: number,
+  fallback: number | undefined,
   scale = 1,
 ): number {
   const raw = environment?.[name];
-  if (raw === undefined) return fallback;
+  if (raw === undefined) {
+    if (fallback !== undefined) return fallback;
+    throw new TemplateShapeError(`${owner.type} ${owner.id}`, `Environment.${name}`, "is missing");
+  }
   const value = Number(raw);
   if (typeof raw !== "string" || !Number.isFinite(value))
     throw new TemplateShapeError(
