@@ -45,6 +45,9 @@ export interface Datapoint {
   readonly value: number;
 }
 
+/** What a policy asks for: a capacity, and its name. */
+type Proposal = { to: number; policy: string } | undefined;
+
 interface PolicyState {
   readonly policy: PolicyShape;
   readonly values: number[];
@@ -99,8 +102,8 @@ export class SimScaler {
     });
     this.endpoint.invocations = 0;
     const desired = this.endpoint.desired;
-    const out: { to: number; policy: string }[] = [];
-    const inward: { to: number; policy: string }[] = [];
+    const out: NonNullable<Proposal>[] = [];
+    const inward: NonNullable<Proposal>[] = [];
     let targetsAgreeIn = true;
     for (const state of this.states) {
       const proposal = this.evaluate(state, now, desired, inService);
@@ -148,12 +151,7 @@ export class SimScaler {
   }
 
   /** The policy's datapoint if its period ends now, and what capacity it asks for. */
-  private evaluate(
-    state: PolicyState,
-    now: number,
-    desired: number,
-    inService: number,
-  ): { to: number; policy: string } | undefined {
+  private evaluate(state: PolicyState, now: number, desired: number, inService: number): Proposal {
     const p = state.policy;
     const period = p.kind === "target" ? p.periodSeconds : p.alarm.periodSeconds;
     if (Math.round(now) % period !== 0) return undefined;
@@ -176,7 +174,7 @@ export class SimScaler {
     desired: number,
     inService: number,
     value: number,
-  ): { to: number; policy: string } | undefined {
+  ): Proposal {
     const high = state.values.slice(-S.scaleOutDatapoints);
     const alarm = high.length === S.scaleOutDatapoints && high.every((v) => v > p.target);
     const invoke = alarm && (!state.inAlarm || now - state.lastInvoked >= S.alarmRepeatSeconds);
@@ -202,7 +200,7 @@ export class SimScaler {
     now: number,
     desired: number,
     value: number,
-  ): { to: number; policy: string } | undefined {
+  ): Proposal {
     const alarm = p.alarm;
     const recent = state.values.slice(-alarm.evaluationPeriods);
     const breaching = recent.filter((v) => breaches(alarm, v)).length;

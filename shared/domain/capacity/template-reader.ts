@@ -125,14 +125,12 @@ function readEndpoint(
   endpoint: TemplateResource,
   defaults: ContainerDefaults | undefined,
 ): EndpointShape {
-  const configId = referencedId(endpoint.properties.EndpointConfigName);
-  if (!configId)
-    throw new TemplateShapeError(
-      `AWS::SageMaker::Endpoint ${endpoint.id}`,
-      "EndpointConfigName",
-      "does not reference an endpoint configuration of this template",
-    );
-  const config = template.get(configId, "AWS::SageMaker::EndpointConfig", endpoint.id);
+  const config = template.follow(
+    endpoint,
+    "EndpointConfigName",
+    endpoint.properties.EndpointConfigName,
+    "AWS::SageMaker::EndpointConfig",
+  );
   const variants = config.properties.ProductionVariants;
   if (!Array.isArray(variants) || variants.length !== 1)
     throw new TemplateShapeError(
@@ -141,14 +139,12 @@ function readEndpoint(
       `the capacity model reads exactly one production variant, found ${Array.isArray(variants) ? variants.length : 0}`,
     );
   const variant = { ...config, properties: variants[0] as Record<string, unknown> };
-  const modelId = referencedId(variant.properties.ModelName);
-  if (!modelId)
-    throw new TemplateShapeError(
-      `AWS::SageMaker::EndpointConfig ${config.id}`,
-      "ProductionVariants[0].ModelName",
-      "does not reference a model of this template",
-    );
-  const model = template.get(modelId, "AWS::SageMaker::Model", config.id);
+  const model = template.follow(
+    config,
+    "ProductionVariants[0].ModelName",
+    variant.properties.ModelName,
+    "AWS::SageMaker::Model",
+  );
   const container = (model.properties.PrimaryContainer ??
     (model.properties.Containers as unknown[] | undefined)?.[0]) as Record<string, unknown> | undefined;
   const env = container?.Environment as Record<string, unknown> | undefined;
@@ -197,14 +193,12 @@ function mappingsOf(template: CfnTemplate, fn: TemplateResource): { intake: Lane
     .ofType("AWS::Lambda::EventSourceMapping")
     .filter((m) => referencedId(m.properties.FunctionName) === fn.id)
     .map((mapping) => {
-      const queueId = referencedId(mapping.properties.EventSourceArn);
-      if (!queueId)
-        throw new TemplateShapeError(
-          `AWS::Lambda::EventSourceMapping ${mapping.id}`,
-          "EventSourceArn",
-          "does not reference a queue of this template",
-        );
-      const queue = template.get(queueId, "AWS::SQS::Queue", mapping.id);
+      const queue = template.follow(
+        mapping,
+        "EventSourceArn",
+        mapping.properties.EventSourceArn,
+        "AWS::SQS::Queue",
+      );
       const isBatch = /batch/i.test(queue.path ?? queue.id);
       return { isBatch, lane: readLane(mapping, queue) };
     });

@@ -34,6 +34,21 @@ export class CfnTemplate {
     return this.resources.filter((r) => r.type === type);
   }
 
+  /**
+   * The resource of `type` that `from`'s `property` (holding `value`) references, or an error
+   * naming that property.
+   */
+  follow(from: TemplateResource, property: string, value: unknown, type: string): TemplateResource {
+    const id = referencedId(value);
+    if (!id)
+      throw new TemplateShapeError(
+        `${from.type} ${from.id}`,
+        property,
+        `does not reference a ${type} of this template`,
+      );
+    return this.get(id, type, from.id);
+  }
+
   /** The resource with logical id `id` and type `type`, or an error naming who pointed at it. */
   get(id: string, type: string, from: string): TemplateResource {
     const found = this.resources.find((r) => r.id === id);
