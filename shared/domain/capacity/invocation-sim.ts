@@ -6,7 +6,8 @@
  * (attempts − 1 each). The function's own timeout ends the run and fails what is unsettled. A
  * client that treats overload as no failure gives up on an overloaded item at once instead.
  */
-import { EndpointRequest, ITEM, type SimEndpoint } from "./endpoint-sim.ts";
+import { EndpointRequest, ITEM } from "./endpoint-request.ts";
+import type { SimEndpoint } from "./endpoint-sim.ts";
 import type { EventHeap } from "./event-heap.ts";
 import type { FunctionShape } from "./shape.ts";
 
