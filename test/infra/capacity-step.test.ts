@@ -1,8 +1,9 @@
 /**
  * Issue 24, build item 8, on the new template: a step from 1 to 100 items/s, with the maximum
  * instances raised by context (`-c maxInstanceCount=250`), dead-letters nothing and drains. It
- * synthesizes the stack as it is now, so it passes only once the stack scales on the work and
- * its decide function treats overload as no failure (issue 24's scaling and overload packages).
+ * synthesizes the stack as it is now, so it passes only once the stack scales on the work, its
+ * decide function treats overload as no failure (issue 24's scaling and overload packages), and
+ * its intake lets enough items be in flight to keep the instances that scaling adds busy.
  */
 import { Template } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
@@ -21,6 +22,13 @@ describe("the new template under a step from 1 to 100 items/s", () => {
       "concurrentRequestsPerModel",
     );
     expect(shape.endpoint.maxInstances).toBe(250);
+    const secondsPerItem = instanceSecondsPerItem(shape.endpoint.instanceType!, "fresh");
+    // Little's law: 100 items/s decided at this many seconds each means this many items in flight.
+    const inFlight = (shape.intake.maxConcurrency ?? 1_000) * shape.intake.batchSize;
+    expect(
+      inFlight,
+      `the intake keeps at most ${inFlight} items in flight (MaximumConcurrency × batch size); 100 items/s at ${secondsPerItem} s each needs ${Math.ceil(100 * secondsPerItem)}`,
+    ).toBeGreaterThanOrEqual(100 * secondsPerItem);
     const minutes = 90;
     const result = simulate({
       shape,
@@ -29,7 +37,7 @@ describe("the new template under a step from 1 to 100 items/s", () => {
         durationSeconds: minutes * 60,
         burst: { factor: 100, startSeconds: 300, durationSeconds: (minutes - 5) * 60 },
       },
-      secondsPerItem: instanceSecondsPerItem(shape.endpoint.instanceType!, "fresh"),
+      secondsPerItem,
     });
     expect(result.deadLettered).toBe(0);
     // Drained: what waits at the end is under a minute of arrivals, a tenth of the peak backlog.
