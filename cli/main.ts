@@ -82,6 +82,15 @@ const COMMANDS: Record<
       return { run: m.replayCommand, usage: m.replayUsage };
     },
   },
+  capacity: {
+    what: "simulates a load on the synthesized stack: instances, backlog, dead letters, cost",
+    summary:
+      "decide capacity --rate R [--for 30m] [--burst X --burst-for D] [--template F] [--max-instances N]",
+    load: async () => {
+      const m = await import("./capacity.ts");
+      return { run: m.capacityCommand, usage: m.capacityUsage };
+    },
+  },
   calibrate: {
     what: "fits temperature and thresholds from labels; checks drift",
     summary:

@@ -26,6 +26,7 @@ import {
 } from "../shared/use-cases/replay.ts";
 import { requiredFlag, UsageError } from "./args.ts";
 import { awsOptions, decisionStore, publisherTo, queueAt } from "./aws.ts";
+import { parseDuration } from "./duration.ts";
 
 export const replayUsage = `decide replay --from SOURCE [--policy ID] [--reason TEXT] [--older-than 2h] [--newer-than 1d] [--dry-run]
 decide replay --dlq-url URL (--queue-url URL | --event-bus NAME) [filters as above] [--dry-run]
@@ -39,16 +40,6 @@ output DeadLetterRoutes). job-failures are listed, never moved. --reason matches
 by the decide function (needs --table or DECISIONS_TABLE) or the one the bus or Lambda recorded.
 --all starts SQS's own redrive to the source queue (StartMessageMoveTask).
 Common: --region, --profile (AWS CLI conventions).`;
-
-/** Parses 90s, 30m, 2h, 1d into milliseconds. */
-export function parseDuration(text: string, flag: string): number {
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(text.trim());
-  if (!match) throw new UsageError(`--${flag} must look like 90s, 30m, 2h or 1d, got "${text}"`);
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[
-    match[2] as "ms" | "s" | "m" | "h" | "d"
-  ];
-  return Number(match[1]) * unit;
-}
 
 const OPTIONS = {
   from: { type: "string" },

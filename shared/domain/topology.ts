@@ -339,13 +339,15 @@ export interface CapacityPlan {
 }
 
 /**
- * Sizes the decide function's mappings and the endpoint's admission together so that, at the
- * minimum capacity, the items in flight on one instance × seconds per item (with
- * {@link SIZING_MARGIN}) stay under the endpoint's deadline: an admitted item is served in time,
- * and what does not fit is refused at once (503 `queue_full`) and waits in its queue. The intake
- * keeps `concurrencyPerInstance` calls per instance at the maximum, so scaling out has work;
- * fewer items per call pay for it. Serverless: every invocation has an instance of its own, and
- * the two mappings together stay within `MaxConcurrency`.
+ * Sizes the decide function's mappings and the endpoint's admission together. The container
+ * admits `concurrencyPerInstance` calls per instance (one runs, the others wait in its admission
+ * queue), and a call holds so few items that every admitted item is served within the endpoint's
+ * deadline at the measured seconds per item (with {@link SIZING_MARGIN}), whatever the number of
+ * instances. The intake keeps `concurrencyPerInstance` calls per instance at the scaling maximum,
+ * so the instances that scaling adds have work; at a lower capacity what the instances cannot
+ * admit is refused at once (503 `queue_full`) and waits in its queue with a backoff, counted as no
+ * failure. Serverless: every invocation has an instance of its own, and the two mappings together
+ * stay within `MaxConcurrency`.
  */
 export function capacityPlan(endpoint: EndpointProvisioning): CapacityPlan {
   const seconds = (endpoint.secondsPerItem ?? MEASURED_SECONDS_PER_ITEM.fresh) * SIZING_MARGIN;
@@ -353,17 +355,14 @@ export function capacityPlan(endpoint: EndpointProvisioning): CapacityPlan {
   const itemsInDeadline = Math.floor(deadlineMs / 1000 / seconds);
   const batch = endpoint.batchMaxConcurrency ?? BATCH_LANE.maxConcurrency;
   const serverless = endpoint.mode === "serverless";
-  const instances = serverless ? endpoint.maxInstances : endpoint.minInstances;
-  let intake = serverless
-    ? endpoint.maxInstances - batch
-    : Math.min(
-        endpoint.maxInstances * DECIDE_FUNCTION.concurrencyPerInstance,
-        // One item per call at most: past this even single-item calls would miss the deadline.
-        itemsInDeadline * endpoint.minInstances - batch,
-      );
-  intake = Math.max(LAMBDA_MIN_CONCURRENCY, intake);
-  const callsPerInstance = serverless ? 1 : Math.ceil((intake + batch) / instances);
-  const batchSize = Math.min(DECIDE_FUNCTION.batchSize, Math.floor(itemsInDeadline / callsPerInstance));
+  const intake = Math.max(
+    LAMBDA_MIN_CONCURRENCY,
+    serverless
+      ? endpoint.maxInstances - batch
+      : endpoint.maxInstances * DECIDE_FUNCTION.concurrencyPerInstance,
+  );
+  const admittedCalls = serverless ? 1 : DECIDE_FUNCTION.concurrencyPerInstance;
+  const batchSize = Math.min(DECIDE_FUNCTION.batchSize, Math.floor(itemsInDeadline / admittedCalls));
   const where = `${endpoint.mode}, ${endpoint.minInstances} to ${endpoint.maxInstances} instances, batch lane ${batch}`;
   if (serverless && intake + batch > endpoint.maxInstances)
     throw new RangeError(
@@ -371,10 +370,10 @@ export function capacityPlan(endpoint: EndpointProvisioning): CapacityPlan {
     );
   if (batchSize < 1)
     throw new RangeError(
-      `${where}: ${callsPerInstance} calls per instance at the minimum cannot finish within the ${deadlineMs} ms deadline at ${seconds.toFixed(2)} s per item; raise the minimum instances`,
+      `${where}: ${admittedCalls} calls of one item per instance cannot finish within the ${deadlineMs} ms deadline at ${seconds.toFixed(2)} s per item; the model is too slow for this instance type`,
     );
-  // Every call has at most one item waiting at a time (a batched call's items run one by one).
-  return { intake, batch, batchSize, queueSize: Math.max(1, callsPerInstance - 1), deadlineMs };
+  // Every admitted call has at most one item waiting at a time (a batched call's items run one by one).
+  return { intake, batch, batchSize, queueSize: Math.max(1, admittedCalls - 1), deadlineMs };
 }
 
 /**

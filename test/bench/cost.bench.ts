@@ -2,22 +2,34 @@
  * `npm run bench:cost`: cost per 1,000 decisions from measured times. Measures, on the generated
  * Qwen2-0.5B-shaped model in Q8_0 and Q4_0, the time per decision for three workloads (one fresh
  * ~200-token decision; items under a cached ~300-token policy preamble; 21 yes/no questions on one
- * state, per question), then prices them with the assumptions in test/bench/prices.ts: cost per
+ * state, per question), then prices them with the assumptions in shared/domain/capacity/prices.ts: cost per
  * 1,000 decisions and idle cost per month for real-time instances and serverless memory sizes,
  * and the monthly volume at which serverless stops being cheaper. GPU rows stay unmeasured.
  *
- * Flags: --threads N (default: the host default), --items N (default 20).
+ * The Q8_0 times per fresh item and per item under a cached preamble go to
+ * shared/domain/capacity/measured-times.json, where the capacity model (`decide capacity`) and
+ * the topology's sizing read them, unless --dry-run.
+ *
+ * Flags: --threads N (default: the host default), --items N (default 20), --dry-run.
  */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { DecisionModel } from "../../endpoint/runtime/decision-model.ts";
 import { hostThreads } from "../../endpoint/runtime/host-cores.ts";
 import { DecisionScorer } from "../../endpoint/scorer/scorer.ts";
+import { MEASURED_TIMES_PATH, measuredTimesJson } from "../../shared/domain/capacity/measured-times.ts";
+import { HOURS_PER_MONTH, REALTIME_INSTANCES, SERVERLESS } from "../../shared/domain/capacity/prices.ts";
 import { decisionRequest, type KeyedQuestion } from "../helpers/decision-requests.ts";
+import { REPO_ROOT } from "../helpers/models.ts";
 import { benchModelPath, machineLine, median, timed, words } from "./bench-helpers.ts";
-import { HOURS_PER_MONTH, REALTIME_INSTANCES, SERVERLESS } from "./prices.ts";
 
 const { values: flags } = parseArgs({
-  options: { threads: { type: "string" }, items: { type: "string", default: "20" } },
+  options: {
+    threads: { type: "string" },
+    items: { type: "string", default: "20" },
+    "dry-run": { type: "boolean", default: false },
+  },
 });
 const host = hostThreads();
 const threads = flags.threads ? Number(flags.threads) : host.threads;
@@ -126,7 +138,7 @@ for (const r of results)
 
 const dollars = (x: number) =>
   x >= 100 ? `$${x.toFixed(0)}` : x >= 1 ? `$${x.toFixed(2)}` : `$${x.toFixed(4)}`;
-console.log("\ncost per 1,000 decisions, fully busy (prices: test/bench/prices.ts)");
+console.log("\ncost per 1,000 decisions, fully busy (prices: shared/domain/capacity/prices.ts)");
 console.log(
   "| deployment | idle per month | Q8_0 fresh | Q8_0 cached preamble | Q8_0 per question of 21 | Q4_0 fresh | Q4_0 cached preamble |",
 );
@@ -167,3 +179,19 @@ const capacity = (3_600_000 / q8.freshMs) * HOURS_PER_MONTH;
 console.log(
   `  (one ${smallest.name} decides at most ${Math.round(capacity).toLocaleString("en")} fresh decisions a month)`,
 );
+
+// The per-item times the capacity model runs on: Q8_0 (the image's default), on this machine's cores.
+const reference = REALTIME_INSTANCES.find((i) => i.physicalCores === threads);
+const times = measuredTimesJson({
+  source: `npm run bench:cost on ${new Date().toISOString().slice(0, 10)}: ${machineLine()}, threads ${threads}, generated Qwen2-0.5B shape, median of 5 fresh and ${items} cached`,
+  referenceInstance: reference?.name ?? `none with ${threads} physical cores`,
+  referencePhysicalCores: threads,
+  quantization: "Q8_0",
+  secondsPerItem: { fresh: q8.freshMs / 1000, preambleCached: q8.cachedMs / 1000 },
+});
+if (flags["dry-run"])
+  console.log(`\n--dry-run: ${MEASURED_TIMES_PATH} not written; it would hold:\n${times}`);
+else {
+  writeFileSync(join(REPO_ROOT, MEASURED_TIMES_PATH), times);
+  console.log(`\nwrote ${MEASURED_TIMES_PATH} (the capacity model's per-item times)`);
+}
