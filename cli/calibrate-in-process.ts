@@ -14,7 +14,7 @@ import type { DecidesItems, EndpointDecision } from "../shared/domain/decision-e
 import { EndpointRejectedError } from "../shared/domain/errors.ts";
 import type { Item } from "../shared/domain/item.ts";
 import type { Policy } from "../shared/domain/policy/policy.ts";
-import type { ScoringSource } from "./calibrate-scoring.ts";
+import type { ScoringSource } from "./calibrate-source.ts";
 
 /** Loads `modelPath` and scores one item at a time on it. */
 export async function inProcessSource(modelPath: string): Promise<ScoringSource> {

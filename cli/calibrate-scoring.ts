@@ -13,12 +13,13 @@ import { appendFile, mkdir, readFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { HttpDecisionEndpoint } from "../shared/adapters/http-decision-endpoint.ts";
 import type { LabelledLogits } from "../shared/domain/calibration/temperature.ts";
-import type { DecidesItems, EndpointDecision } from "../shared/domain/decision-endpoint.ts";
+import type { EndpointDecision } from "../shared/domain/decision-endpoint.ts";
 import { EndpointRejectedError } from "../shared/domain/errors.ts";
 import type { Policy } from "../shared/domain/policy/policy.ts";
 import { policyKey } from "../shared/domain/policy/policy.ts";
 import { CommandError, integerFlag, UsageError } from "./args.ts";
 import { awsOptions } from "./aws.ts";
+import type { ScoringSource, StateRow } from "./calibrate-source.ts";
 
 /** The flags that choose and tune the scoring source. */
 export const SCORING_FLAGS = {
@@ -33,23 +34,6 @@ export const SCORING_FLAGS = {
 
 /** Values of {@link SCORING_FLAGS}. */
 export type ScoringFlags = { [K in keyof typeof SCORING_FLAGS]?: string | undefined };
-
-/** Something that scores items, and how many requests it may take at once. */
-export interface ScoringSource {
-  /** For messages: the model file, endpoint name or URL. */
-  readonly name: string;
-  readonly endpoint: DecidesItems;
-  readonly concurrency: number;
-  close(): Promise<void>;
-}
-
-/** A labelled state waiting for its logits. */
-export interface StateRow {
-  readonly line: number;
-  readonly state: unknown;
-  readonly label: number;
-  readonly group: string;
-}
 
 /** Opens the source the flags name; undefined when they name none. More than one is a usage error. */
 export async function openScoringSource(flags: ScoringFlags): Promise<ScoringSource | undefined> {
