@@ -12,11 +12,8 @@ import { type MassFloorProposal, proposeMassFloor } from "../shared/domain/calib
 import { renderReport } from "../shared/domain/calibration/report.ts";
 import type { Policy } from "../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
-import {
-  FULL_TRUST_LABELS,
-  MIN_FIT_LABELS,
-  reviewedLabels,
-} from "../shared/use-cases/propose-calibration.ts";
+import { FULL_TRUST_LABELS, MIN_FIT_LABELS } from "../shared/use-cases/propose-calibration.ts";
+import { reviewedLabels } from "../shared/use-cases/reviewed-labels.ts";
 import { integerFlag, requiredFlag, UsageError } from "./args.ts";
 import { awsOptions, decisionStore } from "./aws.ts";
 import { calibrateCheck } from "./calibrate-check.ts";

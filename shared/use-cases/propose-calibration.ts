@@ -8,65 +8,20 @@
  * `decide calibrate --from-table --propose`.
  */
 import { type CalibrationSummary, calibratePolicy } from "../domain/calibration/calibrate.ts";
-import { type MassRow, proposeMassFloor } from "../domain/calibration/off-options.ts";
+import { proposeMassFloor } from "../domain/calibration/off-options.ts";
 import { renderReport } from "../domain/calibration/report.ts";
-import type { LabelledLogits } from "../domain/calibration/temperature.ts";
 import type { ThresholdGoal } from "../domain/calibration/threshold.ts";
 import type { DecisionStore } from "../domain/decision-store.ts";
 import { DetailType, type PublishesEvents, pipelineEvent } from "../domain/events.ts";
 import type { ObjectStore } from "../domain/object-store.ts";
 import type { Policy } from "../domain/policy/policy.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
-import { type ReviewerAgreement, reviewerAgreement } from "../domain/review.ts";
+import { reviewedLabels } from "./reviewed-labels.ts";
 
 /** Fewest labels calibration can fit at all (the fit needs folds). */
 export const MIN_FIT_LABELS = 10;
 /** Labels below which a proposal still keeps 20% of items with people (the threshold's floor rule). */
 export const FULL_TRUST_LABELS = 200;
-
-/** The reviewed decisions of a policy version, as calibration rows. */
-export interface ReviewedLabels {
-  readonly rows: LabelledLogits[];
-  readonly problems: { line: number; reason: string }[];
-  readonly agreement: ReviewerAgreement;
-  /** The allowed-token mass of each labelled decision, right or wrong by its raw choice. */
-  readonly masses: MassRow[];
-}
-
-/**
- * Reviewed decisions of `policy`'s current version, labelled at or after `since` (the version's
- * `calibratedAt` when it has one): the labels that version has not been fitted on.
- */
-export async function reviewedLabels(
-  store: DecisionStore,
-  policy: Policy,
-  since?: string,
-): Promise<ReviewedLabels> {
-  const ids = policy.options.map((o) => o.id);
-  const records = (await store.listSince("reviewed", "1970-01-01T00:00:00.000Z")).filter(
-    (r) =>
-      r.policyId === policy.id &&
-      r.policyVersion === policy.version &&
-      (since === undefined || (r.reviewedAt ?? r.updatedAt) >= since),
-  );
-  const rows: LabelledLogits[] = [];
-  const problems: { line: number; reason: string }[] = [];
-  for (const [i, record] of records.entries()) {
-    const label = ids.indexOf(record.label ?? "");
-    if (label < 0 || record.rawLogits?.length !== ids.length) {
-      problems.push({
-        line: i + 1,
-        reason: `${record.itemId}: label "${record.label}" or its logits do not fit ${policy.id}@${policy.version}`,
-      });
-      continue;
-    }
-    rows.push({ logits: record.rawLogits, label, group: record.itemId });
-  }
-  const masses = records
-    .filter((r) => typeof r.allowedTokenMass === "number" && ids.includes(r.label ?? ""))
-    .map((r) => ({ mass: r.allowedTokenMass as number, correct: r.chosen === r.label }));
-  return { rows, problems, agreement: reviewerAgreement(records), masses };
-}
 
 /** What a run did for one policy. */
 export type ProposalOutcome =
