@@ -72,6 +72,11 @@ export async function readRows(
       continue;
     }
     const group = typeof v.id === "string" ? v.id : `line-${row.line}`;
+    // Where the logits came from, when the row says (a certificate is bound to them).
+    const scoredBy = {
+      ...(typeof v.modelSha256 === "string" ? { modelSha256: v.modelSha256 } : {}),
+      ...(typeof v.promptVersion === "string" ? { promptVersion: v.promptVersion } : {}),
+    };
     if (Array.isArray(v.logits)) {
       if (
         v.logits.length !== ids.length ||
@@ -83,14 +88,14 @@ export async function readRows(
         });
         continue;
       }
-      rows.push({ logits: v.logits as number[], label, group });
+      rows.push({ logits: v.logits as number[], label, group, ...scoredBy });
     } else if (v.probabilities && typeof v.probabilities === "object") {
       const p = ids.map((id) => Number((v.probabilities as Record<string, unknown>)[id]));
       if (p.some((x) => !(x > 0))) {
         problems.push({ line: row.line, reason: "probabilities must give every option a positive value" });
         continue;
       }
-      rows.push({ logits: p.map(Math.log), label, group });
+      rows.push({ logits: p.map(Math.log), label, group, ...scoredBy });
     } else if (v.state !== undefined) {
       states.push({ line: row.line, state: v.state, label, group });
     } else {

@@ -1,12 +1,33 @@
 /**
- * What `decide calibrate` prints after a fit: the headline figures, the threshold and its notes,
- * what vector scaling and the prior would change, reviewer agreement and the off-options guard.
+ * What `decide calibrate` prints after a fit: the headline figures, the verdict of the comparison
+ * with the policy as it stands, the threshold (or its certificate) and its notes, every field the
+ * proposed version changes, reviewer agreement and the off-options guard. The temperature shown
+ * is the proposed version's, as in the report and the summary.
  */
 import type { CalibrationSummary } from "../shared/domain/calibration/calibrate.ts";
+import { type CandidateComparison, candidateLabel } from "../shared/domain/calibration/candidates.ts";
 import type { MassFloorProposal } from "../shared/domain/calibration/off-options.ts";
-import { agreementText, priorText } from "../shared/domain/calibration/report.ts";
+import { checkProposal, fieldText } from "../shared/domain/calibration/proposal-check.ts";
+import { agreementText } from "../shared/domain/calibration/report.ts";
 import type { Policy } from "../shared/domain/policy/policy.ts";
 import type { ReviewerAgreement } from "../shared/domain/review.ts";
+
+/** "temperature 0.571 (gain 0.041 ± 0.008), ...; prior with temperature: not tried (...)" */
+export function candidatesLine(comparison: CandidateComparison): string {
+  const tried = comparison.candidates.map(
+    (c) =>
+      `${candidateLabel(c.name)} ${c.nll.toFixed(3)} (gain ${c.gain.toFixed(3)} ± ${c.spread.toFixed(3)}${c.name === "vector" ? `, changes the chosen option on ${(c.changedChoices * 100).toFixed(1)}%` : ""})`,
+  );
+  const skipped = comparison.skipped.map((s) => `${candidateLabel(s.name)}: not tried (${s.reason})`);
+  return `candidates (out-of-fold NLL; now ${comparison.current.nll.toFixed(3)}): ${[...tried, ...skipped].join("; ")}`;
+}
+
+/** One line per field the proposal changes: "temperature 1 -> 1.8353". */
+export function changeLines(current: Policy, proposed: Policy): string[] {
+  return checkProposal(current, proposed).changes.map(
+    (c) => `${c.field} ${fieldText(c.field, c.current)} -> ${fieldText(c.field, c.proposed)}`,
+  );
+}
 
 /** Prints the fit of `policy` and where its report and summary were written. */
 export function printCalibration(
@@ -17,18 +38,18 @@ export function printCalibration(
 ): void {
   const proposed = summary.proposedPolicy;
   console.log(
-    `${policy.id}: ${summary.labels} labels; ECE ${summary.raw.ece.toFixed(3)} raw -> ${summary.calibrated.ece.toFixed(3)} calibrated (out of fold)`,
+    `${policy.id}: ${summary.labels} labels; ECE ${summary.current.ece.toFixed(3)} now -> ${summary.calibrated.ece.toFixed(3)} proposed (out of fold)`,
   );
+  console.log(`  calibration: ${summary.comparison.verdict}`);
+  console.log(`  ${candidatesLine(summary.comparison)}`);
   console.log(`  temperature ${policy.temperature} -> ${proposed.temperature}`);
   console.log(
     `  autoThreshold ${policy.autoThreshold} -> ${proposed.autoThreshold} (${(summary.threshold.coverage * 100).toFixed(1)}% automated)`,
   );
-  for (const note of summary.threshold.notes) console.log(`  note: ${note}`);
-  const vector = summary.vectorScaling;
+  for (const note of summary.threshold.notes) console.log(`  ${summary.certificate ? "" : "note: "}${note}`);
   console.log(
-    `  vector scaling: out-of-fold NLL ${vector.outOfFoldNll.toFixed(4)} vs ${vector.temperatureOutOfFoldNll.toFixed(4)} (temperature alone): ${vector.chosen ? `proposed, offsets ${vector.bias.map((b) => b.toFixed(2)).join(", ")}, chosen option changes on ${(vector.changedChoices * 100).toFixed(1)}% of items` : "not proposed"}`,
+    `  proposed version ${proposed.version} changes: ${changeLines(policy, proposed).join("; ") || "nothing"}`,
   );
-  if (summary.priorCorrection) console.log(`  ${priorText(summary.priorCorrection)}`);
   if (extra.agreement) console.log(`  ${agreementText(extra.agreement)}`);
   if (extra.offOptions) console.log(`  off-options guard: ${extra.offOptions.note}`);
   console.log(`report: ${paths.report}\nsummary: ${paths.summary}`);

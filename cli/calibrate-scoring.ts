@@ -73,6 +73,8 @@ interface ResumeLine {
   readonly key: string;
   readonly logits: number[];
   readonly modelSha256: string;
+  /** Absent in files written before it was kept. */
+  readonly promptVersion?: string;
 }
 
 /** The key a row is remembered by: the policy version, the line and the state. */
@@ -98,6 +100,17 @@ async function readResume(path: string): Promise<Map<string, ResumeLine>> {
   return done;
 }
 
+/** A labelled row from its state row and scored logits, naming what scored them. */
+function labelledRow(row: StateRow, scored: ResumeLine): LabelledLogits {
+  return {
+    logits: scored.logits,
+    label: row.label,
+    group: row.group,
+    modelSha256: scored.modelSha256,
+    ...(scored.promptVersion ? { promptVersion: scored.promptVersion } : {}),
+  };
+}
+
 /**
  * Scores `rows` under `policy` on `source`: rows the resume file holds are not sent again; the
  * others go out `source.concurrency` at a time. A row the endpoint refuses (4xx) becomes a
@@ -114,7 +127,7 @@ export async function scoreStateRows(
   const models = new Set([...done.values()].map((l) => l.modelSha256));
   const out: (LabelledLogits | undefined)[] = rows.map((row) => {
     const kept = done.get(rowKey(policy, row));
-    return kept ? { logits: kept.logits, label: row.label, group: row.group } : undefined;
+    return kept ? labelledRow(row, kept) : undefined;
   });
   const todo = rows.map((_, i) => i).filter((i) => out[i] === undefined);
   if (resumePath && todo.length < rows.length)
@@ -150,15 +163,14 @@ export async function scoreStateRows(
         );
         return;
       }
-      out[index] = { logits: decision.logits, label: row.label, group: row.group };
-      if (resumePath) {
-        const line: ResumeLine = {
-          key: rowKey(policy, row),
-          logits: decision.logits,
-          modelSha256: decision.modelSha256,
-        };
-        await appendFile(resumePath, `${JSON.stringify(line)}\n`);
-      }
+      const line: ResumeLine = {
+        key: rowKey(policy, row),
+        logits: decision.logits,
+        modelSha256: decision.modelSha256,
+        promptVersion: decision.promptVersion,
+      };
+      out[index] = labelledRow(row, line);
+      if (resumePath) await appendFile(resumePath, `${JSON.stringify(line)}\n`);
       progress.tick();
     }
   };

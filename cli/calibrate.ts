@@ -7,23 +7,31 @@ import { existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { type CalibrationSummary, calibratePolicy } from "../shared/domain/calibration/calibrate.ts";
+import {
+  type CalibrationSummary,
+  calibratePolicy,
+  TooFewLabelsError,
+} from "../shared/domain/calibration/calibrate.ts";
 import { type MassFloorProposal, proposeMassFloor } from "../shared/domain/calibration/off-options.ts";
+import { checkProposal } from "../shared/domain/calibration/proposal-check.ts";
+import { MIN_FIT_LABELS } from "../shared/domain/calibration/ranges.ts";
 import { renderReport } from "../shared/domain/calibration/report.ts";
 import type { Policy } from "../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
-import { FULL_TRUST_LABELS, MIN_FIT_LABELS } from "../shared/use-cases/propose-calibration.ts";
+import { FULL_TRUST_LABELS } from "../shared/use-cases/propose-calibration.ts";
 import { reviewedLabels } from "../shared/use-cases/reviewed-labels.ts";
-import { integerFlag, requiredFlag, UsageError } from "./args.ts";
+import { CommandError, integerFlag, requiredFlag, UsageError } from "./args.ts";
 import { awsOptions, decisionStore } from "./aws.ts";
+import { applyProposal } from "./calibrate-apply.ts";
 import { calibrateCheck } from "./calibrate-check.ts";
 import { goalOf } from "./calibrate-goal.ts";
 import { type CalibrationInput, readRows, scoreStatesAndPrior } from "./calibrate-input.ts";
 import { printCalibration } from "./calibrate-print.ts";
-import { applyProposal, proposeFromTable } from "./calibrate-propose.ts";
+import { proposeFromTable } from "./calibrate-propose.ts";
 import { SCORING_FLAGS } from "./calibrate-scoring.ts";
 
-export const calibrateUsage = `decide calibrate --input labelled.jsonl --policy ID [--target-accuracy 0.97 | --cost-wrong 20 --cost-review 1]
+export const calibrateUsage = `decide calibrate --input labelled.jsonl --policy ID
+                 [--max-auto-error 0.02 [--confidence 0.95] | --target-accuracy 0.97 | --cost-wrong 20 --cost-review 1]
                  [--model file.gguf | --endpoint-name NAME | --url URL] [--concurrency 4] [--resume FILE]
                  [--prior] [--table DECISIONS_TABLE] [--policies-dir events/policies] [--out calibration-out]
                  [--bins 10] [--binning equal-width|equal-mass] [--apply]
@@ -34,7 +42,14 @@ would score them, in process (--model), on the deployed SageMaker endpoint (--en
 and --profile), or on any System One server (--url http://host:8080). Remote scoring sends --concurrency
 requests at a time with retries, shows progress, and keeps scored rows in --resume (default
 <out>/<policy>.scored.jsonl) so that a stopped run resumes where it stopped.
-Rows that do not fit the policy are reported with their line numbers, not dropped silently.
+Rows that do not fit the policy are reported with their line numbers, not dropped silently; a row may
+name the "modelSha256" and "promptVersion" that scored it (scored states and table rows always do).
+Every candidate (temperature; with --prior, the prior; vector scaling, with 20 labels per option) is
+compared out of fold with the policy as it stands, and proposed only when it beats it by more than the
+fold-to-fold spread; otherwise "no change: ..." with the figures.
+--max-auto-error E: the lowest auto threshold whose rate of wrong automatic actions is at most E with
+--confidence (Learn then Test, exact binomial bound); the proposal carries the certificate. None
+qualifies: every item stays with people, and the command says how many labels would be needed.
 --prior scores content-free items ("N/A", "[MASK]", "-") on the same source, divides that prior out of
 every decision and proposes it as the policy's "prior"; the report shows what it changes.
 Writes <out>/<policy>.report.html and <out>/<policy>.summary.json; --apply writes the proposed
@@ -44,14 +59,19 @@ Example: npx decide calibrate --input events/calibration/ticket-routing.labelled
 decide calibrate --from-table DECISIONS_TABLE --propose [--policy ID] [--min-labels 200] [--out calibration-out] [--event-bus NAME]
 Gathers the labels reviewers gave since each policy version was calibrated; with at least --min-labels
 (10 or more; under 200 a fifth of items stays with people), writes a proposed next version with its
-report under <out>/<policy>/ and emits "Calibration Proposed" when a bus is named. Changes nothing.
+report under <out>/<policy>/ and emits "Calibration Proposed" when a bus is named (--max-auto-error and
+--confidence as above). Nothing is proposed when neither the calibration nor the threshold would change.
+Changes nothing.
 
 decide calibrate --apply-proposal <out>/<policy>/v2-from-N-labels/policy.json [--policies-dir events/policies]
-The explicit step: checks the proposal and writes it as the policy's next version file.
+The explicit step: checks that the proposal changes only calibration fields (temperature, prior,
+optionBias, autoThreshold, predictionSet, minAllowedTokenMass, certificate, baseline, calibratedAt),
+each within its documented range, refuses anything else naming the field, writes it as the policy's
+next version file and prints what changed, field by field.
 
 decide calibrate --check --baseline <out>/<policy>.summary.json --recent recent-decisions.jsonl [--event-bus NAME]
 Compares recent decision records (distribution, route, allowedTokenMass) with the calibration
-baseline; exits 3 and emits "Calibration Drift" (when a bus is named) if they drifted.`;
+baseline (rows of another policy, version or options are refused); exits 3 and emits "Calibration Drift" (when a bus is named) if they drifted.`;
 
 /** The command's flags. */
 const CALIBRATE_FLAGS = {
@@ -63,6 +83,8 @@ const CALIBRATE_FLAGS = {
   "target-accuracy": { type: "string" },
   "cost-wrong": { type: "string" },
   "cost-review": { type: "string" },
+  "max-auto-error": { type: "string" },
+  confidence: { type: "string" },
   bins: { type: "string", default: "10" },
   binning: { type: "string", default: "equal-width" },
   apply: { type: "boolean", default: false },
@@ -166,16 +188,33 @@ async function calibrateFromLabels(
   for (const p of input.problems) console.error(`line ${p.line}: skipped: ${p.reason}`);
   if (input.problems.length)
     console.error(`${input.problems.length} rows skipped, ${input.rows.length} used`);
-  const summary = calibratePolicy(policy, input.rows, {
-    goal: goalOf(values),
-    bins,
-    binning,
-    ...(input.prior ? { prior: input.prior } : {}),
-  });
+  const summary = fitPolicy(policy, input, { goal: goalOf(values), bins, binning });
   const offOptions = input.masses.length > 0 ? proposeMassFloor(input.masses) : undefined;
   const paths = await writeOutputs(values.out, policy, summary, { ...input, offOptions });
   printCalibration(policy, summary, { agreement: input.agreement, offOptions }, paths);
-  return writeProposedVersion(values.apply, values["policies-dir"], summary.proposedPolicy);
+  return writeProposedVersion(values.apply, values["policies-dir"], policy, summary.proposedPolicy);
+}
+
+/** The fit; too few rows is a usage error (one line, no stack). */
+function fitPolicy(
+  policy: Policy,
+  input: CalibrationInput,
+  options: Omit<Parameters<typeof calibratePolicy>[2], "now" | "prior">,
+): CalibrationSummary {
+  try {
+    return calibratePolicy(policy, input.rows, {
+      ...options,
+      now: new Date(),
+      ...(input.prior ? { prior: input.prior } : {}),
+    });
+  } catch (error) {
+    if (error instanceof TooFewLabelsError)
+      throw new UsageError(
+        `${policy.id}: ${error.labels} labelled rows fit the policy; calibration needs at least ${error.needed}`,
+        { cause: error },
+      );
+    throw error;
+  }
 }
 
 /** Writes the report and the JSON summary; returns their paths. */
@@ -191,7 +230,7 @@ async function writeOutputs(
     summary: join(out, `${policy.id}.summary.json`),
   };
   const { agreement, offOptions } = input;
-  await writeFile(paths.report, renderReport(summary, agreement, offOptions));
+  await writeFile(paths.report, renderReport(policy, summary, agreement, offOptions));
   await writeFile(
     paths.summary,
     `${JSON.stringify({ ...summary, ...(agreement ? { reviewerAgreement: agreement } : {}), ...(offOptions ? { offOptions } : {}), skipped: input.problems }, null, 2)}\n`,
@@ -199,9 +238,20 @@ async function writeOutputs(
   return paths;
 }
 
-/** With --apply, writes the proposed version into the policies folder (never over a file). */
-async function writeProposedVersion(apply: boolean, policiesDir: string, proposed: Policy): Promise<number> {
+/**
+ * With --apply, writes the proposed version into the policies folder (never over a file), after
+ * the check `--apply-proposal` makes.
+ */
+async function writeProposedVersion(
+  apply: boolean,
+  policiesDir: string,
+  current: Policy,
+  proposed: Policy,
+): Promise<number> {
   const policyPath = join(policiesDir, `${proposed.id}.v${proposed.version}.json`);
+  const refusals = checkProposal(current, proposed).refusals;
+  if (refusals.length > 0)
+    throw new CommandError(`the proposed version would be refused by apply: ${refusals.join("; ")}`);
   if (!apply) {
     console.log(
       `proposed policy version ${proposed.version} not written; rerun with --apply to write ${policyPath}`,

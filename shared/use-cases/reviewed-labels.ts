@@ -4,6 +4,7 @@
  */
 import type { MassRow } from "../domain/calibration/off-options.ts";
 import type { LabelledLogits } from "../domain/calibration/temperature.ts";
+import type { DecisionRecord } from "../domain/decision-record.ts";
 import type { DecisionStore } from "../domain/decision-store.ts";
 import type { Policy } from "../domain/policy/policy.ts";
 import { type ReviewerAgreement, reviewerAgreement } from "../domain/review.ts";
@@ -19,7 +20,10 @@ export interface ReviewedLabels {
 
 /**
  * Reviewed decisions of `policy`'s current version, labelled at or after `since` (the version's
- * `calibratedAt` when it has one): the labels that version has not been fitted on.
+ * `calibratedAt` when it has one): the labels that version has not been fitted on. Each row names
+ * the model and prompt layout that scored it (a certificate is bound to them). Reviewer agreement
+ * also counts audit samples still pending because their two reviewers disagreed: such a sample
+ * was reviewed twice, and did not agree.
  */
 export async function reviewedLabels(
   store: DecisionStore,
@@ -27,11 +31,13 @@ export async function reviewedLabels(
   since?: string,
 ): Promise<ReviewedLabels> {
   const ids = policy.options.map((o) => o.id);
-  const records = (await store.listSince("reviewed", "1970-01-01T00:00:00.000Z")).filter(
-    (r) =>
-      r.policyId === policy.id &&
-      r.policyVersion === policy.version &&
-      (since === undefined || (r.reviewedAt ?? r.updatedAt) >= since),
+  const ofVersion = (r: DecisionRecord) =>
+    r.policyId === policy.id &&
+    r.policyVersion === policy.version &&
+    (since === undefined || (r.reviewedAt ?? r.updatedAt) >= since);
+  const records = (await store.listSince("reviewed", "1970-01-01T00:00:00.000Z")).filter(ofVersion);
+  const disputed = (await store.listSince("pending_review", "1970-01-01T00:00:00.000Z")).filter(
+    (r) => r.disputed === true && ofVersion(r),
   );
   const rows: LabelledLogits[] = [];
   const problems: { line: number; reason: string }[] = [];
@@ -44,10 +50,16 @@ export async function reviewedLabels(
       });
       continue;
     }
-    rows.push({ logits: record.rawLogits, label, group: record.itemId });
+    rows.push({
+      logits: record.rawLogits,
+      label,
+      group: record.itemId,
+      ...(record.modelSha256 ? { modelSha256: record.modelSha256 } : {}),
+      ...(record.promptVersion ? { promptVersion: record.promptVersion } : {}),
+    });
   }
   const masses = records
     .filter((r) => typeof r.allowedTokenMass === "number" && ids.includes(r.label ?? ""))
     .map((r) => ({ mass: r.allowedTokenMass as number, correct: r.chosen === r.label }));
-  return { rows, problems, agreement: reviewerAgreement(records), masses };
+  return { rows, problems, agreement: reviewerAgreement([...records, ...disputed]), masses };
 }

@@ -50,14 +50,16 @@ describe("vector scaling", () => {
       options: ["a", "b", "c", "d"].map((id) => ({ id, description: id, automate: true })),
       autoThreshold: 0.8,
     });
-    const goal = { kind: "target-accuracy" as const, accuracy: 0.9 };
-    const biased = calibratePolicy(policy, sample(3000, 2, [1.2, -0.4, -0.4, -0.4], 3), { goal });
-    expect(biased.vectorScaling.chosen).toBe(true);
-    expect(biased.vectorScaling.outOfFoldNll).toBeLessThan(biased.vectorScaling.temperatureOutOfFoldNll);
-    expect(biased.vectorScaling.changedChoices).toBeGreaterThan(0);
+    const options = { goal: { kind: "target-accuracy" as const, accuracy: 0.9 }, now: new Date() };
+    const biased = calibratePolicy(policy, sample(3000, 2, [1.2, -0.4, -0.4, -0.4], 3), options);
+    const vector = biased.comparison.candidates.find((c) => c.name === "vector")!;
+    const temperature = biased.comparison.candidates.find((c) => c.name === "temperature")!;
+    expect(biased.comparison.chosen).toBe("vector");
+    expect(vector.nll).toBeLessThan(temperature.nll);
+    expect(vector.changedChoices).toBeGreaterThan(0);
     expect(biased.proposedPolicy.optionBias).toHaveLength(4);
-    const plain = calibratePolicy(policy, sample(3000, 2, [0, 0, 0, 0], 5), { goal });
-    if (!plain.vectorScaling.chosen) expect(plain.proposedPolicy.optionBias).toBeUndefined();
-    else expect(plain.vectorScaling.outOfFoldNll).toBeLessThan(plain.vectorScaling.temperatureOutOfFoldNll);
+    const plain = calibratePolicy(policy, sample(3000, 2, [0, 0, 0, 0], 5), options);
+    if (plain.comparison.chosen !== "vector") expect(plain.proposedPolicy.optionBias).toBeUndefined();
+    else expect(plain.comparison.candidates.find((c) => c.name === "vector")!.beatsCurrent).toBe(true);
   });
 });

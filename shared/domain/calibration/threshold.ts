@@ -5,13 +5,20 @@
  * few labels a floor on the human share is kept and the result says so.
  */
 import { argmax } from "../probability.ts";
+import type { CertificateGoal } from "./certificate.ts";
 import type { LabelledDistribution } from "./metrics.ts";
 import { wilsonInterval } from "./uncertainty.ts";
 
-/** How to choose. */
-export type ThresholdGoal =
+/** How to choose from the risk–coverage curve. */
+export type RankedGoal =
   | { readonly kind: "target-accuracy"; readonly accuracy: number }
   | { readonly kind: "cost"; readonly wrongAutomatic: number; readonly humanReview: number };
+
+/**
+ * How to choose: from the curve, or certified (`certificate.ts`: the lowest threshold whose rate
+ * of wrong automatic actions has an upper confidence bound under `maxError`).
+ */
+export type ThresholdGoal = RankedGoal | ({ readonly kind: "max-auto-error" } & CertificateGoal);
 
 /** Options of {@link chooseThreshold}. */
 export interface ThresholdOptions {
@@ -37,7 +44,7 @@ export interface ThresholdChoice {
 /** Chooses the threshold on calibrated distributions. */
 export function chooseThreshold(
   rows: readonly LabelledDistribution[],
-  goal: ThresholdGoal,
+  goal: RankedGoal,
   options: ThresholdOptions = {},
 ): ThresholdChoice {
   const fewLabels = options.fewLabels ?? 200;
