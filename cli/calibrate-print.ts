@@ -13,7 +13,7 @@ import type { Policy } from "../shared/domain/policy/policy.ts";
 import type { ReviewerAgreement } from "../shared/domain/review.ts";
 
 /** "temperature 0.571 (gain 0.041 ± 0.008), ...; prior with temperature: not tried (...)" */
-export function candidatesLine(comparison: CandidateComparison): string {
+function candidatesLine(comparison: CandidateComparison): string {
   const tried = comparison.candidates.map(
     (c) =>
       `${candidateLabel(c.name)} ${c.nll.toFixed(3)} (gain ${c.gain.toFixed(3)} ± ${c.spread.toFixed(3)}${c.name === "vector" ? `, changes the chosen option on ${(c.changedChoices * 100).toFixed(1)}%` : ""})`,

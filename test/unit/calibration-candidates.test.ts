@@ -16,6 +16,7 @@ import { applyVectorScaling, fitVectorScaling } from "../../shared/domain/calibr
 import { type Policy, parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { softmax } from "../../shared/domain/probability.ts";
 import { SeededRandom } from "../../shared/domain/random.ts";
+import { FOUR_OPTIONS_POLICY } from "../helpers/policies.ts";
 
 const now = new Date("2026-12-01T00:00:00.000Z");
 const goal = { kind: "target-accuracy" as const, accuracy: 0.9 };
@@ -33,14 +34,7 @@ const moderation = parsePolicy({
   autoThreshold: 0.85,
   outOfScopeOption: "out_of_scope",
 });
-const fourOptions = parsePolicy({
-  id: "p",
-  version: 1,
-  question: "Which?",
-  type: "choice",
-  options: ["a", "b", "c", "d"].map((id) => ({ id, description: id, automate: true })),
-  autoThreshold: 0.8,
-});
+const fourOptions = FOUR_OPTIONS_POLICY;
 
 /** 20 labels, mostly "allow", none out of scope: the model is right 90% of the time with a wide margin. */
 function twentyLabels(seed: number): LabelledLogits[] {

@@ -17,6 +17,7 @@ import type { PipelineEvent } from "../../shared/domain/events.ts";
 import { CERTIFICATE_METHOD } from "../../shared/domain/policy/certificate-schema.ts";
 import { type Policy, parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
+import { reasonText } from "../../shared/pages/review-views.ts";
 import { decideMessage } from "../../shared/use-cases/decide-message.ts";
 import { TEAMS_POLICY } from "../helpers/policies.ts";
 
@@ -107,6 +108,10 @@ describe("certificates on the decide path", () => {
       reason: "uncertified",
       certificateProblem: "certificate stale: model changed",
     });
+    // The review page says why it came to people.
+    expect(reasonText(record, policy)).toMatch(
+      /^Not certified \(certificate stale: model changed\): 100% for <em>Billing<\/em> would have been automated$/,
+    );
     const none = await decide({ ...TEAMS_POLICY, requireCertificate: true }, endpoint(MODEL, LAYOUT), "T-3");
     expect(none).toMatchObject({
       route: "human",

@@ -7,8 +7,8 @@ import { describe, expect, it } from "vitest";
 import { calibratePolicy } from "../../shared/domain/calibration/calibrate.ts";
 import type { LabelledLogits } from "../../shared/domain/calibration/temperature.ts";
 import { applyVectorScaling, fitVectorScaling } from "../../shared/domain/calibration/vector-scaling.ts";
-import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { SeededRandom } from "../../shared/domain/random.ts";
+import { FOUR_OPTIONS_POLICY } from "../helpers/policies.ts";
 
 function sample(count: number, temperature: number, bias: number[], seed: number): LabelledLogits[] {
   const random = new SeededRandom(seed);
@@ -42,14 +42,7 @@ describe("vector scaling", () => {
   it("finds offsets near zero without a bias, and calibration proposes it only when out-of-fold NLL improves", () => {
     const unbiased = fitVectorScaling(sample(6000, 1.5, [0, 0, 0, 0], 11));
     for (const b of unbiased.bias) expect(Math.abs(b)).toBeLessThan(0.1);
-    const policy = parsePolicy({
-      id: "p",
-      version: 1,
-      question: "Which?",
-      type: "choice",
-      options: ["a", "b", "c", "d"].map((id) => ({ id, description: id, automate: true })),
-      autoThreshold: 0.8,
-    });
+    const policy = FOUR_OPTIONS_POLICY;
     const options = { goal: { kind: "target-accuracy" as const, accuracy: 0.9 }, now: new Date() };
     const biased = calibratePolicy(policy, sample(3000, 2, [1.2, -0.4, -0.4, -0.4], 3), options);
     const vector = biased.comparison.candidates.find((c) => c.name === "vector")!;

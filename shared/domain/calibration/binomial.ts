@@ -36,9 +36,35 @@ export function clopperPearsonUpper(errors: number, n: number, confidence: numbe
   return hi;
 }
 
+/** Φ(x), the standard normal distribution function (Abramowitz and Stegun 7.1.26, within 1e-7). */
+function normalCdf(x: number): number {
+  const t = 1 / (1 + (0.3275911 * Math.abs(x)) / Math.SQRT2);
+  const poly =
+    t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
+  const erf = 1 - poly * Math.exp(-(x * x) / 2);
+  return x >= 0 ? (1 + erf) / 2 : (1 - erf) / 2;
+}
+
+/** The normal quantile z with Φ(z) = p, by bisection. */
+function normalQuantile(p: number): number {
+  let lo = -10;
+  let hi = 10;
+  for (let i = 0; i < 80; i++) {
+    const mid = (lo + hi) / 2;
+    if (normalCdf(mid) < p) lo = mid;
+    else hi = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+/** Beyond this many expected errors the bound is computed from the normal approximation. */
+const EXACT_ERRORS = 100;
+
 /**
  * Fewest trials for which `rate` observed errors (rounded) would give an upper bound below
  * `target`; undefined when the rate is not below the target (no number of trials is enough).
+ * Exact while the expected errors stay under 100; beyond, the normal approximation (then an
+ * "about" figure, as it is used).
  */
 export function trialsNeeded(rate: number, target: number, confidence: number): number | undefined {
   if (!(rate < target)) return undefined;
@@ -46,7 +72,10 @@ export function trialsNeeded(rate: number, target: number, confidence: number): 
   let hi = 1;
   while (!passes(hi)) {
     hi *= 2;
-    if (hi > 2 ** 30) return undefined;
+    if (hi * rate > EXACT_ERRORS) {
+      const z = normalQuantile(confidence);
+      return Math.ceil((z * z * rate * (1 - rate)) / (target - rate) ** 2);
+    }
   }
   let lo = Math.floor(hi / 2);
   while (hi - lo > 1) {

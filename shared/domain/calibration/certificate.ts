@@ -137,8 +137,9 @@ export function certificateCurve(items: readonly CertifiedItem[], confidence: nu
 }
 
 /**
- * At the most promising threshold (the lowest bound among those automating at least 10 labelled
- * items, or the widest one), how many labels would certify its observed error rate.
+ * At the most promising threshold (the one whose observed error rate would be certified with the
+ * fewest labels, among up to 40 of those automating at least 10 labelled items, or the widest),
+ * how many labels would certify that rate.
  */
 function labelsNeededAt(
   counts: readonly { automated: number; errors: number }[],
@@ -147,23 +148,17 @@ function labelsNeededAt(
 ): Pick<CertificateResult, "labelsNeeded"> {
   const widest = counts.at(-1)!;
   if (widest.automated === 0) return {};
-  let best = counts.length - 1;
-  let bestBound = Number.POSITIVE_INFINITY;
-  for (const [j, c] of counts.entries()) {
-    if (c.automated < Math.min(10, widest.automated)) continue;
-    const bound = clopperPearsonUpper(c.errors, c.automated, goal.confidence);
-    if (bound < bestBound) [best, bestBound] = [j, bound];
+  const enough = counts.flatMap((c, j) => (c.automated >= Math.min(10, widest.automated) ? [j] : []));
+  const step = Math.max(1, Math.ceil(enough.length / 40));
+  let best: NonNullable<CertificateResult["labelsNeeded"]> | undefined;
+  for (const j of enough.filter((_, i) => i % step === 0 || i === enough.length - 1)) {
+    const c = counts[j]!;
+    const trials = trialsNeeded(c.errors / c.automated, goal.maxError, goal.confidence);
+    const needed = trials === undefined ? null : Math.ceil((trials * labels) / c.automated);
+    const better = !best || (needed !== null && (best.labels === null || needed < best.labels));
+    if (better) best = { labels: needed, threshold: CERTIFICATE_GRID[j]!, ...c };
   }
-  const c = counts[best]!;
-  const trials = trialsNeeded(c.errors / c.automated, goal.maxError, goal.confidence);
-  return {
-    labelsNeeded: {
-      labels: trials === undefined ? null : Math.ceil((trials * labels) / c.automated),
-      threshold: CERTIFICATE_GRID[best]!,
-      automated: c.automated,
-      errors: c.errors,
-    },
-  };
+  return { labelsNeeded: best! };
 }
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;

@@ -7,9 +7,8 @@
  * it out of fold with the policy as it stands (`candidates.ts`) before proposing it.
  */
 import { logSumExp } from "../probability.ts";
-import type { LabelledDistribution } from "./metrics.ts";
 import { CALIBRATION_RANGES, OFFSET_PENALTY } from "./ranges.ts";
-import { fitTemperature, foldOf, type LabelledLogits } from "./temperature.ts";
+import { fitTemperature, type LabelledLogits } from "./temperature.ts";
 
 /** A fitted vector scaling. */
 export interface VectorScaling {
@@ -98,18 +97,4 @@ export function fitVectorScaling(rows: readonly LabelledLogits[], iterations = 4
     if (!accepted) break;
   }
   return { temperature: 1 / a, bias: b };
-}
-
-/** Out-of-fold distributions under vector scaling (each fold fitted on the others). */
-export function outOfFoldVector(rows: readonly LabelledLogits[], folds = 5): LabelledDistribution[] {
-  const fold = rows.map((r, i) => foldOf(r.group ?? String(i), folds));
-  const calibrated = new Array<LabelledDistribution>(rows.length);
-  for (let f = 0; f < folds; f++) {
-    const scaling = fitVectorScaling(rows.filter((_, i) => fold[i] !== f));
-    rows.forEach((r, i) => {
-      if (fold[i] === f)
-        calibrated[i] = { probabilities: applyVectorScaling(r.logits, scaling), label: r.label };
-    });
-  }
-  return calibrated;
 }
