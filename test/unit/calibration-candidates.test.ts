@@ -48,10 +48,10 @@ function twentyLabels(seed: number): LabelledLogits[] {
 }
 
 /** Labels drawn from softmax(u); the model reports u · t (t = 1: already calibrated). */
-function drawn(n: number, seed: number, t: number): LabelledLogits[] {
+function drawn(n: number, seed: number, t: number, spread = 3): LabelledLogits[] {
   const random = new SeededRandom(seed);
   return Array.from({ length: n }, (_, i) => {
-    const u = [0, 0, 0, 0].map(() => (random.nextFloat() * 2 - 1) * 3);
+    const u = [0, 0, 0, 0].map(() => (random.nextFloat() * 2 - 1) * spread);
     const p = softmax(u);
     let draw = random.nextFloat();
     let label = 0;
@@ -147,5 +147,42 @@ describe("what the proposal shows", () => {
       expect(table).toContain(`<th scope="row">${field}</th>`);
     for (const offset of proposed.optionBias!) expect(table).toContain(String(offset));
     expectApplicable(fourOptions, proposed);
+  });
+});
+
+describe("a certificate across versions", () => {
+  it("is written when asked, dropped when the threshold moves without one, and missed where required", () => {
+    const rows = drawn(1000, 1, 1, 6).map((r) => ({
+      ...r,
+      modelSha256: "a".repeat(64),
+      promptVersion: "v1",
+    }));
+    const certifiedGoal = { kind: "max-auto-error" as const, maxError: 0.05, confidence: 0.95 };
+    const v2 = calibratePolicy(fourOptions, rows, { goal: certifiedGoal, now }).proposedPolicy;
+    expect(v2.certificate).toMatchObject({
+      maxError: 0.05,
+      modelSha256: "a".repeat(64),
+      promptVersion: "v1",
+    });
+    expect(v2.autoThreshold).toBe(v2.certificate!.threshold);
+    expectApplicable(fourOptions, v2);
+    // Refitted on the same labels with the same goal: the same map, threshold and certificate.
+    const again = calibratePolicy(v2, rows, { goal: certifiedGoal, now }).proposedPolicy;
+    expect(again.certificate).toMatchObject({
+      threshold: v2.certificate!.threshold,
+      policySha256: v2.certificate!.policySha256,
+    });
+    // Another threshold without certifying: the old certificate no longer holds, so it goes,
+    // and a policy that requires one is told it would automate nothing.
+    const required = { ...v2, requireCertificate: true };
+    const uncertified = calibratePolicy(required, rows, {
+      goal: { kind: "target-accuracy", accuracy: 0.8 },
+      now,
+    });
+    expect(uncertified.proposedPolicy.autoThreshold).not.toBe(v2.autoThreshold);
+    expect(uncertified.proposedPolicy.certificate).toBeUndefined();
+    expect(uncertified.threshold.notes.join(" ")).toMatch(
+      /requires a certificate and this version carries none/,
+    );
   });
 });

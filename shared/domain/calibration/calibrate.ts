@@ -16,7 +16,7 @@ import {
   certifyThreshold,
 } from "./certificate.ts";
 import { evaluateSets, fitConformal } from "./conformal.ts";
-import { type CalibrationMap, calibratedProbabilities } from "./map.ts";
+import { type CalibrationMap, calibratedProbabilities, mapOf } from "./map.ts";
 import {
   accuracy,
   type Binning,
@@ -197,6 +197,13 @@ function baselineOf(
   };
 }
 
+/** A policy that requires a certificate automates nothing under a version that carries none: say so. */
+function withCertificateNote(policy: Policy, proposed: Policy, threshold: ThresholdChoice): ThresholdChoice {
+  if (!policy.requireCertificate || proposed.certificate) return threshold;
+  const note = `${policy.id} requires a certificate and this version carries none, so it would automate nothing: certify it with --max-auto-error`;
+  return { ...threshold, notes: [...threshold.notes, note] };
+}
+
 /** Calibrates `policy` from labelled logits (labels are option indices). */
 export function calibratePolicy(
   policy: Policy,
@@ -212,7 +219,8 @@ export function calibratePolicy(
     prior: options.prior,
   });
   const chosen = [comparison.current, ...comparison.candidates].find((c) => c.name === comparison.chosen)!;
-  const map = roundMap(chosen.map);
+  // A new fit is rounded into the ranges apply accepts; an unchanged map stays exactly as it is.
+  const map = comparison.change ? roundMap(chosen.map) : mapOf(policy);
   const goal = options.goal;
   const certified = goal.kind === "max-auto-error" ? certify(policy, rows, map, goal) : undefined;
   const threshold =
@@ -252,7 +260,7 @@ export function calibratePolicy(
     },
     riskCoverage: riskCoverage(calibrated).points,
     thresholdTable: thresholdTable(calibrated),
-    threshold,
+    threshold: withCertificateNote(policy, proposedPolicy, threshold),
     ...(certified ? { certificate: certified.certificate } : {}),
     conformal: {
       minProbability: rule.minProbability,

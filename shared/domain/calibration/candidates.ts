@@ -206,7 +206,7 @@ function verdictOf(
   return `no change: the policy as it stands has out-of-fold NLL ${n3(current.nll)}; the best candidate, ${LABELS[best.name]}, ${n3(best.nll)} (${best.gain >= 0 ? "better" : "worse"} by ${n3(Math.abs(best.gain))}, fold-to-fold spread ${n3(best.spread)})`;
 }
 
-/** "temperature 1.8353, offsets ..." : a candidate's map in words. */
+/** A candidate's name in words ("vector scaling", "the policy as it stands"). */
 export function candidateLabel(name: CandidateName): string {
   return LABELS[name];
 }

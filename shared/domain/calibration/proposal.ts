@@ -18,6 +18,7 @@ const round = (v: number, digits = 4) => Number(v.toFixed(digits));
 
 /** What the proposal is made of. */
 export interface ProposalParts {
+  /** The map the next version carries, as written (a new fit passed through {@link roundMap}). */
   readonly map: CalibrationMap;
   readonly threshold: number;
   readonly conformal: ConformalRule;
@@ -47,7 +48,7 @@ export function roundMap(map: CalibrationMap): CalibrationMap {
 
 /** The calibration fields a proposal replaces (the rest of the policy is kept as it is). */
 function calibrationFields(policy: Policy, parts: ProposalParts): Partial<Policy> {
-  const map = roundMap(parts.map);
+  const map = parts.map;
   return {
     temperature: map.temperature,
     ...(map.optionBias ? { optionBias: [...map.optionBias] } : {}),
