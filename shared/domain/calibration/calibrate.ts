@@ -133,6 +133,12 @@ function thresholdTable(calibrated: readonly LabelledDistribution[]): Calibratio
   });
 }
 
+/** Whether the top option of `probabilities` may be automated at all (automatable, not out of scope). */
+function topAutomatable(policy: Policy, probabilities: readonly number[]): boolean {
+  const option = policy.options[argmax(probabilities)]!;
+  return option.automate && option.id !== policy.outOfScopeOption;
+}
+
 /** The labelled items as the certificate sees them, under the proposed (rounded) map. */
 function certifiedItems(
   policy: Policy,
@@ -142,12 +148,7 @@ function certifiedItems(
   return rows.map((r) => {
     const p = calibratedProbabilities(r.logits, map);
     const k = argmax(p);
-    const option = policy.options[k]!;
-    return {
-      confidence: p[k]!,
-      wrong: k !== r.label,
-      automatable: option.automate && option.id !== policy.outOfScopeOption,
-    };
+    return { confidence: p[k]!, wrong: k !== r.label, automatable: topAutomatable(policy, p) };
   });
 }
 
@@ -225,7 +226,9 @@ export function calibratePolicy(
   const certified = goal.kind === "max-auto-error" ? certify(policy, rows, map, goal) : undefined;
   const threshold =
     certified?.choice ??
-    chooseThreshold(calibrated, goal as Exclude<ThresholdGoal, { kind: "max-auto-error" }>);
+    chooseThreshold(calibrated, goal as Exclude<ThresholdGoal, { kind: "max-auto-error" }>, {
+      automatable: calibrated.map((d) => topAutomatable(policy, d.probabilities)),
+    });
   // Conformal: fit on the first half, check on the other half.
   const half = rows.length >> 1;
   const rule = fitConformal(calibrated.slice(0, half), options.conformalCoverage ?? 0.9);

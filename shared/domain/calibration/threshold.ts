@@ -26,6 +26,12 @@ export interface ThresholdOptions {
   readonly fewLabels?: number;
   /** Human share kept at least when labels are few. @default 0.2 */
   readonly humanFloor?: number;
+  /**
+   * Whether each row's top option may be automated at all (in the rows' order): the others stay
+   * with people whatever their confidence, so they count toward neither the coverage nor the
+   * automated accuracy. @default every row
+   */
+  readonly automatable?: readonly boolean[];
 }
 
 /** The chosen threshold and what it implies on the labelled data. */
@@ -55,19 +61,20 @@ export function chooseThreshold(
       `only ${rows.length} labels (fewer than ${fewLabels}): at least ${Math.round(floor * 100)}% of items stay with people`,
     );
   const sorted = rows
-    .map((r) => {
+    .flatMap((r, i) => {
+      if (options.automatable?.[i] === false) return [];
       const top = argmax(r.probabilities);
-      return { confidence: r.probabilities[top]!, correct: top === r.label };
+      return [{ confidence: r.probabilities[top]!, correct: top === r.label }];
     })
     .sort((a, b) => b.confidence - a.confidence);
-  const n = sorted.length;
-  const maxAutomated = Math.floor(n * (1 - floor));
+  const n = rows.length;
+  const maxAutomated = Math.min(sorted.length, Math.floor(n * (1 - floor)));
   // Candidate k: automate the k most confident items (only where the next one is less confident).
   let best: { k: number; score: number } = { k: 0, score: goal.kind === "cost" ? goal.humanReview : 0 };
   let correct = 0;
   for (let k = 1; k <= maxAutomated; k++) {
     correct += sorted[k - 1]!.correct ? 1 : 0;
-    if (k < n && sorted[k]!.confidence === sorted[k - 1]!.confidence) continue;
+    if (k < sorted.length && sorted[k]!.confidence === sorted[k - 1]!.confidence) continue;
     if (goal.kind === "target-accuracy") {
       if (wilsonInterval(correct, k)[0] >= goal.accuracy) best = { k, score: k };
     } else {
