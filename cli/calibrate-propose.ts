@@ -72,5 +72,7 @@ function printOutcome(outcome: ProposalOutcome, out: string): void {
   console.log(`  calibration: ${s.comparison.verdict}`);
   for (const note of s.threshold.notes) console.log(`  ${s.certificate ? "" : "note: "}${note}`);
   console.log(`  policy: ${where}\n  report: ${join(out, outcome.keys.report)}`);
-  console.log(`  nothing changed: apply with  npx decide calibrate --apply-proposal ${where}`);
+  // Production is untouched until a person applies the proposal (the verdict above may say
+  // `no change` of the map while the threshold or certificate changes).
+  console.log(`  not applied: read the report, then  npx decide calibrate --apply-proposal ${where}`);
 }

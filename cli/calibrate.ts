@@ -30,6 +30,7 @@ import { printCalibration } from "./calibrate-print.ts";
 import { proposeFromTable } from "./calibrate-propose.ts";
 import { SCORING_FLAGS } from "./calibrate-scoring.ts";
 
+/** The usage text of `decide calibrate`. */
 export const calibrateUsage = `decide calibrate --input labelled.jsonl --policy ID
                  [--max-auto-error 0.02 [--confidence 0.95] | --target-accuracy 0.97 | --cost-wrong 20 --cost-review 1]
                  [--model file.gguf | --endpoint-name NAME | --url URL] [--concurrency 4] [--resume FILE]

@@ -13,6 +13,7 @@ import { replayFiltered } from "../shared/use-cases/replay.ts";
 import { requiredFlag } from "./args.ts";
 import { awsOptions, decisionStore, queueAt } from "./aws.ts";
 
+/** The usage text of `decide status`. */
 export const statusUsage = `decide status --table NAME [--queue-url URL] [--dlq-url URL] [--review-queue-url URL] [--batch-queue-url URL] [--policies-dir events/policies] [--region R] [--profile P] [--json]
 
 Counts records per state and policy, queue depths, and the dead-letter queue by noted failure reason.
