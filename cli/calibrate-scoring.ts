@@ -13,13 +13,14 @@ import { appendFile, mkdir, readFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { HttpDecisionEndpoint } from "../shared/adapters/http-decision-endpoint.ts";
 import type { LabelledLogits } from "../shared/domain/calibration/temperature.ts";
-import type { DecidesItems, EndpointDecision } from "../shared/domain/decision-endpoint.ts";
+import type { EndpointDecision } from "../shared/domain/decision-endpoint.ts";
 import { EndpointRejectedError } from "../shared/domain/errors.ts";
 import type { Policy } from "../shared/domain/policy/policy.ts";
 import { policyKey } from "../shared/domain/policy/policy.ts";
 import { CALIBRATION_ENDPOINT_CALLS } from "../shared/domain/topology.ts";
 import { CommandError, integerFlag, UsageError } from "./args.ts";
 import { awsOptions } from "./aws.ts";
+import type { ScoringSource, StateRow } from "./calibrate-source.ts";
 
 /** The flags that choose and tune the scoring source. */
 export const SCORING_FLAGS = {
@@ -34,23 +35,6 @@ export const SCORING_FLAGS = {
 
 /** Values of {@link SCORING_FLAGS}. */
 export type ScoringFlags = { [K in keyof typeof SCORING_FLAGS]?: string | undefined };
-
-/** Something that scores items, and how many requests it may take at once. */
-export interface ScoringSource {
-  /** For messages: the model file, endpoint name or URL. */
-  readonly name: string;
-  readonly endpoint: DecidesItems;
-  readonly concurrency: number;
-  close(): Promise<void>;
-}
-
-/** A labelled state waiting for its logits. */
-export interface StateRow {
-  readonly line: number;
-  readonly state: unknown;
-  readonly label: number;
-  readonly group: string;
-}
 
 /** Opens the source the flags name; undefined when they name none. More than one is a usage error. */
 export async function openScoringSource(flags: ScoringFlags): Promise<ScoringSource | undefined> {
@@ -90,6 +74,8 @@ interface ResumeLine {
   readonly key: string;
   readonly logits: number[];
   readonly modelSha256: string;
+  /** Absent in files written before it was kept. */
+  readonly promptVersion?: string;
 }
 
 /** The key a row is remembered by: the policy version, the line and the state. */
@@ -115,6 +101,17 @@ async function readResume(path: string): Promise<Map<string, ResumeLine>> {
   return done;
 }
 
+/** A labelled row from its state row and scored logits, naming what scored them. */
+function labelledRow(row: StateRow, scored: ResumeLine): LabelledLogits {
+  return {
+    logits: scored.logits,
+    label: row.label,
+    group: row.group,
+    modelSha256: scored.modelSha256,
+    ...(scored.promptVersion ? { promptVersion: scored.promptVersion } : {}),
+  };
+}
+
 /**
  * Scores `rows` under `policy` on `source`: rows the resume file holds are not sent again; the
  * others go out `source.concurrency` at a time. A row the endpoint refuses (4xx) becomes a
@@ -131,7 +128,7 @@ export async function scoreStateRows(
   const models = new Set([...done.values()].map((l) => l.modelSha256));
   const out: (LabelledLogits | undefined)[] = rows.map((row) => {
     const kept = done.get(rowKey(policy, row));
-    return kept ? { logits: kept.logits, label: row.label, group: row.group } : undefined;
+    return kept ? labelledRow(row, kept) : undefined;
   });
   const todo = rows.map((_, i) => i).filter((i) => out[i] === undefined);
   if (resumePath && todo.length < rows.length)
@@ -167,15 +164,14 @@ export async function scoreStateRows(
         );
         return;
       }
-      out[index] = { logits: decision.logits, label: row.label, group: row.group };
-      if (resumePath) {
-        const line: ResumeLine = {
-          key: rowKey(policy, row),
-          logits: decision.logits,
-          modelSha256: decision.modelSha256,
-        };
-        await appendFile(resumePath, `${JSON.stringify(line)}\n`);
-      }
+      const line: ResumeLine = {
+        key: rowKey(policy, row),
+        logits: decision.logits,
+        modelSha256: decision.modelSha256,
+        promptVersion: decision.promptVersion,
+      };
+      out[index] = labelledRow(row, line);
+      if (resumePath) await appendFile(resumePath, `${JSON.stringify(line)}\n`);
       progress.tick();
     }
   };

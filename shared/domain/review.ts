@@ -101,12 +101,13 @@ export interface ReviewerAgreement {
 }
 
 /**
- * Agreement over reviewed records: a record with a first audit label was reviewed twice; it
- * agreed unless it was disputed (the second reviewer chose differently and an admin settled it).
+ * Agreement over reviewed records and disputed ones: a record with a first audit label, or one
+ * marked disputed, was reviewed twice; it agreed unless it was disputed (the second reviewer chose
+ * differently; an admin settles it, or has settled it).
  */
 export function reviewerAgreement(
   records: readonly { firstReview?: unknown; disputed?: boolean }[],
 ): ReviewerAgreement {
-  const pairs = records.filter((r) => r.firstReview !== undefined);
+  const pairs = records.filter((r) => r.firstReview !== undefined || r.disputed === true);
   return { pairs: pairs.length, agreed: pairs.filter((r) => !r.disputed).length };
 }

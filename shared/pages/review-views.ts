@@ -32,6 +32,8 @@ export function reasonText(record: DecisionRecord, policy: Policy | undefined): 
       const floor = policy?.minAllowedTokenMass;
       return `Off the options: the option letters held ${typeof mass === "number" ? percent(mass) : "-"} of the model's probability${floor === undefined ? "" : `, below the ${percent(floor)} floor`} (${top})`;
     }
+    case "uncertified":
+      return `Not certified (${html(record.certificateProblem ?? "the policy requires a valid certificate")}): ${top} would have been automated`;
     case "audit_sample":
       return `Audit sample: ${top} would have been automated (at or above the ${threshold})`;
     default:

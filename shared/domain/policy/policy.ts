@@ -4,12 +4,14 @@
  * A change to a policy is a new version; every decision record names the version that decided.
  */
 import { z } from "zod";
+import { CALIBRATION_RANGES } from "../calibration/ranges.ts";
 import {
   OPTION_ORDERS,
   optionRuleBreach,
   PROMPT_LAYOUTS,
   QUESTION_TYPES,
 } from "../contracts/system-one/vocabulary.ts";
+import { certificateSchema } from "./certificate-schema.ts";
 
 const optionSchema = z
   .object({
@@ -38,7 +40,11 @@ export const policySchema = z
      * Per-option offsets added after the temperature, softmax(logits / T + b) (vector scaling,
      * proposed by `decide calibrate` when it beats temperature alone out of fold).
      */
-    optionBias: z.array(z.number().finite().min(-20).max(20)).optional(),
+    optionBias: z
+      .array(
+        z.number().finite().min(CALIBRATION_RANGES.optionBias.min).max(CALIBRATION_RANGES.optionBias.max),
+      )
+      .optional(),
     /**
      * The model's prior over the options on content-free inputs (`decide calibrate --prior`),
      * divided out of every decision before the temperature.
@@ -86,6 +92,16 @@ export const policySchema = z
       })
       .strict()
       .optional(),
+    // ── Certified automatic action (`decide calibrate --max-auto-error`) ───────────────────────
+    /** The certificate of the auto threshold (written by a proposal, see certificate-schema.ts). */
+    certificate: certificateSchema.optional(),
+    /**
+     * Automate nothing unless the certificate matches the running model, prompt layout, policy
+     * text and calibration: otherwise every item goes to people (reason `uncertified`). Set by a
+     * person, never by a proposal. @default false
+     */
+    requireCertificate: z.boolean().optional(),
+    // ── end of certified automatic action ──────────────────────────────────────────────────────
   })
   .strict()
   .superRefine((policy, ctx) => {
