@@ -13,10 +13,10 @@ import * as iam from "aws-cdk-lib/aws-iam";
 import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import type * as s3 from "aws-cdk-lib/aws-s3";
 import { Construct } from "constructs";
+import { decideConcurrency } from "../../shared/domain/capacity-plan.ts";
 import type { DeadLetterSource } from "../../shared/domain/dead-letters.ts";
 import {
   DECIDE_FUNCTION,
-  decideConcurrency,
   METRICS,
   type RuleName,
   SERVERLESS_DECIDE,

@@ -14,7 +14,8 @@ import type * as sagemaker from "aws-cdk-lib/aws-sagemaker";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import measured from "../../shared/domain/capacity/measured-times.json" with { type: "json" };
-import { concurrentRequestsTarget, ENDPOINT_SCALING } from "../../shared/domain/topology.ts";
+import { concurrentRequestsTarget } from "../../shared/domain/capacity-plan.ts";
+import { ENDPOINT_SCALING } from "../../shared/domain/topology.ts";
 
 /** Properties of {@link EndpointScaling}. */
 export interface EndpointScalingProps {

@@ -10,11 +10,11 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { isGpuInstance } from "../../infra/constructs/instance-types.ts";
 import { checkServerlessSettings } from "../../infra/constructs/serverless-settings.ts";
 import type { DecisionStack } from "../../infra/decision-stack.ts";
+import { decideConcurrency } from "../../shared/domain/capacity-plan.ts";
 import { matchesPattern } from "../../shared/domain/event-pattern.ts";
 import {
   DECIDE_FUNCTION,
   DECIDE_QUEUES,
-  decideConcurrency,
   INTAKE_VISIBILITY_SECONDS,
   MAX_RECEIVE_COUNT,
   MEASURED_SECONDS_PER_ITEM,

@@ -7,8 +7,8 @@
  * same numbers back from the synthesized stack.)
  */
 import { describe, expect, it } from "vitest";
+import { capacityPlan } from "../../shared/domain/capacity-plan.ts";
 import {
-  capacityPlan,
   DECIDE_FUNCTION,
   ENDPOINT_DEADLINE_MS,
   MEASURED_SECONDS_PER_ITEM,

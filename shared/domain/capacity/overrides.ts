@@ -1,13 +1,10 @@
 /**
  * What-ifs on a template's shape, as a deploy with other context values would make it: another
  * instance type, other scaling bounds. New bounds re-derive what the stack derives from them
- * (the event source concurrency and batch size, and the container's admission where the topology
- * derives it) through the topology's own functions, so the model sees what `-c maxInstanceCount`
- * would deploy.
+ * (the event source concurrency and batch size, and the container's admission) through the
+ * capacity plan the CDK app uses, so the model sees what `-c maxInstanceCount` would deploy.
  */
-
-import type { EndpointProvisioning } from "../topology.ts";
-import * as topology from "../topology.ts";
+import { capacityPlan } from "../capacity-plan.ts";
 import type { PipelineShape } from "./shape.ts";
 
 /** A changed shape and one line per value that changed. */
@@ -41,14 +38,7 @@ export function withInstanceCounts(
   const maxInstances = counts.maxInstances ?? e.maxInstances;
   if (maxInstances < minInstances)
     throw new RangeError(`the maximum of ${maxInstances} instances is below the minimum of ${minInstances}`);
-  const provisioning: EndpointProvisioning = { mode: "realtime", minInstances, maxInstances };
-  const derived = topology.decideConcurrency(provisioning) as { intake: number; batchSize?: number };
-  // Newer topologies also derive the container's admission from the provisioning.
-  const admission = (
-    topology as unknown as {
-      endpointAdmission?: (p: EndpointProvisioning) => { queueSize: number; deadlineMs: number };
-    }
-  ).endpointAdmission?.(provisioning);
+  const plan = capacityPlan({ mode: "realtime", minInstances, maxInstances });
   const next: PipelineShape = {
     ...shape,
     endpoint: {
@@ -56,12 +46,13 @@ export function withInstanceCounts(
       minInstances,
       maxInstances,
       initialInstances: Math.max(e.initialInstances, minInstances),
-      ...(admission ? { queueSize: admission.queueSize, deadlineSeconds: admission.deadlineMs / 1000 } : {}),
+      queueSize: plan.queueSize,
+      deadlineSeconds: plan.deadlineMs / 1000,
     },
     intake: {
       ...shape.intake,
-      maxConcurrency: derived.intake,
-      ...(derived.batchSize ? { batchSize: derived.batchSize } : {}),
+      maxConcurrency: plan.intake,
+      batchSize: plan.batchSize,
     },
   };
   const notes: string[] = [];
