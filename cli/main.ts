@@ -4,6 +4,7 @@
 import { DecisionRuntimeError } from "../endpoint/runtime/errors.ts";
 import { adviceFor } from "./advice.ts";
 import { CommandError, UsageError } from "./args.ts";
+import { flagProblem } from "./flag-errors.ts";
 import { closest } from "./suggest.ts";
 
 /** A command's module: its entry and its usage text. */
@@ -121,7 +122,7 @@ export async function main(argv: string[]): Promise<number> {
   if (!entry) {
     const guess = closest(name, Object.keys(COMMANDS));
     console.error(
-      `decide: unknown command "${name}"${guess ? `; did you mean "${guess}"?` : ""}\n\n${overview()}`,
+      `decide: unknown command "${name}"${guess ? `; did you mean "${guess}"?` : ""}\nsee: npx decide --help`,
     );
     return 2;
   }
@@ -133,11 +134,11 @@ export async function main(argv: string[]): Promise<number> {
   try {
     return await command.run(rest);
   } catch (error) {
-    if (
-      error instanceof UsageError ||
-      (error instanceof TypeError && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS"))
-    ) {
-      console.error(`decide ${name}: ${error.message}\n\n${command.usage}`);
+    // A usage mistake: the reason in one line, then where the usage is (not the whole of it,
+    // which would scroll the reason away).
+    const usage = error instanceof UsageError ? error.message : flagProblem(error, command.usage);
+    if (usage !== undefined) {
+      console.error(`decide ${name}: ${usage}\nsee: npx decide ${name} --help`);
       return 2;
     }
     if (error instanceof DecisionRuntimeError || error instanceof CommandError) {

@@ -6,7 +6,7 @@
 import { parseArgs } from "node:util";
 import { RECORD_STATUSES } from "../shared/domain/decision-record.ts";
 import { replayFiltered } from "../shared/use-cases/replay.ts";
-import { requiredFlag } from "./args.ts";
+import { settingFrom } from "./args.ts";
 import { awsOptions, decisionStore, queueAt } from "./aws.ts";
 
 export const statusUsage = `decide status --table NAME [--queue-url URL] [--dlq-url URL] [--review-queue-url URL] [--batch-queue-url URL] [--region R] [--profile P] [--json]
@@ -32,7 +32,7 @@ export async function statusCommand(argv: string[]): Promise<number> {
     strict: true,
   });
   const aws = awsOptions(values);
-  const table = requiredFlag("table", values.table ?? process.env.DECISIONS_TABLE);
+  const table = settingFrom("table", values.table, "DECISIONS_TABLE");
   const store = decisionStore(table, aws);
 
   const counts: Record<string, Record<string, number>> = {};

@@ -1,0 +1,28 @@
+/**
+ * Output the commands share: a status line redrawn in place on a terminal (progress bars, the
+ * local mode's live summary), and refused input lines printed the same way by `decide publish`
+ * and `decide batch submit`.
+ */
+import { LINE_FIELD } from "../shared/domain/input/item-lines.ts";
+import type { ItemProblem } from "../shared/domain/item.ts";
+
+/**
+ * Writes `text` over the terminal's current line: back to its start, the text cut to the
+ * terminal's width (a wrapped line could not be redrawn), then erased to the end, so a shorter
+ * line leaves nothing of a longer one behind.
+ */
+export function redrawLine(stream: NodeJS.WriteStream, text: string): void {
+  const width = stream.columns ? stream.columns - 1 : text.length;
+  stream.write(`\r${text.slice(0, width)}\x1b[K`);
+}
+
+/** A refused line in words: `line 3: refused: state: must not be empty; id: ...`. */
+export function refusedLineText(line: number, problems: readonly ItemProblem[]): string {
+  const reasons = problems.map((p) => (p.field === LINE_FIELD ? p.message : `${p.field}: ${p.message}`));
+  return `line ${line}: refused: ${reasons.join("; ")}`;
+}
+
+/** The exit code of a command that read a file: 1 when some lines were refused. */
+export function exitCodeFor(refused: number): number {
+  return refused > 0 ? 1 : 0;
+}
