@@ -11,13 +11,13 @@ import { randomBytes } from "node:crypto";
 import { readFile, writeFile } from "node:fs/promises";
 import { basename } from "node:path";
 import { parseArgs } from "node:util";
-import { sleep } from "../shared/domain/backoff.ts";
-import type { BatchRecord } from "../shared/domain/batch.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import { runIntake } from "../shared/use-cases/batch-intake.ts";
 import { batchKeys, readText } from "../shared/use-cases/batch-progress.ts";
 import { CommandError, integerFlag, requiredFlag, UsageError } from "./args.ts";
-import { awsOptions, batchFiles, batchStore, publisherTo, queueAt } from "./aws.ts";
+import { publisherTo, queueAt } from "./aws.ts";
+import { context, type Flags } from "./batch-context.ts";
+import { status } from "./batch-status.ts";
 
 export const batchUsage = `decide batch submit <file.jsonl | file.csv> --policy ID [--no-wait]
 decide batch status <batch id> [--watch]
@@ -30,34 +30,6 @@ submit: each line an item ({"id", "state"}; "policy" may be left out); CSV with 
 and the intake function reads it; locally (BATCH_FOLDER and BATCH_QUEUE_URL from \`npm start\`) this
 command reads it. Refused lines are listed with their line numbers in the errors file.
 Then the batch is followed until every item is decided (--no-wait returns at once with its id).`;
-
-interface Flags {
-  table?: string | undefined;
-  bucket?: string | undefined;
-  folder?: string | undefined;
-  "queue-url"?: string | undefined;
-  region?: string | undefined;
-  profile?: string | undefined;
-}
-
-function context(values: Flags) {
-  const aws = awsOptions(values);
-  const table = requiredFlag("table", values.table ?? process.env.DECISIONS_TABLE);
-  const bucket = values.bucket ?? process.env.BATCH_BUCKET;
-  const folder = values.folder ?? process.env.BATCH_FOLDER;
-  if (!bucket && !folder)
-    throw new UsageError(
-      "no batch files: give --bucket NAME (deployed) or --folder DIR (local), or export BATCH_BUCKET / BATCH_FOLDER as `npm start` prints",
-    );
-  return {
-    aws,
-    table,
-    bucket,
-    folder,
-    batches: batchStore(table, aws),
-    objects: batchFiles({ bucket, folder }, aws),
-  };
-}
 
 /** Runs the command; returns the exit code. */
 export async function batchCommand(argv: string[]): Promise<number> {
@@ -143,45 +115,6 @@ async function submit(
     return 0;
   }
   return status(batchId, true, values);
-}
-
-/** One line of progress: the bar, the counts, rate and ETA. */
-function progressLine(batch: BatchRecord, rate: number): string {
-  const c = batch.counts;
-  const done = c.decided + c.failed + c.deadLettered;
-  const share = c.accepted ? done / c.accepted : batch.status === "submitting" ? 0 : 1;
-  const width = 24;
-  const bar = `[${"#".repeat(Math.round(share * width))}${"-".repeat(width - Math.round(share * width))}]`;
-  const eta = rate > 0 && c.accepted > done ? `, ETA ${Math.round((c.accepted - done) / rate)} s` : "";
-  return `${bar} ${done}/${c.accepted}${batch.status === "submitting" ? "+" : ""} decided ${c.decided} (auto ${c.auto}, human ${c.human}, reviewed ${c.reviewed}), refused at intake ${c.rejected}, failed ${c.failed}, dead letters ${c.deadLettered}; ${rate.toFixed(1)}/s${eta}`;
-}
-
-async function status(batchId: string, watch: boolean, values: Flags): Promise<number> {
-  const ctx = context(values);
-  let batch = await ctx.batches.getBatch(batchId);
-  if (!batch)
-    throw new CommandError(`no batch ${batchId} in ${ctx.table} (decide batch list shows the recent ones)`);
-  const started = performance.now();
-  const first = batch.counts.decided + batch.counts.failed + batch.counts.deadLettered;
-  let last = "";
-  while (watch && batch.status !== "completed") {
-    const done = batch.counts.decided + batch.counts.failed + batch.counts.deadLettered;
-    const rate = (done - first) / Math.max((performance.now() - started) / 1000, 1e-3);
-    const line = progressLine(batch, rate);
-    if (process.stderr.isTTY) process.stderr.write(`\r${line}`);
-    else if (line.split(";")[0] !== last) process.stderr.write(`${line}\n`);
-    last = line.split(";")[0]!;
-    await sleep(1000);
-    batch = (await ctx.batches.getBatch(batchId)) ?? batch;
-  }
-  if (process.stderr.isTTY && watch) process.stderr.write("\n");
-  console.log(`batch ${batch.batchId} (${batch.policyId}, ${batch.source}): ${batch.status}`);
-  console.log(`  ${progressLine(batch, 0).replace(/; 0\.0\/s$/, "")}`);
-  if (batch.status === "completed")
-    console.log(
-      `  results: npx decide batch results ${batch.batchId} --out ${batch.batchId}.results.jsonl --errors ${batch.batchId}.errors.jsonl`,
-    );
-  return 0;
 }
 
 async function results(
