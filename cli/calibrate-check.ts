@@ -5,8 +5,10 @@
 import { readFile } from "node:fs/promises";
 import { checkDrift, type DriftBaseline, type RecentDecision } from "../shared/domain/calibration/drift.ts";
 import { DetailType, pipelineEvent } from "../shared/domain/events.ts";
+import { readLines } from "../shared/domain/input/lines.ts";
 import { UsageError } from "./args.ts";
 import { awsOptions, publisherTo } from "./aws.ts";
+import { openInput } from "./input-file.ts";
 
 /** Exit code when drift was found. */
 export const DRIFT_EXIT_CODE = 3;
@@ -23,19 +25,21 @@ export async function calibrateCheck(options: {
     baseline: DriftBaseline;
   };
   const recent: RecentDecision[] = [];
-  const lines = (await readFile(options.recent, "utf8")).split("\n");
-  for (const [i, line] of lines.entries()) {
+  for await (const { line: number, text: line, error } of readLines(
+    await openInput(options.recent, `--recent ${options.recent}`),
+  )) {
+    if (error !== undefined) throw new UsageError(`${options.recent} line ${number}: ${error}`);
     if (!line.trim()) continue;
     let row: Record<string, unknown>;
     try {
       row = JSON.parse(line) as Record<string, unknown>;
     } catch {
-      throw new UsageError(`${options.recent} line ${i + 1}: not valid JSON`);
+      throw new UsageError(`${options.recent} line ${number}: not valid JSON`);
     }
     const source = (row.distribution ?? row.probabilities) as Record<string, number> | number[] | undefined;
     if (!source || (row.route !== "auto" && row.route !== "human")) {
       console.error(
-        `line ${i + 1}: skipped: needs a distribution (or probabilities) and route auto or human`,
+        `line ${number}: skipped: needs a distribution (or probabilities) and route auto or human`,
       );
       continue;
     }

@@ -4,7 +4,7 @@
  * only with --apply, never over an existing file).
  */
 import { existsSync } from "node:fs";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { calibratePolicy } from "../shared/domain/calibration/calibrate.ts";
@@ -12,6 +12,7 @@ import { type MassRow, proposeMassFloor } from "../shared/domain/calibration/off
 import { CONTENT_FREE_STATES, estimatePrior } from "../shared/domain/calibration/prior.ts";
 import { agreementText, priorText, renderReport } from "../shared/domain/calibration/report.ts";
 import type { LabelledLogits } from "../shared/domain/calibration/temperature.ts";
+import { readLines } from "../shared/domain/input/lines.ts";
 import type { Policy } from "../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import {
@@ -25,6 +26,7 @@ import { calibrateCheck } from "./calibrate-check.ts";
 import { goalOf } from "./calibrate-goal.ts";
 import { applyProposal, proposeFromTable } from "./calibrate-propose.ts";
 import { openScoringSource, SCORING_FLAGS, type StateRow, scoreStateRows } from "./calibrate-scoring.ts";
+import { openInput } from "./input-file.ts";
 
 export const calibrateUsage = `decide calibrate --input labelled.jsonl --policy ID [--target-accuracy 0.97 | --cost-wrong 20 --cost-review 1]
                  [--model file.gguf | --endpoint-name NAME | --url URL] [--concurrency 4] [--resume FILE]
@@ -70,20 +72,23 @@ async function readRows(
   problems: { line: number; reason: string }[];
   states: StateRow[];
 }> {
-  const text = await readFile(path, "utf8").catch((error: unknown) => {
-    throw new UsageError(`cannot read --input ${path}: ${(error as Error).message}`);
-  });
   const ids = policy.options.map((o) => o.id);
   const problems: { line: number; reason: string }[] = [];
   const parsed: Row[] = [];
-  text.split("\n").forEach((raw, i) => {
-    if (!raw.trim()) return;
-    try {
-      parsed.push({ line: i + 1, value: JSON.parse(raw) as Record<string, unknown> });
-    } catch (error) {
-      problems.push({ line: i + 1, reason: `not valid JSON (${(error as Error).message})` });
+  // The one input reader: a byte-order mark, CRLF, invalid UTF-8 and over-long lines by line.
+  for await (const { line, text, error } of readLines(await openInput(path, `--input ${path}`))) {
+    if (error !== undefined) problems.push({ line, reason: error });
+    else if (text.trim()) {
+      try {
+        const value: unknown = JSON.parse(text);
+        if (typeof value === "object" && value !== null && !Array.isArray(value))
+          parsed.push({ line, value: value as Record<string, unknown> });
+        else problems.push({ line, reason: "not a JSON object" });
+      } catch (error) {
+        problems.push({ line, reason: `not valid JSON (${(error as Error).message})` });
+      }
     }
-  });
+  }
   const rows: LabelledLogits[] = [];
   const states: StateRow[] = [];
   for (const row of parsed) {

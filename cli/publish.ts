@@ -5,7 +5,7 @@
  * resumes without re-sending ids already sent. AWS CLI conventions: --region, --profile,
  * --queue-url, or --event-bus for "Decision Requested" events; AWS_ENDPOINT_URL_* for local runs.
  */
-import { appendFile, open, readFile, stat } from "node:fs/promises";
+import { appendFile, readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { formatOf, INPUT_FORMATS, type InputFormat } from "../shared/domain/input/item-lines.ts";
 import { MAX_LINE_BYTES } from "../shared/domain/input/lines.ts";
@@ -14,6 +14,7 @@ import { readItems } from "../shared/use-cases/publish/read-items.ts";
 import { type PublishTarget, sendItems } from "../shared/use-cases/publish/send-items.ts";
 import { MissingSettingError, UsageError } from "./args.ts";
 import { AWS_FLAGS, awsOptions, publisherTo, queueAt } from "./aws.ts";
+import { openInput } from "./input-file.ts";
 import { exitCodeFor, redrawLine, refusedLineText } from "./terminal.ts";
 
 export const publishUsage = `decide publish <file.jsonl | file.csv | -> [--queue-url URL | --event-bus NAME] [--region R] [--profile P]
@@ -28,16 +29,6 @@ columns become metadata. Exits 1 when some lines were refused.`;
 
 /** The source of "Decision Requested" events sent by this command (the intake rule takes any but the pipeline's own). */
 export const PUBLISH_SOURCE = "decide.publish";
-
-/** The file's bytes as a stream (stdin for `-`); a path that cannot be read is a usage error. */
-async function openInput(path: string): Promise<AsyncIterable<Uint8Array>> {
-  if (path === "-") return process.stdin;
-  const cannot = (error: unknown): never => {
-    throw new UsageError(`cannot read ${path}: ${(error as Error).message}`);
-  };
-  if ((await stat(path).catch(cannot)).isDirectory()) cannot(new Error("it is a folder, not a file"));
-  return (await open(path).catch(cannot)).createReadStream();
-}
 
 /** Where to send: the flag given, else the intake queue `npm start` exports; none for a dry run. */
 function targetOf(values: {
