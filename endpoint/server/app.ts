@@ -7,10 +7,10 @@ import { randomUUID } from "node:crypto";
 import type { Logger } from "@aws-lambda-powertools/logger";
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { parseJsonStrict, stringifyJson } from "../../shared/domain/contracts/json.ts";
+import { parseJsonDocument, parseJsonStrict, stringifyJson } from "../../shared/domain/contracts/json.ts";
 import { InvalidDecisionError } from "../runtime/errors.ts";
 import { ApiError, invalidField, toApiError } from "./api-error.ts";
-import { isBatchBody, scoreBatch } from "./batch.ts";
+import { batchDocument, type Invocation, isBatchBody, scoreBatch } from "./batch.ts";
 import { handleChat } from "./chat-route.ts";
 import type { ServerConfig } from "./config.ts";
 import type { DecisionService } from "./decision-service.ts";
@@ -98,11 +98,11 @@ export function createApp(deps: AppDependencies): Hono<AppEnv> {
 
   app.post("/v1/systemone", limit, async (c) => systemOne(c, await readJson(c)));
   app.post("/v1/chat/completions", limit, async (c) => chat(c, await readJson(c)));
-  app.post("/invocations", limit, async (c) => invocation(c, await readJson(c)));
+  app.post("/invocations", limit, async (c) => invocation(c, await readInvocation(c)));
   app.post("/endpoints/:name/invocations", limit, async (c) => {
     // The SageMaker runtime service wraps container errors: 424 ModelError with the original status.
     try {
-      const response = await invocation(c, await readJson(c));
+      const response = await invocation(c, await readInvocation(c));
       if (response.status < 400) {
         response.headers.set("x-amzn-invoked-production-variant", "AllTraffic");
         return response;
@@ -221,11 +221,11 @@ export function createApp(deps: AppDependencies): Hono<AppEnv> {
     });
   }
 
-  async function invocation(c: Context<AppEnv>, body: unknown): Promise<Response> {
+  async function invocation(c: Context<AppEnv>, { body, refused }: Invocation): Promise<Response> {
     if (isSystemOneBody(body)) return systemOne(c, body);
     if (isBatchBody(body)) {
       ready(); // a model that is loading or failed answers the whole call, as for one item
-      return jsonResponse(c, await scoreBatch(body, (item) => systemOneAnswer(c, item)));
+      return jsonResponse(c, await scoreBatch(body, (item) => systemOneAnswer(c, item), refused));
     }
     if (typeof body === "object" && body !== null && "messages" in body) return chat(c, body);
     throw invalidField(
@@ -239,6 +239,11 @@ export function createApp(deps: AppDependencies): Hono<AppEnv> {
 
 /** Reads a JSON body: checks the content type and refuses malformed JSON and duplicate keys. */
 async function readJson(c: Context): Promise<unknown> {
+  checkJsonType(c);
+  return parseJsonStrict(await c.req.text());
+}
+
+function checkJsonType(c: Context): void {
   const type = c.req.header("content-type") ?? "";
   if (!/^application\/json\b/i.test(type.trim())) {
     throw invalidField(
@@ -247,7 +252,12 @@ async function readJson(c: Context): Promise<unknown> {
       "unsupported_content_type",
     );
   }
-  return parseJsonStrict(await c.req.text());
+}
+
+/** A SageMaker invocation's body: a batch's items refused while parsing (a repeated key) answer alone. */
+async function readInvocation(c: Context): Promise<Invocation> {
+  checkJsonType(c);
+  return batchDocument(parseJsonDocument(await c.req.text()));
 }
 
 /** Parses `X-Amzn-SageMaker-Custom-Attributes` (`key=value;key=value`). */
