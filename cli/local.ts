@@ -4,12 +4,13 @@
  * runs in .cache/local unless --fresh is given.
  */
 
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { startLocalMode } from "../infra/local/local-mode.ts";
 import { LOCAL_SERVICES, type LocalService, resolveLocalPorts } from "../infra/local/ports.ts";
 import { integerFlag } from "./args.ts";
+import { statusLine } from "./terminal.ts";
 
 export const localUsage = `decide local [--model file.gguf] [--fresh] [--no-samples] [--data-dir .cache/local]
              [--port-base N] [--port 8080] [--dynamodb-port 8000] [--sqs-port 9324] [--bus-port 9195] [--review-port 8090]
@@ -60,17 +61,26 @@ export async function localCommand(argv: string[]): Promise<number> {
       return [service, integerFlag(name, values[name] ?? process.env[env], undefined, 0, 65535)];
     }),
   );
+  // The live summary: redrawn in place on a terminal; any other line ends it first.
+  const summaryLine = statusLine(process.stdout);
+  const say = (line: string) => {
+    summaryLine.end();
+    console.log(line);
+  };
   const local = await startLocalMode({
     root,
     // A second instance (--port-base) keeps its data apart from the first.
-    dataDir: values["data-dir"] ?? join(root, ".cache", base === undefined ? "local" : `local-${base}`),
+    // Absolute: DynamoDB Local runs in its own folder and refuses a relative path.
+    dataDir: resolve(
+      values["data-dir"] ?? join(root, ".cache", base === undefined ? "local" : `local-${base}`),
+    ),
     fresh: values.fresh ?? false,
     ...(values.model ? { model: values.model } : {}),
     ports: resolveLocalPorts(
       base,
       Object.fromEntries(Object.entries(overrides).filter(([, value]) => value !== undefined)),
     ),
-    say: (line) => console.log(line),
+    say,
   });
   const exports = [
     "AWS_REGION",
@@ -96,7 +106,7 @@ export async function localCommand(argv: string[]): Promise<number> {
       "",
       "In another terminal, to look or to send more:",
       exports,
-      'npx decide publish events/items/samples.jsonl --queue-url "$INTAKE_QUEUE_URL"',
+      "npx decide publish events/items/samples.jsonl   # to INTAKE_QUEUE_URL",
       "npx decide batch submit events/items/moderation-batch.jsonl --policy content-moderation",
       "",
       `Review page: ${local.reviewUrl}`,
@@ -118,18 +128,20 @@ export async function localCommand(argv: string[]): Promise<number> {
     );
   }
 
-  let last = "";
   // The summary in progress, awaited before the services stop (it must not outlive them).
   let summarizing: Promise<void> = Promise.resolve();
   const timer = setInterval(() => {
     summarizing = local
       .summary()
-      .then((s) => {
-        const line = `decided ${s.decided} (auto ${s.auto}, human ${s.human}, reviewed ${s.reviewed}), rejected ${s.rejected}, waiting ${s.waiting}, in DLQ ${s.deadLetters}`;
-        if (line !== last) console.log(line);
-        last = line;
-      })
-      .catch((error: unknown) => console.error(`summary failed: ${(error as Error).message}`));
+      .then((s) =>
+        summaryLine.show(
+          `decided ${s.decided} (auto ${s.auto}, human ${s.human}, reviewed ${s.reviewed}), rejected ${s.rejected}, waiting ${s.waiting}, in DLQ ${s.deadLetters}`,
+        ),
+      )
+      .catch((error: unknown) => {
+        summaryLine.end();
+        console.error(`summary failed: ${(error as Error).message}`);
+      });
   }, 2000);
   await new Promise<void>((resolve) => {
     const stop = () => {
@@ -142,7 +154,7 @@ export async function localCommand(argv: string[]): Promise<number> {
   });
   clearInterval(timer);
   await summarizing;
-  console.log("stopping...");
+  say("stopping...");
   await local.stop();
   console.log("stopped");
   return 0;
