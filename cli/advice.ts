@@ -24,6 +24,9 @@ export function adviceFor(error: unknown): string | undefined {
   // The local mode's own one-line refusal (a port another process holds).
   const portError = chain.find((e) => e.name === "PortInUseError");
   if (portError) return portError.message;
+  const noBus = chain.find((e) => e.name === "EventBusNotFoundError");
+  if (noBus)
+    return `${noBus.message}: check --event-bus (the local mode's bus is the EVENT_BUS_NAME \`npm start\` exports)`;
   const inUse = chain.find((e) => e.code === "EADDRINUSE");
   if (inUse) {
     const service = inUse.port !== undefined ? LOCAL_PORTS[inUse.port] : undefined;

@@ -1,7 +1,8 @@
 /**
  * A local EventBridge bus: a PutEvents endpoint (JSON 1.1, `AWSEvents.PutEvents`) and rules
  * that match event patterns and deliver to targets, as the cloud bus does (asynchronously, after
- * answering). Faults can be injected per entry, since a real bus cannot fail on demand.
+ * answering). It is one named bus: entries for any other bus are refused with
+ * ResourceNotFoundException, so a mistyped `--event-bus` fails instead of vanishing. Faults can be injected per entry, since a real bus cannot fail on demand.
  */
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -108,6 +109,15 @@ export async function startEventBus(options: EventBusOptions = {}): Promise<Loca
       reply(response, 400, { __type: "ValidationException", message: "1 to 10 entries per PutEvents call" });
       return;
     }
+    // One bus stands here: any other name (or ARN) is a bus that does not exist, as AWS answers.
+    const elsewhere = entries.map(busNameOf).find((bus) => bus !== name);
+    if (elsewhere !== undefined) {
+      reply(response, 400, {
+        __type: "ResourceNotFoundException",
+        message: `Event bus ${elsewhere} does not exist.`,
+      });
+      return;
+    }
     const accepted: BusEvent[] = [];
     const results = entries.map((entry) => {
       if (options.failEntry?.(entry))
@@ -166,6 +176,12 @@ export async function startEventBus(options: EventBusOptions = {}): Promise<Loca
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** The bus an entry names: its EventBusName, an ARN's last part, or "default" when unset. */
+function busNameOf(entry: Record<string, unknown>): string {
+  const named = typeof entry.EventBusName === "string" && entry.EventBusName ? entry.EventBusName : "default";
+  return named.startsWith("arn:") ? named.slice(named.lastIndexOf("/") + 1) : named;
 }
 
 function reply(response: ServerResponse, status: number, body: unknown): void {

@@ -16,7 +16,7 @@ import { MAX_BATCH, type MessageQueue } from "../../shared/domain/message-queue.
 import type { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { MAX_RECEIVE_COUNT, REVIEW } from "../../shared/domain/topology.ts";
 import type { LocalEventBus } from "./event-bus.ts";
-import { ensurePortFree, type LocalPorts, resolveLocalPorts } from "./ports.ts";
+import { ensurePortFree, ensurePortsFree, type LocalPorts, resolveLocalPorts } from "./ports.ts";
 import { startLocalReviewServer } from "./review-server.ts";
 import { startLocalWiring } from "./wiring.ts";
 
@@ -73,9 +73,9 @@ export interface LocalMode {
 }
 
 /**
- * Starts everything; resolves once every part answers. Each service's port is checked free first
- * (only services this call starts are ever used), and a failure part-way stops every part that
- * had started, so nothing is left running.
+ * Starts everything; resolves once every part answers. Every service's port is checked free
+ * before any starts (only services this call starts are ever used), and a failure part-way stops
+ * every part that had started, so nothing is left running.
  */
 export async function startLocalMode(options: LocalModeOptions): Promise<LocalMode> {
   const started: (() => Promise<unknown>)[] = [];
@@ -93,6 +93,8 @@ async function startParts(
 ): Promise<LocalMode> {
   const say = options.say ?? (() => undefined);
   const ports = resolveLocalPorts(undefined, options.ports);
+  // Every port first: one taken port stops the start at once, naming each, before anything runs.
+  await ensurePortsFree(ports);
   if (options.fresh) await rm(options.dataDir, { recursive: true, force: true });
   await mkdir(join(options.dataDir, "dynamodb"), { recursive: true });
 

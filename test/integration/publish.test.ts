@@ -155,6 +155,20 @@ describe("decide publish", () => {
       expect(result.code).toBe(0);
       await bus.idle();
       expect(delivered).toEqual([{ id: "E-1", policy: "pre-screen", state: { income: "1" } }]);
+      // A bus that does not exist is refused, as AWS refuses it, in one line and without retries.
+      const typo = await publish(
+        [file, "--event-bus", "nosuchbus", "--resume-file", join(dir, "typo.sent")],
+        {
+          AWS_ENDPOINT_URL_EVENTBRIDGE: bus.endpoint,
+        },
+      );
+      expect(typo.code).toBe(1);
+      expect(typo.stderr).toMatch(
+        /^decide publish: event bus "nosuchbus" does not exist: check --event-bus/m,
+      );
+      expect(typo.stderr).not.toMatch(/at .*\.(ts|js):\d+/);
+      expect(typo.stdout).not.toMatch(/1 sent/);
+      expect(bus.events).toHaveLength(1);
     } finally {
       await bus.stop();
     }
