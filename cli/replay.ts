@@ -8,14 +8,14 @@ import { parseArgs } from "node:util";
 import { sqsClient } from "../shared/adapters/aws-clients.ts";
 import { redriveAll } from "../shared/adapters/sqs-queue.ts";
 import { replayFiltered } from "../shared/use-cases/replay.ts";
-import { requiredFlag, UsageError } from "./args.ts";
+import { requiredFlag, settingFrom, UsageError } from "./args.ts";
 import { awsOptions, decisionStore, queueAt } from "./aws.ts";
 
 export const replayUsage = `decide replay --dlq-url URL --queue-url URL [--policy ID] [--reason TEXT] [--older-than 2h] [--newer-than 1d] [--dry-run]
 decide replay --all --dlq-arn ARN [--queue-arn ARN]
 
 Filtered: re-sends matching dead-letter messages to the queue and deletes them from the DLQ
-(--dry-run lists them only). --reason matches the failure noted by the decide function
+(--dry-run lists them only); --dlq-url and --queue-url default to DLQ_URL and INTAKE_QUEUE_URL. --reason matches the failure noted by the decide function
 (needs --table or DECISIONS_TABLE). --all starts SQS's own redrive (StartMessageMoveTask).
 Common: --region, --profile (AWS CLI conventions).`;
 
@@ -65,8 +65,8 @@ export async function replayCommand(argv: string[]): Promise<number> {
     throw new UsageError("--reason needs --table (or DECISIONS_TABLE) to read noted failures");
   const store = table ? decisionStore(table, aws) : undefined;
   const report = await replayFiltered({
-    deadLetters: queueAt(requiredFlag("dlq-url", values["dlq-url"]), aws),
-    destination: queueAt(requiredFlag("queue-url", values["queue-url"]), aws),
+    deadLetters: queueAt(settingFrom("dlq-url", values["dlq-url"], "DLQ_URL"), aws),
+    destination: queueAt(settingFrom("queue-url", values["queue-url"], "INTAKE_QUEUE_URL"), aws),
     dryRun: values["dry-run"] ?? false,
     filter: {
       ...(values.policy ? { policy: values.policy } : {}),
