@@ -9,12 +9,13 @@
  */
 import { parseArgs } from "node:util";
 import { InMemoryBatchStore } from "../../shared/adapters/in-memory-batch-store.ts";
-import type { MessageQueue, OutgoingMessage } from "../../shared/domain/message-queue.ts";
+import type { OutgoingMessage } from "../../shared/domain/message-queue.ts";
 import type { ObjectStore, StoredObject } from "../../shared/domain/object-store.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { runIntake } from "../../shared/use-cases/batch-intake.ts";
 import { batchKeys, readText } from "../../shared/use-cases/batch-progress.ts";
 import { TEAMS_POLICY } from "./policies.ts";
+import { recordingQueue } from "./recording-queue.ts";
 
 const { values } = parseArgs({
   options: { "line-mib": { type: "string", default: "600" }, lines: { type: "string", default: "2000" } },
@@ -65,13 +66,11 @@ class GeneratedStore implements ObjectStore {
 }
 
 let queued = 0;
-const queue = {
-  url: "memory://batch",
-  sendBatch: async (messages: readonly OutgoingMessage[]) => {
+const queue = recordingQueue({
+  push: (...messages: OutgoingMessage[]) => {
     queued += messages.length;
-    return [];
   },
-} as unknown as MessageQueue;
+});
 
 const objects = new GeneratedStore();
 const started = performance.now();

@@ -11,22 +11,18 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { FsObjectStore } from "../../shared/adapters/fs-object-store.ts";
 import { InMemoryBatchStore } from "../../shared/adapters/in-memory-batch-store.ts";
 import { MAX_LINE_BYTES } from "../../shared/domain/input/lines.ts";
-import type { MessageQueue, OutgoingMessage } from "../../shared/domain/message-queue.ts";
+import type { OutgoingMessage } from "../../shared/domain/message-queue.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { runIntake } from "../../shared/use-cases/batch-intake.ts";
 import { batchKeys, readText } from "../../shared/use-cases/batch-progress.ts";
 import { TEAMS_POLICY } from "../helpers/policies.ts";
+import { recordingQueue } from "../helpers/recording-queue.ts";
 
 let objects: FsObjectStore;
 let sent: OutgoingMessage[];
 
-const queue = {
-  url: "memory://batch",
-  sendBatch: async (messages: readonly OutgoingMessage[]) => {
-    sent.push(...messages);
-    return [];
-  },
-} as unknown as MessageQueue;
+/** Intake's queue: it keeps what it is sent. */
+const queue = recordingQueue({ push: (...messages: OutgoingMessage[]) => sent.push(...messages) });
 
 const deps = () => ({
   batches: new InMemoryBatchStore(),
