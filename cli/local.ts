@@ -150,6 +150,7 @@ function nextSteps(local: LocalMode): string {
 async function summarizeUntilStopped(local: LocalMode, summaryLine: StatusLine): Promise<void> {
   // The summary in progress, awaited before the services stop (it must not outlive them).
   let summarizing: Promise<void> = Promise.resolve();
+  let stopping = false;
   const timer = setInterval(() => {
     summarizing = local
       .summary()
@@ -159,12 +160,16 @@ async function summarizeUntilStopped(local: LocalMode, summaryLine: StatusLine):
         ),
       )
       .catch((error: unknown) => {
+        // Ctrl-C in a terminal reaches the whole process group, DynamoDB Local included, so a
+        // summary in flight as it stops may fail: that is the stop, not news.
+        if (stopping) return;
         summaryLine.end();
         console.error(`summary failed: ${(error as Error).message}`);
       });
   }, 2000);
   await new Promise<void>((resolve) => {
     const stop = () => {
+      stopping = true;
       process.off("SIGINT", stop);
       process.off("SIGTERM", stop);
       resolve();
