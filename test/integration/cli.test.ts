@@ -128,6 +128,18 @@ describe("decide CLI", () => {
           `see: npx decide ${args[0]} --help\n`,
       );
     }
+    const propose = await decideWith(["calibrate", "--propose"], fresh);
+    expect(propose.code).toBe(2);
+    expect(propose.stderr).toBe(
+      `decide calibrate: DECISIONS_TABLE is not set and --from-table is not given: ${hint}\n` +
+        "see: npx decide calibrate --help\n",
+    );
+    const replay = await decideWith(["replay"], { ...fresh, DLQ_URL: "", AWS_REGION: "us-east-1" });
+    expect(replay.code).toBe(2);
+    expect(replay.stderr).toBe(
+      `decide replay: DLQ_URL is not set and --dlq-url is not given: ${hint}\n` +
+        "see: npx decide replay --help\n",
+    );
   });
 
   it("gives a usage mistake one line and where to read more, and unknown flags a 'did you mean'", async () => {
