@@ -18,6 +18,7 @@ import { EndpointRejectedError } from "../shared/domain/errors.ts";
 import { readLines } from "../shared/domain/input/lines.ts";
 import type { Policy } from "../shared/domain/policy/policy.ts";
 import { policyKey } from "../shared/domain/policy/policy.ts";
+import { CALIBRATION_ENDPOINT_CALLS } from "../shared/domain/topology.ts";
 import { CommandError, integerFlag, UsageError } from "./args.ts";
 import { awsOptions } from "./aws.ts";
 import { openInput } from "./input-file.ts";
@@ -69,7 +70,7 @@ export async function openScoringSource(flags: ScoringFlags): Promise<ScoringSou
     const name = flags["endpoint-name"];
     return {
       name: `endpoint ${name}`,
-      endpoint: sageMakerEndpoint(name, awsOptions(flags), { attempts: 5 }),
+      endpoint: sageMakerEndpoint(name, awsOptions(flags), CALIBRATION_ENDPOINT_CALLS),
       concurrency,
       close: async () => {},
     };
@@ -77,7 +78,7 @@ export async function openScoringSource(flags: ScoringFlags): Promise<ScoringSou
   if (flags.url !== undefined) {
     let endpoint: HttpDecisionEndpoint;
     try {
-      endpoint = new HttpDecisionEndpoint(flags.url, { attempts: 5 });
+      endpoint = new HttpDecisionEndpoint(flags.url, CALIBRATION_ENDPOINT_CALLS);
     } catch (error) {
       throw new UsageError(`--url: ${(error as Error).message}`);
     }

@@ -33,6 +33,8 @@ export interface BatchJobsProps {
   readonly failures: sqs.IQueue;
   /** Concurrent batch invocations. @default BATCH_LANE.maxConcurrency */
   readonly maxConcurrency?: number;
+  /** Records per invocation (`decideConcurrency` in the topology). */
+  readonly batchSize: number;
 }
 
 /** The intake function, the batch lane and the files' permissions. */
@@ -74,7 +76,7 @@ export class BatchJobs extends Construct {
     // The batch lane: the same decide function, fed from its own queue at a bounded concurrency.
     props.decideFunction.addEventSource(
       new SqsEventSource(props.queue, {
-        batchSize: DECIDE_FUNCTION.batchSize,
+        batchSize: props.batchSize,
         maxBatchingWindow: Duration.seconds(DECIDE_FUNCTION.maxBatchingWindowSeconds),
         reportBatchItemFailures: true,
         maxConcurrency: props.maxConcurrency ?? BATCH_LANE.maxConcurrency,

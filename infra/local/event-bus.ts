@@ -28,6 +28,8 @@ export interface BusRule {
   readonly name: string;
   readonly pattern: EventPattern;
   readonly target: (event: BusEvent) => Promise<void>;
+  /** Where an event goes that failed every try, as a rule target's dead-letter queue. @default nowhere */
+  readonly deadLetter?: (event: BusEvent, error: string) => Promise<void>;
 }
 
 /** Options of {@link startEventBus}. */
@@ -123,7 +125,8 @@ export async function startEventBus(options: EventBusOptions = {}): Promise<Loca
 
 /**
  * Delivers an event to every rule it matches, asynchronously (tracked in `pending`), each with
- * `attempts` tries; a delivery that fails every try is recorded in `undeliverable`.
+ * `attempts` tries; a delivery that fails every try is recorded in `undeliverable` and handed
+ * to the rule's dead letter, when it has one.
  */
 function deliveryTo(
   rules: readonly BusRule[],
@@ -146,6 +149,7 @@ function deliveryTo(
           }
         }
         undeliverable.push({ rule: rule.name, event, error });
+        await rule.deadLetter?.(event, error).catch(() => undefined);
       })();
       pending.add(delivery);
       void delivery.finally(() => pending.delete(delivery));
