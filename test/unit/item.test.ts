@@ -4,8 +4,8 @@
  * endpoint's request and the stored record, without touching any prototype.
  */
 import { describe, expect, it } from "vitest";
-import { systemOneRequest } from "../../shared/adapters/decision-endpoint.ts";
 import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
+import { systemOneRequest } from "../../shared/domain/contracts/system-one/index.ts";
 import type { DecidesItems, EndpointDecision } from "../../shared/domain/decision-endpoint.ts";
 import { type Item, parseItem } from "../../shared/domain/item.ts";
 import type { Policy } from "../../shared/domain/policy/policy.ts";
