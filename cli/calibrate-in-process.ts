@@ -6,7 +6,7 @@
 import { DecisionModel } from "../endpoint/runtime/decision-model.ts";
 import { DecisionScorer } from "../endpoint/scorer/scorer.ts";
 import { InProcessDecisionEndpoint } from "../endpoint/server/in-process-endpoint.ts";
-import type { ScoringSource } from "./calibrate-scoring.ts";
+import type { ScoringSource } from "./scoring-source.ts";
 
 /** Loads `modelPath` and scores one item at a time on it. */
 export async function inProcessSource(modelPath: string): Promise<ScoringSource> {

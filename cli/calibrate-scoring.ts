@@ -13,7 +13,7 @@ import { appendFile, mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import { HttpDecisionEndpoint } from "../shared/adapters/http-decision-endpoint.ts";
 import type { LabelledLogits } from "../shared/domain/calibration/temperature.ts";
-import type { DecidesItems, EndpointDecision } from "../shared/domain/decision-endpoint.ts";
+import type { EndpointDecision } from "../shared/domain/decision-endpoint.ts";
 import { EndpointRejectedError } from "../shared/domain/errors.ts";
 import { readLines } from "../shared/domain/input/lines.ts";
 import type { Policy } from "../shared/domain/policy/policy.ts";
@@ -22,6 +22,7 @@ import { CALIBRATION_ENDPOINT_CALLS } from "../shared/domain/topology.ts";
 import { CommandError, integerFlag, UsageError } from "./args.ts";
 import { awsOptions } from "./aws.ts";
 import { openInput } from "./input-file.ts";
+import type { ScoringSource } from "./scoring-source.ts";
 
 /** The flags that choose and tune the scoring source. */
 export const SCORING_FLAGS = {
@@ -36,15 +37,6 @@ export const SCORING_FLAGS = {
 
 /** Values of {@link SCORING_FLAGS}. */
 export type ScoringFlags = { [K in keyof typeof SCORING_FLAGS]?: string | undefined };
-
-/** Something that scores items, and how many requests it may take at once. */
-export interface ScoringSource {
-  /** For messages: the model file, endpoint name or URL. */
-  readonly name: string;
-  readonly endpoint: DecidesItems;
-  readonly concurrency: number;
-  close(): Promise<void>;
-}
 
 /** A labelled state waiting for its logits. */
 export interface StateRow {
