@@ -78,8 +78,8 @@ const COMMANDS: Record<
     },
   },
   replay: {
-    what: "moves dead letters back to the intake queue, filtered or all",
-    summary: "decide replay --dlq-url URL --queue-url URL [--policy ID] [--dry-run] | --all --dlq-arn ARN",
+    what: "sends dead letters home, each to the queue or bus it came from",
+    summary: "decide replay --from SOURCE [--policy ID] [--dry-run] | --all --from SOURCE",
     load: async () => {
       const m = await import("./replay.ts");
       return { run: m.replayCommand, usage: m.replayUsage };

@@ -136,7 +136,13 @@ describe("decide CLI", () => {
     const replay = await decideWith(["replay"], { ...fresh, DLQ_URL: "", AWS_REGION: "us-east-1" });
     expect(replay.code).toBe(2);
     expect(replay.stderr).toBe(
-      `decide replay: DLQ_URL is not set and --dlq-url is not given: ${hint}\n` +
+      `decide replay: DLQ_URL is not set and --dlq-url (or --from SOURCE) is not given: ${hint}\n` +
+        "see: npx decide replay --help\n",
+    );
+    const from = await decideWith(["replay", "--from", "intake"], { ...fresh, DEAD_LETTER_ROUTES: "" });
+    expect(from.code).toBe(2);
+    expect(from.stderr).toBe(
+      `decide replay: DEAD_LETTER_ROUTES is not set and --routes is not given: ${hint}\n` +
         "see: npx decide replay --help\n",
     );
   });
@@ -161,6 +167,15 @@ describe("decide CLI", () => {
     expect(bins.code).toBe(2);
     expect(bins.stderr).toBe(
       "decide calibrate: --bins must be an integer from 2 to 50\nsee: npx decide calibrate --help\n",
+    );
+    const flag = await decide(["replay", "--form", "intake"]);
+    expect(flag.stderr).toBe(
+      "decide replay: unknown flag --form; did you mean --from?\nsee: npx decide replay --help\n",
+    );
+    const source = await decide(["replay", "--from", "intak", "--dry-run"]);
+    expect(source.code).toBe(2);
+    expect(source.stderr).toMatch(
+      /^decide replay: --from: unknown dead-letter source "intak"; did you mean "intake"\? \(one of intake, batch, .*job-failures\)\nsee: npx decide replay --help\n$/,
     );
     const unknown = await decide(["stauts"]);
     expect(unknown.stderr).toBe(
