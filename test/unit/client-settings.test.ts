@@ -28,8 +28,8 @@ const env = {
 };
 
 describe("adapter settings from the topology", () => {
-  it("the topology's endpoint calls are the decide function's 25 s / 3 tries", () => {
-    expect(ENDPOINT_CALLS).toEqual({ timeoutMs: 25_000, attempts: 3, baseDelayMs: 100 });
+  it("the topology's endpoint calls are the decide function's 50 s / 2 tries", () => {
+    expect(ENDPOINT_CALLS).toEqual({ timeoutMs: 50_000, attempts: 2, baseDelayMs: 100 });
     expect(ENDPOINT_CALLS.timeoutMs).toBe(DECIDE_FUNCTION.endpointTimeoutMs);
   });
 
