@@ -7,8 +7,10 @@
 import { readFile } from "node:fs/promises";
 import { checkDrift, type DriftBaseline, type RecentDecision } from "../shared/domain/calibration/drift.ts";
 import { DetailType, pipelineEvent } from "../shared/domain/events.ts";
+import { readLines } from "../shared/domain/input/lines.ts";
 import { UsageError } from "./args.ts";
 import { awsOptions, publisherTo } from "./aws.ts";
+import { openInput } from "./input-file.ts";
 
 /** Exit code when drift was found. */
 export const DRIFT_EXIT_CODE = 3;
@@ -43,25 +45,27 @@ function mismatch(row: Record<string, unknown>, summary: BaselineSummary): strin
 async function readRecent(path: string, summary: BaselineSummary): Promise<RecentDecision[]> {
   const recent: RecentDecision[] = [];
   let refused = 0;
-  const lines = (await readFile(path, "utf8")).split("\n");
-  for (const [i, line] of lines.entries()) {
+  for await (const { line: number, text: line, error } of readLines(
+    await openInput(path, `--recent ${path}`),
+  )) {
+    if (error !== undefined) throw new UsageError(`${path} line ${number}: ${error}`);
     if (!line.trim()) continue;
     let row: Record<string, unknown>;
     try {
       row = JSON.parse(line) as Record<string, unknown>;
     } catch {
-      throw new UsageError(`${path} line ${i + 1}: not valid JSON`);
+      throw new UsageError(`${path} line ${number}: not valid JSON`);
     }
     const source = (row.distribution ?? row.probabilities) as Record<string, number> | number[] | undefined;
     if (!source || typeof source !== "object" || (row.route !== "auto" && row.route !== "human")) {
       console.error(
-        `line ${i + 1}: skipped: needs a distribution (or probabilities) and route auto or human`,
+        `line ${number}: skipped: needs a distribution (or probabilities) and route auto or human`,
       );
       continue;
     }
     const wrong = mismatch(row, summary);
     if (wrong) {
-      console.error(`line ${i + 1}: refused: ${wrong}`);
+      console.error(`line ${number}: refused: ${wrong}`);
       refused++;
       continue;
     }

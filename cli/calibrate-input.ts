@@ -3,15 +3,16 @@
  * distributions) or as states still to be scored; rows that do not fit the policy come back as
  * problems with their line numbers, never dropped silently.
  */
-import { readFile } from "node:fs/promises";
 import type { MassRow } from "../shared/domain/calibration/off-options.ts";
 import { CONTENT_FREE_STATES, estimatePrior } from "../shared/domain/calibration/prior.ts";
 import type { LabelledLogits } from "../shared/domain/calibration/temperature.ts";
+import { readLines } from "../shared/domain/input/lines.ts";
 import type { Policy } from "../shared/domain/policy/policy.ts";
 import type { ReviewerAgreement } from "../shared/domain/review.ts";
 import { UsageError } from "./args.ts";
 import { openScoringSource, type ScoringFlags, scoreStateRows } from "./calibrate-scoring.ts";
 import type { StateRow } from "./calibrate-source.ts";
+import { openInput } from "./input-file.ts";
 
 /** The labelled rows of one calibration, wherever they came from. */
 export interface CalibrationInput {
@@ -41,20 +42,23 @@ export async function readRows(
   problems: { line: number; reason: string }[];
   states: StateRow[];
 }> {
-  const text = await readFile(path, "utf8").catch((error: unknown) => {
-    throw new UsageError(`cannot read --input ${path}: ${(error as Error).message}`);
-  });
   const ids = policy.options.map((o) => o.id);
   const problems: { line: number; reason: string }[] = [];
   const parsed: Row[] = [];
-  text.split("\n").forEach((raw, i) => {
-    if (!raw.trim()) return;
-    try {
-      parsed.push({ line: i + 1, value: JSON.parse(raw) as Record<string, unknown> });
-    } catch (error) {
-      problems.push({ line: i + 1, reason: `not valid JSON (${(error as Error).message})` });
+  // The one input reader: a byte-order mark, CRLF, invalid UTF-8 and over-long lines by line.
+  for await (const { line, text, error } of readLines(await openInput(path, `--input ${path}`))) {
+    if (error !== undefined) problems.push({ line, reason: error });
+    else if (text.trim()) {
+      try {
+        const value: unknown = JSON.parse(text);
+        if (typeof value === "object" && value !== null && !Array.isArray(value))
+          parsed.push({ line, value: value as Record<string, unknown> });
+        else problems.push({ line, reason: "not a JSON object" });
+      } catch (error) {
+        problems.push({ line, reason: `not valid JSON (${(error as Error).message})` });
+      }
     }
-  });
+  }
   const rows: LabelledLogits[] = [];
   const states: StateRow[] = [];
   for (const row of parsed) {

@@ -9,18 +9,20 @@
  */
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { appendFile, mkdir, readFile } from "node:fs/promises";
+import { appendFile, mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import { HttpDecisionEndpoint } from "../shared/adapters/http-decision-endpoint.ts";
 import type { LabelledLogits } from "../shared/domain/calibration/temperature.ts";
 import type { EndpointDecision } from "../shared/domain/decision-endpoint.ts";
 import { EndpointRejectedError } from "../shared/domain/errors.ts";
+import { readLines } from "../shared/domain/input/lines.ts";
 import type { Policy } from "../shared/domain/policy/policy.ts";
 import { policyKey } from "../shared/domain/policy/policy.ts";
 import { CALIBRATION_ENDPOINT_CALLS } from "../shared/domain/topology.ts";
 import { CommandError, integerFlag, UsageError } from "./args.ts";
 import { awsOptions } from "./aws.ts";
 import type { ScoringSource, StateRow } from "./calibrate-source.ts";
+import { openInput } from "./input-file.ts";
 
 /** The flags that choose and tune the scoring source. */
 export const SCORING_FLAGS = {
@@ -88,14 +90,15 @@ function rowKey(policy: Policy, row: StateRow): string {
 async function readResume(path: string): Promise<Map<string, ResumeLine>> {
   const done = new Map<string, ResumeLine>();
   if (!existsSync(path)) return done;
-  for (const [i, raw] of (await readFile(path, "utf8")).split("\n").entries()) {
-    if (!raw.trim()) continue;
+  for await (const { line: number, text: raw } of readLines(await openInput(path))) {
+    if (raw !== undefined && !raw.trim()) continue;
     try {
-      const line = JSON.parse(raw) as ResumeLine;
+      // A line the reader refused (raw undefined) is unreadable too.
+      const line = JSON.parse(raw ?? "") as ResumeLine;
       if (typeof line.key === "string" && Array.isArray(line.logits)) done.set(line.key, line);
     } catch {
       // A line cut short by a crash mid-write: that row is scored again.
-      process.stderr.write(`${path}:${i + 1}: unreadable, scoring that row again\n`);
+      process.stderr.write(`${path}:${number}: unreadable, scoring that row again\n`);
     }
   }
   return done;

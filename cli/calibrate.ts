@@ -20,7 +20,7 @@ import type { Policy } from "../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import { FULL_TRUST_LABELS } from "../shared/use-cases/propose-calibration.ts";
 import { reviewedLabels } from "../shared/use-cases/reviewed-labels.ts";
-import { CommandError, integerFlag, requiredFlag, UsageError } from "./args.ts";
+import { CommandError, integerFlag, requiredFlag, settingFrom, UsageError } from "./args.ts";
 import { awsOptions, decisionStore } from "./aws.ts";
 import { applyProposal } from "./calibrate-apply.ts";
 import { calibrateCheck } from "./calibrate-check.ts";
@@ -58,11 +58,12 @@ policy version into the policies folder.
 Example: npx decide calibrate --input events/calibration/ticket-routing.labelled.jsonl --policy ticket-routing
 
 decide calibrate --from-table DECISIONS_TABLE --propose [--policy ID] [--min-labels 200] [--out calibration-out] [--event-bus NAME]
-Gathers the labels reviewers gave since each policy version was calibrated; with at least --min-labels
-(10 or more; under 200 a fifth of items stays with people), writes a proposed next version with its
-report under <out>/<policy>/ and emits "Calibration Proposed" when a bus is named (--max-auto-error and
---confidence as above). Nothing is proposed when neither the calibration nor the threshold would change.
-Changes nothing.
+Gathers the labels reviewers gave (in --from-table, else the DECISIONS_TABLE npm start exports)
+since each policy version was calibrated; with at least --min-labels (10 or more; under 200 a
+fifth of items stays with people), writes a proposed next version with its report under
+<out>/<policy>/ and emits "Calibration Proposed" when a bus is named (--max-auto-error and
+--confidence as above). Nothing is proposed when neither the calibration nor the threshold would
+change. Changes nothing.
 
 decide calibrate --apply-proposal <out>/<policy>/v2-from-N-labels/policy.json [--policies-dir events/policies]
 The explicit step: checks that the proposal changes only calibration fields (temperature, prior,
@@ -123,10 +124,9 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
   const table = values["from-table"] ?? values.table;
   if (values["apply-proposal"]) return applyProposal(values["apply-proposal"], registry, policiesDir);
   if (values.propose) {
-    if (!table)
-      throw new UsageError("--propose reads the reviewers' labels: give --from-table DECISIONS_TABLE");
     return proposeFromTable({
-      table,
+      // The reviewers' labels: the table named, else the one `npm start` exports.
+      table: settingFrom("from-table", table, "DECISIONS_TABLE"),
       registry,
       policyId: values.policy,
       out: values.out,

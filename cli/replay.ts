@@ -3,7 +3,7 @@
  * source queue) or a filtered selection, with a dry run that lists what would move. A source
  * (`--from review`) names its dead-letter queue and its home from the routes that `npm start`
  * exports and the stack outputs (`DeadLetterRoutes`); `--dlq-url` with `--queue-url` or
- * `--event-bus` names them directly. Uses the AWS CLI's conventions: --region and --profile (or
+ * `--event-bus` names them directly (the intake's, `DLQ_URL` and `INTAKE_QUEUE_URL`, by default). Uses the AWS CLI's conventions: --region and --profile (or
  * AWS_REGION and AWS_PROFILE), and AWS_ENDPOINT_URL_SQS / _EVENTBRIDGE for the local mode.
  */
 import { parseArgs } from "node:util";
@@ -13,6 +13,7 @@ import { redriveAll } from "../shared/adapters/sqs-queue.ts";
 import {
   DEAD_LETTER_SOURCES,
   DeadLetterRouteError,
+  isDeadLetterSource,
   queueArnOf,
   RETURN_KIND,
   routeOf,
@@ -24,9 +25,10 @@ import {
   replayFiltered,
   type SendsHome,
 } from "../shared/use-cases/replay.ts";
-import { requiredFlag, UsageError } from "./args.ts";
+import { MissingSettingError, requiredFlag, UsageError } from "./args.ts";
 import { awsOptions, decisionStore, publisherTo, queueAt } from "./aws.ts";
 import { parseDuration } from "./duration.ts";
+import { closest } from "./suggest.ts";
 
 export const replayUsage = `decide replay --from SOURCE [--policy ID] [--reason TEXT] [--older-than 2h] [--newer-than 1d] [--dry-run]
 decide replay --dlq-url URL (--queue-url URL | --event-bus NAME) [filters as above] [--dry-run]
@@ -38,6 +40,8 @@ on the bus. SOURCE is one of ${Object.keys(DEAD_LETTER_SOURCES).join(", ")}; its
 and home come from --routes JSON or DEAD_LETTER_ROUTES (npm start exports it; deployed, the stack
 output DeadLetterRoutes). job-failures are listed, never moved. --reason matches the failure noted
 by the decide function (needs --table or DECISIONS_TABLE) or the one the bus or Lambda recorded.
+Without --from, --dlq-url defaults to DLQ_URL (the intake's dead letters) and their home to
+INTAKE_QUEUE_URL, as npm start exports them.
 --all starts SQS's own redrive to the source queue (StartMessageMoveTask).
 Common: --region, --profile (AWS CLI conventions).`;
 
@@ -70,27 +74,38 @@ interface Target {
 }
 
 function targetOf(values: Values): Target {
-  if (values.from !== undefined) {
-    const routes = values.routes ?? process.env.DEAD_LETTER_ROUTES;
-    if (!routes)
-      throw new UsageError(
-        "--from needs the dead-letter routes: --routes JSON or DEAD_LETTER_ROUTES (is npm start running? export the variables it printed)",
-      );
-    try {
-      const route = routeOf(routes, values.from);
-      return { dlqUrl: route.dlqUrl, kind: route.kind, ...homeOf(route) };
-    } catch (error) {
-      if (error instanceof DeadLetterRouteError) throw new UsageError(`--from: ${error.message}`);
-      throw error;
-    }
-  }
-  const dlqUrl = requiredFlag("dlq-url", values["dlq-url"]);
+  if (values.from !== undefined) return routeTarget(values.from, values.routes);
+  const given = values["dlq-url"];
+  const dlqUrl = given || process.env.DLQ_URL;
+  if (!dlqUrl) throw new MissingSettingError("dlq-url", "DLQ_URL", "--from SOURCE");
   if (values["queue-url"] && values["event-bus"])
     throw new UsageError("give --queue-url or --event-bus, not both");
   if (values["event-bus"]) return { dlqUrl, kind: RETURN_KIND.bus, home: values["event-bus"] };
-  if (values["queue-url"]) return { dlqUrl, kind: RETURN_KIND.queue, home: values["queue-url"] };
+  // DLQ_URL holds the intake's dead letters, so its home is the intake queue exported with it;
+  // a dead-letter queue named by flag has no home to assume.
+  const home = values["queue-url"] || (given ? undefined : process.env.INTAKE_QUEUE_URL);
+  if (home) return { dlqUrl, kind: RETURN_KIND.queue, home };
   if (values["dry-run"]) return { dlqUrl, kind: RETURN_KIND.none };
   throw new UsageError("--queue-url or --event-bus is required (where the letters go home)");
+}
+
+/** The target of `--from source`, from the routes `--routes` or DEAD_LETTER_ROUTES give. */
+function routeTarget(source: string, routesFlag: string | undefined): Target {
+  if (!isDeadLetterSource(source)) {
+    const guess = closest(source, Object.keys(DEAD_LETTER_SOURCES));
+    throw new UsageError(
+      `--from: unknown dead-letter source "${source}"${guess ? `; did you mean "${guess}"?` : ""} (one of ${Object.keys(DEAD_LETTER_SOURCES).join(", ")})`,
+    );
+  }
+  const routes = routesFlag || process.env.DEAD_LETTER_ROUTES;
+  if (!routes) throw new MissingSettingError("routes", "DEAD_LETTER_ROUTES");
+  try {
+    const route = routeOf(routes, source);
+    return { dlqUrl: route.dlqUrl, kind: route.kind, ...homeOf(route) };
+  } catch (error) {
+    if (error instanceof DeadLetterRouteError) throw new UsageError(`--from: ${error.message}`);
+    throw error;
+  }
 }
 
 const homeOf = (route: { queueUrl?: string; busName?: string }) =>

@@ -10,7 +10,7 @@ import { type DecisionRecord, RECORD_STATUSES } from "../shared/domain/decision-
 import type { DecisionStore } from "../shared/domain/decision-store.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import { replayFiltered } from "../shared/use-cases/replay.ts";
-import { requiredFlag } from "./args.ts";
+import { settingFrom } from "./args.ts";
 import { awsOptions, decisionStore, queueAt } from "./aws.ts";
 
 /** The usage text of `decide status`. */
@@ -133,7 +133,7 @@ export async function statusCommand(argv: string[]): Promise<number> {
     strict: true,
   });
   const aws = awsOptions(values);
-  const store = decisionStore(requiredFlag("table", values.table ?? process.env.DECISIONS_TABLE), aws);
+  const store = decisionStore(settingFrom("table", values.table, "DECISIONS_TABLE"), aws);
   const { counts, latest } = await recordsOf(store);
   const queues: Record<string, string | undefined> = {
     intake: values["queue-url"] ?? process.env.INTAKE_QUEUE_URL,

@@ -13,7 +13,7 @@ import {
 } from "../../shared/domain/contracts/system-one/index.ts";
 import type { DecisionScorer } from "../scorer/scorer.ts";
 import { ApiError, invalidField } from "./api-error.ts";
-import { isBatchBody, scoreBatch } from "./batch.ts";
+import { type Invocation, isBatchBody, scoreBatch } from "./batch.ts";
 import { handleChat } from "./chat-route.ts";
 import type { ServerConfig } from "./config.ts";
 import type { DecisionService } from "./decision-service.ts";
@@ -49,8 +49,11 @@ export interface Answers {
   /** The System One answer body for one request body (an ApiError or a contract violation for a bad one). */
   systemOne(c: Context<AppEnv>, body: unknown): Promise<unknown>;
   chat(c: Context<AppEnv>, body: unknown): Promise<Response>;
-  /** A SageMaker invocation: one System One request, a batch of them, or a chat request. */
-  invocation(c: Context<AppEnv>, body: unknown): Promise<Response>;
+  /**
+   * A SageMaker invocation: one System One request, a batch of them (items refused while the
+   * body was parsed answer alone), or a chat request.
+   */
+  invocation(c: Context<AppEnv>, invocation: Invocation): Promise<Response>;
 }
 
 /** The scorer once the model is ready, or the error a request gets while it loads or after it failed. */
@@ -145,13 +148,13 @@ export function createAnswers(deps: AppDependencies): Answers {
     });
   }
 
-  async function invocation(c: Context<AppEnv>, body: unknown): Promise<Response> {
+  async function invocation(c: Context<AppEnv>, { body, refused }: Invocation): Promise<Response> {
     if (isSystemOneBody(body)) return jsonResponse(c, await systemOne(c, body));
     if (isBatchBody(body)) {
       ready(); // a model that is loading or failed answers the whole call, as for one item
       // One deadline for the whole call: its client (and SageMaker's 60 s) waits for all of it.
       const signal = requestSignal(c);
-      return jsonResponse(c, await scoreBatch(body, (item) => systemOne(c, item, signal)));
+      return jsonResponse(c, await scoreBatch(body, (item) => systemOne(c, item, signal), refused));
     }
     if (typeof body === "object" && body !== null && "messages" in body) return chat(c, body);
     throw invalidField(

@@ -7,7 +7,7 @@
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { stringifyJson } from "../../shared/domain/contracts/json.ts";
 import type { Answers, AppDependencies } from "./answers.ts";
-import { type AppEnv, readJson } from "./request-context.ts";
+import { type AppEnv, readInvocation } from "./request-context.ts";
 import { jsonResponse } from "./responses.ts";
 
 /** The sub-app of the SageMaker routes (mounted at the root). */
@@ -20,10 +20,10 @@ export function containerRoutes(
   const routes = new Hono<AppEnv>();
   routes.get("/ping", (c) => (service.state === "ready" ? c.body(null, 200) : c.body(null, 503)));
   routes.get("/healthz", (c) => jsonResponse(c, service.health(), service.state === "ready" ? 200 : 503));
-  routes.post("/invocations", limit, async (c) => answers.invocation(c, await readJson(c)));
+  routes.post("/invocations", limit, async (c) => answers.invocation(c, await readInvocation(c)));
   // After the body limit: a body SageMaker itself would refuse is not the container's error.
   routes.post("/endpoints/:name/invocations", limit, asSageMakerRuntime, async (c) =>
-    answers.invocation(c, await readJson(c)),
+    answers.invocation(c, await readInvocation(c)),
   );
   return routes;
 }

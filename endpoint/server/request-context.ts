@@ -6,8 +6,9 @@ import { randomUUID } from "node:crypto";
 import type { Logger } from "@aws-lambda-powertools/logger";
 import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { parseJsonStrict } from "../../shared/domain/contracts/json.ts";
+import { parseJsonDocument, parseJsonStrict } from "../../shared/domain/contracts/json.ts";
 import { ApiError, invalidField } from "./api-error.ts";
+import { batchDocument, type Invocation } from "./batch.ts";
 import { errorResponse } from "./responses.ts";
 
 /** Per-request values routes share. */
@@ -55,6 +56,17 @@ export function bodyLimitOf(maxSize: number): MiddlewareHandler<AppEnv> {
 
 /** Reads a JSON body: checks the content type and refuses malformed JSON and duplicate keys. */
 export async function readJson(c: Context): Promise<unknown> {
+  checkJsonType(c);
+  return parseJsonStrict(await c.req.text());
+}
+
+/** A SageMaker invocation's body: a batch's items refused while parsing (a repeated key) answer alone. */
+export async function readInvocation(c: Context): Promise<Invocation> {
+  checkJsonType(c);
+  return batchDocument(parseJsonDocument(await c.req.text()));
+}
+
+function checkJsonType(c: Context): void {
   const type = c.req.header("content-type") ?? "";
   if (!/^application\/json\b/i.test(type.trim())) {
     throw invalidField(
@@ -63,7 +75,6 @@ export async function readJson(c: Context): Promise<unknown> {
       "unsupported_content_type",
     );
   }
-  return parseJsonStrict(await c.req.text());
 }
 
 /** Parses `X-Amzn-SageMaker-Custom-Attributes` (`key=value;key=value`). */

@@ -10,14 +10,15 @@ import { Logger } from "@aws-lambda-powertools/logger";
 import { defaultDemoInputs, ensureDemoModel } from "../../endpoint/models/demo-file.ts";
 import { resolveServerConfig } from "../../endpoint/server/config.ts";
 import { type RunningServer, startServer } from "../../endpoint/server/server.ts";
-import { capacityPlan } from "../../shared/domain/capacity-plan.ts";
+import { type CapacityPlan, capacityPlan } from "../../shared/domain/capacity-plan.ts";
 import { type DecisionRecord, RECORD_STATUSES } from "../../shared/domain/decision-record.ts";
+import type { DecisionStore } from "../../shared/domain/decision-store.ts";
 import type { PublishesEvents } from "../../shared/domain/events.ts";
 import { MAX_BATCH, type MessageQueue } from "../../shared/domain/message-queue.ts";
 import type { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { DECIDE_QUEUES, REVIEW } from "../../shared/domain/topology.ts";
 import type { LocalEventBus } from "./event-bus.ts";
-import { ensurePortFree, type LocalPorts, resolveLocalPorts } from "./ports.ts";
+import { ensurePortFree, ensurePortsFree, type LocalPorts, resolveLocalPorts } from "./ports.ts";
 import { startLocalReviewServer } from "./review-server.ts";
 import { startLocalWiring } from "./wiring.ts";
 
@@ -29,8 +30,7 @@ export interface LocalModeOptions {
   readonly model?: string;
   /** Delete the data from earlier runs first. */
   readonly fresh?: boolean;
-  /** Ports: 0 picks free ones. @default endpoint 8080, SQS 9324, DynamoDB 8000, bus 9195 */
-  /** Ports by service; unset ones take their defaults (`infra/local/ports.ts`). */
+  /** Ports by service (0 picks a free one); unset ones take their defaults (`infra/local/ports.ts`). */
   readonly ports?: Partial<LocalPorts>;
   /** Pollers on the batch lane. @default BATCH_LANE.maxConcurrency */
   readonly batchPollers?: number;
@@ -74,9 +74,9 @@ export interface LocalMode {
 }
 
 /**
- * Starts everything; resolves once every part answers. Each service's port is checked free first
- * (only services this call starts are ever used), and a failure part-way stops every part that
- * had started, so nothing is left running.
+ * Starts everything; resolves once every part answers. Every service's port is checked free
+ * before any starts (only services this call starts are ever used), and a failure part-way stops
+ * every part that had started, so nothing is left running.
  */
 export async function startLocalMode(options: LocalModeOptions): Promise<LocalMode> {
   const started: (() => Promise<unknown>)[] = [];
@@ -94,16 +94,11 @@ async function startParts(
 ): Promise<LocalMode> {
   const say = options.say ?? (() => undefined);
   const ports = resolveLocalPorts(undefined, options.ports);
+  // Every port first: one taken port stops the start at once, naming each, before anything runs.
+  await ensurePortsFree(ports);
   if (options.fresh) await rm(options.dataDir, { recursive: true, force: true });
   await mkdir(join(options.dataDir, "dynamodb"), { recursive: true });
 
-  let model = options.model;
-  if (!model) {
-    model = await ensureDemoModel(options.dataDir, defaultDemoInputs(options.root));
-    say(
-      `model: ${model} (the demo: a computed bag-of-words model for the sample policies, not a language model)`,
-    );
-  }
   // Sized as the stack sizes one instance: the admission and the pollers fit together.
   const plan = capacityPlan({
     mode: "realtime",
@@ -111,25 +106,7 @@ async function startParts(
     maxInstances: 1,
     ...(options.batchPollers ? { batchMaxConcurrency: options.batchPollers } : {}),
   });
-  await ensurePortFree("endpoint", ports.endpoint);
-  const endpoint: RunningServer = await startServer(
-    resolveServerConfig(
-      {
-        model,
-        port: String(ports.endpoint),
-        gpu: "off",
-        "queue-size": String(plan.queueSize),
-        "deadline-ms": String(plan.deadlineMs),
-      },
-      {},
-    ),
-    { logger: new Logger({ serviceName: "local-endpoint", logLevel: "ERROR" }) },
-  );
-  started.push(() => endpoint.close(1_000));
-  await endpoint.service.ready;
-  if (endpoint.service.state !== "ready")
-    throw new Error(`the endpoint could not load ${model}: ${endpoint.service.failureReason}`);
-  say(`endpoint: ${endpoint.url} (POST /v1/systemone, /v1/chat/completions)`);
+  const endpoint = await startEndpoint(options, ports.endpoint, plan, started, say);
 
   if (spawnSync("java", ["-version"]).status !== 0) {
     throw new Error(
@@ -176,7 +153,6 @@ async function startParts(
   const resuming = resumeBatches(env, shared, wiring.queues.batch!, say);
   started.push(() => resuming);
 
-  const waiting = async (queue: MessageQueue) => (await queue.depth()).visible;
   return {
     endpointUrl: endpoint.url,
     reviewUrl,
@@ -186,44 +162,94 @@ async function startParts(
     dlqUrl: queues.deadLetters.url,
     reviewQueueUrl: queues.review.url,
     bus: wiring.bus,
-    reviewQueueDepth: () => waiting(queues.review),
+    reviewQueueDepth: async () => (await queues.review.depth()).visible,
     pendingReview: () => shared.store.listByStatus("pending_review", 1000),
-    async feedSamples() {
-      const lines = (await readFile(join(options.root, "events", "items", "samples.jsonl"), "utf8"))
-        .split("\n")
-        .filter((l) => l.trim());
-      for (let i = 0; i < lines.length; i += MAX_BATCH) {
-        const failed = await queues.intake.sendBatch(
-          lines.slice(i, i + MAX_BATCH).map((body, j) => ({ id: String(i + j), body })),
-        );
-        if (failed.length > 0) throw new Error(`samples not sent: ${failed.map((f) => f.reason).join(", ")}`);
-      }
-      return lines.length;
-    },
-    async summary() {
-      const count: Record<string, number> = {};
-      for (const status of RECORD_STATUSES)
-        count[status] = (await shared.store.listSince(status, "1970-01-01T00:00:00.000Z")).length;
-      return {
-        decided:
-          (count.auto_approved ?? 0) +
-          (count.actioned ?? 0) +
-          (count.pending_review ?? 0) +
-          (count.reviewed ?? 0),
-        auto: (count.auto_approved ?? 0) + (count.actioned ?? 0),
-        human: count.pending_review ?? 0,
-        reviewed: count.reviewed ?? 0,
-        rejected: count.rejected ?? 0,
-        deadLetters: await waiting(queues.deadLetters),
-        waiting: (await waiting(queues.intake)) + (queues.batch ? await waiting(queues.batch) : 0),
-      };
-    },
+    feedSamples: () => feedSamples(options.root, queues.intake),
+    summary: () => summaryOf(shared.store, queues),
     async stop() {
       await resuming.catch(() => 0);
       await reviewServer.close();
       await wiring.stop();
       await endpoint.close(5_000);
     },
+  };
+}
+
+/**
+ * Loads the model (the demo one unless given) and starts the decision endpoint on `port`, its
+ * admission queue and deadline from the capacity plan.
+ */
+async function startEndpoint(
+  options: LocalModeOptions,
+  port: number,
+  plan: Pick<CapacityPlan, "queueSize" | "deadlineMs">,
+  started: (() => Promise<unknown>)[],
+  say: (line: string) => void,
+): Promise<RunningServer> {
+  let model = options.model;
+  if (!model) {
+    model = await ensureDemoModel(options.dataDir, defaultDemoInputs(options.root));
+    say(
+      `model: ${model} (the demo: a computed bag-of-words model for the sample policies, not a language model)`,
+    );
+  }
+  await ensurePortFree("endpoint", port);
+  const endpoint: RunningServer = await startServer(
+    resolveServerConfig(
+      {
+        model,
+        port: String(port),
+        gpu: "off",
+        "queue-size": String(plan.queueSize),
+        "deadline-ms": String(plan.deadlineMs),
+      },
+      {},
+    ),
+    { logger: new Logger({ serviceName: "local-endpoint", logLevel: "ERROR" }) },
+  );
+  started.push(() => endpoint.close(1_000));
+  await endpoint.service.ready;
+  if (endpoint.service.state !== "ready")
+    throw new Error(`the endpoint could not load ${model}: ${endpoint.service.failureReason}`);
+  say(`endpoint: ${endpoint.url} (POST /v1/systemone, /v1/chat/completions)`);
+  return endpoint;
+}
+
+/** Sends the sample items from events/items/samples.jsonl to `intake`; returns how many. */
+async function feedSamples(root: string, intake: MessageQueue): Promise<number> {
+  const lines = (await readFile(join(root, "events", "items", "samples.jsonl"), "utf8"))
+    .split("\n")
+    .filter((l) => l.trim());
+  for (let i = 0; i < lines.length; i += MAX_BATCH) {
+    const failed = await intake.sendBatch(
+      lines.slice(i, i + MAX_BATCH).map((body, j) => ({ id: String(i + j), body })),
+    );
+    if (failed.length > 0) throw new Error(`samples not sent: ${failed.map((f) => f.reason).join(", ")}`);
+  }
+  return lines.length;
+}
+
+/** Where items are: records by state, messages waiting and dead letters. */
+async function summaryOf(
+  store: DecisionStore,
+  queues: { intake: MessageQueue; deadLetters: MessageQueue; batch?: MessageQueue | undefined },
+): Promise<LocalSummary> {
+  const waiting = async (queue: MessageQueue) => (await queue.depth()).visible;
+  const count: Record<string, number> = {};
+  for (const status of RECORD_STATUSES)
+    count[status] = (await store.listSince(status, "1970-01-01T00:00:00.000Z")).length;
+  return {
+    decided:
+      (count.auto_approved ?? 0) +
+      (count.actioned ?? 0) +
+      (count.pending_review ?? 0) +
+      (count.reviewed ?? 0),
+    auto: (count.auto_approved ?? 0) + (count.actioned ?? 0),
+    human: count.pending_review ?? 0,
+    reviewed: count.reviewed ?? 0,
+    rejected: count.rejected ?? 0,
+    deadLetters: await waiting(queues.deadLetters),
+    waiting: (await waiting(queues.intake)) + (queues.batch ? await waiting(queues.batch) : 0),
   };
 }
 
@@ -258,7 +284,7 @@ async function resumeBatches(
 
 /** Publishes the event of every record whose event is not marked sent; returns how many. */
 async function publishLeftovers(shared: {
-  store: import("../../shared/domain/decision-store.ts").DecisionStore;
+  store: DecisionStore;
   publisher: PublishesEvents;
 }): Promise<number> {
   const { eventFor } = await import("../../shared/use-cases/decide-message.ts");

@@ -1,6 +1,7 @@
 /**
  * Publishes pipeline events to EventBridge: at most 10 entries per PutEvents call, and only the
- * entries that failed are retried (PutEvents reports failures per entry).
+ * entries that failed are retried (PutEvents reports failures per entry); a bus that does not
+ * exist is not retried.
  */
 import {
   type EventBridgeClient,
@@ -8,7 +9,7 @@ import {
   type PutEventsRequestEntry,
 } from "@aws-sdk/client-eventbridge";
 import { backoff } from "../domain/backoff.ts";
-import { EventPublishError } from "../domain/errors.ts";
+import { EventBusNotFoundError, EventPublishError } from "../domain/errors.ts";
 import { EVENT_SOURCE, type PipelineEvent, type PublishesEvents } from "../domain/events.ts";
 import { MAX_BATCH } from "../domain/message-queue.ts";
 
@@ -63,6 +64,8 @@ export class EventPublisher implements PublishesEvents {
         lastError = failed.map((i) => results[i]?.ErrorCode ?? "no event id").join(", ");
         pending = failed.map((i) => pending[i]!);
       } catch (error) {
+        if ((error as Error).name === "ResourceNotFoundException")
+          throw new EventBusNotFoundError(this.busName, { cause: error });
         lastError = (error as Error).message;
       }
     }

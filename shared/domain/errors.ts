@@ -77,6 +77,17 @@ export class EventPublishError extends PipelineError {
   }
 }
 
+/** The event bus named does not exist: retrying cannot help. */
+export class EventBusNotFoundError extends PipelineError {
+  override name = "EventBusNotFoundError";
+  constructor(
+    readonly busName: string,
+    options?: ErrorOptions,
+  ) {
+    super(`event bus "${busName}" does not exist`, false, options);
+  }
+}
+
 /** The store could not be reached or throttled us. */
 export class StoreUnavailableError extends PipelineError {
   override name = "StoreUnavailableError";

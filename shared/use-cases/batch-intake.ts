@@ -1,18 +1,17 @@
 /**
  * Batch intake: a file in the object store (`incoming/<policy>/[<batchId>/]<name>`) becomes a
- * batch. The object is streamed line by line (memory stays flat whatever its size, apart from the
- * set of ids seen, to refuse a repeated id), each line validated with the pipeline's own item
- * rules, tagged with the batch id, and sent to the batch lane's queue in batches of 10 with
- * retries; refused lines are written with their line numbers and reasons next to the batch's
- * files. Running it again on the same file (a redelivered S3 notification, a restart of the
+ * batch. The object is streamed line by line through the one input reader (memory bounded by the
+ * line limit, whatever the file's size, apart from the set of ids seen, to refuse a repeated id;
+ * a line that is not UTF-8, too long or a broken CSV record is refused by number and the rest is
+ * read), each line validated with the pipeline's own item rules, tagged with the batch id, and
+ * sent to the batch lane's queue in batches of 10 with retries; refused lines are written with
+ * their line numbers and reasons next to the batch's files. Running it again on the same file (a redelivered S3 notification, a restart of the
  * local mode half-way) sends the same items again, which the decide path never decides twice,
  * and sets the same counts: nothing is lost and nothing counted twice.
  */
 import { createHash } from "node:crypto";
-import { createInterface } from "node:readline";
-import { Readable } from "node:stream";
-import { parse as parseCsvStream } from "csv-parse";
 import { BATCH_ID_PATTERN, type BatchRecord, NO_COUNTS } from "../domain/batch.ts";
+import { formatOf, readItemLines } from "../domain/input/item-lines.ts";
 import { parseItem } from "../domain/item.ts";
 import type { MessageQueue } from "../domain/message-queue.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
@@ -77,8 +76,14 @@ export async function runIntake(
     counts.rejected++;
     refused.push(JSON.stringify({ line, stage: "intake", problems }));
   };
-  for await (const { line, body } of lines(stream, name.toLowerCase().endsWith(".csv") ? "csv" : "jsonl")) {
+  for await (const entry of readItemLines(stream, formatOf(name))) {
     counts.lines++;
+    const { line } = entry;
+    if (entry.problems) {
+      refuse(line, [...entry.problems]);
+      continue;
+    }
+    const { body } = entry;
     if (!known(policyId)) {
       refuse(line, [{ field: "policy", message: `unknown policy "${policyId}" (from the file's folder)` }]);
       continue;
@@ -135,39 +140,4 @@ function withBatch(
       message: `"${String(item.policy)}" differs from the batch's policy "${policyId}"`,
     };
   return JSON.stringify({ ...item, policy: policyId, batchId });
-}
-
-/** The lines of a JSONL or CSV stream, with their line numbers, as item JSON bodies. */
-async function* lines(
-  stream: AsyncIterable<Uint8Array>,
-  format: "jsonl" | "csv",
-): AsyncGenerator<{ line: number; body: string }> {
-  const readable = Readable.from(stream);
-  if (format === "jsonl") {
-    let number = 0;
-    for await (const raw of createInterface({ input: readable, crlfDelay: Number.POSITIVE_INFINITY })) {
-      number++;
-      if (raw.trim()) yield { line: number, body: raw };
-    }
-    return;
-  }
-  const parser = readable.pipe(
-    parseCsvStream({ columns: true, skip_empty_lines: true, relax_column_count: true, info: true }),
-  );
-  for await (const { record, info } of parser as AsyncIterable<{
-    record: Record<string, string>;
-    info: { lines: number };
-  }>) {
-    const { id, policy, state, ...rest } = record;
-    const metadata = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined && v !== ""));
-    yield {
-      line: info.lines,
-      body: JSON.stringify({
-        id,
-        ...(policy ? { policy } : {}),
-        state,
-        ...(Object.keys(metadata).length ? { metadata } : {}),
-      }),
-    };
-  }
 }

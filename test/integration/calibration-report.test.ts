@@ -3,7 +3,7 @@
  * policy version (only with --apply, never over an existing file); the HTML report opened in
  * headless Chromium, its plots checked, and a screenshot saved under test-output/.
  */
-import { cp, mkdir, mkdtemp, readFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -77,6 +77,36 @@ describe("decide calibrate", () => {
     // Version 2 is now current, so the proposal is version 3: nothing is overwritten.
     expect(again.code).toBe(0);
     expect(again.stdout).toMatch(/ticket-routing\.v3\.json/);
+  });
+
+  it("reads labels saved with a byte-order mark and CRLF, skipping invalid UTF-8 and over-long lines by number", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "calibrate-"));
+    const rows = (await readFile(SAMPLE, "utf8")).split("\n").filter(Boolean).slice(0, 1000);
+    const file = join(dir, "labels.jsonl");
+    await writeFile(
+      file,
+      Buffer.concat([
+        Buffer.from([0xef, 0xbb, 0xbf]),
+        Buffer.from(`${rows.slice(0, 500).join("\r\n")}\r\n`),
+        Buffer.from([0x7b, 0xff, 0x7d, 0x0d, 0x0a]), // line 501: not UTF-8
+        Buffer.from(`{"label":"billing","state":"${"x".repeat(300_000)}"}\r\n`), // line 502: too long
+        Buffer.from(`${rows.slice(500).join("\r\n")}\r\n`),
+      ]),
+    );
+    const result = await calibrate([
+      "--input",
+      file,
+      "--policy",
+      "ticket-routing",
+      "--out",
+      join(dir, "out"),
+    ]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/^line 501: skipped: is not valid UTF-8 \(at byte 2 of the line\)/m);
+    expect(result.stderr).toMatch(
+      /^line 502: skipped: is \d+ bytes, over the limit of 262144 bytes per line$/m,
+    );
+    expect(result.stderr).toMatch(/2 rows skipped, 1000 used/);
   });
 
   it("checks recent decisions against the baseline: quiet when alike, exit 3 on drift", async () => {

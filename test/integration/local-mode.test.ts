@@ -194,29 +194,38 @@ describe("local mode", () => {
     }
   }, 180_000);
 
-  it("refuses a port in use with one line naming the service, and leaves nothing running", async () => {
+  it("checks every port before anything starts: one line names each taken port and its flag", async () => {
     const dataDir = await mkdtemp(join(tmpdir(), "local-ports-"));
-    // Another process holds the SQS port: the start fails after the endpoint and DynamoDB Local.
-    const holder = createServer();
-    const sqsPort = await freePort();
-    await new Promise<void>((resolve) => holder.listen(sqsPort, "127.0.0.1", resolve));
+    // Other processes hold the review page's port and the SQS port (the last service and a middle one).
+    const holders = [createServer(), createServer()];
+    const [reviewPort, sqsPort] = [await freePort(), await freePort()];
+    await new Promise<void>((resolve) => holders[0]!.listen(reviewPort, "127.0.0.1", resolve));
+    await new Promise<void>((resolve) => holders[1]!.listen(sqsPort, "127.0.0.1", resolve));
     const dynamodbPort = await freePort();
+    const said: string[] = [];
     try {
       const error = await startLocalMode({
         root: REPO_ROOT,
         dataDir,
-        ports: { endpoint: 0, dynamodb: dynamodbPort, sqs: sqsPort, bus: 0, review: 0 },
+        ports: { endpoint: 0, dynamodb: dynamodbPort, sqs: sqsPort, bus: 0, review: reviewPort },
+        say: (line) => said.push(line),
       }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(PortInUseError);
-      expect((error as Error).message).toMatch(
-        new RegExp(`local SQS cannot listen on 127\\.0\\.0\\.1:${sqsPort}.*--sqs-port`),
+      const message = (error as Error).message;
+      expect(message).not.toContain("\n");
+      expect(message).toMatch(
+        new RegExp(`local SQS cannot listen on 127\\.0\\.0\\.1:${sqsPort} \\(--sqs-port`),
       );
-      // DynamoDB Local was started, then stopped: its port is free and no Java process holds it.
+      expect(message).toMatch(
+        new RegExp(`the review page cannot listen on 127\\.0\\.0\\.1:${reviewPort} \\(--review-port`),
+      );
+      // Nothing had started: no model made, no endpoint, no DynamoDB Local (its port is free).
+      expect(said).toEqual([]);
       await ensurePortFree("dynamodb", dynamodbPort);
       const { stdout } = await promisify(execFile)("ps", ["-eo", "args"]);
       expect(stdout.split("\n").filter((line) => line.includes(`-port ${dynamodbPort}`))).toEqual([]);
     } finally {
-      holder.close();
+      for (const holder of holders) holder.close();
     }
   }, 120_000);
 });

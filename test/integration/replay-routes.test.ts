@@ -159,4 +159,22 @@ describe("decide replay", () => {
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/"job-failures" letters are listed, not moved: add --dry-run/);
   });
+
+  it("without --from, takes the intake's pair npm start exports, and assumes no home for a queue named by flag", async () => {
+    await q["intake-dlq"]!.send(item("E-1", "env-defaults"));
+    const exported = { ...env, DLQ_URL: q["intake-dlq"]!.url, INTAKE_QUEUE_URL: q.intake!.url };
+    const named = await runDecide(
+      ["replay", "--dlq-url", q["intake-dlq"]!.url, "--policy", "env-defaults"],
+      exported,
+    );
+    expect(named.code).toBe(2);
+    expect(named.stderr).toMatch(/--queue-url or --event-bus is required \(where the letters go home\)/);
+    const moved = await runDecide(["replay", "--policy", "env-defaults"], exported);
+    expect(summary(moved.stdout)).toMatch(/^1 matched, 1 moved, \d+ left in the dead-letter queue$/);
+    let home: unknown[] = [];
+    await until(async () => {
+      home = [...home, ...(await q.intake!.receive()).map((m) => JSON.parse(m.body))];
+      return home.some((body) => (body as { id?: string }).id === "E-1");
+    });
+  });
 });

@@ -11,11 +11,12 @@ import { FsObjectStore } from "../../shared/adapters/fs-object-store.ts";
 import { InMemoryBatchStore } from "../../shared/adapters/in-memory-batch-store.ts";
 import { batchCompletedSchema } from "../../shared/domain/contracts/events.ts";
 import { DetailType, type PipelineEvent } from "../../shared/domain/events.ts";
-import type { MessageQueue, OutgoingMessage } from "../../shared/domain/message-queue.ts";
+import type { OutgoingMessage } from "../../shared/domain/message-queue.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { batchOfKey, runIntake } from "../../shared/use-cases/batch-intake.ts";
 import { batchKeys, settleLabel, settleMember } from "../../shared/use-cases/batch-progress.ts";
 import { TEAMS_POLICY } from "../helpers/policies.ts";
+import { recordingQueue } from "../helpers/recording-queue.ts";
 
 let folder: string;
 let objects: FsObjectStore;
@@ -23,14 +24,8 @@ let batches: InMemoryBatchStore;
 let events: PipelineEvent[];
 let sent: OutgoingMessage[];
 
-/** A queue that keeps what it is sent (intake only sends). */
-const queue = {
-  url: "memory://batch",
-  sendBatch: async (messages: readonly OutgoingMessage[]) => {
-    sent.push(...messages);
-    return [];
-  },
-} as unknown as MessageQueue;
+/** Intake's queue: it keeps what it is sent. */
+const queue = recordingQueue({ push: (...messages: OutgoingMessage[]) => sent.push(...messages) });
 
 const deps = () => ({
   batches,
