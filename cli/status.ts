@@ -1,17 +1,22 @@
 /**
- * `decide status`: where the items are. Records per state and policy (from the decisions table),
- * queue depths, and the dead-letter queue by failure reason. Works against the local mode or AWS
- * (AWS CLI conventions: --region, --profile; AWS_ENDPOINT_URL_* for local).
+ * `decide status`: where the items are. Records per state and policy (from the decisions table:
+ * the decisions of the window, read a page at a time, so memory stays flat but the reads grow
+ * with the window: narrow it with --since on a busy table), queue depths, and the dead-letter
+ * queue by failure reason. Works against the local mode or AWS (AWS CLI conventions: --region,
+ * --profile; AWS_ENDPOINT_URL_* for local).
  */
 import { parseArgs } from "node:util";
 import { RECORD_STATUSES } from "../shared/domain/decision-record.ts";
+import { allTime, everyDecision } from "../shared/domain/decision-store.ts";
+import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import { replayFiltered } from "../shared/use-cases/replay.ts";
-import { requiredFlag } from "./args.ts";
+import { requiredFlag, UsageError } from "./args.ts";
 import { awsOptions, decisionStore, queueAt } from "./aws.ts";
 
-export const statusUsage = `decide status --table NAME [--queue-url URL] [--dlq-url URL] [--review-queue-url URL] [--batch-queue-url URL] [--region R] [--profile P] [--json]
+export const statusUsage = `decide status --table NAME [--since YYYY-MM-DD] [--policies-dir events/policies] [--queue-url URL] [--dlq-url URL] [--review-queue-url URL] [--batch-queue-url URL] [--region R] [--profile P] [--json]
 
-Counts records per state and policy, queue depths, and the dead-letter queue by noted failure reason.
+Counts records per state and policy (decided since --since, else all; the policies come from --policies-dir or
+POLICIES_DIR, rejected items of any policy included), queue depths, and the dead-letter queue by noted failure reason.
 The table, queue URLs and region come from flags or DECISIONS_TABLE, INTAKE_QUEUE_URL, DLQ_URL, REVIEW_QUEUE_URL,
 BATCH_QUEUE_URL (the batch lane; \`decide batch list\` shows the batches themselves).`;
 
@@ -21,6 +26,8 @@ export async function statusCommand(argv: string[]): Promise<number> {
     args: argv,
     options: {
       table: { type: "string" },
+      since: { type: "string" },
+      "policies-dir": { type: "string" },
       "queue-url": { type: "string" },
       "dlq-url": { type: "string" },
       "review-queue-url": { type: "string" },
@@ -35,12 +42,19 @@ export async function statusCommand(argv: string[]): Promise<number> {
   const table = requiredFlag("table", values.table ?? process.env.DECISIONS_TABLE);
   const store = decisionStore(table, aws);
 
+  const policies = await PolicyRegistry.fromFolder(
+    values["policies-dir"] ?? process.env.POLICIES_DIR ?? "events/policies",
+  );
+  const window = allTime(new Date());
+  if (values.since) {
+    const since = Date.parse(values.since);
+    if (Number.isNaN(since)) throw new UsageError(`--since: "${values.since}" is not a date (YYYY-MM-DD)`);
+    window.since = new Date(since).toISOString();
+  }
   const counts: Record<string, Record<string, number>> = {};
-  for (const status of RECORD_STATUSES) {
-    for (const record of await store.listSince(status, "1970-01-01T00:00:00.000Z")) {
-      counts[record.policyId] ??= {};
-      counts[record.policyId]![status] = (counts[record.policyId]![status] ?? 0) + 1;
-    }
+  for await (const record of everyDecision(store, { ...window, policyIds: policies.ids() })) {
+    counts[record.policyId] ??= {};
+    counts[record.policyId]![record.status] = (counts[record.policyId]![record.status] ?? 0) + 1;
   }
   const queues: Record<string, string | undefined> = {
     intake: values["queue-url"] ?? process.env.INTAKE_QUEUE_URL,

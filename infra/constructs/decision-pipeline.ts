@@ -115,11 +115,16 @@ export class DecisionPipeline extends Construct {
       timeToLiveAttribute: schema.ttlAttribute,
       removalPolicy: RemovalPolicy.RETAIN,
     });
-    this.table.addGlobalSecondaryIndex({
-      indexName: schema.statusIndex.name,
-      partitionKey: { name: schema.statusIndex.partitionKey, type: dynamodb.AttributeType.STRING },
-      sortKey: { name: schema.statusIndex.sortKey, type: dynamodb.AttributeType.STRING },
-    });
+    // The schema's sparse, sharded indexes, each with the projection its readers need.
+    for (const index of schema.indexes)
+      this.table.addGlobalSecondaryIndex({
+        indexName: index.name,
+        partitionKey: { name: index.partitionKey, type: dynamodb.AttributeType.STRING },
+        sortKey: { name: index.sortKey, type: dynamodb.AttributeType.STRING },
+        ...(index.include.length > 0
+          ? { projectionType: dynamodb.ProjectionType.INCLUDE, nonKeyAttributes: [...index.include] }
+          : { projectionType: dynamodb.ProjectionType.KEYS_ONLY }),
+      });
 
     this.bus = new events.EventBus(this, "Bus", { eventBusName: `${Stack.of(this).stackName}-decisions` });
 

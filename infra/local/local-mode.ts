@@ -10,7 +10,8 @@ import { Logger } from "@aws-lambda-powertools/logger";
 import { defaultDemoInputs, ensureDemoModel } from "../../endpoint/models/demo-file.ts";
 import { resolveServerConfig } from "../../endpoint/server/config.ts";
 import { type RunningServer, startServer } from "../../endpoint/server/server.ts";
-import { type DecisionRecord, RECORD_STATUSES } from "../../shared/domain/decision-record.ts";
+import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
+import { allTime, type DecisionStore, everyDecision } from "../../shared/domain/decision-store.ts";
 import type { PublishesEvents } from "../../shared/domain/events.ts";
 import { MAX_BATCH, type MessageQueue } from "../../shared/domain/message-queue.ts";
 import type { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
@@ -164,7 +165,7 @@ async function startParts(
     reviewQueueUrl: queues.review.url,
     bus: wiring.bus,
     reviewQueueDepth: () => waiting(queues.review),
-    pendingReview: () => shared.store.listByStatus("pending_review", 1000),
+    pendingReview: () => everyPending(shared),
     async feedSamples() {
       const lines = (await readFile(join(options.root, "events", "items", "samples.jsonl"), "utf8"))
         .split("\n")
@@ -179,8 +180,11 @@ async function startParts(
     },
     async summary() {
       const count: Record<string, number> = {};
-      for (const status of RECORD_STATUSES)
-        count[status] = (await shared.store.listSince(status, "1970-01-01T00:00:00.000Z")).length;
+      for await (const record of everyDecision(shared.store, {
+        ...allTime(new Date()),
+        policyIds: shared.policies.ids(),
+      }))
+        count[record.status] = (count[record.status] ?? 0) + 1;
       return {
         decided:
           (count.auto_approved ?? 0) +
@@ -235,18 +239,37 @@ async function resumeBatches(
 
 /** Publishes the event of every record whose event is not marked sent; returns how many. */
 async function publishLeftovers(shared: {
-  store: import("../../shared/domain/decision-store.ts").DecisionStore;
+  store: DecisionStore;
+  policies: PolicyRegistry;
   publisher: PublishesEvents;
 }): Promise<number> {
   const { eventFor } = await import("../../shared/use-cases/decide-message.ts");
   let count = 0;
-  for (const status of RECORD_STATUSES) {
-    for (const record of await shared.store.listSince(status, "1970-01-01T00:00:00.000Z")) {
-      if (record.eventPublished) continue;
-      await shared.publisher.publish([eventFor(record)]);
-      await shared.store.markPublished(record);
-      count++;
-    }
+  for await (const record of everyDecision(shared.store, {
+    ...allTime(new Date()),
+    policyIds: shared.policies.ids(),
+  })) {
+    if (record.eventPublished) continue;
+    await shared.publisher.publish([eventFor(record)]);
+    await shared.store.markPublished(record);
+    count++;
   }
   return count;
+}
+
+/** Every item waiting for review, oldest first (the queue's pages, to its end). */
+async function everyPending(shared: { store: DecisionStore; policies: PolicyRegistry }) {
+  const records: DecisionRecord[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await shared.store.pageReviewQueue({
+      policyIds: shared.policies.ids(),
+      limit: REVIEW.pageSize,
+      countCap: REVIEW.queueCountCap,
+      ...(cursor ? { cursor } : {}),
+    });
+    records.push(...page.records);
+    cursor = page.next;
+  } while (cursor);
+  return records;
 }

@@ -2,10 +2,11 @@
  * Batches in the decisions table, beside the records: the batch under `BATCH#<id>` / `BATCH`, each
  * member under `BATCH#<id>` / `MEMBER#<itemId>`. A member's state and the batch's counters move in
  * one transaction whose condition is the member's previous state, so two workers (or a
- * redelivery) can never count one item twice. Batches carry `status = "batch"` so that the
- * table's status index lists them newest first without a scan; their own status is `batchStatus`.
+ * redelivery) can never count one item twice. A batch is listed in the `byList` index (keys only:
+ * its counters move without writing the index), newest first; its status is `batchStatus`.
  */
 import {
+  BatchGetCommand,
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -24,9 +25,10 @@ import {
   mayMove,
 } from "../domain/batch.ts";
 import { StoreUnavailableError } from "../domain/errors.ts";
-import { STATUS_INDEX } from "./decisions-table.ts";
+import { BATCHES_LIST } from "./decision-index-keys.ts";
+import { LIST_INDEX } from "./decisions-table.ts";
+import { getMany } from "./dynamodb-batch-get.ts";
 import {
-  BATCH_MARK,
   batchKey,
   cancellationCodes,
   fromMemberItem,
@@ -81,7 +83,14 @@ export class DynamoDbBatchStore implements BatchStore {
         this.client.send(
           new PutCommand({
             TableName: this.tableName,
-            Item: { ...batchKey(batch.batchId), ...rest, ...counts, batchStatus: status, status: BATCH_MARK },
+            Item: {
+              ...batchKey(batch.batchId),
+              ...rest,
+              ...counts,
+              batchStatus: status,
+              [LIST_INDEX.partitionKey]: BATCHES_LIST,
+              [LIST_INDEX.sortKey]: `${batch.createdAt}|${batch.batchId}`,
+            },
             ConditionExpression: "attribute_not_exists(pk)",
           }),
         ),
@@ -107,16 +116,20 @@ export class DynamoDbBatchStore implements BatchStore {
       this.client.send(
         new QueryCommand({
           TableName: this.tableName,
-          IndexName: STATUS_INDEX,
-          KeyConditionExpression: "#status = :batch",
-          ExpressionAttributeNames: { "#status": "status" },
-          ExpressionAttributeValues: { ":batch": BATCH_MARK },
+          IndexName: LIST_INDEX.name,
+          KeyConditionExpression: "#list = :batches",
+          ExpressionAttributeNames: { "#list": LIST_INDEX.partitionKey },
+          ExpressionAttributeValues: { ":batches": BATCHES_LIST },
           ScanIndexForward: false,
           Limit: limit,
         }),
       ),
     );
-    return (output.Items ?? []).map(toBatch);
+    const keys = (output.Items ?? []).map((item) => ({ pk: String(item.pk), sk: String(item.sk) }));
+    const items = await this.call("get batches", () =>
+      getMany(keys, (input) => this.client.send(new BatchGetCommand(input)), this.tableName, false),
+    );
+    return items.map(toBatch);
   }
 
   async finishIntake(

@@ -101,7 +101,7 @@ export const RULES = {
 export type RuleName = keyof typeof RULES;
 
 /** DynamoDB actions on the decisions table. */
-export type TableAction = "GetItem" | "PutItem" | "UpdateItem" | "Query";
+export type TableAction = "GetItem" | "PutItem" | "UpdateItem" | "Query" | "BatchGetItem";
 
 /**
  * What each function may do to the decisions table: the least its code needs (never DeleteItem,
@@ -115,17 +115,17 @@ export const TABLE_ACCESS = {
   AutoAction: ["GetItem", "UpdateItem"],
   /** get, the set-once ledger. */
   ReviewIntake: ["GetItem", "UpdateItem"],
-  /** the queue (Query on the status index), get, the conditional transition. */
-  Review: ["GetItem", "UpdateItem", "Query"],
-  ReviewPage: ["GetItem", "UpdateItem", "Query"],
+  /** the queue and the decisions view (Query on an index, BatchGetItem of a page), get, the conditional transition. */
+  Review: ["GetItem", "UpdateItem", "Query", "BatchGetItem"],
+  ReviewPage: ["GetItem", "UpdateItem", "Query", "BatchGetItem"],
   /** failure notes. */
   Replay: ["GetItem"],
-  /** recent decisions (Query on the status index). */
-  Drift: ["Query"],
-  /** the pending items (Query on the status index). */
+  /** the sample of recent decisions (Query on the time index, BatchGetItem of the sample). */
+  Drift: ["Query", "BatchGetItem"],
+  /** each policy's pending count and oldest item (Query on the list index, keys only). */
   ReviewBacklog: ["Query"],
-  /** reviewed decisions (Query on the status index). */
-  Recalibrate: ["Query"],
+  /** reviewed decisions (Query on the list index, BatchGetItem of each page). */
+  Recalibrate: ["Query", "BatchGetItem"],
   /** the batch (PutItem, UpdateItem, GetItem) and its members when it completes at once (Query). */
   BatchIntake: ["GetItem", "PutItem", "UpdateItem", "Query"],
 } as const satisfies Record<string, readonly TableAction[]>;
@@ -138,7 +138,40 @@ export const REVIEW = {
   pageSize: 25,
   /** Pending-review age (minutes) at which a policy's alarm fires, unless the policy sets its own. */
   defaultServiceLevelMinutes: 240,
+  /** The queue page counts waiting items up to this many, then says "1,000 or more". */
+  queueCountCap: 1_000,
+  /** The backlog job counts each policy's waiting items up to this many (its metric saturates there). */
+  backlogCountCap: 100_000,
 } as const;
+
+/**
+ * The decisions table's indexes: how their keys spread writes, and how much one page may read.
+ * Each index partition takes about 1,000 writes a second, and an index key is one partition.
+ */
+export const TABLE_INDEXES = {
+  /**
+   * Partitions per list and policy (decisions, pending, reviewed), chosen by a hash of the item
+   * id: a policy's decisions may arrive at about 4,000 a second before one partition throttles.
+   * Never lower it on a deployed table: readers would stop reading the higher shards.
+   */
+  shards: 4,
+  /** Most index entries one page of the decisions view evaluates (its filters discard some). */
+  pageReadBudget: 1_000,
+  /** Keys per BatchGetItem (DynamoDB's limit). */
+  batchGetKeys: 100,
+  /** Index entries per query when a list is read to its end (reviewed labels, batch members). */
+  scanPage: 500,
+} as const;
+
+/** The decisions view (`/decisions`): rows per page. */
+export const DECISIONS_VIEW = { pageSize: 50 } as const;
+
+/**
+ * The scheduled drift check: it looks at a sample of each policy's recent decisions, at most
+ * `sampleSize`, spread over `slices` equal parts of the period, so its reads never grow with the
+ * traffic.
+ */
+export const DRIFT = { periodHours: 24, minimumDecisions: 50, sampleSize: 2_000, slices: 48 } as const;
 
 /** The scheduled recalibration: labels needed before a proposal, and where proposals go. */
 export const RECALIBRATION = {
@@ -174,6 +207,30 @@ export const BATCH_LANE = {
   intakeMemoryMiB: 512,
   intakeTimeoutSeconds: 900,
 } as const;
+
+/**
+ * The batch files step: its own function, started by a message on its queue when a batch
+ * completes, which streams the members into the results and errors files (a multipart upload,
+ * memory bounded by a page of members and one part). A later change (a label, a dead letter
+ * decided after a replay) asks for a rewrite after `rewriteDelaySeconds`, so the files are
+ * rewritten at most once per delay however many labels arrive; "Batch Reviewed" rewrites at once.
+ */
+export const BATCH_FILES = {
+  memoryMiB: 512,
+  timeoutSeconds: 900,
+  rewriteDelaySeconds: 300,
+  /** Jobs per invocation: each job writes one batch's files. */
+  batchSize: 1,
+} as const;
+
+/** How long the step announcing a batch holds the right to: past the files function's timeout. */
+export const BATCH_ANNOUNCE_LEASE_MS = (BATCH_FILES.timeoutSeconds + 60) * 1000;
+
+/** Visibility timeout of the batch files queue: six times the function's timeout, as AWS advises. */
+export const BATCH_FILES_VISIBILITY_SECONDS = BATCH_FILES.timeoutSeconds * 6;
+
+/** Streamed writes to the object store: the size of one multipart part (S3's minimum is 5 MiB). */
+export const OBJECT_PART_BYTES = 8 * 1024 * 1024;
 
 /** How the deployed endpoint is provisioned: what the capacity numbers below are derived from. */
 export interface EndpointProvisioning {

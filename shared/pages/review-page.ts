@@ -7,6 +7,7 @@
  */
 import { type Context, Hono } from "hono";
 import { isAdmin, mayReview, type Reviewer } from "../domain/review.ts";
+import { REVIEW } from "../domain/topology.ts";
 import {
   claimItem,
   labelItem,
@@ -15,7 +16,7 @@ import {
   ReviewError,
   reviseLabel,
 } from "../use-cases/review-decision.ts";
-import { decisionFilters, decisionsBody, matchingDecisions } from "./decisions-view.ts";
+import { decisionFilters, decisionsBody, pageOfDecisions } from "./decisions-view.ts";
 import { html, page } from "./layout.ts";
 import { itemCard, itemFields, itemPath, queueRow } from "./review-views.ts";
 import { crossSiteProblem, csrfToken, type Identify } from "./session.ts";
@@ -63,10 +64,12 @@ export function createReviewApp(deps: ReviewAppDependencies): Hono<Env> {
   app.get("/", async (c) => {
     const reviewer = c.get("reviewer");
     const cursor = c.req.query("cursor");
-    let result: Awaited<ReturnType<typeof deps.store.pageByStatus>>;
+    let result: Awaited<ReturnType<typeof deps.store.pageReviewQueue>>;
     try {
-      result = await deps.store.pageByStatus("pending_review", {
+      result = await deps.store.pageReviewQueue({
+        policyIds: deps.policies.ids(),
         limit: deps.pageSize,
+        countCap: REVIEW.queueCountCap,
         ...(cursor ? { cursor } : {}),
       });
     } catch (error) {
@@ -85,7 +88,8 @@ export function createReviewApp(deps: ReviewAppDependencies): Hono<Env> {
     const error = c.req.query("error")
       ? `<p class="error" role="alert">${html(c.req.query("error"))}</p>`
       : "";
-    const body = `<h1>Review queue (${result.total} waiting)</h1>${error}<p>Showing ${result.records.length} of ${result.total}. Open an item to claim it for ${Math.round(deps.timings.claimMs / 60_000)} minutes.</p>${table}${pages}${await undoToast(c)}`;
+    const total = `${result.total}${result.capped ? " or more" : ""}`;
+    const body = `<h1>Review queue (${total} waiting)</h1>${error}<p>Showing ${result.records.length} of ${total}. Open an item to claim it for ${Math.round(deps.timings.claimMs / 60_000)} minutes.</p>${table}${pages}${await undoToast(c)}`;
     return c.html(page("Review queue", body, reviewer));
   });
 
@@ -179,13 +183,29 @@ export function createReviewApp(deps: ReviewAppDependencies): Hono<Env> {
         policy: c.req.query("policy"),
         route: c.req.query("route"),
         since: c.req.query("since"),
+        until: c.req.query("until"),
         batch: c.req.query("batch"),
       },
       deps.policies,
     );
-    const records = filters.problems.length ? [] : await matchingDecisions(deps.store, filters);
+    const cursor = c.req.query("cursor");
+    let found: Awaited<ReturnType<typeof pageOfDecisions>> = { records: [] };
+    try {
+      if (!filters.problems.length)
+        found = await pageOfDecisions(deps.store, filters, deps.policies, {
+          now: now(),
+          ...(cursor ? { cursor } : {}),
+        });
+    } catch (error) {
+      if (error instanceof RangeError) return fail(c, 422, error.message);
+      throw error;
+    }
     return c.html(
-      page("Decisions", decisionsBody(records, filters, deps.policies), c.get("reviewer")),
+      page(
+        "Decisions",
+        decisionsBody({ ...found, continued: Boolean(cursor) }, filters, deps.policies),
+        c.get("reviewer"),
+      ),
       filters.problems.length ? 422 : 200,
     );
   });

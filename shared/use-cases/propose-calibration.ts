@@ -12,6 +12,7 @@ import { type MassRow, proposeMassFloor } from "../domain/calibration/off-option
 import { renderReport } from "../domain/calibration/report.ts";
 import type { LabelledLogits } from "../domain/calibration/temperature.ts";
 import type { ThresholdGoal } from "../domain/calibration/threshold.ts";
+import type { DecisionRecord } from "../domain/decision-record.ts";
 import type { DecisionStore } from "../domain/decision-store.ts";
 import { DetailType, type PublishesEvents, pipelineEvent } from "../domain/events.ts";
 import type { ObjectStore } from "../domain/object-store.ts";
@@ -43,11 +44,13 @@ export async function reviewedLabels(
   since?: string,
 ): Promise<ReviewedLabels> {
   const ids = policy.options.map((o) => o.id);
-  const records = (await store.listSince("reviewed", "1970-01-01T00:00:00.000Z")).filter(
-    (r) =>
-      r.policyId === policy.id &&
-      r.policyVersion === policy.version &&
-      (since === undefined || (r.reviewedAt ?? r.updatedAt) >= since),
+  const records: DecisionRecord[] = [];
+  // The reviewed list is sorted by label time: only the labels since `since` are read.
+  for await (const record of store.reviewedSince(policy.id, since ?? "0"))
+    if (record.policyVersion === policy.version) records.push(record);
+  // In the order they were decided, so the rows (and the problems' line numbers) read the same on every run.
+  records.sort((a, b) =>
+    decidedOrder(a) < decidedOrder(b) ? -1 : decidedOrder(a) > decidedOrder(b) ? 1 : 0,
   );
   const rows: LabelledLogits[] = [];
   const problems: { line: number; reason: string }[] = [];
@@ -67,6 +70,8 @@ export async function reviewedLabels(
     .map((r) => ({ mass: r.allowedTokenMass as number, correct: r.chosen === r.label }));
   return { rows, problems, agreement: reviewerAgreement(records), masses };
 }
+
+const decidedOrder = (r: DecisionRecord) => `${r.createdAt}|${r.itemId}`;
 
 /** What a run did for one policy. */
 export type ProposalOutcome =
