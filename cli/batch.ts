@@ -5,19 +5,25 @@
  * follows the batch to the end; `status` shows its exact counts with a progress bar, rate and ETA;
  * `results` writes its results (and errors) file; `list` shows recent batches. AWS CLI
  * conventions: --region, --profile; the table and the bucket or folder from flags or from
- * DECISIONS_TABLE, BATCH_BUCKET / BATCH_FOLDER and BATCH_QUEUE_URL (which `npm start` prints).
+ * DECISIONS_TABLE, BATCH_BUCKET / BATCH_FOLDER, BATCH_QUEUE_URL and BATCH_FILES_QUEUE_URL (which
+ * `npm start` prints).
  */
 import { randomBytes } from "node:crypto";
-import { readFile, writeFile } from "node:fs/promises";
+import { createWriteStream } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
 import { sleep } from "../shared/domain/backoff.ts";
 import type { BatchRecord } from "../shared/domain/batch.ts";
+import type { ObjectStore } from "../shared/domain/object-store.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
+import { queueBatchFiles } from "../shared/use-cases/batch-files.ts";
 import { runIntake } from "../shared/use-cases/batch-intake.ts";
-import { batchKeys, readText } from "../shared/use-cases/batch-progress.ts";
+import { batchKeys } from "../shared/use-cases/batch-progress.ts";
 import { CommandError, integerFlag, requiredFlag, UsageError } from "./args.ts";
-import { awsOptions, batchFiles, batchStore, publisherTo, queueAt } from "./aws.ts";
+import { awsOptions, batchFiles, batchStore, queueAt } from "./aws.ts";
 
 export const batchUsage = `decide batch submit <file.jsonl | file.csv> --policy ID [--no-wait]
 decide batch status <batch id> [--watch]
@@ -27,8 +33,8 @@ decide batch list [--limit 20]
 
 submit: each line an item ({"id", "state"}; "policy" may be left out); CSV with a header id,state
 (other columns become metadata). Deployed (--bucket, or BATCH_BUCKET) the file goes to the bucket
-and the intake function reads it; locally (BATCH_FOLDER and BATCH_QUEUE_URL from \`npm start\`) this
-command reads it. Refused lines are listed with their line numbers in the errors file.
+and the intake function reads it; locally (BATCH_FOLDER, BATCH_QUEUE_URL and BATCH_FILES_QUEUE_URL from
+\`npm start\`) this command reads it. Refused lines are listed with their line numbers in the errors file.
 Then the batch is followed until every item is decided (--no-wait returns at once with its id).`;
 
 interface Flags {
@@ -121,14 +127,14 @@ async function submit(
   if (!ctx.bucket) {
     // Locally this command is the intake function: it reads the file from the folder and queues it.
     const queueUrl = requiredFlag("queue-url", values["queue-url"] ?? process.env.BATCH_QUEUE_URL);
-    const eventBus = process.env.EVENT_BUS_NAME;
-    if (!eventBus)
-      throw new UsageError("EVENT_BUS_NAME is not set: export the variables `npm start` printed");
+    const filesUrl = process.env.BATCH_FILES_QUEUE_URL;
+    if (!filesUrl)
+      throw new UsageError("BATCH_FILES_QUEUE_URL is not set: export the variables `npm start` printed");
     const batch = await runIntake(
       {
         batches: ctx.batches,
         objects: ctx.objects,
-        publisher: publisherTo(eventBus, ctx.aws),
+        files: queueBatchFiles(queueAt(filesUrl, ctx.aws)),
         policies: registry,
         queue: queueAt(queueUrl, ctx.aws),
       },
@@ -197,15 +203,24 @@ async function results(
       `batch ${batchId} is ${batch.status}: its results are written when every item is decided`,
     );
   const keys = batchKeys(batchId);
-  const text = await readText(ctx.objects, keys.results);
-  await writeFile(out, text);
-  console.log(`wrote ${out}: ${text.split("\n").filter(Boolean).length} results`);
-  if (values.errors) {
-    const errors = await readText(ctx.objects, keys.errors);
-    await writeFile(values.errors, errors);
-    console.log(`wrote ${values.errors}: ${errors.split("\n").filter(Boolean).length} errors`);
-  }
+  console.log(`wrote ${out}: ${await download(ctx.objects, keys.results, out)} results`);
+  if (values.errors)
+    console.log(`wrote ${values.errors}: ${await download(ctx.objects, keys.errors, values.errors)} errors`);
   return 0;
+}
+
+/** Streams an object into a file (a results file may be larger than memory); returns its lines. */
+async function download(objects: ObjectStore, key: string, path: string): Promise<number> {
+  const body = await objects.read(key);
+  let lines = 0;
+  async function* counted() {
+    for await (const chunk of body ?? []) {
+      for (const byte of chunk) if (byte === 10) lines++;
+      yield chunk;
+    }
+  }
+  await pipeline(Readable.from(counted()), createWriteStream(path));
+  return lines;
 }
 
 async function list(limit: number, values: Flags): Promise<number> {

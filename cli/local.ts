@@ -85,6 +85,7 @@ export async function localCommand(argv: string[]): Promise<number> {
     "DLQ_URL",
     "REVIEW_QUEUE_URL",
     "BATCH_QUEUE_URL",
+    "BATCH_FILES_QUEUE_URL",
     "BATCH_FOLDER",
   ]
     .map((name) => `export ${name}=${local.env[name]}`)

@@ -60,7 +60,7 @@ export function createReviewHandler(dependencies: () => Promise<SharedDependenci
   async function lambdaHandler(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
     resolved ??= dependencies().then((shared) => ({
       ...shared,
-      ...withBatches(shared),
+      ...withBatches(),
       ...reviewSettings(),
     }));
     const deps = await resolved;

@@ -85,6 +85,11 @@ export class DecisionPipeline extends Construct {
   public readonly batchQueue: sqs.Queue;
   /** Reads batch files dropped under `incoming/`. */
   public readonly batchIntakeFunction: NodejsFunction;
+  /** Writes each batch's results and errors files, on a message its completion sends. */
+  public readonly batchFilesFunction: NodejsFunction;
+  /** The batch files step's queue, and its own dead-letter queue. */
+  public readonly batchFilesQueue: sqs.Queue;
+  public readonly batchFilesDeadLetterQueue: sqs.Queue;
   /** Calibration proposals (`calibration/`) and batch files. */
   public readonly bucket: s3.Bucket;
   /** Publishes each policy's review backlog every five minutes (the service-level alarms' metrics). */
@@ -257,7 +262,7 @@ export class DecisionPipeline extends Construct {
     this.recalibrateFunction = jobs.recalibrateFunction;
     this.reviewBacklogFunction = jobs.reviewBacklogFunction;
     this.batchQueue = queues.batch;
-    this.batchIntakeFunction = new BatchJobs(this, "BatchJobs", {
+    const batchJobs = new BatchJobs(this, "BatchJobs", {
       fn,
       bucket: this.bucket,
       queue: queues.batch,
@@ -266,7 +271,11 @@ export class DecisionPipeline extends Construct {
       reviewFunctions: [this.reviewFunction, this.reviewPageFunction],
       failures: this.targetsDeadLetterQueue,
       maxConcurrency: concurrency.batch,
-    }).intakeFunction;
+    });
+    this.batchIntakeFunction = batchJobs.intakeFunction;
+    this.batchFilesFunction = batchJobs.filesFunction;
+    this.batchFilesQueue = batchJobs.filesQueue;
+    this.batchFilesDeadLetterQueue = batchJobs.filesDeadLetterQueue;
 
     const rule = (name: keyof typeof RULES, target: events.IRuleTarget) =>
       new events.Rule(this, `${name[0]!.toUpperCase()}${name.slice(1)}Rule`, {
@@ -300,6 +309,7 @@ export class DecisionPipeline extends Construct {
       this.driftFunction,
       this.recalibrateFunction,
       this.batchIntakeFunction,
+      this.batchFilesFunction,
       this.reviewBacklogFunction,
       this.decideFunction,
       this.autoActionFunction,

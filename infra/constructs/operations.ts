@@ -39,6 +39,7 @@ export class Operations extends Construct {
     | "deadLetters"
     | "targetDeadLetters"
     | "autoActionDeadLetters"
+    | "batchFilesDeadLetters"
     | "rejectedItems"
     | "oldestMessage"
     | "endpointErrors"
@@ -128,6 +129,15 @@ export class Operations extends Construct {
         }),
         0,
         "Confident decisions were not applied: fix the cause, then redrive the auto-action dead-letter queue",
+      ),
+      batchFilesDeadLetters: alarm(
+        "BatchFilesDeadLetters",
+        pipeline.batchFilesDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
+          period: Duration.minutes(5),
+          statistic: "Maximum",
+        }),
+        0,
+        "A batch's results files could not be written: fix the cause, then redrive the batch files dead-letter queue",
       ),
       rejectedItems: alarm(
         "RejectedItems",

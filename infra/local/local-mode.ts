@@ -142,7 +142,7 @@ async function startParts(
   if (repaired > 0) say(`published ${repaired} decision events the last run had not sent before it stopped`);
   await ensurePortFree("review", ports.review);
   const reviewServer = await startLocalReviewServer(
-    { ...shared, ...withBatches(shared), timings: REVIEW, pageSize: REVIEW.pageSize },
+    { ...shared, ...withBatches(), timings: REVIEW, pageSize: REVIEW.pageSize },
     ports.review,
   );
   started.push(() => reviewServer.close());
@@ -151,7 +151,12 @@ async function startParts(
   say(`batch files: ${env.BATCH_FOLDER} (stands in for the pipeline bucket)`);
   // Batches a stop interrupted are read again (their queue did not survive the restart); the
   // decide path does not decide an item twice, so this loses nothing and counts nothing twice.
-  const resuming = resumeBatches(env, shared, wiring.queues.batch!, say);
+  const resuming = resumeBatches(
+    env,
+    shared,
+    { batch: wiring.queues.batch!, files: wiring.queues.batchFiles! },
+    say,
+  );
   started.push(() => resuming);
 
   const waiting = async (queue: MessageQueue) => (await queue.depth()).visible;
@@ -211,16 +216,23 @@ async function startParts(
 /** Runs intake again for every batch that is not completed; returns how many. */
 async function resumeBatches(
   env: Record<string, string>,
-  shared: { policies: PolicyRegistry; publisher: PublishesEvents },
-  queue: MessageQueue,
+  shared: { policies: PolicyRegistry },
+  queues: { batch: MessageQueue; files: MessageQueue },
   say: (line: string) => void,
 ): Promise<number> {
   const { DynamoDbBatchStore } = await import("../../shared/adapters/dynamodb-batch-store.ts");
   const { FsObjectStore } = await import("../../shared/adapters/fs-object-store.ts");
   const { documentClient } = await import("../../shared/adapters/aws-clients.ts");
   const { runIntake } = await import("../../shared/use-cases/batch-intake.ts");
+  const { queueBatchFiles } = await import("../../shared/use-cases/batch-files.ts");
   const batches = new DynamoDbBatchStore(documentClient(), env.DECISIONS_TABLE!);
-  const deps = { batches, objects: new FsObjectStore(env.BATCH_FOLDER!), queue, ...shared };
+  const deps = {
+    batches,
+    objects: new FsObjectStore(env.BATCH_FOLDER!),
+    queue: queues.batch,
+    files: queueBatchFiles(queues.files),
+    policies: shared.policies,
+  };
   let resumed = 0;
   for (const batch of await batches.listBatches(1000)) {
     if (batch.status === "completed") continue;

@@ -21,6 +21,7 @@ import {
   TARGET_VISIBILITY_SECONDS,
 } from "../../shared/domain/topology.ts";
 import type { DecideDependencies } from "../../shared/use-cases/decide-message.ts";
+import { createBatchQueues, startBatchFilesPoller } from "./batch-files-step.ts";
 import { startDynamoDbLocal } from "./dynamodb-local.ts";
 import { type LocalEventBus, startEventBus } from "./event-bus.ts";
 import { ensurePortFree } from "./ports.ts";
@@ -79,6 +80,8 @@ export interface LocalWiring {
     readonly rejected: SqsQueue;
     /** The batch lane's queue (present when a batch folder is set). */
     readonly batch?: SqsQueue;
+    /** The batch files step's queue (present with the batch lane). */
+    readonly batchFiles?: SqsQueue;
   };
   /** The decide function's dependencies (wrapped when a hook asked). */
   readonly deps: DecideDependencies;
@@ -87,6 +90,8 @@ export interface LocalWiring {
   readonly pollers: {
     readonly decide: SqsPoller[];
     readonly batch: SqsPoller[];
+    /** The batch files step's poller. */
+    readonly files: SqsPoller[];
     readonly targets: SqsPoller[];
   };
   /** Creates another queue on the local SQS. */
@@ -154,17 +159,11 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
     }),
   });
   await createQueue("targets-dlq");
-  // The batch lane: its own queue (same dead-letter queue, so replay brings its items back too),
-  // consumed by fewer pollers than the intake, so a large batch cannot take every worker.
-  const batchQueue = options.batchFolder
-    ? await createQueue("batch", {
-        VisibilityTimeout: String(options.intake.visibilitySeconds),
-        RedrivePolicy: JSON.stringify({
-          maxReceiveCount: options.intake.maxReceiveCount,
-          deadLetterTargetArn: `${ACCOUNT_ARN}:intake-dlq`,
-        }),
-      })
-    : undefined;
+  // The batch lane's queue and the batch files step's: known before the functions read their environment.
+  const { batch: batchQueue, files: filesQueue } = options.batchFolder
+    ? await createBatchQueues(createQueue, ACCOUNT_ARN, options.intake)
+    : {};
+  if (filesQueue) process.env.BATCH_FILES_QUEUE_URL = env.BATCH_FILES_QUEUE_URL = filesQueue.url;
   const rejected = await createQueue("rejected");
 
   // The functions, imported once the environment points at the stand-ins: their clients read it.
@@ -240,7 +239,8 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
         }),
       )
     : [];
-  const stopDecide = () => Promise.all([...decide, ...batchLane].map((poller) => poller.stop()));
+  const files = filesQueue ? [await startBatchFilesPoller(filesQueue, ACCOUNT_ARN)] : [];
+  const stopDecide = () => Promise.all([...decide, ...batchLane, ...files].map((poller) => poller.stop()));
   started.push(stopDecide);
   Object.assign(env, {
     INTAKE_QUEUE_URL: intake.url,
@@ -259,10 +259,11 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
       review: review.queue,
       rejected,
       ...(batchQueue ? { batch: batchQueue } : {}),
+      ...(filesQueue ? { batchFiles: filesQueue } : {}),
     },
     deps,
     baseDeps,
-    pollers: { decide, batch: batchLane, targets: targets.map((target) => target.poller) },
+    pollers: { decide, batch: batchLane, files, targets: targets.map((target) => target.poller) },
     createQueue,
     async stop() {
       await stopDecide();

@@ -3,7 +3,8 @@
  * member under `BATCH#<id>` / `MEMBER#<itemId>`. A member's state and the batch's counters move in
  * one transaction whose condition is the member's previous state, so two workers (or a
  * redelivery) can never count one item twice. A batch is listed in the `byList` index (keys only:
- * its counters move without writing the index), newest first; its status is `batchStatus`.
+ * its counters move without writing the index), newest first; its status is `batchStatus`. The
+ * member pages, intake's line records and the files' marks are in `dynamodb-batch-members.ts`.
  */
 import {
   BatchGetCommand,
@@ -31,13 +32,13 @@ import { getMany } from "./dynamodb-batch-get.ts";
 import {
   batchKey,
   cancellationCodes,
-  fromMemberItem,
   isConditionFailure,
   memberItem,
   memberKey,
   revisionWrites,
   toBatch,
 } from "./dynamodb-batch-items.ts";
+import * as members from "./dynamodb-batch-members.ts";
 import { tableCall } from "./dynamodb-calls.ts";
 
 /** The batch store on the decisions table. */
@@ -161,7 +162,7 @@ export class DynamoDbBatchStore implements BatchStore {
   }
 
   async recordMember(batchId: string, member: BatchMember): Promise<BatchRecord | undefined> {
-    const previous = await this.memberState(batchId, member.itemId);
+    const previous = await members.memberState(this.table, batchId, member.itemId);
     if (!mayMove(previous, member.state)) return undefined;
     const delta = countDelta(previous, member.state);
     const names: Record<string, string> = {};
@@ -240,64 +241,34 @@ export class DynamoDbBatchStore implements BatchStore {
     return written ? this.getBatch(batchId) : undefined;
   }
 
-  private async memberState(batchId: string, itemId: string): Promise<MemberState | undefined> {
-    const output = await this.call("get member", () =>
-      this.client.send(
-        new GetCommand({ TableName: this.tableName, Key: memberKey(batchId, itemId), ConsistentRead: true }),
-      ),
-    );
-    return output.Item?.state as MemberState | undefined;
+  /** The client, table and classified call the members module shares. */
+  private get table(): members.BatchTable {
+    return { client: this.client, tableName: this.tableName, call: (what, run) => this.call(what, run) };
   }
 
-  async members(batchId: string): Promise<BatchMember[]> {
-    const out: BatchMember[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const output = await this.call("list members", () =>
-        this.client.send(
-          new QueryCommand({
-            TableName: this.tableName,
-            KeyConditionExpression: "pk = :pk AND begins_with(sk, :member)",
-            ExpressionAttributeValues: { ":pk": `BATCH#${batchId}`, ":member": "MEMBER#" },
-            ExclusiveStartKey: start,
-            ConsistentRead: true,
-          }),
-        ),
-      );
-      for (const item of output.Items ?? []) {
-        out.push(fromMemberItem(item));
-      }
-      start = output.LastEvaluatedKey;
-    } while (start);
-    return out;
+  memberPages(batchId: string, only?: readonly MemberState[]): AsyncIterable<BatchMember[]> {
+    return members.memberPages(this.table, batchId, only);
   }
 
-  async claimAnnouncement(
+  claimLine(batchId: string, itemId: string, line: number): Promise<number> {
+    return members.claimLine(this.table, batchId, itemId, line);
+  }
+
+  markFilesStale(batchId: string, now: Date): Promise<boolean> {
+    return members.markFilesStale(this.table, batchId, now);
+  }
+
+  markFilesCurrent(batchId: string, version: number): Promise<boolean> {
+    return members.markFilesCurrent(this.table, batchId, version);
+  }
+
+  claimAnnouncement(
     batchId: string,
     phase: "completed" | "reviewed",
     now: number,
     until: number,
   ): Promise<boolean> {
-    const flag = phase === "completed" ? "completedEventPublished" : "reviewedEventPublished";
-    try {
-      await this.call("claim announcement", () =>
-        this.client.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: batchKey(batchId),
-            UpdateExpression: "SET #lease = :until",
-            ConditionExpression:
-              "attribute_exists(pk) AND (attribute_not_exists(#flag) OR #flag = :false) AND (attribute_not_exists(#lease) OR #lease < :now)",
-            ExpressionAttributeNames: { "#lease": `${phase}LeaseUntil`, "#flag": flag },
-            ExpressionAttributeValues: { ":until": until, ":now": now, ":false": false },
-          }),
-        ),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionFailure(error)) return false;
-      throw error;
-    }
+    return members.claimAnnouncement(this.table, batchId, phase, now, until);
   }
 
   async updateBatch(

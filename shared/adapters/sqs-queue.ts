@@ -45,8 +45,14 @@ export class SqsQueue implements MessageQueue {
     return output.Attributes?.QueueArn ?? "";
   }
 
-  async send(body: string): Promise<void> {
-    await this.sqs.send(new SendMessageCommand({ QueueUrl: this.url, MessageBody: body }));
+  async send(body: string, options: { delaySeconds?: number } = {}): Promise<void> {
+    await this.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: this.url,
+        MessageBody: body,
+        ...(options.delaySeconds ? { DelaySeconds: options.delaySeconds } : {}),
+      }),
+    );
   }
 
   async sendBatch(messages: readonly OutgoingMessage[]): Promise<{ id: string; reason: string }[]> {

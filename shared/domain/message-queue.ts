@@ -36,7 +36,8 @@ export interface ReceiveOptions {
 export interface MessageQueue {
   /** The queue's address (an SQS queue URL). */
   readonly url: string;
-  send(body: string): Promise<void>;
+  /** Sends one message, received no sooner than `delaySeconds` from now (SQS allows 0 to 900). */
+  send(body: string, options?: { delaySeconds?: number }): Promise<void>;
   /** Sends up to 10 messages in one call; returns the entries that failed, with the reason. */
   sendBatch(messages: readonly OutgoingMessage[]): Promise<{ id: string; reason: string }[]>;
   receive(options?: ReceiveOptions): Promise<QueueMessage[]>;

@@ -18,6 +18,7 @@ export const METRICS = {
     reviewIntake: "review-intake",
     autoAction: "auto-action",
     reviewBacklog: "review-backlog",
+    batchFiles: "batch-files",
   },
   /** The review backlog's metrics and their dimension. */
   pendingReviews: "PendingReviews",
@@ -126,8 +127,10 @@ export const TABLE_ACCESS = {
   ReviewBacklog: ["Query"],
   /** reviewed decisions (Query on the list index, BatchGetItem of each page). */
   Recalibrate: ["Query", "BatchGetItem"],
-  /** the batch (PutItem, UpdateItem, GetItem) and its members when it completes at once (Query). */
-  BatchIntake: ["GetItem", "PutItem", "UpdateItem", "Query"],
+  /** the batch (PutItem, UpdateItem, GetItem) and the line of each id (a conditional PutItem, GetItem). */
+  BatchIntake: ["GetItem", "PutItem", "UpdateItem"],
+  /** the batch and its claims (GetItem, UpdateItem), its members a page at a time (Query). */
+  BatchFiles: ["GetItem", "UpdateItem", "Query"],
 } as const satisfies Record<string, readonly TableAction[]>;
 
 /** Human review: how long opening an item claims it, and how long a reviewer may change their own label. */
@@ -217,6 +220,7 @@ export const BATCH_LANE = {
  */
 export const BATCH_FILES = {
   memoryMiB: 512,
+  /** Lambda's most: at DynamoDB Local's 2,600 members/s on 2 cores (docs/benchmarks.md), about two million members. */
   timeoutSeconds: 900,
   rewriteDelaySeconds: 300,
   /** Jobs per invocation: each job writes one batch's files. */

@@ -15,8 +15,9 @@ import { parse as parseCsvStream } from "csv-parse";
 import { BATCH_ID_PATTERN, type BatchRecord, NO_COUNTS } from "../domain/batch.ts";
 import { parseItem } from "../domain/item.ts";
 import type { MessageQueue } from "../domain/message-queue.ts";
+import type { ObjectStore } from "../domain/object-store.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
-import { type BatchDependencies, batchKeys, finishIfDone } from "./batch-progress.ts";
+import { type BatchDependencies, batchKeys, requestIfDue } from "./batch-progress.ts";
 import { sendItems } from "./publish/send-items.ts";
 
 /** Where batch files arrive. */
@@ -24,6 +25,8 @@ export const INCOMING_PREFIX = "incoming/";
 
 /** What intake needs. */
 export interface IntakeDependencies extends BatchDependencies {
+  /** Where the file is read from and the refused lines written. */
+  readonly objects: ObjectStore;
   readonly policies: PolicyRegistry;
   /** The batch lane's queue. */
   readonly queue: MessageQueue;
@@ -63,19 +66,20 @@ export async function runIntake(
   await deps.batches.createBatch(fresh); // false on a rerun: the batch exists, intake runs again
   const stream = await deps.objects.read(key);
   if (!stream) throw new RangeError(`${key}: no such object`);
-  const refused: string[] = [];
-  const seen = new Map<string, number>();
+  const refused: { line: number; text: string }[] = [];
   let pending: { line: number; id: string; body: string }[] = [];
   const counts = { lines: 0, accepted: 0, rejected: 0 };
-  const flush = async () => {
-    if (pending.length === 0) return;
-    await sendItems(pending, { kind: "queue", queue: deps.queue });
-    pending = [];
-    options.onProgress?.({ ...counts });
-  };
   const refuse = (line: number, problems: { field: string; message: string }[]) => {
     counts.rejected++;
-    refused.push(JSON.stringify({ line, stage: "intake", problems }));
+    refused.push({ line, text: JSON.stringify({ line, stage: "intake", problems }) });
+  };
+  const flush = async () => {
+    if (pending.length === 0) return;
+    const sending = await firstLines(deps, batchId, pending, refuse);
+    counts.accepted += sending.length;
+    if (sending.length > 0) await sendItems(sending, { kind: "queue", queue: deps.queue });
+    pending = [];
+    options.onProgress?.({ ...counts });
   };
   for await (const { line, body } of lines(stream, name.toLowerCase().endsWith(".csv") ? "csv" : "jsonl")) {
     counts.lines++;
@@ -93,23 +97,48 @@ export async function runIntake(
       refuse(line, parsed.problems);
       continue;
     }
-    const first = seen.get(parsed.item.id);
-    if (first !== undefined) {
-      refuse(line, [{ field: "id", message: `"${parsed.item.id}" repeats line ${first}` }]);
-      continue;
-    }
-    seen.set(parsed.item.id, line);
-    counts.accepted++;
     pending.push({ line, id: parsed.item.id, body: JSON.stringify(parsed.item) });
     if (pending.length === 10) await flush();
   }
   await flush();
-  await deps.objects.put(batchKeys(batchId).rejected, refused.length ? `${refused.join("\n")}\n` : "");
+  // In line order: a repeat is only known once its group of ten is checked.
+  refused.sort((a, b) => a.line - b.line);
+  await deps.objects.put(
+    batchKeys(batchId).rejected,
+    refused.length ? `${refused.map((r) => r.text).join("\n")}\n` : "",
+  );
   const batch = await deps.batches.finishIntake(batchId, counts, (deps.now ?? (() => new Date()))());
   options.onProgress?.({ ...counts });
   // A batch whose every line was refused (or whose items were all decided during a rerun) is done now.
-  await finishIfDone(deps, batch);
+  await requestIfDue(deps, batch);
   return (await deps.batches.getBatch(batchId)) ?? batch;
+}
+
+/**
+ * The lines of a group whose id no other line of the file holds: each id is recorded with its line
+ * by a conditional write (a rerun of the same file finds its own lines); a repeat within the
+ * group is caught before the writes, so the earlier line always wins.
+ */
+async function firstLines(
+  deps: IntakeDependencies,
+  batchId: string,
+  group: readonly { line: number; id: string; body: string }[],
+  refuse: (line: number, problems: { field: string; message: string }[]) => void,
+): Promise<{ line: number; id: string; body: string }[]> {
+  const firstInGroup = new Map<string, number>();
+  for (const entry of group) if (!firstInGroup.has(entry.id)) firstInGroup.set(entry.id, entry.line);
+  const holders = await Promise.all(
+    group.map((entry) =>
+      firstInGroup.get(entry.id) === entry.line
+        ? deps.batches.claimLine(batchId, entry.id, entry.line)
+        : firstInGroup.get(entry.id)!,
+    ),
+  );
+  return group.filter((entry, i) => {
+    if (holders[i] === entry.line) return true;
+    refuse(entry.line, [{ field: "id", message: `"${entry.id}" repeats line ${holders[i]}` }]);
+    return false;
+  });
 }
 
 /**

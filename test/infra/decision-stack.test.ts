@@ -174,7 +174,7 @@ describe("DecisionStack", () => {
 
   it("encrypts every queue, refuses plain HTTP, and dead-letters the intake after the receive limit", () => {
     const queues = template.findResources("AWS::SQS::Queue") as Record<string, Resource>;
-    expect(Object.keys(queues)).toHaveLength(8);
+    expect(Object.keys(queues)).toHaveLength(10);
     for (const queue of Object.values(queues)) expect(queue.Properties.SqsManagedSseEnabled).toBe(true);
     template.resourcePropertiesCountIs(
       "AWS::SQS::QueuePolicy",
@@ -185,7 +185,7 @@ describe("DecisionStack", () => {
           ]),
         },
       },
-      8,
+      10,
     );
     template.hasResourceProperties("AWS::SQS::Queue", {
       VisibilityTimeout: INTAKE_VISIBILITY_SECONDS,
@@ -217,7 +217,7 @@ describe("DecisionStack", () => {
     )
       .filter(([id]) => !id.startsWith("BucketNotificationsHandler"))
       .map(([, f]) => f);
-    expect(functions).toHaveLength(12);
+    expect(functions).toHaveLength(13);
     for (const f of functions) {
       expect(f.Properties.Runtime).toBe("nodejs22.x");
       expect(f.Properties.Architectures).toEqual(["arm64"]);
@@ -299,8 +299,8 @@ describe("DecisionStack", () => {
     const alarms = Object.values(
       template.findResources("AWS::CloudWatch::Alarm") as Record<string, Resource>,
     );
-    // Eight pipeline alarms and one review service-level alarm per policy (three samples).
-    expect(alarms).toHaveLength(11);
+    // Nine pipeline alarms and one review service-level alarm per policy (three samples).
+    expect(alarms).toHaveLength(12);
     for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toHaveLength(1);
     // content-moderation asks for review within 60 minutes; the others take the default.
     template.hasResourceProperties("AWS::CloudWatch::Alarm", {
