@@ -139,3 +139,31 @@ export function decisionsBody(
   return `<h1>Decisions</h1>${form}<p>${page.records.length} shown, newest first, ${DECISIONS_VIEW.pageSize} a page.</p>${none}<table><caption>Newest first</caption><colgroup><col style="width:14%"><col style="width:12%"><col style="width:10%"><col style="width:7%"><col style="width:10%"><col style="width:8%"><col style="width:27%"><col style="width:12%"></colgroup>
 <thead><tr><th scope="col">item</th><th scope="col">policy</th><th scope="col">status</th><th scope="col">route</th><th scope="col">chosen</th><th scope="col">top</th><th scope="col">reason</th><th scope="col">decided</th></tr></thead><tbody>${rows}</tbody></table>${pages}`;
 }
+
+/**
+ * The view for a request's query: its body, and 422 when a filter or the cursor cannot be used
+ * (the problems are listed above an empty table).
+ */
+export async function decisionsView(
+  store: DecisionStore,
+  policies: PolicyRegistry,
+  query: (name: string) => string | undefined,
+  now: Date,
+): Promise<{ body: string; status: 200 | 422 }> {
+  const names = ["policy", "route", "since", "until", "batch"] as const;
+  const filters = decisionFilters(Object.fromEntries(names.map((n) => [n, query(n)])), policies);
+  const cursor = query("cursor");
+  if (!filters.problems.length) {
+    try {
+      const found = await pageOfDecisions(store, filters, policies, { now, ...(cursor ? { cursor } : {}) });
+      return {
+        status: 200,
+        body: decisionsBody({ ...found, continued: Boolean(cursor) }, filters, policies),
+      };
+    } catch (error) {
+      if (!(error instanceof RangeError)) throw error;
+      filters.problems.push(error.message);
+    }
+  }
+  return { status: 422, body: decisionsBody({ records: [], continued: false }, filters, policies) };
+}

@@ -16,7 +16,7 @@ import {
   ReviewError,
   reviseLabel,
 } from "../use-cases/review-decision.ts";
-import { decisionFilters, decisionsBody, pageOfDecisions } from "./decisions-view.ts";
+import { decisionsView } from "./decisions-view.ts";
 import { html, page } from "./layout.ts";
 import { itemCard, itemFields, itemPath, queueRow } from "./review-views.ts";
 import { crossSiteProblem, csrfToken, type Identify } from "./session.ts";
@@ -178,36 +178,8 @@ export function createReviewApp(deps: ReviewAppDependencies): Hono<Env> {
   });
 
   app.get("/decisions", async (c) => {
-    const filters = decisionFilters(
-      {
-        policy: c.req.query("policy"),
-        route: c.req.query("route"),
-        since: c.req.query("since"),
-        until: c.req.query("until"),
-        batch: c.req.query("batch"),
-      },
-      deps.policies,
-    );
-    const cursor = c.req.query("cursor");
-    let found: Awaited<ReturnType<typeof pageOfDecisions>> = { records: [] };
-    try {
-      if (!filters.problems.length)
-        found = await pageOfDecisions(deps.store, filters, deps.policies, {
-          now: now(),
-          ...(cursor ? { cursor } : {}),
-        });
-    } catch (error) {
-      if (error instanceof RangeError) return fail(c, 422, error.message);
-      throw error;
-    }
-    return c.html(
-      page(
-        "Decisions",
-        decisionsBody({ ...found, continued: Boolean(cursor) }, filters, deps.policies),
-        c.get("reviewer"),
-      ),
-      filters.problems.length ? 422 : 200,
-    );
+    const view = await decisionsView(deps.store, deps.policies, (name) => c.req.query(name), now());
+    return c.html(page("Decisions", view.body, c.get("reviewer")), view.status);
   });
   return app;
 }
