@@ -44,6 +44,46 @@ export interface BatchJobsProps {
   readonly maxConcurrency?: number;
 }
 
+/** The batch files queue and its dead-letter queue. */
+function filesQueues(scope: Construct): { queue: sqs.Queue; deadLetterQueue: sqs.Queue } {
+  const deadLetterQueue = new sqs.Queue(scope, "FilesDeadLetterQueue", {
+    encryption: sqs.QueueEncryption.SQS_MANAGED,
+    enforceSSL: true,
+    retentionPeriod: Duration.days(14),
+  });
+  NagSuppressions.addResourceSuppressions(deadLetterQueue, [
+    { id: "AwsSolutions-SQS3", reason: "This queue is itself a dead-letter queue" },
+    { id: "Serverless-SQSRedrivePolicy", reason: "This queue is itself a dead-letter queue" },
+  ]);
+  const queue = new sqs.Queue(scope, "FilesQueue", {
+    encryption: sqs.QueueEncryption.SQS_MANAGED,
+    enforceSSL: true,
+    visibilityTimeout: Duration.seconds(BATCH_FILES_VISIBILITY_SECONDS),
+    deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: MAX_RECEIVE_COUNT },
+  });
+  return { queue, deadLetterQueue };
+}
+
+/** The CDK's own bucket-notifications helper (a singleton with a managed policy), suppressed once. */
+function suppressNotificationsHelper(scope: Construct): void {
+  const stack = Stack.of(scope);
+  NagSuppressions.addResourceSuppressionsByPath(
+    stack,
+    `/${stack.node.path}/BucketNotificationsHandler050a0587b7544547bf325f094a3db834/Role/Resource`,
+    [
+      {
+        id: "AwsSolutions-IAM4",
+        reason: "The CDK's bucket-notifications helper uses the basic execution managed policy",
+      },
+      {
+        id: "AwsSolutions-IAM5",
+        reason: "The CDK's bucket-notifications helper may configure notifications on this bucket only",
+      },
+    ],
+    true,
+  );
+}
+
 /** The intake function, the batch lane, the batch files step and the files' permissions. */
 export class BatchJobs extends Construct {
   public readonly intakeFunction: NodejsFunction;
@@ -56,71 +96,11 @@ export class BatchJobs extends Construct {
 
   constructor(scope: Construct, id: string, props: BatchJobsProps) {
     super(scope, id);
-    const files = `${BATCH_LANE.filesPrefix}*`;
-    const batchFiles = (fn: NodejsFunction) => {
-      fn.addEnvironment("BATCH_BUCKET", props.bucket.bucketName);
-      props.bucket.grantRead(fn, files);
-      props.bucket.grantPut(fn, files);
-    };
-
-    this.filesDeadLetterQueue = new sqs.Queue(this, "FilesDeadLetterQueue", {
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-    });
-    NagSuppressions.addResourceSuppressions(this.filesDeadLetterQueue, [
-      { id: "AwsSolutions-SQS3", reason: "This queue is itself a dead-letter queue" },
-      { id: "Serverless-SQSRedrivePolicy", reason: "This queue is itself a dead-letter queue" },
-    ]);
-    this.filesQueue = new sqs.Queue(this, "FilesQueue", {
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      visibilityTimeout: Duration.seconds(BATCH_FILES_VISIBILITY_SECONDS),
-      deadLetterQueue: { queue: this.filesDeadLetterQueue, maxReceiveCount: MAX_RECEIVE_COUNT },
-    });
-    // Every function that settles batch items asks the files step through its queue.
-    const asksForFiles = (fn: NodejsFunction) => {
-      fn.addEnvironment("BATCH_FILES_QUEUE_URL", this.filesQueue.queueUrl);
-      this.filesQueue.grantSendMessages(fn);
-    };
-
-    this.filesFunction = props.fn("BatchFiles", "batch-files.ts", {
-      memoryMiB: BATCH_FILES.memoryMiB,
-      timeoutSeconds: BATCH_FILES.timeoutSeconds,
-      tableAccess: TABLE_ACCESS.BatchFiles,
-    });
-    batchFiles(this.filesFunction);
-    asksForFiles(this.filesFunction);
-    props.bus.grantPutEventsTo(this.filesFunction);
-    this.filesFunction.addEventSource(
-      new SqsEventSource(this.filesQueue, {
-        batchSize: BATCH_FILES.batchSize,
-        reportBatchItemFailures: true,
-      }),
-    );
-
-    this.intakeFunction = props.fn("BatchIntake", "batch-intake.ts", {
-      memoryMiB: BATCH_LANE.intakeMemoryMiB,
-      timeoutSeconds: BATCH_LANE.intakeTimeoutSeconds,
-      environment: { BATCH_QUEUE_URL: props.queue.queueUrl },
-      tableAccess: TABLE_ACCESS.BatchIntake,
-    });
-    batchFiles(this.intakeFunction);
-    asksForFiles(this.intakeFunction);
-    props.bucket.grantRead(this.intakeFunction, `${BATCH_LANE.incomingPrefix}*`);
-    props.queue.grantSendMessages(this.intakeFunction);
-    this.intakeFunction.configureAsyncInvoke({
-      retryAttempts: 2,
-      maxEventAge: Duration.hours(6),
-      onFailure: new destinations.SqsDestination(props.failures),
-    });
-    props.bucket.addEventNotification(
-      s3.EventType.OBJECT_CREATED,
-      new s3n.LambdaDestination(this.intakeFunction),
-      {
-        prefix: BATCH_LANE.incomingPrefix,
-      },
-    );
+    const { queue, deadLetterQueue } = filesQueues(this);
+    this.filesQueue = queue;
+    this.filesDeadLetterQueue = deadLetterQueue;
+    this.filesFunction = this.filesStep(props);
+    this.intakeFunction = this.intake(props);
 
     // The batch lane: the same decide function, fed from its own queue at a bounded concurrency.
     props.decideFunction.addEventSource(
@@ -132,24 +112,63 @@ export class BatchJobs extends Construct {
       }),
     );
     // The decide and review functions count items and labels: they never read or write the files.
-    for (const fn of [props.decideFunction, ...props.reviewFunctions]) asksForFiles(fn);
+    for (const fn of [props.decideFunction, ...props.reviewFunctions]) this.asksForFiles(fn);
+    suppressNotificationsHelper(this);
+  }
 
-    // The notification's helper function is the CDK's own (a singleton with a managed policy).
-    const stack = Stack.of(this);
-    NagSuppressions.addResourceSuppressionsByPath(
-      stack,
-      `/${stack.node.path}/BucketNotificationsHandler050a0587b7544547bf325f094a3db834/Role/Resource`,
-      [
-        {
-          id: "AwsSolutions-IAM4",
-          reason: "The CDK's bucket-notifications helper uses the basic execution managed policy",
-        },
-        {
-          id: "AwsSolutions-IAM5",
-          reason: "The CDK's bucket-notifications helper may configure notifications on this bucket only",
-        },
-      ],
-      true,
+  /** Every function that settles batch items asks the files step through its queue. */
+  private asksForFiles(fn: NodejsFunction): void {
+    fn.addEnvironment("BATCH_FILES_QUEUE_URL", this.filesQueue.queueUrl);
+    this.filesQueue.grantSendMessages(fn);
+  }
+
+  /** Lets `fn` read and write the files under `batches/` (never delete). */
+  private writesFiles(fn: NodejsFunction, props: BatchJobsProps): void {
+    const files = `${BATCH_LANE.filesPrefix}*`;
+    fn.addEnvironment("BATCH_BUCKET", props.bucket.bucketName);
+    props.bucket.grantRead(fn, files);
+    props.bucket.grantPut(fn, files);
+  }
+
+  /** The batch files function, fed by the files queue. */
+  private filesStep(props: BatchJobsProps): NodejsFunction {
+    const fn = props.fn("BatchFiles", "batch-files.ts", {
+      memoryMiB: BATCH_FILES.memoryMiB,
+      timeoutSeconds: BATCH_FILES.timeoutSeconds,
+      tableAccess: TABLE_ACCESS.BatchFiles,
+    });
+    this.writesFiles(fn, props);
+    this.asksForFiles(fn);
+    props.bus.grantPutEventsTo(fn);
+    fn.addEventSource(
+      new SqsEventSource(this.filesQueue, {
+        batchSize: BATCH_FILES.batchSize,
+        reportBatchItemFailures: true,
+      }),
     );
+    return fn;
+  }
+
+  /** The intake function, started by a file under `incoming/`. */
+  private intake(props: BatchJobsProps): NodejsFunction {
+    const fn = props.fn("BatchIntake", "batch-intake.ts", {
+      memoryMiB: BATCH_LANE.intakeMemoryMiB,
+      timeoutSeconds: BATCH_LANE.intakeTimeoutSeconds,
+      environment: { BATCH_QUEUE_URL: props.queue.queueUrl },
+      tableAccess: TABLE_ACCESS.BatchIntake,
+    });
+    this.writesFiles(fn, props);
+    this.asksForFiles(fn);
+    props.bucket.grantRead(fn, `${BATCH_LANE.incomingPrefix}*`);
+    props.queue.grantSendMessages(fn);
+    fn.configureAsyncInvoke({
+      retryAttempts: 2,
+      maxEventAge: Duration.hours(6),
+      onFailure: new destinations.SqsDestination(props.failures),
+    });
+    props.bucket.addEventNotification(s3.EventType.OBJECT_CREATED, new s3n.LambdaDestination(fn), {
+      prefix: BATCH_LANE.incomingPrefix,
+    });
+    return fn;
   }
 }
