@@ -6,8 +6,8 @@
  * functions, with least-privilege permissions. Settings come from `infra/topology.ts`, shared
  * with the local stand-ins.
  */
-import { Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
-import * as dynamodb from "aws-cdk-lib/aws-dynamodb";
+import { Duration, Stack } from "aws-cdk-lib";
+import type * as dynamodb from "aws-cdk-lib/aws-dynamodb";
 import * as events from "aws-cdk-lib/aws-events";
 import * as targets from "aws-cdk-lib/aws-events-targets";
 import * as iam from "aws-cdk-lib/aws-iam";
@@ -16,7 +16,6 @@ import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import type * as s3 from "aws-cdk-lib/aws-s3";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
-import { DECISIONS_TABLE_SCHEMA } from "../../shared/adapters/decisions-table.ts";
 import type { EventPattern } from "../../shared/domain/event-pattern.ts";
 import {
   DECIDE_FUNCTION,
@@ -28,6 +27,7 @@ import {
   TARGET_FUNCTION,
 } from "../../shared/domain/topology.ts";
 import { BatchJobs } from "./batch-jobs.ts";
+import { createDecisionsTable } from "./decisions-table.ts";
 import { PipelineBucket } from "./pipeline-bucket.ts";
 import { functionFactory, suppressFunctionFindings } from "./pipeline-function.ts";
 import { createPipelineQueues } from "./pipeline-queues.ts";
@@ -110,26 +110,7 @@ export class DecisionPipeline extends Construct {
     this.rejectedQueue = queues.rejected;
     this.targetsDeadLetterQueue = queues.targetsDeadLetters;
 
-    const schema = DECISIONS_TABLE_SCHEMA;
-    this.table = new dynamodb.Table(this, "Decisions", {
-      partitionKey: { name: schema.partitionKey, type: dynamodb.AttributeType.STRING },
-      sortKey: { name: schema.sortKey, type: dynamodb.AttributeType.STRING },
-      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
-      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      encryption: dynamodb.TableEncryption.AWS_MANAGED,
-      timeToLiveAttribute: schema.ttlAttribute,
-      removalPolicy: RemovalPolicy.RETAIN,
-    });
-    // The schema's sparse, sharded indexes, each with the projection its readers need.
-    for (const index of schema.indexes)
-      this.table.addGlobalSecondaryIndex({
-        indexName: index.name,
-        partitionKey: { name: index.partitionKey, type: dynamodb.AttributeType.STRING },
-        sortKey: { name: index.sortKey, type: dynamodb.AttributeType.STRING },
-        ...(index.include.length > 0
-          ? { projectionType: dynamodb.ProjectionType.INCLUDE, nonKeyAttributes: [...index.include] }
-          : { projectionType: dynamodb.ProjectionType.KEYS_ONLY }),
-      });
+    this.table = createDecisionsTable(this);
 
     this.bus = new events.EventBus(this, "Bus", { eventBusName: `${Stack.of(this).stackName}-decisions` });
 
