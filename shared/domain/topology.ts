@@ -202,6 +202,11 @@ export const BATCH_LANE = {
   maxConcurrency: 2,
   /** Lines per SendMessageBatch at intake. */
   sendBatch: 10,
+  /**
+   * Refused lines intake holds before it checks its open group early: they are written in line
+   * order, and a repeated id is known only once its group is checked.
+   */
+  refusedLinesHeld: 1_000,
   /** Batch files arrive under this prefix of the pipeline bucket. */
   incomingPrefix: "incoming/",
   /** Batch results and errors files go under this prefix. */

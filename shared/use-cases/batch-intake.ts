@@ -1,10 +1,10 @@
 /**
  * Batch intake: a file in the object store (`incoming/<policy>/[<batchId>/]<name>`) becomes a
- * batch. The object is streamed line by line (memory stays flat whatever its size, apart from the
- * set of ids seen, to refuse a repeated id), each line validated with the pipeline's own item
+ * batch. The object is streamed line by line, each line validated with the pipeline's own item
  * rules, tagged with the batch id, and sent to the batch lane's queue in batches of 10 with
- * retries; refused lines are written with their line numbers and reasons next to the batch's
- * files. Running it again on the same file (a redelivered S3 notification, a restart of the
+ * retries; a repeated id is refused by a conditional write in the table (not a set in memory),
+ * and refused lines are streamed, in line order, with their line numbers and reasons into a file
+ * next to the batch's files, so memory stays flat whatever the file's size. Running it again on the same file (a redelivered S3 notification, a restart of the
  * local mode half-way) sends the same items again, which the decide path never decides twice,
  * and sets the same counts: nothing is lost and nothing counted twice.
  */
@@ -17,6 +17,7 @@ import { parseItem } from "../domain/item.ts";
 import type { MessageQueue } from "../domain/message-queue.ts";
 import type { ObjectStore } from "../domain/object-store.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
+import { BATCH_LANE } from "../domain/topology.ts";
 import { type BatchDependencies, batchKeys, requestIfDue } from "./batch-progress.ts";
 import { sendItems } from "./publish/send-items.ts";
 
@@ -54,7 +55,6 @@ export async function runIntake(
 ): Promise<BatchRecord> {
   const { policyId, batchId, name } = batchOfKey(key, options.etag);
   const now = (deps.now ?? (() => new Date()))();
-  const known = (id: string) => deps.policies.current(id) !== undefined;
   const fresh: BatchRecord = {
     batchId,
     policyId,
@@ -66,10 +66,50 @@ export async function runIntake(
   await deps.batches.createBatch(fresh); // false on a rerun: the batch exists, intake runs again
   const stream = await deps.objects.read(key);
   if (!stream) throw new RangeError(`${key}: no such object`);
+  const counts = { lines: 0, accepted: 0, rejected: 0 };
+  const run = {
+    deps,
+    batchId,
+    policyId,
+    counts,
+    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+  };
+  const format = name.toLowerCase().endsWith(".csv") ? "csv" : "jsonl";
+  // The whole read runs as the refused-lines file is written: it is never held in memory.
+  await deps.objects.putStream(batchKeys(batchId).rejected, refusedLines(run, lines(stream, format)));
+  const batch = await deps.batches.finishIntake(batchId, counts, (deps.now ?? (() => new Date()))());
+  options.onProgress?.({ ...counts });
+  // A batch whose every line was refused (or whose items were all decided during a rerun) is done now.
+  await requestIfDue(deps, batch);
+  return (await deps.batches.getBatch(batchId)) ?? batch;
+}
+
+/** One intake run: the file's batch and what its lines have done so far. */
+interface IntakeRun {
+  readonly deps: IntakeDependencies;
+  readonly batchId: string;
+  readonly policyId: string;
+  readonly counts: { lines: number; accepted: number; rejected: number };
+  readonly onProgress?: IntakeProgress;
+}
+
+/** A refused line's problems. */
+type Problems = readonly { field: string; message: string }[];
+
+/**
+ * Reads the file's lines, sends the accepted items a group at a time, and yields the refused
+ * lines in line order. A repeat is known only once its group is checked, so refusals wait for
+ * their group; a group is checked early once `BATCH_LANE.refusedLinesHeld` refusals wait, which
+ * bounds what is held between two groups.
+ */
+async function* refusedLines(
+  run: IntakeRun,
+  source: AsyncIterable<{ line: number; body: string }>,
+): AsyncGenerator<string> {
+  const { deps, batchId, counts } = run;
   const refused: { line: number; text: string }[] = [];
   let pending: { line: number; id: string; body: string }[] = [];
-  const counts = { lines: 0, accepted: 0, rejected: 0 };
-  const refuse = (line: number, problems: { field: string; message: string }[]) => {
+  const refuse = (line: number, problems: Problems) => {
     counts.rejected++;
     refused.push({ line, text: JSON.stringify({ line, stage: "intake", problems }) });
   };
@@ -79,39 +119,42 @@ export async function runIntake(
     counts.accepted += sending.length;
     if (sending.length > 0) await sendItems(sending, { kind: "queue", queue: deps.queue });
     pending = [];
-    options.onProgress?.({ ...counts });
+    run.onProgress?.({ ...counts });
   };
-  for await (const { line, body } of lines(stream, name.toLowerCase().endsWith(".csv") ? "csv" : "jsonl")) {
+  const written = () => {
+    const text = refused
+      .sort((a, b) => a.line - b.line)
+      .map((r) => `${r.text}\n`)
+      .join("");
+    refused.length = 0;
+    return text;
+  };
+  for await (const { line, body } of source) {
     counts.lines++;
-    if (!known(policyId)) {
-      refuse(line, [{ field: "policy", message: `unknown policy "${policyId}" (from the file's folder)` }]);
-      continue;
-    }
-    const withPolicy = withBatch(body, policyId, batchId);
-    if (typeof withPolicy !== "string") {
-      refuse(line, [withPolicy]);
-      continue;
-    }
-    const parsed = parseItem(withPolicy, known);
-    if (!parsed.ok) {
-      refuse(line, parsed.problems);
-      continue;
-    }
-    pending.push({ line, id: parsed.item.id, body: JSON.stringify(parsed.item) });
-    if (pending.length === 10) await flush();
+    const item = itemOfLine(run, body);
+    if ("problems" in item) refuse(line, item.problems);
+    else pending.push({ line, ...item });
+    if (pending.length === BATCH_LANE.sendBatch || refused.length >= BATCH_LANE.refusedLinesHeld)
+      await flush();
+    // With no group open, every refusal so far comes before any later line's.
+    if (pending.length === 0 && refused.length > 0) yield written();
   }
   await flush();
-  // In line order: a repeat is only known once its group of ten is checked.
-  refused.sort((a, b) => a.line - b.line);
-  await deps.objects.put(
-    batchKeys(batchId).rejected,
-    refused.length ? `${refused.map((r) => r.text).join("\n")}\n` : "",
-  );
-  const batch = await deps.batches.finishIntake(batchId, counts, (deps.now ?? (() => new Date()))());
-  options.onProgress?.({ ...counts });
-  // A batch whose every line was refused (or whose items were all decided during a rerun) is done now.
-  await requestIfDue(deps, batch);
-  return (await deps.batches.getBatch(batchId)) ?? batch;
+  if (refused.length > 0) yield written();
+}
+
+/** The line as an item of the batch (its id and JSON), or why it is refused. */
+function itemOfLine(run: IntakeRun, body: string): { id: string; body: string } | { problems: Problems } {
+  const known = (id: string) => run.deps.policies.current(id) !== undefined;
+  if (!known(run.policyId))
+    return {
+      problems: [{ field: "policy", message: `unknown policy "${run.policyId}" (from the file's folder)` }],
+    };
+  const withPolicy = withBatch(body, run.policyId, run.batchId);
+  if (typeof withPolicy !== "string") return { problems: [withPolicy] };
+  const parsed = parseItem(withPolicy, known);
+  if (!parsed.ok) return { problems: parsed.problems };
+  return { id: parsed.item.id, body: JSON.stringify(parsed.item) };
 }
 
 /**
@@ -123,7 +166,7 @@ async function firstLines(
   deps: IntakeDependencies,
   batchId: string,
   group: readonly { line: number; id: string; body: string }[],
-  refuse: (line: number, problems: { field: string; message: string }[]) => void,
+  refuse: (line: number, problems: Problems) => void,
 ): Promise<{ line: number; id: string; body: string }[]> {
   const firstInGroup = new Map<string, number>();
   for (const entry of group) if (!firstInGroup.has(entry.id)) firstInGroup.set(entry.id, entry.line);

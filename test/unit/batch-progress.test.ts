@@ -16,7 +16,7 @@ import { batchCompletedSchema } from "../../shared/domain/contracts/events.ts";
 import { DetailType, type PipelineEvent } from "../../shared/domain/events.ts";
 import type { MessageQueue, OutgoingMessage } from "../../shared/domain/message-queue.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
-import { BATCH_FILES } from "../../shared/domain/topology.ts";
+import { BATCH_FILES, BATCH_LANE } from "../../shared/domain/topology.ts";
 import { writeBatchFiles } from "../../shared/use-cases/batch-files.ts";
 import { batchOfKey, runIntake } from "../../shared/use-cases/batch-intake.ts";
 import {
@@ -221,6 +221,35 @@ describe("batch intake and progress", () => {
     expect(again.batchId).toBe(first.batchId);
     expect(again.counts).toMatchObject({ lines: 27, accepted: 21, rejected: 6 });
     expect(new Set(sent.map((m) => m.body)).size).toBe(21);
+  });
+
+  it("streams the refused lines in line order, holding a bounded number between two groups", async () => {
+    // One good line, then more bad lines than intake may hold, then a repeat of the first id.
+    const key = "incoming/tickets/many-bad.jsonl";
+    const bad = BATCH_LANE.refusedLinesHeld * 2 + 500;
+    const file = [JSON.stringify({ id: "G-1", state: "x" })];
+    for (let i = 0; i < bad; i++) file.push("{not json");
+    file.push(JSON.stringify({ id: "G-1", state: "again" }), JSON.stringify({ id: "G-2", state: "y" }));
+    await objects.put(key, file.join("\n"));
+    const pieces: number[] = [];
+    const counting = Object.assign(Object.create(objects) as FsObjectStore, {
+      putStream: async (target: string, body: AsyncIterable<string | Uint8Array>) => {
+        async function* counted() {
+          for await (const piece of body) {
+            if (target.endsWith("rejected.jsonl")) pieces.push(String(piece).split("\n").length - 1);
+            yield piece;
+          }
+        }
+        return objects.putStream(target, counted());
+      },
+    });
+    const batch = await runIntake({ ...deps(), objects: counting }, key, { etag: "abc" });
+    expect(batch.counts).toMatchObject({ lines: bad + 3, accepted: 2, rejected: bad + 1 });
+    const refused = (await lines(batchKeys(batch.batchId).rejected)).map((r) => r.line);
+    expect(refused).toEqual(Array.from({ length: bad + 1 }, (_, i) => i + 2));
+    // Written as it was read: several pieces, none holding more than intake may hold.
+    expect(pieces.length).toBeGreaterThan(2);
+    expect(Math.max(...pieces)).toBeLessThanOrEqual(BATCH_LANE.refusedLinesHeld);
   });
 
   it("reads CSV into items with metadata", async () => {
