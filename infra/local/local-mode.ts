@@ -184,12 +184,7 @@ async function startParts(
       return lines.length;
     },
     async summary() {
-      const count: Record<string, number> = {};
-      for await (const record of everyDecision(shared.store, {
-        ...allTime(new Date()),
-        policyIds: shared.policies.ids(),
-      }))
-        count[record.status] = (count[record.status] ?? 0) + 1;
+      const count = await countByStatus(shared);
       return {
         decided:
           (count.auto_approved ?? 0) +
@@ -284,4 +279,18 @@ async function everyPending(shared: { store: DecisionStore; policies: PolicyRegi
     cursor = page.next;
   } while (cursor);
   return records;
+}
+
+/** How many records of each status the store holds, read a page at a time. */
+async function countByStatus(shared: {
+  store: DecisionStore;
+  policies: PolicyRegistry;
+}): Promise<Record<string, number>> {
+  const count: Record<string, number> = {};
+  for await (const record of everyDecision(shared.store, {
+    ...allTime(new Date()),
+    policyIds: shared.policies.ids(),
+  }))
+    count[record.status] = (count[record.status] ?? 0) + 1;
+  return count;
 }
