@@ -17,6 +17,7 @@ import type { DecidesItems, EndpointDecision } from "../shared/domain/decision-e
 import { EndpointRejectedError } from "../shared/domain/errors.ts";
 import type { Policy } from "../shared/domain/policy/policy.ts";
 import { policyKey } from "../shared/domain/policy/policy.ts";
+import { CALIBRATION_ENDPOINT_CALLS } from "../shared/domain/topology.ts";
 import { CommandError, integerFlag, UsageError } from "./args.ts";
 import { awsOptions } from "./aws.ts";
 
@@ -67,7 +68,7 @@ export async function openScoringSource(flags: ScoringFlags): Promise<ScoringSou
     const name = flags["endpoint-name"];
     return {
       name: `endpoint ${name}`,
-      endpoint: sageMakerEndpoint(name, awsOptions(flags), { attempts: 5 }),
+      endpoint: sageMakerEndpoint(name, awsOptions(flags), CALIBRATION_ENDPOINT_CALLS),
       concurrency,
       close: async () => {},
     };
@@ -75,7 +76,7 @@ export async function openScoringSource(flags: ScoringFlags): Promise<ScoringSou
   if (flags.url !== undefined) {
     let endpoint: HttpDecisionEndpoint;
     try {
-      endpoint = new HttpDecisionEndpoint(flags.url, { attempts: 5 });
+      endpoint = new HttpDecisionEndpoint(flags.url, CALIBRATION_ENDPOINT_CALLS);
     } catch (error) {
       throw new UsageError(`--url: ${(error as Error).message}`);
     }

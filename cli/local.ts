@@ -15,7 +15,7 @@ export const localUsage = `decide local [--model file.gguf] [--fresh] [--no-samp
              [--port-base N] [--port 8080] [--dynamodb-port 8000] [--sqs-port 9324] [--bus-port 9195] [--review-port 8090]
 
 Starts the decision endpoint (--port), DynamoDB Local (needs Java 17), local SQS queues (intake,
-dead letters, auto-action, review, rejected), the local event bus with the deployed rules, the
+batch, auto-action, review, rejected, and a dead-letter queue per source as deployed), the local event bus with the deployed rules, the
 review page and the functions; sends the sample items from events/items/samples.jsonl and prints
 a live summary. Ctrl-C stops it all.
 
@@ -87,8 +87,13 @@ export async function localCommand(argv: string[]): Promise<number> {
     "BATCH_QUEUE_URL",
     "BATCH_FILES_QUEUE_URL",
     "BATCH_FOLDER",
+    "DEAD_LETTER_ROUTES",
   ]
-    .map((name) => `export ${name}=${local.env[name]}`)
+    // JSON (the routes) needs quoting for the shell; the URLs and names hold no single quote.
+    .map(
+      (name) =>
+        `export ${name}=${/^[\w:/.@-]*$/.test(local.env[name] ?? "") ? local.env[name] : `'${local.env[name]}'`}`,
+    )
     .join("\n");
   const before = await local.summary();
   // What to do next comes last, where it stays on screen.
@@ -102,6 +107,7 @@ export async function localCommand(argv: string[]): Promise<number> {
       "",
       `Review page: ${local.reviewUrl}`,
       "Status:      npx decide status (after the exports above)",
+      "Replay:      npx decide replay --from intake --dry-run (or review, batch, auto-action, human-rule, ...)",
       "",
     ].join("\n"),
   );

@@ -69,10 +69,9 @@ export async function statusCommand(argv: string[]): Promise<number> {
   }
   const reasons: Record<string, number> = {};
   const dlq = queues["dead-letter"];
-  if (dlq && queues.intake) {
+  if (dlq) {
     const report = await replayFiltered({
       deadLetters: queueAt(dlq, aws),
-      destination: queueAt(queues.intake, aws),
       filter: {},
       dryRun: true,
       failureOf: (id) => store.failureOf(id),

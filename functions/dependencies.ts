@@ -12,6 +12,7 @@ import type { DecisionStore } from "../shared/domain/decision-store.ts";
 import type { PublishesEvents } from "../shared/domain/events.ts";
 import type { ObjectStore } from "../shared/domain/object-store.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
+import { EVENT_PUBLISHING } from "../shared/domain/topology.ts";
 import { queueBatchFiles } from "../shared/use-cases/batch-files.ts";
 import type { BatchDependencies } from "../shared/use-cases/batch-progress.ts";
 import { dynamoClient, eventBridgeClient, s3Client, sqsClient } from "./clients.ts";
@@ -78,6 +79,6 @@ export async function sharedDependencies(env: NodeJS.ProcessEnv = process.env): 
   return {
     policies: await PolicyRegistry.fromFolder(env.POLICIES_DIR || BUNDLED_POLICIES),
     store: new DynamoDbDecisionStore(dynamoClient(), requireEnv("DECISIONS_TABLE", env)),
-    publisher: new EventPublisher(eventBridgeClient(), requireEnv("EVENT_BUS_NAME", env)),
+    publisher: new EventPublisher(eventBridgeClient(), requireEnv("EVENT_BUS_NAME", env), EVENT_PUBLISHING),
   };
 }

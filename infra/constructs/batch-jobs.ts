@@ -42,6 +42,8 @@ export interface BatchJobsProps {
   readonly failures: sqs.IQueue;
   /** Concurrent batch invocations. @default BATCH_LANE.maxConcurrency */
   readonly maxConcurrency?: number;
+  /** Records per invocation (`decideConcurrency` in the topology). */
+  readonly batchSize: number;
 }
 
 /** The batch files queue and its dead-letter queue. */
@@ -105,7 +107,7 @@ export class BatchJobs extends Construct {
     // The batch lane: the same decide function, fed from its own queue at a bounded concurrency.
     props.decideFunction.addEventSource(
       new SqsEventSource(props.queue, {
-        batchSize: DECIDE_FUNCTION.batchSize,
+        batchSize: props.batchSize,
         maxBatchingWindow: Duration.seconds(DECIDE_FUNCTION.maxBatchingWindowSeconds),
         reportBatchItemFailures: true,
         maxConcurrency: props.maxConcurrency ?? BATCH_LANE.maxConcurrency,

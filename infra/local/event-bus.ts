@@ -26,6 +26,8 @@ export interface BusRule {
   readonly name: string;
   readonly pattern: EventPattern;
   readonly target: (event: BusEvent) => Promise<void>;
+  /** Where an event goes that failed every try, as a rule target's dead-letter queue. @default nowhere */
+  readonly deadLetter?: (event: BusEvent, error: string) => Promise<void>;
 }
 
 /** Options of {@link startEventBus}. */
@@ -77,6 +79,7 @@ export async function startEventBus(options: EventBusOptions = {}): Promise<Loca
           }
         }
         undeliverable.push({ rule: rule.name, event, error });
+        await rule.deadLetter?.(event, error).catch(() => undefined);
       })();
       pending.add(delivery);
       void delivery.finally(() => pending.delete(delivery));

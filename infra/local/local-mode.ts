@@ -1,6 +1,6 @@
 /**
  * The whole pipeline on one machine: the decision endpoint, DynamoDB Local, local SQS queues, the
- * local event bus with the CDK app's rules (from `infra/topology.ts`), and the functions, wired
+ * local event bus with the CDK app's rules (from `shared/domain/topology.ts`), and the functions, wired
  * the way the stack deploys them. Handlers reach the stand-ins through AWS_ENDPOINT_URL_*.
  */
 import { spawnSync } from "node:child_process";
@@ -15,7 +15,7 @@ import { allTime, type DecisionStore, everyDecision } from "../../shared/domain/
 import type { PublishesEvents } from "../../shared/domain/events.ts";
 import { MAX_BATCH, type MessageQueue } from "../../shared/domain/message-queue.ts";
 import type { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
-import { MAX_RECEIVE_COUNT, REVIEW } from "../../shared/domain/topology.ts";
+import { capacityPlan, DECIDE_QUEUES, REVIEW } from "../../shared/domain/topology.ts";
 import type { LocalEventBus } from "./event-bus.ts";
 import { ensurePortFree, type LocalPorts, resolveLocalPorts } from "./ports.ts";
 import { startLocalReviewServer } from "./review-server.ts";
@@ -104,9 +104,25 @@ async function startParts(
       `model: ${model} (the demo: a computed bag-of-words model for the sample policies, not a language model)`,
     );
   }
+  // Sized as the stack sizes one instance: the admission and the pollers fit together.
+  const plan = capacityPlan({
+    mode: "realtime",
+    minInstances: 1,
+    maxInstances: 1,
+    ...(options.batchPollers ? { batchMaxConcurrency: options.batchPollers } : {}),
+  });
   await ensurePortFree("endpoint", ports.endpoint);
   const endpoint: RunningServer = await startServer(
-    resolveServerConfig({ model, port: String(ports.endpoint), gpu: "off", "queue-size": "256" }, {}),
+    resolveServerConfig(
+      {
+        model,
+        port: String(ports.endpoint),
+        gpu: "off",
+        "queue-size": String(plan.queueSize),
+        "deadline-ms": String(plan.deadlineMs),
+      },
+      {},
+    ),
     { logger: new Logger({ serviceName: "local-endpoint", logLevel: "ERROR" }) },
   );
   started.push(() => endpoint.close(1_000));
@@ -126,9 +142,15 @@ async function startParts(
     ports,
     dynamoDbPath: join(options.dataDir, "dynamodb"),
     batchFolder: join(options.dataDir, "bucket"),
-    ...(options.batchPollers ? { batchPollers: options.batchPollers } : {}),
+    decidePollers: plan.intake,
+    batchPollers: plan.batch,
+    decideBatchSize: plan.batchSize,
     // Shorter than the deployed one (six times the function timeout): local batches are small and quick.
-    intake: { visibilitySeconds: 30, maxReceiveCount: MAX_RECEIVE_COUNT },
+    intake: {
+      visibilitySeconds: 30,
+      maxItemFailures: DECIDE_QUEUES.maxItemFailures,
+      maxReceiveCount: DECIDE_QUEUES.maxReceiveCount,
+    },
     started,
   });
   const { env, queues } = wiring;

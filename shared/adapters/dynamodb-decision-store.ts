@@ -244,24 +244,33 @@ export class DynamoDbDecisionStore implements DecisionStore {
     return reviews.writeReview(this.table, key, write, now);
   }
 
-  claimReview(key: Key, claim: ReviewClaim, now: number): Promise<boolean> {
-    return reviews.claimReview(this.table, key, claim, now);
+  claimReview(
+    key: Key,
+    claim: ReviewClaim,
+    now: number,
+    options?: { readonly takeOver?: boolean },
+  ): Promise<boolean> {
+    return reviews.claimReview(this.table, key, claim, now, options);
   }
 
-  async noteFailure(messageId: string, reason: string, now = new Date()): Promise<void> {
-    await this.call("note failure", () =>
+  async noteFailure(messageId: string, reason: string, now = new Date()): Promise<number> {
+    const output = await this.call("note failure", () =>
       this.client.send(
-        new PutCommand({
+        new UpdateCommand({
           TableName: this.tableName,
-          Item: {
-            pk: `FAILURE#${messageId}`,
-            sk: "LAST",
-            reason: reason.slice(0, 1000),
-            at: now.toISOString(),
+          Key: { pk: `FAILURE#${messageId}`, sk: "LAST" },
+          UpdateExpression: "SET #reason = :reason, #at = :at ADD #failures :one",
+          ExpressionAttributeNames: { "#reason": "reason", "#at": "at", "#failures": "failures" },
+          ExpressionAttributeValues: {
+            ":reason": reason.slice(0, 1000),
+            ":at": now.toISOString(),
+            ":one": 1,
           },
+          ReturnValues: "UPDATED_NEW",
         }),
       ),
     );
+    return Number(output.Attributes?.failures ?? 1);
   }
 
   async failureOf(messageId: string): Promise<{ reason: string; at: string } | undefined> {

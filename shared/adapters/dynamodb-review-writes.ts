@@ -83,7 +83,16 @@ export function claimReview(
   key: RecordKey,
   claim: ReviewClaim,
   now: number,
+  options: { readonly takeOver?: boolean } = {},
 ): Promise<boolean> {
+  // An admin's take-over needs only the item to be pending; anyone else needs it free.
+  if (options.takeOver)
+    return table.updateIf("claim", key, {
+      UpdateExpression: "SET #claim = :claim",
+      ConditionExpression: "#status = :pending",
+      ExpressionAttributeNames: { "#status": "status", "#claim": "claim" },
+      ExpressionAttributeValues: { ":pending": "pending_review", ":claim": { ...claim } },
+    });
   return table.updateIf("claim", key, {
     UpdateExpression: "SET #claim = :claim",
     ConditionExpression:

@@ -26,6 +26,7 @@ type Stored = DecisionRecord & { publishLeaseUntil?: number } & Record<string, u
 export class InMemoryDecisionStore implements DecisionStore {
   private readonly records = new Map<string, Stored>();
   private readonly failures = new Map<string, { reason: string; at: string }>();
+  private readonly failureCounts = new Map<string, number>();
 
   private static id(key: RecordKey): string {
     const { pk, sk } = recordKey(key.itemId, key.policyId, key.policyVersion);
@@ -186,17 +187,25 @@ export class InMemoryDecisionStore implements DecisionStore {
     return true;
   }
 
-  async claimReview(key: RecordKey, claim: ReviewClaim, now: number): Promise<boolean> {
+  async claimReview(
+    key: RecordKey,
+    claim: ReviewClaim,
+    now: number,
+    options: { readonly takeOver?: boolean } = {},
+  ): Promise<boolean> {
     const stored = this.records.get(InMemoryDecisionStore.id(key));
     if (stored?.status !== "pending_review") return false;
     const held = stored.claim;
-    if (held && held.until >= now && held.reviewerId !== claim.reviewerId) return false;
+    if (!options.takeOver && held && held.until >= now && held.reviewerId !== claim.reviewerId) return false;
     this.update(stored, { claim: { ...claim } });
     return true;
   }
 
-  async noteFailure(messageId: string, reason: string, now = new Date()): Promise<void> {
+  async noteFailure(messageId: string, reason: string, now = new Date()): Promise<number> {
+    const failures = (this.failureCounts.get(messageId) ?? 0) + 1;
+    this.failureCounts.set(messageId, failures);
     this.failures.set(messageId, { reason: reason.slice(0, 1000), at: now.toISOString() });
+    return failures;
   }
 
   async failureOf(messageId: string): Promise<{ reason: string; at: string } | undefined> {

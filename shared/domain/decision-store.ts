@@ -159,11 +159,20 @@ export interface DecisionStore {
   writeReview(key: RecordKey, write: ReviewWrite, now?: Date): Promise<boolean>;
   /**
    * Claims a pending item for `claim.reviewerId` until `claim.until`; false when the item is not
-   * pending or another reviewer holds a claim that has not expired at `now` (epoch ms).
+   * pending or another reviewer holds a claim that has not expired at `now` (epoch ms), unless
+   * `takeOver` (an admin taking the item over) replaces that claim.
    */
-  claimReview(key: RecordKey, claim: ReviewClaim, now: number): Promise<boolean>;
-  /** Notes why a message failed, keyed by its SQS message id (replay filters on it). */
-  noteFailure(messageId: string, reason: string, now?: Date): Promise<void>;
+  claimReview(
+    key: RecordKey,
+    claim: ReviewClaim,
+    now: number,
+    options?: { readonly takeOver?: boolean },
+  ): Promise<boolean>;
+  /**
+   * Notes why a message failed, keyed by its SQS message id (replay filters on it), and returns
+   * how many failures are noted for it so far (the decide function dead-letters at its limit).
+   */
+  noteFailure(messageId: string, reason: string, now?: Date): Promise<number>;
   /** The last failure noted for a message, if any. */
   failureOf(messageId: string): Promise<{ reason: string; at: string } | undefined>;
 }

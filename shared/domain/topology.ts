@@ -4,6 +4,7 @@
  * the two cannot drift apart.
  */
 
+import measured from "./capacity/measured-times.json" with { type: "json" };
 import type { EventPattern } from "./event-pattern.ts";
 import { EVENT_SOURCE } from "./events.ts";
 
@@ -26,31 +27,83 @@ export const METRICS = {
   policyDimension: "policy",
 } as const;
 
-/** Receives before a message goes to the dead-letter queue. */
+/** Receives before a message of a target's queue (auto action, review, rejected) goes to its dead-letter queue. */
 export const MAX_RECEIVE_COUNT = 5;
+
+/**
+ * The decide function's queues (intake, batch lane). SQS counts every receive toward
+ * `maxReceiveCount`, an overload return included, so it cannot tell a busy endpoint from a
+ * failing item: the decide function counts the item's own failures and dead-letters it itself
+ * after `maxItemFailures`; an item the endpoint was too busy for goes back with a growing
+ * visibility backoff and counts as no failure. SQS's limit is a backstop for a handler that never
+ * reports (a crash every time: 1,000 receives × the 12-minute visibility, about 8 days), which
+ * overload alone reaches only after days; both stay within the 14 days of retention.
+ */
+export const DECIDE_QUEUES = {
+  maxItemFailures: 5,
+  /** SQS's own receive limit (its maximum), the backstop. */
+  maxReceiveCount: 1000,
+  retentionDays: 14,
+  /**
+   * An overloaded item's visibility: `firstSeconds` doubled per receive up to `maxSeconds` (it
+   * comes back soon after an overload ends), drawn between half and all of it to spread returns.
+   */
+  overloadBackoff: { firstSeconds: 30, maxSeconds: 900 },
+} as const;
 
 /** The decide function's settings (the queue's visibility timeout is six times its timeout, as AWS advises). */
 export const DECIDE_FUNCTION = {
   memoryMiB: 512,
   /** Above the longest an item can take (endpointAttempts × endpointTimeoutMs plus backoff). */
   timeoutSeconds: 120,
+  /** Most records per invocation; {@link decideConcurrency} picks the batch size at or below it. */
   batchSize: 10,
   maxBatchingWindowSeconds: 1,
-  /** Concurrent batches per endpoint instance: one model evaluates one request at a time. */
+  /** Concurrent intake batches per endpoint instance at the scaling maximum (one waits while one runs). */
   concurrencyPerInstance: 2,
-  /** Per call; with 3 tries and backoff an item takes at most about 76 s, under the 120 s timeout. */
-  endpointTimeoutMs: 25_000,
-  endpointAttempts: 3,
   /**
-   * Items per InvokeEndpoint call (one SQS batch): 10 fresh 200-token decisions take about 16 s
-   * on ml.c6i.xlarge for the 0.5B model (1.6 s each, docs/benchmarks.md), under the 25 s try
-   * with 1.5x margin and far under SageMaker's 60 s; bodies are split at 3.5 MB (limit 6 MB).
+   * Per call, under SageMaker's 60 s per invocation with room for its own overhead; 2 tries and
+   * backoff take at most about 100 s, under the 120 s timeout. An overloaded endpoint is not
+   * tried again: the item goes back to its queue instead.
+   */
+  endpointTimeoutMs: 50_000,
+  endpointAttempts: 2,
+  /** First backoff between tries; doubles each try, with full jitter. */
+  endpointBaseDelayMs: 100,
+  /**
+   * Most items per InvokeEndpoint call: the records of one SQS batch go in one call (bodies split
+   * at 3.5 MB, limit 6 MB); {@link decideConcurrency} sizes the batch so they fit the deadline.
    */
   endpointBatchItems: 10,
   /** How long the first item of a batch waits for the others (each does a table read first). */
   endpointBatchWindowMs: 20,
+  /** Largest request body per batched call (SageMaker real-time takes 6 MB, serverless 4 MB). */
+  endpointBatchBodyBytes: 3.5 * 1024 * 1024,
   publishLeaseMs: 60_000,
 } as const;
+
+/** How the endpoint clients call the endpoint (the decide function's settings, in the clients' words). */
+export const ENDPOINT_CALLS = {
+  timeoutMs: DECIDE_FUNCTION.endpointTimeoutMs,
+  attempts: DECIDE_FUNCTION.endpointAttempts,
+  baseDelayMs: DECIDE_FUNCTION.endpointBaseDelayMs,
+} as const;
+
+/** How the batching endpoint client groups items into one call. */
+export const ENDPOINT_BATCHING = {
+  maxItems: DECIDE_FUNCTION.endpointBatchItems,
+  windowMs: DECIDE_FUNCTION.endpointBatchWindowMs,
+  maxBodyBytes: DECIDE_FUNCTION.endpointBatchBodyBytes,
+} as const;
+
+/**
+ * `decide calibrate` against a deployed or HTTP endpoint: two more tries than the decide
+ * function, because a row that fails there is lost from the fit rather than redelivered.
+ */
+export const CALIBRATION_ENDPOINT_CALLS = { ...ENDPOINT_CALLS, attempts: 5 } as const;
+
+/** Publishing to EventBridge: tries per entry (only failed entries are sent again) and the first backoff. */
+export const EVENT_PUBLISHING = { attempts: 4, baseDelayMs: 50 } as const;
 
 /**
  * The decide function's endpoint calls against a serverless endpoint: a cold start (image pull
@@ -68,9 +121,9 @@ export const TARGET_FUNCTION = { memoryMiB: 256, timeoutSeconds: 30, batchSize: 
 export const TARGET_VISIBILITY_SECONDS = TARGET_FUNCTION.timeoutSeconds * 6;
 
 /**
- * The endpoint's own per-request deadline (waiting included): below the decide function's
- * per-call timeout, so the server gives up on a request before its client does and never
- * evaluates one nobody waits for.
+ * The endpoint's own per-request deadline (waiting in its admission queue included; one deadline
+ * for all items of a batched call): below the decide function's per-call timeout, so the server
+ * gives up on a request before its client does and never evaluates one nobody waits for.
  */
 export const ENDPOINT_DEADLINE_MS = DECIDE_FUNCTION.endpointTimeoutMs - 2_000;
 
@@ -100,6 +153,12 @@ export const RULES = {
 
 /** Name of a rule. */
 export type RuleName = keyof typeof RULES;
+
+/**
+ * Delivery from a rule to its target: retries with backoff for up to a day, then the event goes
+ * to the rule's own dead-letter queue (from which `decide replay` puts it on the bus again).
+ */
+export const RULE_DELIVERY = { retryAttempts: 8, maxEventAgeHours: 24 } as const;
 
 /** DynamoDB actions on the decisions table. */
 export type TableAction = "GetItem" | "PutItem" | "UpdateItem" | "Query" | "BatchGetItem";
@@ -132,6 +191,21 @@ export const TABLE_ACCESS = {
   /** the batch and its claims (GetItem, UpdateItem), its members a page at a time (Query). */
   BatchFiles: ["GetItem", "UpdateItem", "Query"],
 } as const satisfies Record<string, readonly TableAction[]>;
+
+/**
+ * What the on-call alarms call unhealthy (`infra/constructs/health-alarms.ts`): how long the
+ * oldest message of each consumed queue may wait (the batch lane waits by design: its
+ * concurrency is capped), the share of its timeout the decide function's longest run may take,
+ * the endpoint's busy CPU (a share of all its vCPUs) and memory, and how long a level must last.
+ */
+export const ON_CALL_ALARMS = {
+  oldestMessageMinutes: { intake: 15, batch: 360, autoAction: 15, review: 15 },
+  decideDurationShare: 0.8,
+  endpointCpuShare: 0.95,
+  endpointMemoryPercent: 85,
+  /** Minutes CPU or the instance count must stay at its level before the alarm fires. */
+  sustainedMinutes: 15,
+} as const;
 
 /** Human review: how long opening an item claims it, and how long a reviewer may change their own label. */
 export const REVIEW = {
@@ -193,6 +267,57 @@ export const BUCKET = {
 } as const;
 
 /**
+ * Real-time endpoint auto scaling. Target tracking follows SageMaker's high-resolution
+ * `ConcurrentRequestsPerModel` (requests in the container, queued ones included, every 10 s):
+ * one model evaluates one request (a batch of up to `endpointBatchItems` items) at a time, so the
+ * metric is the busy share of an instance's one slot. A step policy on the intake queue's oldest
+ * message is the safety net for a backlog the concurrency does not show (a capped event source).
+ */
+export const ENDPOINT_SCALING = {
+  /** Requests one instance evaluates at once (llama.cpp on one sequence). */
+  requestsServedAtOnce: 1,
+  /** The busiest the target may make an instance, whatever the deadline allows. */
+  maxUtilization: 0.7,
+  /** Add capacity quickly (a new instance takes minutes to pass /ping) ... */
+  scaleOutCooldownSeconds: 60,
+  /** ... and remove it slowly (SageMaker advises 300 s or more). */
+  scaleInCooldownSeconds: 300,
+  /** Oldest intake message age (s) that adds one instance, and the age that adds two. */
+  backlogStepSeconds: { addOne: 120, addTwo: 600 },
+  /** The step policy's evaluation: one-minute maximum of the age. */
+  backlogPeriodSeconds: 60,
+} as const;
+
+/**
+ * The target of `ConcurrentRequestsPerModel` per instance: the utilization of its one request slot
+ * at which an average request still finishes within the endpoint's deadline, queueing included
+ * (M/D/1: Poisson arrivals, a fixed `batch` service time S, mean wait rho*S / (2(1 - rho)); the
+ * wait plus S within the deadline D gives rho <= 2(D - S) / (S + 2(D - S))), capped at
+ * `maxUtilization`, rounded down to hundredths. `secondsPerItem` is the measured time of one
+ * fresh item (`capacity/measured-times.json`).
+ */
+export function concurrentRequestsTarget(secondsPerItem: number): number {
+  const service = DECIDE_FUNCTION.endpointBatchItems * secondsPerItem;
+  const slack = ENDPOINT_DEADLINE_MS / 1000 - service;
+  if (slack <= 0)
+    throw new RangeError(
+      `a full batch takes ${service.toFixed(1)} s, over the endpoint's ${ENDPOINT_DEADLINE_MS} ms deadline`,
+    );
+  const utilization = Math.min(ENDPOINT_SCALING.maxUtilization, (2 * slack) / (service + 2 * slack));
+  return Math.floor(utilization * ENDPOINT_SCALING.requestsServedAtOnce * 100) / 100;
+}
+
+/**
+ * Updates of a real-time endpoint: blue/green, all traffic at once, the old fleet kept while the
+ * endpoint's error alarm could still fire (its evaluation window plus this margin), then removed.
+ */
+export const ENDPOINT_DEPLOYMENT = {
+  bakingMarginSeconds: 120,
+  /** The longest a deployment may take, new instances' start included (SageMaker allows up to 8 h). */
+  maximumExecutionSeconds: 3600,
+} as const;
+
+/**
  * The batch lane: batch items have their own queue and event source mapping whose maximum
  * concurrency is a share of the decide function's, so a large batch uses spare endpoint capacity
  * and live items keep theirs.
@@ -250,16 +375,88 @@ export interface EndpointProvisioning {
   readonly maxInstances: number;
   /** Concurrent batch-lane invocations asked for at deploy. @default BATCH_LANE.maxConcurrency */
   readonly batchMaxConcurrency?: number;
+  /** Seconds one instance takes per item. @default MEASURED_SECONDS_PER_ITEM.fresh */
+  readonly secondsPerItem?: number;
+}
+
+/** Seconds per decision on the reference instance, fresh and under a cached preamble (`npm run bench:cost`). */
+export const MEASURED_SECONDS_PER_ITEM = {
+  instanceType: measured.referenceInstance,
+  ...measured.secondsPerItem,
+};
+
+/** Headroom on the measured time per item (machines of one type differ; a model may be larger). */
+export const SIZING_MARGIN = 1.5;
+
+/** The smallest `MaximumConcurrency` an event source mapping takes. */
+const LAMBDA_MIN_CONCURRENCY = 2;
+
+/** What {@link capacityPlan} derives: the two mappings and the endpoint's admission. */
+export interface CapacityPlan {
+  /** `MaximumConcurrency` of the intake mapping and of the batch lane's. */
+  readonly intake: number;
+  readonly batch: number;
+  /** Records per invocation (both mappings): one endpoint call each. */
+  readonly batchSize: number;
+  /** Requests an endpoint instance lets wait behind the one it runs (`DECIDE_QUEUE_SIZE`). */
+  readonly queueSize: number;
+  /** The endpoint's per-request deadline (`DECIDE_DEADLINE_MS`). */
+  readonly deadlineMs: number;
 }
 
 /**
- * The decide function's two event source mappings' `MaximumConcurrency`, derived from how the
- * endpoint is provisioned (the one place these numbers come from; the CDK app and the capacity
- * model read it).
+ * Sizes the decide function's mappings and the endpoint's admission together so that, at the
+ * minimum capacity, the items in flight on one instance × seconds per item (with
+ * {@link SIZING_MARGIN}) stay under the endpoint's deadline: an admitted item is served in time,
+ * and what does not fit is refused at once (503 `queue_full`) and waits in its queue. The intake
+ * keeps `concurrencyPerInstance` calls per instance at the maximum, so scaling out has work;
+ * fewer items per call pay for it. Serverless: every invocation has an instance of its own, and
+ * the two mappings together stay within `MaxConcurrency`.
  */
-export function decideConcurrency(endpoint: EndpointProvisioning): { intake: number; batch: number } {
-  return {
-    intake: Math.max(2, endpoint.maxInstances * DECIDE_FUNCTION.concurrencyPerInstance),
-    batch: endpoint.batchMaxConcurrency ?? BATCH_LANE.maxConcurrency,
-  };
+export function capacityPlan(endpoint: EndpointProvisioning): CapacityPlan {
+  const seconds = (endpoint.secondsPerItem ?? MEASURED_SECONDS_PER_ITEM.fresh) * SIZING_MARGIN;
+  const deadlineMs = ENDPOINT_DEADLINE_MS;
+  const itemsInDeadline = Math.floor(deadlineMs / 1000 / seconds);
+  const batch = endpoint.batchMaxConcurrency ?? BATCH_LANE.maxConcurrency;
+  const serverless = endpoint.mode === "serverless";
+  const instances = serverless ? endpoint.maxInstances : endpoint.minInstances;
+  let intake = serverless
+    ? endpoint.maxInstances - batch
+    : Math.min(
+        endpoint.maxInstances * DECIDE_FUNCTION.concurrencyPerInstance,
+        // One item per call at most: past this even single-item calls would miss the deadline.
+        itemsInDeadline * endpoint.minInstances - batch,
+      );
+  intake = Math.max(LAMBDA_MIN_CONCURRENCY, intake);
+  const callsPerInstance = serverless ? 1 : Math.ceil((intake + batch) / instances);
+  const batchSize = Math.min(DECIDE_FUNCTION.batchSize, Math.floor(itemsInDeadline / callsPerInstance));
+  const where = `${endpoint.mode}, ${endpoint.minInstances} to ${endpoint.maxInstances} instances, batch lane ${batch}`;
+  if (serverless && intake + batch > endpoint.maxInstances)
+    throw new RangeError(
+      `${where}: the intake and the batch lane need ${intake + batch} concurrent invocations (each at least ${LAMBDA_MIN_CONCURRENCY}), over the serverless MaxConcurrency ${endpoint.maxInstances}`,
+    );
+  if (batchSize < 1)
+    throw new RangeError(
+      `${where}: ${callsPerInstance} calls per instance at the minimum cannot finish within the ${deadlineMs} ms deadline at ${seconds.toFixed(2)} s per item; raise the minimum instances`,
+    );
+  // Every call has at most one item waiting at a time (a batched call's items run one by one).
+  return { intake, batch, batchSize, queueSize: Math.max(1, callsPerInstance - 1), deadlineMs };
+}
+
+/**
+ * The decide function's two event source mappings' `MaximumConcurrency` and their batch size,
+ * derived from how the endpoint is provisioned (the one place these numbers come from; the CDK
+ * app, the local mode and the capacity model read it).
+ */
+export function decideConcurrency(
+  endpoint: EndpointProvisioning,
+): Pick<CapacityPlan, "intake" | "batch" | "batchSize"> {
+  const { intake, batch, batchSize } = capacityPlan(endpoint);
+  return { intake, batch, batchSize };
+}
+
+/** The endpoint container's admission (`DECIDE_QUEUE_SIZE`, `DECIDE_DEADLINE_MS`) for that provisioning. */
+export function endpointAdmission(endpoint: EndpointProvisioning): { queueSize: number; deadlineMs: number } {
+  const { queueSize, deadlineMs } = capacityPlan(endpoint);
+  return { queueSize, deadlineMs };
 }

@@ -13,7 +13,7 @@ import type { PolicyRegistry } from "../domain/policy/registry.ts";
 import { ROUTES, type Route } from "../domain/routing.ts";
 import { DECISIONS_VIEW } from "../domain/topology.ts";
 import { html, stateFields } from "./layout.ts";
-import { reasonText } from "./review-views.ts";
+import { itemPath, reasonText } from "./review-views.ts";
 
 /** The view's filters as the query string gave them, and what they mean once checked. */
 export interface DecisionFilters {
@@ -123,9 +123,10 @@ export function decisionsBody(
   const rows = page.records
     .map((r, i) => {
       const policy = policies.version(r.policyId, r.policyVersion);
-      return `<tr><td>${html(r.itemId)}</td><td>${html(r.policyId)} v${r.policyVersion}</td><td>${html(r.status)}</td><td>${html(r.route ?? "-")}</td>
-<td>${html(r.chosen ?? "-")}</td><td>${r.topProbability === undefined ? "-" : `${(r.topProbability * 100).toFixed(1)}%`}</td>
-<td>${r.reason ? reasonText(r, policy) : html(r.problems?.map((p) => `${p.field}: ${p.message}`).join("; ") ?? "-")}</td><td>${html(r.createdAt.slice(0, 19).replace("T", " "))}</td></tr>
+      const id = r.status === "rejected" ? html(r.itemId) : `<a href="${itemPath(r)}">${html(r.itemId)}</a>`;
+      return `<tr><td data-label="item">${id}</td><td data-label="policy"><span class="id">${html(r.policyId)}</span> v${r.policyVersion}</td><td data-label="status"><span class="id">${html(r.status.replace("_", " "))}</span></td><td data-label="route">${html(r.route ?? "-")}</td>
+<td data-label="chosen">${html(r.chosen ?? "-")}</td><td data-label="top">${r.topProbability === undefined ? "-" : `${(r.topProbability * 100).toFixed(1)}%`}</td>
+<td data-label="reason">${r.reason ? reasonText(r, policy) : html(r.problems?.map((p) => `${p.field}: ${p.message}`).join("; ") ?? "-")}</td><td data-label="decided">${html(r.createdAt.slice(0, 19).replace("T", " "))}</td></tr>
 <tr class="detail"><td colspan="8"><details><summary>Details of ${html(r.itemId)}</summary>${stateFields(r.state)}<dl class="fields" id="detail-${i}">
 <dt>label</dt><dd>${html(r.label ?? "-")}${r.reviewer ? ` by ${html(r.reviewer)}` : ""}</dd><dt>latency</dt><dd>${html(r.latencyMs ?? "-")} ms</dd>
 <dt>prompt SHA-256</dt><dd><code>${html(r.promptSha256 ?? "-")}</code></dd><dt>model SHA-256</dt><dd><code>${html(r.modelSha256 ?? "-")}</code></dd></dl></details></td></tr>`;
@@ -136,7 +137,7 @@ export function decisionsBody(
     page.records.length === 0
       ? `<p>No decision on this page matches${page.next ? "; older ones may" : ""}.</p>`
       : "";
-  return `<h1>Decisions</h1>${form}<p>${page.records.length} shown, newest first, ${DECISIONS_VIEW.pageSize} a page.</p>${none}<table><caption>Newest first</caption><colgroup><col style="width:14%"><col style="width:12%"><col style="width:10%"><col style="width:7%"><col style="width:10%"><col style="width:8%"><col style="width:27%"><col style="width:12%"></colgroup>
+  return `<h1>Decisions</h1>${form}<p>${page.records.length} shown, newest first, ${DECISIONS_VIEW.pageSize} a page.</p>${none}<table class="stack"><caption>Newest first</caption>
 <thead><tr><th scope="col">item</th><th scope="col">policy</th><th scope="col">status</th><th scope="col">route</th><th scope="col">chosen</th><th scope="col">top</th><th scope="col">reason</th><th scope="col">decided</th></tr></thead><tbody>${rows}</tbody></table>${pages}`;
 }
 

@@ -141,8 +141,8 @@ async function* errorLines(deps: BatchFilesDependencies, batchId: string): Async
 /** The files step's requests as messages on its queue (`{"batchId": ...}`). */
 export function queueBatchFiles(queue: Pick<MessageQueue, "send">): RequestsBatchFiles {
   return {
-    request: (batchId, delaySeconds = 0) =>
-      queue.send(JSON.stringify({ batchId }), delaySeconds > 0 ? { delaySeconds } : {}),
+    request: async (batchId, delaySeconds = 0) =>
+      void (await queue.send(JSON.stringify({ batchId }), delaySeconds > 0 ? { delaySeconds } : {})),
   };
 }
 

@@ -236,7 +236,7 @@ if (runs("3")) {
   await server.service.ready;
   const url = `${server.url}/endpoints/decisions/invocations`;
   const policy = policies.current("ticket-routing")!;
-  const { systemOneRequest } = await import("../../shared/adapters/decision-endpoint.ts");
+  const { systemOneRequest } = await import("../../shared/domain/contracts/system-one/index.ts");
   const request = (n: number) =>
     systemOneRequest({ id: `E-${n}`, policy: policy.id, state: JSON.parse(line("E", n)).state }, policy);
   const call = async (body: unknown, batch: boolean) => {

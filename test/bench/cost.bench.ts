@@ -11,8 +11,8 @@
 import { parseArgs } from "node:util";
 import { DecisionModel } from "../../endpoint/runtime/decision-model.ts";
 import { hostThreads } from "../../endpoint/runtime/host-cores.ts";
-import type { DecisionQuestionInput } from "../../endpoint/scorer/request.ts";
 import { DecisionScorer } from "../../endpoint/scorer/scorer.ts";
+import { decisionRequest, type KeyedQuestion } from "../helpers/decision-requests.ts";
 import { benchModelPath, machineLine, median, timed, words } from "./bench-helpers.ts";
 import { HOURS_PER_MONTH, REALTIME_INSTANCES, SERVERLESS } from "./prices.ts";
 
@@ -27,7 +27,7 @@ console.log(
 );
 console.log(machineLine());
 
-const team: DecisionQuestionInput = {
+const team: KeyedQuestion = {
   key: "team",
   type: "choice",
   instructions: `Which team should handle this ticket? ${words(40, 5)}`,
@@ -38,7 +38,7 @@ const team: DecisionQuestionInput = {
     { id: "none", description: "None of these" },
   ],
 };
-const preambleQuestion: DecisionQuestionInput = {
+const preambleQuestion: KeyedQuestion = {
   ...team,
   instructions: `Which team should handle this ticket? ${words(260, 11)}`,
 };
@@ -49,22 +49,30 @@ async function measure(type: "Q8_0" | "Q4_0") {
   const scorer = await DecisionScorer.create(model, { contextSize: 4096, prefixSlots: 1 });
   try {
     // 1. One fresh decision of about 200 tokens.
-    await scorer.score({ state: words(150, 1), questions: [team] }, { reuse: false });
+    await scorer.score(decisionRequest({ state: words(150, 1), questions: [team] }), { reuse: false });
     const fresh: number[] = [];
     for (let i = 0; i < 5; i++)
       fresh.push(
-        await timed(() => scorer.score({ state: words(150, i + 2), questions: [team] }, { reuse: false })),
+        await timed(() =>
+          scorer.score(decisionRequest({ state: words(150, i + 2), questions: [team] }), { reuse: false }),
+        ),
       );
     // 2. Items under a cached ~300-token preamble (policy-first): the first item fills the cache.
     await scorer.score(
-      { state: words(30, 99), questions: [preambleQuestion], layout: "policy-first" },
+      decisionRequest({ state: words(30, 99), questions: [preambleQuestion], layout: "policy-first" }),
       { reuse: false },
     );
     const cached: number[] = [];
     for (let i = 0; i < items; i++)
       cached.push(
         await timed(() =>
-          scorer.score({ state: words(30, i * 3), questions: [preambleQuestion], layout: "policy-first" }),
+          scorer.score(
+            decisionRequest({
+              state: words(30, i * 3),
+              questions: [preambleQuestion],
+              layout: "policy-first",
+            }),
+          ),
         ),
       );
     // 3. 21 yes/no questions on one ~1,000-token state (state-first, the state evaluated once and
@@ -76,7 +84,8 @@ async function measure(type: "Q8_0" | "Q4_0") {
     }));
     const state = words(1000, 7);
     await scorer.clearCache();
-    const perQuestion = (await timed(() => scorer.score({ state, questions }))) / questions.length;
+    const perQuestion =
+      (await timed(() => scorer.score(decisionRequest({ state, questions })))) / questions.length;
     // 4. Generation (the chat route): 32 tokens after a short prompt, greedy, per token.
     const prompt = scorer.promptTokens({ system: "Answer.", user: words(40, 3) });
     let generated = 0;

@@ -363,12 +363,27 @@ export function decisionStoreContract(name: string, make: () => DecisionStore): 
       expect(await store.claimReview(done, ana, 1_000)).toBe(false);
     });
 
+    it("lets a take-over replace another reviewer's unexpired claim, on a pending item only", async () => {
+      const store = make();
+      const record = pendingRecord();
+      await store.create(record);
+      const ana = { reviewerId: "ana", reviewerName: "Ana", until: 9_000 };
+      const root = { reviewerId: "root", reviewerName: "Root", until: 9_500 };
+      expect(await store.claimReview(record, ana, 1_000)).toBe(true);
+      expect(await store.claimReview(record, root, 2_000)).toBe(false);
+      expect(await store.claimReview(record, root, 2_000, { takeOver: true })).toBe(true);
+      expect((await store.get(record))!.claim).toEqual(root);
+      const done = pendingRecord({ status: "reviewed" });
+      await store.create(done);
+      expect(await store.claimReview(done, root, 2_000, { takeOver: true })).toBe(false);
+    });
+
     it("notes the last failure of a message", async () => {
       const store = make();
       const id = `message-${Date.now()}-${++counter}`;
       expect(await store.failureOf(id)).toBeUndefined();
-      await store.noteFailure(id, "first");
-      await store.noteFailure(id, "second");
+      expect(await store.noteFailure(id, "first")).toBe(1);
+      expect(await store.noteFailure(id, "second")).toBe(2);
       expect((await store.failureOf(id))?.reason).toBe("second");
     });
   });

@@ -65,14 +65,13 @@ describe("decide CLI", () => {
       bad,
       JSON.stringify({
         state: "x",
-        questions: [
-          { key: "q", type: "choice", instructions: "Pick", options: [{ id: "a", description: "A" }] },
-        ],
+        questions: { q: { type: "choice", instructions: "Pick", criteria: { a: "A" } } },
       }),
     );
     const invalid = await decide(["score", "--model", join(dir, "tiny.gguf"), "--input", bad]);
     expect(invalid.code).toBe(1);
-    expect(invalid.stderr).toMatch(/questions\[0\]\.options: must hold 2 to 16 options, got 1/);
+    // The request `decide score` takes is the System One request, refused as the endpoint refuses it.
+    expect(invalid.stderr).toMatch(/questions\.q\.criteria: must hold 2 to 16 options, got 1/);
   });
 
   it("explains a batch command given without what it needs, before reaching any service", async () => {
