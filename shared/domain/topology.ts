@@ -199,7 +199,8 @@ export const TABLE_ACCESS = {
  * the endpoint's busy CPU (a share of all its vCPUs) and memory, and how long a level must last.
  */
 export const ON_CALL_ALARMS = {
-  oldestMessageMinutes: { intake: 15, batch: 360, autoAction: 15, review: 15 },
+  // The batch files step's requests wait at most a rewrite delay, and a job at most its timeout.
+  oldestMessageMinutes: { intake: 15, batch: 360, batchFiles: 60, autoAction: 15, review: 15 },
   decideDurationShare: 0.8,
   endpointCpuShare: 0.95,
   endpointMemoryPercent: 85,
