@@ -11,7 +11,6 @@ export interface Flags {
   bucket?: string | undefined;
   folder?: string | undefined;
   "queue-url"?: string | undefined;
-  "event-bus"?: string | undefined;
   region?: string | undefined;
   profile?: string | undefined;
 }

@@ -5,20 +5,25 @@
  * follows the batch to the end; `status` shows its exact counts with a progress bar, rate and ETA;
  * `results` writes its results (and errors) file; `list` shows recent batches. AWS CLI
  * conventions: --region, --profile; the table and the bucket or folder from flags or from
- * DECISIONS_TABLE, BATCH_BUCKET / BATCH_FOLDER and BATCH_QUEUE_URL (which `npm start` prints).
+ * DECISIONS_TABLE, BATCH_BUCKET / BATCH_FOLDER, BATCH_QUEUE_URL and BATCH_FILES_QUEUE_URL (which
+ * `npm start` prints).
  */
 import { randomBytes } from "node:crypto";
-import { readFile, writeFile } from "node:fs/promises";
+import { createWriteStream } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
 import { MAX_LINE_BYTES, readLines } from "../shared/domain/input/lines.ts";
 import type { ItemProblem } from "../shared/domain/item.ts";
 import type { ObjectStore } from "../shared/domain/object-store.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
+import { queueBatchFiles } from "../shared/use-cases/batch-files.ts";
 import { runIntake } from "../shared/use-cases/batch-intake.ts";
-import { batchKeys, readText } from "../shared/use-cases/batch-progress.ts";
-import { CommandError, integerFlag, requiredFlag, settingFrom, UsageError } from "./args.ts";
-import { publisherTo, queueAt } from "./aws.ts";
+import { batchKeys } from "../shared/use-cases/batch-progress.ts";
+import { CommandError, integerFlag, requiredFlag, START_HINT, settingFrom, UsageError } from "./args.ts";
+import { queueAt } from "./aws.ts";
 import { context, type Flags } from "./batch-context.ts";
 import { status } from "./batch-status.ts";
 import { exitCodeFor, refusedLineText } from "./terminal.ts";
@@ -27,9 +32,9 @@ export const batchUsage = `decide batch submit <file.jsonl | file.csv> --policy 
 decide batch status <batch id> [--watch]
 decide batch results <batch id> --out results.jsonl [--errors errors.jsonl]
 decide batch list [--limit 20]
-  common: [--table NAME] [--bucket NAME | --folder DIR] [--queue-url URL] [--event-bus NAME] [--region R] [--profile P]
-  (the table, folder, queue and bus default to DECISIONS_TABLE, BATCH_BUCKET or BATCH_FOLDER,
-  BATCH_QUEUE_URL and EVENT_BUS_NAME, as \`npm start\` exports them)
+  common: [--table NAME] [--bucket NAME | --folder DIR] [--queue-url URL] [--region R] [--profile P]
+  (the table, folder and queues default to DECISIONS_TABLE, BATCH_BUCKET or BATCH_FOLDER,
+  BATCH_QUEUE_URL and BATCH_FILES_QUEUE_URL, as \`npm start\` exports them)
 
 submit: each line an item ({"id", "state"}; "policy" may be left out); CSV with a header id,state
 (other columns become metadata); UTF-8, at most ${MAX_LINE_BYTES} bytes a line. Deployed (--bucket,
@@ -56,7 +61,6 @@ export async function batchCommand(argv: string[]): Promise<number> {
       bucket: { type: "string" },
       folder: { type: "string" },
       "queue-url": { type: "string" },
-      "event-bus": { type: "string" },
       region: { type: "string" },
       profile: { type: "string" },
     },
@@ -99,7 +103,7 @@ async function submit(
     ? undefined
     : {
         queue: queueAt(settingFrom("queue-url", values["queue-url"], "BATCH_QUEUE_URL"), ctx.aws),
-        publisher: publisherTo(settingFrom("event-bus", values["event-bus"], "EVENT_BUS_NAME"), ctx.aws),
+        files: queueBatchFiles(queueAt(batchFilesQueueUrl(), ctx.aws)),
       };
   const stamp = new Date().toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15).toLowerCase();
   const batchId = `b-${stamp}-${randomBytes(3).toString("hex")}`;
@@ -165,15 +169,31 @@ async function results(
       `batch ${batchId} is ${batch.status}: its results are written when every item is decided`,
     );
   const keys = batchKeys(batchId);
-  const text = await readText(ctx.objects, keys.results);
-  await writeFile(out, text);
-  console.log(`wrote ${out}: ${text.split("\n").filter(Boolean).length} results`);
-  if (values.errors) {
-    const errors = await readText(ctx.objects, keys.errors);
-    await writeFile(values.errors, errors);
-    console.log(`wrote ${values.errors}: ${errors.split("\n").filter(Boolean).length} errors`);
-  }
+  console.log(`wrote ${out}: ${await download(ctx.objects, keys.results, out)} results`);
+  if (values.errors)
+    console.log(`wrote ${values.errors}: ${await download(ctx.objects, keys.errors, values.errors)} errors`);
   return 0;
+}
+
+/** Streams an object into a file (a results file may be larger than memory); returns its lines. */
+async function download(objects: ObjectStore, key: string, path: string): Promise<number> {
+  const body = await objects.read(key);
+  let lines = 0;
+  async function* counted() {
+    for await (const chunk of body ?? []) {
+      for (const byte of chunk) if (byte === 10) lines++;
+      yield chunk;
+    }
+  }
+  await pipeline(Readable.from(counted()), createWriteStream(path));
+  return lines;
+}
+
+/** The local mode's batch files queue (`npm start` exports it; deployed, the intake function has its own). */
+function batchFilesQueueUrl(): string {
+  const url = process.env.BATCH_FILES_QUEUE_URL;
+  if (!url) throw new UsageError(`BATCH_FILES_QUEUE_URL is not set: ${START_HINT}`);
+  return url;
 }
 
 async function list(limit: number, values: Flags): Promise<number> {

@@ -129,6 +129,7 @@ function nextSteps(local: LocalMode): string {
     "DLQ_URL",
     "REVIEW_QUEUE_URL",
     "BATCH_QUEUE_URL",
+    "BATCH_FILES_QUEUE_URL",
     "BATCH_FOLDER",
     "DEAD_LETTER_ROUTES",
   ]

@@ -1,22 +1,25 @@
 /**
- * `decide status`: where the items are. Records per state and policy (from the decisions table),
- * whether each policy's certificate still holds for the model and prompt layout that decided its
- * latest item, queue depths, and the dead-letter queue by failure reason. Works against the local
- * mode or AWS (AWS CLI conventions: --region, --profile; AWS_ENDPOINT_URL_* for local).
+ * `decide status`: where the items are. Records per state and policy (from the decisions table:
+ * the decisions of the window, read a page at a time, so memory stays flat but the reads grow
+ * with the window: narrow it with --since on a busy table), whether each policy's certificate
+ * still holds for the model and prompt layout that decided its latest item, queue depths, and the
+ * dead-letter queue by failure reason. Works against the local mode or AWS (AWS CLI conventions:
+ * --region, --profile; AWS_ENDPOINT_URL_* for local).
  */
 import { parseArgs } from "node:util";
 import { certificateProblem } from "../shared/domain/calibration/provenance.ts";
 import { type DecisionRecord, RECORD_STATUSES } from "../shared/domain/decision-record.ts";
-import type { DecisionStore } from "../shared/domain/decision-store.ts";
+import { allTime, type DecisionStore, everyDecision } from "../shared/domain/decision-store.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import { replayFiltered } from "../shared/use-cases/replay.ts";
-import { settingFrom } from "./args.ts";
+import { settingFrom, UsageError } from "./args.ts";
 import { awsOptions, decisionStore, queueAt } from "./aws.ts";
 
 /** The usage text of `decide status`. */
-export const statusUsage = `decide status --table NAME [--queue-url URL] [--dlq-url URL] [--review-queue-url URL] [--batch-queue-url URL] [--policies-dir events/policies] [--region R] [--profile P] [--json]
+export const statusUsage = `decide status --table NAME [--since YYYY-MM-DD] [--policies-dir events/policies] [--queue-url URL] [--dlq-url URL] [--review-queue-url URL] [--batch-queue-url URL] [--region R] [--profile P] [--json]
 
-Counts records per state and policy, queue depths, and the dead-letter queue by noted failure reason.
+Counts records per state and policy (decided since --since, else all; the policies come from --policies-dir or
+POLICIES_DIR, rejected items of any policy included), queue depths, and the dead-letter queue by noted failure reason.
 For each policy with a certificate (or one that requires it), says whether it still holds for the model
 and prompt layout that decided the policy's latest item ("certificate stale: model changed").
 The table, queue URLs and region come from flags or DECISIONS_TABLE, INTAKE_QUEUE_URL, DLQ_URL, REVIEW_QUEUE_URL,
@@ -31,17 +34,15 @@ interface Status {
 }
 
 /** Counts per policy and state, and each policy's latest decision (by when it was made). */
-async function recordsOf(store: DecisionStore) {
+async function recordsOf(store: DecisionStore, filter: Parameters<typeof everyDecision>[1]) {
   const counts: Record<string, Record<string, number>> = {};
   const latest = new Map<string, DecisionRecord>();
-  for (const status of RECORD_STATUSES) {
-    for (const record of await store.listSince(status, "1970-01-01T00:00:00.000Z")) {
-      counts[record.policyId] ??= {};
-      counts[record.policyId]![status] = (counts[record.policyId]![status] ?? 0) + 1;
-      const seen = latest.get(record.policyId);
-      if (record.modelSha256 && (!seen || record.createdAt > seen.createdAt))
-        latest.set(record.policyId, record);
-    }
+  for await (const record of everyDecision(store, filter)) {
+    counts[record.policyId] ??= {};
+    counts[record.policyId]![record.status] = (counts[record.policyId]![record.status] ?? 0) + 1;
+    const seen = latest.get(record.policyId);
+    if (record.modelSha256 && (!seen || record.createdAt > seen.createdAt))
+      latest.set(record.policyId, record);
   }
   return { counts, latest };
 }
@@ -121,11 +122,12 @@ export async function statusCommand(argv: string[]): Promise<number> {
     args: argv,
     options: {
       table: { type: "string" },
+      since: { type: "string" },
+      "policies-dir": { type: "string" },
       "queue-url": { type: "string" },
       "dlq-url": { type: "string" },
       "review-queue-url": { type: "string" },
       "batch-queue-url": { type: "string" },
-      "policies-dir": { type: "string", default: "events/policies" },
       region: { type: "string" },
       profile: { type: "string" },
       json: { type: "boolean", default: false },
@@ -134,7 +136,16 @@ export async function statusCommand(argv: string[]): Promise<number> {
   });
   const aws = awsOptions(values);
   const store = decisionStore(settingFrom("table", values.table, "DECISIONS_TABLE"), aws);
-  const { counts, latest } = await recordsOf(store);
+  const policies = await PolicyRegistry.fromFolder(
+    values["policies-dir"] ?? process.env.POLICIES_DIR ?? "events/policies",
+  );
+  const window = allTime(new Date());
+  if (values.since) {
+    const since = Date.parse(values.since);
+    if (Number.isNaN(since)) throw new UsageError(`--since: "${values.since}" is not a date (YYYY-MM-DD)`);
+    window.since = new Date(since).toISOString();
+  }
+  const { counts, latest } = await recordsOf(store, { ...window, policyIds: policies.ids() });
   const queues: Record<string, string | undefined> = {
     intake: values["queue-url"] ?? process.env.INTAKE_QUEUE_URL,
     "dead-letter": values["dlq-url"] ?? process.env.DLQ_URL,
@@ -145,7 +156,7 @@ export async function statusCommand(argv: string[]): Promise<number> {
   for (const [name, url] of Object.entries(queues)) if (url) depths[name] = await queueAt(url, aws).depth();
   const status: Status = {
     records: counts,
-    certificates: certificatesOf(await PolicyRegistry.fromFolder(values["policies-dir"]), latest),
+    certificates: certificatesOf(policies, latest),
     queues: depths,
     deadLetters: await deadLettersOf(store, queues["dead-letter"], aws),
   };

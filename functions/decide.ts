@@ -32,7 +32,7 @@ const metrics = new Metrics({ namespace: METRICS.namespace, serviceName: METRICS
 export async function dependenciesFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<DecideDependencies> {
   const settings = decideSettings(env);
   const shared = await sharedDependencies(env);
-  const batches = batchDependenciesFromEnv(shared, env);
+  const batches = batchDependenciesFromEnv(env);
   const calls = {
     timeoutMs: settings.endpointTimeoutMs,
     attempts: settings.endpointAttempts,

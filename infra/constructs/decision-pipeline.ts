@@ -73,6 +73,8 @@ export interface PipelineFunctions {
   readonly reviewBacklog: NodejsFunction;
   /** Reads batch files dropped under `incoming/`. */
   readonly batchIntake: NodejsFunction;
+  /** Writes each batch's results and errors files, on a message its completion sends. */
+  readonly batchFiles: NodejsFunction;
 }
 
 /** The decide function's endpoint settings: serverless endpoints cold-start, so each try may wait longer. */
@@ -90,6 +92,8 @@ function decideEnvironment(props: DecisionPipelineProps): Record<string, string>
 export class DecisionPipeline extends Construct {
   public readonly queues: PipelineQueues;
   public readonly table: dynamodb.Table;
+  /** The table's global secondary indexes, by name. */
+  public readonly tableIndexNames: readonly string[];
   public readonly bus: events.EventBus;
   /** Calibration proposals (`calibration/`) and batch files. */
   public readonly bucket: s3.Bucket;
@@ -104,7 +108,9 @@ export class DecisionPipeline extends Construct {
   constructor(scope: Construct, id: string, props: DecisionPipelineProps) {
     super(scope, id);
     this.queues = createPipelineQueues(this);
-    this.table = new DecisionsTable(this, "Decisions").table;
+    const decisions = new DecisionsTable(this, "Decisions");
+    this.table = decisions.table;
+    this.tableIndexNames = decisions.indexNames;
     this.bus = new events.EventBus(this, "Bus", { eventBusName: `${Stack.of(this).stackName}-decisions` });
     const fn = functionFactory(this, {
       table: this.table,
@@ -148,7 +154,7 @@ export class DecisionPipeline extends Construct {
     this.bucket = new PipelineBucket(this, "Files").bucket;
     const failures = this.queues.jobFailures;
     const jobs = new ScheduledJobs(this, "Jobs", { fn, bus: this.bus, bucket: this.bucket, failures });
-    const batchIntake = new BatchJobs(this, "BatchJobs", {
+    const batchJobs = new BatchJobs(this, "BatchJobs", {
       fn,
       bucket: this.bucket,
       queue: this.queues.batch,
@@ -158,9 +164,9 @@ export class DecisionPipeline extends Construct {
       failures,
       maxConcurrency: concurrency.batch,
       batchSize: concurrency.batchSize,
-    }).intakeFunction;
+    });
     this.rules = this.routeRules();
-    this.deadLetterSources = this.sources();
+    this.deadLetterSources = this.sources(batchJobs);
     this.functions = {
       decide,
       ...targets,
@@ -172,7 +178,8 @@ export class DecisionPipeline extends Construct {
       drift: jobs.driftFunction,
       recalibrate: jobs.recalibrateFunction,
       reviewBacklog: jobs.reviewBacklogFunction,
-      batchIntake,
+      batchIntake: batchJobs.intakeFunction,
+      batchFiles: batchJobs.filesFunction,
     };
     // The decide function dead-letters an item that keeps failing itself (overload does not
     // count), into the dead-letter queue each of its queues' redrive policy names.
@@ -247,12 +254,13 @@ export class DecisionPipeline extends Construct {
   }
 
   /** Every dead-letter queue and where its letters go home (`shared/domain/dead-letters.ts`). */
-  private sources(): Record<DeadLetterSource, DeadLetterHome> {
+  private sources(batchJobs: BatchJobs): Record<DeadLetterSource, DeadLetterHome> {
     const q = this.queues;
     const rule = (name: RuleName): DeadLetterHome => ({ queue: this.rules[name].deadLetters, bus: this.bus });
     return {
       intake: { queue: q.deadLetters, home: q.intake },
       batch: { queue: q.batchDeadLetters, home: q.batch },
+      "batch-files": { queue: batchJobs.filesDeadLetterQueue, home: batchJobs.filesQueue },
       review: { queue: q.reviewDeadLetters, home: q.review },
       "auto-action": { queue: q.autoActionDeadLetters, home: q.autoAction },
       "auto-rule": rule("auto"),

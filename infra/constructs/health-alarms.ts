@@ -1,8 +1,9 @@
 /**
  * The signals an on-call engineer needs and one alarm that speaks for them: every function's
  * errors and throttles, the review API's 5xx, the oldest message of each consumed queue, the
- * endpoint's 4xx, CPU, memory and instances held at the scaling maximum, DynamoDB throttling and
- * the decide function's longest run nearing its timeout. Each signal is an alarm of its own
+ * endpoint's 4xx, CPU, memory and instances held at the scaling maximum, DynamoDB throttling (the
+ * table's requests, and each secondary index's read and write events) and the decide function's
+ * longest run nearing its timeout. Each signal is an alarm of its own
  * (its history and graph are there to read) without actions; the composite "pipeline unhealthy"
  * alarm is in ALARM while any of them is, and it alone notifies, so one outage that trips ten
  * signals sends one message (naming them in its state reason), and its OK says all are clear.
@@ -68,9 +69,9 @@ export class HealthAlarms extends Construct {
         ...sum,
       }),
       threshold: 0,
-      description:
-        "DynamoDB throttled requests on the decisions table (an index's throttling counts here too)",
+      description: "DynamoDB throttled requests on the decisions table",
     });
+    this.indexSignals(props.pipeline);
     if (props.endpoint.mode === "realtime") this.instanceSignals(props.endpoint);
     this.signal("Endpoint4xx", {
       metric: endpointMetric(props.endpoint, "Invocation4XXErrors", "Sum"),
@@ -132,7 +133,7 @@ export class HealthAlarms extends Construct {
     });
   }
 
-  /** The oldest message of the batch lane and the targets' queues (the intake's is the Operations alarm). */
+  /** The oldest message of the batch lane, the batch files step's and the targets' queues (the intake's is the Operations alarm). */
   private queueSignals(pipeline: DecisionPipeline): void {
     const { queues } = pipeline;
     const minutes = ON_CALL_ALARMS.oldestMessageMinutes;
@@ -143,8 +144,36 @@ export class HealthAlarms extends Construct {
         description: `${what} have waited over ${limit} minutes: its consumer is behind or failing`,
       });
     age("BatchQueueAge", queues.batch, minutes.batch, "Batch items");
+    const files = pipeline.deadLetterSources["batch-files"].home;
+    if (files) age("BatchFilesQueueAge", files, minutes.batchFiles, "Requests for a batch's files");
     age("AutoActionQueueAge", queues.autoAction, minutes.autoAction, "Confident decisions to apply");
     age("ReviewQueueAge", queues.review, minutes.review, "Escalated items not yet queued for review");
+  }
+
+  /**
+   * Each secondary index's throttled reads and writes: the table's metrics leave an index's own
+   * events out (they carry the GlobalSecondaryIndexName dimension), and a hot shard of a sparse
+   * index throttles there first.
+   */
+  private indexSignals(pipeline: DecisionPipeline): void {
+    const { table } = pipeline;
+    for (const indexName of pipeline.tableIndexNames) {
+      const events = (metricName: string) =>
+        table.metric(metricName, {
+          dimensionsMap: { TableName: table.tableName, GlobalSecondaryIndexName: indexName },
+          ...sum,
+        });
+      this.signal(`${indexName.charAt(0).toUpperCase()}${indexName.slice(1)}IndexThrottles`, {
+        metric: new cloudwatch.MathExpression({
+          expression: "reads + writes",
+          usingMetrics: { reads: events("ReadThrottleEvents"), writes: events("WriteThrottleEvents") },
+          label: `${indexName} throttle events`,
+          period: fiveMinutes,
+        }),
+        threshold: 0,
+        description: `DynamoDB throttles the decisions table's ${indexName} index (reads or writes)`,
+      });
+    }
   }
 
   /** A real-time endpoint's CPU, memory and instances at the scaling maximum. */

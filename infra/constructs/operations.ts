@@ -51,6 +51,11 @@ const DEAD_LETTER_ALARMS: Record<DeadLetterSource, { id: string; description: st
     id: "BatchDeadLetters",
     description: "Batch items failed their receives: fix the cause, then npx decide replay --from batch",
   },
+  "batch-files": {
+    id: "BatchFilesDeadLetters",
+    description:
+      "A batch's results and errors files could not be written: fix the cause, then npx decide replay --from batch-files",
+  },
   review: {
     id: "ReviewDeadLetters",
     description:

@@ -11,13 +11,14 @@ import { defaultDemoInputs, ensureDemoModel } from "../../endpoint/models/demo-f
 import { resolveServerConfig } from "../../endpoint/server/config.ts";
 import { type RunningServer, startServer } from "../../endpoint/server/server.ts";
 import { type CapacityPlan, capacityPlan } from "../../shared/domain/capacity-plan.ts";
-import { type DecisionRecord, RECORD_STATUSES } from "../../shared/domain/decision-record.ts";
-import type { DecisionStore } from "../../shared/domain/decision-store.ts";
+import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
+import { allTime, type DecisionStore, everyDecision } from "../../shared/domain/decision-store.ts";
 import type { PublishesEvents } from "../../shared/domain/events.ts";
 import { MAX_BATCH, type MessageQueue } from "../../shared/domain/message-queue.ts";
 import type { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { DECIDE_QUEUES, REVIEW } from "../../shared/domain/topology.ts";
 import type { LocalEventBus } from "./event-bus.ts";
+import { everyPending, type LocalSummary, summaryOf } from "./local-summary.ts";
 import { ensurePortFree, ensurePortsFree, type LocalPorts, resolveLocalPorts } from "./ports.ts";
 import { startLocalReviewServer } from "./review-server.ts";
 import { startLocalWiring } from "./wiring.ts";
@@ -40,16 +41,7 @@ export interface LocalModeOptions {
   readonly say?: (line: string) => void;
 }
 
-/** Counts of where items are. */
-export interface LocalSummary {
-  readonly decided: number;
-  readonly auto: number;
-  readonly human: number;
-  readonly reviewed: number;
-  readonly rejected: number;
-  readonly deadLetters: number;
-  readonly waiting: number;
-}
+export type { LocalSummary } from "./local-summary.ts";
 
 /** A running local pipeline. */
 export interface LocalMode {
@@ -141,7 +133,7 @@ async function startParts(
   if (repaired > 0) say(`published ${repaired} decision events the last run had not sent before it stopped`);
   await ensurePortFree("review", ports.review);
   const reviewServer = await startLocalReviewServer(
-    { ...shared, ...withBatches(shared), timings: REVIEW, pageSize: REVIEW.pageSize },
+    { ...shared, ...withBatches(), timings: REVIEW, pageSize: REVIEW.pageSize },
     ports.review,
   );
   started.push(() => reviewServer.close());
@@ -150,7 +142,12 @@ async function startParts(
   say(`batch files: ${env.BATCH_FOLDER} (stands in for the pipeline bucket)`);
   // Batches a stop interrupted are read again (their queue did not survive the restart); the
   // decide path does not decide an item twice, so this loses nothing and counts nothing twice.
-  const resuming = resumeBatches(env, shared, wiring.queues.batch!, say);
+  const resuming = resumeBatches(
+    env,
+    shared,
+    { batch: wiring.queues.batch!, files: wiring.queues.batchFiles! },
+    say,
+  );
   started.push(() => resuming);
 
   return {
@@ -163,9 +160,9 @@ async function startParts(
     reviewQueueUrl: queues.review.url,
     bus: wiring.bus,
     reviewQueueDepth: async () => (await queues.review.depth()).visible,
-    pendingReview: () => shared.store.listByStatus("pending_review", 1000),
+    pendingReview: () => everyPending(shared),
     feedSamples: () => feedSamples(options.root, queues.intake),
-    summary: () => summaryOf(shared.store, queues),
+    summary: () => summaryOf(shared, queues),
     async stop() {
       await resuming.catch(() => 0);
       await reviewServer.close();
@@ -229,43 +226,26 @@ async function feedSamples(root: string, intake: MessageQueue): Promise<number> 
   return lines.length;
 }
 
-/** Where items are: records by state, messages waiting and dead letters. */
-async function summaryOf(
-  store: DecisionStore,
-  queues: { intake: MessageQueue; deadLetters: MessageQueue; batch?: MessageQueue | undefined },
-): Promise<LocalSummary> {
-  const waiting = async (queue: MessageQueue) => (await queue.depth()).visible;
-  const count: Record<string, number> = {};
-  for (const status of RECORD_STATUSES)
-    count[status] = (await store.listSince(status, "1970-01-01T00:00:00.000Z")).length;
-  return {
-    decided:
-      (count.auto_approved ?? 0) +
-      (count.actioned ?? 0) +
-      (count.pending_review ?? 0) +
-      (count.reviewed ?? 0),
-    auto: (count.auto_approved ?? 0) + (count.actioned ?? 0),
-    human: count.pending_review ?? 0,
-    reviewed: count.reviewed ?? 0,
-    rejected: count.rejected ?? 0,
-    deadLetters: await waiting(queues.deadLetters),
-    waiting: (await waiting(queues.intake)) + (queues.batch ? await waiting(queues.batch) : 0),
-  };
-}
-
 /** Runs intake again for every batch that is not completed; returns how many. */
 async function resumeBatches(
   env: Record<string, string>,
-  shared: { policies: PolicyRegistry; publisher: PublishesEvents },
-  queue: MessageQueue,
+  shared: { policies: PolicyRegistry },
+  queues: { batch: MessageQueue; files: MessageQueue },
   say: (line: string) => void,
 ): Promise<number> {
   const { DynamoDbBatchStore } = await import("../../shared/adapters/dynamodb-batch-store.ts");
   const { FsObjectStore } = await import("../../shared/adapters/fs-object-store.ts");
   const { documentClient } = await import("../../shared/adapters/aws-clients.ts");
   const { runIntake } = await import("../../shared/use-cases/batch-intake.ts");
+  const { queueBatchFiles } = await import("../../shared/use-cases/batch-files.ts");
   const batches = new DynamoDbBatchStore(documentClient(), env.DECISIONS_TABLE!);
-  const deps = { batches, objects: new FsObjectStore(env.BATCH_FOLDER!), queue, ...shared };
+  const deps = {
+    batches,
+    objects: new FsObjectStore(env.BATCH_FOLDER!),
+    queue: queues.batch,
+    files: queueBatchFiles(queues.files),
+    policies: shared.policies,
+  };
   let resumed = 0;
   for (const batch of await batches.listBatches(1000)) {
     if (batch.status === "completed") continue;
@@ -285,17 +265,19 @@ async function resumeBatches(
 /** Publishes the event of every record whose event is not marked sent; returns how many. */
 async function publishLeftovers(shared: {
   store: DecisionStore;
+  policies: PolicyRegistry;
   publisher: PublishesEvents;
 }): Promise<number> {
   const { eventFor } = await import("../../shared/use-cases/decide-message.ts");
   let count = 0;
-  for (const status of RECORD_STATUSES) {
-    for (const record of await shared.store.listSince(status, "1970-01-01T00:00:00.000Z")) {
-      if (record.eventPublished) continue;
-      await shared.publisher.publish([eventFor(record)]);
-      await shared.store.markPublished(record);
-      count++;
-    }
+  for await (const record of everyDecision(shared.store, {
+    ...allTime(new Date()),
+    policyIds: shared.policies.ids(),
+  })) {
+    if (record.eventPublished) continue;
+    await shared.publisher.publish([eventFor(record)]);
+    await shared.store.markPublished(record);
+    count++;
   }
   return count;
 }

@@ -1,6 +1,7 @@
 /**
  * The local stand-ins of the deployed queues (`infra/constructs/pipeline-queues.ts`): the intake
- * and the batch lane, each dead-lettering into its own queue after the receive limit, the
+ * and the batch lane, each dead-lettering into its own queue after the receive limit, the batch
+ * files step's queue (`infra/constructs/batch-jobs.ts`) with its own dead-letter queue, the
  * rejected items' inspection queue, the job failures, one dead-letter queue per bus rule, and
  * the dead-letter queues of the targets' queues (which `target-queue.ts` creates). The routes
  * they give (`DEAD_LETTER_ROUTES`) are the ones the stack outputs, so `decide replay --from`
@@ -8,7 +9,7 @@
  */
 import type { SqsQueue } from "../../shared/adapters/sqs-queue.ts";
 import type { DeadLetterRoutes, DeadLetterSource } from "../../shared/domain/dead-letters.ts";
-import type { RuleName } from "../../shared/domain/topology.ts";
+import { MAX_RECEIVE_COUNT, type RuleName } from "../../shared/domain/topology.ts";
 
 /** The local SQS's ARN prefix (its account and region). */
 export const LOCAL_ARN = "arn:aws:sqs:us-east-1:123456789012";
@@ -23,6 +24,9 @@ export interface LocalQueues {
   /** Present when the batch lane runs. */
   readonly batch?: SqsQueue;
   readonly batchDeadLetters?: SqsQueue;
+  /** The batch files step's queue and its dead-letter queue, present with the batch lane. */
+  readonly batchFiles?: SqsQueue;
+  readonly batchFilesDeadLetters?: SqsQueue;
   readonly rejected: SqsQueue;
   readonly jobFailures: SqsQueue;
   /** Each bus rule's undelivered events. */
@@ -39,7 +43,10 @@ export function redriveTo(deadLetterQueue: string, maxReceiveCount: number): Rec
   };
 }
 
-/** Creates the intake, the batch lane (when asked), the inspection queue and the dead-letter queues. */
+/**
+ * Creates the intake, the batch lane and the batch files step's queue (when asked), the
+ * inspection queue and the dead-letter queues.
+ */
 export async function createLocalQueues(
   createQueue: CreatesQueue,
   options: { visibilitySeconds: number; maxReceiveCount: number; batch: boolean },
@@ -58,6 +65,11 @@ export async function createLocalQueues(
   const batch = options.batch
     ? await createQueue("batch", { ...visibility, ...redriveTo("batch-dlq", receives) })
     : undefined;
+  // The files step changes no visibility: SQS's own limit applies, as deployed.
+  const batchFilesDeadLetters = options.batch ? await createQueue("batch-files-dlq") : undefined;
+  const batchFiles = options.batch
+    ? await createQueue("batch-files", { ...visibility, ...redriveTo("batch-files-dlq", MAX_RECEIVE_COUNT) })
+    : undefined;
   const ruleDeadLetters = {} as Record<RuleName, SqsQueue>;
   for (const rule of ["auto", "human", "rejected", "requested"] as const)
     ruleDeadLetters[rule] = await createQueue(`${rule}-rule-dlq`);
@@ -65,6 +77,7 @@ export async function createLocalQueues(
     intake,
     deadLetters,
     ...(batch && batchDeadLetters ? { batch, batchDeadLetters } : {}),
+    ...(batchFiles && batchFilesDeadLetters ? { batchFiles, batchFilesDeadLetters } : {}),
     rejected: await createQueue("rejected"),
     jobFailures: await createQueue("job-failures"),
     ruleDeadLetters,
@@ -90,6 +103,8 @@ export function localRoutes(
   };
   if (queues.batch && queues.batchDeadLetters)
     routes.batch = { dlqUrl: queues.batchDeadLetters.url, queueUrl: queues.batch.url };
+  if (queues.batchFiles && queues.batchFilesDeadLetters)
+    routes["batch-files"] = { dlqUrl: queues.batchFilesDeadLetters.url, queueUrl: queues.batchFiles.url };
   return routes;
 }
 
@@ -100,9 +115,11 @@ export function localRoutes(
 export function ruleDeadLetter(queue: SqsQueue, rule: string, target: string) {
   return async (event: unknown, error: string): Promise<void> =>
     void (await queue.send(JSON.stringify(event), {
-      RULE_ARN: `arn:aws:events:us-east-1:123456789012:rule/decisions/${rule}`,
-      TARGET_ARN: target,
-      ERROR_CODE: "LOCAL_DELIVERY_FAILED",
-      ERROR_MESSAGE: error,
+      attributes: {
+        RULE_ARN: `arn:aws:events:us-east-1:123456789012:rule/decisions/${rule}`,
+        TARGET_ARN: target,
+        ERROR_CODE: "LOCAL_DELIVERY_FAILED",
+        ERROR_MESSAGE: error,
+      },
     }));
 }

@@ -19,6 +19,7 @@ import {
   TARGET_VISIBILITY_SECONDS,
 } from "../../shared/domain/topology.ts";
 import type { DecideDependencies } from "../../shared/use-cases/decide-message.ts";
+import { startBatchFilesPoller } from "./batch-files-step.ts";
 import { startDynamoDbLocal } from "./dynamodb-local.ts";
 import { type LocalEventBus, startEventBus } from "./event-bus.ts";
 import {
@@ -99,6 +100,8 @@ export interface LocalWiring {
   readonly pollers: {
     readonly decide: SqsPoller[];
     readonly batch: SqsPoller[];
+    /** The batch files step's poller. */
+    readonly files: SqsPoller[];
     readonly targets: SqsPoller[];
   };
   /** Creates another queue on the local SQS. */
@@ -162,6 +165,9 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
   const queues = await createLocalQueues(createQueue, { ...options.intake, batch: !!options.batchFolder });
   const { intake, rejected, ruleDeadLetters } = queues;
   const batchQueue = queues.batch;
+  // The batch files step's queue: known before the functions read their environment.
+  const filesQueue = queues.batchFiles;
+  if (filesQueue) process.env.BATCH_FILES_QUEUE_URL = env.BATCH_FILES_QUEUE_URL = filesQueue.url;
 
   // The functions, imported once the environment points at the stand-ins: their clients read it.
   const { createDecideHandler, dependenciesFromEnv } = await import("../../functions/decide.ts");
@@ -237,7 +243,8 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
   const batchLane = batchQueue
     ? decidePollers(batchQueue, "batch", options.batchPollers ?? BATCH_LANE.maxConcurrency)
     : [];
-  const stopDecide = () => Promise.all([...decide, ...batchLane].map((poller) => poller.stop()));
+  const files = filesQueue ? [await startBatchFilesPoller(filesQueue, LOCAL_ARN)] : [];
+  const stopDecide = () => Promise.all([...decide, ...batchLane, ...files].map((poller) => poller.stop()));
   started.push(stopDecide);
   const routes = localRoutes(
     queues,
@@ -267,7 +274,7 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
     },
     deps,
     baseDeps,
-    pollers: { decide, batch: batchLane, targets: targets.map((target) => target.poller) },
+    pollers: { decide, batch: batchLane, files, targets: targets.map((target) => target.poller) },
     createQueue,
     async stop() {
       await stopDecide();

@@ -19,6 +19,7 @@ import {
   type OutgoingMessage,
   type QueueMessage,
   type ReceiveOptions,
+  type SendOptions,
 } from "../domain/message-queue.ts";
 
 /** One SQS queue. */
@@ -46,11 +47,13 @@ export class SqsQueue implements MessageQueue {
     return output.Attributes?.QueueArn ?? "";
   }
 
-  async send(body: string, attributes?: Readonly<Record<string, string>>): Promise<string> {
+  async send(body: string, options: SendOptions = {}): Promise<string> {
+    const { delaySeconds, attributes } = options;
     const output = await this.sqs.send(
       new SendMessageCommand({
         QueueUrl: this.url,
         MessageBody: body,
+        ...(delaySeconds ? { DelaySeconds: delaySeconds } : {}),
         ...(attributes
           ? {
               MessageAttributes: Object.fromEntries(

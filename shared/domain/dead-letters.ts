@@ -28,6 +28,7 @@ export type ReturnKind = (typeof RETURN_KIND)[keyof typeof RETURN_KIND];
 export const DEAD_LETTER_SOURCES = {
   intake: RETURN_KIND.queue,
   batch: RETURN_KIND.queue,
+  "batch-files": RETURN_KIND.queue,
   review: RETURN_KIND.queue,
   "auto-action": RETURN_KIND.queue,
   "auto-rule": RETURN_KIND.bus,

@@ -23,6 +23,14 @@ export interface OutgoingMessage {
   readonly body: string;
 }
 
+/** Options of {@link MessageQueue.send}. */
+export interface SendOptions {
+  /** Seconds before receivers see it (0 to 900). @default 0 */
+  readonly delaySeconds?: number;
+  /** String message attributes (EventBridge's dead letters carry ERROR_CODE and the like). */
+  readonly attributes?: Readonly<Record<string, string>>;
+}
+
 /** Options of {@link MessageQueue.receive}. */
 export interface ReceiveOptions {
   /** At most 10. @default 10 */
@@ -38,8 +46,11 @@ export interface ReceiveOptions {
 export interface MessageQueue {
   /** The queue's address (an SQS queue URL). */
   readonly url: string;
-  /** Sends one message, with string message attributes when given; returns its message id. */
-  send(body: string, attributes?: Readonly<Record<string, string>>): Promise<string>;
+  /**
+   * Sends one message; returns its message id. `delaySeconds` holds it back from receivers
+   * (SQS allows 0 to 900); `attributes` travel as string message attributes.
+   */
+  send(body: string, options?: SendOptions): Promise<string>;
   /** Sends up to 10 messages in one call; returns the entries that failed, with the reason. */
   sendBatch(messages: readonly OutgoingMessage[]): Promise<{ id: string; reason: string }[]>;
   receive(options?: ReceiveOptions): Promise<QueueMessage[]>;

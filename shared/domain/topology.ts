@@ -8,6 +8,9 @@ import measured from "./capacity/measured-times.json" with { type: "json" };
 import type { EventPattern } from "./event-pattern.ts";
 import { EVENT_SOURCE } from "./events.ts";
 
+// The batch jobs' numbers have a file of their own; they are part of the topology all the same.
+export * from "./topology/batch.ts";
+
 /**
  * The custom metrics: one namespace, and the `service` dimension each function emits them under
  * (CloudWatch dimensions are case-sensitive: the functions and the alarms both read these).
@@ -19,6 +22,7 @@ export const METRICS = {
     reviewIntake: "review-intake",
     autoAction: "auto-action",
     reviewBacklog: "review-backlog",
+    batchFiles: "batch-files",
   },
   /** The review backlog's metrics and their dimension. */
   pendingReviews: "PendingReviews",
@@ -160,7 +164,7 @@ export type RuleName = keyof typeof RULES;
 export const RULE_DELIVERY = { retryAttempts: 8, maxEventAgeHours: 24 } as const;
 
 /** DynamoDB actions on the decisions table. */
-export type TableAction = "GetItem" | "PutItem" | "UpdateItem" | "Query";
+export type TableAction = "GetItem" | "PutItem" | "UpdateItem" | "Query" | "BatchGetItem";
 
 /**
  * What each function may do to the decisions table: the least its code needs (never DeleteItem,
@@ -174,19 +178,21 @@ export const TABLE_ACCESS = {
   AutoAction: ["GetItem", "UpdateItem"],
   /** get, the set-once ledger. */
   ReviewIntake: ["GetItem", "UpdateItem"],
-  /** the queue (Query on the status index), get, the conditional transition. */
-  Review: ["GetItem", "UpdateItem", "Query"],
-  ReviewPage: ["GetItem", "UpdateItem", "Query"],
+  /** the queue and the decisions view (Query on an index, BatchGetItem of a page), get, the conditional transition. */
+  Review: ["GetItem", "UpdateItem", "Query", "BatchGetItem"],
+  ReviewPage: ["GetItem", "UpdateItem", "Query", "BatchGetItem"],
   /** failure notes. */
   Replay: ["GetItem"],
-  /** recent decisions (Query on the status index). */
-  Drift: ["Query"],
-  /** the pending items (Query on the status index). */
+  /** the sample of recent decisions (Query on the time index, BatchGetItem of the sample). */
+  Drift: ["Query", "BatchGetItem"],
+  /** each policy's pending count and oldest item (Query on the list index, keys only). */
   ReviewBacklog: ["Query"],
-  /** reviewed decisions (Query on the status index). */
-  Recalibrate: ["Query"],
-  /** the batch (PutItem, UpdateItem, GetItem) and its members when it completes at once (Query). */
-  BatchIntake: ["GetItem", "PutItem", "UpdateItem", "Query"],
+  /** reviewed decisions (Query on the list index, BatchGetItem of each page). */
+  Recalibrate: ["Query", "BatchGetItem"],
+  /** the batch (PutItem, UpdateItem, GetItem) and the line of each id (a conditional PutItem, GetItem). */
+  BatchIntake: ["GetItem", "PutItem", "UpdateItem"],
+  /** the batch and its claims (GetItem, UpdateItem), its members a page at a time (Query). */
+  BatchFiles: ["GetItem", "UpdateItem", "Query"],
 } as const satisfies Record<string, readonly TableAction[]>;
 
 /**
@@ -196,7 +202,8 @@ export const TABLE_ACCESS = {
  * the endpoint's busy CPU (a share of all its vCPUs) and memory, and how long a level must last.
  */
 export const ON_CALL_ALARMS = {
-  oldestMessageMinutes: { intake: 15, batch: 360, autoAction: 15, review: 15 },
+  // The batch files step's requests wait at most a rewrite delay, and a job at most its timeout.
+  oldestMessageMinutes: { intake: 15, batch: 360, batchFiles: 60, autoAction: 15, review: 15 },
   decideDurationShare: 0.8,
   endpointCpuShare: 0.95,
   endpointMemoryPercent: 85,
@@ -212,7 +219,40 @@ export const REVIEW = {
   pageSize: 25,
   /** Pending-review age (minutes) at which a policy's alarm fires, unless the policy sets its own. */
   defaultServiceLevelMinutes: 240,
+  /** The queue page counts waiting items up to this many, then says "1,000 or more". */
+  queueCountCap: 1_000,
+  /** The backlog job counts each policy's waiting items up to this many (its metric saturates there). */
+  backlogCountCap: 100_000,
 } as const;
+
+/**
+ * The decisions table's indexes: how their keys spread writes, and how much one page may read.
+ * Each index partition takes about 1,000 writes a second, and an index key is one partition.
+ */
+export const TABLE_INDEXES = {
+  /**
+   * Partitions per list and policy (decisions, pending, reviewed), chosen by a hash of the item
+   * id: a policy's decisions may arrive at about 4,000 a second before one partition throttles.
+   * Never lower it on a deployed table: readers would stop reading the higher shards.
+   */
+  shards: 4,
+  /** Most index entries one page of the decisions view evaluates (its filters discard some). */
+  pageReadBudget: 1_000,
+  /** Keys per BatchGetItem (DynamoDB's limit). */
+  batchGetKeys: 100,
+  /** Index entries per query when a list is read to its end (reviewed labels, batch members). */
+  scanPage: 500,
+} as const;
+
+/** The decisions view (`/decisions`): rows per page. */
+export const DECISIONS_VIEW = { pageSize: 50 } as const;
+
+/**
+ * The scheduled drift check: it looks at a sample of each policy's recent decisions, at most
+ * `sampleSize`, spread over `slices` equal parts of the period, so its reads never grow with the
+ * traffic.
+ */
+export const DRIFT = { periodHours: 24, minimumDecisions: 50, sampleSize: 2_000, slices: 48 } as const;
 
 /** The scheduled recalibration: labels needed before a proposal, and where proposals go. */
 export const RECALIBRATION = {
@@ -260,25 +300,6 @@ export const ENDPOINT_DEPLOYMENT = {
   bakingMarginSeconds: 120,
   /** The longest a deployment may take, new instances' start included (SageMaker allows up to 8 h). */
   maximumExecutionSeconds: 3600,
-} as const;
-
-/**
- * The batch lane: batch items have their own queue and event source mapping whose maximum
- * concurrency is a share of the decide function's, so a large batch uses spare endpoint capacity
- * and live items keep theirs.
- */
-export const BATCH_LANE = {
-  /** Concurrent batch invocations (Lambda's minimum for a maximum concurrency is 2). @default 2 */
-  maxConcurrency: 2,
-  /** Lines per SendMessageBatch at intake. */
-  sendBatch: 10,
-  /** Batch files arrive under this prefix of the pipeline bucket. */
-  incomingPrefix: "incoming/",
-  /** Batch results and errors files go under this prefix. */
-  filesPrefix: "batches/",
-  /** The intake function: it streams the file, so memory does not grow with its size. */
-  intakeMemoryMiB: 512,
-  intakeTimeoutSeconds: 900,
 } as const;
 
 /** Seconds per decision on the reference instance, fresh and under a cached preamble (`npm run bench:cost`). */

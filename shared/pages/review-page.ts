@@ -9,8 +9,9 @@
  */
 import { Hono } from "hono";
 import { mayReview } from "../domain/review.ts";
+import { nowOf } from "../use-cases/review-common.ts";
 import { claimItem, claimNext, ReviewError } from "../use-cases/review-decision.ts";
-import { decisionFilters, decisionsBody, matchingDecisions } from "./decisions-view.ts";
+import { decisionsView } from "./decisions-view.ts";
 import { page } from "./layout.ts";
 import { failPage, keyOf, type ReviewAppDependencies, type ReviewEnv } from "./review-context.ts";
 import { reviewPosts } from "./review-posts.ts";
@@ -83,16 +84,8 @@ export function createReviewApp(deps: ReviewAppDependencies): Hono<ReviewEnv> {
   });
   app.route("/", reviewPosts(deps));
   app.get("/decisions", async (c) => {
-    const query = (name: string) => c.req.query(name);
-    const filters = decisionFilters(
-      { policy: query("policy"), route: query("route"), since: query("since"), batch: query("batch") },
-      deps.policies,
-    );
-    const records = filters.problems.length ? [] : await matchingDecisions(deps.store, filters);
-    return c.html(
-      page("Decisions", decisionsBody(records, filters, deps.policies), c.get("reviewer")),
-      filters.problems.length ? 422 : 200,
-    );
+    const view = await decisionsView(deps.store, deps.policies, (name) => c.req.query(name), nowOf(deps));
+    return c.html(page("Decisions", view.body, c.get("reviewer")), view.status);
   });
   return app;
 }

@@ -6,6 +6,7 @@
 import type { Context } from "hono";
 import type { RecordKey } from "../domain/decision-store.ts";
 import { answerability, isAdmin } from "../domain/review.ts";
+import { REVIEW } from "../domain/topology.ts";
 import { loadRecord, nowOf } from "../use-cases/review-common.ts";
 import { mayRevise } from "../use-cases/review-decision.ts";
 import { html, page } from "./layout.ts";
@@ -17,8 +18,10 @@ import { csrfField, csrfToken } from "./session.ts";
 export async function queuePage(c: Context<ReviewEnv>, deps: ReviewAppDependencies, toast: string) {
   const reviewer = c.get("reviewer");
   const cursor = c.req.query("cursor");
-  const result = await deps.store.pageByStatus("pending_review", {
+  const result = await deps.store.pageReviewQueue({
+    policyIds: deps.policies.ids(),
     limit: deps.pageSize,
+    countCap: REVIEW.queueCountCap,
     ...(cursor ? { cursor } : {}),
   });
   const at = nowOf(deps).getTime();
@@ -35,7 +38,8 @@ export async function queuePage(c: Context<ReviewEnv>, deps: ReviewAppDependenci
     ? `<form method="post" action="/next" class="start">${csrfField(csrfToken(c))}<button type="submit">Start reviewing (oldest first)</button></form>`
     : "";
   const minutes = Math.round(deps.timings.claimMs / 60_000);
-  const body = `<h1>Review queue (${result.total} waiting)</h1>${toast}${error}<p>Showing ${result.records.length} of ${result.total}. <em>Start reviewing</em> or <em>Claim</em> keeps an item yours for ${minutes} minutes; opening one only shows it.</p>${start}${table}${pages}`;
+  const total = `${result.total}${result.capped ? " or more" : ""}`;
+  const body = `<h1>Review queue (${total} waiting)</h1>${toast}${error}<p>Showing ${result.records.length} of ${total}. <em>Start reviewing</em> or <em>Claim</em> keeps an item yours for ${minutes} minutes; opening one only shows it.</p>${start}${table}${pages}`;
   return page("Review queue", body, reviewer);
 }
 

@@ -78,7 +78,10 @@ export async function claimNext(
   let cursor: string | undefined;
   let seen = 0;
   do {
-    const page = await deps.store.pageByStatus("pending_review", {
+    // No count wanted: a cap of 0 stops counting at the first waiting item.
+    const page = await deps.store.pageReviewQueue({
+      policyIds: deps.policies.ids(),
+      countCap: 0,
       limit: Math.min(25, scan - seen),
       ...(cursor ? { cursor } : {}),
     });

@@ -8,6 +8,7 @@ import type { DecisionRecord } from "../domain/decision-record.ts";
 import type { DecisionStore } from "../domain/decision-store.ts";
 import type { Policy } from "../domain/policy/policy.ts";
 import { type ReviewerAgreement, reviewerAgreement } from "../domain/review.ts";
+import { TABLE_INDEXES } from "../domain/topology.ts";
 
 /** The reviewed decisions of a policy version, as calibration rows. */
 export interface ReviewedLabels {
@@ -31,14 +32,15 @@ export async function reviewedLabels(
   since?: string,
 ): Promise<ReviewedLabels> {
   const ids = policy.options.map((o) => o.id);
-  const ofVersion = (r: DecisionRecord) =>
-    r.policyId === policy.id &&
-    r.policyVersion === policy.version &&
-    (since === undefined || (r.reviewedAt ?? r.updatedAt) >= since);
-  const records = (await store.listSince("reviewed", "1970-01-01T00:00:00.000Z")).filter(ofVersion);
-  const disputed = (await store.listSince("pending_review", "1970-01-01T00:00:00.000Z")).filter(
-    (r) => r.disputed === true && ofVersion(r),
+  const records: DecisionRecord[] = [];
+  // The reviewed list is sorted by label time: only the labels since `since` are read.
+  for await (const record of store.reviewedSince(policy.id, since ?? "0"))
+    if (record.policyVersion === policy.version) records.push(record);
+  // In the order they were decided, so the rows (and the problems' line numbers) read the same on every run.
+  records.sort((a, b) =>
+    decidedOrder(a) < decidedOrder(b) ? -1 : decidedOrder(a) > decidedOrder(b) ? 1 : 0,
   );
+  const disputed = await disputedSamples(store, policy, since);
   const rows: LabelledLogits[] = [];
   const problems: { line: number; reason: string }[] = [];
   for (const [i, record] of records.entries()) {
@@ -62,4 +64,33 @@ export async function reviewedLabels(
     .filter((r) => typeof r.allowedTokenMass === "number" && ids.includes(r.label ?? ""))
     .map((r) => ({ mass: r.allowedTokenMass as number, correct: r.chosen === r.label }));
   return { rows, problems, agreement: reviewerAgreement([...records, ...disputed]), masses };
+}
+
+const decidedOrder = (r: DecisionRecord) => `${r.createdAt}|${r.itemId}`;
+
+/** The policy version's audit samples still waiting because their two reviewers disagreed. */
+async function disputedSamples(
+  store: DecisionStore,
+  policy: Policy,
+  since?: string,
+): Promise<DecisionRecord[]> {
+  const disputed: DecisionRecord[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await store.pageReviewQueue({
+      policyIds: [policy.id],
+      limit: TABLE_INDEXES.batchGetKeys,
+      countCap: 0,
+      ...(cursor ? { cursor } : {}),
+    });
+    for (const r of page.records)
+      if (
+        r.disputed === true &&
+        r.policyVersion === policy.version &&
+        (since === undefined || (r.reviewedAt ?? r.updatedAt) >= since)
+      )
+        disputed.push(r);
+    cursor = page.next;
+  } while (cursor);
+  return disputed;
 }

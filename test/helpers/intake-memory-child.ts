@@ -13,7 +13,8 @@ import type { OutgoingMessage } from "../../shared/domain/message-queue.ts";
 import type { ObjectStore, StoredObject } from "../../shared/domain/object-store.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { runIntake } from "../../shared/use-cases/batch-intake.ts";
-import { batchKeys, readText } from "../../shared/use-cases/batch-progress.ts";
+import { batchKeys } from "../../shared/use-cases/batch-progress.ts";
+import { objectText } from "./object-text.ts";
 import { TEAMS_POLICY } from "./policies.ts";
 import { recordingQueue } from "./recording-queue.ts";
 
@@ -41,6 +42,11 @@ class GeneratedStore implements ObjectStore {
   private readonly kept = new Map<string, Buffer>();
   async put(key: string, body: string | Uint8Array): Promise<void> {
     this.kept.set(key, Buffer.from(body));
+  }
+  async putStream(key: string, body: AsyncIterable<string | Uint8Array>): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const piece of body) chunks.push(Buffer.from(piece));
+    this.kept.set(key, Buffer.concat(chunks));
   }
   async read(key: string): Promise<AsyncIterable<Uint8Array> | undefined> {
     if (key === KEY)
@@ -78,16 +84,16 @@ const batch = await runIntake(
   {
     batches: new InMemoryBatchStore(),
     objects,
-    publisher: { publish: async () => undefined },
+    files: { request: async () => undefined },
     policies: new PolicyRegistry([TEAMS_POLICY]),
     queue,
   },
   KEY,
 );
-const refused = (await readText(objects, batchKeys(batch.batchId).rejected))
+const refused = (await objectText(objects, batchKeys(batch.batchId).rejected))
   .split("\n")
   .filter(Boolean)
-  .map((l) => JSON.parse(l) as unknown);
+  .map((l: string) => JSON.parse(l) as unknown);
 console.log(
   JSON.stringify({
     counts: batch.counts,

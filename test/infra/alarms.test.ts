@@ -6,6 +6,7 @@
  */
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
+import { DEAD_LETTER_SOURCES } from "../../shared/domain/dead-letters.ts";
 import { synthStack } from "../helpers/synth-stack.ts";
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
@@ -181,9 +182,9 @@ describe("the alarms on-call reads", () => {
     const alarms = Object.values(
       template.findResources("AWS::CloudWatch::Alarm") as Record<string, Resource>,
     ).filter((a) => a.Properties.AlarmName !== undefined);
-    // Two per dead-letter queue (nine), rejected items, the escalation rate and one review
-    // service-level alarm per policy (three samples); the health signals notify through the composite.
-    expect(alarms).toHaveLength(23);
+    // Two per dead-letter queue, rejected items, the escalation rate and one review service-level
+    // alarm per policy (three samples); the health signals notify through the composite.
+    expect(alarms).toHaveLength(2 * Object.keys(DEAD_LETTER_SOURCES).length + 5);
     for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toHaveLength(1);
     // content-moderation asks for review within 60 minutes; the others take the default.
     template.hasResourceProperties("AWS::CloudWatch::Alarm", {

@@ -10,6 +10,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { isGpuInstance } from "../../infra/constructs/instance-types.ts";
 import { checkServerlessSettings } from "../../infra/constructs/serverless-settings.ts";
 import type { DecisionStack } from "../../infra/decision-stack.ts";
+import { createTableInput } from "../../shared/adapters/decisions-table.ts";
 import { decideConcurrency } from "../../shared/domain/capacity-plan.ts";
 import { matchesPattern } from "../../shared/domain/event-pattern.ts";
 import {
@@ -206,8 +207,9 @@ describe("DecisionStack", () => {
   it("encrypts every queue, refuses plain HTTP, and dead-letters the intake after the receive limit", () => {
     const queues = template.findResources("AWS::SQS::Queue") as Record<string, Resource>;
     // Intake, batch, review, auto-action and their four dead-letter queues, the rejected items,
-    // the job failures, and one dead-letter queue per bus rule.
-    expect(Object.keys(queues)).toHaveLength(14);
+    // the job failures, one dead-letter queue per bus rule, and the batch files step's queue with
+    // its dead-letter queue.
+    expect(Object.keys(queues)).toHaveLength(16);
     for (const queue of Object.values(queues)) expect(queue.Properties.SqsManagedSseEnabled).toBe(true);
     template.resourcePropertiesCountIs(
       "AWS::SQS::QueuePolicy",
@@ -218,7 +220,7 @@ describe("DecisionStack", () => {
           ]),
         },
       },
-      14,
+      16,
     );
     // The decide queues: the function dead-letters failing items itself; SQS's limit is the backstop.
     template.hasResourceProperties("AWS::SQS::Queue", {
@@ -231,13 +233,21 @@ describe("DecisionStack", () => {
     });
   });
 
-  it("keeps decisions in an on-demand table with point-in-time recovery and the review index", () => {
+  it("keeps decisions in an on-demand table with point-in-time recovery and the schema's sparse, sharded indexes", () => {
     template.hasResourceProperties("AWS::DynamoDB::Table", {
       BillingMode: "PAY_PER_REQUEST",
       PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
       TimeToLiveSpecification: { AttributeName: "expiresAt", Enabled: true },
-      GlobalSecondaryIndexes: [Match.objectLike({ IndexName: "byStatus" })],
     });
+    const [table] = Object.values(template.findResources("AWS::DynamoDB::Table") as Record<string, Resource>);
+    // The same indexes DynamoDB Local is created with: one definition, read by both.
+    const local = createTableInput("decisions").GlobalSecondaryIndexes;
+    expect(table!.Properties.GlobalSecondaryIndexes).toEqual(local);
+    // None keyed on the record's status (a handful of values: a hot partition), none projecting ALL.
+    for (const index of local) {
+      expect(index.KeySchema.map((k) => k.AttributeName)).not.toContain("status");
+      expect(index.Projection.ProjectionType).not.toBe("ALL");
+    }
   });
 
   it("runs the functions on nodejs22.x, arm64, with explicit memory and timeout", () => {
@@ -247,7 +257,7 @@ describe("DecisionStack", () => {
     )
       .filter(([id]) => !id.startsWith("BucketNotificationsHandler"))
       .map(([, f]) => f);
-    expect(functions).toHaveLength(12);
+    expect(functions).toHaveLength(13);
     for (const f of functions) {
       expect(f.Properties.Runtime).toBe("nodejs22.x");
       expect(f.Properties.Architectures).toEqual(["arm64"]);

@@ -1,15 +1,17 @@
 /**
  * What on-call would miss (issue 24, observation 7), read from the synthesized template JSON:
  * every function's errors and throttles, the review API's 5xx, the oldest message of the batch,
- * auto-action and review queues, the endpoint's 4xx, CPU, memory and instances at the maximum,
- * DynamoDB throttling and the decide function's longest run near its timeout, each a signal of
- * the one composite "pipeline unhealthy" alarm; the review service levels breach when their
+ * batch files, auto-action and review queues, the endpoint's 4xx, CPU, memory and instances at
+ * the maximum, DynamoDB throttling (the table's requests and each secondary index's events) and
+ * the decide function's longest run near its timeout, each a signal of the one composite
+ * "pipeline unhealthy" alarm; the review service levels breach when their
  * figures stop arriving.
  */
 import { Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
 import { vcpusOf } from "../../infra/constructs/instance-types.ts";
 import type { DecisionStack } from "../../infra/decision-stack.ts";
+import { DECISIONS_TABLE_SCHEMA } from "../../shared/adapters/decisions-table.ts";
 import { DECIDE_FUNCTION, ON_CALL_ALARMS } from "../../shared/domain/topology.ts";
 import { synthStack } from "../helpers/synth-stack.ts";
 
@@ -78,18 +80,39 @@ describe("alarms on-call needs", () => {
     expect(duration.Threshold as number).toBe(ON_CALL_ALARMS.decideDurationShare * timeoutMs);
   });
 
-  it("watches the oldest message of the intake, batch, auto-action and review queues", () => {
+  it("watches the oldest message of the intake, batch, batch files, auto-action and review queues", () => {
     const { queues } = stack.pipeline;
     const minutes = ON_CALL_ALARMS.oldestMessageMinutes;
     for (const [queue, limit] of [
       [queues.intake, minutes.intake],
       [queues.batch, minutes.batch],
+      [stack.pipeline.deadLetterSources["batch-files"].home!, minutes.batchFiles],
       [queues.autoAction, minutes.autoAction],
       [queues.review, minutes.review],
     ] as const) {
       const found = signals("ApproximateAgeOfOldestMessage", logicalId(queue));
       expect(found, logicalId(queue)).toHaveLength(1);
       expect(found[0]![1].Threshold).toBe(limit * 60);
+    }
+  });
+
+  it("watches each secondary index's throttled reads and writes, which the table's metric leaves out", () => {
+    const indexes = stack.pipeline.tableIndexNames;
+    expect(indexes).toEqual(DECISIONS_TABLE_SCHEMA.indexes.map((index) => index.name));
+    const { members } = composite();
+    for (const index of indexes) {
+      const found = ofType("AWS::CloudWatch::Alarm").filter(
+        ([id, a]) =>
+          members.has(id) &&
+          JSON.stringify(a.Properties.Metrics ?? []).includes(
+            `"Name":"GlobalSecondaryIndexName","Value":"${index}"`,
+          ),
+      );
+      expect(found, index).toHaveLength(1);
+      const metrics = JSON.stringify(found[0]![1].Properties.Metrics);
+      for (const name of ["ReadThrottleEvents", "WriteThrottleEvents"])
+        expect(metrics, `${index} ${name}`).toContain(`"MetricName":"${name}"`);
+      expect(found[0]![1].Properties.Threshold).toBe(0);
     }
   });
 

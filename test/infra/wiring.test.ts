@@ -222,6 +222,7 @@ describe("least privilege on the decisions table", () => {
     ReviewBacklog: "review-backlog.ts",
     Recalibrate: "recalibrate.ts",
     BatchIntake: "batch-intake.ts",
+    BatchFiles: "batch-files.ts",
   };
   const commandActions: Record<string, string> = {
     GetCommand: "GetItem",

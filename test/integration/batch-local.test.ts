@@ -15,7 +15,8 @@ import { documentClient, localServiceOptions } from "../../shared/adapters/aws-c
 import { DynamoDbBatchStore } from "../../shared/adapters/dynamodb-batch-store.ts";
 import { DynamoDbDecisionStore } from "../../shared/adapters/dynamodb-decision-store.ts";
 import type { BatchRecord } from "../../shared/domain/batch.ts";
-import { RECORD_STATUSES } from "../../shared/domain/decision-record.ts";
+import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
+import { allTime, everyDecision } from "../../shared/domain/decision-store.ts";
 import { DECIDE, runDecide } from "../helpers/decide-cli.ts";
 import { freePort } from "../helpers/local-pipeline.ts";
 import { generatedModel, REPO_ROOT } from "../helpers/models.ts";
@@ -176,11 +177,9 @@ describe("batch jobs in the local mode", () => {
       expect(refused.map((e: { line: number }) => e.line).sort((a: number, b: number) => a - b)).toEqual(bad);
 
       // The counts match the decision records of the batch.
-      const mine = (
-        await Promise.all(RECORD_STATUSES.map((s) => records.listSince(s, "1970-01-01T00:00:00.000Z")))
-      )
-        .flat()
-        .filter((r) => r.batchId === batchId);
+      const mine: DecisionRecord[] = [];
+      const filter = { ...allTime(new Date()), policyIds: ["ticket-routing"], batchId };
+      for await (const record of everyDecision(records, filter)) mine.push(record);
       expect(mine).toHaveLength(1980);
       expect(mine.filter((r) => r.route === "auto")).toHaveLength(batch.counts.auto);
       expect(mine.filter((r) => r.route === "human")).toHaveLength(batch.counts.human);

@@ -196,7 +196,7 @@ describe("decide CLI", () => {
         DECISIONS_TABLE: "decisions",
         BATCH_FOLDER: folder,
         BATCH_QUEUE_URL: "http://127.0.0.1:1/123456789012/batch",
-        EVENT_BUS_NAME: "decisions",
+        BATCH_FILES_QUEUE_URL: "http://127.0.0.1:1/123456789012/batch-files",
       },
     );
     expect(down.code).toBe(1);

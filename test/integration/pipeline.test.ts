@@ -95,10 +95,17 @@ describe("decide pipeline on local services", () => {
     expect(await pipeline.depth(pipeline.deadLetters)).toBe(0);
   });
 
-  it("lists escalated items by status for the review queue", async () => {
-    const pending = await pipeline.deps.store.listByStatus("pending_review");
-    expect(pending.length).toBe(pipeline.routed.human.length);
-    expect(pending.every((record) => record.route === "human" && record.reason !== "confident")).toBe(true);
+  it("lists escalated items in the review queue", async () => {
+    const queue = await pipeline.deps.store.pageReviewQueue({
+      policyIds: pipeline.deps.policies.ids(),
+      limit: 500,
+      countCap: 1000,
+    });
+    expect(queue.records.length).toBe(pipeline.routed.human.length);
+    expect(queue.total).toBe(pipeline.routed.human.length);
+    expect(queue.records.every((record) => record.route === "human" && record.reason !== "confident")).toBe(
+      true,
+    );
   });
 });
 

@@ -14,7 +14,8 @@ import { MAX_LINE_BYTES } from "../../shared/domain/input/lines.ts";
 import type { OutgoingMessage } from "../../shared/domain/message-queue.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { runIntake } from "../../shared/use-cases/batch-intake.ts";
-import { batchKeys, readText } from "../../shared/use-cases/batch-progress.ts";
+import { batchKeys } from "../../shared/use-cases/batch-progress.ts";
+import { objectText } from "../helpers/object-text.ts";
 import { TEAMS_POLICY } from "../helpers/policies.ts";
 import { recordingQueue } from "../helpers/recording-queue.ts";
 
@@ -27,7 +28,7 @@ const queue = recordingQueue({ push: (...messages: OutgoingMessage[]) => sent.pu
 const deps = () => ({
   batches: new InMemoryBatchStore(),
   objects,
-  publisher: { publish: async () => undefined },
+  files: { request: async () => undefined },
   policies: new PolicyRegistry([TEAMS_POLICY]),
   queue,
 });
@@ -43,10 +44,10 @@ async function intake(name: string, bytes: Buffer) {
   await objects.put(key, bytes);
   const dependencies = deps();
   const batch = await runIntake(dependencies, key);
-  const refused = (await readText(objects, batchKeys(batch.batchId).rejected))
+  const refused = (await objectText(objects, batchKeys(batch.batchId).rejected))
     .split("\n")
     .filter(Boolean)
-    .map((l) => JSON.parse(l) as { line: number; problems: { field: string; message: string }[] });
+    .map((l: string) => JSON.parse(l) as { line: number; problems: { field: string; message: string }[] });
   return { batch, queued: sent.map((m) => JSON.parse(m.body) as { id: string; state: unknown }), refused };
 }
 

@@ -46,7 +46,8 @@ function oracle(bytes: Uint8Array, limit: number): { line: number; text?: string
       content = content.subarray(3);
     if (content.at(-1) === 0x0d) content = content.subarray(0, -1);
     if (content.length > limit) return { line: i + 1, error: /over the limit/ };
-    const text = new TextDecoder("utf-8", { fatal: false }).decode(content);
+    // ignoreBOM: a mark inside the file is text, not a mark for the decoder to drop.
+    const text = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true }).decode(content);
     const valid = Buffer.from(text).equals(content);
     return valid ? { line: i + 1, text } : { line: i + 1, error: /not valid UTF-8/ };
   });
