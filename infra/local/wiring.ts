@@ -1,13 +1,4 @@
-/**
- * The pipeline's wiring on local stand-ins, written once for the local mode and the test harness:
- * DynamoDB Local, local SQS (intake with its dead-letter queue, the rule targets' queues), the
- * local event bus with the CDK app's rules (`shared/domain/topology.ts`), and the functions fed by
- * Lambda-style pollers. The handlers reach the stand-ins only through AWS_ENDPOINT_URL_*, as
- * they reach AWS. Fault hooks let the tests break a part on purpose.
- */
-import { join } from "node:path";
 import { localServiceOptions, sqsClient } from "../../shared/adapters/aws-clients.ts";
-import { ensureDecisionsTable } from "../../shared/adapters/dynamodb-admin.ts";
 import { SqsQueue } from "../../shared/adapters/sqs-queue.ts";
 import type { MessageQueue } from "../../shared/domain/message-queue.ts";
 import {
@@ -20,8 +11,7 @@ import {
 } from "../../shared/domain/topology.ts";
 import type { DecideDependencies } from "../../shared/use-cases/decide-message.ts";
 import { startBatchFilesPoller } from "./batch-files-step.ts";
-import { startDynamoDbLocal } from "./dynamodb-local.ts";
-import { type LocalEventBus, startEventBus } from "./event-bus.ts";
+import type { LocalEventBus } from "./event-bus.ts";
 import {
   createLocalQueues,
   LOCAL_ARN,
@@ -29,13 +19,11 @@ import {
   localRoutes,
   ruleDeadLetter,
 } from "./local-queues.ts";
-import { ensurePortFree } from "./ports.ts";
 import { type SqsPoller, startSqsPoller } from "./sqs-poller.ts";
-import { startLocalSqs } from "./sqs-server.ts";
+import { startStandIns, wiringEnvironment } from "./stand-ins.ts";
 import { startTargetQueue, type TargetQueue, type TargetQueueOptions } from "./target-queue.ts";
 
-/** The table name the local stand-ins use. */
-export const LOCAL_TABLE = "decisions";
+export { freePort, LOCAL_TABLE } from "./stand-ins.ts";
 
 /** Fault hooks and observers for tests; the local mode leaves them unset. */
 export interface WiringHooks {
@@ -112,140 +100,31 @@ export interface LocalWiring {
 /** Starts the stand-ins and the functions. */
 export async function startLocalWiring(options: WiringOptions): Promise<LocalWiring> {
   const { started, hooks = {} } = options;
-  await ensurePortFree("dynamodb", options.ports.dynamodb);
-  const dynamo = await startDynamoDbLocal({
-    port: options.ports.dynamodb || (await freePort()),
-    ...(options.dynamoDbPath ? { path: options.dynamoDbPath } : {}),
-  });
-  started.push(() => dynamo.stop());
-  await ensureDecisionsTable(dynamo.endpoint, LOCAL_TABLE);
-
-  await ensurePortFree("sqs", options.ports.sqs);
-  const sqsServer = await startLocalSqs({
-    port: options.ports.sqs || (await freePort()),
-    hostname: "127.0.0.1",
-  });
-  started.push(async () => sqsServer.close());
-  const sqsEndpoint = `http://127.0.0.1:${(sqsServer.address() as { port: number }).port}`;
-
-  await ensurePortFree("bus", options.ports.bus);
-  const bus = await startEventBus({
-    name: "decisions",
-    ...(options.ports.bus ? { port: options.ports.bus } : {}),
-    ...(hooks.failBusEntry ? { failEntry: hooks.failBusEntry } : {}),
-  });
-  started.push(() => bus.stop());
-
-  const env: Record<string, string> = {
-    AWS_REGION: "us-east-1",
-    AWS_ACCESS_KEY_ID: "local",
-    AWS_SECRET_ACCESS_KEY: "local",
-    AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
-    AWS_ENDPOINT_URL_SQS: sqsEndpoint,
-    AWS_ENDPOINT_URL_EVENTBRIDGE: bus.endpoint,
-    AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME: options.endpointUrl,
-    DECISIONS_TABLE: LOCAL_TABLE,
-    EVENT_BUS_NAME: bus.name,
-    DECISION_ENDPOINT_NAME: "decision-endpoint",
-    POLICIES_DIR: join(options.root, "events", "policies"),
-    POWERTOOLS_LOG_LEVEL: "ERROR",
-    POWERTOOLS_METRICS_DISABLED: "true",
-    POWERTOOLS_DEV: "false",
-    MAX_RECEIVE_COUNT: String(options.intake.maxReceiveCount),
-    MAX_ITEM_FAILURES: String(options.intake.maxItemFailures),
-    ...(options.batchFolder ? { BATCH_FOLDER: options.batchFolder } : {}),
-    ...options.settings,
-  };
+  const parts = await startStandIns(options);
+  const { dynamo, bus, sqsServer } = parts;
+  const env = wiringEnvironment(options, parts);
+  // The functions build their SDK clients from the process environment, as they do in Lambda
+  // (AWS_ENDPOINT_URL_* points them at the stand-ins): set before they are imported.
   Object.assign(process.env, env);
-
-  const sqs = sqsClient(localServiceOptions(sqsEndpoint));
+  const sqs = sqsClient(localServiceOptions(parts.sqsEndpoint));
   const createQueue = (name: string, attributes: Record<string, string> = {}) =>
     SqsQueue.create(sqs, name, attributes);
   // The batch lane is consumed by fewer pollers than the intake, so a large batch cannot take every worker.
   const queues = await createLocalQueues(createQueue, { ...options.intake, batch: !!options.batchFolder });
-  const { intake, rejected, ruleDeadLetters } = queues;
-  const batchQueue = queues.batch;
   // The batch files step's queue: known before the functions read their environment.
   const filesQueue = queues.batchFiles;
   if (filesQueue) process.env.BATCH_FILES_QUEUE_URL = env.BATCH_FILES_QUEUE_URL = filesQueue.url;
 
   // The functions, imported once the environment points at the stand-ins: their clients read it.
-  const { createDecideHandler, dependenciesFromEnv } = await import("../../functions/decide.ts");
-  const { createAutoActionHandler } = await import("../../functions/auto-action.ts");
-  const { createReviewIntakeHandler } = await import("../../functions/review-intake.ts");
+  const { dependenciesFromEnv } = await import("../../functions/decide.ts");
   const baseDeps = await dependenciesFromEnv();
   const deps = hooks.wrap ? hooks.wrap(baseDeps) : baseDeps;
-
-  // The targets as deployed: rule → queue (dead letters after the receive limit) → function.
-  const targetQueue = (name: string, rule: "auto" | "human", handler: TargetQueueOptions["handler"]) =>
-    startTargetQueue({
-      createQueue,
-      bus,
-      name,
-      pattern: RULES[rule].pattern,
-      handler,
-      visibilityTimeoutSeconds: TARGET_VISIBILITY_SECONDS,
-      batchSize: TARGET_FUNCTION.batchSize,
-      maxReceiveCount: MAX_RECEIVE_COUNT,
-      ruleDeadLetter: ruleDeadLetter(ruleDeadLetters[rule], rule, `${LOCAL_ARN}:${name}`),
-    });
-  const targets: TargetQueue[] = [];
-  const stopTargets = () => Promise.all(targets.map((target) => target.poller.stop()));
-  started.push(stopTargets);
-  const autoAction = await targetQueue(
-    "auto-action",
-    "auto",
-    createAutoActionHandler(
-      async () => baseDeps,
-      (detail, outcome) => outcome === "actioned" && hooks.onEffect?.("actioned", detail.itemId),
-    ),
-  );
-  targets.push(autoAction);
-  const review = await targetQueue(
-    "review",
-    "human",
-    createReviewIntakeHandler(
-      async () => baseDeps,
-      (detail, outcome) => outcome === "queued" && hooks.onEffect?.("queued", detail.itemId),
-    ),
-  );
-  targets.push(review);
-  bus.addRule({
-    name: "rejected",
-    pattern: RULES.rejected.pattern,
-    target: async (e) => void (await rejected.send(JSON.stringify(e))),
-    deadLetter: ruleDeadLetter(ruleDeadLetters.rejected, "rejected", `${LOCAL_ARN}:rejected`),
-  });
-  bus.addRule({
-    name: "requested",
-    pattern: RULES.requested.pattern,
-    target: async (e) => void (await intake.send(JSON.stringify(e.detail))),
-    deadLetter: ruleDeadLetter(ruleDeadLetters.requested, "requested", `${LOCAL_ARN}:intake`),
-  });
-
-  // One handler per poller, as Lambda runs one invocation per execution environment at a time
-  // (the Powertools batch processor keeps per-invocation state); the pollers of a queue share
-  // its receive counts.
-  const decidePollers = (queue: SqsQueue, name: string, count: number) => {
-    const receives = new Map<string, number>();
-    return Array.from({ length: count }, () =>
-      startSqsPoller({
-        queue,
-        queueArn: `${LOCAL_ARN}:${name}`,
-        handler: createDecideHandler(async () => deps),
-        batchSize: options.decideBatchSize ?? DECIDE_FUNCTION.batchSize,
-        functionName: name === "intake" ? "decide" : "decide-batch",
-        receives,
-      }),
-    );
-  };
-  const decide = decidePollers(intake, "intake", options.decidePollers ?? 1);
-  const batchLane = batchQueue
-    ? decidePollers(batchQueue, "batch", options.batchPollers ?? BATCH_LANE.maxConcurrency)
-    : [];
-  const files = filesQueue ? [await startBatchFilesPoller(filesQueue, LOCAL_ARN)] : [];
-  const stopDecide = () => Promise.all([...decide, ...batchLane, ...files].map((poller) => poller.stop()));
-  started.push(stopDecide);
+  const targets = await startTargets({ createQueue, bus, queues, baseDeps, hooks });
+  started.push(targets.stop);
+  addQueueRules(bus, queues);
+  const pollers = await startDecidePollers(options, queues, deps);
+  started.push(pollers.stop);
+  const { review, autoAction } = targets;
   const routes = localRoutes(
     queues,
     {
@@ -255,13 +134,12 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
     bus.name,
   );
   Object.assign(env, {
-    INTAKE_QUEUE_URL: intake.url,
+    INTAKE_QUEUE_URL: queues.intake.url,
     DLQ_URL: queues.deadLetters.url,
     REVIEW_QUEUE_URL: review.url,
-    ...(batchQueue ? { BATCH_QUEUE_URL: batchQueue.url } : {}),
+    ...(queues.batch ? { BATCH_QUEUE_URL: queues.batch.url } : {}),
     DEAD_LETTER_ROUTES: JSON.stringify(routes),
   });
-
   return {
     env,
     bus,
@@ -274,11 +152,11 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
     },
     deps,
     baseDeps,
-    pollers: { decide, batch: batchLane, files, targets: targets.map((target) => target.poller) },
+    pollers: { ...pollers.all, targets: [autoAction.poller, review.poller] },
     createQueue,
     async stop() {
-      await stopDecide();
-      await stopTargets();
+      await pollers.stop();
+      await targets.stop();
       await bus.stop();
       sqsServer.close();
       sqs.destroy();
@@ -287,15 +165,100 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
   };
 }
 
-/** A free loopback port. */
-export async function freePort(): Promise<number> {
-  const { createServer } = await import("node:net");
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
+/** The targets as deployed: rule → queue (dead letters after the receive limit) → function. */
+async function startTargets(parts: {
+  createQueue: LocalWiring["createQueue"];
+  bus: LocalEventBus;
+  queues: LocalQueues;
+  baseDeps: DecideDependencies;
+  hooks: WiringHooks;
+}) {
+  const { hooks, baseDeps } = parts;
+  const { createAutoActionHandler } = await import("../../functions/auto-action.ts");
+  const { createReviewIntakeHandler } = await import("../../functions/review-intake.ts");
+  const targetQueue = (name: string, rule: "auto" | "human", handler: TargetQueueOptions["handler"]) =>
+    startTargetQueue({
+      createQueue: parts.createQueue,
+      bus: parts.bus,
+      name,
+      pattern: RULES[rule].pattern,
+      handler,
+      visibilityTimeoutSeconds: TARGET_VISIBILITY_SECONDS,
+      batchSize: TARGET_FUNCTION.batchSize,
+      maxReceiveCount: MAX_RECEIVE_COUNT,
+      ruleDeadLetter: ruleDeadLetter(parts.queues.ruleDeadLetters[rule], rule, `${LOCAL_ARN}:${name}`),
     });
+  const running: TargetQueue[] = [];
+  const stop = () => Promise.all(running.map((target) => target.poller.stop()));
+  try {
+    const autoAction = await targetQueue(
+      "auto-action",
+      "auto",
+      createAutoActionHandler(
+        async () => baseDeps,
+        (detail, outcome) => outcome === "actioned" && hooks.onEffect?.("actioned", detail.itemId),
+      ),
+    );
+    running.push(autoAction);
+    const review = await targetQueue(
+      "review",
+      "human",
+      createReviewIntakeHandler(
+        async () => baseDeps,
+        (detail, outcome) => outcome === "queued" && hooks.onEffect?.("queued", detail.itemId),
+      ),
+    );
+    running.push(review);
+    return { autoAction, review, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** The rules whose targets are plain queues: rejected items, and requests into the intake. */
+function addQueueRules(bus: LocalEventBus, queues: LocalQueues): void {
+  const { intake, rejected, ruleDeadLetters } = queues;
+  bus.addRule({
+    name: "rejected",
+    pattern: RULES.rejected.pattern,
+    target: async (e) => void (await rejected.send(JSON.stringify(e))),
+    deadLetter: ruleDeadLetter(ruleDeadLetters.rejected, "rejected", `${LOCAL_ARN}:rejected`),
   });
+  bus.addRule({
+    name: "requested",
+    pattern: RULES.requested.pattern,
+    target: async (e) => void (await intake.send(JSON.stringify(e.detail))),
+    deadLetter: ruleDeadLetter(ruleDeadLetters.requested, "requested", `${LOCAL_ARN}:intake`),
+  });
+}
+
+/**
+ * The decide function's pollers on the intake and the batch lane, and the batch files step's.
+ * One handler per poller, as Lambda runs one invocation per execution environment at a time (the
+ * Powertools batch processor keeps per-invocation state); the pollers of a queue share its
+ * receive counts.
+ */
+async function startDecidePollers(options: WiringOptions, queues: LocalQueues, deps: DecideDependencies) {
+  const { createDecideHandler } = await import("../../functions/decide.ts");
+  const pollersOn = (queue: SqsQueue, name: string, count: number) => {
+    const receives = new Map<string, number>();
+    return Array.from({ length: count }, () =>
+      startSqsPoller({
+        queue,
+        queueArn: `${LOCAL_ARN}:${name}`,
+        handler: createDecideHandler(async () => deps),
+        batchSize: options.decideBatchSize ?? DECIDE_FUNCTION.batchSize,
+        functionName: name === "intake" ? "decide" : "decide-batch",
+        receives,
+      }),
+    );
+  };
+  const decide = pollersOn(queues.intake, "intake", options.decidePollers ?? 1);
+  const batch = queues.batch
+    ? pollersOn(queues.batch, "batch", options.batchPollers ?? BATCH_LANE.maxConcurrency)
+    : [];
+  const files = queues.batchFiles ? [await startBatchFilesPoller(queues.batchFiles, LOCAL_ARN)] : [];
+  const stop = () => Promise.all([...decide, ...batch, ...files].map((poller) => poller.stop()));
+  return { all: { decide, batch, files }, stop };
 }

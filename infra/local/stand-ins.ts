@@ -1,0 +1,106 @@
+/**
+ * The local stand-ins the wiring starts first: DynamoDB Local with the decisions table, local SQS
+ * and the event bus, each on its port (a fixed port is checked free first), and the functions'
+ * settings that point at them.
+ */
+import { join } from "node:path";
+import { ensureDecisionsTable } from "../../shared/adapters/dynamodb-admin.ts";
+import { startDynamoDbLocal } from "./dynamodb-local.ts";
+import { startEventBus } from "./event-bus.ts";
+import { ensurePortFree } from "./ports.ts";
+import { startLocalSqs } from "./sqs-server.ts";
+
+/** The table name the local stand-ins use. */
+export const LOCAL_TABLE = "decisions";
+
+/** What the stand-ins need: their ports, DynamoDB Local's folder, the undo list, a bus fault. */
+export interface StandInOptions {
+  /** Ports of the stand-ins (0: a free one; a fixed port is checked free first). */
+  readonly ports: { readonly dynamodb: number; readonly sqs: number; readonly bus: number };
+  /** Folder for DynamoDB Local's data; in memory when unset. */
+  readonly dynamoDbPath?: string;
+  /** Makes the bus fail matching PutEvents entries. */
+  readonly hooks?: { readonly failBusEntry?: (entry: Record<string, unknown>) => boolean };
+  /** Each part that starts registers its stop here first, so a failed start can undo it. */
+  readonly started: (() => Promise<unknown>)[];
+}
+
+/** What the functions' settings are made of, besides where the stand-ins listen. */
+export interface FunctionSettingsOptions {
+  /** URL the decide function calls as the SageMaker runtime. */
+  readonly endpointUrl: string;
+  /** Repository root: the policies folder. */
+  readonly root: string;
+  readonly intake: { readonly maxItemFailures: number; readonly maxReceiveCount: number };
+  /** Folder standing in for the pipeline bucket; no batch lane when unset. */
+  readonly batchFolder?: string;
+  /** Extra function settings (ENDPOINT_TIMEOUT_MS and the like). */
+  readonly settings?: Readonly<Record<string, string>>;
+}
+
+/** A free loopback port. */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import("node:net");
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The running stand-ins: DynamoDB Local (with the table), local SQS and the event bus. */
+export type StandIns = Awaited<ReturnType<typeof startStandIns>>;
+
+/** Starts DynamoDB Local, local SQS and the bus, each on its port (checked free first). */
+export async function startStandIns(options: StandInOptions) {
+  const { started, hooks = {} } = options;
+  await ensurePortFree("dynamodb", options.ports.dynamodb);
+  const dynamo = await startDynamoDbLocal({
+    port: options.ports.dynamodb || (await freePort()),
+    ...(options.dynamoDbPath ? { path: options.dynamoDbPath } : {}),
+  });
+  started.push(() => dynamo.stop());
+  await ensureDecisionsTable(dynamo.endpoint, LOCAL_TABLE);
+  await ensurePortFree("sqs", options.ports.sqs);
+  const sqsServer = await startLocalSqs({
+    port: options.ports.sqs || (await freePort()),
+    hostname: "127.0.0.1",
+  });
+  started.push(async () => sqsServer.close());
+  const sqsEndpoint = `http://127.0.0.1:${(sqsServer.address() as { port: number }).port}`;
+  await ensurePortFree("bus", options.ports.bus);
+  const bus = await startEventBus({
+    name: "decisions",
+    ...(options.ports.bus ? { port: options.ports.bus } : {}),
+    ...(hooks.failBusEntry ? { failEntry: hooks.failBusEntry } : {}),
+  });
+  started.push(() => bus.stop());
+  return { dynamo, sqsServer, sqsEndpoint, bus };
+}
+
+/** The functions' settings on the stand-ins, as the CDK app sets them on AWS. */
+export function wiringEnvironment(options: FunctionSettingsOptions, parts: StandIns): Record<string, string> {
+  return {
+    AWS_REGION: "us-east-1",
+    AWS_ACCESS_KEY_ID: "local",
+    AWS_SECRET_ACCESS_KEY: "local",
+    AWS_ENDPOINT_URL_DYNAMODB: parts.dynamo.endpoint,
+    AWS_ENDPOINT_URL_SQS: parts.sqsEndpoint,
+    AWS_ENDPOINT_URL_EVENTBRIDGE: parts.bus.endpoint,
+    AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME: options.endpointUrl,
+    DECISIONS_TABLE: LOCAL_TABLE,
+    EVENT_BUS_NAME: parts.bus.name,
+    DECISION_ENDPOINT_NAME: "decision-endpoint",
+    POLICIES_DIR: join(options.root, "events", "policies"),
+    POWERTOOLS_LOG_LEVEL: "ERROR",
+    POWERTOOLS_METRICS_DISABLED: "true",
+    POWERTOOLS_DEV: "false",
+    MAX_RECEIVE_COUNT: String(options.intake.maxReceiveCount),
+    MAX_ITEM_FAILURES: String(options.intake.maxItemFailures),
+    ...(options.batchFolder ? { BATCH_FOLDER: options.batchFolder } : {}),
+    ...options.settings,
+  };
+}
