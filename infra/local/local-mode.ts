@@ -100,43 +100,17 @@ async function startParts(
   });
   const endpoint = await startEndpoint(options, ports.endpoint, plan, started, say);
 
-  if (spawnSync("java", ["-version"]).status !== 0) {
-    throw new Error(
-      "DynamoDB Local needs Java 17, which is not installed here: apt-get install openjdk-17-jre-headless",
-    );
-  }
-  const wiring = await startLocalWiring({
-    endpointUrl: endpoint.url,
-    root: options.root,
-    ports,
-    dynamoDbPath: join(options.dataDir, "dynamodb"),
-    batchFolder: join(options.dataDir, "bucket"),
-    decidePollers: plan.intake,
-    batchPollers: plan.batch,
-    decideBatchSize: plan.batchSize,
-    // Shorter than the deployed one (six times the function timeout): local batches are small and quick.
-    intake: {
-      visibilitySeconds: 30,
-      maxItemFailures: DECIDE_QUEUES.maxItemFailures,
-      maxReceiveCount: DECIDE_QUEUES.maxReceiveCount,
-    },
-    started,
-  });
+  const wiring = await startPipeline(options, ports, endpoint.url, plan, started);
   const { env, queues } = wiring;
   say(`DynamoDB Local: ${env.AWS_ENDPOINT_URL_DYNAMODB}, data in ${join(options.dataDir, "dynamodb")}`);
   say(`SQS: ${env.AWS_ENDPOINT_URL_SQS}; event bus: ${env.AWS_ENDPOINT_URL_EVENTBRIDGE}`);
-  const { sharedDependencies, withBatches } = await import("../../functions/dependencies.ts");
+  const { sharedDependencies } = await import("../../functions/dependencies.ts");
   const shared = await sharedDependencies();
   // The last run's workers are gone: an event it decided but had not published yet (a stop
   // between the record and its event) goes out now. Events carry stable ids, so a repeat is harmless.
   const repaired = await publishLeftovers(shared);
   if (repaired > 0) say(`published ${repaired} decision events the last run had not sent before it stopped`);
-  await ensurePortFree("review", ports.review);
-  const reviewServer = await startLocalReviewServer(
-    { ...shared, ...withBatches(), timings: REVIEW, pageSize: REVIEW.pageSize },
-    ports.review,
-  );
-  started.push(() => reviewServer.close());
+  const reviewServer = await startReviewServer(shared, ports.review, started);
   const reviewUrl = reviewServer.url;
   say(`review page: ${reviewUrl} (local sign-in at ${reviewUrl}/auth/login)`);
   say(`batch files: ${env.BATCH_FOLDER} (stands in for the pipeline bucket)`);
@@ -170,6 +144,54 @@ async function startParts(
       await endpoint.close(5_000);
     },
   };
+}
+
+/** The stand-ins and the functions, fed by as many pollers as the capacity plan gives one instance. */
+async function startPipeline(
+  options: LocalModeOptions,
+  ports: LocalPorts,
+  endpointUrl: string,
+  plan: CapacityPlan,
+  started: (() => Promise<unknown>)[],
+) {
+  if (spawnSync("java", ["-version"]).status !== 0) {
+    throw new Error(
+      "DynamoDB Local needs Java 17, which is not installed here: apt-get install openjdk-17-jre-headless",
+    );
+  }
+  return startLocalWiring({
+    endpointUrl,
+    root: options.root,
+    ports,
+    dynamoDbPath: join(options.dataDir, "dynamodb"),
+    batchFolder: join(options.dataDir, "bucket"),
+    decidePollers: plan.intake,
+    batchPollers: plan.batch,
+    decideBatchSize: plan.batchSize,
+    // Shorter than the deployed one (six times the function timeout): local batches are small and quick.
+    intake: {
+      visibilitySeconds: 30,
+      maxItemFailures: DECIDE_QUEUES.maxItemFailures,
+      maxReceiveCount: DECIDE_QUEUES.maxReceiveCount,
+    },
+    started,
+  });
+}
+
+/** The review pages and API on `port` (checked free first), with the local sign-in stub. */
+async function startReviewServer(
+  shared: Awaited<ReturnType<typeof import("../../functions/dependencies.ts").sharedDependencies>>,
+  port: number,
+  started: (() => Promise<unknown>)[],
+) {
+  const { withBatches } = await import("../../functions/dependencies.ts");
+  await ensurePortFree("review", port);
+  const server = await startLocalReviewServer(
+    { ...shared, ...withBatches(), timings: REVIEW, pageSize: REVIEW.pageSize },
+    port,
+  );
+  started.push(() => server.close());
+  return server;
 }
 
 /**
