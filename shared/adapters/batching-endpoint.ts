@@ -162,47 +162,61 @@ export class BatchingDecisionEndpoint implements DecidesItems {
         last = classified;
         continue;
       }
-      const latencyMs = performance.now() - started;
-      const again: Pending[] = [];
-      for (const [i, entry] of waiting.entries()) {
-        const result = results[i]!;
-        const busy = result.status === 200 ? undefined : overloadOf(result.status, result.body);
-        try {
-          if (result.status === 200) {
-            const answer = readDecisionAnswer(result.body, entry.policy.type, answerIdsOf(entry.policy));
-            entry.resolve({ ...answer, latencyMs });
-          } else if (busy) {
-            entry.reject(
-              new EndpointOverloadedError(
-                `${this.endpointName} is overloaded (${busy}): ${messageOf(result.body)}`,
-                busy,
-              ),
-            );
-          } else if (result.status >= 400 && result.status < 500 && result.status !== 408) {
-            entry.reject(
-              new EndpointRejectedError(
-                `the model refused the item (${result.status}): ${messageOf(result.body)}`,
-                result.status,
-              ),
-            );
-          } else {
-            last = new EndpointUnavailableError(
-              `item answer ${result.status} from ${this.endpointName}: ${messageOf(result.body)}`,
-            );
-            again.push(entry);
-          }
-        } catch (error) {
-          // An answer that breaks the contract is a broken endpoint: fail the item (retried later).
-          entry.reject(classify(error, this.endpointName));
-        }
-      }
-      waiting = again;
+      const settled = this.settle(waiting, results, performance.now() - started);
+      last = settled.last ?? last;
+      waiting = settled.again;
     }
     const failure = new EndpointUnavailableError(
       `endpoint ${this.endpointName} failed ${this.settings.attempts} times for a batch: ${last?.message}`,
       { cause: last },
     );
     for (const entry of waiting) entry.reject(failure);
+  }
+
+  /**
+   * Settles each item of a call by its own answer: decided, overloaded, refused, or (a failure
+   * that may pass) returned in `again` for the next try, with the last such failure.
+   */
+  private settle(
+    waiting: readonly Pending[],
+    results: readonly { status: number; body: unknown }[],
+    latencyMs: number,
+  ): { again: Pending[]; last?: Error } {
+    const again: Pending[] = [];
+    let last: Error | undefined;
+    for (const [i, entry] of waiting.entries()) {
+      const result = results[i]!;
+      const busy = result.status === 200 ? undefined : overloadOf(result.status, result.body);
+      try {
+        if (result.status === 200) {
+          const answer = readDecisionAnswer(result.body, entry.policy.type, answerIdsOf(entry.policy));
+          entry.resolve({ ...answer, latencyMs });
+        } else if (busy) {
+          entry.reject(
+            new EndpointOverloadedError(
+              `${this.endpointName} is overloaded (${busy}): ${messageOf(result.body)}`,
+              busy,
+            ),
+          );
+        } else if (result.status >= 400 && result.status < 500 && result.status !== 408) {
+          entry.reject(
+            new EndpointRejectedError(
+              `the model refused the item (${result.status}): ${messageOf(result.body)}`,
+              result.status,
+            ),
+          );
+        } else {
+          last = new EndpointUnavailableError(
+            `item answer ${result.status} from ${this.endpointName}: ${messageOf(result.body)}`,
+          );
+          again.push(entry);
+        }
+      } catch (error) {
+        // An answer that breaks the contract is a broken endpoint: fail the item (retried later).
+        entry.reject(classify(error, this.endpointName));
+      }
+    }
+    return last ? { again, last } : { again };
   }
 }
 
