@@ -131,25 +131,8 @@ export class DecisionPipeline extends Construct {
     });
     const decide = this.decideFunction(fn, props, concurrency);
     const targets = this.targetFunctions(fn);
-    const review = fn("Review", "review.ts", {
-      memoryMiB: 256,
-      timeoutSeconds: 30,
-      tableAccess: TABLE_ACCESS.Review,
-    });
-    this.bus.grantPutEventsTo(review);
-    // The review pages, reached (with the review API) only through the authorized HTTP API.
-    const reviewPage = fn("ReviewPage", "review-page.ts", {
-      memoryMiB: 256,
-      timeoutSeconds: 30,
-      tableAccess: TABLE_ACCESS.ReviewPage,
-    });
-    this.bus.grantPutEventsTo(reviewPage);
-    this.reviewAccess = new ReviewAccess(this, "ReviewAccess", {
-      pageFunction: reviewPage,
-      apiFunction: review,
-      fn,
-      ...(props.reviewDomainPrefix ? { domainPrefix: props.reviewDomainPrefix } : {}),
-    });
+    const { review, reviewPage, access } = this.reviewFunctions(fn, props);
+    this.reviewAccess = access;
 
     this.bucket = new PipelineBucket(this, "Files").bucket;
     const failures = this.queues.jobFailures;
@@ -186,6 +169,30 @@ export class DecisionPipeline extends Construct {
     for (const queue of [this.queues.intake, this.queues.batch])
       queue.deadLetterQueue?.queue.grantSendMessages(decide);
     Aspects.of(this).add(new FunctionFindings());
+  }
+
+  /** The review API and pages, reached only through the authorized HTTP API of {@link ReviewAccess}. */
+  private reviewFunctions(fn: FunctionFactory, props: DecisionPipelineProps) {
+    const review = fn("Review", "review.ts", {
+      memoryMiB: 256,
+      timeoutSeconds: 30,
+      tableAccess: TABLE_ACCESS.Review,
+    });
+    this.bus.grantPutEventsTo(review);
+    // The review pages, reached (with the review API) only through the authorized HTTP API.
+    const reviewPage = fn("ReviewPage", "review-page.ts", {
+      memoryMiB: 256,
+      timeoutSeconds: 30,
+      tableAccess: TABLE_ACCESS.ReviewPage,
+    });
+    this.bus.grantPutEventsTo(reviewPage);
+    const access = new ReviewAccess(this, "ReviewAccess", {
+      pageFunction: reviewPage,
+      apiFunction: review,
+      fn,
+      ...(props.reviewDomainPrefix ? { domainPrefix: props.reviewDomainPrefix } : {}),
+    });
+    return { review, reviewPage, access };
   }
 
   /** The decide function on the intake queue (the batch lane adds its own mapping), allowed to call the one endpoint. */
