@@ -22,7 +22,7 @@ import {
 } from "./demo-fit.ts";
 import type { ModelShape } from "./shapes.ts";
 import { modelMetadata } from "./synthesize.ts";
-import { buildVocabulary, SPACE_MARKER } from "./vocabulary.ts";
+import { buildVocabulary, SPACE_MARKER, type Vocabulary } from "./vocabulary.ts";
 
 const WIDTH = 32;
 const CARRIER = LETTERS; // dimension holding a constant 1 in every embedding
@@ -77,34 +77,24 @@ export function demoShape(): ModelShape {
   };
 }
 
-/**
- * Writes the demo model for `examples` to `out`. `gain` scales the fitted evidence (1 reproduces
- * the fitted classifier, whose confidence the L2 penalty keeps modest): 1.25 was chosen on
- * events/items/demo-dev.jsonl and demo-dev2.jsonl (never on the held-back file) as the value that
- * handles most clear items with no wrong automation while ambiguous ones still go to people
- * (gain 1: 43 and 39 of 50 handled; 1.25: 46 and 41; 1.5: 47 and 44 but fewer ambiguous items
- * escalated; README: figures).
- */
-export async function writeDemoModel(
-  out: string,
-  examples: readonly DemoExample[],
-  gain = 1.25,
-  fit: Parameters<typeof fitEvidence>[1] = {},
-): Promise<{ words: number; bytes: number }> {
-  const evidence = fitEvidence(examples, fit);
-  const shape = demoShape();
+/** The vocabulary: the generated base pieces plus every fitted word in its common forms. */
+function demoVocabulary(evidence: ReadonlyMap<string, Float64Array>): Vocabulary {
   const words = [...evidence.keys()].filter((feature) => /^[a-z]/.test(feature));
-  const vocabulary = buildVocabulary({
+  return buildVocabulary({
     extraWords: words,
     wordForms: words,
     extraPieces: [STRUCTURE_FEATURES.emptyString, STRUCTURE_FEATURES.emptyList],
   });
-  const vocab = vocabulary.tokens.length;
+}
+
+/**
+ * Token embeddings: a constant carrier, and each known word's evidence (scaled) on every piece
+ * that spells it; prefixes of known words carry the mean evidence of the words they start.
+ */
+function demoEmbeddings(vocabulary: Vocabulary, evidence: ReadonlyMap<string, Float64Array>): Float32Array {
   const ids = new Map(vocabulary.tokens.map((piece, id) => [piece, id]));
-  const embeddings = new Float32Array(WIDTH * vocab);
-  const output = new Float32Array(WIDTH * vocab);
-  const letterIds = "ABCDEFGHIJKLMNOP".split("").map((l) => ids.get(l)!);
-  for (let t = 0; t < vocab; t++) embeddings[t * WIDTH + CARRIER] = 1;
+  const embeddings = new Float32Array(WIDTH * vocabulary.tokens.length);
+  for (let t = 0; t < vocabulary.tokens.length; t++) embeddings[t * WIDTH + CARRIER] = 1;
   const assigned = new Set<number>();
   const setEvidence = (t: number, v: Float64Array) => {
     assigned.add(t);
@@ -125,12 +115,24 @@ export async function writeDemoModel(
       if (t !== undefined && !assigned.has(t)) setEvidence(t, v);
     }
   }
-  // logit(letter k) = beta · evidence_k + a constant that lifts the letters above other tokens.
+  return embeddings;
+}
+
+/** The output layer: logit(letter k) = beta · evidence_k + a constant that lifts the letters above other tokens. */
+function demoOutput(vocabulary: Vocabulary, gain: number): Float32Array {
+  const output = new Float32Array(WIDTH * vocabulary.tokens.length);
   const beta = (gain * TYPICAL_PROMPT_TOKENS) / (WIDTH * EVIDENCE_SCALE);
-  letterIds.forEach((t, k) => {
+  "ABCDEFGHIJKLMNOP".split("").forEach((letter, k) => {
+    const t = vocabulary.tokens.indexOf(letter);
     output[t * WIDTH + k] = beta;
     output[t * WIDTH + CARRIER] = 2;
   });
+  return output;
+}
+
+/** The one layer's tensors around the given embeddings and output layer. */
+function demoTensors(embeddings: Float32Array, output: Float32Array, vocab: number): GgufTensorSpec[] {
+  const ffn = demoShape().ffn;
   const zeros = (n: number) => new Float32Array(n);
   const identity = zeros(WIDTH * WIDTH);
   const passEvidence = zeros(WIDTH * WIDTH);
@@ -143,7 +145,7 @@ export async function writeDemoModel(
     chunks: () => [encodeTensor("F32", values)],
   });
   const ones = new Float32Array(WIDTH).fill(1);
-  const tensors = [
+  return [
     tensor("token_embd.weight", [WIDTH, vocab], embeddings),
     tensor("blk.0.attn_norm.weight", [WIDTH], ones),
     // Zero queries and keys: every position attends equally to all earlier ones.
@@ -152,13 +154,33 @@ export async function writeDemoModel(
     tensor("blk.0.attn_v.weight", [WIDTH, WIDTH], identity),
     tensor("blk.0.attn_output.weight", [WIDTH, WIDTH], passEvidence),
     tensor("blk.0.ffn_norm.weight", [WIDTH], ones),
-    tensor("blk.0.ffn_gate.weight", [WIDTH, shape.ffn], zeros(WIDTH * shape.ffn)),
-    tensor("blk.0.ffn_up.weight", [WIDTH, shape.ffn], zeros(WIDTH * shape.ffn)),
-    tensor("blk.0.ffn_down.weight", [shape.ffn, WIDTH], zeros(WIDTH * shape.ffn)),
+    tensor("blk.0.ffn_gate.weight", [WIDTH, ffn], zeros(WIDTH * ffn)),
+    tensor("blk.0.ffn_up.weight", [WIDTH, ffn], zeros(WIDTH * ffn)),
+    tensor("blk.0.ffn_down.weight", [ffn, WIDTH], zeros(WIDTH * ffn)),
     tensor("output_norm.weight", [WIDTH], ones),
     tensor("output.weight", [WIDTH, vocab], output),
   ];
-  const metadata = modelMetadata(shape, vocabulary, "F32");
+}
+
+/**
+ * Writes the demo model for `examples` to `out`. `gain` scales the fitted evidence (1 reproduces
+ * the fitted classifier, whose confidence the L2 penalty keeps modest): 1.25 was chosen on
+ * events/items/demo-dev.jsonl and demo-dev2.jsonl (never on the held-back file) as the value that
+ * handles most clear items with no wrong automation while ambiguous ones still go to people
+ * (gain 1: 43 and 39 of 50 handled; 1.25: 46 and 41; 1.5: 47 and 44 but fewer ambiguous items
+ * escalated; README: figures).
+ */
+export async function writeDemoModel(
+  out: string,
+  examples: readonly DemoExample[],
+  gain = 1.25,
+  fit: Parameters<typeof fitEvidence>[1] = {},
+): Promise<{ words: number; bytes: number }> {
+  const evidence = fitEvidence(examples, fit);
+  const vocabulary = demoVocabulary(evidence);
+  const vocab = vocabulary.tokens.length;
+  const tensors = demoTensors(demoEmbeddings(vocabulary, evidence), demoOutput(vocabulary, gain), vocab);
+  const metadata = modelMetadata(demoShape(), vocabulary, "F32");
   metadata.set("general.name", {
     kind: "string",
     value: "decision-pipeline demo (bag of words, not a language model)",
