@@ -8,8 +8,8 @@
  * for the option letters A..P (fitted in endpoint/models/demo-fit.ts on labelled items in
  * events/items/demo-training.jsonl, generated from events/items/demo-templates.json, such that a
  * policy's own question and option words sum to no evidence); the output layer maps that evidence
- * to the letter tokens. Words count in any case and position, unknown words through their
- * longest known prefix.
+ * to the letter tokens. Words count in any case where a word starts (after a space or a quote),
+ * unknown words only through a stem plus an English inflection (endpoint/models/demo-pieces.ts).
  */
 import { encodeTensor } from "../gguf/quantize.ts";
 import { type GgufTensorSpec, writeGgufFile } from "../gguf/writer.ts";
@@ -20,41 +20,22 @@ import {
   STRUCTURE_FEATURES,
   TYPICAL_PROMPT_TOKENS,
 } from "./demo-fit.ts";
+import { stemEvidence, wordBoundaryPieces, wordStartPieces } from "./demo-pieces.ts";
 import type { ModelShape } from "./shapes.ts";
 import { modelMetadata } from "./synthesize.ts";
-import { buildVocabulary, SPACE_MARKER, type Vocabulary } from "./vocabulary.ts";
+import { buildVocabulary, type Vocabulary } from "./vocabulary.ts";
 
 const WIDTH = 32;
 const CARRIER = LETTERS; // dimension holding a constant 1 in every embedding
 /** Evidence scale inside embeddings: small, so RMS normalization stays close to linear. */
 const EVIDENCE_SCALE = 0.05;
 
-/** Shortest prefix that counts as a stem of a known word. */
-const MIN_STEM = 4;
-
-/** Mean evidence of the known words under each prefix of at least {@link MIN_STEM} letters. */
-function stemEvidence(evidence: ReadonlyMap<string, Float64Array>): Map<string, Float64Array> {
-  const sums = new Map<string, { sum: Float64Array; count: number }>();
-  for (const [word, v] of evidence) {
-    if (!/^[a-z]/.test(word)) continue;
-    for (let end = MIN_STEM; end < word.length; end++) {
-      const stem = word.slice(0, end);
-      const entry = sums.get(stem) ?? { sum: new Float64Array(LETTERS), count: 0 };
-      for (let k = 0; k < LETTERS; k++) entry.sum[k] = (entry.sum[k] ?? 0) + (v[k] ?? 0);
-      entry.count++;
-      sums.set(stem, entry);
-    }
-  }
-  return new Map([...sums].map(([stem, { sum, count }]) => [stem, sum.map((x) => x / count)]));
-}
-
 /** The pieces of the vocabulary that carry a feature's evidence. */
 function piecesOf(feature: string): string[] {
   if (feature === STRUCTURE_FEATURES.digit) return "0123456789".split("");
   if (feature === STRUCTURE_FEATURES.emptyString || feature === STRUCTURE_FEATURES.emptyList)
     return [feature];
-  const forms = [feature, feature[0]!.toUpperCase() + feature.slice(1), feature.toUpperCase()];
-  return [...new Set(forms.flatMap((form) => [form, `${SPACE_MARKER}${form}`]))];
+  return wordStartPieces(feature);
 }
 
 /** The model's dimensions (one layer, width 32). */
@@ -77,19 +58,23 @@ export function demoShape(): ModelShape {
   };
 }
 
-/** The vocabulary: the generated base pieces plus every fitted word in its common forms. */
+/**
+ * The vocabulary: the generated base pieces, every fitted word in its common forms, and the
+ * pieces that mark where a word starts and swallow what follows a short one (demo-pieces.ts).
+ */
 function demoVocabulary(evidence: ReadonlyMap<string, Float64Array>): Vocabulary {
   const words = [...evidence.keys()].filter((feature) => /^[a-z]/.test(feature));
   return buildVocabulary({
     extraWords: words,
     wordForms: words,
     extraPieces: [STRUCTURE_FEATURES.emptyString, STRUCTURE_FEATURES.emptyList],
+    scoredPieces: wordBoundaryPieces([...words, ...stemEvidence(evidence).keys()]),
   });
 }
 
 /**
- * Token embeddings: a constant carrier, and each known word's evidence (scaled) on every piece
- * that spells it; prefixes of known words carry the mean evidence of the words they start.
+ * Token embeddings: a constant carrier, and each known word's evidence (scaled) on the pieces
+ * that start a word with it; a stem of inflected known words carries their mean evidence.
  */
 function demoEmbeddings(vocabulary: Vocabulary, evidence: ReadonlyMap<string, Float64Array>): Float32Array {
   const ids = new Map(vocabulary.tokens.map((piece, id) => [piece, id]));
@@ -106,9 +91,8 @@ function demoEmbeddings(vocabulary: Vocabulary, evidence: ReadonlyMap<string, Fl
       if (t !== undefined) setEvidence(t, v);
     }
   }
-  // An unknown word such as "crashing" tokenizes as its longest known prefix ("▁crash", a piece
-  // because "crashes" is known) and a few letters: give such prefixes the mean evidence of the
-  // known words they start, a crude stemmer that needs no tokenizer at fitting time.
+  // An unknown word such as "crashing" tokenizes as a stem ("▁crash", a piece because "crashes"
+  // is known) and an inflection: a crude English stemmer that needs no tokenizer at fitting time.
   for (const [stem, v] of stemEvidence(evidence)) {
     for (const piece of piecesOf(stem)) {
       const t = ids.get(piece);
