@@ -16,7 +16,15 @@ import { loadDemoExamples } from "./demo-fit.ts";
  * The modules that decide what is written for the same inputs: their source is part of the hash,
  * so a changed construction (gain, vocabulary, fitting) never reuses a file made by an older one.
  */
-const CONSTRUCTION = ["./demo.ts", "./demo-fit.ts", "./vocabulary.ts", "./words.ts", "../gguf/writer.ts"];
+const CONSTRUCTION = [
+  "./demo.ts",
+  "./demo-fit.ts",
+  "./demo-pieces.ts",
+  "./chat-template.ts",
+  "./vocabulary.ts",
+  "./words.ts",
+  "../gguf/writer.ts",
+];
 
 /** Where the demo model's inputs live (defaults: the repository's events folder). */
 export interface DemoModelInputs {

@@ -6,6 +6,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { buildDecisionPrompt } from "../scorer/prompt.ts";
+import { chatText } from "./chat-template.ts";
 
 /** One labelled training item: its words and the index of its option (its letter). */
 export interface DemoExample {
@@ -27,13 +28,14 @@ export const TYPICAL_PROMPT_TOKENS = 250;
 export const STRUCTURE_FEATURES = { emptyString: '""', emptyList: "[]", digit: "<digit>" } as const;
 
 /**
- * The features of a text as the demo model sees them: every word in lower case wherever it
- * stands (after a space, a quote or a bracket; the vocabulary holds each known word in lower,
- * Capitalized and UPPER case, with and without the space marker, all carrying the same
- * evidence), plus empty JSON values and digits.
+ * The features of a text as the demo model sees them: every word, in lower case, that starts
+ * after a space or a quote or at the start of the text (where the vocabulary's word pieces carry
+ * evidence: each known word in lower, Capitalized and UPPER case, endpoint/models/demo-pieces.ts),
+ * plus empty JSON values and digits. A word after other punctuation or a line break counts
+ * nowhere, as its letters are the same pieces as the middle of an unknown word.
  */
 export function wordsOf(text: string): string[] {
-  const words = text.toLowerCase().match(/[a-z][a-z0-9']*/g) ?? [];
+  const words = text.toLowerCase().match(/(?<=^|[ "])[a-z][a-z0-9']*/g) ?? [];
   const empties = (text.match(/""/g) ?? []).map(() => STRUCTURE_FEATURES.emptyString);
   const lists = (text.match(/\[\]/g) ?? []).map(() => STRUCTURE_FEATURES.emptyList);
   const digits = (text.match(/[0-9]/g) ?? []).map(() => STRUCTURE_FEATURES.digit);
@@ -198,8 +200,9 @@ const ITEM_PLACEHOLDER = JSON.stringify("@item@");
 /**
  * Everything a policy's prompt holds apart from the item, rendered by the scorer's own prompt
  * builder: the system instruction, the JSON keys, the option letters and descriptions, the
- * question, and the chat template's role names. All of it is in every prompt of the policy, so
- * all of it must be in the preamble whose evidence the fit keeps at zero.
+ * question, and the chat template's role names, as the model reads them (the ChatML text). All of
+ * it is in every prompt of the policy, so all of it must be in the preamble whose evidence the
+ * fit keeps at zero.
  */
 export function promptScaffold(policy: {
   question: string;
@@ -211,5 +214,5 @@ export function promptScaffold(policy: {
     "state-first",
     "letters",
   );
-  return ` system ${prompt.system} user ${prompt.user.replace(ITEM_PLACEHOLDER, "")} assistant`;
+  return chatText(prompt.system, prompt.user.replace(ITEM_PLACEHOLDER, ""));
 }

@@ -5,6 +5,7 @@
  * templates' seed gives the same rows on every machine.
  */
 import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { z } from "zod";
 import { SeededRandom } from "../../shared/domain/random.ts";
 
@@ -35,12 +36,34 @@ export async function readDemoTemplates(path: string): Promise<DemoTemplates> {
 const WHOLE_SLOT = /^\{([a-z_]+)\}$/;
 const SLOT = /\{([a-z_]+)\}/g;
 
+/** The files whose items must never be training rows: the held-back and the two dev files. */
+export const EVALUATION_FILES = ["demo-heldout.jsonl", "demo-dev.jsonl", "demo-dev2.jsonl"] as const;
+
+/** How a state is compared with the evaluation items: its JSON, in lower case. */
+export function stateKey(state: unknown): string {
+  return JSON.stringify(state).toLowerCase();
+}
+
+/** The keys of every state in the evaluation files under `itemsDir`. */
+export async function evaluationStates(itemsDir: string): Promise<Set<string>> {
+  const keys = new Set<string>();
+  for (const file of EVALUATION_FILES)
+    for (const line of (await readFile(join(itemsDir, file), "utf8")).split("\n"))
+      if (line.trim()) keys.add(stateKey((JSON.parse(line) as { state: unknown }).state));
+  return keys;
+}
+
 /**
  * Expands every template `fillsPerTemplate` times, in file order. A label key such as
  * "billing+account" marks mixed items: each fill is emitted once under every one of its labels,
- * which teaches the model to be unsure between them.
+ * which teaches the model to be unsure between them. A fill equal to an item of `exclude`
+ * (keys from {@link evaluationStates}) is dropped, so an evaluation item is never trained on
+ * however the slots fall; its draws are still made, so the other rows stay the same.
  */
-export function expandDemoTemplates(templates: DemoTemplates): DemoTrainingRow[] {
+export function expandDemoTemplates(
+  templates: DemoTemplates,
+  exclude: ReadonlySet<string> = new Set(),
+): DemoTrainingRow[] {
   const random = new SeededRandom(templates.seed);
   const pick = (slot: string): unknown => {
     const values = templates.slots[slot];
@@ -64,6 +87,7 @@ export function expandDemoTemplates(templates: DemoTemplates): DemoTrainingRow[]
       for (const template of list)
         for (let n = 0; n < templates.fillsPerTemplate; n++) {
           const state = fill(template);
+          if (exclude.has(stateKey(state))) continue;
           for (const one of label.split("+")) rows.push({ policy, label: one, state });
         }
   return rows;

@@ -8,8 +8,8 @@
  * for the option letters A..P (fitted in endpoint/models/demo-fit.ts on labelled items in
  * events/items/demo-training.jsonl, generated from events/items/demo-templates.json, such that a
  * policy's own question and option words sum to no evidence); the output layer maps that evidence
- * to the letter tokens. Words count in any case and position, unknown words through their
- * longest known prefix.
+ * to the letter tokens. Words count in any case where a word starts (after a space or a quote),
+ * unknown words only through a stem plus an English inflection (endpoint/models/demo-pieces.ts).
  */
 import { encodeTensor } from "../gguf/quantize.ts";
 import { type GgufTensorSpec, writeGgufFile } from "../gguf/writer.ts";
@@ -20,41 +20,22 @@ import {
   STRUCTURE_FEATURES,
   TYPICAL_PROMPT_TOKENS,
 } from "./demo-fit.ts";
+import { stemEvidence, wordBoundaryPieces, wordStartPieces } from "./demo-pieces.ts";
 import type { ModelShape } from "./shapes.ts";
 import { modelMetadata } from "./synthesize.ts";
-import { buildVocabulary, SPACE_MARKER } from "./vocabulary.ts";
+import { buildVocabulary, type Vocabulary } from "./vocabulary.ts";
 
 const WIDTH = 32;
 const CARRIER = LETTERS; // dimension holding a constant 1 in every embedding
 /** Evidence scale inside embeddings: small, so RMS normalization stays close to linear. */
 const EVIDENCE_SCALE = 0.05;
 
-/** Shortest prefix that counts as a stem of a known word. */
-const MIN_STEM = 4;
-
-/** Mean evidence of the known words under each prefix of at least {@link MIN_STEM} letters. */
-function stemEvidence(evidence: ReadonlyMap<string, Float64Array>): Map<string, Float64Array> {
-  const sums = new Map<string, { sum: Float64Array; count: number }>();
-  for (const [word, v] of evidence) {
-    if (!/^[a-z]/.test(word)) continue;
-    for (let end = MIN_STEM; end < word.length; end++) {
-      const stem = word.slice(0, end);
-      const entry = sums.get(stem) ?? { sum: new Float64Array(LETTERS), count: 0 };
-      for (let k = 0; k < LETTERS; k++) entry.sum[k] = (entry.sum[k] ?? 0) + (v[k] ?? 0);
-      entry.count++;
-      sums.set(stem, entry);
-    }
-  }
-  return new Map([...sums].map(([stem, { sum, count }]) => [stem, sum.map((x) => x / count)]));
-}
-
 /** The pieces of the vocabulary that carry a feature's evidence. */
 function piecesOf(feature: string): string[] {
   if (feature === STRUCTURE_FEATURES.digit) return "0123456789".split("");
   if (feature === STRUCTURE_FEATURES.emptyString || feature === STRUCTURE_FEATURES.emptyList)
     return [feature];
-  const forms = [feature, feature[0]!.toUpperCase() + feature.slice(1), feature.toUpperCase()];
-  return [...new Set(forms.flatMap((form) => [form, `${SPACE_MARKER}${form}`]))];
+  return wordStartPieces(feature);
 }
 
 /** The model's dimensions (one layer, width 32). */
@@ -78,6 +59,94 @@ export function demoShape(): ModelShape {
 }
 
 /**
+ * The vocabulary: the generated base pieces, every fitted word in its common forms, and the
+ * pieces that mark where a word starts and swallow what follows a short one (demo-pieces.ts).
+ */
+function demoVocabulary(evidence: ReadonlyMap<string, Float64Array>): Vocabulary {
+  const words = [...evidence.keys()].filter((feature) => /^[a-z]/.test(feature));
+  return buildVocabulary({
+    extraWords: words,
+    wordForms: words,
+    extraPieces: [STRUCTURE_FEATURES.emptyString, STRUCTURE_FEATURES.emptyList],
+    scoredPieces: wordBoundaryPieces([...words, ...stemEvidence(evidence).keys()]),
+  });
+}
+
+/**
+ * Token embeddings: a constant carrier, and each known word's evidence (scaled) on the pieces
+ * that start a word with it; a stem of inflected known words carries their mean evidence.
+ */
+function demoEmbeddings(vocabulary: Vocabulary, evidence: ReadonlyMap<string, Float64Array>): Float32Array {
+  const ids = new Map(vocabulary.tokens.map((piece, id) => [piece, id]));
+  const embeddings = new Float32Array(WIDTH * vocabulary.tokens.length);
+  for (let t = 0; t < vocabulary.tokens.length; t++) embeddings[t * WIDTH + CARRIER] = 1;
+  const assigned = new Set<number>();
+  const setEvidence = (t: number, v: Float64Array) => {
+    assigned.add(t);
+    for (let k = 0; k < LETTERS; k++) embeddings[t * WIDTH + k] = EVIDENCE_SCALE * v[k]!;
+  };
+  for (const [feature, v] of evidence) {
+    for (const piece of piecesOf(feature)) {
+      const t = ids.get(piece);
+      if (t !== undefined) setEvidence(t, v);
+    }
+  }
+  // An unknown word such as "crashing" tokenizes as a stem ("▁crash", a piece because "crashes"
+  // is known) and an inflection: a crude English stemmer that needs no tokenizer at fitting time.
+  for (const [stem, v] of stemEvidence(evidence)) {
+    for (const piece of piecesOf(stem)) {
+      const t = ids.get(piece);
+      if (t !== undefined && !assigned.has(t)) setEvidence(t, v);
+    }
+  }
+  return embeddings;
+}
+
+/** The output layer: logit(letter k) = beta · evidence_k + a constant that lifts the letters above other tokens. */
+function demoOutput(vocabulary: Vocabulary, gain: number): Float32Array {
+  const output = new Float32Array(WIDTH * vocabulary.tokens.length);
+  const beta = (gain * TYPICAL_PROMPT_TOKENS) / (WIDTH * EVIDENCE_SCALE);
+  "ABCDEFGHIJKLMNOP".split("").forEach((letter, k) => {
+    const t = vocabulary.tokens.indexOf(letter);
+    output[t * WIDTH + k] = beta;
+    output[t * WIDTH + CARRIER] = 2;
+  });
+  return output;
+}
+
+/** The one layer's tensors around the given embeddings and output layer. */
+function demoTensors(embeddings: Float32Array, output: Float32Array, vocab: number): GgufTensorSpec[] {
+  const ffn = demoShape().ffn;
+  const zeros = (n: number) => new Float32Array(n);
+  const identity = zeros(WIDTH * WIDTH);
+  const passEvidence = zeros(WIDTH * WIDTH);
+  for (let d = 0; d < WIDTH; d++) identity[d * WIDTH + d] = 1;
+  for (let d = 0; d < LETTERS; d++) passEvidence[d * WIDTH + d] = 1;
+  const tensor = (name: string, dims: number[], values: Float32Array): GgufTensorSpec => ({
+    name,
+    dims,
+    type: "F32",
+    chunks: () => [encodeTensor("F32", values)],
+  });
+  const ones = new Float32Array(WIDTH).fill(1);
+  return [
+    tensor("token_embd.weight", [WIDTH, vocab], embeddings),
+    tensor("blk.0.attn_norm.weight", [WIDTH], ones),
+    // Zero queries and keys: every position attends equally to all earlier ones.
+    tensor("blk.0.attn_q.weight", [WIDTH, WIDTH], zeros(WIDTH * WIDTH)),
+    tensor("blk.0.attn_k.weight", [WIDTH, WIDTH], zeros(WIDTH * WIDTH)),
+    tensor("blk.0.attn_v.weight", [WIDTH, WIDTH], identity),
+    tensor("blk.0.attn_output.weight", [WIDTH, WIDTH], passEvidence),
+    tensor("blk.0.ffn_norm.weight", [WIDTH], ones),
+    tensor("blk.0.ffn_gate.weight", [WIDTH, ffn], zeros(WIDTH * ffn)),
+    tensor("blk.0.ffn_up.weight", [WIDTH, ffn], zeros(WIDTH * ffn)),
+    tensor("blk.0.ffn_down.weight", [ffn, WIDTH], zeros(WIDTH * ffn)),
+    tensor("output_norm.weight", [WIDTH], ones),
+    tensor("output.weight", [WIDTH, vocab], output),
+  ];
+}
+
+/**
  * Writes the demo model for `examples` to `out`. `gain` scales the fitted evidence (1 reproduces
  * the fitted classifier, whose confidence the L2 penalty keeps modest): 1.25 was chosen on
  * events/items/demo-dev.jsonl and demo-dev2.jsonl (never on the held-back file) as the value that
@@ -92,73 +161,10 @@ export async function writeDemoModel(
   fit: Parameters<typeof fitEvidence>[1] = {},
 ): Promise<{ words: number; bytes: number }> {
   const evidence = fitEvidence(examples, fit);
-  const shape = demoShape();
-  const words = [...evidence.keys()].filter((feature) => /^[a-z]/.test(feature));
-  const vocabulary = buildVocabulary({
-    extraWords: words,
-    wordForms: words,
-    extraPieces: [STRUCTURE_FEATURES.emptyString, STRUCTURE_FEATURES.emptyList],
-  });
+  const vocabulary = demoVocabulary(evidence);
   const vocab = vocabulary.tokens.length;
-  const ids = new Map(vocabulary.tokens.map((piece, id) => [piece, id]));
-  const embeddings = new Float32Array(WIDTH * vocab);
-  const output = new Float32Array(WIDTH * vocab);
-  const letterIds = "ABCDEFGHIJKLMNOP".split("").map((l) => ids.get(l)!);
-  for (let t = 0; t < vocab; t++) embeddings[t * WIDTH + CARRIER] = 1;
-  const assigned = new Set<number>();
-  const setEvidence = (t: number, v: Float64Array) => {
-    assigned.add(t);
-    for (let k = 0; k < LETTERS; k++) embeddings[t * WIDTH + k] = EVIDENCE_SCALE * v[k]!;
-  };
-  for (const [feature, v] of evidence) {
-    for (const piece of piecesOf(feature)) {
-      const t = ids.get(piece);
-      if (t !== undefined) setEvidence(t, v);
-    }
-  }
-  // An unknown word such as "crashing" tokenizes as its longest known prefix ("▁crash", a piece
-  // because "crashes" is known) and a few letters: give such prefixes the mean evidence of the
-  // known words they start, a crude stemmer that needs no tokenizer at fitting time.
-  for (const [stem, v] of stemEvidence(evidence)) {
-    for (const piece of piecesOf(stem)) {
-      const t = ids.get(piece);
-      if (t !== undefined && !assigned.has(t)) setEvidence(t, v);
-    }
-  }
-  // logit(letter k) = beta · evidence_k + a constant that lifts the letters above other tokens.
-  const beta = (gain * TYPICAL_PROMPT_TOKENS) / (WIDTH * EVIDENCE_SCALE);
-  letterIds.forEach((t, k) => {
-    output[t * WIDTH + k] = beta;
-    output[t * WIDTH + CARRIER] = 2;
-  });
-  const zeros = (n: number) => new Float32Array(n);
-  const identity = zeros(WIDTH * WIDTH);
-  const passEvidence = zeros(WIDTH * WIDTH);
-  for (let d = 0; d < WIDTH; d++) identity[d * WIDTH + d] = 1;
-  for (let d = 0; d < LETTERS; d++) passEvidence[d * WIDTH + d] = 1;
-  const tensor = (name: string, dims: number[], values: Float32Array): GgufTensorSpec => ({
-    name,
-    dims,
-    type: "F32",
-    chunks: () => [encodeTensor("F32", values)],
-  });
-  const ones = new Float32Array(WIDTH).fill(1);
-  const tensors = [
-    tensor("token_embd.weight", [WIDTH, vocab], embeddings),
-    tensor("blk.0.attn_norm.weight", [WIDTH], ones),
-    // Zero queries and keys: every position attends equally to all earlier ones.
-    tensor("blk.0.attn_q.weight", [WIDTH, WIDTH], zeros(WIDTH * WIDTH)),
-    tensor("blk.0.attn_k.weight", [WIDTH, WIDTH], zeros(WIDTH * WIDTH)),
-    tensor("blk.0.attn_v.weight", [WIDTH, WIDTH], identity),
-    tensor("blk.0.attn_output.weight", [WIDTH, WIDTH], passEvidence),
-    tensor("blk.0.ffn_norm.weight", [WIDTH], ones),
-    tensor("blk.0.ffn_gate.weight", [WIDTH, shape.ffn], zeros(WIDTH * shape.ffn)),
-    tensor("blk.0.ffn_up.weight", [WIDTH, shape.ffn], zeros(WIDTH * shape.ffn)),
-    tensor("blk.0.ffn_down.weight", [shape.ffn, WIDTH], zeros(WIDTH * shape.ffn)),
-    tensor("output_norm.weight", [WIDTH], ones),
-    tensor("output.weight", [WIDTH, vocab], output),
-  ];
-  const metadata = modelMetadata(shape, vocabulary, "F32");
+  const tensors = demoTensors(demoEmbeddings(vocabulary, evidence), demoOutput(vocabulary, gain), vocab);
+  const metadata = modelMetadata(demoShape(), vocabulary, "F32");
   metadata.set("general.name", {
     kind: "string",
     value: "decision-pipeline demo (bag of words, not a language model)",

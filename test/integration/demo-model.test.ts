@@ -86,6 +86,25 @@ describe("demo model", () => {
     }
   });
 
+  it("reads no English word into a foreign sentence, under every sample policy", async () => {
+    // Issue 27 #18: "Diese" read as "die" + "se" and "ich" as "I" + "ch" (remove 0.92 under
+    // moderation, account 0.94 under tickets); only whole words and English inflections count.
+    for (const id of ["ticket-routing", "content-moderation", "pre-screen"]) {
+      const policy = policies.current(id)!;
+      const answer = await decide(id, "Diese Stadt ist wunderschön, ich liebe die Altstadt");
+      expect(answer.top, `${id}: ${JSON.stringify(answer)}`).toBeLessThan(policy.autoThreshold);
+    }
+  });
+
+  it("does not route an out-of-scope question to a team", async () => {
+    // Issue 27 #18: automated to the account team at 0.86 (through "in", a piece of "bring").
+    const policy = policies.current("ticket-routing")!;
+    const answer = await decide("ticket-routing", "Can I bring my dog to your office?");
+    const automated =
+      answer.top >= policy.autoThreshold && policy.options.find((o) => o.id === answer.chosen)!.automate;
+    expect(automated, JSON.stringify(answer)).toBe(false);
+  });
+
   // A regression floor, not a target: the README states the measured figures (npm run bench:demo).
   it("handles most clear held-back items and automates few wrong ones", async () => {
     const total = demoFigures(await scoreHeldOut(await demoModelPath())).find((f) => f.policy === "all")!;

@@ -4,6 +4,7 @@
  * not know (before this, every unfamiliar friendly post was read as "remove").
  */
 import { describe, expect, it } from "vitest";
+import { chatText } from "../../endpoint/models/chat-template.ts";
 import { type DemoExample, fitEvidence, promptScaffold, wordsOf } from "../../endpoint/models/demo-fit.ts";
 import { buildDecisionPrompt } from "../../endpoint/scorer/prompt.ts";
 
@@ -75,7 +76,7 @@ describe("demo model fit", () => {
       "policy-first",
       "letters",
     );
-    const whole = wordsOf(`system ${prompt.system} user ${prompt.user} assistant`).sort();
+    const whole = wordsOf(chatText(prompt.system, prompt.user)).sort();
     const parts = [...wordsOf(promptScaffold(policy)), ...wordsOf(JSON.stringify(item))].sort();
     expect(parts).toEqual(whole);
     expect(wordsOf(promptScaffold(policy))).toEqual(

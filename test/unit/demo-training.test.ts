@@ -8,8 +8,10 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   demoTrainingJsonl,
+  evaluationStates,
   expandDemoTemplates,
   readDemoTemplates,
+  stateKey,
 } from "../../endpoint/models/demo-training.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
 
@@ -17,7 +19,10 @@ const items = join(REPO_ROOT, "events", "items");
 
 describe("demo training set", () => {
   it("is the expansion of the committed templates", async () => {
-    const rows = expandDemoTemplates(await readDemoTemplates(join(items, "demo-templates.json")));
+    const rows = expandDemoTemplates(
+      await readDemoTemplates(join(items, "demo-templates.json")),
+      await evaluationStates(items),
+    );
     expect(rows.length).toBeGreaterThan(500);
     expect(await readFile(join(items, "demo-training.jsonl"), "utf8")).toBe(demoTrainingJsonl(rows));
   });
@@ -36,6 +41,20 @@ describe("demo training set", () => {
         (await states(file)).filter((s) => training.has(s)),
         file,
       ).toEqual([]);
+  });
+
+  it("drops a fill equal to an evaluation item and keeps the other rows as they were", () => {
+    const templates = {
+      seed: 3,
+      fillsPerTemplate: 4,
+      slots: { w: ["a", "b"] },
+      policies: { p: { x: ["{w}"] } },
+    };
+    const all = expandDemoTemplates(templates).map((r) => r.state);
+    expect(all).toContain("a");
+    expect(expandDemoTemplates(templates, new Set([stateKey("A")])).map((r) => r.state)).toEqual(
+      all.filter((s) => s !== "a"),
+    );
   });
 
   it("names an unknown slot", () => {
