@@ -16,6 +16,7 @@ import {
   writeBatchFiles,
 } from "../shared/use-cases/batch-files.ts";
 import { batchJobFromEnv } from "./dependencies.ts";
+import { lazy } from "./lazy.ts";
 import { sqsBatchHandler } from "./sqs-batch-handler.ts";
 
 const logger = new Logger({ serviceName: METRICS.service.batchFiles });
@@ -35,11 +36,10 @@ export async function batchFilesDependenciesFromEnv(
 
 /** The handler for given dependencies (the local mode builds its own). */
 export function createBatchFilesHandler(dependencies: () => Promise<BatchFilesDependencies>) {
-  let resolved: Promise<BatchFilesDependencies> | undefined;
+  const resolved = lazy(dependencies);
   async function recordHandler(record: SQSRecord): Promise<void> {
-    resolved ??= dependencies();
     const batchId = batchIdOfRequest(record.body);
-    const outcome = await writeBatchFiles(await resolved, batchId);
+    const outcome = await writeBatchFiles(await resolved(), batchId);
     metrics.addMetric(`batch_files_${outcome}`, MetricUnit.Count, 1);
     logger.info("batch files", { batchId, outcome });
   }

@@ -18,6 +18,7 @@ import { type IntakeDependencies, runIntake } from "../shared/use-cases/batch-in
 import { sqsClient } from "./clients.ts";
 import { requireEnv } from "./config.ts";
 import { batchJobFromEnv } from "./dependencies.ts";
+import { lazy } from "./lazy.ts";
 import { tracer } from "./tracing.ts";
 
 const logger = new Logger({ serviceName: "batch-intake" });
@@ -39,10 +40,9 @@ export async function intakeDependenciesFromEnv(
 
 /** The handler for given dependencies. */
 export function createBatchIntakeHandler(dependencies: () => Promise<IntakeDependencies>) {
-  let resolved: Promise<IntakeDependencies> | undefined;
+  const resolved = lazy(dependencies);
   async function lambdaHandler(event: S3Event): Promise<unknown> {
-    resolved ??= dependencies();
-    const deps = await resolved;
+    const deps = await resolved();
     const results = [];
     for (const record of event.Records) {
       // Keys arrive URL-encoded, with "+" for spaces.

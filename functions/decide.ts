@@ -22,6 +22,7 @@ import {
 import { sagemakerClient, sqsClient } from "./clients.ts";
 import { decideSettings, deliverySettings } from "./config.ts";
 import { batchDependenciesFromEnv, sharedDependencies } from "./dependencies.ts";
+import { lazy } from "./lazy.ts";
 import { sqsBatchHandler } from "./sqs-batch-handler.ts";
 
 const logger = new Logger({ serviceName: METRICS.service.decide });
@@ -79,11 +80,10 @@ export function createDecideHandler(
   dependencies: () => Promise<DecideDependencies>,
   deliveries: () => DeliveryDependencies = () => deliveriesFromEnv(),
 ) {
-  let resolved: Promise<DecideDependencies> | undefined;
+  const resolved = lazy(dependencies);
   let settling: DeliveryDependencies | undefined;
   async function recordHandler(record: SQSRecord): Promise<void> {
-    resolved ??= dependencies();
-    const deps = await resolved;
+    const deps = await resolved();
     let result: Awaited<ReturnType<typeof decideMessage>>;
     try {
       result = await decideMessage(record.body, deps);

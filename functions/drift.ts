@@ -13,6 +13,7 @@ import { DRIFT } from "../shared/domain/topology.ts";
 import { runDriftCheck } from "../shared/use-cases/drift-check.ts";
 import { positiveInteger } from "./config.ts";
 import { type SharedDependencies, sharedDependencies } from "./dependencies.ts";
+import { lazy } from "./lazy.ts";
 import { tracer } from "./tracing.ts";
 
 const logger = new Logger({ serviceName: "drift" });
@@ -21,10 +22,9 @@ type ScheduledEvent = z.infer<typeof EventBridgeSchema>;
 
 /** The handler for given dependencies. */
 export function createDriftHandler(dependencies: () => Promise<SharedDependencies>) {
-  let resolved: Promise<SharedDependencies> | undefined;
+  const resolved = lazy(dependencies);
   async function lambdaHandler(event: ScheduledEvent): Promise<unknown> {
-    resolved ??= dependencies();
-    const results = await runDriftCheck(await resolved, {
+    const results = await runDriftCheck(await resolved(), {
       periodHours: positiveInteger("DRIFT_PERIOD_HOURS", DRIFT.periodHours),
     });
     logger.info("drift check", { scheduledAt: event.time, results });

@@ -12,6 +12,7 @@ import type { SQSRecord } from "aws-lambda";
 import { decisionMadeSchema } from "../shared/domain/contracts/events.ts";
 import { METRICS } from "../shared/domain/topology.ts";
 import type { DecisionMadeDetail } from "../shared/use-cases/apply-decision.ts";
+import { lazy } from "./lazy.ts";
 import { sqsBatchHandler } from "./sqs-batch-handler.ts";
 
 /** Options of {@link createEventQueueHandler}. */
@@ -29,13 +30,12 @@ export interface EventQueueHandlerOptions<D, O extends string> {
 export function createEventQueueHandler<D, O extends string>(options: EventQueueHandlerOptions<D, O>) {
   const logger = new Logger({ serviceName: options.serviceName });
   const metrics = new Metrics({ namespace: METRICS.namespace, serviceName: options.serviceName, logger });
-  let resolved: Promise<D> | undefined;
+  const resolved = lazy(options.dependencies);
   async function recordHandler(record: SQSRecord): Promise<void> {
-    resolved ??= options.dependencies();
     // The EventBridge envelope and the "Decision Made" detail, checked by Powertools Parser: a
     // message that is not one fails here, is retried and then dead-lettered, never half-applied.
     const detail = EventBridgeEnvelope.parse(JSON.parse(record.body), decisionMadeSchema);
-    const outcome = await options.apply(detail, await resolved);
+    const outcome = await options.apply(detail, await resolved());
     options.onOutcome?.(detail, outcome);
     metrics.addMetric(outcome, MetricUnit.Count, 1);
     logger.info("event applied", { itemId: detail.itemId, eventId: detail.eventId, outcome });

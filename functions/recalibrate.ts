@@ -17,6 +17,7 @@ import { type ProposalDependencies, proposeCalibrations } from "../shared/use-ca
 import { s3Client } from "./clients.ts";
 import { positiveInteger, requireEnv } from "./config.ts";
 import { sharedDependencies } from "./dependencies.ts";
+import { lazy } from "./lazy.ts";
 import { tracer } from "./tracing.ts";
 
 const logger = new Logger({ serviceName: "recalibrate" });
@@ -35,12 +36,11 @@ export async function recalibrationDependencies(
 
 /** The handler for given dependencies. */
 export function createRecalibrateHandler(dependencies: () => Promise<ProposalDependencies>) {
-  let resolved: Promise<ProposalDependencies> | undefined;
+  const resolved = lazy(dependencies);
   const minLabels = positiveInteger("RECALIBRATION_MIN_LABELS", RECALIBRATION.minLabels);
   const prefix = process.env.PROPOSALS_PREFIX ?? RECALIBRATION.prefix;
   async function lambdaHandler(event: ScheduledEvent): Promise<unknown> {
-    resolved ??= dependencies();
-    const outcomes = await proposeCalibrations(await resolved, { minLabels, prefix });
+    const outcomes = await proposeCalibrations(await resolved(), { minLabels, prefix });
     // The summaries are large: log what happened to each policy, not the fits themselves.
     const results = outcomes.map(({ policyId, version, status, labels }) => ({
       policyId,

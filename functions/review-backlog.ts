@@ -15,6 +15,7 @@ import { METRICS, REVIEW } from "../shared/domain/topology.ts";
 import { reviewBacklog } from "../shared/use-cases/review-backlog.ts";
 import { positiveInteger } from "./config.ts";
 import { type SharedDependencies, sharedDependencies } from "./dependencies.ts";
+import { lazy } from "./lazy.ts";
 import { tracer } from "./tracing.ts";
 
 const logger = new Logger({ serviceName: METRICS.service.reviewBacklog });
@@ -24,11 +25,10 @@ export function createReviewBacklogHandler(
   dependencies: () => Promise<SharedDependencies>,
   metrics = new Metrics({ namespace: METRICS.namespace, serviceName: METRICS.service.reviewBacklog, logger }),
 ) {
-  let resolved: Promise<SharedDependencies> | undefined;
+  const resolved = lazy(dependencies);
   async function lambdaHandler(): Promise<unknown> {
-    resolved ??= dependencies();
     const limit = positiveInteger("REVIEW_WITHIN_MINUTES", REVIEW.defaultServiceLevelMinutes);
-    const backlog = await reviewBacklog(await resolved, new Date(), limit);
+    const backlog = await reviewBacklog(await resolved(), new Date(), limit);
     for (const row of backlog) {
       // Single metrics, flushed at once: the policy is a dimension of these two metrics only.
       for (const [name, value] of [

@@ -8,24 +8,24 @@ import { reviewerFromAuthorizer } from "../shared/adapters/review-tokens.ts";
 import { createReviewApp } from "../shared/pages/review-page.ts";
 import { reviewSettings } from "./config.ts";
 import { sharedDependencies, withBatches } from "./dependencies.ts";
+import { lazy } from "./lazy.ts";
 import { tracer } from "./tracing.ts";
 
-let app: Promise<ReturnType<typeof createReviewApp>> | undefined;
+const app = lazy(async () =>
+  createReviewApp({
+    ...(await sharedDependencies()),
+    ...withBatches(),
+    ...reviewSettings(),
+    identify: async (c) => reviewerFromAuthorizer(c.env?.event),
+  }),
+);
 
 /** The Lambda entry point (API Gateway HTTP API events, after the authorizer). */
 export async function handler(
   event: Parameters<ReturnType<typeof handle>>[0],
   context: Parameters<ReturnType<typeof handle>>[1],
 ) {
-  app ??= sharedDependencies().then((deps) =>
-    createReviewApp({
-      ...deps,
-      ...withBatches(),
-      ...reviewSettings(),
-      identify: async (c) => reviewerFromAuthorizer(c.env?.event),
-    }),
-  );
-  const resolved = await app;
+  const resolved = await app();
   if (!tracer.isTracingEnabled()) return handle(resolved)(event, context);
   // One traced subsegment per request (the SDK calls inside it are traced by the clients).
   return tracer.provider.captureAsyncFunc("## review page", async (segment) => {

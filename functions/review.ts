@@ -15,6 +15,7 @@ import { REVIEW } from "../shared/domain/topology.ts";
 import { labelItem, ReviewError, reviseLabel } from "../shared/use-cases/review-decision.ts";
 import { reviewSettings } from "./config.ts";
 import { type SharedDependencies, sharedDependencies, withBatches } from "./dependencies.ts";
+import { lazy } from "./lazy.ts";
 import { tracer } from "./tracing.ts";
 
 const logger = new Logger({ serviceName: "review" });
@@ -56,14 +57,9 @@ function error(
 
 /** The handler for given dependencies. */
 export function createReviewHandler(dependencies: () => Promise<SharedDependencies>) {
-  let resolved: Promise<SharedDependencies & ReturnType<typeof reviewSettings>> | undefined;
+  const resolved = lazy(async () => ({ ...(await dependencies()), ...withBatches(), ...reviewSettings() }));
   async function lambdaHandler(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
-    resolved ??= dependencies().then((shared) => ({
-      ...shared,
-      ...withBatches(),
-      ...reviewSettings(),
-    }));
-    const deps = await resolved;
+    const deps = await resolved();
     const reviewer = reviewerFromAuthorizer(event);
     if (!reviewer) return error(401, "unauthenticated", "no verified reviewer on this request");
     const method = event.requestContext.http.method;
