@@ -12,12 +12,11 @@ import { resolveServerConfig } from "../../endpoint/server/config.ts";
 import { type RunningServer, startServer } from "../../endpoint/server/server.ts";
 import { type CapacityPlan, capacityPlan } from "../../shared/domain/capacity-plan.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
-import { allTime, type DecisionStore, everyDecision } from "../../shared/domain/decision-store.ts";
-import type { PublishesEvents } from "../../shared/domain/events.ts";
 import { MAX_BATCH, type MessageQueue } from "../../shared/domain/message-queue.ts";
 import type { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { DECIDE_QUEUES, REVIEW } from "../../shared/domain/topology.ts";
 import type { LocalEventBus } from "./event-bus.ts";
+import { repairOutbox } from "./local-outbox.ts";
 import { everyPending, type LocalSummary, summaryOf } from "./local-summary.ts";
 import { ensurePortFree, ensurePortsFree, type LocalPorts, resolveLocalPorts } from "./ports.ts";
 import { startLocalReviewServer } from "./review-server.ts";
@@ -108,8 +107,11 @@ async function startParts(
   const shared = await sharedDependencies();
   // The last run's workers are gone: an event it decided but had not published yet (a stop
   // between the record and its event) goes out now. Events carry stable ids, so a repeat is harmless.
-  const repaired = await publishLeftovers(shared);
-  if (repaired > 0) say(`published ${repaired} decision events the last run had not sent before it stopped`);
+  const outbox = repairOutbox(shared, say);
+  started.push(async () => {
+    outbox.stop();
+    await outbox.done.catch(() => undefined);
+  });
   const reviewServer = await startReviewServer(shared, ports.review, started);
   const reviewUrl = reviewServer.url;
   say(`review page: ${reviewUrl} (local sign-in at ${reviewUrl}/auth/login)`);
@@ -138,6 +140,8 @@ async function startParts(
     feedSamples: () => feedSamples(options.root, queues.intake),
     summary: () => summaryOf(shared, queues),
     async stop() {
+      outbox.stop();
+      await outbox.done.catch(() => undefined);
       await resuming.catch(() => 0);
       await reviewServer.close();
       await wiring.stop();
@@ -282,24 +286,4 @@ async function resumeBatches(
     }
   }
   return resumed;
-}
-
-/** Publishes the event of every record whose event is not marked sent; returns how many. */
-async function publishLeftovers(shared: {
-  store: DecisionStore;
-  policies: PolicyRegistry;
-  publisher: PublishesEvents;
-}): Promise<number> {
-  const { eventFor } = await import("../../shared/use-cases/decide-message.ts");
-  let count = 0;
-  for await (const record of everyDecision(shared.store, {
-    ...allTime(new Date()),
-    policyIds: shared.policies.ids(),
-  })) {
-    if (record.eventPublished) continue;
-    await shared.publisher.publish([eventFor(record)]);
-    await shared.store.markPublished(record);
-    count++;
-  }
-  return count;
 }

@@ -77,6 +77,8 @@ export interface DecisionRecord {
   readonly reviewEventPublished?: boolean;
   /** The action applied by the auto-action target, and whether "Item Actioned" went out. */
   readonly action?: string;
+  /** The "Decision Made" event whose arrival applied the action (the auto-action target's ledger). */
+  readonly actionEventId?: string;
   readonly actionEventPublished?: boolean;
   /** The "Decision Made" event that queued the item for review (the review intake's ledger). */
   readonly reviewQueuedBy?: string;

@@ -130,6 +130,9 @@ export const TARGET_VISIBILITY_SECONDS = TARGET_FUNCTION.timeoutSeconds * 6;
  */
 export const ENDPOINT_DEADLINE_MS = DECIDE_FUNCTION.endpointTimeoutMs - 2_000;
 
+/** How often the local mode, restarted, tries again an event whose publish lease the last run held. */
+export const LOCAL_OUTBOX_RETRY_MS = 2_000;
+
 /** Visibility timeout of the intake queue. */
 export const INTAKE_VISIBILITY_SECONDS = DECIDE_FUNCTION.timeoutSeconds * 6;
 

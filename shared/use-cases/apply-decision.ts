@@ -43,20 +43,37 @@ export async function applyDecision(
     const record = await deps.store.get(detail);
     if (record?.status !== "actioned" || record.actionEventPublished) return "already_actioned";
   }
+  await publishActioned({ ...detail, action, causedBy: detail.eventId }, deps);
+  if (!applied) return "already_actioned";
+  return "actioned";
+}
+
+/** What "Item Actioned" announces: the item, its policy version, the action and the event that caused it. */
+export interface AppliedAction {
+  readonly itemId: string;
+  readonly policyId: string;
+  readonly policyVersion: number;
+  readonly action: string;
+  readonly causedBy: string;
+}
+
+/** Sends "Item Actioned" for an applied action and marks it sent on the record (its outbox flag). */
+export async function publishActioned(
+  applied: AppliedAction,
+  deps: { store: DecisionStore; publisher: PublishesEvents },
+): Promise<void> {
   await deps.publisher.publish([
     pipelineEvent(
       DetailType.actioned,
-      `actioned|${detail.itemId}|${detail.policyId}@${detail.policyVersion}`,
+      `actioned|${applied.itemId}|${applied.policyId}@${applied.policyVersion}`,
       {
-        itemId: detail.itemId,
-        policyId: detail.policyId,
-        policyVersion: detail.policyVersion,
-        action,
-        causedBy: detail.eventId,
+        itemId: applied.itemId,
+        policyId: applied.policyId,
+        policyVersion: applied.policyVersion,
+        action: applied.action,
+        causedBy: applied.causedBy,
       },
     ),
   ]);
-  await deps.store.transition(detail, "actioned", "actioned", { actionEventPublished: true });
-  if (!applied) return "already_actioned";
-  return "actioned";
+  await deps.store.transition(applied, "actioned", "actioned", { actionEventPublished: true });
 }

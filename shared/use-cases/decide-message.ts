@@ -92,18 +92,22 @@ export function eventFor(record: DecisionRecord): PipelineEvent {
 
 /**
  * Publishes the record's event unless it went out already or another worker holds the lease.
- * `leaseHeld`: this worker created the record holding the lease, so no claim is needed.
+ * `leaseHeld`: this worker created the record holding the lease, so no claim is needed. False
+ * when another worker holds the lease (the event is that worker's to send, or this step's again
+ * once the lease has passed).
  */
 export async function ensurePublished(
   record: DecisionRecord,
-  deps: DecideDependencies,
+  deps: Pick<DecideDependencies, "store" | "publisher" | "publishLeaseMs" | "now">,
   leaseHeld = false,
-): Promise<void> {
-  if (record.eventPublished) return;
+): Promise<boolean> {
+  if (record.eventPublished) return true;
   const now = (deps.now ?? (() => new Date()))();
-  if (!leaseHeld && !(await deps.store.claimPublish(record, deps.publishLeaseMs, now.getTime()))) return;
+  if (!leaseHeld && !(await deps.store.claimPublish(record, deps.publishLeaseMs, now.getTime())))
+    return false;
   await deps.publisher.publish([eventFor(record)]);
   await deps.store.markPublished(record, now);
+  return true;
 }
 
 /** Decides one message body. */

@@ -103,7 +103,8 @@ export async function reviseLabel(
   return { stored: true, final: label !== undefined, record: (await deps.store.get(key)) ?? written };
 }
 
-async function publishRevised(record: DecisionRecord, deps: ReviewDependencies): Promise<void> {
+/** Sends "Decision Revised" for the record's last revision and marks it sent. */
+export async function publishRevised(record: DecisionRecord, deps: ReviewDependencies): Promise<void> {
   const revision = record.lastRevision;
   if (!revision) return;
   await deps.publisher.publish([

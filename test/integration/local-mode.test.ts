@@ -172,8 +172,27 @@ describe("local mode", () => {
           updatedAt: now,
           eventPublished: false,
         },
-        Date.now() + 60_000,
+        // Still held when the local mode restarts: the restart waits for it, then sends the event.
+        Date.now() + 3_000,
       );
+      // An action applied just before a SIGKILL, whose "Item Actioned" had not gone out.
+      await store.create({
+        itemId: "CUT-OFF-2",
+        policyId: "ticket-routing",
+        policyVersion: 1,
+        status: "actioned",
+        route: "auto",
+        reason: "confident",
+        chosen: "billing",
+        distribution: { billing: 0.95, technical: 0.02, account: 0.02, out_of_scope: 0.01 },
+        state: "refund please",
+        createdAt: now,
+        updatedAt: now,
+        eventPublished: true,
+        action: "ticket-routing:billing",
+        actionEventId: "made-cut-off-2",
+        actionEventPublished: false,
+      });
       await first.stop();
       stopped = true;
     } finally {
@@ -182,13 +201,27 @@ describe("local mode", () => {
     const second = await startLocalMode({ root: REPO_ROOT, dataDir, ports });
     try {
       const again = await second.summary();
-      expect(again.decided).toBe(10);
-      // Its event goes out at the restart, once, and the record says so.
+      expect(again.decided).toBe(11);
+      // Each owed event goes out after the restart, once: the decision's once its lease passed.
+      const sent = (type: string, itemId: string) =>
+        second.bus.events.filter((e) => e["detail-type"] === type && e.detail.itemId === itemId);
+      await until(async () => (sent("Decision Made", "CUT-OFF-1").length > 0 ? true : undefined));
+      await until(async () => (sent("Item Actioned", "CUT-OFF-2").length > 0 ? true : undefined));
       await second.bus.idle();
-      const made = second.bus.events.filter(
-        (e) => e["detail-type"] === "Decision Made" && e.detail.itemId === "CUT-OFF-1",
+      expect(sent("Decision Made", "CUT-OFF-1")).toHaveLength(1);
+      expect(sent("Item Actioned", "CUT-OFF-2").map((e) => e.detail.causedBy)).toEqual(["made-cut-off-2"]);
+      const { DynamoDbDecisionStore } = await import("../../shared/adapters/dynamodb-decision-store.ts");
+      const { documentClient, localServiceOptions } = await import("../../shared/adapters/aws-clients.ts");
+      const records = new DynamoDbDecisionStore(
+        documentClient(localServiceOptions(second.env.AWS_ENDPOINT_URL_DYNAMODB!)),
+        "decisions",
       );
-      expect(made).toHaveLength(1);
+      const actioned = await records.get({
+        itemId: "CUT-OFF-2",
+        policyId: "ticket-routing",
+        policyVersion: 1,
+      });
+      expect(actioned).toMatchObject({ actionEventPublished: true });
     } finally {
       await second.stop();
     }

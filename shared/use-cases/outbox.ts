@@ -1,0 +1,62 @@
+/**
+ * The outbox: every event a decision record still owes. Each step that changes a record and
+ * announces it (decided, actioned, reviewed, revised) writes the change with a "published: false"
+ * flag, sends the event, then sets the flag; a crash in between leaves the flag unset, and this
+ * step sends what is owed. The decision event goes under the publish lease, as on the decide path,
+ * so two workers never send it at once; every event carries a stable id, so a repeat is harmless.
+ * The deployed pipeline repairs on redelivery; the local mode, whose queues do not survive a
+ * restart, runs this over its records when it starts.
+ */
+import type { DecisionRecord } from "../domain/decision-record.ts";
+import { publishActioned } from "./apply-decision.ts";
+import { type DecideDependencies, ensurePublished } from "./decide-message.ts";
+import type { ReviewDependencies } from "./review-common.ts";
+import { publishReviewed } from "./review-decision.ts";
+import { publishRevised } from "./revise-label.ts";
+
+/** What sending owed events needs: the store and publisher, the publish lease, and the review path's settings. */
+export type OutboxDependencies = Pick<DecideDependencies, "store" | "publisher" | "publishLeaseMs" | "now"> &
+  ReviewDependencies;
+
+/** The events a record owes, by detail type. */
+export type OwedEvent =
+  | "Decision Made"
+  | "Decision Rejected"
+  | "Item Actioned"
+  | "Decision Reviewed"
+  | "Decision Review Revised";
+
+/** The events `record` still owes (its outbox flags that are unset). */
+export function owedEvents(record: DecisionRecord): OwedEvent[] {
+  const owed: OwedEvent[] = [];
+  if (!record.eventPublished) owed.push(record.status === "rejected" ? "Decision Rejected" : "Decision Made");
+  if (record.status === "actioned" && record.actionEventPublished === false) owed.push("Item Actioned");
+  if (record.status === "reviewed" && record.reviewEventPublished === false) owed.push("Decision Reviewed");
+  if (record.revisionEventPublished === false && record.lastRevision) owed.push("Decision Review Revised");
+  return owed;
+}
+
+/**
+ * Sends what `record` owes, in the order the changes were made; returns what it sent, and
+ * whether the decision event waits for another worker's publish lease (nothing after it is sent
+ * then: the decision event goes first).
+ */
+export async function sendOwedEvents(
+  record: DecisionRecord,
+  deps: OutboxDependencies,
+): Promise<{ sent: OwedEvent[]; leaseHeld: boolean }> {
+  const sent: OwedEvent[] = [];
+  for (const event of owedEvents(record)) {
+    if (event === "Decision Made" || event === "Decision Rejected") {
+      if (!(await ensurePublished(record, deps))) return { sent, leaseHeld: true };
+    } else if (event === "Item Actioned")
+      await publishActioned(
+        { ...record, action: record.action ?? "", causedBy: record.actionEventId ?? "" },
+        deps,
+      );
+    else if (event === "Decision Reviewed") await publishReviewed(record, deps);
+    else await publishRevised(record, deps);
+    sent.push(event);
+  }
+  return { sent, leaseHeld: false };
+}
