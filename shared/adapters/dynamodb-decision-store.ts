@@ -203,6 +203,16 @@ export class DynamoDbDecisionStore implements DecisionStore {
     });
   }
 
+  async addToBatch(key: Key, batchId: string): Promise<boolean> {
+    return this.updateIf("add to batch", key, {
+      UpdateExpression: "SET #batches = list_append(if_not_exists(#batches, :none), :batch)",
+      ConditionExpression:
+        "attribute_exists(pk) AND (attribute_not_exists(batchId) OR batchId <> :id) AND NOT contains(#batches, :id)",
+      ExpressionAttributeNames: { "#batches": "otherBatchIds" },
+      ExpressionAttributeValues: { ":none": [], ":batch": [batchId], ":id": batchId },
+    });
+  }
+
   /** The conditional update, query, batch get and reader the review writes and the reads share. */
   private readonly table: reviews.TableAccess & reads.ReadAccess = {
     updateIf: (what, key, input) => this.updateIf(what, key, input),

@@ -98,6 +98,14 @@ export class InMemoryDecisionStore implements DecisionStore {
     return true;
   }
 
+  async addToBatch(key: RecordKey, batchId: string): Promise<boolean> {
+    const stored = this.records.get(InMemoryDecisionStore.id(key));
+    const others = (stored?.otherBatchIds as string[] | undefined) ?? [];
+    if (!stored || stored.batchId === batchId || others.includes(batchId)) return false;
+    this.update(stored, { otherBatchIds: [...others, batchId] });
+    return true;
+  }
+
   async pageReviewQueue(query: {
     policyIds: readonly string[];
     limit: number;

@@ -46,6 +46,8 @@ export interface DecisionRecord {
   readonly metadata?: Record<string, unknown>;
   /** The batch the item came in, when it came in one. */
   readonly batchId?: string;
+  /** The other batches the item was submitted in (one decision, counted in each). */
+  readonly otherBatchIds?: readonly string[];
   /** Why the item was rejected. */
   readonly problems?: { field: string; message: string }[];
   readonly createdAt: string;
@@ -91,4 +93,9 @@ export function recordKey(
   policyVersion: number,
 ): { pk: string; sk: string } {
   return { pk: `ITEM#${itemId}`, sk: `POLICY#${policyId}#V${String(policyVersion).padStart(6, "0")}` };
+}
+
+/** Every batch the record's item was submitted in: the first, then the others, each once. */
+export function batchesOf(record: Pick<DecisionRecord, "batchId" | "otherBatchIds">): string[] {
+  return [...new Set([...(record.batchId ? [record.batchId] : []), ...(record.otherBatchIds ?? [])])];
 }

@@ -131,6 +131,12 @@ export interface DecisionStore {
    */
   setOnce(key: RecordKey, field: string, value: string): Promise<boolean>;
   /**
+   * Notes that the item is also a member of batch `batchId` (an item submitted in more than one
+   * batch has one decision): its review is then counted in each. False when the record already
+   * names it, or there is no record.
+   */
+  addToBatch(key: RecordKey, batchId: string): Promise<boolean>;
+  /**
    * One page of the items waiting for review under `policyIds`, oldest first, from `cursor` (a
    * previous page's `next`), with how many wait, counted up to `countCap`. A foreign cursor is a
    * RangeError.

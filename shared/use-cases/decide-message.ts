@@ -251,7 +251,10 @@ async function settleBatch(
   record: DecisionRecord,
   deps: DecideDependencies,
 ): Promise<void> {
-  if (batchId && deps.batches) await settleRecord(deps.batches, batchId, record);
+  if (!batchId || !deps.batches) return;
+  // The same item in another batch: one decision, noted on the record so its review counts there too.
+  if (record.batchId !== batchId) await deps.store.addToBatch(record, batchId);
+  await settleRecord(deps.batches, batchId, record);
 }
 
 /** The batch id an unparseable item names, if it names a valid one. */

@@ -7,7 +7,7 @@
  * an outbox flag so that a retried request sends what a failed one could not. Changes and undos:
  * shared/use-cases/revise-label.ts.
  */
-import type { DecisionRecord } from "../domain/decision-record.ts";
+import { batchesOf, type DecisionRecord } from "../domain/decision-record.ts";
 import type { RecordKey } from "../domain/decision-store.ts";
 import { DetailType, pipelineEvent } from "../domain/events.ts";
 import { answerability, claimedByOther, isAdmin, type ReviewClaim, type Reviewer } from "../domain/review.ts";
@@ -256,6 +256,7 @@ export async function publishReviewed(record: DecisionRecord, deps: ReviewDepend
   ]);
   await deps.store.transition(record, "reviewed", "reviewed", { reviewEventPublished: true });
   // A batch item: its label goes into the batch's results (once), and a fully reviewed batch is announced.
-  if (record.batchId && record.label && deps.batches)
-    await settleLabel(deps.batches, record.batchId, record.itemId, record.label);
+  if (record.label && deps.batches)
+    for (const batchId of batchesOf(record))
+      await settleLabel(deps.batches, batchId, record.itemId, record.label);
 }

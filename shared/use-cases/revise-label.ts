@@ -3,7 +3,7 @@
  * time. Each is appended to the record's history and announced with "Decision Review Revised";
  * an undo sends the item back to the review queue.
  */
-import type { DecisionRecord } from "../domain/decision-record.ts";
+import { batchesOf, type DecisionRecord } from "../domain/decision-record.ts";
 import type { RecordKey, ReviewWrite } from "../domain/decision-store.ts";
 import { DetailType, pipelineEvent } from "../domain/events.ts";
 import { isAdmin, type Reviewer } from "../domain/review.ts";
@@ -125,6 +125,7 @@ export async function publishRevised(record: DecisionRecord, deps: ReviewDepende
     ),
   ]);
   await deps.store.transition(record, record.status, record.status, { revisionEventPublished: true });
-  if (record.batchId && deps.batches)
-    await settleRevision(deps.batches, record.batchId, record.itemId, revision.label);
+  if (deps.batches)
+    for (const batchId of batchesOf(record))
+      await settleRevision(deps.batches, batchId, record.itemId, revision.label);
 }

@@ -386,5 +386,17 @@ export function decisionStoreContract(name: string, make: () => DecisionStore): 
       expect(await store.noteFailure(id, "second")).toBe(2);
       expect((await store.failureOf(id))?.reason).toBe("second");
     });
+
+    it("notes each other batch of an item once, never its own, and nothing without a record", async () => {
+      const store = make();
+      const record = pendingRecord({ batchId: "b-first-000001" });
+      await store.create(record);
+      expect(await store.addToBatch(record, "b-first-000001")).toBe(false);
+      expect(await store.addToBatch(record, "b-second-000001")).toBe(true);
+      expect(await store.addToBatch(record, "b-second-000001")).toBe(false);
+      expect(await store.addToBatch(record, "b-third-000001")).toBe(true);
+      expect((await store.get(record))!.otherBatchIds).toEqual(["b-second-000001", "b-third-000001"]);
+      expect(await store.addToBatch(pendingRecord(), "b-second-000001")).toBe(false);
+    });
   });
 }
