@@ -11,6 +11,7 @@ import {
   parseSystemOneRequest,
   systemOneResponse,
 } from "../../shared/domain/contracts/system-one/index.ts";
+import { isChatBody } from "../chat/chat-request.ts";
 import type { DecisionScorer } from "../scorer/scorer.ts";
 import { ApiError, invalidField } from "./api-error.ts";
 import { type Invocation, isBatchBody, scoreBatch } from "./batch.ts";
@@ -156,7 +157,7 @@ export function createAnswers(deps: AppDependencies): Answers {
       const signal = requestSignal(c);
       return jsonResponse(c, await scoreBatch(body, (item) => systemOne(c, item, signal), refused));
     }
-    if (typeof body === "object" && body !== null && "messages" in body) return chat(c, body);
+    if (isChatBody(body)) return chat(c, body);
     throw invalidField(
       undefined,
       "the body is neither a System One request (with `questions`), a batch of them (`batch`), nor a chat request (with `messages`)",

@@ -41,11 +41,6 @@ export const DEAD_LETTER_SOURCES = {
 /** A dead-letter source's name. */
 export type DeadLetterSource = keyof typeof DEAD_LETTER_SOURCES;
 
-/** The dead-letter source of a bus rule's target. */
-export function ruleDeadLetterSource(rule: "auto" | "human" | "rejected" | "requested"): DeadLetterSource {
-  return `${rule}-rule`;
-}
-
 /** Where one source's dead letters are and where they go. */
 export interface DeadLetterRoute {
   /** The dead-letter queue's URL. */
