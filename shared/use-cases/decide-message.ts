@@ -21,9 +21,8 @@
  */
 import { createHash } from "node:crypto";
 import { BATCH_ID_PATTERN } from "../domain/batch.ts";
+import { calibratedProbabilities } from "../domain/calibration/calibrated.ts";
 import { predictionSet } from "../domain/calibration/conformal.ts";
-import { correctForPrior } from "../domain/calibration/prior.ts";
-import { applyVectorScaling } from "../domain/calibration/vector-scaling.ts";
 import type { DecidesItems } from "../domain/decision-endpoint.ts";
 import type { DecisionRecord } from "../domain/decision-record.ts";
 import type { DecisionStore } from "../domain/decision-store.ts";
@@ -32,7 +31,7 @@ import type { PublishesEvents } from "../domain/events.ts";
 import { DetailType, type PipelineEvent, pipelineEvent } from "../domain/events.ts";
 import { type ItemProblem, parseItem } from "../domain/item.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
-import { confidence, softmax } from "../domain/probability.ts";
+import { confidence } from "../domain/probability.ts";
 import { type Route, routeDecision } from "../domain/routing.ts";
 import { type BatchDependencies, settleRecord } from "./batch-progress.ts";
 
@@ -148,12 +147,8 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
     }
     throw error;
   }
-  // The prior divided out first (when the policy carries one), then the temperature, then the
-  // per-option offsets of vector scaling (when it carries them). The record keeps the raw logits.
-  const logits = policy.prior ? correctForPrior(decision.logits, policy.prior) : decision.logits;
-  const probabilities = policy.optionBias
-    ? applyVectorScaling(logits, { temperature: policy.temperature, bias: policy.optionBias })
-    : softmax(logits, policy.temperature);
+  // Prior, temperature, then offsets (calibration/calibrated.ts); the record keeps the raw logits.
+  const probabilities = calibratedProbabilities(policy, decision.logits);
   const routing = routeDecision(policy, probabilities, item.id, decision.allowedTokenMass);
   const record: DecisionRecord = {
     itemId: item.id,
