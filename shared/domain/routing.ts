@@ -3,6 +3,7 @@
  * Pure: the same distribution, policy and item always route the same way.
  */
 import { createHash } from "node:crypto";
+import { type AuditInclusion, auditInclusion } from "./audit/bands.ts";
 import type { Policy } from "./policy/policy.ts";
 import { argmax } from "./probability.ts";
 
@@ -29,6 +30,11 @@ export interface Routing {
   readonly chosen: string;
   /** Its calibrated probability. */
   readonly topProbability: number;
+  /**
+   * For a decision that passed every other rule (automated, or drawn for audit): its audit band
+   * and the chance it was drawn. Absent for decisions people get for any other reason.
+   */
+  readonly audit?: AuditInclusion;
 }
 
 /**
@@ -44,7 +50,8 @@ export function auditDraw(itemId: string, policy: Pick<Policy, "id" | "version">
  * Routes a calibrated distribution (in the policy's option order). People get it when the top
  * option is out of scope, the option letters held less of the model's probability than the
  * policy's `minAllowedTokenMass` (the item fits none of the options), the top option is below
- * the threshold or not automatable, or the item is drawn for audit. `allowedTokenMass` is null or
+ * the threshold or not automatable, or the item is drawn for audit (at its confidence band's
+ * rate, see `audit/bands.ts`). `allowedTokenMass` is null or
  * absent when it was not read; the guard then does not apply.
  */
 export function routeDecision(
@@ -76,6 +83,7 @@ export function routeDecision(
     return human("off_options");
   if (topProbability < policy.autoThreshold) return human("below_threshold");
   if (!option.automate) return human("option_needs_review");
-  if (auditDraw(itemId, policy) < policy.auditSampleRate) return human("audit_sample");
-  return { route: "auto", reason: "confident", chosen: option.id, topProbability };
+  const audit = auditInclusion(policy, topProbability);
+  if (auditDraw(itemId, policy) < audit.inclusionProbability) return { ...human("audit_sample"), audit };
+  return { route: "auto", reason: "confident", chosen: option.id, topProbability, audit };
 }

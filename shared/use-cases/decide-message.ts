@@ -7,7 +7,9 @@
  *    repair). Only an item that says `"redecide": true` is decided again under a newer version,
  *    and its "Decision Made" names the decision it supersedes;
  * 3. otherwise the endpoint scores it, the policy's temperature calibrates it, routing picks
- *    auto or human, the record is written conditionally (a lost race adopts the winner's record),
+ *    auto or human (an automatable decision keeps its audit band and inclusion probability; the
+ *    policy's shadow candidate, for items in its sample, is scored beside the live call and stored,
+ *    never acted on), the record is written conditionally (a lost race adopts the winner's record),
  *    and "Decision Made" is published under a lease.
  *
  * Events go out at least once: PutEvents can succeed and the write that marks the record
@@ -34,6 +36,7 @@ import type { PolicyRegistry } from "../domain/policy/registry.ts";
 import { confidence } from "../domain/probability.ts";
 import { type Route, routeDecision } from "../domain/routing.ts";
 import { type BatchDependencies, settleRecord } from "./batch-progress.ts";
+import { startShadow } from "./shadow-scoring.ts";
 
 /** What {@link decideMessage} needs. */
 export interface DecideDependencies {
@@ -129,6 +132,8 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
     return { outcome: "already_decided" };
   }
 
+  // The shadow candidate (when the item is in its sample) is scored at the same time; it never fails.
+  const shadow = startShadow(item, policy, deps);
   let decision: Awaited<ReturnType<DecidesItems["decide"]>>;
   try {
     decision = await deps.endpoint.decide(item, policy);
@@ -174,6 +179,10 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
     promptVersion: decision.promptVersion,
     ...(decision.optionOrder === "cyclic" ? { optionOrder: "cyclic" as const } : {}),
     latencyMs: Math.round(decision.latencyMs),
+    ...(routing.audit
+      ? { auditBand: routing.audit.band, auditInclusionProbability: routing.audit.inclusionProbability }
+      : {}),
+    ...(shadow ? { shadow: await shadow } : {}),
     state: item.state,
     ...(item.metadata ? { metadata: item.metadata } : {}),
     ...(item.batchId ? { batchId: item.batchId } : {}),

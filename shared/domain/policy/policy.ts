@@ -4,6 +4,7 @@
  * A change to a policy is a new version; every decision record names the version that decided.
  */
 import { z } from "zod";
+import { liveFields, refineLiveFields } from "./live-fields.ts";
 
 /** Options a policy may declare (letters A..P). */
 export const MAX_POLICY_OPTIONS = 16;
@@ -85,9 +86,12 @@ export const policySchema = z
       })
       .strict()
       .optional(),
+    // Live checking (audit bands, error budget, shadow candidate): see live-fields.ts.
+    ...liveFields,
   })
   .strict()
   .superRefine((policy, ctx) => {
+    refineLiveFields(policy, ctx);
     if (policy.optionBias && policy.optionBias.length !== policy.options.length)
       ctx.addIssue({
         code: "custom",
