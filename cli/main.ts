@@ -91,6 +91,14 @@ const COMMANDS: Record<
       return { run: m.calibrateCommand, usage: m.calibrateUsage };
     },
   },
+  audit: {
+    what: "estimates each policy's rate of wrong automatic actions from audit samples",
+    summary: "decide audit --from-table TABLE [--policy ID] [--since YYYY-MM-DD]",
+    load: async () => {
+      const m = await import("./audit.ts");
+      return { run: m.auditCommand, usage: m.auditUsage };
+    },
+  },
 };
 
 function overview(): string {

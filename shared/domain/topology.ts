@@ -18,10 +18,15 @@ export const METRICS = {
     reviewIntake: "review-intake",
     autoAction: "auto-action",
     reviewBacklog: "review-backlog",
+    audit: "audit",
   },
   /** The review backlog's metrics and their dimension. */
   pendingReviews: "PendingReviews",
   oldestPendingReviewMinutes: "OldestPendingReviewMinutes",
+  /** The daily audit estimate's metrics (rate, upper bound, labels), per policy. */
+  autoErrorRate: "AutoErrorRate",
+  autoErrorUpperBound: "AutoErrorUpperBound",
+  auditLabels: "AuditLabels",
   policyDimension: "policy",
 } as const;
 
@@ -126,6 +131,8 @@ export const TABLE_ACCESS = {
   ReviewBacklog: ["Query"],
   /** reviewed decisions (Query on the status index). */
   Recalibrate: ["Query"],
+  /** audit samples, pending and reviewed (Query on the status index). */
+  Audit: ["Query"],
   /** the batch (PutItem, UpdateItem, GetItem) and its members when it completes at once (Query). */
   BatchIntake: ["GetItem", "PutItem", "UpdateItem", "Query"],
 } as const satisfies Record<string, readonly TableAction[]>;
@@ -147,6 +154,15 @@ export const RECALIBRATION = {
   /** Key prefix of proposals in the pipeline bucket. */
   prefix: "calibration/",
 } as const;
+
+/**
+ * Live audits: the days of decisions the daily estimate reads, the confidence of its interval,
+ * and the labels per audit band below which the estimate warns that the band is thinly audited.
+ */
+export const AUDIT = { windowDays: 30, confidence: 0.95, minLabelsPerBand: 10 } as const;
+
+/** `decide what-if`: the items it re-scores unless told otherwise. */
+export const WHAT_IF = { sample: 500, windowDays: 30 } as const;
 
 /** The pipeline bucket's lifecycle. */
 export const BUCKET = {
