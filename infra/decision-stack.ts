@@ -10,6 +10,7 @@ import { CfnOutput, CfnParameter, Stack, type StackProps } from "aws-cdk-lib";
 import type { Construct } from "constructs";
 import { parsePolicy } from "../shared/domain/policy/policy.ts";
 import { REVIEW } from "../shared/domain/topology.ts";
+import { AuditJobs, autoErrorBudgets } from "./constructs/audit-jobs.ts";
 import { DecisionEndpoint, type ServerlessSettings } from "./constructs/decision-endpoint.ts";
 import { DecisionPipeline } from "./constructs/decision-pipeline.ts";
 import { EventContracts } from "./constructs/event-contracts.ts";
@@ -29,7 +30,7 @@ export function reviewServiceLevels(dir: string): Record<string, number> {
     .sort()) {
     const policy = parsePolicy(JSON.parse(readFileSync(join(dir, file), "utf8")), file);
     const minutes = policy.reviewWithinMinutes ?? REVIEW.defaultServiceLevelMinutes;
-    if ((latest.get(policy.id)?.version ?? 0) < policy.version)
+    if (!policy.candidate && (latest.get(policy.id)?.version ?? 0) < policy.version)
       latest.set(policy.id, { version: policy.version, minutes });
   }
   return Object.fromEntries([...latest].map(([id, { minutes }]) => [id, minutes]));
@@ -60,6 +61,8 @@ export class DecisionStack extends Stack {
   public readonly endpoint: DecisionEndpoint;
   public readonly pipeline: DecisionPipeline;
   public readonly operations: Operations;
+  /** The daily audit estimate and the per-policy error-budget alarms. */
+  public readonly audits: AuditJobs;
   /** The schema registry with the event and item contracts. */
   public readonly contracts: EventContracts;
 
@@ -97,6 +100,13 @@ export class DecisionStack extends Stack {
       endpointName: this.endpoint.endpointName,
       ...(props.alarmEmail ? { alarmEmail: props.alarmEmail } : {}),
       reviewServiceLevels: reviewServiceLevels(POLICIES_DIR),
+    });
+    this.audits = new AuditJobs(this, "Audits", {
+      table: this.pipeline.table,
+      busName: this.pipeline.bus.eventBusName,
+      topic: this.operations.topic,
+      failures: this.pipeline.targetsDeadLetterQueue,
+      budgets: autoErrorBudgets(POLICIES_DIR),
     });
 
     this.contracts = new EventContracts(this, "Contracts");

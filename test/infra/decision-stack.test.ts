@@ -208,7 +208,7 @@ describe("DecisionStack", () => {
     )
       .filter(([id]) => !id.startsWith("BucketNotificationsHandler"))
       .map(([, f]) => f);
-    expect(functions).toHaveLength(12);
+    expect(functions).toHaveLength(13);
     for (const f of functions) {
       expect(f.Properties.Runtime).toBe("nodejs22.x");
       expect(f.Properties.Architectures).toEqual(["arm64"]);
@@ -286,12 +286,13 @@ describe("DecisionStack", () => {
     ).toBe(true);
   });
 
-  it("raises alarms on dead letters, message age, endpoint errors and latency, the escalation rate and each policy's review wait", () => {
+  it("raises alarms on dead letters, message age, endpoint errors and latency, the escalation rate, each policy's review wait and error budget", () => {
     const alarms = Object.values(
       template.findResources("AWS::CloudWatch::Alarm") as Record<string, Resource>,
     );
-    // Eight pipeline alarms and one review service-level alarm per policy (three samples).
-    expect(alarms).toHaveLength(11);
+    // Eight pipeline alarms, one review service-level alarm per policy (three samples) and one
+    // error-budget alarm per policy that sets maxAutoError (ticket-routing).
+    expect(alarms).toHaveLength(12);
     for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toHaveLength(1);
     // content-moderation asks for review within 60 minutes; the others take the default.
     template.hasResourceProperties("AWS::CloudWatch::Alarm", {
@@ -314,6 +315,13 @@ describe("DecisionStack", () => {
     });
     template.hasResourceProperties("AWS::CloudWatch::Alarm", {
       Metrics: Match.arrayWith([Match.objectLike({ Expression: Match.stringLikeRegexp("human") })]),
+    });
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      MetricName: "AutoErrorUpperBound",
+      Dimensions: Match.arrayWith([{ Name: "policy", Value: "ticket-routing" }]),
+      Threshold: 0.05,
+      ComparisonOperator: "GreaterThanThreshold",
+      TreatMissingData: "notBreaching",
     });
     template.resourceCountIs("AWS::CloudWatch::Dashboard", 1);
     template.hasResourceProperties("AWS::Events::Rule", { ScheduleExpression: "rate(1 day)" });

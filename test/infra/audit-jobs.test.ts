@@ -1,0 +1,82 @@
+/**
+ * The live-audit construct on its own: a daily, retried Audit function that may only query the
+ * table, and one error-budget alarm per policy that sets `maxAutoError` (the latest deciding
+ * version's; a candidate version never sets the budget), on the upper bound the function emits.
+ */
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { App, Stack } from "aws-cdk-lib";
+import { Match, Template } from "aws-cdk-lib/assertions";
+import * as dynamodb from "aws-cdk-lib/aws-dynamodb";
+import * as sns from "aws-cdk-lib/aws-sns";
+import * as sqs from "aws-cdk-lib/aws-sqs";
+import { describe, expect, it } from "vitest";
+import { AuditJobs, autoErrorBudgets } from "../../infra/constructs/audit-jobs.ts";
+import { AUDIT, METRICS } from "../../shared/domain/topology.ts";
+
+const policy = (id: string, version: number, extra: Record<string, unknown> = {}) => ({
+  id,
+  version,
+  question: "Which?",
+  type: "choice",
+  options: [
+    { id: "a", description: "A", automate: true },
+    { id: "b", description: "B", automate: true },
+  ],
+  autoThreshold: 0.8,
+  ...extra,
+});
+
+describe("AuditJobs", () => {
+  it("reads each policy's budget from its latest deciding version, never from a candidate", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "budgets-"));
+    await writeFile(join(dir, "a.v1.json"), JSON.stringify(policy("a", 1, { maxAutoError: 0.05 })));
+    await writeFile(join(dir, "a.v2.json"), JSON.stringify(policy("a", 2, { maxAutoError: 0.02 })));
+    await writeFile(
+      join(dir, "a.v3.json"),
+      JSON.stringify(policy("a", 3, { candidate: true, maxAutoError: 0.5 })),
+    );
+    await writeFile(join(dir, "b.v1.json"), JSON.stringify(policy("b", 1)));
+    expect(autoErrorBudgets(dir)).toEqual({ a: 0.02 });
+  });
+
+  it("runs the audit daily with bounded retries, table queries only, and alarms on each budget", () => {
+    const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
+    const stack = new Stack(app, "AuditJobsTest");
+    const table = new dynamodb.Table(stack, "Table", {
+      partitionKey: { name: "pk", type: dynamodb.AttributeType.STRING },
+    });
+    new AuditJobs(stack, "Audits", {
+      table,
+      busName: "bus",
+      topic: new sns.Topic(stack, "Topic"),
+      failures: new sqs.Queue(stack, "Failures"),
+      budgets: { a: 0.02 },
+    });
+    const template = Template.fromStack(stack);
+    template.hasResourceProperties("AWS::Lambda::Function", {
+      Environment: { Variables: Match.objectLike({ AUDIT_WINDOW_DAYS: String(AUDIT.windowDays) }) },
+    });
+    template.hasResourceProperties("AWS::Events::Rule", { ScheduleExpression: "rate(1 day)" });
+    template.hasResourceProperties("AWS::Lambda::EventInvokeConfig", {
+      MaximumRetryAttempts: 2,
+      DestinationConfig: { OnFailure: Match.anyValue() },
+    });
+    const actions = JSON.stringify(template.findResources("AWS::IAM::Policy"));
+    expect(actions).toContain("dynamodb:Query");
+    expect(actions).not.toMatch(/dynamodb:(PutItem|UpdateItem|GetItem|Scan)/);
+    template.resourceCountIs("AWS::CloudWatch::Alarm", 1);
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      Namespace: METRICS.namespace,
+      MetricName: METRICS.autoErrorUpperBound,
+      Dimensions: Match.arrayWith([
+        { Name: METRICS.policyDimension, Value: "a" },
+        { Name: "service", Value: METRICS.service.audit },
+      ]),
+      Threshold: 0.02,
+      Period: 86_400,
+      AlarmActions: [Match.anyValue()],
+    });
+  });
+});
