@@ -14,6 +14,7 @@ import { agreementText, priorText, renderReport } from "../shared/domain/calibra
 import type { LabelledLogits } from "../shared/domain/calibration/temperature.ts";
 import type { Policy } from "../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
+import { recentAudit } from "../shared/use-cases/audit-estimate.ts";
 import {
   FULL_TRUST_LABELS,
   MIN_FIT_LABELS,
@@ -258,7 +259,10 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
   const reportPath = join(values.out!, `${policy.id}.report.html`);
   const summaryPath = join(values.out!, `${policy.id}.summary.json`);
   const offOptions = masses.length > 0 ? proposeMassFloor(masses) : undefined;
-  await writeFile(reportPath, renderReport(summary, agreement, offOptions));
+  // From the decisions table, the report also shows the policy's live error rate from audits.
+  const store = table ? decisionStore(table, awsOptions(values)) : undefined;
+  const live = store ? await recentAudit({ store, policies: registry }, policy.id, new Date()) : undefined;
+  await writeFile(reportPath, renderReport(summary, agreement, offOptions, live));
   await writeFile(
     summaryPath,
     `${JSON.stringify({ ...summary, ...(agreement ? { reviewerAgreement: agreement } : {}), ...(offOptions ? { offOptions } : {}), skipped: problems }, null, 2)}\n`,

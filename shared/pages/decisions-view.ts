@@ -3,6 +3,8 @@
  * its reason and a detail row (the item's fields, hashes, latency, label) that spans the table so
  * that opening it never pushes columns off-screen. Invalid filters answer 422 with a message.
  */
+import { auditSectionHtml } from "../domain/audit/audit-text.ts";
+import type { PolicyAudit } from "../domain/audit/policy-audit.ts";
 import { BATCH_ID_PATTERN } from "../domain/batch.ts";
 import { type DecisionRecord, RECORD_STATUSES } from "../domain/decision-record.ts";
 import type { DecisionStore } from "../domain/decision-store.ts";
@@ -61,11 +63,15 @@ export async function matchingDecisions(
     .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
 }
 
-/** The view's body: the filter form, any problems, and the table. */
+/**
+ * The view's body: the filter form, any problems, the live audit estimate of the policies shown
+ * (`audits`, when given) and the table.
+ */
 export function decisionsBody(
   records: readonly DecisionRecord[],
   filters: { policy: string; route: string; since: string; batch?: string; problems: string[] },
   policies: PolicyRegistry,
+  audits: readonly PolicyAudit[] = [],
 ): string {
   const options = (values: readonly string[], selected: string) =>
     [
@@ -91,6 +97,7 @@ export function decisionsBody(
     })
     .join("");
   const more = records.length > shown.length ? ` (newest ${shown.length} shown)` : "";
-  return `<h1>Decisions (${records.length})${more}</h1>${form}<table><caption>Newest first</caption><colgroup><col style="width:14%"><col style="width:12%"><col style="width:10%"><col style="width:7%"><col style="width:10%"><col style="width:8%"><col style="width:27%"><col style="width:12%"></colgroup>
+  const audit = audits.length ? auditSectionHtml(audits, html) : "";
+  return `<h1>Decisions (${records.length})${more}</h1>${form}${audit}<table><caption>Newest first</caption><colgroup><col style="width:14%"><col style="width:12%"><col style="width:10%"><col style="width:7%"><col style="width:10%"><col style="width:8%"><col style="width:27%"><col style="width:12%"></colgroup>
 <thead><tr><th scope="col">item</th><th scope="col">policy</th><th scope="col">status</th><th scope="col">route</th><th scope="col">chosen</th><th scope="col">top</th><th scope="col">reason</th><th scope="col">decided</th></tr></thead><tbody>${rows}</tbody></table>`;
 }

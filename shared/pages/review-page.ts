@@ -7,6 +7,7 @@
  */
 import { type Context, Hono } from "hono";
 import { isAdmin, mayReview, type Reviewer } from "../domain/review.ts";
+import { estimateAutoErrors, windowStart } from "../use-cases/audit-estimate.ts";
 import {
   claimItem,
   labelItem,
@@ -184,8 +185,15 @@ export function createReviewApp(deps: ReviewAppDependencies): Hono<Env> {
       deps.policies,
     );
     const records = filters.problems.length ? [] : await matchingDecisions(deps.store, filters);
+    // The live error rate of the policies shown, over the same dates (by default the audit window).
+    const audits = filters.problems.length
+      ? []
+      : await estimateAutoErrors(deps, {
+          since: filters.sinceIso ?? windowStart(now()),
+          ...(filters.policy ? { policyId: filters.policy } : {}),
+        });
     return c.html(
-      page("Decisions", decisionsBody(records, filters, deps.policies), c.get("reviewer")),
+      page("Decisions", decisionsBody(records, filters, deps.policies, audits), c.get("reviewer")),
       filters.problems.length ? 422 : 200,
     );
   });

@@ -40,3 +40,13 @@ export async function estimateAutoErrors(
 export function windowStart(now: Date, days: number = AUDIT.windowDays): string {
   return new Date(now.getTime() - days * 86_400_000).toISOString();
 }
+
+/** One policy's estimate over the default window ending at `now` (the calibration report's section). */
+export async function recentAudit(
+  deps: AuditDependencies,
+  policyId: string,
+  now: Date,
+): Promise<PolicyAudit> {
+  const since = windowStart(now);
+  return auditPolicy(policyId, await auditRecords(deps.store, since), deps.policies, since);
+}

@@ -7,6 +7,7 @@
  * --apply-proposal`) and deploys. Run by the scheduled Recalibrate function and by
  * `decide calibrate --from-table --propose`.
  */
+import { auditPolicy } from "../domain/audit/policy-audit.ts";
 import { type CalibrationSummary, calibratePolicy } from "../domain/calibration/calibrate.ts";
 import { type MassRow, proposeMassFloor } from "../domain/calibration/off-options.ts";
 import { renderReport } from "../domain/calibration/report.ts";
@@ -18,6 +19,7 @@ import type { ObjectStore } from "../domain/object-store.ts";
 import type { Policy } from "../domain/policy/policy.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
 import { type ReviewerAgreement, reviewerAgreement } from "../domain/review.ts";
+import { auditRecords, windowStart } from "./audit-estimate.ts";
 
 /** Fewest labels calibration can fit at all (the fit needs folds). */
 export const MIN_FIT_LABELS = 10;
@@ -122,6 +124,8 @@ export async function proposeCalibrations(
   const goal = settings.goal ?? { kind: "target-accuracy", accuracy: 0.97 };
   const ids = settings.policyId ? [settings.policyId] : deps.policies.ids();
   const outcomes: ProposalOutcome[] = [];
+  // The live error rate from audits goes in each report (one read of the audit samples per run).
+  const audits = await auditRecords(deps.store, windowStart((deps.now ?? (() => new Date()))()));
   for (const id of ids) {
     const policy = deps.policies.current(id);
     if (!policy) throw new RangeError(`unknown policy "${id}" (known: ${deps.policies.ids().join(", ")})`);
@@ -158,7 +162,8 @@ export async function proposeCalibrations(
     };
     // The policy file last, after the event: its presence marks the proposal as made, so a run
     // that stops before it announces again (same event id) instead of never.
-    await deps.objects.put(keys.report, renderReport(summary, labelled.agreement, offOptions));
+    const live = auditPolicy(id, audits, deps.policies, windowStart(now));
+    await deps.objects.put(keys.report, renderReport(summary, labelled.agreement, offOptions, live));
     await deps.objects.put(
       keys.summary,
       `${JSON.stringify({ ...summary, reviewerAgreement: labelled.agreement, ...(offOptions ? { offOptions } : {}), skipped: labelled.problems }, null, 2)}\n`,

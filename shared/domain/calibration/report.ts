@@ -4,6 +4,8 @@
  * reviewer needs to accept or refuse the proposed policy version.
  */
 
+import { auditSectionHtml } from "../audit/audit-text.ts";
+import type { PolicyAudit } from "../audit/policy-audit.ts";
 import type { ReviewerAgreement } from "../review.ts";
 import type { CalibrationSummary } from "./calibrate.ts";
 import type { ReliabilityBin } from "./metrics.ts";
@@ -91,11 +93,15 @@ export function priorText(correction: NonNullable<CalibrationSummary["priorCorre
   return `Prior correction (${correction.prior.map((p) => pct(p)).join(", ")} on content-free items): accuracy ${pct(correction.without.accuracy)} -> ${pct(correction.with.accuracy)}, out-of-fold NLL ${num(correction.without.nll)} -> ${num(correction.with.nll)} after temperature scaling: ${correction.adopted ? "proposed as the policy's prior" : "not proposed (it does not lower the NLL)"}.`;
 }
 
-/** Renders the report page; `agreement` when the labels came from the decisions table. */
+/**
+ * Renders the report page; `agreement` when the labels came from the decisions table, `live`
+ * (the policy's audit estimate) when its audit samples could be read.
+ */
 export function renderReport(
   summary: CalibrationSummary,
   agreement?: ReviewerAgreement,
   offOptions?: MassFloorProposal,
+  live?: PolicyAudit,
 ): string {
   const m = (label: string, raw: string, cal: string) =>
     `<tr><th scope="row">${label}</th><td>${raw}</td><td>${cal}</td></tr>`;
@@ -147,6 +153,7 @@ ${notes}
 <figure>${riskCoverageSvg(summary)}<figcaption>Risk–coverage (calibrated).</figcaption></figure>
 </div>
 ${confusionTable(summary)}
+${live ? auditSectionHtml([live], escapeHtml) : ""}
 <h2>Prediction sets</h2>
 <p>Split conformal sets at ${pct(summary.conformal.targetCoverage)} target coverage: include every option with calibrated probability ≥ ${num(summary.conformal.minProbability, 4)}.
 On held-out labels they covered ${pct(summary.conformal.heldOutCoverage)} with ${num(summary.conformal.meanSetSize, 2)} options on average.</p>
