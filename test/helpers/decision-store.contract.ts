@@ -234,6 +234,34 @@ export function decisionStoreContract(name: string, make: () => DecisionStore): 
       expect(await store.claimReview(done, ana, 1_000)).toBe(false);
     });
 
+    it("keeps an audit sample's band, inclusion probability and shadow score, and lists it since a time", async () => {
+      const store = make();
+      const shadow = {
+        policyVersion: 2,
+        distribution: { billing: 0.7, technical: 0.3 },
+        rawLogits: [0.8473, 0],
+        chosen: "billing",
+        route: "auto" as const,
+        reason: "confident" as const,
+        topProbability: 0.7,
+        allowedTokenMass: null,
+        promptSha256: "c".repeat(64),
+        latencyMs: 12,
+      };
+      const sample = pendingRecord({
+        reason: "audit_sample",
+        auditBand: "0.95-0.99",
+        auditInclusionProbability: 0.05,
+        shadow,
+        createdAt: "2032-03-01T00:00:00.000Z",
+      });
+      await store.create(sample);
+      await store.create(pendingRecord({ createdAt: "2032-02-01T00:00:00.000Z" }));
+      const listed = await store.listSince("pending_review", "2032-02-15T00:00:00.000Z");
+      expect(listed.map((r) => r.itemId)).toEqual([sample.itemId]);
+      expect(listed[0]).toMatchObject({ auditBand: "0.95-0.99", auditInclusionProbability: 0.05, shadow });
+    });
+
     it("notes the last failure of a message", async () => {
       const store = make();
       const id = `message-${Date.now()}-${++counter}`;
