@@ -10,11 +10,7 @@ import type { ReviewerAgreement } from "../review.ts";
 import type { CalibrationSummary } from "./calibrate.ts";
 import type { ReliabilityBin } from "./metrics.ts";
 import type { MassFloorProposal } from "./off-options.ts";
-
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]!);
-const pct = (x: number) => (Number.isFinite(x) ? `${(x * 100).toFixed(1)}%` : "n/a");
-const num = (x: number, digits = 3) => (Number.isFinite(x) ? x.toFixed(digits) : "n/a");
+import { escapeHtml, num, pct, REPORT_STYLE } from "./report-style.ts";
 
 const SIZE = 320;
 const PAD = 40;
@@ -119,13 +115,7 @@ export function renderReport(
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Calibration: ${escapeHtml(summary.policy.id)} v${summary.policy.version}</title>
 <style>
-body { font: 15px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 60rem; padding: 0 1rem; color: #111; }
-h1 { font-size: 1.5rem; } h2 { font-size: 1.15rem; margin-top: 2rem; }
-table { border-collapse: collapse; margin: 0.5rem 0; } th, td { border: 1px solid #ccc; padding: 0.3rem 0.6rem; text-align: right; }
-th[scope="row"] { text-align: left; } caption { text-align: left; font-weight: 600; padding-bottom: 0.3rem; }
-.plots { display: flex; flex-wrap: wrap; gap: 1.5rem; } figure { margin: 0; } svg text { font-size: 11px; }
-.notes { background: #fff8e1; border-left: 4px solid #f9a825; padding: 0.5rem 1.5rem; }
-</style></head>
+${REPORT_STYLE}</style></head>
 <body><main>
 <h1>Calibration report: ${escapeHtml(summary.policy.id)} version ${summary.policy.version}</h1>
 <p>${summary.labels} labelled decisions. Temperature fitted by minimizing negative log-likelihood:
