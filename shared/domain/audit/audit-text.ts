@@ -2,10 +2,9 @@
  * The audit estimate in words and in a table: the lines `decide audit` prints, and the HTML
  * section the decisions page and the calibration report show (each passes its own escaping).
  */
+import { pct } from "../calibration/report-style.ts";
 import type { AutoErrorEstimate } from "./estimate.ts";
 import type { PolicyAudit } from "./policy-audit.ts";
-
-const pct = (x: number) => (Number.isFinite(x) ? `${(x * 100).toFixed(1)}%` : "n/a");
 
 /** "1.8% (95% interval 0.9% to 3.4%; 212 audit labels, 4 wrong)", or why there is no figure. */
 export function estimateText(e: AutoErrorEstimate): string {
