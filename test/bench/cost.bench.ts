@@ -2,7 +2,7 @@
  * `npm run bench:cost`: cost per 1,000 decisions from measured times. Measures, on the generated
  * Qwen2-0.5B-shaped model in Q8_0 and Q4_0, the time per decision for three workloads (one fresh
  * ~200-token decision; items under a cached ~300-token policy preamble; 21 yes/no questions on one
- * state, per question), then prices them with the assumptions in test/bench/prices.ts: cost per
+ * state, per question), then prices them with the assumptions in shared/domain/capacity/prices.ts: cost per
  * 1,000 decisions and idle cost per month for real-time instances and serverless memory sizes,
  * and the monthly volume at which serverless stops being cheaper. GPU rows stay unmeasured.
  *
@@ -13,8 +13,8 @@ import { DecisionModel } from "../../endpoint/runtime/decision-model.ts";
 import { hostThreads } from "../../endpoint/runtime/host-cores.ts";
 import type { DecisionQuestionInput } from "../../endpoint/scorer/request.ts";
 import { DecisionScorer } from "../../endpoint/scorer/scorer.ts";
+import { HOURS_PER_MONTH, REALTIME_INSTANCES, SERVERLESS } from "../../shared/domain/capacity/prices.ts";
 import { benchModelPath, machineLine, median, timed, words } from "./bench-helpers.ts";
-import { HOURS_PER_MONTH, REALTIME_INSTANCES, SERVERLESS } from "./prices.ts";
 
 const { values: flags } = parseArgs({
   options: { threads: { type: "string" }, items: { type: "string", default: "20" } },
@@ -117,7 +117,7 @@ for (const r of results)
 
 const dollars = (x: number) =>
   x >= 100 ? `$${x.toFixed(0)}` : x >= 1 ? `$${x.toFixed(2)}` : `$${x.toFixed(4)}`;
-console.log("\ncost per 1,000 decisions, fully busy (prices: test/bench/prices.ts)");
+console.log("\ncost per 1,000 decisions, fully busy (prices: shared/domain/capacity/prices.ts)");
 console.log(
   "| deployment | idle per month | Q8_0 fresh | Q8_0 cached preamble | Q8_0 per question of 21 | Q4_0 fresh | Q4_0 cached preamble |",
 );
