@@ -99,6 +99,15 @@ const COMMANDS: Record<
       return { run: m.auditCommand, usage: m.auditUsage };
     },
   },
+  "what-if": {
+    what: "re-answers recent items under a candidate policy or model: what would change",
+    summary:
+      "decide what-if --candidate policy.json [--model F | --endpoint-name N | --url U] --from-table T",
+    load: async () => {
+      const m = await import("./what-if.ts");
+      return { run: m.whatIfCommand, usage: m.whatIfUsage };
+    },
+  },
 };
 
 function overview(): string {
