@@ -18,7 +18,7 @@ import { WhatIfError, type WhatIfResult, type WhatIfSource, whatIf } from "../sh
 import { CommandError, integerFlag, requiredFlag, UsageError } from "./args.ts";
 import { sinceFlag } from "./audit.ts";
 import { AWS_FLAGS, awsOptions, decisionStore } from "./aws.ts";
-import { openScoringSource } from "./calibrate-scoring.ts";
+import { openScoringSource, type ScoringFlags, type ScoringSource } from "./calibrate-scoring.ts";
 import { whatIfLines } from "./what-if-text.ts";
 
 const DEFAULT_INSTANCE = REALTIME_INSTANCES.find((i) => i.name === "ml.c6i.xlarge")!;
@@ -61,6 +61,50 @@ function progress(done: number, total: number): void {
   else if (done % 50 === 0 || done === total) process.stderr.write(`${line}\n`);
 }
 
+/** Writes the HTML report and the JSON summary into `out`; returns their paths. */
+async function writeReports(
+  out: string,
+  result: WhatIfResult,
+  run: { candidate: Policy; since: string; where: string; cost: string[] },
+): Promise<{ report: string; summary: string }> {
+  await mkdir(out, { recursive: true });
+  const report = join(out, `${run.candidate.id}.what-if.html`);
+  const summary = join(out, `${run.candidate.id}.what-if.json`);
+  await writeFile(
+    report,
+    renderWhatIf({
+      policyId: run.candidate.id,
+      liveVersion: result.live.version,
+      candidateVersion: run.candidate.version,
+      since: run.since,
+      source: run.where,
+      summary: result.summary,
+      rows: result.rows,
+      cost: run.cost,
+    }),
+  );
+  const json = { ...result.summary, cost: result.cost, refused: result.refused };
+  await writeFile(summary, `${JSON.stringify(json, null, 2)}\n`);
+  return { report, summary };
+}
+
+/** The candidate's answers: the scoring source the flags name, else the shadow or stored logits. */
+async function sourceOf(
+  values: ScoringFlags & { "from-shadow"?: boolean | undefined },
+): Promise<{ scoring: ScoringSource | undefined; source: WhatIfSource }> {
+  const scoring = await openScoringSource(values);
+  if (scoring && values["from-shadow"]) {
+    await scoring.close();
+    throw new UsageError(
+      "--from-shadow reads the stored shadow answers: give no --model, --endpoint-name or --url",
+    );
+  }
+  const source: WhatIfSource = scoring
+    ? { kind: "rescore", endpoint: scoring.endpoint, concurrency: scoring.concurrency }
+    : { kind: values["from-shadow"] ? "shadow" : "stored-logits" };
+  return { scoring, source };
+}
+
 /** Runs the command; returns the exit code. */
 export async function whatIfCommand(argv: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -90,16 +134,7 @@ export async function whatIfCommand(argv: string[]): Promise<number> {
     throw new UsageError(
       `--dollars-per-hour must be a number of at least 0, got "${values["dollars-per-hour"]}"`,
     );
-  const scoring = await openScoringSource(values);
-  if (scoring && values["from-shadow"]) {
-    await scoring.close();
-    throw new UsageError(
-      "--from-shadow reads the stored shadow answers: give no --model, --endpoint-name or --url",
-    );
-  }
-  const source: WhatIfSource = scoring
-    ? { kind: "rescore", endpoint: scoring.endpoint, concurrency: scoring.concurrency }
-    : { kind: values["from-shadow"] ? "shadow" : "stored-logits" };
+  const { scoring, source } = await sourceOf(values);
   const since = sinceFlag(values.since, windowStart(new Date(), WHAT_IF.windowDays));
   let result: WhatIfResult;
   try {
@@ -120,26 +155,12 @@ export async function whatIfCommand(argv: string[]): Promise<number> {
       ? "the stored shadow answers, re-calibrated and re-routed under the candidate file"
       : "the stored raw logits (the prompt is unchanged), re-calibrated and re-routed";
   const lines = whatIfLines(result, { candidate, since, where, dollarsPerHour });
-  await mkdir(values.out!, { recursive: true });
-  const report = join(values.out!, `${candidate.id}.what-if.html`);
-  const summary = join(values.out!, `${candidate.id}.what-if.json`);
-  await writeFile(
-    report,
-    renderWhatIf({
-      policyId: candidate.id,
-      liveVersion: result.live.version,
-      candidateVersion: candidate.version,
-      since,
-      source: where,
-      summary: result.summary,
-      rows: result.rows,
-      cost: lines.cost,
-    }),
-  );
-  await writeFile(
-    summary,
-    `${JSON.stringify({ ...result.summary, cost: result.cost, refused: result.refused }, null, 2)}\n`,
-  );
+  const { report, summary } = await writeReports(values.out!, result, {
+    candidate,
+    since,
+    where,
+    cost: lines.cost,
+  });
   console.log([...lines.all, `report: ${report}`, `summary: ${summary}`].join("\n"));
   return 0;
 }
