@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
 import { auditLines } from "../../shared/domain/audit/audit-text.ts";
-import { auditInclusion } from "../../shared/domain/audit/bands.ts";
+import { auditInclusion, bandStart } from "../../shared/domain/audit/bands.ts";
 import type { DecidesItems } from "../../shared/domain/decision-endpoint.ts";
 import { type Policy, parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
@@ -34,6 +34,16 @@ describe("audit bands in a policy", () => {
     expect(auditInclusion(policy, 0.7)).toEqual({ band: "<0.9", inclusionProbability: 0.5 });
     expect(auditInclusion(policy, 0.9)).toEqual({ band: "0.9-0.99", inclusionProbability: 0.1 });
     expect(auditInclusion(policy, 0.995)).toEqual({ band: ">=0.99", inclusionProbability: 0.01 });
+    expect(["<0.9", ">=0.99", "0.9-0.99"].sort((a, b) => bandStart(a) - bandStart(b))).toEqual([
+      "<0.9",
+      "0.9-0.99",
+      ">=0.99",
+    ]);
+    expect(["<0.9", ">=0.99", "0.9-0.99"].sort((a, b) => bandStart(a) - bandStart(b))).toEqual([
+      "<0.9",
+      "0.9-0.99",
+      ">=0.99",
+    ]);
     // Without bands, one band at the flat rate.
     expect(auditInclusion(parsePolicy({ ...base, auditSampleRate: 0.05 }), 0.7)).toEqual({
       band: "all",

@@ -19,6 +19,13 @@ export function bandName(edges: readonly number[], index: number): string {
   return `${edges[index - 1]}-${edges[index]}`;
 }
 
+/** Where a band named by {@link bandName} starts (0 for the first band and for "all"), to sort bands. */
+export function bandStart(band: string): number {
+  if (band.startsWith(">=")) return Number(band.slice(2));
+  const dash = band.indexOf("-");
+  return dash > 0 ? Number(band.slice(0, dash)) : 0;
+}
+
 /**
  * The audit band and inclusion probability of a decision with calibrated top probability
  * `topProbability` that would otherwise be automated: the policy's `auditBands` when it has

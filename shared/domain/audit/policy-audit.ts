@@ -8,7 +8,7 @@
 import type { DecisionRecord } from "../decision-record.ts";
 import type { PolicyRegistry } from "../policy/registry.ts";
 import { AUDIT } from "../topology.ts";
-import { bandName } from "./bands.ts";
+import { bandName, bandStart } from "./bands.ts";
 import { type AuditSample, type AutoErrorEstimate, estimateAutoError } from "./estimate.ts";
 
 /** One stratum's counts, for the table of bands. */
@@ -117,6 +117,6 @@ function strataOf(samples: readonly AuditSample[]): StratumCounts[] {
     });
   }
   return [...byKey.values()].sort(
-    (a, b) => a.policyVersion - b.policyVersion || a.band.localeCompare(b.band),
+    (a, b) => a.policyVersion - b.policyVersion || bandStart(a.band) - bandStart(b.band),
   );
 }
