@@ -14,17 +14,12 @@ import * as sqs from "aws-cdk-lib/aws-sqs";
 import { describe, expect, it } from "vitest";
 import { AuditJobs, autoErrorBudgets } from "../../infra/constructs/audit-jobs.ts";
 import { AUDIT, METRICS } from "../../shared/domain/topology.ts";
+import { TEAMS_POLICY } from "../helpers/policies.ts";
 
 const policy = (id: string, version: number, extra: Record<string, unknown> = {}) => ({
+  ...TEAMS_POLICY,
   id,
   version,
-  question: "Which?",
-  type: "choice",
-  options: [
-    { id: "a", description: "A", automate: true },
-    { id: "b", description: "B", automate: true },
-  ],
-  autoThreshold: 0.8,
   ...extra,
 });
 

@@ -11,6 +11,7 @@ import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { SeededRandom } from "../../shared/domain/random.ts";
 import { routeDecision } from "../../shared/domain/routing.ts";
 import { binomialUpperBound, clopperPearson } from "../../shared/domain/statistics/beta.ts";
+import { TEAMS_POLICY } from "../helpers/policies.ts";
 
 const SEEDS = 200;
 
@@ -27,15 +28,7 @@ interface Scenario {
 /** One seed: the audit samples, the true rate over all automatable decisions, the plain mean. */
 function simulate(scenario: Scenario, seed: number) {
   const policy = parsePolicy({
-    id: "sim",
-    version: 1,
-    question: "Which?",
-    type: "choice",
-    options: [
-      { id: "a", description: "A", automate: true },
-      { id: "b", description: "B", automate: true },
-    ],
-    autoThreshold: 0.8,
+    ...TEAMS_POLICY,
     auditBands: { edges: scenario.edges, rates: scenario.rates },
   });
   const random = new SeededRandom(seed * 7919);
@@ -54,8 +47,8 @@ function simulate(scenario: Scenario, seed: number) {
     samples.push({
       stratum: routing.audit.band,
       inclusionProbability: routing.audit.inclusionProbability,
-      chosen: "a",
-      ...(labelled ? { label: isWrong ? "b" : "a" } : {}),
+      chosen: "billing",
+      ...(labelled ? { label: isWrong ? "technical" : "billing" } : {}),
     });
   }
   const estimate = estimateAutoError(samples);

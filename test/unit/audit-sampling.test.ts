@@ -15,18 +15,10 @@ import type { Reviewer } from "../../shared/domain/review.ts";
 import { estimateAutoErrors } from "../../shared/use-cases/audit-estimate.ts";
 import { decideMessage } from "../../shared/use-cases/decide-message.ts";
 import { labelItem } from "../../shared/use-cases/review-decision.ts";
+import { TEAMS_POLICY } from "../helpers/policies.ts";
 
-const base = {
-  id: "posts",
-  version: 1,
-  question: "What happens to this post?",
-  type: "choice",
-  options: [
-    { id: "allow", description: "Allow", automate: true },
-    { id: "remove", description: "Remove", automate: true },
-  ],
-  autoThreshold: 0.6,
-};
+/** Two automatable options (billing first), a threshold of 0.6. */
+const base = { ...TEAMS_POLICY, id: "posts", autoThreshold: 0.6 };
 
 describe("audit bands in a policy", () => {
   it("names each band by its edges and gives it its own rate", () => {
@@ -133,9 +125,9 @@ describe("audit samples on the decide path", () => {
     const samples = pending.filter((r) => r.reason === "audit_sample");
     // Reviewers find every third audit sample wrong, and the escalated item wrong too.
     for (const [i, r] of samples.entries())
-      await labelItem({ ...r, label: i % 3 === 0 ? "remove" : "allow" }, reviewer, review);
+      await labelItem({ ...r, label: i % 3 === 0 ? "technical" : "billing" }, reviewer, review);
     await labelItem(
-      { itemId: "LOW", policyId: "posts", policyVersion: 1, label: "remove" },
+      { itemId: "LOW", policyId: "posts", policyVersion: 1, label: "technical" },
       reviewer,
       review,
     );
@@ -147,7 +139,7 @@ describe("audit samples on the decide path", () => {
     expect(audit!.overall.labelled).toBe(samples.length);
     expect(audit!.overall.wrong).toBe(Math.ceil(samples.length / 3));
     expect(audit!.strata.map((s) => s.band)).toEqual(["<0.9", ">=0.9"]);
-    expect(audit!.byOption.map((o) => o.option)).toEqual(["allow"]);
+    expect(audit!.byOption.map((o) => o.option)).toEqual(["billing"]);
     expect(auditLines(audit!)[0]).toMatch(
       /^posts: wrong automatic actions since 2026-11-01: \d+\.\d% \(95% interval/,
     );

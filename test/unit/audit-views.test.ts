@@ -14,20 +14,9 @@ import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { createReviewApp } from "../../shared/pages/review-page.ts";
 import { proposeCalibrations } from "../../shared/use-cases/propose-calibration.ts";
+import { TEAMS_POLICY } from "../helpers/policies.ts";
 
-const policy = parsePolicy({
-  id: "tickets",
-  version: 1,
-  question: "Which team?",
-  type: "choice",
-  options: [
-    { id: "billing", description: "Billing", automate: true },
-    { id: "technical", description: "Technical", automate: true },
-  ],
-  autoThreshold: 0.8,
-  auditSampleRate: 0.1,
-  maxAutoError: 0.05,
-});
+const policy = parsePolicy({ ...TEAMS_POLICY, auditSampleRate: 0.1, maxAutoError: 0.05 });
 const NOW = new Date("2026-11-30T12:00:00.000Z");
 
 /** 40 reviewed audit samples (4 wrong) and 20 reviewed escalations (all wrong: they must not count). */
