@@ -111,7 +111,10 @@ export class AuditJobs extends Construct {
           treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
           alarmDescription: `The ${Math.round(AUDIT.confidence * 100)}% upper bound on ${policyId}'s rate of wrong automatic actions passed its maxAutoError ${budget}: check the audit report (decide audit) before automating more`,
         });
-        alarm.addAlarmAction(new actions.SnsAction(props.topic));
+        // Told both ways: into ALARM, and back to OK once the bound is under the budget again.
+        const action = new actions.SnsAction(props.topic);
+        alarm.addAlarmAction(action);
+        alarm.addOkAction(action);
         return [policyId, alarm];
       }),
     );

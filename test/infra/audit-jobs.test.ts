@@ -36,7 +36,7 @@ describe("AuditJobs", () => {
     expect(autoErrorBudgets(dir)).toEqual({ a: 0.02 });
   });
 
-  it("runs the audit daily with bounded retries, table queries only, and alarms on each budget", () => {
+  it("runs the audit daily with bounded retries, table queries only, and alarms (and clears) on each budget", () => {
     const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
     const stack = new Stack(app, "AuditJobsTest");
     const table = new dynamodb.Table(stack, "Table", {
@@ -73,5 +73,7 @@ describe("AuditJobs", () => {
       Period: 86_400,
       AlarmActions: [Match.anyValue()],
     });
+    const [alarm] = Object.values(template.findResources("AWS::CloudWatch::Alarm"));
+    expect(alarm!.Properties.OKActions).toEqual(alarm!.Properties.AlarmActions);
   });
 });
