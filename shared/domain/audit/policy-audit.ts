@@ -31,7 +31,7 @@ export interface PolicyAudit {
   /** By the option the model chose (the action taken). */
   readonly byOption: readonly { readonly option: string; readonly estimate: AutoErrorEstimate }[];
   readonly strata: readonly StratumCounts[];
-  /** Plain-language caveats: thin or unaudited bands, samples without an inclusion probability. */
+  /** Plain-language caveats: thin or unaudited bands, disputed samples, samples without a probability. */
   readonly notes: readonly string[];
 }
 
@@ -64,6 +64,12 @@ export function auditPolicy(
   const notes: string[] = [];
   if (usable.length < own.length)
     notes.push(`${own.length - usable.length} audit samples carry no inclusion probability and are left out`);
+  // A disputed sample waits for an admin: counted as unlabelled, though it is likelier wrong.
+  const disputed = own.filter((r) => r.disputed && r.status === "pending_review").length;
+  if (disputed > 0)
+    notes.push(
+      `${disputed} audit samples are disputed between reviewers and wait for an admin's label: counted as unlabelled until then`,
+    );
   const strata = strataOf(usable);
   for (const s of strata)
     if (s.labelled < AUDIT.minLabelsPerBand)
