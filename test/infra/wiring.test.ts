@@ -24,6 +24,7 @@ import {
   TARGET_VISIBILITY_SECONDS,
 } from "../../shared/domain/topology.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
+import { scheduledEvent } from "../helpers/scheduled-event.ts";
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
 let resources: Record<string, Resource>;
@@ -99,17 +100,7 @@ describe("alarms watch metrics the code emits", () => {
       store: new InMemoryDecisionStore(),
       publisher: { publish: async () => undefined },
     }));
-    const scheduled = {
-      version: "0",
-      id: "1",
-      "detail-type": "Scheduled Event",
-      source: "aws.events",
-      account: "123456789012",
-      time: new Date().toISOString(),
-      region: "us-east-1",
-      resources: [],
-      detail: {},
-    };
+    const scheduled = scheduledEvent(new Date().toISOString());
     await backlog(scheduled as never, { functionName: "review-backlog" } as never);
     // The audit estimate of every policy with a labelled audit sample (its budget alarm's metric).
     const { createAuditHandler } = await import("../../functions/audit.ts");

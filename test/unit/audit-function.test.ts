@@ -10,19 +10,10 @@ import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { METRICS } from "../../shared/domain/topology.ts";
 import { TEAMS_POLICY } from "../helpers/policies.ts";
+import { scheduledEvent } from "../helpers/scheduled-event.ts";
 
 const AT = "2026-11-30T06:00:00.000Z";
-const scheduled = {
-  version: "0",
-  id: "1",
-  "detail-type": "Scheduled Event",
-  source: "aws.events",
-  account: "123456789012",
-  time: AT,
-  region: "us-east-1",
-  resources: [],
-  detail: {},
-};
+const scheduled = scheduledEvent(AT);
 
 /** Metric name and policy of every EMF line written while `run` runs, with its value. */
 async function emitted(
