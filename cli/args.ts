@@ -1,9 +1,19 @@
 /**
- * Small helpers for command-line flags: typed numbers with ranges, and usage errors that the
- * entry point prints without a stack trace.
+ * The command line's errors and small helpers for flags: typed numbers with ranges, required
+ * flags, and settings that a flag or the variables `npm start` exports give.
+ *
+ * The error style, for every command: throw {@link UsageError} for a mistake in how the command
+ * was called (the entry point prints `decide <command>: <message>`, then
+ * `see: npx decide <command> --help`, and exits 2) and {@link CommandError} for a reason the
+ * command could not finish that a person can act on (printed as `decide <command>: <message>`,
+ * exit 1). Either message is one line that names what was wrong and what was needed; neither
+ * prints a stack trace. Unknown flags and missing flag values get the same style (with a "did you
+ * mean") from the entry point.
+ *
+ * @example throw new UsageError(`--bins must be an integer from 2 to 50, got "${value}"`);
  */
 
-/** A mistake in how a command was called; printed with the command's usage. */
+/** A mistake in how a command was called: one line, then where the usage is; exit 2. */
 export class UsageError extends Error {
   override name = "UsageError";
 }
@@ -11,6 +21,31 @@ export class UsageError extends Error {
 /** A command that could not finish for a reason a person can act on; printed without a stack trace, exit 1. */
 export class CommandError extends Error {
   override name = "CommandError";
+}
+
+/** What to check when a variable that `npm start` exports is missing. */
+export const START_HINT = "is npm start running? export the variables it printed";
+
+/** A setting that neither its flag nor the environment variable `npm start` exports gave. */
+export class MissingSettingError extends UsageError {
+  override name = "MissingSettingError";
+  /** `flag` without its dashes; `alternative` another way to give it (`--event-bus NAME`). */
+  constructor(
+    readonly flag: string,
+    readonly variable: string,
+    alternative?: string,
+  ) {
+    super(
+      `${variable} is not set and --${flag}${alternative ? ` (or ${alternative})` : ""} is not given: ${START_HINT}`,
+    );
+  }
+}
+
+/** `value` (a flag's), else the environment variable `variable`; throws {@link MissingSettingError}. */
+export function settingFrom(flag: string, value: string | undefined, variable: string): string {
+  const found = value || process.env[variable];
+  if (!found) throw new MissingSettingError(flag, variable);
+  return found;
 }
 
 /** Parses an integer flag within `[min, max]`, or returns `fallback` when absent. */

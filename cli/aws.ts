@@ -23,6 +23,7 @@ import { FsObjectStore } from "../shared/adapters/fs-object-store.ts";
 import { S3ObjectStore } from "../shared/adapters/s3-object-store.ts";
 import { SqsQueue } from "../shared/adapters/sqs-queue.ts";
 import type { ObjectStore } from "../shared/domain/object-store.ts";
+import { EVENT_PUBLISHING } from "../shared/domain/topology.ts";
 
 /** The connection flags every AWS-facing command takes. */
 export const AWS_FLAGS = {
@@ -75,20 +76,20 @@ export function queueAt(url: string, options: AwsClientOptions): SqsQueue {
   );
 }
 
-/** An event publisher to `busName`. */
+/** An event publisher to `busName`, trying as the topology says (`EVENT_PUBLISHING`). */
 export function publisherTo(
   busName: string,
   options: AwsClientOptions,
-  publisher: EventPublisherOptions = {},
+  publisher: Pick<EventPublisherOptions, "source"> = {},
 ): EventPublisher {
-  return new EventPublisher(eventBridgeClient(options), busName, publisher);
+  return new EventPublisher(eventBridgeClient(options), busName, { ...EVENT_PUBLISHING, ...publisher });
 }
 
-/** The SageMaker endpoint `name`, through the SageMaker runtime client. */
+/** The SageMaker endpoint `name`, through the SageMaker runtime client, called as `client` says. */
 export function sageMakerEndpoint(
   name: string,
   options: AwsClientOptions,
-  client: EndpointClientOptions = {},
+  client: EndpointClientOptions,
 ): SageMakerDecisionEndpoint {
   return new SageMakerDecisionEndpoint(sageMakerRuntimeClient(options), name, client);
 }

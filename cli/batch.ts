@@ -5,59 +5,44 @@
  * follows the batch to the end; `status` shows its exact counts with a progress bar, rate and ETA;
  * `results` writes its results (and errors) file; `list` shows recent batches. AWS CLI
  * conventions: --region, --profile; the table and the bucket or folder from flags or from
- * DECISIONS_TABLE, BATCH_BUCKET / BATCH_FOLDER and BATCH_QUEUE_URL (which `npm start` prints).
+ * DECISIONS_TABLE, BATCH_BUCKET / BATCH_FOLDER, BATCH_QUEUE_URL and BATCH_FILES_QUEUE_URL (which
+ * `npm start` prints).
  */
 import { randomBytes } from "node:crypto";
-import { readFile, writeFile } from "node:fs/promises";
+import { createWriteStream } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
-import { sleep } from "../shared/domain/backoff.ts";
-import type { BatchRecord } from "../shared/domain/batch.ts";
+import { MAX_LINE_BYTES, readLines } from "../shared/domain/input/lines.ts";
+import type { ItemProblem } from "../shared/domain/item.ts";
+import type { ObjectStore } from "../shared/domain/object-store.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
+import { queueBatchFiles } from "../shared/use-cases/batch-files.ts";
 import { runIntake } from "../shared/use-cases/batch-intake.ts";
-import { batchKeys, readText } from "../shared/use-cases/batch-progress.ts";
-import { CommandError, integerFlag, requiredFlag, UsageError } from "./args.ts";
-import { awsOptions, batchFiles, batchStore, publisherTo, queueAt } from "./aws.ts";
+import { batchKeys } from "../shared/use-cases/batch-progress.ts";
+import { CommandError, integerFlag, requiredFlag, START_HINT, settingFrom, UsageError } from "./args.ts";
+import { queueAt } from "./aws.ts";
+import { context, type Flags } from "./batch-context.ts";
+import { status } from "./batch-status.ts";
+import { exitCodeFor, refusedLineText } from "./terminal.ts";
 
 export const batchUsage = `decide batch submit <file.jsonl | file.csv> --policy ID [--no-wait]
 decide batch status <batch id> [--watch]
 decide batch results <batch id> --out results.jsonl [--errors errors.jsonl]
 decide batch list [--limit 20]
   common: [--table NAME] [--bucket NAME | --folder DIR] [--queue-url URL] [--region R] [--profile P]
+  (the table, folder and queues default to DECISIONS_TABLE, BATCH_BUCKET or BATCH_FOLDER,
+  BATCH_QUEUE_URL and BATCH_FILES_QUEUE_URL, as \`npm start\` exports them)
 
 submit: each line an item ({"id", "state"}; "policy" may be left out); CSV with a header id,state
-(other columns become metadata). Deployed (--bucket, or BATCH_BUCKET) the file goes to the bucket
-and the intake function reads it; locally (BATCH_FOLDER and BATCH_QUEUE_URL from \`npm start\`) this
-command reads it. Refused lines are listed with their line numbers in the errors file.
-Then the batch is followed until every item is decided (--no-wait returns at once with its id).`;
-
-interface Flags {
-  table?: string | undefined;
-  bucket?: string | undefined;
-  folder?: string | undefined;
-  "queue-url"?: string | undefined;
-  region?: string | undefined;
-  profile?: string | undefined;
-}
-
-function context(values: Flags) {
-  const aws = awsOptions(values);
-  const table = requiredFlag("table", values.table ?? process.env.DECISIONS_TABLE);
-  const bucket = values.bucket ?? process.env.BATCH_BUCKET;
-  const folder = values.folder ?? process.env.BATCH_FOLDER;
-  if (!bucket && !folder)
-    throw new UsageError(
-      "no batch files: give --bucket NAME (deployed) or --folder DIR (local), or export BATCH_BUCKET / BATCH_FOLDER as `npm start` prints",
-    );
-  return {
-    aws,
-    table,
-    bucket,
-    folder,
-    batches: batchStore(table, aws),
-    objects: batchFiles({ bucket, folder }, aws),
-  };
-}
+(other columns become metadata); UTF-8, at most ${MAX_LINE_BYTES} bytes a line. Deployed (--bucket,
+or BATCH_BUCKET) the file goes to the bucket and the intake function reads it; locally (BATCH_FOLDER)
+this command reads it, once the table and the queue answer. Refused lines are listed with their
+line numbers (as \`decide publish\` lists them; also in the errors file), and the exit code is 1
+when there were some. Then the batch is followed until every item is decided (--no-wait returns at
+once with its id; Ctrl-C stops following, not the batch).`;
 
 /** Runs the command; returns the exit code. */
 export async function batchCommand(argv: string[]): Promise<number> {
@@ -113,75 +98,62 @@ async function submit(
     throw new UsageError(`cannot read ${file}: ${(error as Error).message}`);
   });
   const ctx = context(values);
+  // Locally this command is the intake function: it reads the file from the folder and queues it.
+  const local = ctx.bucket
+    ? undefined
+    : {
+        queue: queueAt(settingFrom("queue-url", values["queue-url"], "BATCH_QUEUE_URL"), ctx.aws),
+        files: queueBatchFiles(queueAt(batchFilesQueueUrl(), ctx.aws)),
+      };
   const stamp = new Date().toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15).toLowerCase();
   const batchId = `b-${stamp}-${randomBytes(3).toString("hex")}`;
   const key = `incoming/${policyId}/${batchId}/${basename(file)}`;
+  // The services first: a file stored while they are down would be a batch nobody knows of.
+  await ctx.batches.getBatch(batchId);
+  await local?.queue.depth();
   await ctx.objects.put(key, body);
   console.log(`batch ${batchId}: ${file} stored as ${key}`);
-  if (!ctx.bucket) {
-    // Locally this command is the intake function: it reads the file from the folder and queues it.
-    const queueUrl = requiredFlag("queue-url", values["queue-url"] ?? process.env.BATCH_QUEUE_URL);
-    const eventBus = process.env.EVENT_BUS_NAME;
-    if (!eventBus)
-      throw new UsageError("EVENT_BUS_NAME is not set: export the variables `npm start` printed");
+  let refused = 0;
+  const listRefused = async () => {
+    refused = await printRefused(ctx.objects, batchId);
+  };
+  if (local) {
     const batch = await runIntake(
-      {
-        batches: ctx.batches,
-        objects: ctx.objects,
-        publisher: publisherTo(eventBus, ctx.aws),
-        policies: registry,
-        queue: queueAt(queueUrl, ctx.aws),
-      },
+      { batches: ctx.batches, objects: ctx.objects, policies: registry, ...local },
       key,
-    );
+    ).catch(async (error: unknown) => {
+      // Without its batch record no one would ever read the file again: take it back.
+      if (!(await ctx.batches.getBatch(batchId).catch(() => undefined)))
+        await ctx.objects.delete(key).catch(() => undefined);
+      throw error;
+    });
+    await listRefused();
     console.log(
-      `read ${batch.counts.lines} lines: ${batch.counts.accepted} queued, ${batch.counts.rejected} refused (listed in the errors file)`,
+      `read ${batch.counts.lines} lines: ${batch.counts.accepted} queued, ${batch.counts.rejected} refused`,
     );
   }
   if (values["no-wait"]) {
     console.log(`follow it with: npx decide batch status ${batchId} --watch`);
-    return 0;
+    return exitCodeFor(refused);
   }
-  return status(batchId, true, values);
+  const code = await status(batchId, true, values, {
+    waitForBatch: true,
+    ...(local ? {} : { onIntakeDone: listRefused }),
+  });
+  return code === 0 ? exitCodeFor(refused) : code;
 }
 
-/** One line of progress: the bar, the counts, rate and ETA. */
-function progressLine(batch: BatchRecord, rate: number): string {
-  const c = batch.counts;
-  const done = c.decided + c.failed + c.deadLettered;
-  const share = c.accepted ? done / c.accepted : batch.status === "submitting" ? 0 : 1;
-  const width = 24;
-  const bar = `[${"#".repeat(Math.round(share * width))}${"-".repeat(width - Math.round(share * width))}]`;
-  const eta = rate > 0 && c.accepted > done ? `, ETA ${Math.round((c.accepted - done) / rate)} s` : "";
-  return `${bar} ${done}/${c.accepted}${batch.status === "submitting" ? "+" : ""} decided ${c.decided} (auto ${c.auto}, human ${c.human}, reviewed ${c.reviewed}), refused at intake ${c.rejected}, failed ${c.failed}, dead letters ${c.deadLettered}; ${rate.toFixed(1)}/s${eta}`;
-}
-
-async function status(batchId: string, watch: boolean, values: Flags): Promise<number> {
-  const ctx = context(values);
-  let batch = await ctx.batches.getBatch(batchId);
-  if (!batch)
-    throw new CommandError(`no batch ${batchId} in ${ctx.table} (decide batch list shows the recent ones)`);
-  const started = performance.now();
-  const first = batch.counts.decided + batch.counts.failed + batch.counts.deadLettered;
-  let last = "";
-  while (watch && batch.status !== "completed") {
-    const done = batch.counts.decided + batch.counts.failed + batch.counts.deadLettered;
-    const rate = (done - first) / Math.max((performance.now() - started) / 1000, 1e-3);
-    const line = progressLine(batch, rate);
-    if (process.stderr.isTTY) process.stderr.write(`\r${line}`);
-    else if (line.split(";")[0] !== last) process.stderr.write(`${line}\n`);
-    last = line.split(";")[0]!;
-    await sleep(1000);
-    batch = (await ctx.batches.getBatch(batchId)) ?? batch;
+/** Prints the lines intake refused, as `decide publish` does; returns how many. */
+async function printRefused(objects: ObjectStore, batchId: string): Promise<number> {
+  const stream = await objects.read(batchKeys(batchId).rejected);
+  let count = 0;
+  for await (const line of stream ? readLines(stream) : []) {
+    if (!line.text?.trim()) continue;
+    const refused = JSON.parse(line.text) as { line: number; problems: ItemProblem[] };
+    console.error(refusedLineText(refused.line, refused.problems));
+    count++;
   }
-  if (process.stderr.isTTY && watch) process.stderr.write("\n");
-  console.log(`batch ${batch.batchId} (${batch.policyId}, ${batch.source}): ${batch.status}`);
-  console.log(`  ${progressLine(batch, 0).replace(/; 0\.0\/s$/, "")}`);
-  if (batch.status === "completed")
-    console.log(
-      `  results: npx decide batch results ${batch.batchId} --out ${batch.batchId}.results.jsonl --errors ${batch.batchId}.errors.jsonl`,
-    );
-  return 0;
+  return count;
 }
 
 async function results(
@@ -197,15 +169,31 @@ async function results(
       `batch ${batchId} is ${batch.status}: its results are written when every item is decided`,
     );
   const keys = batchKeys(batchId);
-  const text = await readText(ctx.objects, keys.results);
-  await writeFile(out, text);
-  console.log(`wrote ${out}: ${text.split("\n").filter(Boolean).length} results`);
-  if (values.errors) {
-    const errors = await readText(ctx.objects, keys.errors);
-    await writeFile(values.errors, errors);
-    console.log(`wrote ${values.errors}: ${errors.split("\n").filter(Boolean).length} errors`);
-  }
+  console.log(`wrote ${out}: ${await download(ctx.objects, keys.results, out)} results`);
+  if (values.errors)
+    console.log(`wrote ${values.errors}: ${await download(ctx.objects, keys.errors, values.errors)} errors`);
   return 0;
+}
+
+/** Streams an object into a file (a results file may be larger than memory); returns its lines. */
+async function download(objects: ObjectStore, key: string, path: string): Promise<number> {
+  const body = await objects.read(key);
+  let lines = 0;
+  async function* counted() {
+    for await (const chunk of body ?? []) {
+      for (const byte of chunk) if (byte === 10) lines++;
+      yield chunk;
+    }
+  }
+  await pipeline(Readable.from(counted()), createWriteStream(path));
+  return lines;
+}
+
+/** The local mode's batch files queue (`npm start` exports it; deployed, the intake function has its own). */
+function batchFilesQueueUrl(): string {
+  const url = process.env.BATCH_FILES_QUEUE_URL;
+  if (!url) throw new UsageError(`BATCH_FILES_QUEUE_URL is not set: ${START_HINT}`);
+  return url;
 }
 
 async function list(limit: number, values: Flags): Promise<number> {

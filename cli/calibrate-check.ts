@@ -1,42 +1,72 @@
 /**
  * `decide calibrate --check`: compares recent decisions with a calibration's baseline and, when
- * they drifted, says so (exit code 3) and emits "Calibration Drift" to the event bus if one is named.
+ * they drifted, says so (exit code 3) and emits "Calibration Drift" to the event bus if one is
+ * named. Rows of another policy, another version or other options than the baseline's are refused
+ * with their line numbers: they say nothing about this calibration's drift.
  */
 import { readFile } from "node:fs/promises";
 import { checkDrift, type DriftBaseline, type RecentDecision } from "../shared/domain/calibration/drift.ts";
 import { DetailType, pipelineEvent } from "../shared/domain/events.ts";
+import { readLines } from "../shared/domain/input/lines.ts";
 import { UsageError } from "./args.ts";
 import { awsOptions, publisherTo } from "./aws.ts";
+import { openInput } from "./input-file.ts";
 
 /** Exit code when drift was found. */
 export const DRIFT_EXIT_CODE = 3;
 
-/** Runs the check; returns the exit code. */
-export async function calibrateCheck(options: {
-  baseline: string;
-  recent: string;
-  eventBus: string | undefined;
-}): Promise<number> {
-  const summary = JSON.parse(await readFile(options.baseline, "utf8")) as {
-    policy: { id: string; version: number };
-    options: string[];
-    baseline: DriftBaseline;
-  };
+/** The part of a calibration summary the check reads. */
+interface BaselineSummary {
+  readonly policy: { readonly id: string; readonly version: number };
+  readonly options: string[];
+  readonly baseline: DriftBaseline;
+}
+
+/** Why a recent row is not a decision of the baseline's policy version, or undefined when it is. */
+function mismatch(row: Record<string, unknown>, summary: BaselineSummary): string | undefined {
+  const { id, version } = summary.policy;
+  const policy = row.policyId ?? row.policy;
+  if (policy !== undefined && policy !== id)
+    return `belongs to policy "${String(policy)}", the baseline is ${id}@${version}`;
+  if (row.policyVersion !== undefined && row.policyVersion !== version)
+    return `is a decision of ${id}@${String(row.policyVersion)}, the baseline is ${id}@${version}`;
+  const source = (row.distribution ?? row.probabilities) as object;
+  if (Array.isArray(source))
+    return source.length === summary.options.length
+      ? undefined
+      : `holds ${source.length} probabilities, the baseline's policy has ${summary.options.length} options`;
+  const options = Object.keys(source).sort().join(", ");
+  const expected = [...summary.options].sort().join(", ");
+  if (options !== expected) return `its options (${options}) are not the baseline's (${expected})`;
+  return undefined;
+}
+
+/** The recent decisions of the file that fit the baseline; the others reported and left out. */
+async function readRecent(path: string, summary: BaselineSummary): Promise<RecentDecision[]> {
   const recent: RecentDecision[] = [];
-  const lines = (await readFile(options.recent, "utf8")).split("\n");
-  for (const [i, line] of lines.entries()) {
+  let refused = 0;
+  for await (const { line: number, text: line, error } of readLines(
+    await openInput(path, `--recent ${path}`),
+  )) {
+    if (error !== undefined) throw new UsageError(`${path} line ${number}: ${error}`);
     if (!line.trim()) continue;
     let row: Record<string, unknown>;
     try {
       row = JSON.parse(line) as Record<string, unknown>;
     } catch {
-      throw new UsageError(`${options.recent} line ${i + 1}: not valid JSON`);
+      throw new UsageError(`${path} line ${number}: not valid JSON`);
     }
     const source = (row.distribution ?? row.probabilities) as Record<string, number> | number[] | undefined;
-    if (!source || (row.route !== "auto" && row.route !== "human")) {
+    if (!source || typeof source !== "object" || (row.route !== "auto" && row.route !== "human")) {
       console.error(
-        `line ${i + 1}: skipped: needs a distribution (or probabilities) and route auto or human`,
+        `line ${number}: skipped: needs a distribution (or probabilities) and route auto or human`,
       );
+      continue;
+    }
+    const wrong = mismatch(row, summary);
+    if (wrong) {
+      console.error(`line ${number}: refused: ${wrong}`);
+      refused++;
       continue;
     }
     const probabilities = Array.isArray(source)
@@ -48,6 +78,21 @@ export async function calibrateCheck(options: {
       allowedTokenMass: (row.allowedTokenMass as number | null | undefined) ?? null,
     });
   }
+  if (recent.length === 0 && refused > 0)
+    throw new UsageError(
+      `none of the ${refused} rows of ${path} is a decision of ${summary.policy.id}@${summary.policy.version}: nothing to compare with its baseline`,
+    );
+  return recent;
+}
+
+/** Runs the check; returns the exit code. */
+export async function calibrateCheck(options: {
+  baseline: string;
+  recent: string;
+  eventBus: string | undefined;
+}): Promise<number> {
+  const summary = JSON.parse(await readFile(options.baseline, "utf8")) as BaselineSummary;
+  const recent = await readRecent(options.recent, summary);
   const result = checkDrift(summary.baseline, recent);
   for (const c of result.checks) {
     console.log(

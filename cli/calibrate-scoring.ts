@@ -9,16 +9,20 @@
  */
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { appendFile, mkdir, readFile } from "node:fs/promises";
+import { appendFile, mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import { HttpDecisionEndpoint } from "../shared/adapters/http-decision-endpoint.ts";
 import type { LabelledLogits } from "../shared/domain/calibration/temperature.ts";
-import type { DecidesItems, EndpointDecision } from "../shared/domain/decision-endpoint.ts";
+import type { EndpointDecision } from "../shared/domain/decision-endpoint.ts";
 import { EndpointRejectedError } from "../shared/domain/errors.ts";
+import { readLines } from "../shared/domain/input/lines.ts";
 import type { Policy } from "../shared/domain/policy/policy.ts";
 import { policyKey } from "../shared/domain/policy/policy.ts";
+import { CALIBRATION_ENDPOINT_CALLS } from "../shared/domain/topology.ts";
 import { CommandError, integerFlag, UsageError } from "./args.ts";
 import { awsOptions } from "./aws.ts";
+import type { ScoringSource, StateRow } from "./calibrate-source.ts";
+import { openInput } from "./input-file.ts";
 
 /** The flags that choose and tune the scoring source. */
 export const SCORING_FLAGS = {
@@ -33,23 +37,6 @@ export const SCORING_FLAGS = {
 
 /** Values of {@link SCORING_FLAGS}. */
 export type ScoringFlags = { [K in keyof typeof SCORING_FLAGS]?: string | undefined };
-
-/** Something that scores items, and how many requests it may take at once. */
-export interface ScoringSource {
-  /** For messages: the model file, endpoint name or URL. */
-  readonly name: string;
-  readonly endpoint: DecidesItems;
-  readonly concurrency: number;
-  close(): Promise<void>;
-}
-
-/** A labelled state waiting for its logits. */
-export interface StateRow {
-  readonly line: number;
-  readonly state: unknown;
-  readonly label: number;
-  readonly group: string;
-}
 
 /** Opens the source the flags name; undefined when they name none. More than one is a usage error. */
 export async function openScoringSource(flags: ScoringFlags): Promise<ScoringSource | undefined> {
@@ -67,7 +54,7 @@ export async function openScoringSource(flags: ScoringFlags): Promise<ScoringSou
     const name = flags["endpoint-name"];
     return {
       name: `endpoint ${name}`,
-      endpoint: sageMakerEndpoint(name, awsOptions(flags), { attempts: 5 }),
+      endpoint: sageMakerEndpoint(name, awsOptions(flags), CALIBRATION_ENDPOINT_CALLS),
       concurrency,
       close: async () => {},
     };
@@ -75,7 +62,7 @@ export async function openScoringSource(flags: ScoringFlags): Promise<ScoringSou
   if (flags.url !== undefined) {
     let endpoint: HttpDecisionEndpoint;
     try {
-      endpoint = new HttpDecisionEndpoint(flags.url, { attempts: 5 });
+      endpoint = new HttpDecisionEndpoint(flags.url, CALIBRATION_ENDPOINT_CALLS);
     } catch (error) {
       throw new UsageError(`--url: ${(error as Error).message}`);
     }
@@ -89,6 +76,8 @@ interface ResumeLine {
   readonly key: string;
   readonly logits: number[];
   readonly modelSha256: string;
+  /** Absent in files written before it was kept. */
+  readonly promptVersion?: string;
 }
 
 /** The key a row is remembered by: the policy version, the line and the state. */
@@ -101,17 +90,29 @@ function rowKey(policy: Policy, row: StateRow): string {
 async function readResume(path: string): Promise<Map<string, ResumeLine>> {
   const done = new Map<string, ResumeLine>();
   if (!existsSync(path)) return done;
-  for (const [i, raw] of (await readFile(path, "utf8")).split("\n").entries()) {
-    if (!raw.trim()) continue;
+  for await (const { line: number, text: raw } of readLines(await openInput(path))) {
+    if (raw !== undefined && !raw.trim()) continue;
     try {
-      const line = JSON.parse(raw) as ResumeLine;
+      // A line the reader refused (raw undefined) is unreadable too.
+      const line = JSON.parse(raw ?? "") as ResumeLine;
       if (typeof line.key === "string" && Array.isArray(line.logits)) done.set(line.key, line);
     } catch {
       // A line cut short by a crash mid-write: that row is scored again.
-      process.stderr.write(`${path}:${i + 1}: unreadable, scoring that row again\n`);
+      process.stderr.write(`${path}:${number}: unreadable, scoring that row again\n`);
     }
   }
   return done;
+}
+
+/** A labelled row from its state row and scored logits, naming what scored them. */
+function labelledRow(row: StateRow, scored: ResumeLine): LabelledLogits {
+  return {
+    logits: scored.logits,
+    label: row.label,
+    group: row.group,
+    modelSha256: scored.modelSha256,
+    ...(scored.promptVersion ? { promptVersion: scored.promptVersion } : {}),
+  };
 }
 
 /**
@@ -130,7 +131,7 @@ export async function scoreStateRows(
   const models = new Set([...done.values()].map((l) => l.modelSha256));
   const out: (LabelledLogits | undefined)[] = rows.map((row) => {
     const kept = done.get(rowKey(policy, row));
-    return kept ? { logits: kept.logits, label: row.label, group: row.group } : undefined;
+    return kept ? labelledRow(row, kept) : undefined;
   });
   const todo = rows.map((_, i) => i).filter((i) => out[i] === undefined);
   if (resumePath && todo.length < rows.length)
@@ -166,15 +167,14 @@ export async function scoreStateRows(
         );
         return;
       }
-      out[index] = { logits: decision.logits, label: row.label, group: row.group };
-      if (resumePath) {
-        const line: ResumeLine = {
-          key: rowKey(policy, row),
-          logits: decision.logits,
-          modelSha256: decision.modelSha256,
-        };
-        await appendFile(resumePath, `${JSON.stringify(line)}\n`);
-      }
+      const line: ResumeLine = {
+        key: rowKey(policy, row),
+        logits: decision.logits,
+        modelSha256: decision.modelSha256,
+        promptVersion: decision.promptVersion,
+      };
+      out[index] = labelledRow(row, line);
+      if (resumePath) await appendFile(resumePath, `${JSON.stringify(line)}\n`);
       progress.tick();
     }
   };

@@ -4,18 +4,19 @@
  * runs in .cache/local unless --fresh is given.
  */
 
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { startLocalMode } from "../infra/local/local-mode.ts";
+import { type LocalMode, type LocalModeOptions, startLocalMode } from "../infra/local/local-mode.ts";
 import { LOCAL_SERVICES, type LocalService, resolveLocalPorts } from "../infra/local/ports.ts";
 import { integerFlag } from "./args.ts";
+import { type StatusLine, statusLine } from "./terminal.ts";
 
 export const localUsage = `decide local [--model file.gguf] [--fresh] [--no-samples] [--data-dir .cache/local]
              [--port-base N] [--port 8080] [--dynamodb-port 8000] [--sqs-port 9324] [--bus-port 9195] [--review-port 8090]
 
 Starts the decision endpoint (--port), DynamoDB Local (needs Java 17), local SQS queues (intake,
-dead letters, auto-action, review, rejected), the local event bus with the deployed rules, the
+batch, auto-action, review, rejected, and a dead-letter queue per source as deployed), the local event bus with the deployed rules, the
 review page and the functions; sends the sample items from events/items/samples.jsonl and prints
 a live summary. Ctrl-C stops it all.
 
@@ -28,7 +29,40 @@ A port in use stops the start with one line naming the service and the flag that
 
 /** Runs until SIGINT or SIGTERM; returns the exit code. */
 export async function localCommand(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
+  const flags = localFlags(argv);
+  // The live summary: redrawn in place on a terminal; any other line ends it first.
+  const summaryLine = statusLine(process.stdout);
+  const say = (line: string) => {
+    summaryLine.end();
+    console.log(line);
+  };
+  const local = await startLocalMode({ ...localOptions(flags), say });
+  const before = await local.summary();
+  // What to do next comes last, where it stays on screen.
+  console.log(nextSteps(local));
+  if (before.decided + before.rejected > 0) {
+    console.log(
+      `kept ${before.decided} decisions and ${before.rejected} rejections from earlier runs (--fresh starts empty)`,
+    );
+  }
+  if (!flags["no-samples"]) {
+    const sent = await local.feedSamples();
+    console.log(
+      before.decided + before.rejected > 0
+        ? `sent ${sent} sample items again; those already decided are not decided twice`
+        : `sent ${sent} sample items`,
+    );
+  }
+  await summarizeUntilStopped(local, summaryLine);
+  say("stopping...");
+  await local.stop();
+  console.log("stopped");
+  return 0;
+}
+
+/** The flags of `decide local`. */
+function localFlags(argv: string[]) {
+  return parseArgs({
     args: argv,
     options: {
       model: { type: "string" },
@@ -43,11 +77,15 @@ export async function localCommand(argv: string[]): Promise<number> {
       "data-dir": { type: "string" },
     },
     strict: true,
-  });
+  }).values;
+}
+
+/** The local mode's options from the flags and, for ports, their variables. */
+function localOptions(flags: ReturnType<typeof localFlags>): LocalModeOptions {
   const root = fileURLToPath(new URL("..", import.meta.url));
   const base = integerFlag(
     "port-base",
-    values["port-base"] ?? process.env.DECIDE_LOCAL_PORT_BASE,
+    flags["port-base"] ?? process.env.DECIDE_LOCAL_PORT_BASE,
     undefined,
     1024,
     65530,
@@ -57,21 +95,27 @@ export async function localCommand(argv: string[]): Promise<number> {
     (Object.keys(LOCAL_SERVICES) as LocalService[]).map((service) => {
       const { flag, env } = LOCAL_SERVICES[service];
       const name = flag.slice(2) as "port" | "dynamodb-port" | "sqs-port" | "bus-port" | "review-port";
-      return [service, integerFlag(name, values[name] ?? process.env[env], undefined, 0, 65535)];
+      return [service, integerFlag(name, flags[name] ?? process.env[env], undefined, 0, 65535)];
     }),
   );
-  const local = await startLocalMode({
+  return {
     root,
     // A second instance (--port-base) keeps its data apart from the first.
-    dataDir: values["data-dir"] ?? join(root, ".cache", base === undefined ? "local" : `local-${base}`),
-    fresh: values.fresh ?? false,
-    ...(values.model ? { model: values.model } : {}),
+    // Absolute: DynamoDB Local runs in its own folder and refuses a relative path.
+    dataDir: resolve(
+      flags["data-dir"] ?? join(root, ".cache", base === undefined ? "local" : `local-${base}`),
+    ),
+    fresh: flags.fresh ?? false,
+    ...(flags.model ? { model: flags.model } : {}),
     ports: resolveLocalPorts(
       base,
       Object.fromEntries(Object.entries(overrides).filter(([, value]) => value !== undefined)),
     ),
-    say: (line) => console.log(line),
-  });
+  };
+}
+
+/** The variables to export in another terminal, the commands to try and the review page. */
+function nextSteps(local: LocalMode): string {
   const exports = [
     "AWS_REGION",
     "AWS_ACCESS_KEY_ID",
@@ -85,54 +129,54 @@ export async function localCommand(argv: string[]): Promise<number> {
     "DLQ_URL",
     "REVIEW_QUEUE_URL",
     "BATCH_QUEUE_URL",
+    "BATCH_FILES_QUEUE_URL",
     "BATCH_FOLDER",
+    "DEAD_LETTER_ROUTES",
   ]
-    .map((name) => `export ${name}=${local.env[name]}`)
+    // JSON (the routes) needs quoting for the shell; the URLs and names hold no single quote.
+    .map(
+      (name) =>
+        `export ${name}=${/^[\w:/.@-]*$/.test(local.env[name] ?? "") ? local.env[name] : `'${local.env[name]}'`}`,
+    )
     .join("\n");
-  const before = await local.summary();
-  // What to do next comes last, where it stays on screen.
-  console.log(
-    [
-      "",
-      "In another terminal, to look or to send more:",
-      exports,
-      'npx decide publish events/items/samples.jsonl --queue-url "$INTAKE_QUEUE_URL"',
-      "npx decide batch submit events/items/moderation-batch.jsonl --policy content-moderation",
-      "",
-      `Review page: ${local.reviewUrl}`,
-      "Status:      npx decide status (after the exports above)",
-      "",
-    ].join("\n"),
-  );
-  if (before.decided + before.rejected > 0) {
-    console.log(
-      `kept ${before.decided} decisions and ${before.rejected} rejections from earlier runs (--fresh starts empty)`,
-    );
-  }
-  if (!values["no-samples"]) {
-    const sent = await local.feedSamples();
-    console.log(
-      before.decided + before.rejected > 0
-        ? `sent ${sent} sample items again; those already decided are not decided twice`
-        : `sent ${sent} sample items`,
-    );
-  }
+  return [
+    "",
+    "In another terminal, to look or to send more:",
+    exports,
+    "npx decide publish events/items/samples.jsonl   # to INTAKE_QUEUE_URL",
+    "npx decide batch submit events/items/moderation-batch.jsonl --policy content-moderation",
+    "",
+    `Review page: ${local.reviewUrl}`,
+    "Status:      npx decide status (after the exports above)",
+    "Replay:      npx decide replay --from intake --dry-run (or review, batch, auto-action, human-rule, ...)",
+    "",
+  ].join("\n");
+}
 
-  let last = "";
+/** Shows the live summary every 2 s until SIGINT or SIGTERM. */
+async function summarizeUntilStopped(local: LocalMode, summaryLine: StatusLine): Promise<void> {
   // The summary in progress, awaited before the services stop (it must not outlive them).
   let summarizing: Promise<void> = Promise.resolve();
+  let stopping = false;
   const timer = setInterval(() => {
     summarizing = local
       .summary()
-      .then((s) => {
-        const line = `decided ${s.decided} (auto ${s.auto}, human ${s.human}, reviewed ${s.reviewed}), rejected ${s.rejected}, waiting ${s.waiting}, in DLQ ${s.deadLetters}`;
-        if (line !== last) console.log(line);
-        last = line;
-      })
-      .catch((error: unknown) => console.error(`summary failed: ${(error as Error).message}`));
+      .then((s) =>
+        summaryLine.show(
+          `decided ${s.decided} (auto ${s.auto}, human ${s.human}, reviewed ${s.reviewed}), rejected ${s.rejected}, waiting ${s.waiting}, in DLQ ${s.deadLetters}`,
+        ),
+      )
+      .catch((error: unknown) => {
+        // Ctrl-C in a terminal reaches the whole process group, DynamoDB Local included, so a
+        // summary in flight as it stops may fail: that is the stop, not news.
+        if (stopping) return;
+        summaryLine.end();
+        console.error(`summary failed: ${(error as Error).message}`);
+      });
   }, 2000);
   await new Promise<void>((resolve) => {
     const stop = () => {
+      stopping = true;
       process.off("SIGINT", stop);
       process.off("SIGTERM", stop);
       resolve();
@@ -142,8 +186,4 @@ export async function localCommand(argv: string[]): Promise<number> {
   });
   clearInterval(timer);
   await summarizing;
-  console.log("stopping...");
-  await local.stop();
-  console.log("stopped");
-  return 0;
 }

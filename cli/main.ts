@@ -2,7 +2,10 @@
  * The `decide` command line: one entry, one module per command.
  */
 import { DecisionRuntimeError } from "../endpoint/runtime/errors.ts";
+import { adviceFor } from "./advice.ts";
 import { CommandError, UsageError } from "./args.ts";
+import { flagProblem } from "./flag-errors.ts";
+import { closest } from "./suggest.ts";
 
 /** A command's module: its entry and its usage text. */
 interface CommandModule {
@@ -75,11 +78,20 @@ const COMMANDS: Record<
     },
   },
   replay: {
-    what: "moves dead letters back to the intake queue, filtered or all",
-    summary: "decide replay --dlq-url URL --queue-url URL [--policy ID] [--dry-run] | --all --dlq-arn ARN",
+    what: "sends dead letters home, each to the queue or bus it came from",
+    summary: "decide replay --from SOURCE [--policy ID] [--dry-run] | --all --from SOURCE",
     load: async () => {
       const m = await import("./replay.ts");
       return { run: m.replayCommand, usage: m.replayUsage };
+    },
+  },
+  capacity: {
+    what: "simulates a load on the synthesized stack: instances, backlog, dead letters, cost",
+    summary:
+      "decide capacity --rate R [--for 30m] [--burst X --burst-for D] [--template F] [--max-instances N]",
+    load: async () => {
+      const m = await import("./capacity.ts");
+      return { run: m.capacityCommand, usage: m.capacityUsage };
     },
   },
   calibrate: {
@@ -120,27 +132,6 @@ function overview(): string {
     .join("\n")}\n\nRun "decide <command> --help" for details; add --debug to see stack traces.`;
 }
 
-/** The known command closest to `name`, when it is a likely typo. */
-function closest(name: string): string | undefined {
-  const distance = (a: string, b: string): number => {
-    const row = Array.from({ length: b.length + 1 }, (_, j) => j);
-    for (let i = 1; i <= a.length; i++) {
-      let previous = row[0]!;
-      row[0] = i;
-      for (let j = 1; j <= b.length; j++) {
-        const current = row[j]!;
-        row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1));
-        previous = current;
-      }
-    }
-    return row[b.length]!;
-  };
-  const [best] = Object.keys(COMMANDS)
-    .map((command) => ({ command, d: distance(name, command) }))
-    .sort((x, y) => x.d - y.d);
-  return best && best.d <= Math.max(2, Math.floor(name.length / 3)) ? best.command : undefined;
-}
-
 /** Runs the CLI with `argv` (without node and script); returns the process exit code. */
 export async function main(argv: string[]): Promise<number> {
   const debug = argv.includes("--debug");
@@ -155,9 +146,9 @@ export async function main(argv: string[]): Promise<number> {
   }
   const entry = COMMANDS[name];
   if (!entry) {
-    const guess = closest(name);
+    const guess = closest(name, Object.keys(COMMANDS));
     console.error(
-      `decide: unknown command "${name}"${guess ? `; did you mean "${guess}"?` : ""}\n\n${overview()}`,
+      `decide: unknown command "${name}"${guess ? `; did you mean "${guess}"?` : ""}\nsee: npx decide --help`,
     );
     return 2;
   }
@@ -169,11 +160,11 @@ export async function main(argv: string[]): Promise<number> {
   try {
     return await command.run(rest);
   } catch (error) {
-    if (
-      error instanceof UsageError ||
-      (error instanceof TypeError && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS"))
-    ) {
-      console.error(`decide ${name}: ${error.message}\n\n${command.usage}`);
+    // A usage mistake: the reason in one line, then where the usage is (not the whole of it,
+    // which would scroll the reason away).
+    const usage = error instanceof UsageError ? error.message : flagProblem(error, command.usage);
+    if (usage !== undefined) {
+      console.error(`decide ${name}: ${usage}\nsee: npx decide ${name} --help`);
       return 2;
     }
     if (error instanceof DecisionRuntimeError || error instanceof CommandError) {
@@ -187,48 +178,4 @@ export async function main(argv: string[]): Promise<number> {
     }
     throw error;
   }
-}
-
-/** The local stand-ins' default ports, to name the service behind a port in use. */
-const LOCAL_PORTS: Record<number, string> = {
-  8080: "the decision endpoint (--port)",
-  8000: "DynamoDB Local",
-  9324: "local SQS",
-  9195: "the local event bus",
-  8090: "the review page",
-};
-
-/**
- * One or two lines a person can act on for the errors a newcomer meets: nothing listening,
- * a port taken, no region or credentials. Undefined for anything else (printed with its stack).
- */
-export function adviceFor(error: unknown): string | undefined {
-  const chain: { name?: string; message?: string; code?: string; port?: number; address?: string }[] = [];
-  for (let e = error as { cause?: unknown } | undefined; e && chain.length < 6; e = e.cause as typeof e) {
-    chain.push(e as (typeof chain)[number]);
-  }
-  const text = chain.map((e) => `${e.name ?? ""} ${e.code ?? ""} ${e.message ?? ""}`).join(" ");
-  // The local mode's own one-line refusal (a port another process holds).
-  const portError = chain.find((e) => e.name === "PortInUseError");
-  if (portError) return portError.message;
-  const inUse = chain.find((e) => e.code === "EADDRINUSE");
-  if (inUse) {
-    const service = inUse.port !== undefined ? LOCAL_PORTS[inUse.port] : undefined;
-    return `port ${inUse.port ?? "?"}${service ? ` (${service})` : ""} is already in use: is another \`npm start\` running? Stop it first.`;
-  }
-  if (/ECONNREFUSED|ENOTFOUND|socket hang up|connect ETIMEDOUT/.test(text)) {
-    const refused = chain.find((e) => e.address !== undefined && e.port !== undefined);
-    const where = refused ? ` at ${refused.address}:${refused.port}` : "";
-    return (
-      `could not reach the service${where} (nothing answered).\n` +
-      "Is `npm start` running? In this terminal, export the variables it printed (or point the flags at AWS)."
-    );
-  }
-  if (/Region is missing/i.test(text)) {
-    return "no AWS region: set AWS_REGION (or --region), or export the variables `npm start` printed.";
-  }
-  if (/CredentialsProviderError|Could not load credentials/i.test(text)) {
-    return "no AWS credentials: configure a profile (--profile) or export the variables `npm start` printed.";
-  }
-  return undefined;
 }

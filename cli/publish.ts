@@ -7,31 +7,42 @@
  */
 import { appendFile, readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
+import { formatOf, INPUT_FORMATS, type InputFormat } from "../shared/domain/input/item-lines.ts";
+import { MAX_LINE_BYTES } from "../shared/domain/input/lines.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import { readItems } from "../shared/use-cases/publish/read-items.ts";
 import { type PublishTarget, sendItems } from "../shared/use-cases/publish/send-items.ts";
-import { UsageError } from "./args.ts";
+import { MissingSettingError, UsageError } from "./args.ts";
 import { AWS_FLAGS, awsOptions, publisherTo, queueAt } from "./aws.ts";
+import { openInput } from "./input-file.ts";
+import { exitCodeFor, redrawLine, refusedLineText } from "./terminal.ts";
 
-export const publishUsage = `decide publish <file.jsonl | file.csv | -> (--queue-url URL | --event-bus NAME) [--region R] [--profile P]
+export const publishUsage = `decide publish <file.jsonl | file.csv | -> [--queue-url URL | --event-bus NAME] [--region R] [--profile P]
                [--policies-dir events/policies] [--format jsonl|csv] [--resume-file F] [--dry-run]
 
 Validates every line (bad ones are listed with their line numbers and not sent), then sends the
-rest in batches of 10. Ids recorded in the resume file (default <file>.sent) are not sent again.
-CSV: a header with id, policy and state; other columns become metadata.`;
+rest in batches of 10 to the intake queue (--queue-url, default INTAKE_QUEUE_URL as \`npm start\`
+exports it) or as "Decision Requested" events to a bus (--event-bus). Ids recorded in the resume
+file (default <file>.sent) are not sent again. Lines: UTF-8 (a byte-order mark is dropped, CRLF
+is fine), at most ${MAX_LINE_BYTES} bytes each. CSV: a header with id, policy and state; other
+columns become metadata. Exits 1 when some lines were refused.`;
 
 /** The source of "Decision Requested" events sent by this command (the intake rule takes any but the pipeline's own). */
 export const PUBLISH_SOURCE = "decide.publish";
 
-async function readInput(path: string): Promise<string> {
-  if (path === "-") {
-    const chunks: Buffer[] = [];
-    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks).toString("utf8");
-  }
-  return readFile(path, "utf8").catch((error: unknown) => {
-    throw new UsageError(`cannot read ${path}: ${(error as Error).message}`);
-  });
+/** Where to send: the flag given, else the intake queue `npm start` exports; none for a dry run. */
+function targetOf(values: {
+  "queue-url"?: string | undefined;
+  "event-bus"?: string | undefined;
+  "dry-run"?: boolean | undefined;
+}): { queueUrl: string } | { busName: string } | undefined {
+  if (values["queue-url"] && values["event-bus"])
+    throw new UsageError("give one target: --queue-url or --event-bus, not both");
+  if (values["event-bus"]) return { busName: values["event-bus"] };
+  const queueUrl = values["queue-url"] || process.env.INTAKE_QUEUE_URL;
+  if (queueUrl) return { queueUrl };
+  if (values["dry-run"]) return undefined;
+  throw new MissingSettingError("queue-url", "INTAKE_QUEUE_URL", "--event-bus NAME");
 }
 
 /** Progress on stderr: a redrawn bar on a terminal, a line every 10% otherwise. */
@@ -46,8 +57,9 @@ function progress(total: number) {
     if (process.stderr.isTTY) {
       const width = 30;
       const filled = Math.round(share * width);
-      process.stderr.write(
-        `\r[${"#".repeat(filled)}${"-".repeat(width - filled)}] ${sent}/${total} ${rate.toFixed(0)}/s ETA ${eta}s `,
+      redrawLine(
+        process.stderr,
+        `[${"#".repeat(filled)}${"-".repeat(width - filled)}] ${sent}/${total} ${rate.toFixed(0)}/s ETA ${eta} s`,
       );
       if (sent === total) process.stderr.write("\n");
     } else {
@@ -62,7 +74,7 @@ function progress(total: number) {
   };
 }
 
-/** Runs the command; returns the exit code (1 when some lines were invalid). */
+/** Runs the command; returns the exit code (1 when some lines were refused). */
 export async function publishCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -81,27 +93,19 @@ export async function publishCommand(argv: string[]): Promise<number> {
   const input = positionals[0];
   if (!input || positionals.length > 1)
     throw new UsageError("give exactly one input: a .jsonl or .csv file, or - for stdin");
-  const format = (values.format ?? (input.toLowerCase().endsWith(".csv") ? "csv" : "jsonl")) as
-    | "jsonl"
-    | "csv";
-  if (format !== "jsonl" && format !== "csv")
+  const format = (values.format ?? formatOf(input)) as InputFormat;
+  if (!INPUT_FORMATS.includes(format))
     throw new UsageError(`--format must be jsonl or csv, got "${values.format}"`);
-  if (!values["dry-run"] && !values["queue-url"] === !values["event-bus"]) {
-    throw new UsageError("give one target: --queue-url or --event-bus");
-  }
+  const target = targetOf(values);
   const aws = awsOptions(values);
 
   const policies = await PolicyRegistry.fromFolder(values["policies-dir"]!);
-  const { items, rejected } = readItems(
-    await readInput(input),
+  const { items, rejected } = await readItems(
+    await openInput(input),
     format,
     (id) => policies.current(id) !== undefined,
   );
-  for (const bad of rejected) {
-    console.error(
-      `line ${bad.line}: not sent: ${bad.problems.map((p) => `${p.field}: ${p.message}`).join("; ")}`,
-    );
-  }
+  for (const bad of rejected) console.error(refusedLineText(bad.line, bad.problems));
   const resumeFile = values["resume-file"] ?? (input === "-" ? undefined : `${input}.sent`);
   const already = new Set(
     resumeFile
@@ -113,23 +117,24 @@ export async function publishCommand(argv: string[]): Promise<number> {
   );
   const todo = items.filter((item) => !already.has(item.id));
   const skipped = items.length - todo.length;
-  if (values["dry-run"]) {
-    console.log(`dry run: ${todo.length} would be sent, ${skipped} already sent, ${rejected.length} invalid`);
-    return rejected.length ? 1 : 0;
+  if (target === undefined || values["dry-run"]) {
+    console.log(`dry run: ${todo.length} would be sent, ${skipped} already sent, ${rejected.length} refused`);
+    return exitCodeFor(rejected.length);
   }
-  const target: PublishTarget = values["queue-url"]
-    ? { kind: "queue", queue: queueAt(values["queue-url"], aws) }
-    : { kind: "bus", publisher: publisherTo(values["event-bus"]!, aws, { source: PUBLISH_SOURCE }) };
+  const to: PublishTarget =
+    "queueUrl" in target
+      ? { kind: "queue", queue: queueAt(target.queueUrl, aws) }
+      : { kind: "bus", publisher: publisherTo(target.busName, aws, { source: PUBLISH_SOURCE }) };
   const show = progress(todo.length);
   let sent = 0;
   show(0);
-  await sendItems(todo, target, {
+  await sendItems(todo, to, {
     onBatch: async (ids) => {
       if (resumeFile) await appendFile(resumeFile, `${ids.join("\n")}\n`);
       sent += ids.length;
       show(sent);
     },
   });
-  console.log(`${sent} sent, ${skipped} already sent before, ${rejected.length} invalid lines not sent`);
-  return rejected.length ? 1 : 0;
+  console.log(`${sent} sent, ${skipped} already sent before, ${rejected.length} refused lines not sent`);
+  return exitCodeFor(rejected.length);
 }

@@ -1,73 +1,171 @@
 /**
- * `decide replay`: moves dead-letter messages back to the intake queue, all of them (SQS redrive)
- * or a filtered selection, with a dry run that lists what would move. Uses the AWS CLI's
- * conventions: --region and --profile (or AWS_REGION and AWS_PROFILE), and AWS_ENDPOINT_URL_SQS
- * for the local mode.
+ * `decide replay`: sends dead letters back where they came from, all of them (SQS redrive to the
+ * source queue) or a filtered selection, with a dry run that lists what would move. A source
+ * (`--from review`) names its dead-letter queue and its home from the routes that `npm start`
+ * exports and the stack outputs (`DeadLetterRoutes`); `--dlq-url` with `--queue-url` or
+ * `--event-bus` names them directly (the intake's, `DLQ_URL` and `INTAKE_QUEUE_URL`, by default). Uses the AWS CLI's conventions: --region and --profile (or
+ * AWS_REGION and AWS_PROFILE), and AWS_ENDPOINT_URL_SQS / _EVENTBRIDGE for the local mode.
  */
 import { parseArgs } from "node:util";
+import type { AwsClientOptions } from "../shared/adapters/aws-clients.ts";
 import { sqsClient } from "../shared/adapters/aws-clients.ts";
 import { redriveAll } from "../shared/adapters/sqs-queue.ts";
-import { replayFiltered } from "../shared/use-cases/replay.ts";
-import { requiredFlag, UsageError } from "./args.ts";
-import { awsOptions, decisionStore, queueAt } from "./aws.ts";
+import {
+  DEAD_LETTER_SOURCES,
+  DeadLetterRouteError,
+  isDeadLetterSource,
+  queueArnOf,
+  RETURN_KIND,
+  routeOf,
+} from "../shared/domain/dead-letters.ts";
+import {
+  homeBus,
+  homeQueue,
+  type ReplayReport,
+  replayFiltered,
+  type SendsHome,
+} from "../shared/use-cases/replay.ts";
+import { MissingSettingError, requiredFlag, UsageError } from "./args.ts";
+import { awsOptions, decisionStore, publisherTo, queueAt } from "./aws.ts";
+import { parseDuration } from "./duration.ts";
+import { closest } from "./suggest.ts";
 
-export const replayUsage = `decide replay --dlq-url URL --queue-url URL [--policy ID] [--reason TEXT] [--older-than 2h] [--newer-than 1d] [--dry-run]
-decide replay --all --dlq-arn ARN [--queue-arn ARN]
+export const replayUsage = `decide replay --from SOURCE [--policy ID] [--reason TEXT] [--older-than 2h] [--newer-than 1d] [--dry-run]
+decide replay --dlq-url URL (--queue-url URL | --event-bus NAME) [filters as above] [--dry-run]
+decide replay --all (--from SOURCE | --dlq-arn ARN [--queue-arn ARN])
 
-Filtered: re-sends matching dead-letter messages to the queue and deletes them from the DLQ
-(--dry-run lists them only). --reason matches the failure noted by the decide function
-(needs --table or DECISIONS_TABLE). --all starts SQS's own redrive (StartMessageMoveTask).
+Sends matching dead letters home and deletes them from the dead-letter queue (--dry-run lists
+them only): a queue's own dead letters go back to that queue, a rule's undelivered events back
+on the bus. SOURCE is one of ${Object.keys(DEAD_LETTER_SOURCES).join(", ")}; its queue
+and home come from --routes JSON or DEAD_LETTER_ROUTES (npm start exports it; deployed, the stack
+output DeadLetterRoutes). job-failures are listed, never moved. --reason matches the failure noted
+by the decide function (needs --table or DECISIONS_TABLE) or the one the bus or Lambda recorded.
+Without --from, --dlq-url defaults to DLQ_URL (the intake's dead letters) and their home to
+INTAKE_QUEUE_URL, as npm start exports them.
+--all starts SQS's own redrive to the source queue (StartMessageMoveTask).
 Common: --region, --profile (AWS CLI conventions).`;
 
-/** Parses 90s, 30m, 2h, 1d into milliseconds. */
-export function parseDuration(text: string, flag: string): number {
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(text.trim());
-  if (!match) throw new UsageError(`--${flag} must look like 90s, 30m, 2h or 1d, got "${text}"`);
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[
-    match[2] as "ms" | "s" | "m" | "h" | "d"
-  ];
-  return Number(match[1]) * unit;
+const OPTIONS = {
+  from: { type: "string" },
+  routes: { type: "string" },
+  "dlq-url": { type: "string" },
+  "queue-url": { type: "string" },
+  "event-bus": { type: "string" },
+  "dlq-arn": { type: "string" },
+  "queue-arn": { type: "string" },
+  all: { type: "boolean", default: false },
+  policy: { type: "string" },
+  reason: { type: "string" },
+  "older-than": { type: "string" },
+  "newer-than": { type: "string" },
+  "dry-run": { type: "boolean", default: false },
+  table: { type: "string" },
+  region: { type: "string" },
+  profile: { type: "string" },
+} as const;
+
+type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; strict: true }>>["values"];
+
+/** Where the letters are and where they go, from `--from` or the direct flags. */
+interface Target {
+  readonly dlqUrl: string;
+  readonly kind: "queue" | "bus" | "none";
+  readonly home?: string;
+}
+
+function targetOf(values: Values): Target {
+  if (values.from !== undefined) return routeTarget(values.from, values.routes);
+  const given = values["dlq-url"];
+  const dlqUrl = given || process.env.DLQ_URL;
+  if (!dlqUrl) throw new MissingSettingError("dlq-url", "DLQ_URL", "--from SOURCE");
+  if (values["queue-url"] && values["event-bus"])
+    throw new UsageError("give --queue-url or --event-bus, not both");
+  if (values["event-bus"]) return { dlqUrl, kind: RETURN_KIND.bus, home: values["event-bus"] };
+  // DLQ_URL holds the intake's dead letters, so its home is the intake queue exported with it;
+  // a dead-letter queue named by flag has no home to assume.
+  const home = values["queue-url"] || (given ? undefined : process.env.INTAKE_QUEUE_URL);
+  if (home) return { dlqUrl, kind: RETURN_KIND.queue, home };
+  if (values["dry-run"]) return { dlqUrl, kind: RETURN_KIND.none };
+  throw new UsageError("--queue-url or --event-bus is required (where the letters go home)");
+}
+
+/** The target of `--from source`, from the routes `--routes` or DEAD_LETTER_ROUTES give. */
+function routeTarget(source: string, routesFlag: string | undefined): Target {
+  if (!isDeadLetterSource(source)) {
+    const guess = closest(source, Object.keys(DEAD_LETTER_SOURCES));
+    throw new UsageError(
+      `--from: unknown dead-letter source "${source}"${guess ? `; did you mean "${guess}"?` : ""} (one of ${Object.keys(DEAD_LETTER_SOURCES).join(", ")})`,
+    );
+  }
+  const routes = routesFlag || process.env.DEAD_LETTER_ROUTES;
+  if (!routes) throw new MissingSettingError("routes", "DEAD_LETTER_ROUTES");
+  try {
+    const route = routeOf(routes, source);
+    return { dlqUrl: route.dlqUrl, kind: route.kind, ...homeOf(route) };
+  } catch (error) {
+    if (error instanceof DeadLetterRouteError) throw new UsageError(`--from: ${error.message}`);
+    throw error;
+  }
+}
+
+const homeOf = (route: { queueUrl?: string; busName?: string }) =>
+  route.queueUrl ? { home: route.queueUrl } : route.busName ? { home: route.busName } : {};
+
+function sendHomeOf(target: Target, aws: AwsClientOptions): SendsHome | undefined {
+  if (target.kind === RETURN_KIND.queue) return homeQueue(queueAt(target.home!, aws));
+  // An event keeps its own source when it goes back on the bus.
+  if (target.kind === RETURN_KIND.bus) return homeBus(publisherTo(target.home!, aws));
+  return undefined;
+}
+
+/** Starts SQS's redrive of a whole dead-letter queue back to its source. */
+async function redrive(values: Values, aws: AwsClientOptions): Promise<number> {
+  const target = values.from !== undefined ? targetOf(values) : undefined;
+  if (target && target.kind !== RETURN_KIND.queue)
+    throw new UsageError(
+      `--all redrives a queue's own dead letters; "${values.from}" goes home another way (drop --all)`,
+    );
+  const dlqArn = target ? queueArnOf(target.dlqUrl) : requiredFlag("dlq-arn", values["dlq-arn"]);
+  // The home queue is named as the destination: items the decide function dead-lettered itself
+  // were sent, not redriven, so SQS would not know where they came from.
+  const destinationArn = values["queue-arn"] ?? (target?.home ? queueArnOf(target.home) : undefined);
+  const handle = await redriveAll(sqsClient(aws), dlqArn, destinationArn);
+  console.log(`redrive started: task ${handle}`);
+  return 0;
+}
+
+function print(report: ReplayReport, dryRun: boolean): void {
+  for (const letter of report.matched) {
+    console.log(
+      `${dryRun ? "would replay" : "replayed"} ${letter.kind} ${letter.itemId ?? "(no item)"} policy=${letter.policy ?? "-"} ` +
+        `sent=${letter.sentAt} receives=${letter.receiveCount}${letter.reason ? ` reason="${letter.reason}"` : ""}`,
+    );
+  }
+  for (const failure of report.failed)
+    console.log(`could not send ${failure.messageId} home: ${failure.error}`);
+  console.log(
+    `${report.matched.length} matched, ${report.moved} moved, ${report.left} left in the dead-letter queue`,
+  );
 }
 
 /** Runs the command; returns the exit code. */
 export async function replayCommand(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      "dlq-url": { type: "string" },
-      "queue-url": { type: "string" },
-      "dlq-arn": { type: "string" },
-      "queue-arn": { type: "string" },
-      all: { type: "boolean", default: false },
-      policy: { type: "string" },
-      reason: { type: "string" },
-      "older-than": { type: "string" },
-      "newer-than": { type: "string" },
-      "dry-run": { type: "boolean", default: false },
-      table: { type: "string" },
-      region: { type: "string" },
-      profile: { type: "string" },
-    },
-    strict: true,
-  });
+  const { values } = parseArgs({ args: argv, options: OPTIONS, strict: true });
   const aws = awsOptions(values);
-  if (values.all) {
-    const handle = await redriveAll(
-      sqsClient(aws),
-      requiredFlag("dlq-arn", values["dlq-arn"]),
-      values["queue-arn"],
-    );
-    console.log(`redrive started: task ${handle}`);
-    return 0;
-  }
+  if (values.all) return redrive(values, aws);
+  const target = targetOf(values);
+  const dryRun = values["dry-run"] ?? false;
+  if (target.kind === RETURN_KIND.none && !dryRun)
+    throw new UsageError(`"${values.from}" letters are listed, not moved: add --dry-run`);
   const table = values.table ?? process.env.DECISIONS_TABLE;
   if (values.reason && !table)
     throw new UsageError("--reason needs --table (or DECISIONS_TABLE) to read noted failures");
   const store = table ? decisionStore(table, aws) : undefined;
+  const sendHome = sendHomeOf(target, aws);
   const report = await replayFiltered({
-    deadLetters: queueAt(requiredFlag("dlq-url", values["dlq-url"]), aws),
-    destination: queueAt(requiredFlag("queue-url", values["queue-url"]), aws),
-    dryRun: values["dry-run"] ?? false,
+    deadLetters: queueAt(target.dlqUrl, aws),
+    ...(sendHome ? { sendHome } : {}),
+    dryRun,
     filter: {
       ...(values.policy ? { policy: values.policy } : {}),
       ...(values.reason ? { reason: values.reason } : {}),
@@ -76,14 +174,6 @@ export async function replayCommand(argv: string[]): Promise<number> {
     },
     ...(store ? { failureOf: (id: string) => store.failureOf(id) } : {}),
   });
-  for (const letter of report.matched) {
-    console.log(
-      `${values["dry-run"] ? "would replay" : "replayed"} ${letter.itemId ?? "(unreadable)"} policy=${letter.policy ?? "-"} ` +
-        `sent=${letter.sentAt} receives=${letter.receiveCount}${letter.reason ? ` reason="${letter.reason}"` : ""}`,
-    );
-  }
-  console.log(
-    `${report.matched.length} matched, ${report.moved} moved, ${report.skipped} left in the dead-letter queue`,
-  );
-  return 0;
+  print(report, dryRun);
+  return report.failed.length > 0 ? 1 : 0;
 }

@@ -1,17 +1,23 @@
 /**
- * `decide score`: scores one decision (JSON file or stdin) on a GGUF model and prints the result.
+ * `decide score`: scores one System One request (JSON file or stdin, as `POST /v1/systemone`
+ * takes it) on a GGUF model and prints the scorer's result.
  */
 import { readFile } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { parseArgs } from "node:util";
 import { DecisionModel } from "../endpoint/runtime/decision-model.ts";
-import type { DecisionRequestInput } from "../endpoint/scorer/request.ts";
 import { DecisionScorer } from "../endpoint/scorer/scorer.ts";
-import { integerFlag, requiredFlag, UsageError } from "./args.ts";
+import { parseJsonStrict } from "../shared/domain/contracts/json.ts";
+import {
+  type DecisionRequest,
+  parseSystemOneRequest,
+  SystemOneViolationError,
+} from "../shared/domain/contracts/system-one/index.ts";
+import { CommandError, integerFlag, requiredFlag, UsageError } from "./args.ts";
 
 export const scoreUsage = `decide score --model <file.gguf> --input <decision.json | -> [--threads N] [--context-size N] [--reuse-off]
 
-Scores the decision's questions and prints option probabilities as JSON.
+Scores a System One request's questions and prints option probabilities as JSON.
 Example: npx decide score --model tiny.gguf --input events/decisions/ticket-routing.json`;
 
 /** Runs the command; returns the exit code. */
@@ -36,17 +42,29 @@ export async function scoreCommand(argv: string[]): Promise<number> {
       : await readFile(inputPath, "utf8").catch((error: unknown) => {
           throw new UsageError(`cannot read --input ${inputPath}: ${(error as Error).message}`);
         });
-  let request: unknown;
-  try {
-    request = JSON.parse(text);
-  } catch (error) {
-    throw new UsageError(`--input ${inputPath} is not valid JSON: ${(error as Error).message}`);
-  }
+  const request = readRequest(text, inputPath);
   await using model = await DecisionModel.load({ modelPath, threads });
   await using scorer = await DecisionScorer.create(model, contextSize ? { contextSize } : {});
-  const result = await scorer.score(request as DecisionRequestInput);
+  const result = await scorer.score(request);
   console.log(JSON.stringify(result, null, 2));
   return 0;
+}
+
+/** The request in `text`, validated by the contract before any model is loaded. */
+function readRequest(text: string, inputPath: string): DecisionRequest {
+  let body: unknown;
+  try {
+    body = parseJsonStrict(text);
+  } catch (error) {
+    throw new UsageError(`--input ${inputPath}: ${(error as Error).message}`);
+  }
+  try {
+    return parseSystemOneRequest(body, { tokenMass: true });
+  } catch (error) {
+    if (error instanceof SystemOneViolationError)
+      throw new CommandError(`--input ${inputPath}: ${error.message}`, { cause: error });
+    throw error;
+  }
 }
 
 async function readStdin(): Promise<string> {

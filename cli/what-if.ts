@@ -18,7 +18,8 @@ import { WhatIfError, type WhatIfResult, type WhatIfSource, whatIf } from "../sh
 import { CommandError, integerFlag, requiredFlag, UsageError } from "./args.ts";
 import { sinceFlag } from "./audit.ts";
 import { AWS_FLAGS, awsOptions, decisionStore } from "./aws.ts";
-import { openScoringSource, type ScoringFlags, type ScoringSource } from "./calibrate-scoring.ts";
+import { openScoringSource, type ScoringFlags } from "./calibrate-scoring.ts";
+import type { ScoringSource } from "./calibrate-source.ts";
 import { whatIfLines } from "./what-if-text.ts";
 
 const DEFAULT_INSTANCE = REALTIME_INSTANCES.find((i) => i.name === "ml.c6i.xlarge")!;

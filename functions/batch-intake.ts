@@ -17,7 +17,7 @@ import { BATCH_LANE } from "../shared/domain/topology.ts";
 import { type IntakeDependencies, runIntake } from "../shared/use-cases/batch-intake.ts";
 import { sqsClient } from "./clients.ts";
 import { requireEnv } from "./config.ts";
-import { batchDependenciesFromEnv, sharedDependencies } from "./dependencies.ts";
+import { batchJobFromEnv } from "./dependencies.ts";
 import { tracer } from "./tracing.ts";
 
 const logger = new Logger({ serviceName: "batch-intake" });
@@ -28,11 +28,10 @@ type S3Event = z.infer<typeof S3Schema>;
 export async function intakeDependenciesFromEnv(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<IntakeDependencies> {
-  const shared = await sharedDependencies(env);
-  const batches = batchDependenciesFromEnv(shared, env);
-  if (!batches) throw new Error("environment variable BATCH_BUCKET is not set");
+  const { shared, batches, objects } = await batchJobFromEnv(env);
   return {
     ...batches,
+    objects,
     policies: shared.policies,
     queue: new SqsQueue(sqsClient(), requireEnv("BATCH_QUEUE_URL", env)),
   };

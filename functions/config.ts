@@ -1,9 +1,10 @@
 /**
  * Environment of the Lambda functions, read once at start; a missing variable fails fast with
  * its name, and a number that is not one fails with its name and value. Defaults come from
- * `infra/topology.ts`, the one place a timeout, attempt count or lease is written.
+ * `shared/domain/topology.ts`, the one place a timeout, attempt count or lease is written.
  */
-import { DECIDE_FUNCTION, REVIEW } from "../shared/domain/topology.ts";
+import { DECIDE_FUNCTION, DECIDE_QUEUES, REVIEW } from "../shared/domain/topology.ts";
+import type { DeliveryLimits } from "../shared/use-cases/failed-delivery.ts";
 
 /** Reads a required variable or throws naming it. */
 export function requireEnv(name: string, env: NodeJS.ProcessEnv = process.env): string {
@@ -17,10 +18,14 @@ export interface DecideSettings {
   readonly endpointName: string;
   readonly endpointTimeoutMs: number;
   readonly endpointAttempts: number;
+  /** First backoff between endpoint tries (the topology's; not set by the environment). */
+  readonly endpointBaseDelayMs: number;
   readonly publishLeaseMs: number;
   /** Items per endpoint call; 1 sends each item alone. */
   readonly endpointBatchItems: number;
   readonly endpointBatchWindowMs: number;
+  /** Largest body of a batched call (the topology's; not set by the environment). */
+  readonly endpointBatchBodyBytes: number;
 }
 
 /** Reads the decide function's settings from `env`. */
@@ -29,6 +34,7 @@ export function decideSettings(env: NodeJS.ProcessEnv = process.env): DecideSett
     endpointName: requireEnv("DECISION_ENDPOINT_NAME", env),
     endpointTimeoutMs: positiveInteger("ENDPOINT_TIMEOUT_MS", DECIDE_FUNCTION.endpointTimeoutMs, env),
     endpointAttempts: positiveInteger("ENDPOINT_ATTEMPTS", DECIDE_FUNCTION.endpointAttempts, env),
+    endpointBaseDelayMs: DECIDE_FUNCTION.endpointBaseDelayMs,
     publishLeaseMs: positiveInteger("PUBLISH_LEASE_MS", DECIDE_FUNCTION.publishLeaseMs, env),
     endpointBatchItems: positiveInteger("ENDPOINT_BATCH_ITEMS", DECIDE_FUNCTION.endpointBatchItems, env),
     endpointBatchWindowMs: positiveInteger(
@@ -36,6 +42,24 @@ export function decideSettings(env: NodeJS.ProcessEnv = process.env): DecideSett
       DECIDE_FUNCTION.endpointBatchWindowMs,
       env,
     ),
+    endpointBatchBodyBytes: DECIDE_FUNCTION.endpointBatchBodyBytes,
+  };
+}
+
+/**
+ * The decide function's limits on a failed delivery: item failures before it dead-letters, the
+ * queue's own receive limit (keep MAX_RECEIVE_COUNT equal to the redrive policy's), and the
+ * overload backoff.
+ */
+export function deliverySettings(env: NodeJS.ProcessEnv = process.env): DeliveryLimits {
+  const backoff = DECIDE_QUEUES.overloadBackoff;
+  return {
+    maxItemFailures: positiveInteger("MAX_ITEM_FAILURES", DECIDE_QUEUES.maxItemFailures, env),
+    maxReceiveCount: positiveInteger("MAX_RECEIVE_COUNT", DECIDE_QUEUES.maxReceiveCount, env),
+    overloadBackoff: {
+      firstSeconds: positiveInteger("OVERLOAD_BACKOFF_FIRST_SECONDS", backoff.firstSeconds, env),
+      maxSeconds: positiveInteger("OVERLOAD_BACKOFF_MAX_SECONDS", backoff.maxSeconds, env),
+    },
   };
 }
 

@@ -1,7 +1,8 @@
 /**
  * The decide function: SQS-triggered, batch with partial failures. Each record is decided by
- * `decideMessage`; only transient failures are reported back, so SQS redelivers just those (and
- * moves them to the dead-letter queue after the receive limit).
+ * `decideMessage`; a record it could not decide is settled by `settleFailedDelivery`: one the
+ * endpoint was too busy for goes back to its queue with a growing visibility backoff, counting as
+ * no failure; a failing one is counted and reported back, and dead-lettered here at its limit.
  */
 
 import { Logger } from "@aws-lambda-powertools/logger";
@@ -9,11 +10,17 @@ import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 import type { SQSRecord } from "aws-lambda";
 import { BatchingDecisionEndpoint } from "../shared/adapters/batching-endpoint.ts";
 import { SageMakerDecisionEndpoint } from "../shared/adapters/decision-endpoint.ts";
-import { MAX_RECEIVE_COUNT, METRICS } from "../shared/domain/topology.ts";
-import { settleDeadLetter } from "../shared/use-cases/batch-progress.ts";
-import { batchOf, type DecideDependencies, decideMessage } from "../shared/use-cases/decide-message.ts";
-import { sagemakerClient } from "./clients.ts";
-import { decideSettings, positiveInteger } from "./config.ts";
+import { SqsQueueDirectory } from "../shared/adapters/sqs-queue-directory.ts";
+import { METRICS } from "../shared/domain/topology.ts";
+import { type DecideDependencies, decideMessage } from "../shared/use-cases/decide-message.ts";
+import {
+  type Delivery,
+  type FailedDeliveryDependencies,
+  failureReason,
+  settleFailedDelivery,
+} from "../shared/use-cases/failed-delivery.ts";
+import { sagemakerClient, sqsClient } from "./clients.ts";
+import { decideSettings, deliverySettings } from "./config.ts";
 import { batchDependenciesFromEnv, sharedDependencies } from "./dependencies.ts";
 import { sqsBatchHandler } from "./sqs-batch-handler.ts";
 
@@ -25,7 +32,12 @@ const metrics = new Metrics({ namespace: METRICS.namespace, serviceName: METRICS
 export async function dependenciesFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<DecideDependencies> {
   const settings = decideSettings(env);
   const shared = await sharedDependencies(env);
-  const batches = batchDependenciesFromEnv(shared, env);
+  const batches = batchDependenciesFromEnv(env);
+  const calls = {
+    timeoutMs: settings.endpointTimeoutMs,
+    attempts: settings.endpointAttempts,
+    baseDelayMs: settings.endpointBaseDelayMs,
+  };
   return {
     ...shared,
     ...(batches ? { batches } : {}),
@@ -33,23 +45,42 @@ export async function dependenciesFromEnv(env: NodeJS.ProcessEnv = process.env):
     endpoint:
       settings.endpointBatchItems > 1
         ? new BatchingDecisionEndpoint(sagemakerClient(), settings.endpointName, {
-            timeoutMs: settings.endpointTimeoutMs,
-            attempts: settings.endpointAttempts,
+            ...calls,
             maxItems: settings.endpointBatchItems,
             windowMs: settings.endpointBatchWindowMs,
+            maxBodyBytes: settings.endpointBatchBodyBytes,
           })
-        : new SageMakerDecisionEndpoint(sagemakerClient(), settings.endpointName, {
-            timeoutMs: settings.endpointTimeoutMs,
-            attempts: settings.endpointAttempts,
-          }),
+        : new SageMakerDecisionEndpoint(sagemakerClient(), settings.endpointName, calls),
     publishLeaseMs: settings.publishLeaseMs,
   };
 }
 
+/** What the handler needs to settle a failed delivery, besides the store and batches. */
+export type DeliveryDependencies = Pick<FailedDeliveryDependencies, "queues" | "limits" | "draw">;
+
+/** The queues by ARN on SQS, and the limits from the environment. */
+export function deliveriesFromEnv(env: NodeJS.ProcessEnv = process.env): DeliveryDependencies {
+  return { queues: new SqsQueueDirectory(sqsClient()), limits: deliverySettings(env) };
+}
+
+/** A record as the failed-delivery use case reads it. */
+function deliveryOf(record: SQSRecord): Delivery {
+  return {
+    messageId: record.messageId,
+    receiptHandle: record.receiptHandle,
+    body: record.body,
+    receiveCount: Number(record.attributes?.ApproximateReceiveCount ?? 1),
+    sourceArn: record.eventSourceARN,
+  };
+}
+
 /** The handler for given dependencies (tests and the local mode build their own). */
-export function createDecideHandler(dependencies: () => Promise<DecideDependencies>) {
+export function createDecideHandler(
+  dependencies: () => Promise<DecideDependencies>,
+  deliveries: () => DeliveryDependencies = () => deliveriesFromEnv(),
+) {
   let resolved: Promise<DecideDependencies> | undefined;
-  const maxReceiveCount = positiveInteger("MAX_RECEIVE_COUNT", MAX_RECEIVE_COUNT);
+  let settling: DeliveryDependencies | undefined;
   async function recordHandler(record: SQSRecord): Promise<void> {
     resolved ??= dependencies();
     const deps = await resolved;
@@ -57,18 +88,28 @@ export function createDecideHandler(dependencies: () => Promise<DecideDependenci
     try {
       result = await decideMessage(record.body, deps);
     } catch (error) {
-      // Noted for replay's reason filter; SQS keeps the message id when it dead-letters it.
-      const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-      await deps.store.noteFailure(record.messageId, reason).catch(() => undefined);
-      // The last receive: SQS moves the message to the dead-letter queue next, and its batch
-      // counts it there (a replay that decides it later moves it to decided).
-      const receives = Number(record.attributes?.ApproximateReceiveCount ?? 0);
-      const batchId = batchOf(record.body);
-      if (deps.batches && batchId && receives >= maxReceiveCount) {
-        await settleDeadLetter(deps.batches, batchId, record.body, reason).catch((cause: unknown) =>
-          logger.warn("could not count the dead letter in its batch", { batchId, cause: String(cause) }),
-        );
-      }
+      settling ??= deliveries();
+      const delivery = deliveryOf(record);
+      const failed = await settleFailedDelivery(delivery, error, {
+        ...settling,
+        store: deps.store,
+        ...(deps.batches ? { batches: deps.batches } : {}),
+      }).catch((cause: unknown) => {
+        // Nothing settled (the store or SQS unreachable): it comes back after the visibility timeout.
+        logger.warn("could not settle a failed delivery", {
+          messageId: record.messageId,
+          cause: String(cause),
+        });
+        return undefined;
+      });
+      metrics.addMetric(`items_${failed?.outcome ?? "retrying"}`, MetricUnit.Count, 1);
+      logger.debug("record not decided", {
+        messageId: record.messageId,
+        error: failureReason(error),
+        ...failed,
+      });
+      // Dead-lettered: done with here, so the mapping deletes it; otherwise reported back.
+      if (failed?.outcome === "dead_lettered") return;
       throw error;
     }
     metrics.addMetric(`items_${result.outcome}`, MetricUnit.Count, 1);
@@ -76,7 +117,8 @@ export function createDecideHandler(dependencies: () => Promise<DecideDependenci
     if (result.route) metrics.addMetric(`routed_${result.route}`, MetricUnit.Count, 1);
     logger.debug("record processed", { messageId: record.messageId, ...result });
   }
-  return sqsBatchHandler(recordHandler, { logger, metrics });
+  // An invocation whose every item waits out an overload is no function error.
+  return sqsBatchHandler(recordHandler, { logger, metrics }, { throwOnFullBatchFailure: false });
 }
 
 /** The Lambda entry point. */

@@ -7,12 +7,15 @@ import { DynamoDbDecisionStore } from "../shared/adapters/dynamodb-decision-stor
 import { EventPublisher } from "../shared/adapters/event-publisher.ts";
 import { FsObjectStore } from "../shared/adapters/fs-object-store.ts";
 import { S3ObjectStore } from "../shared/adapters/s3-object-store.ts";
+import { SqsQueue } from "../shared/adapters/sqs-queue.ts";
 import type { DecisionStore } from "../shared/domain/decision-store.ts";
 import type { PublishesEvents } from "../shared/domain/events.ts";
 import type { ObjectStore } from "../shared/domain/object-store.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
+import { EVENT_PUBLISHING } from "../shared/domain/topology.ts";
+import { queueBatchFiles } from "../shared/use-cases/batch-files.ts";
 import type { BatchDependencies } from "../shared/use-cases/batch-progress.ts";
-import { dynamoClient, eventBridgeClient, s3Client } from "./clients.ts";
+import { dynamoClient, eventBridgeClient, s3Client, sqsClient } from "./clients.ts";
 import { requireEnv } from "./config.ts";
 
 /** Default policies: the samples shipped beside the functions. */
@@ -28,23 +31,39 @@ export function batchFilesFromEnv(env: NodeJS.ProcessEnv = process.env): ObjectS
   return undefined;
 }
 
-/** Batch progress on the decisions table and the batch files, when batch files are configured. */
+/**
+ * Batch progress on the decisions table, asking the batch files step (its queue,
+ * BATCH_FILES_QUEUE_URL) for the files; undefined where that is not set (no batches here).
+ */
 export function batchDependenciesFromEnv(
-  shared: SharedDependencies,
   env: NodeJS.ProcessEnv = process.env,
 ): BatchDependencies | undefined {
-  const objects = batchFilesFromEnv(env);
-  if (!objects) return undefined;
+  const url = env.BATCH_FILES_QUEUE_URL;
+  if (!url) return undefined;
   return {
     batches: new DynamoDbBatchStore(dynamoClient(), requireEnv("DECISIONS_TABLE", env)),
-    objects,
-    publisher: shared.publisher,
+    files: queueBatchFiles(new SqsQueue(sqsClient(), url)),
   };
 }
 
-/** `{ batches }` when batch files are configured, else nothing (spread into a function's dependencies). */
-export function withBatches(shared: SharedDependencies): { batches?: BatchDependencies } {
-  const batches = batchDependenciesFromEnv(shared);
+/**
+ * What the batch intake and batch files functions share: the adapters, batch progress and the
+ * batch files (both required).
+ */
+export async function batchJobFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ shared: SharedDependencies; batches: BatchDependencies; objects: ObjectStore }> {
+  const shared = await sharedDependencies(env);
+  const batches = batchDependenciesFromEnv(env);
+  if (!batches) throw new Error("environment variable BATCH_FILES_QUEUE_URL is not set");
+  const objects = batchFilesFromEnv(env);
+  if (!objects) throw new Error("environment variable BATCH_BUCKET (or BATCH_FOLDER) is not set");
+  return { shared, batches, objects };
+}
+
+/** `{ batches }` when the batch files step is configured, else nothing (spread into a function's dependencies). */
+export function withBatches(): { batches?: BatchDependencies } {
+  const batches = batchDependenciesFromEnv();
   return batches ? { batches } : {};
 }
 
@@ -60,6 +79,6 @@ export async function sharedDependencies(env: NodeJS.ProcessEnv = process.env): 
   return {
     policies: await PolicyRegistry.fromFolder(env.POLICIES_DIR || BUNDLED_POLICIES),
     store: new DynamoDbDecisionStore(dynamoClient(), requireEnv("DECISIONS_TABLE", env)),
-    publisher: new EventPublisher(eventBridgeClient(), requireEnv("EVENT_BUS_NAME", env)),
+    publisher: new EventPublisher(eventBridgeClient(), requireEnv("EVENT_BUS_NAME", env), EVENT_PUBLISHING),
   };
 }

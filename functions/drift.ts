@@ -9,6 +9,7 @@ import { EventBridgeSchema } from "@aws-lambda-powertools/parser/schemas/eventbr
 import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import middy from "@middy/core";
 import type { z } from "zod";
+import { DRIFT } from "../shared/domain/topology.ts";
 import { runDriftCheck } from "../shared/use-cases/drift-check.ts";
 import { positiveInteger } from "./config.ts";
 import { type SharedDependencies, sharedDependencies } from "./dependencies.ts";
@@ -24,7 +25,7 @@ export function createDriftHandler(dependencies: () => Promise<SharedDependencie
   async function lambdaHandler(event: ScheduledEvent): Promise<unknown> {
     resolved ??= dependencies();
     const results = await runDriftCheck(await resolved, {
-      periodHours: positiveInteger("DRIFT_PERIOD_HOURS", 24),
+      periodHours: positiveInteger("DRIFT_PERIOD_HOURS", DRIFT.periodHours),
     });
     logger.info("drift check", { scheduledAt: event.time, results });
     return { results };

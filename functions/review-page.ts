@@ -20,7 +20,7 @@ export async function handler(
   app ??= sharedDependencies().then((deps) =>
     createReviewApp({
       ...deps,
-      ...withBatches(deps),
+      ...withBatches(),
       ...reviewSettings(),
       identify: async (c) => reviewerFromAuthorizer(c.env?.event),
     }),

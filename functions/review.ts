@@ -11,6 +11,7 @@ import middy from "@middy/core";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "aws-lambda";
 import { z } from "zod";
 import { reviewerFromAuthorizer } from "../shared/adapters/review-tokens.ts";
+import { REVIEW } from "../shared/domain/topology.ts";
 import { labelItem, ReviewError, reviseLabel } from "../shared/use-cases/review-decision.ts";
 import { reviewSettings } from "./config.ts";
 import { type SharedDependencies, sharedDependencies, withBatches } from "./dependencies.ts";
@@ -59,7 +60,7 @@ export function createReviewHandler(dependencies: () => Promise<SharedDependenci
   async function lambdaHandler(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
     resolved ??= dependencies().then((shared) => ({
       ...shared,
-      ...withBatches(shared),
+      ...withBatches(),
       ...reviewSettings(),
     }));
     const deps = await resolved;
@@ -73,13 +74,16 @@ export function createReviewHandler(dependencies: () => Promise<SharedDependenci
         return error(422, "invalid_value", `limit: "${raw}" is not a whole number from 1 to 500`, "limit");
       const cursor = event.queryStringParameters?.cursor;
       try {
-        const page = await deps.store.pageByStatus("pending_review", {
+        const page = await deps.store.pageReviewQueue({
+          policyIds: deps.policies.ids(),
           limit,
+          countCap: REVIEW.queueCountCap,
           ...(cursor ? { cursor } : {}),
         });
         return json(200, {
           items: page.records,
           total: page.total,
+          ...(page.capped ? { capped: true } : {}),
           ...(page.next ? { next: page.next } : {}),
         });
       } catch (e) {

@@ -13,15 +13,23 @@ import middy from "@middy/core";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import { tracer } from "./tracing.ts";
 
-/** A Lambda handler for SQS batches that handles each record with `recordHandler`. */
+/**
+ * A Lambda handler for SQS batches that handles each record with `recordHandler`.
+ * `throwOnFullBatchFailure` (default true): whether a batch whose every record failed fails the
+ * invocation, or only reports them all.
+ */
 export function sqsBatchHandler(
   recordHandler: (record: SQSRecord) => Promise<void>,
   observability: { logger: Logger; metrics: Metrics },
+  options: { throwOnFullBatchFailure?: boolean } = {},
 ) {
   // One processor per handler: it keeps per-invocation state, as one Lambda environment does.
   const processor = new BatchProcessor(EventType.SQS);
   async function lambdaHandler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
-    return processPartialResponse(event, recordHandler, processor, { context });
+    return processPartialResponse(event, recordHandler, processor, {
+      context,
+      throwOnFullBatchFailure: options.throwOnFullBatchFailure ?? true,
+    });
   }
   return middy(lambdaHandler)
     .use(captureLambdaHandler(tracer))

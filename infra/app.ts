@@ -1,6 +1,7 @@
 /**
  * The CDK app: `npm run synth` (offline, no credentials) or `npx cdk deploy`. Context values:
- * instanceType, initialInstanceCount, maxInstanceCount, imageUri, alarmEmail, batchMaxConcurrency, endpointMode
+ * instanceType, minInstanceCount (or initialInstanceCount: the scaling minimum, and the count a new
+ * variant starts with), maxInstanceCount, imageUri, alarmEmail, batchMaxConcurrency, endpointMode
  * (realtime | serverless), serverlessMemoryMiB, serverlessMaxConcurrency,
  * serverlessProvisionedConcurrency (e.g. `npx cdk deploy -c endpointMode=serverless`).
  */
@@ -16,13 +17,23 @@ new DecisionStack(app, context("stackName") ?? "DecisionPipeline", {
   description:
     "decision-pipeline: LLM decision endpoint on SageMaker and its SQS/Lambda/DynamoDB/EventBridge pipeline",
   ...(context("instanceType") ? { instanceType: context("instanceType") } : {}),
-  ...(number("initialInstanceCount") ? { initialInstanceCount: number("initialInstanceCount") } : {}),
+  ...minInstancesOf(number("minInstanceCount"), number("initialInstanceCount")),
   ...(number("maxInstanceCount") ? { maxInstanceCount: number("maxInstanceCount") } : {}),
   ...(context("imageUri") ? { imageUri: context("imageUri") } : {}),
   ...(context("alarmEmail") ? { alarmEmail: context("alarmEmail") } : {}),
   ...(number("batchMaxConcurrency") ? { batchMaxConcurrency: number("batchMaxConcurrency") } : {}),
   ...endpointModeOf(context("endpointMode")),
 });
+
+/** The scaling minimum, under either name; both given must agree. */
+function minInstancesOf(min: number | undefined, initial: number | undefined) {
+  if (min !== undefined && initial !== undefined && min !== initial)
+    throw new Error(
+      `-c minInstanceCount (${min}) and -c initialInstanceCount (${initial}) disagree: give one`,
+    );
+  const count = min ?? initial;
+  return count === undefined ? {} : { initialInstanceCount: count };
+}
 
 /** The endpoint mode and serverless settings from context, refusing anything else by name. */
 function endpointModeOf(mode: string | undefined) {

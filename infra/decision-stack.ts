@@ -11,10 +11,12 @@ import type { Construct } from "constructs";
 import { parsePolicy } from "../shared/domain/policy/policy.ts";
 import { REVIEW } from "../shared/domain/topology.ts";
 import { AuditJobs, autoErrorBudgets } from "./constructs/audit-jobs.ts";
-import { DecisionEndpoint, type ServerlessSettings } from "./constructs/decision-endpoint.ts";
+import { deadLetterRoutesOf } from "./constructs/dead-letter-routes.ts";
+import { DecisionEndpoint } from "./constructs/decision-endpoint.ts";
 import { DecisionPipeline } from "./constructs/decision-pipeline.ts";
 import { EventContracts } from "./constructs/event-contracts.ts";
 import { Operations } from "./constructs/operations.ts";
+import type { ServerlessSettings } from "./constructs/serverless-settings.ts";
 
 /** The policies bundled with the functions. */
 const POLICIES_DIR = fileURLToPath(new URL("../events/policies", import.meta.url));
@@ -86,6 +88,7 @@ export class DecisionStack extends Stack {
       ...(props.imageUri ? { imageUri: props.imageUri } : {}),
       ...(props.endpointMode ? { mode: props.endpointMode } : {}),
       ...(props.serverless ? { serverless: props.serverless } : {}),
+      ...(props.batchMaxConcurrency ? { batchMaxConcurrency: props.batchMaxConcurrency } : {}),
     });
     this.pipeline = new DecisionPipeline(this, "Pipeline", {
       endpointName: this.endpoint.endpointName,
@@ -95,26 +98,37 @@ export class DecisionStack extends Stack {
       endpointMode: this.endpoint.mode,
       ...(props.batchMaxConcurrency ? { batchMaxConcurrency: props.batchMaxConcurrency } : {}),
     });
+    // Items waiting in the intake add instances even when the requests per instance look normal.
+    this.endpoint.scaling?.scaleOnBacklog(this.pipeline.queues.intake);
     this.operations = new Operations(this, "Operations", {
       pipeline: this.pipeline,
-      endpointName: this.endpoint.endpointName,
+      endpoint: this.endpoint,
       ...(props.alarmEmail ? { alarmEmail: props.alarmEmail } : {}),
       reviewServiceLevels: reviewServiceLevels(POLICIES_DIR),
     });
     this.audits = new AuditJobs(this, "Audits", {
       table: this.pipeline.table,
       busName: this.pipeline.bus.eventBusName,
-      topic: this.operations.topic,
-      failures: this.pipeline.targetsDeadLetterQueue,
+      alarms: this.operations,
+      health: this.operations.health,
+      failures: this.pipeline.queues.jobFailures,
       budgets: autoErrorBudgets(POLICIES_DIR),
     });
+
+    // A deployment whose new fleet answers with errors rolls back.
+    this.endpoint.rollbackOn(this.operations.alarms.endpointErrors);
 
     this.contracts = new EventContracts(this, "Contracts");
     new CfnOutput(this, "SchemaRegistryName", { value: this.contracts.registry.attrRegistryName });
     new CfnOutput(this, "EndpointName", { value: this.endpoint.endpointName });
-    new CfnOutput(this, "IntakeQueueUrl", { value: this.pipeline.intakeQueue.queueUrl });
-    new CfnOutput(this, "DeadLetterQueueUrl", { value: this.pipeline.deadLetterQueue.queueUrl });
-    new CfnOutput(this, "DeadLetterQueueArn", { value: this.pipeline.deadLetterQueue.queueArn });
+    new CfnOutput(this, "IntakeQueueUrl", { value: this.pipeline.queues.intake.queueUrl });
+    new CfnOutput(this, "DeadLetterQueueUrl", { value: this.pipeline.queues.deadLetters.queueUrl });
+    new CfnOutput(this, "DeadLetterQueueArn", { value: this.pipeline.queues.deadLetters.queueArn });
+    new CfnOutput(this, "DeadLetterRoutes", {
+      value: this.toJsonString(deadLetterRoutesOf(this.pipeline.deadLetterSources)),
+      description:
+        "Each dead-letter queue and where its letters go home: npx decide replay --from SOURCE --routes '<this>'",
+    });
     new CfnOutput(this, "DecisionsTable", { value: this.pipeline.table.tableName });
     new CfnOutput(this, "EventBusName", { value: this.pipeline.bus.eventBusName });
     new CfnOutput(this, "PipelineBucketName", { value: this.pipeline.bucket.bucketName });

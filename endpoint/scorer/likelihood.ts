@@ -25,6 +25,13 @@ export interface OptionLikelihoods {
   readonly evaluatedTokens: number;
 }
 
+/** One question's likelihood detail, per option: raw and normalized log-likelihoods and token counts. */
+export interface LikelihoodDetail {
+  readonly raw: number[];
+  readonly normalized: number[];
+  readonly tokens: number[];
+}
+
 /**
  * Scores `optionTokens` as continuations of `promptTokens`.
  *

@@ -10,13 +10,9 @@
  * sorted by code point): any ordering of the same options gives the same passes in the same
  * sequence, and hence the same distribution. Pure functions; the scorer runs the passes.
  */
+import type { OptionOrder } from "../../shared/domain/contracts/system-one/index.ts";
 import { logSumExp } from "../../shared/domain/probability.ts";
-import type { PassResult } from "./question-pass.ts";
-
-/** How a question's options are laid out for the model. */
-export const OPTION_ORDERS = ["declared", "cyclic"] as const;
-/** `declared`: one pass in the order given. `cyclic`: n passes, one per rotation of the canonical order. */
-export type OptionOrder = (typeof OPTION_ORDERS)[number];
+import type { LikelihoodDetail } from "./likelihood.ts";
 
 /**
  * The passes to score: for each pass, the declared index of the option shown at each position.
@@ -64,11 +60,11 @@ export function mapBack<T>(pass: readonly number[], values: readonly T[]): T[] {
 /** The likelihood detail of the passes (likelihood scoring), averaged in declared order. */
 export function combineLikelihoods(
   passes: readonly number[][],
-  results: readonly Pick<PassResult, "likelihood">[],
-): PassResult["likelihood"] {
+  results: readonly { readonly likelihood?: LikelihoodDetail | undefined }[],
+): LikelihoodDetail | undefined {
   const details = results.map((r) => r.likelihood);
   if (details.some((d) => d === undefined)) return undefined;
-  const mean = (pick: (d: NonNullable<PassResult["likelihood"]>) => number[]) => {
+  const mean = (pick: (d: LikelihoodDetail) => number[]) => {
     const mapped = details.map((d, p) => mapBack(passes[p]!, pick(d!)));
     return mapped[0]!.map((_, i) => mapped.reduce((sum, row) => sum + row[i]!, 0) / mapped.length);
   };

@@ -4,7 +4,11 @@
  * options. Pure: no model is needed to build or test a prompt.
  */
 import { createHash } from "node:crypto";
-import type { DecisionQuestion, PromptLayout, ScoringMode } from "./request.ts";
+import type {
+  DecisionQuestion,
+  PromptLayout,
+  ScoringMode,
+} from "../../shared/domain/contracts/system-one/index.ts";
 
 /** Option letters, in order: at most 16 options. */
 export const OPTION_LETTERS = "ABCDEFGHIJKLMNOP".split("");

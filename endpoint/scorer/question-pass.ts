@@ -6,12 +6,12 @@
  */
 import { performance } from "node:perf_hooks";
 import type { LlamaModel, Token } from "node-llama-cpp";
+import type { DecisionQuestion, DecisionRequest } from "../../shared/domain/contracts/system-one/index.ts";
 import { PromptTooLongError } from "../runtime/errors.ts";
 import { type LetterSlots, letterReadoutRequest, readLetters } from "./letter-readout.ts";
-import { scoreOptionLikelihoods } from "./likelihood.ts";
+import { type LikelihoodDetail, scoreOptionLikelihoods } from "./likelihood.ts";
 import { buildDecisionPrompt, type DecisionPrompt } from "./prompt.ts";
 import type { PromptSequence } from "./prompt-sequence.ts";
-import type { DecisionQuestion, DecisionRequest } from "./request.ts";
 
 /**
  * An upper bound on the characters one token covers, for refusing prompts that cannot fit
@@ -35,7 +35,7 @@ export interface PassContext {
 export interface PassResult {
   readonly logits: number[];
   readonly allowedTokenMass: number | null;
-  readonly likelihood?: { raw: number[]; normalized: number[]; tokens: number[] };
+  readonly likelihood?: LikelihoodDetail;
   readonly inputTokens: number;
   readonly reusedTokens: number;
   readonly evaluatedTokens: number;
@@ -45,14 +45,17 @@ export interface PassResult {
   readonly evaluateMs: number;
 }
 
-/** Scores `question` (its options already in display order) about the request's state. */
+/**
+ * Scores `question` (its options already in display order) about the request's state; a prompt
+ * that cannot fit is refused naming the question as System One does (`questions.<key>`).
+ */
 export async function scorePass(
   context: PassContext,
-  request: Pick<DecisionRequest, "state" | "layout" | "tokenMass">,
-  question: Pick<DecisionQuestion, "instructions" | "options" | "scoring">,
-  index: number,
+  request: Pick<DecisionRequest, "state" | "layout" | "token_mass">,
+  question: DecisionQuestion,
   reuse: boolean,
 ): Promise<PassResult> {
+  const field = `questions.${question.key}`;
   const t0 = performance.now();
   const prompt = buildDecisionPrompt(request.state, question, request.layout, question.scoring);
   // Cheap check first: no token covers more than MAX_CHARS_PER_TOKEN characters, so a prompt
@@ -60,7 +63,7 @@ export async function scorePass(
   const characters = prompt.system.length + prompt.user.length;
   if (characters > context.contextSize * MAX_CHARS_PER_TOKEN) {
     throw new PromptTooLongError(
-      `questions[${index}]`,
+      field,
       Math.ceil(characters / MAX_CHARS_PER_TOKEN),
       context.contextSize,
       "at least",
@@ -68,7 +71,7 @@ export async function scorePass(
   }
   const tokens = context.promptTokens(prompt);
   if (tokens.length > context.contextSize) {
-    throw new PromptTooLongError(`questions[${index}]`, tokens.length, context.contextSize);
+    throw new PromptTooLongError(field, tokens.length, context.contextSize);
   }
   const t1 = performance.now();
   const model = context.model;
@@ -76,7 +79,7 @@ export async function scorePass(
   const provenance = { promptVersion: prompt.promptVersion, promptSha256: prompt.promptSha256 };
   if (question.scoring === "letters") {
     const letterTokens = context.slots.tokens.slice(0, question.options.length);
-    const full = request.tokenMass;
+    const full = request.token_mass;
     const evaluation = await sequence.evaluate(tokens, letterReadoutRequest(model, letterTokens, full));
     let { logits, allowedTokenMass } = readLetters(evaluation.probabilities, letterTokens, full);
     if (logits.some((l) => !Number.isFinite(l))) {
@@ -98,7 +101,7 @@ export async function scorePass(
   const optionTokens = question.options.map((option) => model.tokenize(option.description));
   const longest = Math.max(...optionTokens.map((t) => t.length));
   if (tokens.length + longest > context.contextSize) {
-    throw new PromptTooLongError(`questions[${index}]`, tokens.length + longest, context.contextSize);
+    throw new PromptTooLongError(field, tokens.length + longest, context.contextSize);
   }
   const scored = await scoreOptionLikelihoods(sequence, tokens, optionTokens, reuse);
   return {

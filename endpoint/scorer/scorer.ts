@@ -14,6 +14,12 @@ import {
   resolveChatWrapper,
   type Token,
 } from "node-llama-cpp";
+import type {
+  DecisionQuestion,
+  DecisionRequest,
+  DecisionResult,
+  QuestionResult,
+} from "../../shared/domain/contracts/system-one/index.ts";
 import { argmax, confidence, expectedLevel, softmax } from "../../shared/domain/probability.ts";
 import type { DecisionModel } from "../runtime/decision-model.ts";
 import { RuntimeDisposedError } from "../runtime/errors.ts";
@@ -24,13 +30,6 @@ import { PrefixSlots, prefixSlotCount, type SlotStats } from "./prefix-slots.ts"
 import type { DecisionPrompt } from "./prompt.ts";
 import { PromptSequence } from "./prompt-sequence.ts";
 import { type PassContext, type PassResult, scorePass } from "./question-pass.ts";
-import {
-  type DecisionQuestion,
-  type DecisionRequest,
-  type DecisionRequestInput,
-  parseDecisionRequest,
-} from "./request.ts";
-import type { DecisionResult, QuestionResult } from "./results.ts";
 
 export { MAX_CHARS_PER_TOKEN } from "./question-pass.ts";
 
@@ -74,8 +73,6 @@ export interface ScoreOptions {
   readonly priority?: TaskPriority;
 }
 
-export type { DecisionResult, QuestionResult, QuestionTimings } from "./results.ts";
-
 /** Scores decisions on one model; requests run one at a time, each on the prefix slot it fits. */
 export class DecisionScorer {
   private readonly prefixes: PrefixSlots;
@@ -110,7 +107,8 @@ export class DecisionScorer {
    *
    * @example
    * const scorer = await DecisionScorer.create(model);
-   * const result = await scorer.score({ state: "charged twice", questions: [...] });
+   * const request = parseSystemOneRequest({ state: "charged twice", questions: {...} }, { tokenMass: true });
+   * const result = await scorer.score(request);
    */
   static async create(model: DecisionModel, options: ScorerOptions = {}): Promise<DecisionScorer> {
     const contextSize = options.contextSize ?? Math.min(4096, model.trainContextSize);
@@ -137,9 +135,11 @@ export class DecisionScorer {
     return this.prefixes.stats();
   }
 
-  /** Validates and scores a decision; concurrent calls wait their turn. */
-  async score(input: DecisionRequestInput, options: ScoreOptions = {}): Promise<DecisionResult> {
-    const request = parseDecisionRequest(input);
+  /**
+   * Scores a validated decision (`parseSystemOneRequest` validated it where it came in; nothing
+   * is checked twice); concurrent calls wait their turn.
+   */
+  async score(request: DecisionRequest, options: ScoreOptions = {}): Promise<DecisionResult> {
     return this.work.run(
       () => this.scoreNow(request, options),
       eitherSignal(options.signal, options.queueSignal),
@@ -196,7 +196,7 @@ export class DecisionScorer {
         });
       }
       if (options.reuse === false) await this.prefixes.clear();
-      answers.push(await this.scoreQuestion(request, question, index, options.reuse !== false));
+      answers.push(await this.scoreQuestion(request, question, options.reuse !== false));
     }
     return {
       modelSha256: this.model.sha256,
@@ -212,18 +212,17 @@ export class DecisionScorer {
   private async scoreQuestion(
     request: DecisionRequest,
     question: DecisionQuestion,
-    index: number,
     reuse: boolean,
   ): Promise<QuestionResult> {
     const t0 = performance.now();
     const passes = optionPasses(
       question.options.map((option) => option.id),
-      question.optionOrder,
+      question.option_order,
     );
     const results: PassResult[] = [];
     for (const pass of passes) {
       const shown = { ...question, options: pass.map((i) => question.options[i]!) };
-      results.push(await scorePass(this.passContext, request, shown, index, reuse));
+      results.push(await scorePass(this.passContext, request, shown, reuse));
     }
     const t2 = performance.now();
     const logits = combinePasses(
@@ -252,7 +251,7 @@ export class DecisionScorer {
       ...(question.type === "noul" ? { noul: probabilities[0]! } : {}),
       allowedTokenMass: masses.length > 0 ? sum((r) => r.allowedTokenMass ?? 0) / masses.length : null,
       ...(likelihood ? { likelihood } : {}),
-      optionOrder: question.optionOrder,
+      optionOrder: question.option_order,
       passes: passes.length,
       inputTokens: sum((r) => r.inputTokens),
       reusedTokens: sum((r) => r.reusedTokens),

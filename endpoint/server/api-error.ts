@@ -4,6 +4,7 @@
  */
 
 import { JsonInputError } from "../../shared/domain/contracts/json.ts";
+import { SystemOneViolationError } from "../../shared/domain/contracts/system-one/index.ts";
 import { InvalidDecisionError, ModelFileError, SlotCheckError } from "../runtime/errors.ts";
 import { QueueFullError, TaskAbortedError } from "../runtime/work-queue.ts";
 
@@ -61,6 +62,9 @@ export function invalidField(param: string | undefined, message: string, code = 
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof JsonInputError) return invalidField(error.param, error.message, "invalid_json");
+  // A request that breaks the contract, or one the scorer cannot fit: the param is System One's.
+  if (error instanceof SystemOneViolationError && error.side === "request")
+    return invalidField(error.param, error.message, error.code);
   if (error instanceof InvalidDecisionError) return invalidField(error.field, error.message, error.code);
   if (error instanceof QueueFullError) {
     return new ApiError(503, "overloaded_error", "queue_full", error.message, undefined, 1);

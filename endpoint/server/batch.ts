@@ -5,6 +5,7 @@
  * layout (first appearance order), so items under one policy follow each other and share its
  * cached preamble; one item's error never fails the others.
  */
+import { duplicateKeyError, type JsonDocument } from "../../shared/domain/contracts/json.ts";
 import { ApiError, invalidField, toApiError } from "./api-error.ts";
 
 /** Most items one batched call may carry (10 from an SQS batch, with room). */
@@ -37,10 +38,41 @@ export function groupedOrder(items: readonly unknown[]): number[] {
   return items.map((_, i) => i).sort((a, b) => keys[a]! - keys[b]! || a - b);
 }
 
+/** An invocation's body, with the errors of the batch items refused while it was parsed, by index. */
+export interface Invocation {
+  readonly body: unknown;
+  readonly refused: ReadonlyMap<number, ApiError>;
+}
+
+/**
+ * The invocation a parsed document stands for. A key repeated inside one item of a batch
+ * refuses that item alone (with the error, and the path within the item, a single call would
+ * have had); a repeat anywhere else refuses the call. Each item keeps its keys' document order.
+ */
+export function batchDocument(document: JsonDocument): Invocation {
+  const { value, duplicates } = document;
+  const items = isBatchBody(value) ? value.batch : undefined;
+  if (!Array.isArray(items)) {
+    if (duplicates[0]) throw duplicateKeyError(duplicates[0]);
+    return { body: value, refused: new Map() };
+  }
+  const refused = new Map<number, ApiError>();
+  for (const duplicate of duplicates) {
+    const [field, index] = duplicate.at;
+    const i = Number(index);
+    if (field !== "batch" || !Number.isInteger(i) || i < 0 || i >= items.length)
+      throw duplicateKeyError(duplicate);
+    if (!refused.has(i)) refused.set(i, toApiError(duplicateKeyError(duplicate, ["batch", String(i)])));
+  }
+  for (let i = 0; i < items.length; i++) document.keyOrderFrom(["batch", String(i)]);
+  return { body: value, refused };
+}
+
 /** Scores every item of a batch with `scoreOne`, one result per item in the request's order. */
 export async function scoreBatch(
   body: { batch: unknown },
   scoreOne: (item: unknown) => Promise<unknown>,
+  refused: ReadonlyMap<number, ApiError> = new Map(),
 ): Promise<{ results: BatchResult[] }> {
   const items = body.batch;
   if (!Array.isArray(items) || items.length === 0)
@@ -49,6 +81,11 @@ export async function scoreBatch(
     throw invalidField("batch", `batch holds ${items.length} items; at most ${MAX_BATCH_ITEMS} per call`);
   const results: BatchResult[] = new Array(items.length);
   for (const index of groupedOrder(items)) {
+    const early = refused.get(index);
+    if (early) {
+      results[index] = { status: early.status, body: early.body() };
+      continue;
+    }
     try {
       results[index] = { status: 200, body: await scoreOne(items[index]) };
     } catch (error) {

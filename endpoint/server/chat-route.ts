@@ -54,37 +54,62 @@ function generationOptions(
   };
 }
 
+/** The fields every completion and every chunk of one answer share. */
+interface CompletionBase {
+  readonly id: string;
+  readonly created: number;
+  readonly model: string;
+  readonly system_fingerprint: string;
+}
+
 /** Answers one chat completion request. */
 export async function handleChat(c: Context, body: unknown, route: ChatRouteContext): Promise<Response> {
   const request = parseChatRequest(body);
   route.checkModelName(request.model);
   const options = generationOptions(request, route.signal, route.shutdownSignal);
-  const id = `chatcmpl-${randomUUID()}`;
-  const created = Math.floor(Date.now() / 1000);
-  const base = {
-    id,
-    created,
+  const base: CompletionBase = {
+    id: `chatcmpl-${randomUUID()}`,
+    created: Math.floor(Date.now() / 1000),
     model: route.modelName,
     system_fingerprint: `decide-${route.scorer.model.sha256.slice(0, 12)}`,
   };
+  return request.stream
+    ? streamChat(c, request, options, base, route)
+    : completeChat(c, request, options, base, route);
+}
 
-  if (!request.stream) {
-    const generation = await generateChat(route.scorer, request.messages, options);
-    return jsonResponse(c, {
-      ...base,
-      object: "chat.completion",
-      choices: [
-        {
-          index: 0,
-          message: { role: "assistant", content: generation.text, refusal: null },
-          logprobs: generation.logprobs ? { content: generation.logprobs, refusal: null } : null,
-          finish_reason: generation.finishReason,
-        },
-      ],
-      usage: usageOf(generation.promptTokens, generation.completionTokens),
-    });
-  }
+/** One `chat.completion` body once the generation is done. */
+async function completeChat(
+  c: Context,
+  request: ChatRequest,
+  options: Omit<GenerationOptions, "onText">,
+  base: CompletionBase,
+  route: ChatRouteContext,
+): Promise<Response> {
+  const generation = await generateChat(route.scorer, request.messages, options);
+  return jsonResponse(c, {
+    ...base,
+    object: "chat.completion",
+    choices: [
+      {
+        index: 0,
+        message: { role: "assistant", content: generation.text, refusal: null },
+        logprobs: generation.logprobs ? { content: generation.logprobs, refusal: null } : null,
+        finish_reason: generation.finishReason,
+      },
+    ],
+    usage: usageOf(generation.promptTokens, generation.completionTokens),
+  });
+}
 
+/** `chat.completion.chunk` events as the text comes, an optional usage chunk, then `[DONE]`. */
+function streamChat(
+  c: Context,
+  request: ChatRequest,
+  options: Omit<GenerationOptions, "onText">,
+  base: CompletionBase,
+  route: ChatRouteContext,
+): Response {
   const includeUsage = request.stream_options?.include_usage === true;
   return streamSSE(c, async (stream) => {
     const abort = new AbortController();

@@ -6,20 +6,19 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { Duration } from "aws-cdk-lib";
+import { Aspects, Duration } from "aws-cdk-lib";
 import * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
-import * as actions from "aws-cdk-lib/aws-cloudwatch-actions";
 import type * as dynamodb from "aws-cdk-lib/aws-dynamodb";
 import * as events from "aws-cdk-lib/aws-events";
 import * as targets from "aws-cdk-lib/aws-events-targets";
 import * as destinations from "aws-cdk-lib/aws-lambda-destinations";
 import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
-import type * as sns from "aws-cdk-lib/aws-sns";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { AUDIT, METRICS, TABLE_ACCESS } from "../../shared/domain/topology.ts";
-import { functionFactory, suppressFunctionFindings } from "./pipeline-function.ts";
+import { FunctionFindings, functionFactory } from "./pipeline-function.ts";
+import { thresholdAlarm } from "./threshold-alarm.ts";
 
 /**
  * Each policy's error budget (its latest deciding version's `maxAutoError`), read from the
@@ -44,8 +43,13 @@ export interface AuditJobsProps {
   readonly table: dynamodb.Table;
   /** The pipeline's event bus (the shared function settings name it; the function publishes nothing). */
   readonly busName: string;
-  /** Where alarms go. */
-  readonly topic: sns.ITopic;
+  /**
+   * Where the budget alarms notify, into ALARM and back to OK (the operations' alarm topic, whose
+   * grants cover only alarms it names: `Operations.notify`).
+   */
+  readonly alarms: { notify<T extends cloudwatch.Alarm>(alarm: T): T };
+  /** The health composite the function's errors and throttles join (`Operations.health`). */
+  readonly health: { add(alarm: cloudwatch.IAlarm): void };
   /** Where failed runs land. */
   readonly failures: sqs.IQueue;
   /** Error budget per policy id (see {@link autoErrorBudgets}). One alarm per entry. */
@@ -92,11 +96,27 @@ export class AuditJobs extends Construct {
         new targets.LambdaFunction(this.auditFunction, { retryAttempts: 2, deadLetterQueue: props.failures }),
       ],
     });
-    suppressFunctionFindings(this.auditFunction);
+    Aspects.of(this).add(new FunctionFindings());
+
+    const sum = { period: Duration.minutes(5), statistic: "Sum" } as const;
+    props.health.add(
+      thresholdAlarm(this, "AuditErrors", {
+        metric: this.auditFunction.metricErrors(sum),
+        threshold: 0,
+        description: "The audit function fails: the error-budget alarms get no estimate",
+      }),
+    );
+    props.health.add(
+      thresholdAlarm(this, "AuditThrottles", {
+        metric: this.auditFunction.metricThrottles(sum),
+        threshold: 0,
+        description: "The audit function is throttled (the account's or its own concurrency is used up)",
+      }),
+    );
 
     this.budgetAlarms = Object.fromEntries(
       Object.entries(props.budgets).map(([policyId, budget], i) => {
-        const alarm = new cloudwatch.Alarm(this, `AutoErrorBudget${i}`, {
+        const alarm = thresholdAlarm(this, `AutoErrorBudget${i}`, {
           metric: new cloudwatch.Metric({
             namespace: METRICS.namespace,
             metricName: METRICS.autoErrorUpperBound,
@@ -105,17 +125,11 @@ export class AuditJobs extends Construct {
             period: Duration.days(1),
           }),
           threshold: budget,
-          evaluationPeriods: 1,
-          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
           // No estimate (no audit label yet) is not a breach: the label count metric shows it.
-          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-          alarmDescription: `The ${Math.round(AUDIT.confidence * 100)}% upper bound on ${policyId}'s rate of wrong automatic actions passed its maxAutoError ${budget}: check the audit report (decide audit) before automating more`,
+          description: `The ${Math.round(AUDIT.confidence * 100)}% upper bound on ${policyId}'s rate of wrong automatic actions passed its maxAutoError ${budget}: check the audit report (decide audit) before automating more`,
         });
         // Told both ways: into ALARM, and back to OK once the bound is under the budget again.
-        const action = new actions.SnsAction(props.topic);
-        alarm.addAlarmAction(action);
-        alarm.addOkAction(action);
-        return [policyId, alarm];
+        return [policyId, props.alarms.notify(alarm)];
       }),
     );
   }

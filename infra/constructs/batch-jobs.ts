@@ -3,8 +3,10 @@
  * the intake function (S3 notification; asynchronous, so bounded retries and an on-failure queue),
  * which streams it onto the batch lane's queue; the decide function consumes that queue through a
  * second event source mapping whose maximum concurrency is a small share of its own, so a large
- * batch uses spare endpoint capacity and live items keep theirs. The decide and review functions
- * write the batch's results and errors files under `batches/`; nothing may delete there.
+ * batch uses spare endpoint capacity and live items keep theirs. When a batch completes (and
+ * after each later change, delayed), the decide, review and intake functions put a message on the
+ * batch files queue; the batch files function, a step of its own, streams the members into the
+ * results and errors files under `batches/` and announces the batch. Nothing may delete there.
  */
 import { Duration, Stack } from "aws-cdk-lib";
 import type * as events from "aws-cdk-lib/aws-events";
@@ -13,10 +15,17 @@ import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import * as s3 from "aws-cdk-lib/aws-s3";
 import * as s3n from "aws-cdk-lib/aws-s3-notifications";
-import type * as sqs from "aws-cdk-lib/aws-sqs";
+import * as sqs from "aws-cdk-lib/aws-sqs";
 import { NagSuppressions } from "cdk-nag";
 import { Construct } from "constructs";
-import { BATCH_LANE, DECIDE_FUNCTION, TABLE_ACCESS } from "../../shared/domain/topology.ts";
+import {
+  BATCH_FILES,
+  BATCH_FILES_VISIBILITY_SECONDS,
+  BATCH_LANE,
+  DECIDE_FUNCTION,
+  MAX_RECEIVE_COUNT,
+  TABLE_ACCESS,
+} from "../../shared/domain/topology.ts";
 import type { functionFactory } from "./pipeline-function.ts";
 
 /** Properties of {@link BatchJobs}. */
@@ -27,78 +36,141 @@ export interface BatchJobsProps {
   readonly queue: sqs.IQueue;
   readonly bus: events.IEventBus;
   readonly decideFunction: NodejsFunction;
-  /** Functions that label batch items (they rewrite the results file with the labels). */
+  /** Functions that label batch items (they ask the files step for a rewrite). */
   readonly reviewFunctions: readonly NodejsFunction[];
   /** Where failed intake runs land. */
   readonly failures: sqs.IQueue;
   /** Concurrent batch invocations. @default BATCH_LANE.maxConcurrency */
   readonly maxConcurrency?: number;
+  /** Records per invocation (`decideConcurrency` in the topology). */
+  readonly batchSize: number;
 }
 
-/** The intake function, the batch lane and the files' permissions. */
+/** The batch files queue and its dead-letter queue. */
+function filesQueues(scope: Construct): { queue: sqs.Queue; deadLetterQueue: sqs.Queue } {
+  const deadLetterQueue = new sqs.Queue(scope, "FilesDeadLetterQueue", {
+    encryption: sqs.QueueEncryption.SQS_MANAGED,
+    enforceSSL: true,
+    retentionPeriod: Duration.days(14),
+  });
+  NagSuppressions.addResourceSuppressions(deadLetterQueue, [
+    { id: "AwsSolutions-SQS3", reason: "This queue is itself a dead-letter queue" },
+    { id: "Serverless-SQSRedrivePolicy", reason: "This queue is itself a dead-letter queue" },
+  ]);
+  const queue = new sqs.Queue(scope, "FilesQueue", {
+    encryption: sqs.QueueEncryption.SQS_MANAGED,
+    enforceSSL: true,
+    visibilityTimeout: Duration.seconds(BATCH_FILES_VISIBILITY_SECONDS),
+    deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: MAX_RECEIVE_COUNT },
+  });
+  return { queue, deadLetterQueue };
+}
+
+/** The CDK's own bucket-notifications helper (a singleton with a managed policy), suppressed once. */
+function suppressNotificationsHelper(scope: Construct): void {
+  const stack = Stack.of(scope);
+  NagSuppressions.addResourceSuppressionsByPath(
+    stack,
+    `/${stack.node.path}/BucketNotificationsHandler050a0587b7544547bf325f094a3db834/Role/Resource`,
+    [
+      {
+        id: "AwsSolutions-IAM4",
+        reason: "The CDK's bucket-notifications helper uses the basic execution managed policy",
+      },
+      {
+        id: "AwsSolutions-IAM5",
+        reason: "The CDK's bucket-notifications helper may configure notifications on this bucket only",
+      },
+    ],
+    true,
+  );
+}
+
+/** The intake function, the batch lane, the batch files step and the files' permissions. */
 export class BatchJobs extends Construct {
   public readonly intakeFunction: NodejsFunction;
+  /** Writes a batch's results and errors files and announces the batch. */
+  public readonly filesFunction: NodejsFunction;
+  /** Where a batch's completion (and each later change) asks for its files. */
+  public readonly filesQueue: sqs.Queue;
+  /** Where a files request lands after the receive limit. */
+  public readonly filesDeadLetterQueue: sqs.Queue;
 
   constructor(scope: Construct, id: string, props: BatchJobsProps) {
     super(scope, id);
-    const files = `${BATCH_LANE.filesPrefix}*`;
-    const batchFiles = (fn: NodejsFunction) => {
-      fn.addEnvironment("BATCH_BUCKET", props.bucket.bucketName);
-      props.bucket.grantRead(fn, files);
-      props.bucket.grantPut(fn, files);
-    };
-
-    this.intakeFunction = props.fn("BatchIntake", "batch-intake.ts", {
-      memoryMiB: BATCH_LANE.intakeMemoryMiB,
-      timeoutSeconds: BATCH_LANE.intakeTimeoutSeconds,
-      environment: { BATCH_QUEUE_URL: props.queue.queueUrl },
-      tableAccess: TABLE_ACCESS.BatchIntake,
-    });
-    batchFiles(this.intakeFunction);
-    props.bucket.grantRead(this.intakeFunction, `${BATCH_LANE.incomingPrefix}*`);
-    props.queue.grantSendMessages(this.intakeFunction);
-    props.bus.grantPutEventsTo(this.intakeFunction);
-    this.intakeFunction.configureAsyncInvoke({
-      retryAttempts: 2,
-      maxEventAge: Duration.hours(6),
-      onFailure: new destinations.SqsDestination(props.failures),
-    });
-    props.bucket.addEventNotification(
-      s3.EventType.OBJECT_CREATED,
-      new s3n.LambdaDestination(this.intakeFunction),
-      {
-        prefix: BATCH_LANE.incomingPrefix,
-      },
-    );
+    const { queue, deadLetterQueue } = filesQueues(this);
+    this.filesQueue = queue;
+    this.filesDeadLetterQueue = deadLetterQueue;
+    this.filesFunction = this.filesStep(props);
+    this.intakeFunction = this.intake(props);
 
     // The batch lane: the same decide function, fed from its own queue at a bounded concurrency.
     props.decideFunction.addEventSource(
       new SqsEventSource(props.queue, {
-        batchSize: DECIDE_FUNCTION.batchSize,
+        batchSize: props.batchSize,
         maxBatchingWindow: Duration.seconds(DECIDE_FUNCTION.maxBatchingWindowSeconds),
         reportBatchItemFailures: true,
         maxConcurrency: props.maxConcurrency ?? BATCH_LANE.maxConcurrency,
       }),
     );
-    batchFiles(props.decideFunction);
-    for (const fn of props.reviewFunctions) batchFiles(fn);
+    // The decide and review functions count items and labels: they never read or write the files.
+    for (const fn of [props.decideFunction, ...props.reviewFunctions]) this.asksForFiles(fn);
+    suppressNotificationsHelper(this);
+  }
 
-    // The notification's helper function is the CDK's own (a singleton with a managed policy).
-    const stack = Stack.of(this);
-    NagSuppressions.addResourceSuppressionsByPath(
-      stack,
-      `/${stack.node.path}/BucketNotificationsHandler050a0587b7544547bf325f094a3db834/Role/Resource`,
-      [
-        {
-          id: "AwsSolutions-IAM4",
-          reason: "The CDK's bucket-notifications helper uses the basic execution managed policy",
-        },
-        {
-          id: "AwsSolutions-IAM5",
-          reason: "The CDK's bucket-notifications helper may configure notifications on this bucket only",
-        },
-      ],
-      true,
+  /** Every function that settles batch items asks the files step through its queue. */
+  private asksForFiles(fn: NodejsFunction): void {
+    fn.addEnvironment("BATCH_FILES_QUEUE_URL", this.filesQueue.queueUrl);
+    this.filesQueue.grantSendMessages(fn);
+  }
+
+  /** Lets `fn` read and write the files under `batches/` (never delete). */
+  private writesFiles(fn: NodejsFunction, props: BatchJobsProps): void {
+    const files = `${BATCH_LANE.filesPrefix}*`;
+    fn.addEnvironment("BATCH_BUCKET", props.bucket.bucketName);
+    props.bucket.grantRead(fn, files);
+    props.bucket.grantPut(fn, files);
+  }
+
+  /** The batch files function, fed by the files queue. */
+  private filesStep(props: BatchJobsProps): NodejsFunction {
+    const fn = props.fn("BatchFiles", "batch-files.ts", {
+      memoryMiB: BATCH_FILES.memoryMiB,
+      timeoutSeconds: BATCH_FILES.timeoutSeconds,
+      tableAccess: TABLE_ACCESS.BatchFiles,
+    });
+    this.writesFiles(fn, props);
+    this.asksForFiles(fn);
+    props.bus.grantPutEventsTo(fn);
+    fn.addEventSource(
+      new SqsEventSource(this.filesQueue, {
+        batchSize: BATCH_FILES.batchSize,
+        reportBatchItemFailures: true,
+      }),
     );
+    return fn;
+  }
+
+  /** The intake function, started by a file under `incoming/`. */
+  private intake(props: BatchJobsProps): NodejsFunction {
+    const fn = props.fn("BatchIntake", "batch-intake.ts", {
+      memoryMiB: BATCH_LANE.intakeMemoryMiB,
+      timeoutSeconds: BATCH_LANE.intakeTimeoutSeconds,
+      environment: { BATCH_QUEUE_URL: props.queue.queueUrl },
+      tableAccess: TABLE_ACCESS.BatchIntake,
+    });
+    this.writesFiles(fn, props);
+    this.asksForFiles(fn);
+    props.bucket.grantRead(fn, `${BATCH_LANE.incomingPrefix}*`);
+    props.queue.grantSendMessages(fn);
+    fn.configureAsyncInvoke({
+      retryAttempts: 2,
+      maxEventAge: Duration.hours(6),
+      onFailure: new destinations.SqsDestination(props.failures),
+    });
+    props.bucket.addEventNotification(s3.EventType.OBJECT_CREATED, new s3n.LambdaDestination(fn), {
+      prefix: BATCH_LANE.incomingPrefix,
+    });
+    return fn;
   }
 }

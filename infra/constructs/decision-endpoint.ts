@@ -1,7 +1,7 @@
 /**
  * The decision endpoint on SageMaker: model, endpoint configuration and endpoint, the container
  * from `endpoint/Dockerfile` (or an image URI), the GGUF model from S3. Two modes: real-time
- * (instances, auto scaling on invocations per instance; the default) and serverless (pay per
+ * (instances, auto scaling on concurrent requests per instance, `endpoint-scaling.ts`; the default) and serverless (pay per
  * use, scale to zero; CPU only, 1 to 6 GB of memory, 4 MB payloads, cold starts; no network
  * isolation or storage key, which Serverless Inference does not support).
  *
@@ -12,28 +12,27 @@
  * the hardware and SageMaker refuses a key for them); and the role may pull from the one image
  * repository in use.
  */
+import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import { ArnFormat, Stack } from "aws-cdk-lib";
-import * as appscaling from "aws-cdk-lib/aws-applicationautoscaling";
+import { Stack } from "aws-cdk-lib";
+import type * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
 import * as ecrAssets from "aws-cdk-lib/aws-ecr-assets";
 import { Platform } from "aws-cdk-lib/aws-ecr-assets";
-import * as iam from "aws-cdk-lib/aws-iam";
+import type * as iam from "aws-cdk-lib/aws-iam";
 import * as kms from "aws-cdk-lib/aws-kms";
 import * as sagemaker from "aws-cdk-lib/aws-sagemaker";
 import { NagSuppressions } from "cdk-nag";
 import { Construct } from "constructs";
-import { ENDPOINT_DEADLINE_MS } from "../../shared/domain/topology.ts";
-
-/** Instance families with a GPU, which take the CUDA image. */
-const GPU_FAMILIES = /^ml\.(g4dn|g5|g6|g6e|p3|p4d|p5)\./;
-
-/** Instance families with local NVMe instance storage, for which SageMaker refuses a KMS key. */
-const INSTANCE_STORAGE_FAMILIES = /^ml\.([a-z]+\d+[a-z]*d[a-z]*|g5|g6|g6e|p5)\./;
-
-/** Whether an instance type's ML storage is an instance-store volume (no KMS key allowed). */
-export function hasInstanceStorage(instanceType: string): boolean {
-  return INSTANCE_STORAGE_FAMILIES.test(instanceType);
-}
+import { endpointAdmission } from "../../shared/domain/capacity-plan.ts";
+import { ENDPOINT_DEPLOYMENT } from "../../shared/domain/topology.ts";
+import { endpointRole } from "./endpoint-role.ts";
+import { EndpointScaling } from "./endpoint-scaling.ts";
+import { hasInstanceStorage, isGpuInstance } from "./instance-types.ts";
+import {
+  checkServerlessSettings,
+  SERVERLESS_LIMITS,
+  type ServerlessSettings,
+} from "./serverless-settings.ts";
 
 /** The ECR repository ARN of an image URI in ECR, or undefined for other registries. */
 export function ecrRepositoryArn(imageUri: string): string | undefined {
@@ -41,67 +40,6 @@ export function ecrRepositoryArn(imageUri: string): string | undefined {
   if (!match) return undefined;
   const partition = imageUri.includes(".amazonaws.com.cn/") ? "aws-cn" : "aws";
   return `arn:${partition}:ecr:${match[2]}:${match[1]}:repository/${match[3]}`;
-}
-
-/** Whether an instance type has a GPU. */
-export function isGpuInstance(instanceType: string): boolean {
-  return GPU_FAMILIES.test(instanceType);
-}
-
-/** Serverless Inference's documented limits. */
-export const SERVERLESS_LIMITS = {
-  memoryMiB: [1024, 2048, 3072, 4096, 5120, 6144],
-  maxConcurrency: 200,
-  payloadBytes: 4 * 1024 * 1024,
-  invocationSeconds: 60,
-  pingSeconds: 180,
-} as const;
-
-/** Serverless settings: memory (which also sets the vCPUs SageMaker gives) and concurrency. */
-export interface ServerlessSettings {
-  /** 1024 to 6144 in steps of 1024. @default 4096 */
-  readonly memoryMiB?: number;
-  /** Concurrent invocations, 1 to 200. @default 5 */
-  readonly maxConcurrency?: number;
-  /** Instances kept warm (billed while provisioned), at most maxConcurrency. @default none */
-  readonly provisionedConcurrency?: number;
-}
-
-/** Checks serverless settings against the documented limits; throws naming the value at fault. */
-export function checkServerlessSettings(
-  settings: ServerlessSettings,
-  instanceType?: string,
-): Required<Omit<ServerlessSettings, "provisionedConcurrency">> &
-  Pick<ServerlessSettings, "provisionedConcurrency"> {
-  const memoryMiB = settings.memoryMiB ?? 4096;
-  const maxConcurrency = settings.maxConcurrency ?? 5;
-  if (!(SERVERLESS_LIMITS.memoryMiB as readonly number[]).includes(memoryMiB))
-    throw new Error(
-      `serverlessMemoryMiB must be one of ${SERVERLESS_LIMITS.memoryMiB.join(", ")}, got ${memoryMiB}`,
-    );
-  if (
-    !Number.isInteger(maxConcurrency) ||
-    maxConcurrency < 1 ||
-    maxConcurrency > SERVERLESS_LIMITS.maxConcurrency
-  )
-    throw new Error(`serverlessMaxConcurrency must be an integer from 1 to 200, got ${maxConcurrency}`);
-  const provisioned = settings.provisionedConcurrency;
-  if (
-    provisioned !== undefined &&
-    (!Number.isInteger(provisioned) || provisioned < 1 || provisioned > maxConcurrency)
-  )
-    throw new Error(
-      `serverlessProvisionedConcurrency must be an integer from 1 to ${maxConcurrency}, got ${provisioned}`,
-    );
-  if (instanceType && isGpuInstance(instanceType))
-    throw new Error(
-      `serverless endpoints run on CPU only: drop instanceType ${instanceType} or use endpointMode=realtime`,
-    );
-  return {
-    memoryMiB,
-    maxConcurrency,
-    ...(provisioned !== undefined ? { provisionedConcurrency: provisioned } : {}),
-  };
 }
 
 /** Properties of {@link DecisionEndpoint}. */
@@ -120,20 +58,41 @@ export interface DecisionEndpointProps {
   readonly initialInstanceCount?: number;
   /** Scaling maximum. @default 4 */
   readonly maxInstanceCount?: number;
-  /** Target invocations per instance per minute for scaling. @default 30 */
-  readonly invocationsPerInstanceTarget?: number;
+  /** Target concurrent requests per instance for scaling. @default derived from the measured time per item */
+  readonly concurrentRequestsTarget?: number;
   /** A prebuilt image (e.g. in ECR) instead of building `endpoint/Dockerfile`. @default build from the repository */
   readonly imageUri?: string;
   /** Evaluation threads. @default the instance's vCPUs (the server's own default) */
   readonly threads?: number;
   /** Tokens per prompt. @default 4096 */
   readonly contextSize?: number;
+  /** Concurrent batch-lane invocations of the decide function (they share the admission). @default BATCH_LANE.maxConcurrency */
+  readonly batchMaxConcurrency?: number;
 }
+
+/** A variant name for an instance type: `ml.c6i.xlarge` → `ml-c6i-xlarge`. */
+export function variantNameOf(instanceType: string): string {
+  return instanceType.replace(/[^A-Za-z0-9]+/g, "-");
+}
+
+/** The endpoint's name: the stack's and the variant's, within SageMaker's 63 characters. */
+export function endpointNameOf(stackName: string, variantName: string): string {
+  const full = `${stackName}-${variantName}`;
+  if (full.length <= 63) return full;
+  const hash = createHash("sha256").update(full).digest("hex").slice(0, 8);
+  return `${stackName.slice(0, 63 - variantName.length - hash.length - 2)}-${hash}-${variantName}`;
+}
+
+/** Serverless settings once checked. */
+type CheckedServerless = ReturnType<typeof checkServerlessSettings>;
 
 /** The SageMaker endpoint serving decisions. */
 export class DecisionEndpoint extends Construct {
   public readonly endpoint: sagemaker.CfnEndpoint;
+  /** The endpoint's name: fixed for a real-time endpoint (it names the instance type), generated for serverless. */
   public readonly endpointName: string;
+  /** The production variant's name: the instance type (`ml-c6i-xlarge`), or `AllTraffic` for serverless. */
+  public readonly variantName: string;
   public readonly endpointArn: string;
   public readonly instanceType: string;
   public readonly role: iam.Role;
@@ -142,6 +101,8 @@ export class DecisionEndpoint extends Construct {
   public readonly mode: "realtime" | "serverless";
   /** Most requests the endpoint runs at once (instances × 1, or the serverless concurrency). */
   public readonly maxConcurrency: number;
+  /** The scaling of a real-time endpoint; undefined for serverless, which scales itself. */
+  public readonly scaling: EndpointScaling | undefined;
 
   constructor(scope: Construct, id: string, props: DecisionEndpointProps) {
     super(scope, id);
@@ -152,6 +113,7 @@ export class DecisionEndpoint extends Construct {
         : undefined;
     this.instanceType = serverless ? "serverless" : (props.instanceType ?? "ml.c6i.xlarge");
     const gpu = !serverless && isGpuInstance(this.instanceType);
+    this.variantName = serverless ? "AllTraffic" : variantNameOf(this.instanceType);
     const asset = props.imageUri
       ? undefined
       : new ecrAssets.DockerImageAsset(this, "Image", {
@@ -161,75 +123,8 @@ export class DecisionEndpoint extends Construct {
           exclude: ["node_modules", ".cache", "cdk.out", ".git", "test-output"],
         });
     const image = props.imageUri ?? asset!.imageUri;
-    const repositoryArn = asset ? asset.repository.repositoryArn : ecrRepositoryArn(image);
-
-    this.role = new iam.Role(this, "Role", {
-      assumedBy: new iam.ServicePrincipal("sagemaker.amazonaws.com"),
-      description: "Lets SageMaker pull the decision image and read the model archive",
-    });
-    this.role.addToPolicy(
-      new iam.PolicyStatement({
-        actions: ["s3:GetObject"],
-        resources: [`arn:aws:s3:::${props.modelBucket}/${props.modelKey}`],
-      }),
-    );
-    if (repositoryArn) {
-      this.role.addToPolicy(
-        new iam.PolicyStatement({
-          actions: ["ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer", "ecr:BatchCheckLayerAvailability"],
-          resources: [repositoryArn],
-        }),
-      );
-      this.role.addToPolicy(
-        new iam.PolicyStatement({ actions: ["ecr:GetAuthorizationToken"], resources: ["*"] }),
-      );
-    }
-    this.role.addToPolicy(
-      new iam.PolicyStatement({
-        actions: ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"],
-        resources: [
-          Stack.of(this).formatArn({
-            service: "logs",
-            resource: "log-group",
-            resourceName: "/aws/sagemaker/*",
-            arnFormat: ArnFormat.COLON_RESOURCE_NAME,
-          }),
-        ],
-      }),
-    );
-    NagSuppressions.addResourceSuppressions(
-      this.role,
-      [
-        {
-          id: "AwsSolutions-IAM5",
-          reason:
-            "ecr:GetAuthorizationToken has no resource-level permissions; image pulls are limited to the one repository in use and logs to /aws/sagemaker/*",
-        },
-      ],
-      true,
-    );
-
-    const environment: Record<string, string> = {
-      DECIDE_GPU: gpu ? "cuda" : "off",
-      DECIDE_DEADLINE_MS: String(ENDPOINT_DEADLINE_MS),
-    };
-    if (props.threads) environment.DECIDE_THREADS = String(props.threads);
-    if (props.contextSize) environment.DECIDE_CONTEXT_SIZE = String(props.contextSize);
-    if (serverless) {
-      // Serverless answers at most 4 MB; one model copy per instance, so one prefix slot per
-      // policy fits in the memory left after the model (the budget scales with the memory size).
-      environment.DECIDE_BODY_LIMIT = String(SERVERLESS_LIMITS.payloadBytes);
-      environment.DECIDE_PREFIX_CACHE_MB = String(Math.max(64, Math.floor(serverless.memoryMiB / 8)));
-    }
-
-    const model = new sagemaker.CfnModel(this, "Model", {
-      executionRoleArn: this.role.roleArn,
-      // Serverless Inference does not support network isolation (nor a VPC): the container still
-      // needs no network, and its role allows only the model archive and the image.
-      enableNetworkIsolation: !serverless,
-      primaryContainer: { image, modelDataUrl: `s3://${props.modelBucket}/${props.modelKey}`, environment },
-    });
-    model.node.addDependency(this.role);
+    this.role = endpointRole(this, props, asset ? asset.repository.repositoryArn : ecrRepositoryArn(image));
+    const model = this.createModel(props, image, gpu, serverless);
     this.storageKey =
       serverless || hasInstanceStorage(this.instanceType)
         ? undefined
@@ -237,30 +132,9 @@ export class DecisionEndpoint extends Construct {
             enableKeyRotation: true,
             description: "Encrypts the decision endpoint's ML storage volumes",
           });
-    const variant: sagemaker.CfnEndpointConfig.ProductionVariantProperty = serverless
-      ? {
-          variantName: "AllTraffic",
-          modelName: model.attrModelName,
-          initialVariantWeight: 1,
-          serverlessConfig: {
-            memorySizeInMb: serverless.memoryMiB,
-            maxConcurrency: serverless.maxConcurrency,
-            ...(serverless.provisionedConcurrency
-              ? { provisionedConcurrency: serverless.provisionedConcurrency }
-              : {}),
-          },
-        }
-      : {
-          variantName: "AllTraffic",
-          modelName: model.attrModelName,
-          instanceType: this.instanceType,
-          initialInstanceCount: props.initialInstanceCount ?? 1,
-          initialVariantWeight: 1,
-          containerStartupHealthCheckTimeoutInSeconds: 600,
-        };
     const config = new sagemaker.CfnEndpointConfig(this, "Config", {
       ...(this.storageKey ? { kmsKeyId: this.storageKey.keyArn } : {}),
-      productionVariants: [variant],
+      productionVariants: [this.variant(props, model, serverless)],
     });
     if (serverless)
       NagSuppressions.addResourceSuppressions(config, [
@@ -270,14 +144,91 @@ export class DecisionEndpoint extends Construct {
             "Serverless Inference takes no KMS key for storage; its ephemeral storage is encrypted by SageMaker",
         },
       ]);
+    // A real-time endpoint is named after its variant, so a new instance type is a new endpoint
+    // (CloudFormation creates it, moves every reference, then deletes the old one): SageMaker
+    // refuses to change the instance type of, or remove, a variant registered with auto scaling.
+    // Every other update keeps the endpoint and its variant and retains the instance count that
+    // scaling reached, instead of resetting it to the initial count.
+    const name = serverless ? undefined : endpointNameOf(Stack.of(this).stackName, this.variantName);
     this.endpoint = new sagemaker.CfnEndpoint(this, "Endpoint", {
       endpointConfigName: config.attrEndpointConfigName,
+      ...(name ? { endpointName: name, retainAllVariantProperties: true } : {}),
     });
-    this.endpointName = this.endpoint.attrEndpointName;
+    this.endpointName = name ?? this.endpoint.attrEndpointName;
     // Ref of AWS::SageMaker::Endpoint is its ARN.
     this.endpointArn = this.endpoint.ref;
     this.maxConcurrency = serverless ? serverless.maxConcurrency : (props.maxInstanceCount ?? 4);
+    this.scaling = serverless
+      ? undefined
+      : // Named after the variant: a new instance type brings a new scalable target and new
+        // policies (whose names are fixed, so they could not be replaced in place).
+        new EndpointScaling(this, `Scaling-${this.variantName}`, {
+          endpoint: this.endpoint,
+          endpointName: this.endpointName,
+          variantName: this.variantName,
+          minCapacity: props.initialInstanceCount ?? 1,
+          maxCapacity: props.maxInstanceCount ?? 4,
+          ...(props.concurrentRequestsTarget
+            ? { concurrentRequestsTarget: props.concurrentRequestsTarget }
+            : {}),
+        });
+  }
+
+  /**
+   * Deploys every update of a real-time endpoint blue/green: the new fleet takes all traffic at
+   * once and the old one is kept for a baking period, during which `alarm` firing rolls traffic
+   * back. The baking period covers the alarm's whole evaluation window.
+   */
+  rollbackOn(alarm: cloudwatch.Alarm): void {
+    if (this.mode === "serverless") return; // Serverless has one fleet: nothing to bake.
+    const resource = alarm.node.defaultChild as cloudwatch.CfnAlarm;
+    const evaluationSeconds = (resource.evaluationPeriods ?? 1) * Number(resource.period ?? 60);
+    this.endpoint.deploymentConfig = {
+      blueGreenUpdatePolicy: {
+        trafficRoutingConfiguration: { type: "ALL_AT_ONCE", waitIntervalInSeconds: 0 },
+        terminationWaitInSeconds: Math.min(3600, evaluationSeconds + ENDPOINT_DEPLOYMENT.bakingMarginSeconds),
+        maximumExecutionTimeoutInSeconds: ENDPOINT_DEPLOYMENT.maximumExecutionSeconds,
+      },
+      autoRollbackConfiguration: { alarms: [{ alarmName: alarm.alarmName }] },
+    };
+  }
+
+  /** The model: the image, the archive, the container's settings, network isolation where SageMaker allows it. */
+  private createModel(
+    props: DecisionEndpointProps,
+    image: string,
+    gpu: boolean,
+    serverless: CheckedServerless | undefined,
+  ): sagemaker.CfnModel {
+    // The admission queue and deadline fit the decide function's concurrency (the topology).
+    const admission = endpointAdmission({
+      mode: this.mode,
+      minInstances: props.initialInstanceCount ?? 1,
+      maxInstances: serverless ? serverless.maxConcurrency : (props.maxInstanceCount ?? 4),
+      ...(props.batchMaxConcurrency ? { batchMaxConcurrency: props.batchMaxConcurrency } : {}),
+    });
+    const environment: Record<string, string> = {
+      DECIDE_GPU: gpu ? "cuda" : "off",
+      DECIDE_QUEUE_SIZE: String(admission.queueSize),
+      DECIDE_DEADLINE_MS: String(admission.deadlineMs),
+    };
+    if (props.threads) environment.DECIDE_THREADS = String(props.threads);
+    if (props.contextSize) environment.DECIDE_CONTEXT_SIZE = String(props.contextSize);
     if (serverless) {
+      // Serverless answers at most 4 MB; one model copy per instance, so one prefix slot per
+      // policy fits in the memory left after the model (the budget scales with the memory size).
+      environment.DECIDE_BODY_LIMIT = String(SERVERLESS_LIMITS.payloadBytes);
+      environment.DECIDE_PREFIX_CACHE_MB = String(Math.max(64, Math.floor(serverless.memoryMiB / 8)));
+    }
+    const model = new sagemaker.CfnModel(this, "Model", {
+      executionRoleArn: this.role.roleArn,
+      // Serverless Inference does not support network isolation (nor a VPC): the container still
+      // needs no network, and its role allows only the model archive and the image.
+      enableNetworkIsolation: !serverless,
+      primaryContainer: { image, modelDataUrl: `s3://${props.modelBucket}/${props.modelKey}`, environment },
+    });
+    model.node.addDependency(this.role);
+    if (serverless)
       NagSuppressions.addResourceSuppressions(model, [
         {
           id: "AwsSolutions-SM1",
@@ -285,20 +236,35 @@ export class DecisionEndpoint extends Construct {
             "Serverless Inference supports neither a VPC nor network isolation; the container needs no network",
         },
       ]);
-      return; // Serverless scales itself: no scaling target.
-    }
+    return model;
+  }
 
-    const target = new appscaling.ScalableTarget(this, "Scaling", {
-      serviceNamespace: appscaling.ServiceNamespace.SAGEMAKER,
-      resourceId: `endpoint/${this.endpointName}/variant/AllTraffic`,
-      scalableDimension: "sagemaker:variant:DesiredInstanceCount",
-      minCapacity: props.initialInstanceCount ?? 1,
-      maxCapacity: props.maxInstanceCount ?? 4,
-    });
-    target.node.addDependency(this.endpoint);
-    target.scaleToTrackMetric("InvocationsPerInstance", {
-      targetValue: props.invocationsPerInstanceTarget ?? 30,
-      predefinedMetric: appscaling.PredefinedMetric.SAGEMAKER_VARIANT_INVOCATIONS_PER_INSTANCE,
-    });
+  /** The one production variant: instances, or a serverless configuration. */
+  private variant(
+    props: DecisionEndpointProps,
+    model: sagemaker.CfnModel,
+    serverless: CheckedServerless | undefined,
+  ): sagemaker.CfnEndpointConfig.ProductionVariantProperty {
+    if (serverless)
+      return {
+        variantName: this.variantName,
+        modelName: model.attrModelName,
+        initialVariantWeight: 1,
+        serverlessConfig: {
+          memorySizeInMb: serverless.memoryMiB,
+          maxConcurrency: serverless.maxConcurrency,
+          ...(serverless.provisionedConcurrency
+            ? { provisionedConcurrency: serverless.provisionedConcurrency }
+            : {}),
+        },
+      };
+    return {
+      variantName: this.variantName,
+      modelName: model.attrModelName,
+      instanceType: this.instanceType,
+      initialInstanceCount: props.initialInstanceCount ?? 1,
+      initialVariantWeight: 1,
+      containerStartupHealthCheckTimeoutInSeconds: 600,
+    };
   }
 }

@@ -1,37 +1,37 @@
 /**
- * The event-driven pipeline: intake queue with its dead-letter queue, the decide function on it,
- * the decisions table, the event bus with its rules (auto → auto-action, human → review queue →
- * review intake,
- * rejected → inspection queue, upstream "Decision Requested" → intake), and the review and replay
- * functions, with least-privilege permissions. Settings come from `infra/topology.ts`, shared
- * with the local stand-ins.
+ * The event-driven pipeline: the queues (`pipeline-queues.ts`), the decisions table, the event
+ * bus with its rules (auto → auto-action queue, human → review queue, rejected → inspection
+ * queue, upstream "Decision Requested" → intake), the decide function and the target functions
+ * on their queues, the review pages and API, the replay function, the scheduled jobs and the
+ * batch lane, with least-privilege permissions. Settings come from `shared/domain/topology.ts`,
+ * shared with the local stand-ins.
  */
-import { Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
-import * as dynamodb from "aws-cdk-lib/aws-dynamodb";
+import { Aspects, Stack } from "aws-cdk-lib";
+import type * as dynamodb from "aws-cdk-lib/aws-dynamodb";
 import * as events from "aws-cdk-lib/aws-events";
-import * as targets from "aws-cdk-lib/aws-events-targets";
 import * as iam from "aws-cdk-lib/aws-iam";
-import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import type * as s3 from "aws-cdk-lib/aws-s3";
-import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
-import { DECISIONS_TABLE_SCHEMA } from "../../shared/adapters/decisions-table.ts";
-import type { EventPattern } from "../../shared/domain/event-pattern.ts";
+import { decideConcurrency } from "../../shared/domain/capacity-plan.ts";
+import type { DeadLetterSource } from "../../shared/domain/dead-letters.ts";
 import {
   DECIDE_FUNCTION,
-  decideConcurrency,
   METRICS,
-  RULES,
+  type RuleName,
   SERVERLESS_DECIDE,
   TABLE_ACCESS,
   TARGET_FUNCTION,
 } from "../../shared/domain/topology.ts";
 import { BatchJobs } from "./batch-jobs.ts";
+import { type DeadLetterHome, replayFunction } from "./dead-letter-routes.ts";
+import { DecisionsTable } from "./decisions-table.ts";
 import { PipelineBucket } from "./pipeline-bucket.ts";
-import { functionFactory, suppressFunctionFindings } from "./pipeline-function.ts";
-import { createPipelineQueues } from "./pipeline-queues.ts";
+import { type FunctionFactory, FunctionFindings, functionFactory } from "./pipeline-function.ts";
+import { createPipelineQueues, type PipelineQueues } from "./pipeline-queues.ts";
+import { QueueConsumer } from "./queue-consumer.ts";
 import { ReviewAccess } from "./review-access.ts";
+import { RuleToQueue } from "./rule-to-queue.ts";
 import { ScheduledJobs } from "./scheduled-jobs.ts";
 
 /** Properties of {@link DecisionPipeline}. */
@@ -54,254 +54,237 @@ export interface DecisionPipelineProps {
   readonly reviewDomainPrefix?: string;
 }
 
-/** Converts a pattern in EventBridge's JSON form to the CDK's. */
-export function toCdkPattern(pattern: EventPattern): events.EventPattern {
-  const { "detail-type": detailType, ...rest } = pattern as Record<string, unknown>;
-  return { ...rest, ...(detailType ? { detailType } : {}) } as events.EventPattern;
+/** The pipeline's functions, by role. */
+export interface PipelineFunctions {
+  readonly decide: NodejsFunction;
+  readonly autoAction: NodejsFunction;
+  /** The human route's consumer: queues each escalated item for review once per event id. */
+  readonly reviewIntake: NodejsFunction;
+  /** The review API. */
+  readonly review: NodejsFunction;
+  readonly reviewPage: NodejsFunction;
+  readonly reviewAuthorizer: NodejsFunction;
+  readonly reviewSignIn: NodejsFunction;
+  readonly replay: NodejsFunction;
+  readonly drift: NodejsFunction;
+  /** Proposes recalibrated policy versions from reviewers' labels, daily. */
+  readonly recalibrate: NodejsFunction;
+  /** Publishes each policy's review backlog every five minutes (the service-level alarms' metrics). */
+  readonly reviewBacklog: NodejsFunction;
+  /** Reads batch files dropped under `incoming/`. */
+  readonly batchIntake: NodejsFunction;
+  /** Writes each batch's results and errors files, on a message its completion sends. */
+  readonly batchFiles: NodejsFunction;
+}
+
+/** The decide function's endpoint settings: serverless endpoints cold-start, so each try may wait longer. */
+function decideEnvironment(props: DecisionPipelineProps): Record<string, string> {
+  const tries = props.endpointMode === "serverless" ? SERVERLESS_DECIDE : DECIDE_FUNCTION;
+  return {
+    DECISION_ENDPOINT_NAME: props.endpointName,
+    ENDPOINT_TIMEOUT_MS: String(tries.endpointTimeoutMs),
+    ENDPOINT_ATTEMPTS: String(tries.endpointAttempts),
+    PUBLISH_LEASE_MS: String(DECIDE_FUNCTION.publishLeaseMs),
+  };
 }
 
 /** Everything between the upstream systems and the endpoint's decisions. */
 export class DecisionPipeline extends Construct {
-  public readonly intakeQueue: sqs.Queue;
-  public readonly deadLetterQueue: sqs.Queue;
-  public readonly reviewQueue: sqs.Queue;
-  /** The auto route's queue, consumed by the auto-action function. */
-  public readonly autoActionQueue: sqs.Queue;
-  /** Where auto-action messages go after the receive limit; `decide replay` can redrive it. */
-  public readonly autoActionDeadLetterQueue: sqs.Queue;
-  public readonly rejectedQueue: sqs.Queue;
-  public readonly targetsDeadLetterQueue: sqs.Queue;
+  public readonly queues: PipelineQueues;
   public readonly table: dynamodb.Table;
+  /** The table's global secondary indexes, by name. */
+  public readonly tableIndexNames: readonly string[];
   public readonly bus: events.EventBus;
-  public readonly decideFunction: NodejsFunction;
-  public readonly autoActionFunction: NodejsFunction;
-  public readonly reviewFunction: NodejsFunction;
-  public readonly reviewIntakeFunction: NodejsFunction;
-  public readonly replayFunction: NodejsFunction;
-  public readonly driftFunction: NodejsFunction;
-  /** Proposes recalibrated policy versions from reviewers' labels, daily. */
-  public readonly recalibrateFunction: NodejsFunction;
-  /** The batch lane's queue. */
-  public readonly batchQueue: sqs.Queue;
-  /** Reads batch files dropped under `incoming/`. */
-  public readonly batchIntakeFunction: NodejsFunction;
   /** Calibration proposals (`calibration/`) and batch files. */
   public readonly bucket: s3.Bucket;
-  /** Publishes each policy's review backlog every five minutes (the service-level alarms' metrics). */
-  public readonly reviewBacklogFunction: NodejsFunction;
-  public readonly reviewPageFunction: NodejsFunction;
+  public readonly functions: PipelineFunctions;
   /** Sign-in, the HTTP API and its authorizer in front of the review pages and API. */
   public readonly reviewAccess: ReviewAccess;
-  public readonly rules: Record<keyof typeof RULES, events.Rule>;
+  /** The bus's rules into their queues, each with its dead-letter queue. */
+  public readonly rules: Record<RuleName, RuleToQueue>;
+  /** Every dead-letter queue, by source, and where its letters go home. */
+  public readonly deadLetterSources: Record<DeadLetterSource, DeadLetterHome>;
 
   constructor(scope: Construct, id: string, props: DecisionPipelineProps) {
     super(scope, id);
-    const queues = createPipelineQueues(this);
-    this.intakeQueue = queues.intake;
-    this.deadLetterQueue = queues.deadLetters;
-    this.reviewQueue = queues.review;
-    this.autoActionQueue = queues.autoAction;
-    this.autoActionDeadLetterQueue = queues.autoActionDeadLetters;
-    this.rejectedQueue = queues.rejected;
-    this.targetsDeadLetterQueue = queues.targetsDeadLetters;
-
-    const schema = DECISIONS_TABLE_SCHEMA;
-    this.table = new dynamodb.Table(this, "Decisions", {
-      partitionKey: { name: schema.partitionKey, type: dynamodb.AttributeType.STRING },
-      sortKey: { name: schema.sortKey, type: dynamodb.AttributeType.STRING },
-      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
-      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      encryption: dynamodb.TableEncryption.AWS_MANAGED,
-      timeToLiveAttribute: schema.ttlAttribute,
-      removalPolicy: RemovalPolicy.RETAIN,
-    });
-    this.table.addGlobalSecondaryIndex({
-      indexName: schema.statusIndex.name,
-      partitionKey: { name: schema.statusIndex.partitionKey, type: dynamodb.AttributeType.STRING },
-      sortKey: { name: schema.statusIndex.sortKey, type: dynamodb.AttributeType.STRING },
-    });
-
+    this.queues = createPipelineQueues(this);
+    const decisions = new DecisionsTable(this, "Decisions");
+    this.table = decisions.table;
+    this.tableIndexNames = decisions.indexNames;
     this.bus = new events.EventBus(this, "Bus", { eventBusName: `${Stack.of(this).stackName}-decisions` });
-
-    const shared = {
-      DECISIONS_TABLE: this.table.tableName,
-      EVENT_BUS_NAME: this.bus.eventBusName,
-      POLICIES_DIR: "/var/task/policies",
-      POWERTOOLS_METRICS_NAMESPACE: METRICS.namespace,
-      POWERTOOLS_LOG_LEVEL: "INFO",
-    };
     const fn = functionFactory(this, {
       table: this.table,
-      environment: shared,
+      environment: {
+        DECISIONS_TABLE: this.table.tableName,
+        EVENT_BUS_NAME: this.bus.eventBusName,
+        POLICIES_DIR: "/var/task/policies",
+        POWERTOOLS_METRICS_NAMESPACE: METRICS.namespace,
+        POWERTOOLS_LOG_LEVEL: "INFO",
+      },
       ...(props.policiesDir ? { policiesDir: props.policiesDir } : {}),
     });
-    // A target function fed by a queue, with partial batch failures.
-    const queueConsumer = (name: string, file: string, queue: sqs.Queue, tableAccess: readonly string[]) => {
-      const created = fn(name, file, {
-        memoryMiB: TARGET_FUNCTION.memoryMiB,
-        timeoutSeconds: TARGET_FUNCTION.timeoutSeconds,
-        tableAccess,
-      });
-      created.addEventSource(
-        new SqsEventSource(queue, { batchSize: TARGET_FUNCTION.batchSize, reportBatchItemFailures: true }),
-      );
-      return created;
-    };
-
     const concurrency = decideConcurrency({
       mode: props.endpointMode ?? "realtime",
       minInstances: props.endpointMinInstances ?? 1,
       maxInstances: props.endpointMaxInstances ?? 1,
       ...(props.batchMaxConcurrency ? { batchMaxConcurrency: props.batchMaxConcurrency } : {}),
     });
-    this.decideFunction = fn("Decide", "decide.ts", {
-      memoryMiB: DECIDE_FUNCTION.memoryMiB,
-      timeoutSeconds: DECIDE_FUNCTION.timeoutSeconds,
-      environment: {
-        DECISION_ENDPOINT_NAME: props.endpointName,
-        ...(props.endpointMode === "serverless"
-          ? {
-              ENDPOINT_TIMEOUT_MS: String(SERVERLESS_DECIDE.endpointTimeoutMs),
-              ENDPOINT_ATTEMPTS: String(SERVERLESS_DECIDE.endpointAttempts),
-            }
-          : {
-              ENDPOINT_TIMEOUT_MS: String(DECIDE_FUNCTION.endpointTimeoutMs),
-              ENDPOINT_ATTEMPTS: String(DECIDE_FUNCTION.endpointAttempts),
-            }),
-        PUBLISH_LEASE_MS: String(DECIDE_FUNCTION.publishLeaseMs),
-      },
-      tableAccess: TABLE_ACCESS.Decide,
-    });
-    this.decideFunction.addEventSource(
-      new SqsEventSource(this.intakeQueue, {
-        batchSize: DECIDE_FUNCTION.batchSize,
-        maxBatchingWindow: Duration.seconds(DECIDE_FUNCTION.maxBatchingWindowSeconds),
-        reportBatchItemFailures: true,
-        maxConcurrency: concurrency.intake,
-      }),
-    );
-    this.decideFunction.addToRolePolicy(
-      new iam.PolicyStatement({ actions: ["sagemaker:InvokeEndpoint"], resources: [props.endpointArn] }),
-    );
-    this.bus.grantPutEventsTo(this.decideFunction);
-
-    this.autoActionFunction = queueConsumer(
-      "AutoAction",
-      "auto-action.ts",
-      this.autoActionQueue,
-      TABLE_ACCESS.AutoAction,
-    );
-    this.bus.grantPutEventsTo(this.autoActionFunction);
-
-    // The human route's consumer: queues each escalated item for review once per event id.
-    this.reviewIntakeFunction = queueConsumer(
-      "ReviewIntake",
-      "review-intake.ts",
-      this.reviewQueue,
-      TABLE_ACCESS.ReviewIntake,
-    );
-
-    this.reviewFunction = fn("Review", "review.ts", {
+    const decide = this.decideFunction(fn, props, concurrency);
+    const targets = this.targetFunctions(fn);
+    const review = fn("Review", "review.ts", {
       memoryMiB: 256,
       timeoutSeconds: 30,
       tableAccess: TABLE_ACCESS.Review,
     });
-    this.bus.grantPutEventsTo(this.reviewFunction);
-
+    this.bus.grantPutEventsTo(review);
     // The review pages, reached (with the review API) only through the authorized HTTP API.
-    this.reviewPageFunction = fn("ReviewPage", "review-page.ts", {
+    const reviewPage = fn("ReviewPage", "review-page.ts", {
       memoryMiB: 256,
       timeoutSeconds: 30,
       tableAccess: TABLE_ACCESS.ReviewPage,
     });
-    this.bus.grantPutEventsTo(this.reviewPageFunction);
+    this.bus.grantPutEventsTo(reviewPage);
     this.reviewAccess = new ReviewAccess(this, "ReviewAccess", {
-      pageFunction: this.reviewPageFunction,
-      apiFunction: this.reviewFunction,
+      pageFunction: reviewPage,
+      apiFunction: review,
       fn,
       ...(props.reviewDomainPrefix ? { domainPrefix: props.reviewDomainPrefix } : {}),
     });
 
-    this.replayFunction = fn("Replay", "replay.ts", {
-      memoryMiB: 256,
-      timeoutSeconds: 300,
-      environment: {
-        DLQ_URL: this.deadLetterQueue.queueUrl,
-        DLQ_ARN: this.deadLetterQueue.queueArn,
-        INTAKE_QUEUE_URL: this.intakeQueue.queueUrl,
-      },
-      tableAccess: TABLE_ACCESS.Replay,
-    });
-    this.deadLetterQueue.grantConsumeMessages(this.replayFunction);
-    this.intakeQueue.grantSendMessages(this.replayFunction);
-    this.replayFunction.addToRolePolicy(
-      new iam.PolicyStatement({
-        actions: ["sqs:StartMessageMoveTask"],
-        resources: [this.deadLetterQueue.queueArn],
-      }),
-    );
-
     this.bucket = new PipelineBucket(this, "Files").bucket;
-    const jobs = new ScheduledJobs(this, "Jobs", {
-      fn,
-      bus: this.bus,
-      bucket: this.bucket,
-      failures: this.targetsDeadLetterQueue,
-    });
-    this.driftFunction = jobs.driftFunction;
-    this.recalibrateFunction = jobs.recalibrateFunction;
-    this.reviewBacklogFunction = jobs.reviewBacklogFunction;
-    this.batchQueue = queues.batch;
-    this.batchIntakeFunction = new BatchJobs(this, "BatchJobs", {
+    const failures = this.queues.jobFailures;
+    const jobs = new ScheduledJobs(this, "Jobs", { fn, bus: this.bus, bucket: this.bucket, failures });
+    const batchJobs = new BatchJobs(this, "BatchJobs", {
       fn,
       bucket: this.bucket,
-      queue: queues.batch,
+      queue: this.queues.batch,
       bus: this.bus,
-      decideFunction: this.decideFunction,
-      reviewFunctions: [this.reviewFunction, this.reviewPageFunction],
-      failures: this.targetsDeadLetterQueue,
+      decideFunction: decide,
+      reviewFunctions: [review, reviewPage],
+      failures,
       maxConcurrency: concurrency.batch,
-    }).intakeFunction;
+      batchSize: concurrency.batchSize,
+    });
+    this.rules = this.routeRules();
+    this.deadLetterSources = this.sources(batchJobs);
+    this.functions = {
+      decide,
+      ...targets,
+      review,
+      reviewPage,
+      reviewAuthorizer: this.reviewAccess.authorizerFunction,
+      reviewSignIn: this.reviewAccess.signInFunction,
+      replay: replayFunction(this, fn, this.deadLetterSources),
+      drift: jobs.driftFunction,
+      recalibrate: jobs.recalibrateFunction,
+      reviewBacklog: jobs.reviewBacklogFunction,
+      batchIntake: batchJobs.intakeFunction,
+      batchFiles: batchJobs.filesFunction,
+    };
+    // The decide function dead-letters an item that keeps failing itself (overload does not
+    // count), into the dead-letter queue each of its queues' redrive policy names.
+    for (const queue of [this.queues.intake, this.queues.batch])
+      queue.deadLetterQueue?.queue.grantSendMessages(decide);
+    Aspects.of(this).add(new FunctionFindings());
+  }
 
-    const rule = (name: keyof typeof RULES, target: events.IRuleTarget) =>
-      new events.Rule(this, `${name[0]!.toUpperCase()}${name.slice(1)}Rule`, {
-        eventBus: this.bus,
-        description: RULES[name].description,
-        eventPattern: toCdkPattern(RULES[name].pattern),
-        targets: [target],
+  /** The decide function on the intake queue (the batch lane adds its own mapping), allowed to call the one endpoint. */
+  private decideFunction(
+    fn: FunctionFactory,
+    props: DecisionPipelineProps,
+    concurrency: { readonly intake: number; readonly batchSize: number },
+  ) {
+    const decide = new QueueConsumer(this, "Decide", {
+      fn,
+      file: "decide.ts",
+      settings: {
+        memoryMiB: DECIDE_FUNCTION.memoryMiB,
+        timeoutSeconds: DECIDE_FUNCTION.timeoutSeconds,
+        environment: decideEnvironment(props),
+        tableAccess: TABLE_ACCESS.Decide,
+      },
+      sources: [
+        {
+          queue: this.queues.intake,
+          batchSize: concurrency.batchSize,
+          maxBatchingWindowSeconds: DECIDE_FUNCTION.maxBatchingWindowSeconds,
+          maxConcurrency: concurrency.intake,
+        },
+      ],
+    }).function;
+    decide.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ["sagemaker:InvokeEndpoint"], resources: [props.endpointArn] }),
+    );
+    this.bus.grantPutEventsTo(decide);
+    return decide;
+  }
+
+  /** The rule targets' consumers: auto-action and review intake, each on its queue. */
+  private targetFunctions(fn: FunctionFactory) {
+    const consumer = (
+      id: string,
+      file: string,
+      queue: PipelineQueues["review"],
+      tableAccess: readonly string[],
+    ) =>
+      new QueueConsumer(this, id, {
+        fn,
+        file,
+        settings: {
+          memoryMiB: TARGET_FUNCTION.memoryMiB,
+          timeoutSeconds: TARGET_FUNCTION.timeoutSeconds,
+          tableAccess,
+        },
+        sources: [{ queue, batchSize: TARGET_FUNCTION.batchSize }],
+      }).function;
+    const autoAction = consumer(
+      "AutoAction",
+      "auto-action.ts",
+      this.queues.autoAction,
+      TABLE_ACCESS.AutoAction,
+    );
+    this.bus.grantPutEventsTo(autoAction);
+    const reviewIntake = consumer(
+      "ReviewIntake",
+      "review-intake.ts",
+      this.queues.review,
+      TABLE_ACCESS.ReviewIntake,
+    );
+    return { autoAction, reviewIntake };
+  }
+
+  /** Every dead-letter queue and where its letters go home (`shared/domain/dead-letters.ts`). */
+  private sources(batchJobs: BatchJobs): Record<DeadLetterSource, DeadLetterHome> {
+    const q = this.queues;
+    const rule = (name: RuleName): DeadLetterHome => ({ queue: this.rules[name].deadLetters, bus: this.bus });
+    return {
+      intake: { queue: q.deadLetters, home: q.intake },
+      batch: { queue: q.batchDeadLetters, home: q.batch },
+      "batch-files": { queue: batchJobs.filesDeadLetterQueue, home: batchJobs.filesQueue },
+      review: { queue: q.reviewDeadLetters, home: q.review },
+      "auto-action": { queue: q.autoActionDeadLetters, home: q.autoAction },
+      "auto-rule": rule("auto"),
+      "human-rule": rule("human"),
+      "rejected-rule": rule("rejected"),
+      "requested-rule": rule("requested"),
+      "job-failures": { queue: q.jobFailures },
+    };
+  }
+
+  /** The bus's rules, each into its queue, each with its own dead-letter queue. */
+  private routeRules(): Record<RuleName, RuleToQueue> {
+    const rule = (name: RuleName, queue: PipelineQueues["intake"], message?: events.RuleTargetInput) =>
+      new RuleToQueue(this, `${name[0]!.toUpperCase()}${name.slice(1)}Rule`, {
+        bus: this.bus,
+        rule: name,
+        queue,
+        ...(message ? { message } : {}),
       });
-    const targetOptions = {
-      deadLetterQueue: this.targetsDeadLetterQueue,
-      retryAttempts: 8,
-      maxEventAge: Duration.hours(24),
+    return {
+      auto: rule("auto", this.queues.autoAction),
+      human: rule("human", this.queues.review),
+      rejected: rule("rejected", this.queues.rejected),
+      requested: rule("requested", this.queues.intake, events.RuleTargetInput.fromEventPath("$.detail")),
     };
-    this.rules = {
-      auto: rule("auto", new targets.SqsQueue(this.autoActionQueue, targetOptions)),
-      human: rule("human", new targets.SqsQueue(this.reviewQueue, targetOptions)),
-      rejected: rule("rejected", new targets.SqsQueue(this.rejectedQueue, targetOptions)),
-      requested: rule(
-        "requested",
-        new targets.SqsQueue(this.intakeQueue, {
-          ...targetOptions,
-          message: events.RuleTargetInput.fromEventPath("$.detail"),
-        }),
-      ),
-    };
-
-    for (const f of [
-      this.reviewPageFunction,
-      this.reviewAccess.authorizerFunction,
-      this.reviewAccess.signInFunction,
-      this.driftFunction,
-      this.recalibrateFunction,
-      this.batchIntakeFunction,
-      this.reviewBacklogFunction,
-      this.decideFunction,
-      this.autoActionFunction,
-      this.reviewFunction,
-      this.reviewIntakeFunction,
-      this.replayFunction,
-    ])
-      suppressFunctionFindings(f);
   }
 }

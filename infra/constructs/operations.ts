@@ -1,25 +1,34 @@
 /**
- * Operations: alarms on the dead-letter queue, the age of the oldest intake message, endpoint
- * errors and latency, the escalation rate and each policy's review service level, sent to an
- * encrypted SNS topic, and a dashboard.
+ * Operations: the alarms, sent to an encrypted SNS topic (`alarm-topic.ts`), and a dashboard
+ * (`pipeline-dashboard.ts`). Alarms that each ask for their own action notify on their own: the
+ * dead-letter queues (each says how to replay), rejected items waiting, the escalation rate and
+ * each policy's review service level. The health signals (the intake's oldest message, the
+ * endpoint's errors and latency, and those of `health-alarms.ts`) notify through the one
+ * composite "pipeline unhealthy" alarm.
  */
 import { Duration } from "aws-cdk-lib";
-import * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
-import * as actions from "aws-cdk-lib/aws-cloudwatch-actions";
+import type * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
 import * as kms from "aws-cdk-lib/aws-kms";
-import * as sns from "aws-cdk-lib/aws-sns";
-import * as subscriptions from "aws-cdk-lib/aws-sns-subscriptions";
+import type * as sns from "aws-cdk-lib/aws-sns";
 import { Construct } from "constructs";
-import { METRICS } from "../../shared/domain/topology.ts";
+import type { DeadLetterSource } from "../../shared/domain/dead-letters.ts";
+import { METRICS, ON_CALL_ALARMS } from "../../shared/domain/topology.ts";
+import { AlarmTopic } from "./alarm-topic.ts";
+import { DeadLetterAlarms } from "./dead-letter-alarms.ts";
 import type { DecisionPipeline } from "./decision-pipeline.ts";
+import { type EndpointHealth, HealthAlarms } from "./health-alarms.ts";
+import { PipelineDashboard } from "./pipeline-dashboard.ts";
+import { backlogMetric, endpointMetric, escalationRate } from "./pipeline-metrics.ts";
+import { type ThresholdAlarmSpec, thresholdAlarm } from "./threshold-alarm.ts";
 
 /** Properties of {@link Operations}. */
 export interface OperationsProps {
   readonly pipeline: DecisionPipeline;
-  readonly endpointName: string;
+  /** The endpoint, its variant and how it is provisioned. */
+  readonly endpoint: EndpointHealth;
   /** Where alarms are emailed. @default no subscription (subscribe to the topic yourself) */
   readonly alarmEmail?: string;
-  /** Age of the oldest intake message that raises the alarm. @default 15 minutes */
+  /** Age of the oldest intake message that raises the alarm. @default ON_CALL_ALARMS.oldestMessageMinutes.intake */
   readonly maxMessageAge?: Duration;
   /** Share of decisions escalated to people that raises the alarm. @default 0.5 */
   readonly maxEscalationRate?: number;
@@ -32,208 +41,187 @@ export interface OperationsProps {
   readonly reviewServiceLevels?: Readonly<Record<string, number>>;
 }
 
+/** Each dead-letter queue's alarm id and what it tells on-call. */
+const DEAD_LETTER_ALARMS: Record<DeadLetterSource, { id: string; description: string }> = {
+  intake: {
+    id: "DeadLetters",
+    description: "Items failed their receives: fix the cause, then npx decide replay --from intake",
+  },
+  batch: {
+    id: "BatchDeadLetters",
+    description: "Batch items failed their receives: fix the cause, then npx decide replay --from batch",
+  },
+  "batch-files": {
+    id: "BatchFilesDeadLetters",
+    description:
+      "A batch's results and errors files could not be written: fix the cause, then npx decide replay --from batch-files",
+  },
+  review: {
+    id: "ReviewDeadLetters",
+    description:
+      "Escalated items were not queued for review: fix the review intake, then npx decide replay --from review",
+  },
+  "auto-action": {
+    id: "AutoActionDeadLetters",
+    description:
+      "Confident decisions were not applied: fix the cause, then npx decide replay --from auto-action",
+  },
+  "auto-rule": {
+    id: "AutoRuleDeadLetters",
+    description:
+      "The bus could not deliver auto decisions: fix the target, then npx decide replay --from auto-rule",
+  },
+  "human-rule": {
+    id: "HumanRuleDeadLetters",
+    description:
+      "The bus could not deliver escalated decisions to the review queue: fix it, then npx decide replay --from human-rule",
+  },
+  "rejected-rule": {
+    id: "RejectedRuleDeadLetters",
+    description:
+      "The bus could not deliver rejections: fix the target, then npx decide replay --from rejected-rule",
+  },
+  "requested-rule": {
+    id: "RequestedRuleDeadLetters",
+    description:
+      "The bus could not deliver upstream requests to the intake: fix it, then npx decide replay --from requested-rule",
+  },
+  "job-failures": {
+    id: "TargetDeadLetters",
+    description:
+      "A scheduled job or a batch file's intake failed after its retries: npx decide replay --from job-failures --dry-run shows why",
+  },
+};
+
+/** The pipeline's alarms by name. */
+export type PipelineAlarms = Record<
+  "rejectedItems" | "oldestMessage" | "endpointErrors" | "modelLatency" | "escalationRate",
+  cloudwatch.Alarm
+>;
+
+const fiveMinuteMaximum = { period: Duration.minutes(5), statistic: "Maximum" } as const;
+
 /** Alarms and dashboard for the pipeline and its endpoint. */
 export class Operations extends Construct {
   public readonly topic: sns.Topic;
-  public readonly alarms: Record<
-    | "deadLetters"
-    | "targetDeadLetters"
-    | "autoActionDeadLetters"
-    | "rejectedItems"
-    | "oldestMessage"
-    | "endpointErrors"
-    | "modelLatency"
-    | "escalationRate",
-    cloudwatch.Alarm
-  >;
+  public readonly alarms: PipelineAlarms;
+  /** Each dead-letter queue's depth and arrival alarms. */
+  public readonly deadLetterAlarms: Record<DeadLetterSource, DeadLetterAlarms>;
   public readonly dashboard: cloudwatch.Dashboard;
+  /** The health signals and the composite alarm over them; `health.add(alarm)` adds a signal. */
+  public readonly health: HealthAlarms;
   /** One alarm per policy: its oldest pending review has waited past the policy's limit. */
   public readonly reviewAlarms: Record<string, cloudwatch.Alarm>;
+  private readonly alarmTopic: AlarmTopic;
 
   constructor(scope: Construct, id: string, props: OperationsProps) {
     super(scope, id);
-    const { pipeline } = props;
-    this.topic = new sns.Topic(this, "Alarms", {
-      masterKey: new kms.Key(this, "AlarmsKey", { enableKeyRotation: true }),
-      enforceSSL: true,
+    const key = new kms.Key(this, "AlarmsKey", { enableKeyRotation: true });
+    this.alarmTopic = new AlarmTopic(this, "Alarms", {
+      key,
+      ...(props.alarmEmail ? { email: props.alarmEmail } : {}),
     });
-    if (props.alarmEmail) this.topic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
-
-    const endpointMetric = (metricName: string, statistic: string) =>
-      new cloudwatch.Metric({
-        namespace: "AWS/SageMaker",
-        metricName,
-        dimensionsMap: { EndpointName: props.endpointName, VariantName: "AllTraffic" },
-        statistic,
-        period: Duration.minutes(5),
-      });
-    const pipelineMetric = (metricName: string) =>
-      new cloudwatch.Metric({
-        namespace: METRICS.namespace,
-        metricName,
-        dimensionsMap: { service: METRICS.service.decide },
-        statistic: "Sum",
-        period: Duration.minutes(15),
-      });
-    const escalation = new cloudwatch.MathExpression({
-      expression: "IF((auto + human) > 0, human / (auto + human), 0)",
-      usingMetrics: { auto: pipelineMetric("routed_auto"), human: pipelineMetric("routed_human") },
-      label: "escalation rate",
-      period: Duration.minutes(15),
+    this.topic = this.alarmTopic.topic;
+    this.deadLetterAlarms = this.createDeadLetterAlarms(props);
+    this.health = new HealthAlarms(this, "Health", {
+      pipeline: props.pipeline,
+      endpoint: props.endpoint,
+      topic: this.alarmTopic,
     });
-
-    const alarm = (
-      name: string,
-      metric: cloudwatch.IMetric,
-      threshold: number,
-      description: string,
-      evaluationPeriods = 1,
-    ) => {
-      const created = new cloudwatch.Alarm(this, name, {
-        metric,
-        threshold,
-        evaluationPeriods,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-        alarmDescription: description,
-      });
-      created.addAlarmAction(new actions.SnsAction(this.topic));
-      return created;
-    };
-    this.alarms = {
-      deadLetters: alarm(
-        "DeadLetters",
-        pipeline.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
-          period: Duration.minutes(5),
-          statistic: "Maximum",
-        }),
-        0,
-        "Items are in the dead-letter queue: fix the cause, then run decide replay",
-      ),
-      // Queues nothing consumes are for inspection: each alarms as soon as it holds a message.
-      targetDeadLetters: alarm(
-        "TargetDeadLetters",
-        pipeline.targetsDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
-          period: Duration.minutes(5),
-          statistic: "Maximum",
-        }),
-        0,
-        "Events could not be delivered to a rule target, or the review intake or drift check kept failing",
-      ),
-      autoActionDeadLetters: alarm(
-        "AutoActionDeadLetters",
-        pipeline.autoActionDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
-          period: Duration.minutes(5),
-          statistic: "Maximum",
-        }),
-        0,
-        "Confident decisions were not applied: fix the cause, then redrive the auto-action dead-letter queue",
-      ),
-      rejectedItems: alarm(
-        "RejectedItems",
-        pipeline.rejectedQueue.metricApproximateAgeOfOldestMessage({
-          period: Duration.minutes(5),
-          statistic: "Maximum",
-        }),
-        Duration.days(1).toSeconds(),
-        "Rejected items have waited a day for inspection",
-      ),
-      oldestMessage: alarm(
-        "OldestMessage",
-        pipeline.intakeQueue.metricApproximateAgeOfOldestMessage({
-          period: Duration.minutes(5),
-          statistic: "Maximum",
-        }),
-        (props.maxMessageAge ?? Duration.minutes(15)).toSeconds(),
-        "Items wait too long for a decision: the endpoint or the decide function is behind",
-      ),
-      endpointErrors: alarm(
-        "EndpointErrors",
-        endpointMetric("Invocation5XXErrors", "Sum"),
-        0,
-        "The decision endpoint answers with errors",
-        2,
-      ),
-      modelLatency: alarm(
-        "ModelLatency",
-        endpointMetric("ModelLatency", "p90"),
-        (props.maxModelLatency ?? Duration.seconds(10)).toMilliseconds() * 1000,
-        "p90 model latency is high (SageMaker reports microseconds)",
-        3,
-      ),
-      escalationRate: alarm(
-        "EscalationRate",
-        escalation,
-        props.maxEscalationRate ?? 0.5,
-        "An unusual share of decisions goes to people: check calibration and the input mix",
-        2,
-      ),
-    };
-
-    const backlogMetric = (metricName: string, policyId: string) =>
-      new cloudwatch.Metric({
-        namespace: METRICS.namespace,
-        metricName,
-        dimensionsMap: { service: METRICS.service.reviewBacklog, [METRICS.policyDimension]: policyId },
-        statistic: "Maximum",
-        period: Duration.minutes(5),
-      });
+    this.alarms = { ...this.queueAlarms(props), ...this.endpointAlarms(props) };
     const levels = Object.entries(props.reviewServiceLevels ?? {});
     this.reviewAlarms = Object.fromEntries(
       levels.map(([policyId, minutes], i) => [
         policyId,
-        alarm(
-          `ReviewServiceLevel${i}`,
-          backlogMetric(METRICS.oldestPendingReviewMinutes, policyId),
-          minutes,
-          `Escalated ${policyId} items have waited more than ${minutes} minutes for a reviewer`,
-        ),
+        this.alarm(`ReviewServiceLevel${i}`, {
+          metric: backlogMetric(METRICS.oldestPendingReviewMinutes, policyId),
+          threshold: minutes,
+          // The backlog function reports every policy every five minutes: two periods without
+          // a figure mean it has stopped, and nobody would know that items wait.
+          evaluationPeriods: 2,
+          missingDataBreaches: true,
+          description: `Escalated ${policyId} items have waited more than ${minutes} minutes for a reviewer, or the review backlog function has stopped reporting`,
+        }),
       ]),
     );
+    this.dashboard = new PipelineDashboard(this, "Dashboard", {
+      pipeline: props.pipeline,
+      endpoint: props.endpoint,
+      policyIds: levels.map(([policyId]) => policyId),
+    }).dashboard;
+  }
 
-    this.dashboard = new cloudwatch.Dashboard(this, "Dashboard", {
-      widgets: [
-        [
-          new cloudwatch.GraphWidget({
-            title: "Queues",
-            left: [
-              pipeline.intakeQueue.metricApproximateNumberOfMessagesVisible(),
-              pipeline.deadLetterQueue.metricApproximateNumberOfMessagesVisible(),
-              pipeline.reviewQueue.metricApproximateNumberOfMessagesVisible(),
-              pipeline.autoActionQueue.metricApproximateNumberOfMessagesVisible(),
-            ],
-            right: [pipeline.intakeQueue.metricApproximateAgeOfOldestMessage()],
-          }),
-          new cloudwatch.GraphWidget({
-            title: "Routing",
-            left: [
-              pipelineMetric("routed_auto"),
-              pipelineMetric("routed_human"),
-              pipelineMetric("items_rejected"),
-            ],
-            right: [escalation],
-          }),
-        ],
-        [
-          new cloudwatch.GraphWidget({
-            title: "Endpoint",
-            left: [endpointMetric("Invocations", "Sum"), endpointMetric("Invocation5XXErrors", "Sum")],
-            right: [endpointMetric("ModelLatency", "p50"), endpointMetric("ModelLatency", "p90")],
-          }),
-          new cloudwatch.GraphWidget({
-            title: "Decide function",
-            left: [pipeline.decideFunction.metricInvocations(), pipeline.decideFunction.metricErrors()],
-            right: [pipeline.decideFunction.metricDuration()],
-          }),
-        ],
-        [
-          new cloudwatch.GraphWidget({
-            title: "Review backlog (pending items; oldest wait, minutes)",
-            left: levels.map(([policyId]) => backlogMetric(METRICS.pendingReviews, policyId)),
-            right: levels.map(([policyId]) => backlogMetric(METRICS.oldestPendingReviewMinutes, policyId)),
-          }),
-        ],
-      ],
-    });
+  /** Sends an alarm's state changes (into ALARM and back to OK) to the alarm topic; returns it. */
+  notify<T extends cloudwatch.Alarm | cloudwatch.CompositeAlarm>(alarm: T): T {
+    return this.alarmTopic.notify(alarm);
+  }
+
+  private alarm(id: string, spec: ThresholdAlarmSpec): cloudwatch.Alarm {
+    return this.notify(thresholdAlarm(this, id, spec));
+  }
+
+  /** A health signal: no actions of its own, it notifies through the composite alarm. */
+  private signal(id: string, spec: ThresholdAlarmSpec): cloudwatch.Alarm {
+    const alarm = thresholdAlarm(this, id, spec);
+    this.health.add(alarm);
+    return alarm;
+  }
+
+  /** Two alarms per dead-letter queue (depth and arrivals), each saying how its letters go home. */
+  private createDeadLetterAlarms(props: OperationsProps): Record<DeadLetterSource, DeadLetterAlarms> {
+    const { deadLetterSources } = props.pipeline;
+    return Object.fromEntries(
+      (Object.keys(deadLetterSources) as DeadLetterSource[]).map((source) => [
+        source,
+        new DeadLetterAlarms(this, DEAD_LETTER_ALARMS[source].id, {
+          queue: deadLetterSources[source].queue,
+          description: DEAD_LETTER_ALARMS[source].description,
+          topic: this.alarmTopic,
+        }),
+      ]),
+    ) as Record<DeadLetterSource, DeadLetterAlarms>;
+  }
+
+  /** The rejected items' inspection queue and the intake's oldest message. */
+  private queueAlarms(props: OperationsProps) {
+    const { queues } = props.pipeline;
+    return {
+      rejectedItems: this.alarm("RejectedItems", {
+        metric: queues.rejected.metricApproximateAgeOfOldestMessage(fiveMinuteMaximum),
+        threshold: Duration.days(1).toSeconds(),
+        description: "Rejected items have waited a day for inspection",
+      }),
+      oldestMessage: this.signal("OldestMessage", {
+        metric: queues.intake.metricApproximateAgeOfOldestMessage(fiveMinuteMaximum),
+        threshold: (
+          props.maxMessageAge ?? Duration.minutes(ON_CALL_ALARMS.oldestMessageMinutes.intake)
+        ).toSeconds(),
+        description: "Items wait too long for a decision: the endpoint or the decide function is behind",
+      }),
+    };
+  }
+
+  /** The endpoint's errors and latency, and the share of decisions escalated to people. */
+  private endpointAlarms(props: OperationsProps) {
+    return {
+      endpointErrors: this.signal("EndpointErrors", {
+        metric: endpointMetric(props.endpoint, "Invocation5XXErrors", "Sum"),
+        threshold: 0,
+        description: "The decision endpoint answers with errors",
+        evaluationPeriods: 2,
+      }),
+      modelLatency: this.signal("ModelLatency", {
+        metric: endpointMetric(props.endpoint, "ModelLatency", "p90"),
+        threshold: (props.maxModelLatency ?? Duration.seconds(10)).toMilliseconds() * 1000,
+        description: "p90 model latency is high (SageMaker reports microseconds)",
+        evaluationPeriods: 3,
+      }),
+      escalationRate: this.alarm("EscalationRate", {
+        metric: escalationRate(),
+        threshold: props.maxEscalationRate ?? 0.5,
+        description: "An unusual share of decisions goes to people: check calibration and the input mix",
+        evaluationPeriods: 2,
+      }),
+    };
   }
 }

@@ -1,17 +1,17 @@
 /**
  * How every pipeline function is built: Node.js 22 on ARM, ES module bundle with the policy
  * files beside it, its own log group, X-Ray tracing, the shared environment, and exactly the
- * table actions its code calls (`TABLE_ACCESS` in `infra/topology.ts`). Also the cdk-nag
- * findings every such function carries, each with its reason.
+ * table actions its code calls (`TABLE_ACCESS` in `shared/domain/topology.ts`). The cdk-nag
+ * findings every such function carries are applied by the {@link FunctionFindings} aspect.
  */
 import { fileURLToPath } from "node:url";
-import { Duration, RemovalPolicy } from "aws-cdk-lib";
+import { Duration, type IAspect, RemovalPolicy } from "aws-cdk-lib";
 import type * as dynamodb from "aws-cdk-lib/aws-dynamodb";
 import * as lambda from "aws-cdk-lib/aws-lambda";
 import { LogLevel, NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
 import * as logs from "aws-cdk-lib/aws-logs";
 import { NagSuppressions } from "cdk-nag";
-import type { Construct } from "constructs";
+import type { Construct, IConstruct } from "constructs";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -32,15 +32,32 @@ export interface FunctionDefaults {
   readonly policiesDir?: string;
 }
 
-/** A factory for the pipeline's functions in `scope` (their ids are the names given). */
-export function functionFactory(scope: Construct, defaults: FunctionDefaults) {
+/** Creates one pipeline function; see {@link functionFactory}. */
+export type FunctionFactory = (
+  name: string,
+  file: string,
+  settings: FunctionSettings,
+  within?: Construct,
+) => NodejsFunction;
+
+/**
+ * A factory for the pipeline's functions in `scope`: each is the child `name` of `scope`, or,
+ * given `within` (a construct with id `name` in `scope`), that construct's `Default` child. CDK
+ * leaves a `Default` step out of logical ids, so a function wrapped in its own construct keeps
+ * the ids it had as a direct child; its log group stays `<name>Logs` in `scope` for the same reason.
+ */
+export function functionFactory(scope: Construct, defaults: FunctionDefaults): FunctionFactory {
   const policiesDir = defaults.policiesDir ?? `${ROOT}/events/policies`;
-  return (name: string, file: string, settings: FunctionSettings): NodejsFunction => {
+  return (name, file, settings, within) => {
+    if (within && (within.node.id !== name || within.node.scope !== scope))
+      throw new Error(
+        `a function's construct must be "${name}" in ${scope.node.path}, got ${within.node.path}`,
+      );
     const logGroup = new logs.LogGroup(scope, `${name}Logs`, {
       retention: logs.RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
     });
-    const created = new NodejsFunction(scope, name, {
+    const created = new NodejsFunction(within ?? scope, within ? "Default" : name, {
       entry: `${ROOT}/functions/${file}`,
       handler: "handler",
       runtime: lambda.Runtime.NODEJS_22_X,
@@ -87,11 +104,18 @@ const PINNED_RUNTIME =
   "Pinned to nodejs22.x, the runtime the project tests and supports; newer runtimes are adopted deliberately";
 
 /**
- * Suppresses the cdk-nag findings every pipeline function carries, each with its reason. Call it
- * once the function is complete: the suppressions reach the children that exist then (event
- * source mappings, invoke configurations).
+ * Suppresses, on every pipeline function under the construct it is added to, the cdk-nag findings
+ * such a function carries, each with its reason. An aspect visits the tree at synthesis, when
+ * each function is complete, so the suppressions reach the children added after it was created
+ * (event source mappings, invoke configurations), and no list of functions has to be kept.
  */
-export function suppressFunctionFindings(fn: NodejsFunction): void {
+export class FunctionFindings implements IAspect {
+  visit(node: IConstruct): void {
+    if (node instanceof NodejsFunction) suppressFunctionFindings(node);
+  }
+}
+
+function suppressFunctionFindings(fn: NodejsFunction): void {
   NagSuppressions.addResourceSuppressions(
     fn,
     [

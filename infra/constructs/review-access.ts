@@ -31,6 +31,11 @@ export interface ReviewAccessProps {
   readonly domainPrefix?: string;
 }
 
+/** A hosted sign-in domain prefix unique to the account and the stack. */
+function defaultDomainPrefix(stack: Stack): string {
+  return Fn.join("-", ["decisions", stack.account, Fn.select(2, Fn.split("/", stack.stackId))]);
+}
+
 /** The user pool, the HTTP API and its routes. */
 export class ReviewAccess extends Construct {
   public readonly userPool: cognito.UserPool;
@@ -41,81 +46,12 @@ export class ReviewAccess extends Construct {
 
   constructor(scope: Construct, id: string, props: ReviewAccessProps) {
     super(scope, id);
-    this.userPool = new cognito.UserPool(this, "Reviewers", {
-      // Admins add reviewers (README: "Deployed sign-in"); nobody signs themselves up.
-      selfSignUpEnabled: false,
-      signInAliases: { email: true },
-      standardAttributes: { fullname: { required: false, mutable: true } },
-      mfa: cognito.Mfa.REQUIRED,
-      mfaSecondFactor: { otp: true, sms: false },
-      passwordPolicy: {
-        minLength: 12,
-        requireDigits: true,
-        requireLowercase: true,
-        requireUppercase: true,
-        requireSymbols: true,
-        tempPasswordValidity: Duration.days(3),
-      },
-      accountRecovery: cognito.AccountRecovery.EMAIL_ONLY,
-      removalPolicy: RemovalPolicy.RETAIN,
-    });
-    for (const [name, description] of [
-      [REVIEWERS_GROUP, "May claim and label escalated items, and change their own label for a few minutes"],
-      [ADMINS_GROUP, "May also change or undo any label and settle disputed audit samples"],
-    ] as const)
-      new cognito.CfnUserPoolGroup(this, `${name}Group`, {
-        userPoolId: this.userPool.userPoolId,
-        groupName: name,
-        description,
-      });
-    const stack = Stack.of(this);
+    this.userPool = this.createUserPool();
     const domain = this.userPool.addDomain("SignIn", {
-      cognitoDomain: {
-        domainPrefix:
-          props.domainPrefix ??
-          Fn.join("-", ["decisions", stack.account, Fn.select(2, Fn.split("/", stack.stackId))]),
-      },
+      cognitoDomain: { domainPrefix: props.domainPrefix ?? defaultDomainPrefix(Stack.of(this)) },
     });
-
-    const accessLogs = new logs.LogGroup(this, "ApiAccessLogs", {
-      retention: logs.RetentionDays.ONE_MONTH,
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
-    this.api = new apigwv2.HttpApi(this, "ReviewApi", {
-      description: "Review pages and API: every data route behind the Cognito-token authorizer",
-    });
-    const stage = this.api.defaultStage!.node.defaultChild as apigwv2.CfnStage;
-    // A review team clicks, it does not flood: a ceiling that keeps a runaway script off the table.
-    stage.defaultRouteSettings = { throttlingRateLimit: 20, throttlingBurstLimit: 50 };
-    stage.accessLogSettings = {
-      destinationArn: accessLogs.logGroupArn,
-      format: JSON.stringify({
-        requestId: "$context.requestId",
-        ip: "$context.identity.sourceIp",
-        method: "$context.httpMethod",
-        path: "$context.path",
-        status: "$context.status",
-        reviewer: "$context.authorizer.sub",
-        authorizerError: "$context.authorizer.error",
-      }),
-    };
-
-    const callbackUrl = `${this.api.apiEndpoint}/auth/callback`;
-    this.client = this.userPool.addClient("ReviewPages", {
-      // A public client with PKCE: the sign-in function holds no secret to leak.
-      generateSecret: false,
-      authFlows: {},
-      oAuth: {
-        flows: { authorizationCodeGrant: true },
-        scopes: [cognito.OAuthScope.OPENID, cognito.OAuthScope.EMAIL, cognito.OAuthScope.PROFILE],
-        callbackUrls: [callbackUrl],
-        logoutUrls: [`${this.api.apiEndpoint}/auth/login`],
-      },
-      idTokenValidity: Duration.hours(8),
-      accessTokenValidity: Duration.hours(8),
-      preventUserExistenceErrors: true,
-    });
-
+    this.api = this.createApi();
+    this.client = this.createClient();
     const cognitoEnvironment = {
       USER_POOL_ID: this.userPool.userPoolId,
       USER_POOL_CLIENT_ID: this.client.userPoolClientId,
@@ -140,7 +76,91 @@ export class ReviewAccess extends Construct {
       props.pageFunction.addEnvironment(name, value);
       props.apiFunction.addEnvironment(name, value);
     }
+    this.addRoutes(props);
+    this.suppressFindings();
+    this.addOutputs();
+  }
 
+  /** The reviewers' user pool (admins create the users; MFA required) and its two groups. */
+  private createUserPool(): cognito.UserPool {
+    const userPool = new cognito.UserPool(this, "Reviewers", {
+      // Admins add reviewers (README: "Deployed sign-in"); nobody signs themselves up.
+      selfSignUpEnabled: false,
+      signInAliases: { email: true },
+      standardAttributes: { fullname: { required: false, mutable: true } },
+      mfa: cognito.Mfa.REQUIRED,
+      mfaSecondFactor: { otp: true, sms: false },
+      passwordPolicy: {
+        minLength: 12,
+        requireDigits: true,
+        requireLowercase: true,
+        requireUppercase: true,
+        requireSymbols: true,
+        tempPasswordValidity: Duration.days(3),
+      },
+      accountRecovery: cognito.AccountRecovery.EMAIL_ONLY,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    for (const [name, description] of [
+      [REVIEWERS_GROUP, "May claim and label escalated items, and change their own label for a few minutes"],
+      [ADMINS_GROUP, "May also change or undo any label and settle disputed audit samples"],
+    ] as const)
+      new cognito.CfnUserPoolGroup(this, `${name}Group`, {
+        userPoolId: userPool.userPoolId,
+        groupName: name,
+        description,
+      });
+    return userPool;
+  }
+
+  /** The HTTP API with its throttling ceiling and access logs. */
+  private createApi(): apigwv2.HttpApi {
+    const accessLogs = new logs.LogGroup(this, "ApiAccessLogs", {
+      retention: logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    const api = new apigwv2.HttpApi(this, "ReviewApi", {
+      description: "Review pages and API: every data route behind the Cognito-token authorizer",
+    });
+    const stage = api.defaultStage!.node.defaultChild as apigwv2.CfnStage;
+    // A review team clicks, it does not flood: a ceiling that keeps a runaway script off the table.
+    stage.defaultRouteSettings = { throttlingRateLimit: 20, throttlingBurstLimit: 50 };
+    stage.accessLogSettings = {
+      destinationArn: accessLogs.logGroupArn,
+      format: JSON.stringify({
+        requestId: "$context.requestId",
+        ip: "$context.identity.sourceIp",
+        method: "$context.httpMethod",
+        path: "$context.path",
+        status: "$context.status",
+        reviewer: "$context.authorizer.sub",
+        authorizerError: "$context.authorizer.error",
+      }),
+    };
+    return api;
+  }
+
+  /** The review pages' public client (PKCE, no secret), redirected back to the API. */
+  private createClient(): cognito.UserPoolClient {
+    const callbackUrl = `${this.api.apiEndpoint}/auth/callback`;
+    return this.userPool.addClient("ReviewPages", {
+      // A public client with PKCE: the sign-in function holds no secret to leak.
+      generateSecret: false,
+      authFlows: {},
+      oAuth: {
+        flows: { authorizationCodeGrant: true },
+        scopes: [cognito.OAuthScope.OPENID, cognito.OAuthScope.EMAIL, cognito.OAuthScope.PROFILE],
+        callbackUrls: [callbackUrl],
+        logoutUrls: [`${this.api.apiEndpoint}/auth/login`],
+      },
+      idTokenValidity: Duration.hours(8),
+      accessTokenValidity: Duration.hours(8),
+      preventUserExistenceErrors: true,
+    });
+  }
+
+  /** The data routes behind the authorizer, and the three sign-in routes without it. */
+  private addRoutes(props: ReviewAccessProps): void {
     const authorizer = new HttpLambdaAuthorizer("CognitoSession", this.authorizerFunction, {
       responseTypes: [HttpLambdaResponseType.SIMPLE],
       // No identity source: the token may be in the cookie or the Authorization header, and
@@ -160,7 +180,10 @@ export class ReviewAccess extends Construct {
     const signIn = new HttpLambdaIntegration("SignIn", this.signInFunction);
     for (const path of ["/auth/login", "/auth/callback", "/auth/logout"])
       this.api.addRoutes({ path, methods: [apigwv2.HttpMethod.GET], integration: signIn });
+  }
 
+  /** The cdk-nag findings this design accepts, each with why. */
+  private suppressFindings(): void {
     NagSuppressions.addResourceSuppressions(
       this.userPool,
       ["AwsSolutions-COG3", "AwsSolutions-COG8"].map((rule) => ({
@@ -186,8 +209,11 @@ export class ReviewAccess extends Construct {
       ],
       true,
     );
+  }
 
-    // Outputs at the stack's top level, under plain names.
+  /** The URLs and the user pool, at the stack's top level under plain names. */
+  private addOutputs(): void {
+    const stack = Stack.of(this);
     new CfnOutput(stack, "ReviewPageUrl", {
       value: `${this.api.apiEndpoint}/`,
       description: "The review pages (sign in first)",

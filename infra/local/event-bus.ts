@@ -1,7 +1,9 @@
 /**
  * A local EventBridge bus: a PutEvents endpoint (JSON 1.1, `AWSEvents.PutEvents`) and rules
  * that match event patterns and deliver to targets, as the cloud bus does (asynchronously, after
- * answering). Faults can be injected per entry, since a real bus cannot fail on demand.
+ * answering). It is one named bus: entries for any other bus are refused with
+ * ResourceNotFoundException, so a mistyped `--event-bus` fails instead of vanishing. Faults can
+ * be injected per entry, since a real bus cannot fail on demand.
  */
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -26,6 +28,8 @@ export interface BusRule {
   readonly name: string;
   readonly pattern: EventPattern;
   readonly target: (event: BusEvent) => Promise<void>;
+  /** Where an event goes that failed every try, as a rule target's dead-letter queue. @default nowhere */
+  readonly deadLetter?: (event: BusEvent, error: string) => Promise<void>;
 }
 
 /** Options of {@link startEventBus}. */
@@ -60,28 +64,7 @@ export async function startEventBus(options: EventBusOptions = {}): Promise<Loca
   const events: BusEvent[] = [];
   const undeliverable: LocalEventBus["undeliverable"] = [];
   const pending = new Set<Promise<void>>();
-  const attempts = options.deliveryAttempts ?? 3;
-
-  const deliver = (event: BusEvent) => {
-    for (const rule of rules) {
-      if (!matchesPattern(rule.pattern, event)) continue;
-      const delivery = (async () => {
-        let error = "";
-        for (let attempt = 1; attempt <= attempts; attempt++) {
-          try {
-            await rule.target(event);
-            return;
-          } catch (e) {
-            error = (e as Error).message;
-            await new Promise((resolve) => setTimeout(resolve, 20 * attempt));
-          }
-        }
-        undeliverable.push({ rule: rule.name, event, error });
-      })();
-      pending.add(delivery);
-      void delivery.finally(() => pending.delete(delivery));
-    }
-  };
+  const deliver = deliveryTo(rules, options.deliveryAttempts ?? 3, undeliverable, pending);
 
   const server: Server = createServer((request, response) => {
     void handle(request, response).catch((error: unknown) => {
@@ -93,51 +76,23 @@ export async function startEventBus(options: EventBusOptions = {}): Promise<Loca
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const target = request.headers["x-amz-target"];
-    if (target !== "AWSEvents.PutEvents") {
-      reply(response, 400, {
-        __type: "UnknownOperationException",
-        message: `unsupported operation ${String(target)}`,
-      });
-      return;
-    }
-    const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as {
-      Entries?: Record<string, unknown>[];
-    };
+    const body =
+      target === "AWSEvents.PutEvents"
+        ? (JSON.parse(Buffer.concat(chunks).toString("utf8")) as { Entries?: Record<string, unknown>[] })
+        : {};
     const entries = body.Entries ?? [];
-    if (entries.length === 0 || entries.length > 10) {
-      reply(response, 400, { __type: "ValidationException", message: "1 to 10 entries per PutEvents call" });
+    const refusal = refusalOf(target, entries, name);
+    if (refusal) {
+      reply(response, 400, refusal);
       return;
     }
     const accepted: BusEvent[] = [];
     const results = entries.map((entry) => {
-      if (options.failEntry?.(entry))
-        return { ErrorCode: "InternalFailure", ErrorMessage: "injected failure" };
-      if (
-        typeof entry.Source !== "string" ||
-        typeof entry.DetailType !== "string" ||
-        typeof entry.Detail !== "string"
-      ) {
-        return { ErrorCode: "MalformedDetail", ErrorMessage: "Source, DetailType and Detail are required" };
-      }
-      let detail: Record<string, unknown>;
-      try {
-        detail = JSON.parse(entry.Detail) as Record<string, unknown>;
-      } catch {
-        return { ErrorCode: "MalformedDetail", ErrorMessage: "Detail is not valid JSON" };
-      }
-      const event: BusEvent = {
-        version: "0",
-        id: randomUUID(),
-        "detail-type": entry.DetailType,
-        source: entry.Source,
-        account: "123456789012",
-        time: new Date().toISOString(),
-        region: "us-east-1",
-        resources: (entry.Resources as string[] | undefined) ?? [],
-        detail,
-      };
-      accepted.push(event);
-      return { EventId: event.id };
+      const outcome = options.failEntry?.(entry)
+        ? { result: { ErrorCode: "InternalFailure", ErrorMessage: "injected failure" } }
+        : entryOutcome(entry);
+      if (outcome.event) accepted.push(outcome.event);
+      return outcome.result;
     });
     reply(response, 200, {
       FailedEntryCount: results.filter((r) => "ErrorCode" in r).length,
@@ -166,6 +121,97 @@ export async function startEventBus(options: EventBusOptions = {}): Promise<Loca
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/**
+ * Delivers an event to every rule it matches, asynchronously (tracked in `pending`), each with
+ * `attempts` tries; a delivery that fails every try is recorded in `undeliverable` and handed
+ * to the rule's dead letter, when it has one.
+ */
+function deliveryTo(
+  rules: readonly BusRule[],
+  attempts: number,
+  undeliverable: LocalEventBus["undeliverable"],
+  pending: Set<Promise<void>>,
+): (event: BusEvent) => void {
+  return (event) => {
+    for (const rule of rules) {
+      if (!matchesPattern(rule.pattern, event)) continue;
+      const delivery = (async () => {
+        let error = "";
+        for (let attempt = 1; attempt <= attempts; attempt++) {
+          try {
+            await rule.target(event);
+            return;
+          } catch (e) {
+            error = (e as Error).message;
+            await new Promise((resolve) => setTimeout(resolve, 20 * attempt));
+          }
+        }
+        undeliverable.push({ rule: rule.name, event, error });
+        await rule.deadLetter?.(event, error).catch(() => undefined);
+      })();
+      pending.add(delivery);
+      void delivery.finally(() => pending.delete(delivery));
+    }
+  };
+}
+
+/** Why a whole request is refused (its operation, its entry count, a bus that is not this one). */
+function refusalOf(
+  target: string | string[] | undefined,
+  entries: readonly Record<string, unknown>[],
+  name: string,
+): { __type: string; message: string } | undefined {
+  if (target !== "AWSEvents.PutEvents")
+    return { __type: "UnknownOperationException", message: `unsupported operation ${String(target)}` };
+  if (entries.length === 0 || entries.length > 10)
+    return { __type: "ValidationException", message: "1 to 10 entries per PutEvents call" };
+  // One bus stands here: any other name (or ARN) is a bus that does not exist, as AWS answers.
+  const elsewhere = entries.map(busNameOf).find((bus) => bus !== name);
+  if (elsewhere !== undefined)
+    return { __type: "ResourceNotFoundException", message: `Event bus ${elsewhere} does not exist.` };
+  return undefined;
+}
+
+/** One entry's result, and the event it makes when it is well formed. */
+function entryOutcome(entry: Record<string, unknown>): {
+  result: { EventId: string } | { ErrorCode: string; ErrorMessage: string };
+  event?: BusEvent;
+} {
+  if (
+    typeof entry.Source !== "string" ||
+    typeof entry.DetailType !== "string" ||
+    typeof entry.Detail !== "string"
+  ) {
+    return {
+      result: { ErrorCode: "MalformedDetail", ErrorMessage: "Source, DetailType and Detail are required" },
+    };
+  }
+  let detail: Record<string, unknown>;
+  try {
+    detail = JSON.parse(entry.Detail) as Record<string, unknown>;
+  } catch {
+    return { result: { ErrorCode: "MalformedDetail", ErrorMessage: "Detail is not valid JSON" } };
+  }
+  const event: BusEvent = {
+    version: "0",
+    id: randomUUID(),
+    "detail-type": entry.DetailType,
+    source: entry.Source,
+    account: "123456789012",
+    time: new Date().toISOString(),
+    region: "us-east-1",
+    resources: (entry.Resources as string[] | undefined) ?? [],
+    detail,
+  };
+  return { result: { EventId: event.id }, event };
+}
+
+/** The bus an entry names: its EventBusName, an ARN's last part, or "default" when unset. */
+function busNameOf(entry: Record<string, unknown>): string {
+  const named = typeof entry.EventBusName === "string" && entry.EventBusName ? entry.EventBusName : "default";
+  return named.startsWith("arn:") ? named.slice(named.lastIndexOf("/") + 1) : named;
 }
 
 function reply(response: ServerResponse, status: number, body: unknown): void {

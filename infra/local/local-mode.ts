@@ -1,6 +1,6 @@
 /**
  * The whole pipeline on one machine: the decision endpoint, DynamoDB Local, local SQS queues, the
- * local event bus with the CDK app's rules (from `infra/topology.ts`), and the functions, wired
+ * local event bus with the CDK app's rules (from `shared/domain/topology.ts`), and the functions, wired
  * the way the stack deploys them. Handlers reach the stand-ins through AWS_ENDPOINT_URL_*.
  */
 import { spawnSync } from "node:child_process";
@@ -10,13 +10,16 @@ import { Logger } from "@aws-lambda-powertools/logger";
 import { defaultDemoInputs, ensureDemoModel } from "../../endpoint/models/demo-file.ts";
 import { resolveServerConfig } from "../../endpoint/server/config.ts";
 import { type RunningServer, startServer } from "../../endpoint/server/server.ts";
-import { type DecisionRecord, RECORD_STATUSES } from "../../shared/domain/decision-record.ts";
+import { type CapacityPlan, capacityPlan } from "../../shared/domain/capacity-plan.ts";
+import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
+import { allTime, type DecisionStore, everyDecision } from "../../shared/domain/decision-store.ts";
 import type { PublishesEvents } from "../../shared/domain/events.ts";
 import { MAX_BATCH, type MessageQueue } from "../../shared/domain/message-queue.ts";
 import type { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
-import { MAX_RECEIVE_COUNT, REVIEW } from "../../shared/domain/topology.ts";
+import { DECIDE_QUEUES, REVIEW } from "../../shared/domain/topology.ts";
 import type { LocalEventBus } from "./event-bus.ts";
-import { ensurePortFree, type LocalPorts, resolveLocalPorts } from "./ports.ts";
+import { everyPending, type LocalSummary, summaryOf } from "./local-summary.ts";
+import { ensurePortFree, ensurePortsFree, type LocalPorts, resolveLocalPorts } from "./ports.ts";
 import { startLocalReviewServer } from "./review-server.ts";
 import { startLocalWiring } from "./wiring.ts";
 
@@ -28,8 +31,7 @@ export interface LocalModeOptions {
   readonly model?: string;
   /** Delete the data from earlier runs first. */
   readonly fresh?: boolean;
-  /** Ports: 0 picks free ones. @default endpoint 8080, SQS 9324, DynamoDB 8000, bus 9195 */
-  /** Ports by service; unset ones take their defaults (`infra/local/ports.ts`). */
+  /** Ports by service (0 picks a free one); unset ones take their defaults (`infra/local/ports.ts`). */
   readonly ports?: Partial<LocalPorts>;
   /** Pollers on the batch lane. @default BATCH_LANE.maxConcurrency */
   readonly batchPollers?: number;
@@ -39,16 +41,7 @@ export interface LocalModeOptions {
   readonly say?: (line: string) => void;
 }
 
-/** Counts of where items are. */
-export interface LocalSummary {
-  readonly decided: number;
-  readonly auto: number;
-  readonly human: number;
-  readonly reviewed: number;
-  readonly rejected: number;
-  readonly deadLetters: number;
-  readonly waiting: number;
-}
+export type { LocalSummary } from "./local-summary.ts";
 
 /** A running local pipeline. */
 export interface LocalMode {
@@ -73,9 +66,9 @@ export interface LocalMode {
 }
 
 /**
- * Starts everything; resolves once every part answers. Each service's port is checked free first
- * (only services this call starts are ever used), and a failure part-way stops every part that
- * had started, so nothing is left running.
+ * Starts everything; resolves once every part answers. Every service's port is checked free
+ * before any starts (only services this call starts are ever used), and a failure part-way stops
+ * every part that had started, so nothing is left running.
  */
 export async function startLocalMode(options: LocalModeOptions): Promise<LocalMode> {
   const started: (() => Promise<unknown>)[] = [];
@@ -93,26 +86,19 @@ async function startParts(
 ): Promise<LocalMode> {
   const say = options.say ?? (() => undefined);
   const ports = resolveLocalPorts(undefined, options.ports);
+  // Every port first: one taken port stops the start at once, naming each, before anything runs.
+  await ensurePortsFree(ports);
   if (options.fresh) await rm(options.dataDir, { recursive: true, force: true });
   await mkdir(join(options.dataDir, "dynamodb"), { recursive: true });
 
-  let model = options.model;
-  if (!model) {
-    model = await ensureDemoModel(options.dataDir, defaultDemoInputs(options.root));
-    say(
-      `model: ${model} (the demo: a computed bag-of-words model for the sample policies, not a language model)`,
-    );
-  }
-  await ensurePortFree("endpoint", ports.endpoint);
-  const endpoint: RunningServer = await startServer(
-    resolveServerConfig({ model, port: String(ports.endpoint), gpu: "off", "queue-size": "256" }, {}),
-    { logger: new Logger({ serviceName: "local-endpoint", logLevel: "ERROR" }) },
-  );
-  started.push(() => endpoint.close(1_000));
-  await endpoint.service.ready;
-  if (endpoint.service.state !== "ready")
-    throw new Error(`the endpoint could not load ${model}: ${endpoint.service.failureReason}`);
-  say(`endpoint: ${endpoint.url} (POST /v1/systemone, /v1/chat/completions)`);
+  // Sized as the stack sizes one instance: the admission and the pollers fit together.
+  const plan = capacityPlan({
+    mode: "realtime",
+    minInstances: 1,
+    maxInstances: 1,
+    ...(options.batchPollers ? { batchMaxConcurrency: options.batchPollers } : {}),
+  });
+  const endpoint = await startEndpoint(options, ports.endpoint, plan, started, say);
 
   if (spawnSync("java", ["-version"]).status !== 0) {
     throw new Error(
@@ -125,9 +111,15 @@ async function startParts(
     ports,
     dynamoDbPath: join(options.dataDir, "dynamodb"),
     batchFolder: join(options.dataDir, "bucket"),
-    ...(options.batchPollers ? { batchPollers: options.batchPollers } : {}),
+    decidePollers: plan.intake,
+    batchPollers: plan.batch,
+    decideBatchSize: plan.batchSize,
     // Shorter than the deployed one (six times the function timeout): local batches are small and quick.
-    intake: { visibilitySeconds: 30, maxReceiveCount: MAX_RECEIVE_COUNT },
+    intake: {
+      visibilitySeconds: 30,
+      maxItemFailures: DECIDE_QUEUES.maxItemFailures,
+      maxReceiveCount: DECIDE_QUEUES.maxReceiveCount,
+    },
     started,
   });
   const { env, queues } = wiring;
@@ -141,7 +133,7 @@ async function startParts(
   if (repaired > 0) say(`published ${repaired} decision events the last run had not sent before it stopped`);
   await ensurePortFree("review", ports.review);
   const reviewServer = await startLocalReviewServer(
-    { ...shared, ...withBatches(shared), timings: REVIEW, pageSize: REVIEW.pageSize },
+    { ...shared, ...withBatches(), timings: REVIEW, pageSize: REVIEW.pageSize },
     ports.review,
   );
   started.push(() => reviewServer.close());
@@ -150,10 +142,14 @@ async function startParts(
   say(`batch files: ${env.BATCH_FOLDER} (stands in for the pipeline bucket)`);
   // Batches a stop interrupted are read again (their queue did not survive the restart); the
   // decide path does not decide an item twice, so this loses nothing and counts nothing twice.
-  const resuming = resumeBatches(env, shared, wiring.queues.batch!, say);
+  const resuming = resumeBatches(
+    env,
+    shared,
+    { batch: wiring.queues.batch!, files: wiring.queues.batchFiles! },
+    say,
+  );
   started.push(() => resuming);
 
-  const waiting = async (queue: MessageQueue) => (await queue.depth()).visible;
   return {
     endpointUrl: endpoint.url,
     reviewUrl,
@@ -163,38 +159,10 @@ async function startParts(
     dlqUrl: queues.deadLetters.url,
     reviewQueueUrl: queues.review.url,
     bus: wiring.bus,
-    reviewQueueDepth: () => waiting(queues.review),
-    pendingReview: () => shared.store.listByStatus("pending_review", 1000),
-    async feedSamples() {
-      const lines = (await readFile(join(options.root, "events", "items", "samples.jsonl"), "utf8"))
-        .split("\n")
-        .filter((l) => l.trim());
-      for (let i = 0; i < lines.length; i += MAX_BATCH) {
-        const failed = await queues.intake.sendBatch(
-          lines.slice(i, i + MAX_BATCH).map((body, j) => ({ id: String(i + j), body })),
-        );
-        if (failed.length > 0) throw new Error(`samples not sent: ${failed.map((f) => f.reason).join(", ")}`);
-      }
-      return lines.length;
-    },
-    async summary() {
-      const count: Record<string, number> = {};
-      for (const status of RECORD_STATUSES)
-        count[status] = (await shared.store.listSince(status, "1970-01-01T00:00:00.000Z")).length;
-      return {
-        decided:
-          (count.auto_approved ?? 0) +
-          (count.actioned ?? 0) +
-          (count.pending_review ?? 0) +
-          (count.reviewed ?? 0),
-        auto: (count.auto_approved ?? 0) + (count.actioned ?? 0),
-        human: count.pending_review ?? 0,
-        reviewed: count.reviewed ?? 0,
-        rejected: count.rejected ?? 0,
-        deadLetters: await waiting(queues.deadLetters),
-        waiting: (await waiting(queues.intake)) + (queues.batch ? await waiting(queues.batch) : 0),
-      };
-    },
+    reviewQueueDepth: async () => (await queues.review.depth()).visible,
+    pendingReview: () => everyPending(shared),
+    feedSamples: () => feedSamples(options.root, queues.intake),
+    summary: () => summaryOf(shared, queues),
     async stop() {
       await resuming.catch(() => 0);
       await reviewServer.close();
@@ -204,19 +172,80 @@ async function startParts(
   };
 }
 
+/**
+ * Loads the model (the demo one unless given) and starts the decision endpoint on `port`, its
+ * admission queue and deadline from the capacity plan.
+ */
+async function startEndpoint(
+  options: LocalModeOptions,
+  port: number,
+  plan: Pick<CapacityPlan, "queueSize" | "deadlineMs">,
+  started: (() => Promise<unknown>)[],
+  say: (line: string) => void,
+): Promise<RunningServer> {
+  let model = options.model;
+  if (!model) {
+    model = await ensureDemoModel(options.dataDir, defaultDemoInputs(options.root));
+    say(
+      `model: ${model} (the demo: a computed bag-of-words model for the sample policies, not a language model)`,
+    );
+  }
+  await ensurePortFree("endpoint", port);
+  const endpoint: RunningServer = await startServer(
+    resolveServerConfig(
+      {
+        model,
+        port: String(port),
+        gpu: "off",
+        "queue-size": String(plan.queueSize),
+        "deadline-ms": String(plan.deadlineMs),
+      },
+      {},
+    ),
+    { logger: new Logger({ serviceName: "local-endpoint", logLevel: "ERROR" }) },
+  );
+  started.push(() => endpoint.close(1_000));
+  await endpoint.service.ready;
+  if (endpoint.service.state !== "ready")
+    throw new Error(`the endpoint could not load ${model}: ${endpoint.service.failureReason}`);
+  say(`endpoint: ${endpoint.url} (POST /v1/systemone, /v1/chat/completions)`);
+  return endpoint;
+}
+
+/** Sends the sample items from events/items/samples.jsonl to `intake`; returns how many. */
+async function feedSamples(root: string, intake: MessageQueue): Promise<number> {
+  const lines = (await readFile(join(root, "events", "items", "samples.jsonl"), "utf8"))
+    .split("\n")
+    .filter((l) => l.trim());
+  for (let i = 0; i < lines.length; i += MAX_BATCH) {
+    const failed = await intake.sendBatch(
+      lines.slice(i, i + MAX_BATCH).map((body, j) => ({ id: String(i + j), body })),
+    );
+    if (failed.length > 0) throw new Error(`samples not sent: ${failed.map((f) => f.reason).join(", ")}`);
+  }
+  return lines.length;
+}
+
 /** Runs intake again for every batch that is not completed; returns how many. */
 async function resumeBatches(
   env: Record<string, string>,
-  shared: { policies: PolicyRegistry; publisher: PublishesEvents },
-  queue: MessageQueue,
+  shared: { policies: PolicyRegistry },
+  queues: { batch: MessageQueue; files: MessageQueue },
   say: (line: string) => void,
 ): Promise<number> {
   const { DynamoDbBatchStore } = await import("../../shared/adapters/dynamodb-batch-store.ts");
   const { FsObjectStore } = await import("../../shared/adapters/fs-object-store.ts");
   const { documentClient } = await import("../../shared/adapters/aws-clients.ts");
   const { runIntake } = await import("../../shared/use-cases/batch-intake.ts");
+  const { queueBatchFiles } = await import("../../shared/use-cases/batch-files.ts");
   const batches = new DynamoDbBatchStore(documentClient(), env.DECISIONS_TABLE!);
-  const deps = { batches, objects: new FsObjectStore(env.BATCH_FOLDER!), queue, ...shared };
+  const deps = {
+    batches,
+    objects: new FsObjectStore(env.BATCH_FOLDER!),
+    queue: queues.batch,
+    files: queueBatchFiles(queues.files),
+    policies: shared.policies,
+  };
   let resumed = 0;
   for (const batch of await batches.listBatches(1000)) {
     if (batch.status === "completed") continue;
@@ -235,18 +264,20 @@ async function resumeBatches(
 
 /** Publishes the event of every record whose event is not marked sent; returns how many. */
 async function publishLeftovers(shared: {
-  store: import("../../shared/domain/decision-store.ts").DecisionStore;
+  store: DecisionStore;
+  policies: PolicyRegistry;
   publisher: PublishesEvents;
 }): Promise<number> {
   const { eventFor } = await import("../../shared/use-cases/decide-message.ts");
   let count = 0;
-  for (const status of RECORD_STATUSES) {
-    for (const record of await shared.store.listSince(status, "1970-01-01T00:00:00.000Z")) {
-      if (record.eventPublished) continue;
-      await shared.publisher.publish([eventFor(record)]);
-      await shared.store.markPublished(record);
-      count++;
-    }
+  for await (const record of everyDecision(shared.store, {
+    ...allTime(new Date()),
+    policyIds: shared.policies.ids(),
+  })) {
+    if (record.eventPublished) continue;
+    await shared.publisher.publish([eventFor(record)]);
+    await shared.store.markPublished(record);
+    count++;
   }
   return count;
 }

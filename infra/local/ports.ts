@@ -1,8 +1,8 @@
 /**
  * The local mode's ports: one per service, each a flag, all movable together with a base port
  * (`--port-base N` puts the services at N, N+1, ... N+4, so two local modes can run side by side),
- * and a check, before a service starts, that its port is free: the local mode only ever uses
- * services it started itself.
+ * and a check, before any service starts, that every port is free: the local mode only ever
+ * uses services it started itself.
  */
 import { createServer } from "node:net";
 
@@ -26,17 +26,24 @@ export type LocalService = keyof typeof LOCAL_SERVICES;
 /** The port of each local service. */
 export type LocalPorts = Record<LocalService, number>;
 
-/** A port a local service needs is taken: one line naming the service, the port and the fix. */
+/** A port a local service needs, taken by another process. */
+export interface TakenPort {
+  readonly service: LocalService;
+  readonly port: number;
+}
+
+/** Ports local services need are taken: one line naming each (service, port, flag) and the fix. */
 export class PortInUseError extends Error {
   override name = "PortInUseError";
-  constructor(
-    readonly service: LocalService,
-    readonly port: number,
-  ) {
-    const { name, flag, env } = LOCAL_SERVICES[service];
+  constructor(readonly taken: readonly TakenPort[]) {
+    const [only] = taken;
+    const what = ({ service, port }: TakenPort) =>
+      `${LOCAL_SERVICES[service].name} cannot listen on 127.0.0.1:${port} (${LOCAL_SERVICES[service].flag}, ${LOCAL_SERVICES[service].env})`;
     super(
-      `${name} cannot listen on 127.0.0.1:${port}: the port is in use (another npm start?). ` +
-        `Stop that one, or move this one with ${flag} (${env}) or --port-base`,
+      taken.length === 1 && only
+        ? `${what(only)}: the port is in use (another npm start?). Stop that one, or move this one with ${LOCAL_SERVICES[only.service].flag} or --port-base`
+        : `${taken.length} ports are in use (another npm start?): ${taken.map(what).join("; ")}. ` +
+            "Stop that one, or move this one with those flags or --port-base",
     );
   }
 }
@@ -51,14 +58,31 @@ export function resolveLocalPorts(base: number | undefined, overrides: Partial<L
   return ports;
 }
 
+/**
+ * Throws {@link PortInUseError} naming every port of `ports` that cannot be listened on at
+ * 127.0.0.1 (0: any free port, not checked). All are checked before any service starts, so a
+ * taken port is reported at once, not after the services before it have started.
+ */
+export async function ensurePortsFree(ports: Partial<LocalPorts>): Promise<void> {
+  const checks = (Object.entries(ports) as [LocalService, number][]).map(async ([service, port]) =>
+    (await isTaken(port)) ? [{ service, port }] : [],
+  );
+  const taken = (await Promise.all(checks)).flat();
+  if (taken.length > 0) throw new PortInUseError(taken);
+}
+
 /** Throws {@link PortInUseError} unless `port` can be listened on at 127.0.0.1 (0: any free port). */
 export async function ensurePortFree(service: LocalService, port: number): Promise<void> {
-  if (port === 0) return;
-  await new Promise<void>((resolve, reject) => {
+  await ensurePortsFree({ [service]: port });
+}
+
+async function isTaken(port: number): Promise<boolean> {
+  if (port === 0) return false;
+  return new Promise<boolean>((resolve, reject) => {
     const probe = createServer();
     probe.once("error", (error: NodeJS.ErrnoException) =>
-      reject(error.code === "EADDRINUSE" ? new PortInUseError(service, port) : error),
+      error.code === "EADDRINUSE" ? resolve(true) : reject(error),
     );
-    probe.listen(port, "127.0.0.1", () => probe.close(() => resolve()));
+    probe.listen(port, "127.0.0.1", () => probe.close(() => resolve(false)));
   });
 }

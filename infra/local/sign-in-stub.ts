@@ -3,13 +3,15 @@
  * on loopback only: a form that asks for a name and a group and issues an ID token with the
  * claims Cognito would put in it (`sub`, `name`, `cognito:groups`, `aud`, `iss`, `exp`), signed
  * with an RSA key made at start-up. The review page verifies it exactly as the deployed
- * authorizer verifies Cognito's tokens, so identity always comes from a verified token.
+ * authorizer verifies Cognito's tokens, so identity always comes from a verified token. The form
+ * passes the same Origin and CSRF-token checks as the review pages' own forms (no login CSRF).
  */
 import { createHash, generateKeyPairSync, type KeyObject, randomUUID, sign } from "node:crypto";
 import type { Hono } from "hono";
 import { SESSION_COOKIE } from "../../shared/adapters/review-tokens.ts";
 import { ADMINS_GROUP, REVIEWERS_GROUP } from "../../shared/domain/review.ts";
 import { html, page } from "../../shared/pages/layout.ts";
+import { crossSiteProblem, csrfField, csrfToken } from "../../shared/pages/session.ts";
 
 /** Issuer and audience of the stub's tokens. */
 export const LOCAL_ISSUER = "http://127.0.0.1/local-sign-in";
@@ -67,7 +69,7 @@ export function addLocalSignIn(app: Hono, issuer: LocalTokenIssuer): void {
         "Local sign-in",
         `<h1>Local sign-in</h1><p class="error" role="note"><strong>Local mode only.</strong> Deployed, reviewers sign in
 through the Cognito hosted page; this stand-in issues a token for whoever you say you are.</p>
-<form method="post" action="/auth/login"><p><label>Name <input name="name" required autocomplete="username"></label></p>
+<form method="post" action="/auth/login">${csrfField(csrfToken(c))}<p><label>Name <input name="name" required autocomplete="username"></label></p>
 <fieldset><legend>Group</legend><label><input type="radio" name="group" value="${REVIEWERS_GROUP}" checked> reviewer</label>
 <label><input type="radio" name="group" value="${ADMINS_GROUP}"> admin (may change or undo any label)</label></fieldset>
 <p><button type="submit">Sign in</button></p></form>`,
@@ -76,6 +78,10 @@ through the Cognito hosted page; this stand-in issues a token for whoever you sa
   );
   app.post("/auth/login", async (c) => {
     const form = await c.req.parseBody();
+    // Login CSRF: another site must not sign the browser in as someone of its choosing.
+    const refused = crossSiteProblem(c, form.csrf);
+    if (refused)
+      return c.html(page("Local sign-in", `<p class="error" role="alert">${html(refused)}</p>`), 403);
     const name = String(form.name ?? "").trim();
     const group = String(form.group ?? "");
     if (!name || ![REVIEWERS_GROUP, ADMINS_GROUP].includes(group))

@@ -2,10 +2,13 @@
  * Feeds SQS batches to a Lambda-style handler the way the Lambda service's event source mapping
  * does: receive up to 10 messages, invoke, delete only those not reported in
  * `batchItemFailures` (all of them kept when the handler throws). Kept messages come back after
- * the visibility timeout and, past the queue's receive limit, go to its dead-letter queue.
+ * the visibility timeout (or the one the handler set) and, past the queue's receive limit, go to
+ * its dead-letter queue. Each record carries the receive count SQS would give: local-aws-sqs also
+ * counts a ChangeMessageVisibility as a receive, so the pollers of a queue count receives
+ * themselves (`receives`).
  */
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
-import type { MessageQueue } from "../../shared/domain/message-queue.ts";
+import type { MessageQueue, QueueMessage } from "../../shared/domain/message-queue.ts";
 
 /** Options of {@link startSqsPoller}. */
 export interface PollerOptions {
@@ -18,6 +21,8 @@ export interface PollerOptions {
   readonly concurrency?: number;
   /** Name used in the fake Lambda context. @default "local-function" */
   readonly functionName?: string;
+  /** Receives so far by message id, shared by every poller of the queue. @default this poller's own */
+  readonly receives?: Map<string, number>;
 }
 
 /** A running poller. */
@@ -46,9 +51,30 @@ export function localLambdaContext(functionName: string): Context {
   };
 }
 
+/** The Lambda event record for a received message. */
+function recordOf(message: QueueMessage, receiveCount: number, queueArn: string): SQSRecord {
+  return {
+    messageId: message.messageId,
+    receiptHandle: message.receiptHandle,
+    body: message.body,
+    attributes: {
+      ApproximateReceiveCount: String(receiveCount),
+      SentTimestamp: String(message.sentAt),
+      SenderId: "local",
+      ApproximateFirstReceiveTimestamp: String(Date.now()),
+    },
+    messageAttributes: {},
+    md5OfBody: "",
+    eventSource: "aws:sqs",
+    eventSourceARN: queueArn,
+    awsRegion: "us-east-1",
+  };
+}
+
 /** Starts polling; `stop()` waits for invocations in progress. */
 export function startSqsPoller(options: PollerOptions): SqsPoller {
   const stats = { invocations: 0, records: 0, failures: 0, handlerErrors: 0 };
+  const receives = options.receives ?? new Map<string, number>();
   let running = true;
   const loop = async () => {
     while (running) {
@@ -57,22 +83,11 @@ export function startSqsPoller(options: PollerOptions): SqsPoller {
         await new Promise((resolve) => setTimeout(resolve, 25));
         continue;
       }
-      const records: SQSRecord[] = messages.map((message) => ({
-        messageId: message.messageId,
-        receiptHandle: message.receiptHandle,
-        body: message.body,
-        attributes: {
-          ApproximateReceiveCount: String(message.receiveCount || 1),
-          SentTimestamp: String(message.sentAt),
-          SenderId: "local",
-          ApproximateFirstReceiveTimestamp: String(Date.now()),
-        },
-        messageAttributes: {},
-        md5OfBody: "",
-        eventSource: "aws:sqs",
-        eventSourceARN: options.queueArn,
-        awsRegion: "us-east-1",
-      }));
+      const records: SQSRecord[] = messages.map((message) => {
+        const receiveCount = (receives.get(message.messageId) ?? 0) + 1;
+        receives.set(message.messageId, receiveCount);
+        return recordOf(message, receiveCount, options.queueArn);
+      });
       stats.invocations++;
       stats.records += records.length;
       let keep = new Set<string>();
@@ -89,6 +104,7 @@ export function startSqsPoller(options: PollerOptions): SqsPoller {
       }
       stats.failures += keep.size;
       const done = records.filter((record) => !keep.has(record.messageId));
+      for (const record of done) receives.delete(record.messageId);
       if (done.length > 0) {
         // A failed delete only means the messages come back: at-least-once, as in Lambda.
         await options.queue.delete(done.map((record) => record.receiptHandle)).catch(() => undefined);

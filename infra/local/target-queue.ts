@@ -6,7 +6,8 @@
 import type { Context, SQSEvent } from "aws-lambda";
 import type { EventPattern } from "../../shared/domain/event-pattern.ts";
 import type { MessageQueue } from "../../shared/domain/message-queue.ts";
-import type { LocalEventBus } from "./event-bus.ts";
+import type { BusEvent, LocalEventBus } from "./event-bus.ts";
+import { LOCAL_ARN, redriveTo } from "./local-queues.ts";
 import { type SqsPoller, startSqsPoller } from "./sqs-poller.ts";
 
 /** Options of {@link startTargetQueue}. */
@@ -20,41 +21,40 @@ export interface TargetQueueOptions {
   readonly handler: (event: SQSEvent, context: Context) => Promise<unknown>;
   readonly visibilityTimeoutSeconds: number;
   readonly batchSize?: number;
-  /** Receives before a message goes to `deadLetterArn`. */
-  readonly redrive?: { maxReceiveCount: number; deadLetterArn: string };
+  /** Receives before a message goes to the queue's own dead-letter queue (`<name>-dlq`). */
+  readonly maxReceiveCount: number;
+  /** Where the rule puts an event it could not deliver to the queue. */
+  readonly ruleDeadLetter: (event: BusEvent, error: string) => Promise<void>;
 }
 
-/** The queue and its consumer. */
+/** The queue, its dead-letter queue and its consumer. */
 export interface TargetQueue {
   readonly url: string;
   readonly queue: MessageQueue;
+  /** The queue's own dead letters (after the receive limit). */
+  readonly deadLetters: MessageQueue;
   readonly poller: SqsPoller;
 }
 
-/** Creates the queue, the rule that fills it and the poller that drains it. */
+/** Creates the queue with its dead-letter queue, the rule that fills it and the poller that drains it. */
 export async function startTargetQueue(options: TargetQueueOptions): Promise<TargetQueue> {
+  const deadLetters = await options.createQueue(`${options.name}-dlq`, {});
   const queue = await options.createQueue(options.name, {
     VisibilityTimeout: String(options.visibilityTimeoutSeconds),
-    ...(options.redrive
-      ? {
-          RedrivePolicy: JSON.stringify({
-            maxReceiveCount: options.redrive.maxReceiveCount,
-            deadLetterTargetArn: options.redrive.deadLetterArn,
-          }),
-        }
-      : {}),
+    ...redriveTo(`${options.name}-dlq`, options.maxReceiveCount),
   });
   options.bus.addRule({
     name: options.name,
     pattern: options.pattern,
-    target: (event) => queue.send(JSON.stringify(event)),
+    target: async (event) => void (await queue.send(JSON.stringify(event))),
+    deadLetter: options.ruleDeadLetter,
   });
   const poller = startSqsPoller({
     queue,
-    queueArn: `arn:aws:sqs:us-east-1:123456789012:${options.name}`,
+    queueArn: `${LOCAL_ARN}:${options.name}`,
     handler: options.handler,
     ...(options.batchSize ? { batchSize: options.batchSize } : {}),
     functionName: options.name,
   });
-  return { url: queue.url, queue, poller };
+  return { url: queue.url, queue, deadLetters, poller };
 }

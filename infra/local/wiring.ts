@@ -1,16 +1,14 @@
 /**
  * The pipeline's wiring on local stand-ins, written once for the local mode and the test harness:
  * DynamoDB Local, local SQS (intake with its dead-letter queue, the rule targets' queues), the
- * local event bus with the CDK app's rules (`infra/topology.ts`), and the functions fed by
+ * local event bus with the CDK app's rules (`shared/domain/topology.ts`), and the functions fed by
  * Lambda-style pollers. The handlers reach the stand-ins only through AWS_ENDPOINT_URL_*, as
  * they reach AWS. Fault hooks let the tests break a part on purpose.
  */
 import { join } from "node:path";
-import { createSqsServer } from "local-aws-sqs";
 import { localServiceOptions, sqsClient } from "../../shared/adapters/aws-clients.ts";
 import { ensureDecisionsTable } from "../../shared/adapters/dynamodb-admin.ts";
 import { SqsQueue } from "../../shared/adapters/sqs-queue.ts";
-import type { EventPattern } from "../../shared/domain/event-pattern.ts";
 import type { MessageQueue } from "../../shared/domain/message-queue.ts";
 import {
   BATCH_LANE,
@@ -21,15 +19,23 @@ import {
   TARGET_VISIBILITY_SECONDS,
 } from "../../shared/domain/topology.ts";
 import type { DecideDependencies } from "../../shared/use-cases/decide-message.ts";
+import { startBatchFilesPoller } from "./batch-files-step.ts";
 import { startDynamoDbLocal } from "./dynamodb-local.ts";
 import { type LocalEventBus, startEventBus } from "./event-bus.ts";
+import {
+  createLocalQueues,
+  LOCAL_ARN,
+  type LocalQueues,
+  localRoutes,
+  ruleDeadLetter,
+} from "./local-queues.ts";
 import { ensurePortFree } from "./ports.ts";
 import { type SqsPoller, startSqsPoller } from "./sqs-poller.ts";
+import { startLocalSqs } from "./sqs-server.ts";
 import { startTargetQueue, type TargetQueue, type TargetQueueOptions } from "./target-queue.ts";
 
 /** The table name the local stand-ins use. */
 export const LOCAL_TABLE = "decisions";
-const ACCOUNT_ARN = "arn:aws:sqs:us-east-1:123456789012";
 
 /** Fault hooks and observers for tests; the local mode leaves them unset. */
 export interface WiringHooks {
@@ -51,10 +57,19 @@ export interface WiringOptions {
   readonly ports: { readonly dynamodb: number; readonly sqs: number; readonly bus: number };
   /** Folder for DynamoDB Local's data; in memory when unset. */
   readonly dynamoDbPath?: string;
-  /** The intake queue: visibility timeout and receives before the dead-letter queue. */
-  readonly intake: { readonly visibilitySeconds: number; readonly maxReceiveCount: number };
+  /**
+   * The decide queues (intake, batch lane): visibility timeout, the item failures before the
+   * decide function dead-letters an item, and SQS's own receive limit (the backstop).
+   */
+  readonly intake: {
+    readonly visibilitySeconds: number;
+    readonly maxItemFailures: number;
+    readonly maxReceiveCount: number;
+  };
   /** Decide pollers (Lambda concurrency). @default 1 */
   readonly decidePollers?: number;
+  /** Records per decide invocation (both lanes). @default DECIDE_FUNCTION.batchSize */
+  readonly decideBatchSize?: number;
   /** The batch lane: pollers on its queue (its maximum concurrency). @default BATCH_LANE.maxConcurrency */
   readonly batchPollers?: number;
   /** Folder standing in for the pipeline bucket (batch files and results); no batch lane when unset. */
@@ -71,14 +86,12 @@ export interface LocalWiring {
   /** The variables the functions (and `decide status` / `publish`) need to reach the stand-ins. */
   readonly env: Record<string, string>;
   readonly bus: LocalEventBus;
-  readonly queues: {
-    readonly intake: SqsQueue;
-    readonly deadLetters: SqsQueue;
+  /** The queues of `local-queues.ts` and the targets' queues with their dead-letter queues. */
+  readonly queues: LocalQueues & {
     readonly autoAction: MessageQueue;
+    readonly autoActionDeadLetters: MessageQueue;
     readonly review: MessageQueue;
-    readonly rejected: SqsQueue;
-    /** The batch lane's queue (present when a batch folder is set). */
-    readonly batch?: SqsQueue;
+    readonly reviewDeadLetters: MessageQueue;
   };
   /** The decide function's dependencies (wrapped when a hook asked). */
   readonly deps: DecideDependencies;
@@ -87,6 +100,8 @@ export interface LocalWiring {
   readonly pollers: {
     readonly decide: SqsPoller[];
     readonly batch: SqsPoller[];
+    /** The batch files step's poller. */
+    readonly files: SqsPoller[];
     readonly targets: SqsPoller[];
   };
   /** Creates another queue on the local SQS. */
@@ -106,7 +121,7 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
   await ensureDecisionsTable(dynamo.endpoint, LOCAL_TABLE);
 
   await ensurePortFree("sqs", options.ports.sqs);
-  const sqsServer = await createSqsServer({
+  const sqsServer = await startLocalSqs({
     port: options.ports.sqs || (await freePort()),
     hostname: "127.0.0.1",
   });
@@ -137,6 +152,7 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
     POWERTOOLS_METRICS_DISABLED: "true",
     POWERTOOLS_DEV: "false",
     MAX_RECEIVE_COUNT: String(options.intake.maxReceiveCount),
+    MAX_ITEM_FAILURES: String(options.intake.maxItemFailures),
     ...(options.batchFolder ? { BATCH_FOLDER: options.batchFolder } : {}),
     ...options.settings,
   };
@@ -145,27 +161,13 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
   const sqs = sqsClient(localServiceOptions(sqsEndpoint));
   const createQueue = (name: string, attributes: Record<string, string> = {}) =>
     SqsQueue.create(sqs, name, attributes);
-  const deadLetters = await createQueue("intake-dlq");
-  const intake = await createQueue("intake", {
-    VisibilityTimeout: String(options.intake.visibilitySeconds),
-    RedrivePolicy: JSON.stringify({
-      maxReceiveCount: options.intake.maxReceiveCount,
-      deadLetterTargetArn: `${ACCOUNT_ARN}:intake-dlq`,
-    }),
-  });
-  await createQueue("targets-dlq");
-  // The batch lane: its own queue (same dead-letter queue, so replay brings its items back too),
-  // consumed by fewer pollers than the intake, so a large batch cannot take every worker.
-  const batchQueue = options.batchFolder
-    ? await createQueue("batch", {
-        VisibilityTimeout: String(options.intake.visibilitySeconds),
-        RedrivePolicy: JSON.stringify({
-          maxReceiveCount: options.intake.maxReceiveCount,
-          deadLetterTargetArn: `${ACCOUNT_ARN}:intake-dlq`,
-        }),
-      })
-    : undefined;
-  const rejected = await createQueue("rejected");
+  // The batch lane is consumed by fewer pollers than the intake, so a large batch cannot take every worker.
+  const queues = await createLocalQueues(createQueue, { ...options.intake, batch: !!options.batchFolder });
+  const { intake, rejected, ruleDeadLetters } = queues;
+  const batchQueue = queues.batch;
+  // The batch files step's queue: known before the functions read their environment.
+  const filesQueue = queues.batchFiles;
+  if (filesQueue) process.env.BATCH_FILES_QUEUE_URL = env.BATCH_FILES_QUEUE_URL = filesQueue.url;
 
   // The functions, imported once the environment points at the stand-ins: their clients read it.
   const { createDecideHandler, dependenciesFromEnv } = await import("../../functions/decide.ts");
@@ -175,23 +177,24 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
   const deps = hooks.wrap ? hooks.wrap(baseDeps) : baseDeps;
 
   // The targets as deployed: rule → queue (dead letters after the receive limit) → function.
-  const targetQueue = (name: string, pattern: EventPattern, handler: TargetQueueOptions["handler"]) =>
+  const targetQueue = (name: string, rule: "auto" | "human", handler: TargetQueueOptions["handler"]) =>
     startTargetQueue({
       createQueue,
       bus,
       name,
-      pattern,
+      pattern: RULES[rule].pattern,
       handler,
       visibilityTimeoutSeconds: TARGET_VISIBILITY_SECONDS,
       batchSize: TARGET_FUNCTION.batchSize,
-      redrive: { maxReceiveCount: MAX_RECEIVE_COUNT, deadLetterArn: `${ACCOUNT_ARN}:targets-dlq` },
+      maxReceiveCount: MAX_RECEIVE_COUNT,
+      ruleDeadLetter: ruleDeadLetter(ruleDeadLetters[rule], rule, `${LOCAL_ARN}:${name}`),
     });
   const targets: TargetQueue[] = [];
   const stopTargets = () => Promise.all(targets.map((target) => target.poller.stop()));
   started.push(stopTargets);
   const autoAction = await targetQueue(
     "auto-action",
-    RULES.auto.pattern,
+    "auto",
     createAutoActionHandler(
       async () => baseDeps,
       (detail, outcome) => outcome === "actioned" && hooks.onEffect?.("actioned", detail.itemId),
@@ -200,7 +203,7 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
   targets.push(autoAction);
   const review = await targetQueue(
     "review",
-    RULES.human.pattern,
+    "human",
     createReviewIntakeHandler(
       async () => baseDeps,
       (detail, outcome) => outcome === "queued" && hooks.onEffect?.("queued", detail.itemId),
@@ -210,59 +213,68 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
   bus.addRule({
     name: "rejected",
     pattern: RULES.rejected.pattern,
-    target: (e) => rejected.send(JSON.stringify(e)),
+    target: async (e) => void (await rejected.send(JSON.stringify(e))),
+    deadLetter: ruleDeadLetter(ruleDeadLetters.rejected, "rejected", `${LOCAL_ARN}:rejected`),
   });
   bus.addRule({
     name: "requested",
     pattern: RULES.requested.pattern,
-    target: (e) => intake.send(JSON.stringify(e.detail)),
+    target: async (e) => void (await intake.send(JSON.stringify(e.detail))),
+    deadLetter: ruleDeadLetter(ruleDeadLetters.requested, "requested", `${LOCAL_ARN}:intake`),
   });
 
   // One handler per poller, as Lambda runs one invocation per execution environment at a time
-  // (the Powertools batch processor keeps per-invocation state).
-  const decide = Array.from({ length: options.decidePollers ?? 1 }, () =>
-    startSqsPoller({
-      queue: intake,
-      queueArn: `${ACCOUNT_ARN}:intake`,
-      handler: createDecideHandler(async () => deps),
-      batchSize: DECIDE_FUNCTION.batchSize,
-      functionName: "decide",
-    }),
-  );
+  // (the Powertools batch processor keeps per-invocation state); the pollers of a queue share
+  // its receive counts.
+  const decidePollers = (queue: SqsQueue, name: string, count: number) => {
+    const receives = new Map<string, number>();
+    return Array.from({ length: count }, () =>
+      startSqsPoller({
+        queue,
+        queueArn: `${LOCAL_ARN}:${name}`,
+        handler: createDecideHandler(async () => deps),
+        batchSize: options.decideBatchSize ?? DECIDE_FUNCTION.batchSize,
+        functionName: name === "intake" ? "decide" : "decide-batch",
+        receives,
+      }),
+    );
+  };
+  const decide = decidePollers(intake, "intake", options.decidePollers ?? 1);
   const batchLane = batchQueue
-    ? Array.from({ length: options.batchPollers ?? BATCH_LANE.maxConcurrency }, () =>
-        startSqsPoller({
-          queue: batchQueue,
-          queueArn: `${ACCOUNT_ARN}:batch`,
-          handler: createDecideHandler(async () => deps),
-          batchSize: DECIDE_FUNCTION.batchSize,
-          functionName: "decide-batch",
-        }),
-      )
+    ? decidePollers(batchQueue, "batch", options.batchPollers ?? BATCH_LANE.maxConcurrency)
     : [];
-  const stopDecide = () => Promise.all([...decide, ...batchLane].map((poller) => poller.stop()));
+  const files = filesQueue ? [await startBatchFilesPoller(filesQueue, LOCAL_ARN)] : [];
+  const stopDecide = () => Promise.all([...decide, ...batchLane, ...files].map((poller) => poller.stop()));
   started.push(stopDecide);
+  const routes = localRoutes(
+    queues,
+    {
+      review: { queue: review.url, dlq: review.deadLetters.url },
+      autoAction: { queue: autoAction.url, dlq: autoAction.deadLetters.url },
+    },
+    bus.name,
+  );
   Object.assign(env, {
     INTAKE_QUEUE_URL: intake.url,
-    DLQ_URL: deadLetters.url,
+    DLQ_URL: queues.deadLetters.url,
     REVIEW_QUEUE_URL: review.url,
     ...(batchQueue ? { BATCH_QUEUE_URL: batchQueue.url } : {}),
+    DEAD_LETTER_ROUTES: JSON.stringify(routes),
   });
 
   return {
     env,
     bus,
     queues: {
-      intake,
-      deadLetters,
+      ...queues,
       autoAction: autoAction.queue,
+      autoActionDeadLetters: autoAction.deadLetters,
       review: review.queue,
-      rejected,
-      ...(batchQueue ? { batch: batchQueue } : {}),
+      reviewDeadLetters: review.deadLetters,
     },
     deps,
     baseDeps,
-    pollers: { decide, batch: batchLane, targets: targets.map((target) => target.poller) },
+    pollers: { decide, batch: batchLane, files, targets: targets.map((target) => target.poller) },
     createQueue,
     async stop() {
       await stopDecide();

@@ -4,37 +4,46 @@
  * one call, `{"batch": [...]}`, and come back one answer or one error per item. When a whole call
  * fails (a timeout, a 5xx, a container that one item crashes), the remaining tries go one item
  * per call, so one bad item cannot take its neighbours to the dead-letter queue with it; items
- * whose own answer was a transient error (the endpoint's queue was full) are sent again batched;
- * an item refused with a 4xx is rejected alone; a whole call SageMaker refuses (too large) also
- * falls back to one call per item. Each item gets `attempts` tries in all.
+ * whose own answer was a transient error (a 5xx) are sent again batched; an item refused with a
+ * 4xx is rejected alone; a whole call SageMaker refuses (too large) also falls back to one call
+ * per item. Each item gets `attempts` tries in all. An overloaded endpoint (the whole call
+ * throttled, or an item's answer `queue_full`, `model_loading`, `deadline_exceeded`) is never
+ * tried again here, nor split into more calls: those items fail at once as overloaded and wait
+ * in their queue.
  * Bounded so one call fits SageMaker's limits: at most `maxItems` items and `maxBodyBytes`.
  */
 import { InvokeEndpointCommand, type SageMakerRuntimeClient } from "@aws-sdk/client-sagemaker-runtime";
 import { backoff } from "../domain/backoff.ts";
-import { MalformedAnswerError, readDecisionAnswer } from "../domain/contracts/system-one.ts";
+import {
+  answerIdsOf,
+  malformed,
+  readDecisionAnswer,
+  systemOneRequest,
+} from "../domain/contracts/system-one/index.ts";
 import type { DecidesItems, EndpointDecision } from "../domain/decision-endpoint.ts";
-import { EndpointRejectedError, EndpointUnavailableError } from "../domain/errors.ts";
+import {
+  EndpointOverloadedError,
+  EndpointRejectedError,
+  EndpointUnavailableError,
+} from "../domain/errors.ts";
 import type { Item } from "../domain/item.ts";
 import type { Policy } from "../domain/policy/policy.ts";
 import {
-  answerIdsOf,
-  classify,
-  clientSettings,
   type EndpointClientOptions,
   parseBody,
   priorityOf,
   SageMakerDecisionEndpoint,
-  systemOneRequest,
 } from "./decision-endpoint.ts";
+import { classify, overloadOf } from "./endpoint-errors.ts";
 
-/** Options of {@link BatchingDecisionEndpoint}. */
+/** Options of {@link BatchingDecisionEndpoint}, all required (the topology's `ENDPOINT_BATCHING`). */
 export interface BatchingOptions extends EndpointClientOptions {
-  /** Most items per call. @default 10 */
-  readonly maxItems?: number;
-  /** How long the first item waits for others. @default 20 */
-  readonly windowMs?: number;
-  /** Largest request body per call (SageMaker real-time: 6 MB; serverless: 4 MB). @default 3.5 MB */
-  readonly maxBodyBytes?: number;
+  /** Most items per call. */
+  readonly maxItems: number;
+  /** How long the first item waits for others. */
+  readonly windowMs: number;
+  /** Largest request body per call (SageMaker real-time: 6 MB; serverless: 4 MB). */
+  readonly maxBodyBytes: number;
 }
 
 interface Pending {
@@ -61,23 +70,22 @@ export class BatchingDecisionEndpoint implements DecidesItems {
   private readonly maxItems: number;
   private readonly windowMs: number;
   private readonly maxBodyBytes: number;
-  private readonly settings: Required<EndpointClientOptions>;
   readonly stats: BatchingStats = { calls: 0, items: 0 };
 
   constructor(
     private readonly client: SageMakerRuntimeClient,
     readonly endpointName: string,
-    options: BatchingOptions = {},
+    /** How calls are timed, tried and filled. */
+    readonly settings: BatchingOptions,
   ) {
-    this.single = new SageMakerDecisionEndpoint(client, endpointName, options);
+    this.single = new SageMakerDecisionEndpoint(client, endpointName, settings);
     this.alone = new SageMakerDecisionEndpoint(client, endpointName, {
-      ...options,
-      attempts: Math.max(1, (options.attempts ?? 4) - 1),
+      ...settings,
+      attempts: Math.max(1, settings.attempts - 1),
     });
-    this.maxItems = options.maxItems ?? 10;
-    this.windowMs = options.windowMs ?? 20;
-    this.maxBodyBytes = options.maxBodyBytes ?? 3.5 * 1024 * 1024;
-    this.settings = clientSettings(options);
+    this.maxItems = settings.maxItems;
+    this.windowMs = settings.windowMs;
+    this.maxBodyBytes = settings.maxBodyBytes;
   }
 
   decide(item: Item, policy: Policy): Promise<EndpointDecision> {
@@ -135,6 +143,10 @@ export class BatchingDecisionEndpoint implements DecidesItems {
         results = readResults(parseBody(output.Body), waiting.length);
       } catch (error) {
         const classified = classify(error, this.endpointName);
+        if (classified instanceof EndpointOverloadedError) {
+          for (const entry of waiting) entry.reject(classified);
+          return;
+        }
         if (classified instanceof EndpointRejectedError) {
           // SageMaker refused the call as a whole (too large, say): each item on its own call.
           for (const entry of waiting)
@@ -154,16 +166,19 @@ export class BatchingDecisionEndpoint implements DecidesItems {
       const again: Pending[] = [];
       for (const [i, entry] of waiting.entries()) {
         const result = results[i]!;
+        const busy = result.status === 200 ? undefined : overloadOf(result.status, result.body);
         try {
           if (result.status === 200) {
             const answer = readDecisionAnswer(result.body, entry.policy.type, answerIdsOf(entry.policy));
             entry.resolve({ ...answer, latencyMs });
-          } else if (
-            result.status >= 400 &&
-            result.status < 500 &&
-            result.status !== 408 &&
-            result.status !== 429
-          ) {
+          } else if (busy) {
+            entry.reject(
+              new EndpointOverloadedError(
+                `${this.endpointName} is overloaded (${busy}): ${messageOf(result.body)}`,
+                busy,
+              ),
+            );
+          } else if (result.status >= 400 && result.status < 500 && result.status !== 408) {
             entry.reject(
               new EndpointRejectedError(
                 `the model refused the item (${result.status}): ${messageOf(result.body)}`,
@@ -200,7 +215,7 @@ function readResults(body: unknown, expected: number): { status: number; body: u
       (r) => typeof r === "object" && r !== null && Number.isInteger((r as { status?: unknown }).status),
     )
   )
-    throw new MalformedAnswerError(`malformed batch answer: expected results for ${expected} items`);
+    throw malformed("results", `expected results for ${expected} items of the batch`);
   return results as { status: number; body: unknown }[];
 }
 

@@ -1,50 +1,52 @@
 /**
  * Calls the decision endpoint through SageMaker's InvokeEndpoint: a System One request built
  * from the policy, a per-call timeout, and retries with exponential backoff and full jitter for
- * throttling, 5xx, timeouts and model errors from a failing container. A model error that wraps a
- * 4xx means the item itself was refused: that is never retried. Answers are read through the
- * System One contract (`shared/domain/contracts/system-one.ts`): one that breaks it is an endpoint
+ * 5xx, timeouts and model errors from a failing container. A model error that wraps a 4xx means
+ * the item itself was refused: that is never retried; nor is an overloaded endpoint (throttling,
+ * a full admission queue, the model not ready: `endpoint-errors.ts`), whose item goes back to its
+ * queue to wait. Answers are read through the
+ * System One contract (`shared/domain/contracts/system-one/index.ts`): one that breaks it is an endpoint
  * failure, retried and then dead-lettered, never routed.
  */
 import { InvokeEndpointCommand, type SageMakerRuntimeClient } from "@aws-sdk/client-sagemaker-runtime";
 import { backoff } from "../domain/backoff.ts";
 import {
-  DECISION_QUESTION_KEY,
-  MalformedAnswerError,
+  answerIdsOf,
+  malformed,
   readDecisionAnswer,
-  type SystemOneRequest,
-} from "../domain/contracts/system-one.ts";
+  systemOneRequest,
+} from "../domain/contracts/system-one/index.ts";
 import type { DecidesItems, EndpointDecision } from "../domain/decision-endpoint.ts";
-import { EndpointRejectedError, EndpointUnavailableError } from "../domain/errors.ts";
+import {
+  EndpointOverloadedError,
+  EndpointRejectedError,
+  EndpointUnavailableError,
+} from "../domain/errors.ts";
 import type { Item } from "../domain/item.ts";
 import type { Policy } from "../domain/policy/policy.ts";
+import { classify } from "./endpoint-errors.ts";
 
-/** Options of {@link SageMakerDecisionEndpoint}. */
+/**
+ * Options of the endpoint clients, all required: their values come from the topology
+ * (`ENDPOINT_CALLS`) where the clients are composed, so no client carries a default of its own.
+ */
 export interface EndpointClientOptions {
-  /** Per-call timeout. @default 30000 (SageMaker real-time allows 60 s) */
-  readonly timeoutMs?: number;
-  /** Tries per item. @default 4 */
-  readonly attempts?: number;
-  /** First backoff; doubles each try, with full jitter. @default 100 */
-  readonly baseDelayMs?: number;
-}
-
-/** The options with their defaults filled in. */
-export function clientSettings(options: EndpointClientOptions): Required<EndpointClientOptions> {
-  return {
-    timeoutMs: options.timeoutMs ?? 30_000,
-    attempts: options.attempts ?? 4,
-    baseDelayMs: options.baseDelayMs ?? 100,
-  };
+  /** Per-call timeout (SageMaker real-time allows 60 s). */
+  readonly timeoutMs: number;
+  /** Tries per item. */
+  readonly attempts: number;
+  /** First backoff; doubles each try, with full jitter. */
+  readonly baseDelayMs: number;
 }
 
 /**
  * Tries `once` up to `settings.attempts` times with backoff: an {@link EndpointRejectedError}
- * (the item itself was refused) ends it at once; any other failure is tried again, and after the
- * last try it is thrown as an {@link EndpointUnavailableError} naming `where`.
+ * (the item itself was refused) or an {@link EndpointOverloadedError} (trying again at once would
+ * only add load; the item waits in its queue instead) ends it at once; any other failure is tried
+ * again, and after the last try it is thrown as an {@link EndpointUnavailableError} naming `where`.
  */
 export async function withRetries(
-  settings: Required<EndpointClientOptions>,
+  settings: EndpointClientOptions,
   where: string,
   once: () => Promise<EndpointDecision>,
 ): Promise<EndpointDecision> {
@@ -54,7 +56,7 @@ export async function withRetries(
     try {
       return await once();
     } catch (error) {
-      if (error instanceof EndpointRejectedError) throw error;
+      if (error instanceof EndpointRejectedError || error instanceof EndpointOverloadedError) throw error;
       last = error as Error;
     }
   }
@@ -63,41 +65,14 @@ export async function withRetries(
   });
 }
 
-/** The System One request for one item under one policy. */
-export function systemOneRequest(item: Item, policy: Policy): SystemOneRequest {
-  const criteria =
-    policy.type === "score"
-      ? policy.options.map((o) => o.description)
-      : Object.fromEntries(policy.options.map((o) => [o.id, o.description]));
-  const cyclic = policy.optionOrder === "cyclic";
-  const question = { type: policy.type, instructions: policy.question, criteria };
-  return {
-    state: item.state,
-    questions: { [DECISION_QUESTION_KEY]: cyclic ? { ...question, option_order: "cyclic" } : question },
-    // Rotations share the evidence only when it comes first: state-first re-evaluates just the
-    // options and the criterion per rotation, policy-first would re-read the whole item n times.
-    layout: cyclic ? "state-first" : policy.layout,
-    token_mass: true,
-  };
-}
-
-/** The ids the answer's logits are keyed by, in the policy's option order. */
-export function answerIdsOf(policy: Policy): string[] {
-  // Score levels are keyed by their index; choice and noul options by their ids.
-  return policy.options.map((option, i) => (policy.type === "score" ? String(i) : option.id));
-}
-
 /** Decides items on a SageMaker endpoint (or the local runtime behind AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME). */
 export class SageMakerDecisionEndpoint implements DecidesItems {
-  private readonly settings: Required<EndpointClientOptions>;
-
   constructor(
     private readonly client: SageMakerRuntimeClient,
     readonly endpointName: string,
-    options: EndpointClientOptions = {},
-  ) {
-    this.settings = clientSettings(options);
-  }
+    /** How calls are timed and tried. */
+    readonly settings: EndpointClientOptions,
+  ) {}
 
   async decide(item: Item, policy: Policy): Promise<EndpointDecision> {
     const body = JSON.stringify(systemOneRequest(item, policy));
@@ -139,45 +114,6 @@ export function parseBody(body: Uint8Array | undefined): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new MalformedAnswerError(`malformed answer: not JSON (${(error as Error).message})`);
+    throw malformed(undefined, `not JSON (${(error as Error).message})`, error);
   }
-}
-
-/** Whether a failed call may pass on a retry (unavailable) or the item itself was refused. */
-export function classify(error: unknown, endpoint: string): EndpointUnavailableError | EndpointRejectedError {
-  if (error instanceof MalformedAnswerError) {
-    // A 200 that breaks the contract is a broken endpoint, never a decision: retry, then dead-letter.
-    return new EndpointUnavailableError(`${endpoint}: ${error.message}`, { cause: error });
-  }
-  const e = error as {
-    name?: string;
-    message?: string;
-    OriginalStatusCode?: number;
-    OriginalMessage?: string;
-    $metadata?: { httpStatusCode?: number };
-  };
-  if (e.name === "ModelError") {
-    const original = e.OriginalStatusCode ?? 500;
-    if (original >= 400 && original < 500 && original !== 408 && original !== 429) {
-      return new EndpointRejectedError(
-        `the model refused the item (${original}): ${e.OriginalMessage ?? e.message}`,
-        original,
-        { cause: error },
-      );
-    }
-    return new EndpointUnavailableError(`model error ${original} from ${endpoint}`, { cause: error });
-  }
-  const status = e.$metadata?.httpStatusCode;
-  if (e.name === "ValidationError" || status === 413) {
-    // SageMaker refused the request itself (too large, bad content type): the same item fails again.
-    return new EndpointRejectedError(
-      `the endpoint refused the request (${status ?? 400}): ${e.message ?? String(error)}`,
-      status ?? 400,
-      { cause: error },
-    );
-  }
-  return new EndpointUnavailableError(
-    `${e.name ?? "error"}${status ? ` ${status}` : ""} from ${endpoint}: ${e.message ?? String(error)}`,
-    { cause: error },
-  );
 }

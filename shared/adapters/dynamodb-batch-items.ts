@@ -6,8 +6,6 @@ import { TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import { type BatchCounts, type BatchMember, type BatchRecord, NO_COUNTS } from "../domain/batch.ts";
 
 const BATCH_SK = "BATCH";
-/** The status-index partition that lists batches. */
-export const BATCH_MARK = "batch";
 const COUNT_KEYS = Object.keys(NO_COUNTS) as (keyof BatchCounts)[];
 
 /** The batch item's key. */
@@ -45,6 +43,8 @@ export function toBatch(item: Record<string, unknown>): BatchRecord {
     pk: _pk,
     sk: _sk,
     status: _mark,
+    listKey: _listKey,
+    listSort: _listSort,
     batchStatus,
     completedLeaseUntil: _c,
     reviewedLeaseUntil: _r,

@@ -2,10 +2,12 @@
  * Batches in the decisions table, beside the records: the batch under `BATCH#<id>` / `BATCH`, each
  * member under `BATCH#<id>` / `MEMBER#<itemId>`. A member's state and the batch's counters move in
  * one transaction whose condition is the member's previous state, so two workers (or a
- * redelivery) can never count one item twice. Batches carry `status = "batch"` so that the
- * table's status index lists them newest first without a scan; their own status is `batchStatus`.
+ * redelivery) can never count one item twice. A batch is listed in the `byList` index (keys only:
+ * its counters move without writing the index), newest first; its status is `batchStatus`. The
+ * member pages, intake's line records and the files' marks are in `dynamodb-batch-members.ts`.
  */
 import {
+  BatchGetCommand,
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -24,18 +26,19 @@ import {
   mayMove,
 } from "../domain/batch.ts";
 import { StoreUnavailableError } from "../domain/errors.ts";
-import { STATUS_INDEX } from "./decisions-table.ts";
+import { BATCHES_LIST } from "./decision-index-keys.ts";
+import { LIST_INDEX } from "./decisions-table.ts";
+import { getMany } from "./dynamodb-batch-get.ts";
 import {
-  BATCH_MARK,
   batchKey,
   cancellationCodes,
-  fromMemberItem,
   isConditionFailure,
   memberItem,
   memberKey,
   revisionWrites,
   toBatch,
 } from "./dynamodb-batch-items.ts";
+import * as members from "./dynamodb-batch-members.ts";
 import { tableCall } from "./dynamodb-calls.ts";
 
 /** The batch store on the decisions table. */
@@ -81,7 +84,14 @@ export class DynamoDbBatchStore implements BatchStore {
         this.client.send(
           new PutCommand({
             TableName: this.tableName,
-            Item: { ...batchKey(batch.batchId), ...rest, ...counts, batchStatus: status, status: BATCH_MARK },
+            Item: {
+              ...batchKey(batch.batchId),
+              ...rest,
+              ...counts,
+              batchStatus: status,
+              [LIST_INDEX.partitionKey]: BATCHES_LIST,
+              [LIST_INDEX.sortKey]: `${batch.createdAt}|${batch.batchId}`,
+            },
             ConditionExpression: "attribute_not_exists(pk)",
           }),
         ),
@@ -107,16 +117,20 @@ export class DynamoDbBatchStore implements BatchStore {
       this.client.send(
         new QueryCommand({
           TableName: this.tableName,
-          IndexName: STATUS_INDEX,
-          KeyConditionExpression: "#status = :batch",
-          ExpressionAttributeNames: { "#status": "status" },
-          ExpressionAttributeValues: { ":batch": BATCH_MARK },
+          IndexName: LIST_INDEX.name,
+          KeyConditionExpression: "#list = :batches",
+          ExpressionAttributeNames: { "#list": LIST_INDEX.partitionKey },
+          ExpressionAttributeValues: { ":batches": BATCHES_LIST },
           ScanIndexForward: false,
           Limit: limit,
         }),
       ),
     );
-    return (output.Items ?? []).map(toBatch);
+    const keys = (output.Items ?? []).map((item) => ({ pk: String(item.pk), sk: String(item.sk) }));
+    const items = await this.call("get batches", () =>
+      getMany(keys, (input) => this.client.send(new BatchGetCommand(input)), this.tableName, false),
+    );
+    return items.map(toBatch);
   }
 
   async finishIntake(
@@ -148,7 +162,7 @@ export class DynamoDbBatchStore implements BatchStore {
   }
 
   async recordMember(batchId: string, member: BatchMember): Promise<BatchRecord | undefined> {
-    const previous = await this.memberState(batchId, member.itemId);
+    const previous = await members.memberState(this.table, batchId, member.itemId);
     if (!mayMove(previous, member.state)) return undefined;
     const delta = countDelta(previous, member.state);
     const names: Record<string, string> = {};
@@ -227,64 +241,34 @@ export class DynamoDbBatchStore implements BatchStore {
     return written ? this.getBatch(batchId) : undefined;
   }
 
-  private async memberState(batchId: string, itemId: string): Promise<MemberState | undefined> {
-    const output = await this.call("get member", () =>
-      this.client.send(
-        new GetCommand({ TableName: this.tableName, Key: memberKey(batchId, itemId), ConsistentRead: true }),
-      ),
-    );
-    return output.Item?.state as MemberState | undefined;
+  /** The client, table and classified call the members module shares. */
+  private get table(): members.BatchTable {
+    return { client: this.client, tableName: this.tableName, call: (what, run) => this.call(what, run) };
   }
 
-  async members(batchId: string): Promise<BatchMember[]> {
-    const out: BatchMember[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const output = await this.call("list members", () =>
-        this.client.send(
-          new QueryCommand({
-            TableName: this.tableName,
-            KeyConditionExpression: "pk = :pk AND begins_with(sk, :member)",
-            ExpressionAttributeValues: { ":pk": `BATCH#${batchId}`, ":member": "MEMBER#" },
-            ExclusiveStartKey: start,
-            ConsistentRead: true,
-          }),
-        ),
-      );
-      for (const item of output.Items ?? []) {
-        out.push(fromMemberItem(item));
-      }
-      start = output.LastEvaluatedKey;
-    } while (start);
-    return out;
+  memberPages(batchId: string, only?: readonly MemberState[]): AsyncIterable<BatchMember[]> {
+    return members.memberPages(this.table, batchId, only);
   }
 
-  async claimAnnouncement(
+  claimLine(batchId: string, itemId: string, line: number): Promise<number> {
+    return members.claimLine(this.table, batchId, itemId, line);
+  }
+
+  markFilesStale(batchId: string, now: Date): Promise<boolean> {
+    return members.markFilesStale(this.table, batchId, now);
+  }
+
+  markFilesCurrent(batchId: string, version: number): Promise<boolean> {
+    return members.markFilesCurrent(this.table, batchId, version);
+  }
+
+  claimAnnouncement(
     batchId: string,
     phase: "completed" | "reviewed",
     now: number,
     until: number,
   ): Promise<boolean> {
-    const flag = phase === "completed" ? "completedEventPublished" : "reviewedEventPublished";
-    try {
-      await this.call("claim announcement", () =>
-        this.client.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: batchKey(batchId),
-            UpdateExpression: "SET #lease = :until",
-            ConditionExpression:
-              "attribute_exists(pk) AND (attribute_not_exists(#flag) OR #flag = :false) AND (attribute_not_exists(#lease) OR #lease < :now)",
-            ExpressionAttributeNames: { "#lease": `${phase}LeaseUntil`, "#flag": flag },
-            ExpressionAttributeValues: { ":until": until, ":now": now, ":false": false },
-          }),
-        ),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionFailure(error)) return false;
-      throw error;
-    }
+    return members.claimAnnouncement(this.table, batchId, phase, now, until);
   }
 
   async updateBatch(

@@ -1,7 +1,9 @@
 /**
  * The decisions table on DynamoDB: conditional writes keyed by item and policy version, the
- * outbox flag and publish lease, the targets' at-most-once ledger and the status index behind
- * the review queue. The item's state and metadata are stored as JSON strings, so that any valid
+ * outbox flag and publish lease, the targets' at-most-once ledger, and the index attributes that
+ * list a record by time and, while it waits for review or once reviewed, in its list (a status
+ * change moves it between lists in the same write; the bounded reads are in
+ * `dynamodb-decision-reads.ts`). The item's state and metadata are stored as JSON strings, so that any valid
  * item can be stored (DynamoDB refuses maps nested past 32 levels, empty map keys and numbers
  * past 38 digits). Translates DynamoDB errors into pipeline errors: a ValidationException is
  * permanent (StoreRejectedError); anything else may pass (StoreUnavailableError); see `dynamodb-calls.ts`.
@@ -9,6 +11,7 @@
  */
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import {
+  BatchGetCommand,
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -18,15 +21,21 @@ import {
 import { type DecisionRecord, type RecordStatus, recordKey } from "../domain/decision-record.ts";
 import type {
   CreateOutcome,
+  DecisionFilter,
+  DecisionPage,
+  DecisionSample,
   DecisionStore,
   RecordKey as Key,
+  PendingSummary,
   RecordPage,
   ReviewWrite,
 } from "../domain/decision-store.ts";
 import { StoreUnavailableError } from "../domain/errors.ts";
 import type { ReviewClaim } from "../domain/review.ts";
-import { STATUS_INDEX } from "./decisions-table.ts";
+import { INDEX_ATTRIBUTES, indexAttributesOf, listMoveClauses } from "./decision-index-keys.ts";
+import { getMany } from "./dynamodb-batch-get.ts";
 import { tableCall } from "./dynamodb-calls.ts";
+import * as reads from "./dynamodb-decision-reads.ts";
 import * as reviews from "./dynamodb-review-writes.ts";
 
 function isConditionFailure(error: unknown): boolean {
@@ -90,6 +99,7 @@ export class DynamoDbDecisionStore implements DecisionStore {
             Item: {
               ...recordKey(record.itemId, record.policyId, record.policyVersion),
               ...toItem(record),
+              ...indexAttributesOf(record),
               ...(publishLeaseUntil === undefined ? {} : { publishLeaseUntil }),
             },
             ConditionExpression: "attribute_not_exists(pk)",
@@ -166,8 +176,18 @@ export class DynamoDbDecisionStore implements DecisionStore {
       values[`:f${i}`] = value;
       sets.push(`#f${i} = :f${i}`);
     }
+    let removes: string[] = [];
+    if (from !== to) {
+      // Into (or out of) the pending and reviewed lists, in the same conditional write.
+      const reviewedAt = typeof fields.reviewedAt === "string" ? fields.reviewedAt : now.toISOString();
+      const move = listMoveClauses(key, to, reviewedAt);
+      Object.assign(names, move.names);
+      Object.assign(values, move.values);
+      sets.push(...move.sets);
+      removes = move.removes;
+    }
     return this.updateIf("transition", key, {
-      UpdateExpression: `SET ${sets.join(", ")}`,
+      UpdateExpression: `SET ${sets.join(", ")}${removes.length ? ` REMOVE ${removes.join(", ")}` : ""}`,
       ConditionExpression: "#status = :from",
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: values,
@@ -183,77 +203,78 @@ export class DynamoDbDecisionStore implements DecisionStore {
     });
   }
 
-  async listSince(status: RecordStatus, since: string): Promise<DecisionRecord[]> {
-    const records: DecisionRecord[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const output = await this.call("query", () =>
-        this.client.send(
-          new QueryCommand({
-            TableName: this.tableName,
-            IndexName: STATUS_INDEX,
-            KeyConditionExpression: "#status = :status AND createdAt >= :since",
-            ExpressionAttributeNames: { "#status": "status" },
-            ExpressionAttributeValues: { ":status": status, ":since": since },
-            ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-          }),
-        ),
-      );
-      records.push(...(output.Items ?? []).map(stripKeys));
-      startKey = output.LastEvaluatedKey;
-    } while (startKey);
-    return records;
-  }
-
-  async listByStatus(status: RecordStatus, limit = 50): Promise<DecisionRecord[]> {
-    const output = await this.call("query", () =>
-      this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: STATUS_INDEX,
-          KeyConditionExpression: "#status = :status",
-          ExpressionAttributeNames: { "#status": "status" },
-          ExpressionAttributeValues: { ":status": status },
-          Limit: limit,
-        }),
-      ),
-    );
-    return (output.Items ?? []).map(stripKeys);
-  }
-  /** The conditional update, query and reader the review writes share. */
-  private readonly table: reviews.TableAccess = {
+  /** The conditional update, query, batch get and reader the review writes and the reads share. */
+  private readonly table: reviews.TableAccess & reads.ReadAccess = {
     updateIf: (what, key, input) => this.updateIf(what, key, input),
     query: (input) =>
       this.call("query", () => this.client.send(new QueryCommand({ TableName: this.tableName, ...input }))),
+    getMany: (keys, consistent) =>
+      this.call("batch get", () =>
+        getMany(keys, (input) => this.client.send(new BatchGetCommand(input)), this.tableName, consistent),
+      ),
     toRecord: stripKeys,
   };
 
-  pageByStatus(status: RecordStatus, options: { limit: number; cursor?: string }): Promise<RecordPage> {
-    return reviews.pageByStatus(this.table, status, options);
+  pageReviewQueue(query: {
+    policyIds: readonly string[];
+    limit: number;
+    cursor?: string;
+    countCap: number;
+  }): Promise<RecordPage> {
+    return reads.pageReviewQueue(this.table, query);
+  }
+
+  pendingOf(policyId: string, countCap: number): Promise<PendingSummary> {
+    return reads.pendingOf(this.table, policyId, countCap);
+  }
+
+  reviewedSince(policyId: string, since: string): AsyncIterable<DecisionRecord> {
+    return reads.reviewedSince(this.table, policyId, since);
+  }
+
+  pendingSince(policyId: string, since: string): AsyncIterable<DecisionRecord> {
+    return reads.pendingSince(this.table, policyId, since);
+  }
+
+  pageDecisions(filter: DecisionFilter, page: { limit: number; cursor?: string }): Promise<DecisionPage> {
+    return reads.pageDecisions(this.table, filter, page);
+  }
+
+  sampleDecisions(sample: DecisionSample): Promise<DecisionRecord[]> {
+    return reads.sampleDecisions(this.table, sample);
   }
 
   writeReview(key: Key, write: ReviewWrite, now = new Date()): Promise<boolean> {
     return reviews.writeReview(this.table, key, write, now);
   }
 
-  claimReview(key: Key, claim: ReviewClaim, now: number): Promise<boolean> {
-    return reviews.claimReview(this.table, key, claim, now);
+  claimReview(
+    key: Key,
+    claim: ReviewClaim,
+    now: number,
+    options?: { readonly takeOver?: boolean },
+  ): Promise<boolean> {
+    return reviews.claimReview(this.table, key, claim, now, options);
   }
 
-  async noteFailure(messageId: string, reason: string, now = new Date()): Promise<void> {
-    await this.call("note failure", () =>
+  async noteFailure(messageId: string, reason: string, now = new Date()): Promise<number> {
+    const output = await this.call("note failure", () =>
       this.client.send(
-        new PutCommand({
+        new UpdateCommand({
           TableName: this.tableName,
-          Item: {
-            pk: `FAILURE#${messageId}`,
-            sk: "LAST",
-            reason: reason.slice(0, 1000),
-            at: now.toISOString(),
+          Key: { pk: `FAILURE#${messageId}`, sk: "LAST" },
+          UpdateExpression: "SET #reason = :reason, #at = :at ADD #failures :one",
+          ExpressionAttributeNames: { "#reason": "reason", "#at": "at", "#failures": "failures" },
+          ExpressionAttributeValues: {
+            ":reason": reason.slice(0, 1000),
+            ":at": now.toISOString(),
+            ":one": 1,
           },
+          ReturnValues: "UPDATED_NEW",
         }),
       ),
     );
+    return Number(output.Attributes?.failures ?? 1);
   }
 
   async failureOf(messageId: string): Promise<{ reason: string; at: string } | undefined> {
@@ -278,6 +299,7 @@ function toItem(record: DecisionRecord): Record<string, unknown> {
 
 function stripKeys(item: Record<string, unknown>): DecisionRecord {
   const { pk: _pk, sk: _sk, publishLeaseUntil: _lease, stateJson, metadataJson, ...record } = item;
+  for (const attribute of INDEX_ATTRIBUTES) delete record[attribute];
   // Records written before state was stored as text keep it as a map.
   if (typeof stateJson === "string") record.state = JSON.parse(stateJson);
   if (typeof metadataJson === "string") record.metadata = JSON.parse(metadataJson);

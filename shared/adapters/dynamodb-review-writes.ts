@@ -1,15 +1,15 @@
 /**
  * The review half of the DynamoDB decision store: the versioned review write (status and
- * `reviewVersion` guard, history appended with list_append), the expiring claim, and pages of the
- * status index with a cursor and a total. Kept apart so the store module stays readable.
+ * `reviewVersion` guard, history appended with list_append, the record moved between the pending
+ * and reviewed lists in the same write) and the expiring claim. Kept apart so the store module
+ * stays readable.
  */
-import type { QueryCommandInput, UpdateCommandInput } from "@aws-sdk/lib-dynamodb";
-import type { DecisionRecord, RecordStatus } from "../domain/decision-record.ts";
-import type { RecordKey, RecordPage, ReviewWrite } from "../domain/decision-store.ts";
+import type { UpdateCommandInput } from "@aws-sdk/lib-dynamodb";
+import type { RecordKey, ReviewWrite } from "../domain/decision-store.ts";
 import type { ReviewClaim } from "../domain/review.ts";
-import { STATUS_INDEX } from "./decisions-table.ts";
+import { listMoveClauses } from "./decision-index-keys.ts";
 
-/** What the store lends these functions: its conditional update, query and item reader. */
+/** What the store lends these functions: its conditional update. */
 export interface TableAccess {
   /** Runs a conditional update; false when its condition failed. */
   readonly updateIf: (
@@ -17,12 +17,6 @@ export interface TableAccess {
     key: RecordKey,
     input: Omit<UpdateCommandInput, "TableName" | "Key">,
   ) => Promise<boolean>;
-  readonly query: (input: Omit<QueryCommandInput, "TableName">) => Promise<{
-    Items?: Record<string, unknown>[];
-    LastEvaluatedKey?: Record<string, unknown>;
-    Count?: number;
-  }>;
-  readonly toRecord: (item: Record<string, unknown>) => DecisionRecord;
 }
 
 /** The versioned review write. */
@@ -59,6 +53,19 @@ export function writeReview(
     names[`#r${i}`] = field;
     return `#r${i}`;
   });
+  // A status change, or a changed label's new time, moves the record's list entry.
+  const reviewedAt = write.set.reviewedAt;
+  if (write.from !== write.to || typeof reviewedAt === "string") {
+    const move = listMoveClauses(
+      key,
+      write.to,
+      typeof reviewedAt === "string" ? reviewedAt : now.toISOString(),
+    );
+    Object.assign(names, move.names);
+    Object.assign(values, move.values);
+    sets.push(...move.sets);
+    removes.push(...move.removes);
+  }
   let guard = "#status = :from AND #rv = :current";
   if (write.reviewVersion === 0) guard = "#status = :from AND (attribute_not_exists(#rv) OR #rv = :current)";
   values[":current"] = write.reviewVersion;
@@ -76,7 +83,16 @@ export function claimReview(
   key: RecordKey,
   claim: ReviewClaim,
   now: number,
+  options: { readonly takeOver?: boolean } = {},
 ): Promise<boolean> {
+  // An admin's take-over needs only the item to be pending; anyone else needs it free.
+  if (options.takeOver)
+    return table.updateIf("claim", key, {
+      UpdateExpression: "SET #claim = :claim",
+      ConditionExpression: "#status = :pending",
+      ExpressionAttributeNames: { "#status": "status", "#claim": "claim" },
+      ExpressionAttributeValues: { ":pending": "pending_review", ":claim": { ...claim } },
+    });
   return table.updateIf("claim", key, {
     UpdateExpression: "SET #claim = :claim",
     ConditionExpression:
@@ -89,52 +105,4 @@ export function claimReview(
       ":me": claim.reviewerId,
     },
   });
-}
-
-const encodeCursor = (key: Record<string, unknown>) => Buffer.from(JSON.stringify(key)).toString("base64url");
-
-function decodeCursor(cursor: string): Record<string, unknown> {
-  try {
-    const key = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (key && typeof key === "object" && !Array.isArray(key)) return key;
-  } catch {
-    // falls through to the error below
-  }
-  throw new RangeError(`cursor: "${cursor.slice(0, 40)}" is not a page cursor of this list`);
-}
-
-/** One page of the status index, oldest first, with the status's total. */
-export async function pageByStatus(
-  table: TableAccess,
-  status: RecordStatus,
-  { limit, cursor }: { limit: number; cursor?: string },
-): Promise<RecordPage> {
-  const byStatus = {
-    IndexName: STATUS_INDEX,
-    KeyConditionExpression: "#status = :status",
-    ExpressionAttributeNames: { "#status": "status" },
-    ExpressionAttributeValues: { ":status": status },
-  };
-  const page = await table.query({
-    ...byStatus,
-    Limit: limit,
-    ...(cursor ? { ExclusiveStartKey: decodeCursor(cursor) } : {}),
-  });
-  let total = 0;
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const counted = await table.query({
-      ...byStatus,
-      Select: "COUNT",
-      ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-    });
-    total += counted.Count ?? 0;
-    startKey = counted.LastEvaluatedKey;
-  } while (startKey);
-  const records = (page.Items ?? []).map(table.toRecord);
-  // DynamoDB hands back a key even when the page ended exactly at the last record: only offer a
-  // next page when one exists.
-  const next =
-    page.LastEvaluatedKey && records.length === limit ? encodeCursor(page.LastEvaluatedKey) : undefined;
-  return { records, total, ...(next ? { next } : {}) };
 }

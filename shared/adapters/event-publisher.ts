@@ -1,6 +1,7 @@
 /**
  * Publishes pipeline events to EventBridge: at most 10 entries per PutEvents call, and only the
- * entries that failed are retried (PutEvents reports failures per entry).
+ * entries that failed are retried (PutEvents reports failures per entry); a bus that does not
+ * exist is not retried.
  */
 import {
   type EventBridgeClient,
@@ -8,36 +9,39 @@ import {
   type PutEventsRequestEntry,
 } from "@aws-sdk/client-eventbridge";
 import { backoff } from "../domain/backoff.ts";
-import { EventPublishError } from "../domain/errors.ts";
+import { EventBusNotFoundError, EventPublishError } from "../domain/errors.ts";
 import { EVENT_SOURCE, type PipelineEvent, type PublishesEvents } from "../domain/events.ts";
 import { MAX_BATCH } from "../domain/message-queue.ts";
 
 /** PutEvents takes at most this many entries per call. */
 export const PUT_EVENTS_BATCH = MAX_BATCH;
 
-/** Options of {@link EventPublisher}. */
+/** Options of {@link EventPublisher}; the numbers are required (the topology's `EVENT_PUBLISHING`). */
 export interface EventPublisherOptions {
-  /** Tries per entry. @default 4 */
-  readonly attempts?: number;
-  /** First backoff; doubles each try, with full jitter. @default 50 */
-  readonly baseDelayMs?: number;
+  /** Tries per entry. */
+  readonly attempts: number;
+  /** First backoff; doubles each try, with full jitter. */
+  readonly baseDelayMs: number;
   /** The events' source. @default "decision-pipeline" */
   readonly source?: string;
 }
 
 /** Publishes to one event bus. */
 export class EventPublisher implements PublishesEvents {
-  private readonly attempts: number;
-  private readonly baseDelayMs: number;
-  private readonly source: string;
+  /** Tries per entry. */
+  readonly attempts: number;
+  /** First backoff. */
+  readonly baseDelayMs: number;
+  /** The events' source. */
+  readonly source: string;
 
   constructor(
     private readonly client: EventBridgeClient,
     readonly busName: string,
-    options: EventPublisherOptions = {},
+    options: EventPublisherOptions,
   ) {
-    this.attempts = options.attempts ?? 4;
-    this.baseDelayMs = options.baseDelayMs ?? 50;
+    this.attempts = options.attempts;
+    this.baseDelayMs = options.baseDelayMs;
     this.source = options.source ?? EVENT_SOURCE;
   }
 
@@ -60,6 +64,8 @@ export class EventPublisher implements PublishesEvents {
         lastError = failed.map((i) => results[i]?.ErrorCode ?? "no event id").join(", ");
         pending = failed.map((i) => pending[i]!);
       } catch (error) {
+        if ((error as Error).name === "ResourceNotFoundException")
+          throw new EventBusNotFoundError(this.busName, { cause: error });
         lastError = (error as Error).message;
       }
     }
@@ -73,7 +79,7 @@ export class EventPublisher implements PublishesEvents {
 
   private entryOf(event: PipelineEvent): PutEventsRequestEntry {
     return {
-      Source: this.source,
+      Source: event.source ?? this.source,
       DetailType: event.detailType,
       Detail: JSON.stringify(event.detail),
       EventBusName: this.busName,

@@ -1,9 +1,10 @@
 /**
  * The object store in a folder: the local mode's stand-in for the batch bucket. A key maps to a
- * path under the root; writes go through a temporary file and a rename, so a reader never sees
- * half an object.
+ * path under the root; writes (streamed ones too) go through a temporary file and a rename, so a
+ * reader never sees half an object.
  */
-import { createReadStream } from "node:fs";
+import { once } from "node:events";
+import { createReadStream, createWriteStream } from "node:fs";
 import { mkdir, readdir, rename, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join, relative, sep } from "node:path";
 import { checkObjectKey, type ObjectStore, type StoredObject } from "../domain/object-store.ts";
@@ -21,6 +22,28 @@ export class FsObjectStore implements ObjectStore {
     await mkdir(dirname(path), { recursive: true });
     const temporary = `${path}.${process.pid}.${Date.now()}.partial`;
     await writeFile(temporary, body);
+    await rename(temporary, path);
+  }
+
+  async putStream(key: string, body: AsyncIterable<string | Uint8Array>): Promise<void> {
+    const path = this.path(key);
+    await mkdir(dirname(path), { recursive: true });
+    const temporary = `${path}.${process.pid}.${Date.now()}.partial`;
+    const out = createWriteStream(temporary);
+    const failed = once(out, "error").then(([error]) => Promise.reject(error));
+    failed.catch(() => undefined);
+    try {
+      for await (const piece of body) {
+        // Wait for the disk when the stream's buffer is full: memory stays at one piece or so.
+        if (!out.write(piece)) await Promise.race([once(out, "drain"), failed]);
+      }
+      out.end();
+      await Promise.race([once(out, "finish"), failed]);
+    } catch (error) {
+      out.destroy();
+      await rm(temporary, { force: true });
+      throw error;
+    }
     await rename(temporary, path);
   }
 

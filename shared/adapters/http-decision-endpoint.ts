@@ -4,18 +4,18 @@
  * contract reading, and the same retries (backoff with full jitter for connection errors,
  * timeouts, 429 and 5xx; a 4xx other than 408 and 429 refuses the item and is never retried).
  */
-import { MalformedAnswerError, readDecisionAnswer, SYSTEM_ONE_PATH } from "../domain/contracts/system-one.ts";
+import {
+  answerIdsOf,
+  readDecisionAnswer,
+  SYSTEM_ONE_PATH,
+  SystemOneViolationError,
+  systemOneRequest,
+} from "../domain/contracts/system-one/index.ts";
 import type { DecidesItems, EndpointDecision } from "../domain/decision-endpoint.ts";
 import { EndpointRejectedError, EndpointUnavailableError } from "../domain/errors.ts";
 import type { Item } from "../domain/item.ts";
 import type { Policy } from "../domain/policy/policy.ts";
-import {
-  answerIdsOf,
-  clientSettings,
-  type EndpointClientOptions,
-  systemOneRequest,
-  withRetries,
-} from "./decision-endpoint.ts";
+import { type EndpointClientOptions, withRetries } from "./decision-endpoint.ts";
 
 /** The URL requests go to: a bare origin gets the System One path. */
 export function systemOneUrl(url: string): string {
@@ -29,11 +29,13 @@ export function systemOneUrl(url: string): string {
 /** A System One server over HTTP. */
 export class HttpDecisionEndpoint implements DecidesItems {
   readonly url: string;
-  private readonly settings: Required<EndpointClientOptions>;
 
-  constructor(url: string, options: EndpointClientOptions = {}) {
+  constructor(
+    url: string,
+    /** How calls are timed and tried. */
+    readonly settings: EndpointClientOptions,
+  ) {
     this.url = systemOneUrl(url);
-    this.settings = clientSettings(options);
   }
 
   async decide(item: Item, policy: Policy): Promise<EndpointDecision> {
@@ -66,7 +68,7 @@ export class HttpDecisionEndpoint implements DecidesItems {
         return { ...answer, latencyMs: performance.now() - started };
       } catch (error) {
         const message =
-          error instanceof MalformedAnswerError ? error.message : `not JSON (${(error as Error).message})`;
+          error instanceof SystemOneViolationError ? error.message : `not JSON (${(error as Error).message})`;
         throw new EndpointUnavailableError(`${this.url}: ${message}`, { cause: error });
       }
     });

@@ -8,8 +8,10 @@ import {
   type BatchRecord,
   type BatchStore,
   countDelta,
+  type MemberState,
   mayMove,
 } from "../domain/batch.ts";
+import { TABLE_INDEXES } from "../domain/topology.ts";
 
 /** Batches and members in maps; every method copies, so callers never share state with it. */
 export class InMemoryBatchStore implements BatchStore {
@@ -92,10 +94,45 @@ export class InMemoryBatchStore implements BatchStore {
     return this.getBatch(batchId);
   }
 
-  async members(batchId: string): Promise<BatchMember[]> {
-    return [...(this.memberMaps.get(batchId)?.values() ?? [])]
-      .sort((a, b) => (a.itemId < b.itemId ? -1 : a.itemId > b.itemId ? 1 : 0))
-      .map((m) => structuredClone(m));
+  async *memberPages(batchId: string, only?: readonly MemberState[]): AsyncGenerator<BatchMember[]> {
+    const members = this.memberMaps.get(batchId) ?? new Map<string, BatchMember>();
+    // The ids once, sorted; the members themselves are copied a page at a time.
+    const ids = [...members.keys()].sort();
+    for (let i = 0; i < ids.length; i += TABLE_INDEXES.scanPage) {
+      const page = ids
+        .slice(i, i + TABLE_INDEXES.scanPage)
+        .map((id) => members.get(id)!)
+        .filter((m) => !only || only.includes(m.state))
+        .map((m) => structuredClone(m));
+      if (page.length > 0) yield page;
+    }
+  }
+
+  private readonly lines = new Map<string, number>();
+
+  async claimLine(batchId: string, itemId: string, line: number): Promise<number> {
+    const key = `${batchId}|${itemId}`;
+    const held = this.lines.get(key);
+    if (held !== undefined) return held;
+    this.lines.set(key, line);
+    return line;
+  }
+
+  async markFilesStale(batchId: string, now: Date): Promise<boolean> {
+    const batch = this.require(batchId);
+    this.batches.set(batchId, {
+      ...batch,
+      filesVersion: (batch.filesVersion ?? 0) + 1,
+      filesStaleSince: batch.filesStaleSince ?? now.toISOString(),
+    });
+    return batch.filesStaleSince === undefined;
+  }
+
+  async markFilesCurrent(batchId: string, version: number): Promise<boolean> {
+    const { filesStaleSince: _stale, ...batch } = this.require(batchId);
+    if ((batch.filesVersion ?? 0) !== version) return false;
+    this.batches.set(batchId, batch);
+    return true;
   }
 
   private readonly claims = new Map<string, number>();

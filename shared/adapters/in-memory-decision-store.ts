@@ -7,12 +7,18 @@
 import { type DecisionRecord, type RecordStatus, recordKey } from "../domain/decision-record.ts";
 import type {
   CreateOutcome,
+  DecisionFilter,
+  DecisionPage,
+  DecisionSample,
   DecisionStore,
+  PendingSummary,
   RecordKey,
   RecordPage,
   ReviewWrite,
 } from "../domain/decision-store.ts";
 import type { ReviewClaim } from "../domain/review.ts";
+import { sortKeyOf } from "./decision-index-keys.ts";
+import { decodeCursor, encodeCursor } from "./page-cursor.ts";
 
 type Stored = DecisionRecord & { publishLeaseUntil?: number } & Record<string, unknown>;
 
@@ -20,6 +26,7 @@ type Stored = DecisionRecord & { publishLeaseUntil?: number } & Record<string, u
 export class InMemoryDecisionStore implements DecisionStore {
   private readonly records = new Map<string, Stored>();
   private readonly failures = new Map<string, { reason: string; at: string }>();
+  private readonly failureCounts = new Map<string, number>();
 
   private static id(key: RecordKey): string {
     const { pk, sk } = recordKey(key.itemId, key.policyId, key.policyVersion);
@@ -91,25 +98,85 @@ export class InMemoryDecisionStore implements DecisionStore {
     return true;
   }
 
-  async listSince(status: RecordStatus, since: string): Promise<DecisionRecord[]> {
-    return this.sorted(status).filter((record) => record.createdAt >= since);
-  }
-
-  async listByStatus(status: RecordStatus, limit = 50): Promise<DecisionRecord[]> {
-    return this.sorted(status).slice(0, limit);
-  }
-
-  async pageByStatus(status: RecordStatus, options: { limit: number; cursor?: string }): Promise<RecordPage> {
-    const all = this.sorted(status);
-    const start = options.cursor === undefined ? 0 : Number(options.cursor);
-    if (!Number.isInteger(start) || start < 0)
-      throw new RangeError(`cursor: "${options.cursor}" is not a page cursor of this list`);
-    const end = start + options.limit;
+  async pageReviewQueue(query: {
+    policyIds: readonly string[];
+    limit: number;
+    cursor?: string;
+    countCap: number;
+  }): Promise<RecordPage> {
+    const waiting = this.matching(
+      (r) => r.status === "pending_review" && query.policyIds.includes(r.policyId),
+      InMemoryDecisionStore.created,
+    );
+    const page = pageOf(waiting, query, false);
     return {
-      records: all.slice(start, end),
-      total: all.length,
-      ...(end < all.length ? { next: String(end) } : {}),
+      records: page.records,
+      total: Math.min(waiting.length, query.countCap),
+      ...(waiting.length > query.countCap ? { capped: true } : {}),
+      ...(page.next ? { next: page.next } : {}),
     };
+  }
+
+  async pendingOf(policyId: string, countCap: number): Promise<PendingSummary> {
+    const waiting = this.matching(
+      (r) => r.status === "pending_review" && r.policyId === policyId,
+      InMemoryDecisionStore.created,
+    );
+    return {
+      count: Math.min(waiting.length, countCap),
+      ...(waiting.length > countCap ? { capped: true } : {}),
+      ...(waiting[0] ? { oldestCreatedAt: waiting[0].record.createdAt } : {}),
+    };
+  }
+
+  async *reviewedSince(policyId: string, since: string): AsyncGenerator<DecisionRecord> {
+    const reviewedAt = (r: DecisionRecord) => r.reviewedAt ?? r.updatedAt;
+    for (const { record } of this.matching(
+      (r) => r.status === "reviewed" && r.policyId === policyId && reviewedAt(r) >= since,
+      (r) => `${reviewedAt(r)}|${InMemoryDecisionStore.id(r)}`,
+    ))
+      yield record;
+  }
+
+  async *pendingSince(policyId: string, since: string): AsyncGenerator<DecisionRecord> {
+    for (const { record } of this.matching(
+      (r) => r.status === "pending_review" && r.policyId === policyId && r.createdAt >= since,
+      InMemoryDecisionStore.created,
+    ))
+      yield record;
+  }
+
+  async pageDecisions(
+    filter: DecisionFilter,
+    page: { limit: number; cursor?: string },
+  ): Promise<DecisionPage> {
+    const policies = filter.policyId ? [filter.policyId] : filter.policyIds;
+    const admitted = (r: DecisionRecord) =>
+      r.createdAt >= filter.since &&
+      r.createdAt < filter.until &&
+      (!filter.batchId || r.batchId === filter.batchId) &&
+      (r.status === "rejected"
+        ? !filter.route && (!filter.policyId || r.policyId === filter.policyId)
+        : policies.includes(r.policyId) && (!filter.route || r.route === filter.route));
+    return pageOf(this.matching(admitted, InMemoryDecisionStore.created).reverse(), page, true);
+  }
+
+  async sampleDecisions(sample: DecisionSample): Promise<DecisionRecord[]> {
+    const all = this.matching(
+      (r) =>
+        r.status !== "rejected" &&
+        r.policyId === sample.policyId &&
+        r.policyVersion === sample.policyVersion &&
+        r.createdAt >= sample.since &&
+        r.createdAt < sample.until,
+      InMemoryDecisionStore.created,
+    );
+    // Evenly spaced through the window's records when there are more than the sample holds.
+    const step = Math.max(1, all.length / sample.size);
+    return Array.from(
+      { length: Math.min(all.length, sample.size) },
+      (_, i) => all[Math.floor(i * step)]!.record,
+    );
   }
 
   async writeReview(key: RecordKey, write: ReviewWrite, now = new Date()): Promise<boolean> {
@@ -128,17 +195,25 @@ export class InMemoryDecisionStore implements DecisionStore {
     return true;
   }
 
-  async claimReview(key: RecordKey, claim: ReviewClaim, now: number): Promise<boolean> {
+  async claimReview(
+    key: RecordKey,
+    claim: ReviewClaim,
+    now: number,
+    options: { readonly takeOver?: boolean } = {},
+  ): Promise<boolean> {
     const stored = this.records.get(InMemoryDecisionStore.id(key));
     if (stored?.status !== "pending_review") return false;
     const held = stored.claim;
-    if (held && held.until >= now && held.reviewerId !== claim.reviewerId) return false;
+    if (!options.takeOver && held && held.until >= now && held.reviewerId !== claim.reviewerId) return false;
     this.update(stored, { claim: { ...claim } });
     return true;
   }
 
-  async noteFailure(messageId: string, reason: string, now = new Date()): Promise<void> {
+  async noteFailure(messageId: string, reason: string, now = new Date()): Promise<number> {
+    const failures = (this.failureCounts.get(messageId) ?? 0) + 1;
+    this.failureCounts.set(messageId, failures);
     this.failures.set(messageId, { reason: reason.slice(0, 1000), at: now.toISOString() });
+    return failures;
   }
 
   async failureOf(messageId: string): Promise<{ reason: string; at: string } | undefined> {
@@ -150,10 +225,36 @@ export class InMemoryDecisionStore implements DecisionStore {
     Object.assign(stored as Record<string, unknown>, fields);
   }
 
-  private sorted(status: RecordStatus): DecisionRecord[] {
-    return [...this.records.values()]
-      .filter((record) => record.status === status)
-      .sort((a, b) => a.createdAt.localeCompare(b.createdAt))
-      .map(InMemoryDecisionStore.out);
+  /** The sort key of a record in the time-ordered lists, as the DynamoDB store orders them. */
+  private static created(record: DecisionRecord): string {
+    return sortKeyOf(record.createdAt, recordKey(record.itemId, record.policyId, record.policyVersion));
   }
+
+  /** The records that pass, with their sort keys, in sort-key order. */
+  private matching(
+    admits: (record: DecisionRecord) => boolean,
+    sortKey: (record: DecisionRecord) => string,
+  ): { key: string; record: DecisionRecord }[] {
+    return [...this.records.values()]
+      .filter(admits)
+      .map((record) => ({ key: sortKey(record), record: InMemoryDecisionStore.out(record) }))
+      .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+}
+
+/** One page of sorted entries after a cursor (descending lists are already reversed). */
+function pageOf(
+  entries: readonly { key: string; record: DecisionRecord }[],
+  page: { limit: number; cursor?: string },
+  descending: boolean,
+): { records: DecisionRecord[]; next?: string } {
+  const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
+  const start =
+    after === undefined ? 0 : entries.findIndex((e) => (descending ? e.key < after : e.key > after));
+  const rest = start < 0 ? [] : entries.slice(start);
+  const shown = rest.slice(0, page.limit);
+  return {
+    records: shown.map((e) => e.record),
+    ...(rest.length > shown.length ? { next: encodeCursor(shown.at(-1)!.key) } : {}),
+  };
 }

@@ -14,14 +14,25 @@ export const SESSION_COOKIE = "review_session";
 /** Verifies a token and returns the reviewer it names; throws when it is not valid. */
 export type VerifyToken = (token: string) => Promise<Reviewer>;
 
-/** The reviewer named by verified claims (`sub`; name, email or username; `cognito:groups`). */
+/** A verified token that cannot name a reviewer (no subject): refused like an invalid one. */
+export class TokenClaimsError extends Error {
+  override name = "TokenClaimsError";
+}
+
+/**
+ * The reviewer named by verified claims (`sub`; name, email or username; `cognito:groups`, the
+ * array Cognito sends). A token without a non-empty `sub` names nobody and is refused, so a
+ * stored reviewer id is never "undefined"; groups that are not strings are ignored.
+ */
 export function reviewerFromClaims(claims: JwtPayload): Reviewer {
   const text = (value: unknown) => (typeof value === "string" && value ? value : undefined);
+  const sub = text(claims.sub);
+  if (!sub) throw new TokenClaimsError("the token has no subject (sub): it names no reviewer");
   const groups = claims["cognito:groups"];
   return {
-    id: String(claims.sub),
-    name: text(claims.name) ?? text(claims.email) ?? text(claims["cognito:username"]) ?? String(claims.sub),
-    groups: Array.isArray(groups) ? groups.map(String) : [],
+    id: sub,
+    name: text(claims.name) ?? text(claims.email) ?? text(claims["cognito:username"]) ?? sub,
+    groups: Array.isArray(groups) ? groups.filter((g): g is string => typeof g === "string" && g !== "") : [],
   };
 }
 
@@ -66,9 +77,23 @@ export function sessionToken(request: {
   return bearer?.[1] ?? cookieValue(request.cookies, SESSION_COOKIE);
 }
 
-/** The reviewer as the API Gateway authorizer hands it to the integration (strings only). */
+/**
+ * The reviewer as the API Gateway authorizer hands it to the integration (strings only): the
+ * groups as a JSON array, so a group whose name holds a comma stays one group.
+ */
 export function authorizerContext(reviewer: Reviewer): Record<string, string> {
-  return { sub: reviewer.id, name: reviewer.name, groups: reviewer.groups.join(",") };
+  return { sub: reviewer.id, name: reviewer.name, groups: JSON.stringify(reviewer.groups) };
+}
+
+/** The groups of an authorizer context: a JSON array of strings, anything else none. */
+function groupsOf(value: unknown): string[] {
+  if (typeof value !== "string") return [];
+  try {
+    const parsed: unknown = JSON.parse(value);
+    return Array.isArray(parsed) ? parsed.filter((g): g is string => typeof g === "string") : [];
+  } catch {
+    return [];
+  }
 }
 
 /** The reviewer an HTTP API event carries from the Lambda authorizer, if any. */
@@ -80,6 +105,6 @@ export function reviewerFromAuthorizer(event: unknown): Reviewer | undefined {
   return {
     id: context.sub,
     name: typeof context.name === "string" && context.name ? context.name : context.sub,
-    groups: typeof context.groups === "string" && context.groups ? context.groups.split(",") : [],
+    groups: groupsOf(context.groups),
   };
 }

@@ -3,6 +3,7 @@
  */
 import {
   ChangeMessageVisibilityBatchCommand,
+  ChangeMessageVisibilityCommand,
   CreateQueueCommand,
   DeleteMessageBatchCommand,
   GetQueueAttributesCommand,
@@ -18,6 +19,7 @@ import {
   type OutgoingMessage,
   type QueueMessage,
   type ReceiveOptions,
+  type SendOptions,
 } from "../domain/message-queue.ts";
 
 /** One SQS queue. */
@@ -45,8 +47,26 @@ export class SqsQueue implements MessageQueue {
     return output.Attributes?.QueueArn ?? "";
   }
 
-  async send(body: string): Promise<void> {
-    await this.sqs.send(new SendMessageCommand({ QueueUrl: this.url, MessageBody: body }));
+  async send(body: string, options: SendOptions = {}): Promise<string> {
+    const { delaySeconds, attributes } = options;
+    const output = await this.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: this.url,
+        MessageBody: body,
+        ...(delaySeconds ? { DelaySeconds: delaySeconds } : {}),
+        ...(attributes
+          ? {
+              MessageAttributes: Object.fromEntries(
+                Object.entries(attributes).map(([name, value]) => [
+                  name,
+                  { DataType: "String", StringValue: value },
+                ]),
+              ),
+            }
+          : {}),
+      }),
+    );
+    return output.MessageId ?? "";
   }
 
   async sendBatch(messages: readonly OutgoingMessage[]): Promise<{ id: string; reason: string }[]> {
@@ -72,6 +92,10 @@ export class SqsQueue implements MessageQueue {
         WaitTimeSeconds: options.waitSeconds ?? 0,
         ...(options.visibilitySeconds !== undefined ? { VisibilityTimeout: options.visibilitySeconds } : {}),
         MessageSystemAttributeNames: ["All"],
+        // The older name of the same request: the local stand-in reads only this one, and without
+        // it answers no SentTimestamp or receive count (every letter then looked sent just now).
+        AttributeNames: ["All"],
+        MessageAttributeNames: ["All"],
       }),
       options.signal ? { abortSignal: options.signal } : {},
     );
@@ -81,6 +105,11 @@ export class SqsQueue implements MessageQueue {
       receiptHandle: message.ReceiptHandle!,
       sentAt: Number(message.Attributes?.SentTimestamp ?? Date.now()),
       receiveCount: Number(message.Attributes?.ApproximateReceiveCount ?? 0),
+      attributes: Object.fromEntries(
+        Object.entries(message.MessageAttributes ?? {}).flatMap(([name, value]) =>
+          value.StringValue === undefined ? [] : [[name, value.StringValue]],
+        ),
+      ),
     }));
   }
 
@@ -97,6 +126,16 @@ export class SqsQueue implements MessageQueue {
           Entries: entries.map((entry) => ({ ...entry, VisibilityTimeout: 0 })),
         }),
       );
+  }
+
+  async changeVisibility(receiptHandle: string, seconds: number): Promise<void> {
+    await this.sqs.send(
+      new ChangeMessageVisibilityCommand({
+        QueueUrl: this.url,
+        ReceiptHandle: receiptHandle,
+        VisibilityTimeout: seconds,
+      }),
+    );
   }
 
   async depth(): Promise<{ visible: number; inFlight: number }> {

@@ -63,6 +63,16 @@ export interface BatchRecord {
   /** Whether "Batch Completed" and "Batch Reviewed" went out. */
   readonly completedEventPublished?: boolean;
   readonly reviewedEventPublished?: boolean;
+  /** Bumped by each change the files must show once they are due (a label, a late decision). */
+  readonly filesVersion?: number;
+  /** Since when the files lag the members (a rewrite is asked for); absent while they are current. */
+  readonly filesStaleSince?: string;
+}
+
+/** Starts the step that writes a batch's files (deployed: a message on the batch files queue). */
+export interface RequestsBatchFiles {
+  /** Asks for the files of `batchId` to be written, no sooner than `delaySeconds` from now. */
+  request(batchId: string, delaySeconds?: number): Promise<void>;
 }
 
 /** A member's terminal state. */
@@ -175,8 +185,27 @@ export interface BatchStore {
    * and an undo counts the member as not reviewed again. Undefined when the member had no label.
    */
   reviseLabel(batchId: string, itemId: string, label: string | undefined): Promise<BatchRecord | undefined>;
-  /** Every member, in item id order. */
-  members(batchId: string): Promise<BatchMember[]>;
+  /**
+   * Every member (or those in the states `only` names), in item id order, a page at a time: the
+   * files step streams them, so no caller ever holds a whole batch.
+   */
+  memberPages(batchId: string, only?: readonly MemberState[]): AsyncIterable<BatchMember[]>;
+  /**
+   * Records that `line` of the batch's file holds `itemId` unless another line does, in one
+   * conditional write (intake's check for a repeated id): the line that holds it, which is
+   * `line` for an id's first line, also when intake reads the same file again.
+   */
+  claimLine(batchId: string, itemId: string, line: number): Promise<number>;
+  /**
+   * Notes that the batch's files lag its members (bumps `filesVersion`); true when they were
+   * current until this call, so the caller asks for one rewrite per stale period.
+   */
+  markFilesStale(batchId: string, now: Date): Promise<boolean>;
+  /**
+   * Notes that files written from the members as of `filesVersion` = `version` are current;
+   * false when a change came since (they stay stale, and the writer asks again).
+   */
+  markFilesCurrent(batchId: string, version: number): Promise<boolean>;
   /**
    * Claims the right to announce `phase` ("completed" or "reviewed") until `until` (epoch ms):
    * true for one caller at a time, false once the phase's event went out or while another holds

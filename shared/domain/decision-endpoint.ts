@@ -2,7 +2,7 @@
  * The decision endpoint port: what the use cases need from whatever scores items (the SageMaker
  * endpoint, a plain HTTP server, the scorer in process, or a test double).
  */
-import type { DecisionAnswer } from "./contracts/system-one.ts";
+import type { DecisionAnswer } from "./contracts/system-one/index.ts";
 import type { Item } from "./item.ts";
 import type { Policy } from "./policy/policy.ts";
 

@@ -37,6 +37,8 @@ export interface DecisionRecord {
   readonly modelSha256?: string;
   readonly promptSha256?: string;
   readonly promptVersion?: string;
+  /** Why the policy's certificate did not hold for this decision ("certificate stale: model changed"). */
+  readonly certificateProblem?: string;
   /** "cyclic" when the distribution averages the rotations of the options (policy optionOrder). */
   readonly optionOrder?: "declared" | "cyclic";
   readonly latencyMs?: number;

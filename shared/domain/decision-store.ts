@@ -1,11 +1,13 @@
 /**
  * The decision store port: what the pipeline needs from the decisions table, as an interface with
- * two implementations that pass one contract suite (`test/unit/decision-store.contract.ts`):
+ * two implementations that pass one contract suite (`test/helpers/decision-store.contract.ts`):
  * DynamoDB (`shared/adapters/dynamodb-decision-store.ts`, the real path) and in memory
  * (`shared/adapters/in-memory-decision-store.ts`, for tests of the use cases without servers).
  */
 import type { DecisionRecord, RecordStatus } from "./decision-record.ts";
 import type { ReviewClaim, ReviewEntry } from "./review.ts";
+import type { Route } from "./routing.ts";
+import { TABLE_INDEXES } from "./topology.ts";
 
 /** A record's key: item, policy and policy version. */
 export type RecordKey = Pick<DecisionRecord, "itemId" | "policyId" | "policyVersion">;
@@ -33,13 +35,63 @@ export interface ReviewWrite {
   readonly entry?: ReviewEntry;
 }
 
-/** One page of records in a status, oldest first. */
+/** One page of the review queue, oldest first. */
 export interface RecordPage {
   readonly records: DecisionRecord[];
   /** Opaque cursor of the next page, when there is one. */
   readonly next?: string;
-  /** How many records are in the status in all. */
+  /** How many items wait in all, counted up to the cap the caller gave. */
   readonly total: number;
+  /** True when the count stopped at its cap: at least `total` wait. */
+  readonly capped?: boolean;
+}
+
+/** A policy's review backlog, read with bounded queries. */
+export interface PendingSummary {
+  /** Items waiting, counted up to the cap the caller gave. */
+  readonly count: number;
+  /** True when the count stopped at its cap. */
+  readonly capped?: boolean;
+  /** When the oldest waiting item was decided (ISO time); absent when none waits. */
+  readonly oldestCreatedAt?: string;
+}
+
+/** Which decisions {@link DecisionStore.pageDecisions} lists: a time window, filtered in the query. */
+export interface DecisionFilter {
+  /** Created at or after (ISO time). */
+  readonly since: string;
+  /** Created before (ISO time). */
+  readonly until: string;
+  /** Only this policy's decisions (and its rejected items). */
+  readonly policyId?: string;
+  /**
+   * The policies an unfiltered list reads (the registry's ids); with no `policyId`, every rejected
+   * item is listed too, an unknown policy's included.
+   */
+  readonly policyIds: readonly string[];
+  /** Only decisions routed so (rejected items have no route, so none of them). */
+  readonly route?: Route;
+  readonly batchId?: string;
+}
+
+/** One page of decisions, newest first. */
+export interface DecisionPage {
+  readonly records: DecisionRecord[];
+  /** Opaque cursor of the next page, when there may be one. */
+  readonly next?: string;
+}
+
+/** What {@link DecisionStore.sampleDecisions} samples. */
+export interface DecisionSample {
+  readonly policyId: string;
+  readonly policyVersion: number;
+  /** The window: created at or after `since`, before `until` (ISO times). */
+  readonly since: string;
+  readonly until: string;
+  /** Most records returned; every one of the window when it holds no more. */
+  readonly size: number;
+  /** Equal parts of the window the sample is spread over. */
+  readonly slices: number;
 }
 
 /** Reads and writes decision records. */
@@ -78,21 +130,79 @@ export interface DecisionStore {
    * keyed by event id. True when this call set it; false when it was set (a duplicate event).
    */
   setOnce(key: RecordKey, field: string, value: string): Promise<boolean>;
-  /** Every record in `status` created at or after `since` (ISO time), across pages. */
-  listSince(status: RecordStatus, since: string): Promise<DecisionRecord[]>;
-  /** Records in `status`, oldest first (the review queue for `pending_review`). */
-  listByStatus(status: RecordStatus, limit?: number): Promise<DecisionRecord[]>;
-  /** One page of records in `status`, oldest first, from `cursor` (a previous page's `next`). */
-  pageByStatus(status: RecordStatus, options: { limit: number; cursor?: string }): Promise<RecordPage>;
+  /**
+   * One page of the items waiting for review under `policyIds`, oldest first, from `cursor` (a
+   * previous page's `next`), with how many wait, counted up to `countCap`. A foreign cursor is a
+   * RangeError.
+   */
+  pageReviewQueue(query: {
+    policyIds: readonly string[];
+    limit: number;
+    cursor?: string;
+    countCap: number;
+  }): Promise<RecordPage>;
+  /** How many of a policy's items wait for review (counted up to `countCap`), and the oldest one's time. */
+  pendingOf(policyId: string, countCap: number): Promise<PendingSummary>;
+  /**
+   * The reviewed records of a policy (any version) whose label was given at or after `since` (ISO
+   * time), read a page at a time, in no particular order: what calibration and audits read.
+   */
+  reviewedSince(policyId: string, since: string): AsyncIterable<DecisionRecord>;
+  /**
+   * The records of a policy (any version) waiting for review that were decided at or after
+   * `since` (ISO time), read a page at a time, in no particular order: the audit samples not yet
+   * labelled, which the audit estimate counts as drawn.
+   */
+  pendingSince(policyId: string, since: string): AsyncIterable<DecisionRecord>;
+  /** One page of decisions, newest first, from `cursor` (a previous page's `next`). */
+  pageDecisions(filter: DecisionFilter, page: { limit: number; cursor?: string }): Promise<DecisionPage>;
+  /**
+   * Decided records of a policy version in a window, at most `size`, spread over the window's
+   * slices (all of them when the window holds no more): reads never grow with the traffic.
+   */
+  sampleDecisions(sample: DecisionSample): Promise<DecisionRecord[]>;
   /** Applies a review write; false when the guard failed (someone else wrote first). */
   writeReview(key: RecordKey, write: ReviewWrite, now?: Date): Promise<boolean>;
   /**
    * Claims a pending item for `claim.reviewerId` until `claim.until`; false when the item is not
-   * pending or another reviewer holds a claim that has not expired at `now` (epoch ms).
+   * pending or another reviewer holds a claim that has not expired at `now` (epoch ms), unless
+   * `takeOver` (an admin taking the item over) replaces that claim.
    */
-  claimReview(key: RecordKey, claim: ReviewClaim, now: number): Promise<boolean>;
-  /** Notes why a message failed, keyed by its SQS message id (replay filters on it). */
-  noteFailure(messageId: string, reason: string, now?: Date): Promise<void>;
+  claimReview(
+    key: RecordKey,
+    claim: ReviewClaim,
+    now: number,
+    options?: { readonly takeOver?: boolean },
+  ): Promise<boolean>;
+  /**
+   * Notes why a message failed, keyed by its SQS message id (replay filters on it), and returns
+   * how many failures are noted for it so far (the decide function dead-letters at its limit).
+   */
+  noteFailure(messageId: string, reason: string, now?: Date): Promise<number>;
   /** The last failure noted for a message, if any. */
   failureOf(messageId: string): Promise<{ reason: string; at: string } | undefined>;
+}
+
+/**
+ * Every decision the filter admits, newest first, a page at a time (memory stays at one page):
+ * for operator tools that must see them all (`decide status`, the local mode's summary).
+ */
+export async function* everyDecision(
+  store: DecisionStore,
+  filter: DecisionFilter,
+): AsyncGenerator<DecisionRecord> {
+  let cursor: string | undefined;
+  do {
+    const page = await store.pageDecisions(filter, {
+      limit: TABLE_INDEXES.batchGetKeys,
+      ...(cursor ? { cursor } : {}),
+    });
+    yield* page.records;
+    cursor = page.next;
+  } while (cursor);
+}
+
+/** The widest window: every decision up to `now`. */
+export function allTime(now: Date): { since: string; until: string } {
+  return { since: "1970-01-01T00:00:00.000Z", until: new Date(now.getTime() + 1).toISOString() };
 }

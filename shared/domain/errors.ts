@@ -1,6 +1,7 @@
 /**
  * Errors of the pipeline's adapters. Transient ones are retried (the SQS message comes back);
- * permanent ones are recorded and never retried.
+ * permanent ones are recorded and never retried. An overloaded endpoint is neither: the item is
+ * fine and waits its turn in its queue, without counting as a failure.
  */
 
 /** Base class: `transient` says whether retrying can help. */
@@ -23,6 +24,39 @@ export class EndpointUnavailableError extends PipelineError {
   }
 }
 
+/** Why the endpoint was too busy for an item. */
+export const OVERLOAD_REASONS = [
+  /** Its admission queue was full (503 `queue_full`). */
+  "queue_full",
+  /** SageMaker throttled the call (`ThrottlingException`, 429). */
+  "throttled",
+  /** The model is still loading, or a serverless instance still starting (503 `model_loading`, `ModelNotReadyException`). */
+  "model_not_ready",
+  /** The item waited past the endpoint's deadline behind others (504 `deadline_exceeded`). */
+  "deadline_exceeded",
+  /** The instance is shutting down (503 `shutting_down`), or SageMaker answered 503 itself. */
+  "unavailable",
+] as const;
+
+/** Why the endpoint was too busy for an item. */
+export type OverloadReason = (typeof OVERLOAD_REASONS)[number];
+
+/**
+ * The endpoint was too busy for the item (see {@link OVERLOAD_REASONS}): not a failure of the
+ * item. It is not tried again at once, which would only add load; it goes back to its queue with
+ * a growing visibility backoff and never counts toward its failure limit.
+ */
+export class EndpointOverloadedError extends PipelineError {
+  override name = "EndpointOverloadedError";
+  constructor(
+    message: string,
+    readonly reason: OverloadReason,
+    options?: ErrorOptions,
+  ) {
+    super(message, true, options);
+  }
+}
+
 /** The endpoint refused the item itself (4xx): retrying cannot help. */
 export class EndpointRejectedError extends PipelineError {
   override name = "EndpointRejectedError";
@@ -40,6 +74,17 @@ export class EventPublishError extends PipelineError {
   override name = "EventPublishError";
   constructor(message: string, options?: ErrorOptions) {
     super(message, true, options);
+  }
+}
+
+/** The event bus named does not exist: retrying cannot help. */
+export class EventBusNotFoundError extends PipelineError {
+  override name = "EventBusNotFoundError";
+  constructor(
+    readonly busName: string,
+    options?: ErrorOptions,
+  ) {
+    super(`event bus "${busName}" does not exist`, false, options);
   }
 }
 

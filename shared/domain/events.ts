@@ -30,6 +30,8 @@ export interface PipelineEvent {
   readonly detail: Record<string, unknown>;
   /** Stable readable key for logs (event kind, item id, policy version). */
   readonly eventKey: string;
+  /** The source, when not the publisher's own (an upstream event put on the bus again by a replay). */
+  readonly source?: string;
 }
 
 /** The stable id of an event: the same facts always give the same id. */

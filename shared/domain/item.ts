@@ -5,7 +5,7 @@
 
 import { z } from "zod";
 import { BATCH_ID_PATTERN } from "./batch.ts";
-import { jsonStructureProblem } from "./contracts/json.ts";
+import { jsonStructureProblem, ownValue } from "./contracts/json.ts";
 
 /** Largest item, serialized, in bytes (the SQS message limit). */
 export const MAX_ITEM_BYTES = 256 * 1024;
@@ -16,31 +16,57 @@ export const MAX_ITEM_DEPTH = 32;
 /** Allowed item ids: the upstream key, also the idempotency key together with the policy version. */
 export const ITEM_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
 
-const stateSchema = z.union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown())]);
+/** What a JSON value is, for messages: "a number", "an array", "null". */
+export function kindOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object") return "an object";
+  return `a ${typeof value}`;
+}
 
-export const itemSchema = z
-  .object({
+/** A zod message for a value that is missing or of the wrong type: what was needed, what came. */
+const needs =
+  (what: string) =>
+  (issue: { input?: unknown }): string =>
+    issue.input === undefined ? `required, ${what}` : `must be ${what}, got ${kindOf(issue.input)}`;
+
+const stateSchema = z.union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown())], {
+  error: needs("a string, an object or an array"),
+});
+
+const ITEM_FIELDS = ["id", "policy", "state", "metadata", "redecide", "batchId"] as const;
+
+export const itemSchema = z.strictObject(
+  {
     id: z
-      .string()
+      .string({ error: needs("a non-empty string") })
       .regex(
         ITEM_ID_PATTERN,
         "must be 1 to 128 characters: letters, digits and . _ : / -, starting with a letter or digit",
       ),
-    policy: z.string().min(1, "must name a policy"),
+    policy: z.string({ error: needs("the id of a policy") }).min(1, "must name a policy"),
     state: stateSchema,
-    metadata: z.record(z.string(), z.unknown()).optional(),
+    metadata: z.record(z.string(), z.unknown(), { error: needs("an object") }).optional(),
     /**
      * Decide again under the policy's current version although an earlier version decided this
      * item (a deliberate re-decision; without it a duplicate is never decided twice).
      */
-    redecide: z.boolean().optional(),
+    redecide: z.boolean({ error: needs("true or false") }).optional(),
     /** The batch the item came in (set by batch intake; counted in the batch's progress). */
     batchId: z
-      .string()
+      .string({ error: needs("a batch id") })
       .regex(BATCH_ID_PATTERN, "must be a batch id (b- and 6 to 60 lowercase letters, digits or dashes)")
       .optional(),
-  })
-  .strict();
+  },
+  {
+    error: (issue) => {
+      if (issue.code === "unrecognized_keys")
+        return `unknown field ${issue.keys.map((k) => JSON.stringify(k)).join(", ")} (an item has ${ITEM_FIELDS.join(", ")})`;
+      if (issue.code === "invalid_type") return `must be a JSON object, got ${kindOf(issue.input)}`;
+      return undefined;
+    },
+  },
+);
 
 /** An item to decide. */
 export type Item = z.infer<typeof itemSchema>;
@@ -112,7 +138,18 @@ export function parseItem(text: string, knownPolicy?: (id: string) => boolean): 
       typeof id === "string" && ITEM_ID_PATTERN.test(id) && !problems.some((p) => p.field === "id");
     return { ok: false, problems, ...(readable ? { id } : {}) };
   }
-  return { ok: true, item: parsed.data };
+  // zod rebuilds records by assignment, which drops a `__proto__` key: the item keeps the values
+  // JSON.parse made, where such a key is plain data (an own property, never the prototype).
+  const source = json as Record<string, unknown>;
+  const metadata = ownValue(source, "metadata") as Item["metadata"];
+  return {
+    ok: true,
+    item: {
+      ...parsed.data,
+      state: ownValue(source, "state") as Item["state"],
+      ...(metadata ? { metadata } : {}),
+    },
+  };
 }
 
 function idOf(text: string): { id?: string } {

@@ -13,12 +13,22 @@ export interface QueueMessage {
   /** When it was first sent (epoch milliseconds). */
   readonly sentAt: number;
   readonly receiveCount: number;
+  /** Its message attributes with string values (EventBridge's dead letters carry ERROR_CODE and the like). */
+  readonly attributes?: Readonly<Record<string, string>>;
 }
 
 /** One entry of a batch send: `id` is the caller's, echoed back when the entry fails. */
 export interface OutgoingMessage {
   readonly id: string;
   readonly body: string;
+}
+
+/** Options of {@link MessageQueue.send}. */
+export interface SendOptions {
+  /** Seconds before receivers see it (0 to 900). @default 0 */
+  readonly delaySeconds?: number;
+  /** String message attributes (EventBridge's dead letters carry ERROR_CODE and the like). */
+  readonly attributes?: Readonly<Record<string, string>>;
 }
 
 /** Options of {@link MessageQueue.receive}. */
@@ -36,7 +46,11 @@ export interface ReceiveOptions {
 export interface MessageQueue {
   /** The queue's address (an SQS queue URL). */
   readonly url: string;
-  send(body: string): Promise<void>;
+  /**
+   * Sends one message; returns its message id. `delaySeconds` holds it back from receivers
+   * (SQS allows 0 to 900); `attributes` travel as string message attributes.
+   */
+  send(body: string, options?: SendOptions): Promise<string>;
   /** Sends up to 10 messages in one call; returns the entries that failed, with the reason. */
   sendBatch(messages: readonly OutgoingMessage[]): Promise<{ id: string; reason: string }[]>;
   receive(options?: ReceiveOptions): Promise<QueueMessage[]>;
@@ -44,8 +58,20 @@ export interface MessageQueue {
   delete(receiptHandles: readonly string[]): Promise<void>;
   /** Makes received messages visible again at once (any number; batched by 10). */
   release(receiptHandles: readonly string[]): Promise<void>;
+  /** Keeps a received message hidden for `seconds` from now (whole seconds, at most 12 hours). */
+  changeVisibility(receiptHandle: string, seconds: number): Promise<void>;
   /** Approximate counts: waiting to be received, and received but not yet deleted. */
   depth(): Promise<{ visible: number; inFlight: number }>;
+}
+
+/**
+ * Finds queues by ARN: the queue an SQS record came from (its `eventSourceARN`), and the
+ * dead-letter queue that queue's redrive policy names.
+ */
+export interface QueueDirectory {
+  queue(arn: string): Promise<MessageQueue>;
+  /** Undefined when the queue has no redrive policy. */
+  deadLetterQueueOf(arn: string): Promise<MessageQueue | undefined>;
 }
 
 /** The largest batch SQS (and PutEvents) take in one call. */

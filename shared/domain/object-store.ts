@@ -4,7 +4,8 @@
  * (`test/helpers/object-store.contract.ts`): S3 (`shared/adapters/s3-object-store.ts`, deployed,
  * also tested against moto's S3 on loopback) and a folder (`shared/adapters/fs-object-store.ts`,
  * the local mode's stand-in for the bucket). Reads are streams so that a file of any size is read
- * line by line with flat memory.
+ * line by line with flat memory, and so can writes be: `putStream` takes the object's pieces as
+ * they are produced (S3: a multipart upload, one part in memory at a time).
  */
 
 /** One stored object, as a listing shows it. */
@@ -18,6 +19,11 @@ export interface StoredObject {
 export interface ObjectStore {
   /** Writes `body` under `key`, replacing what was there. */
   put(key: string, body: string | Uint8Array): Promise<void>;
+  /**
+   * Writes the pieces `body` yields under `key`, replacing what was there once the last piece is
+   * written (a reader never sees part of it); if `body` throws, nothing is written.
+   */
+  putStream(key: string, body: AsyncIterable<string | Uint8Array>): Promise<void>;
   /** The object's bytes as a stream; undefined when there is none. */
   read(key: string): Promise<AsyncIterable<Uint8Array> | undefined>;
   /** The objects whose keys start with `prefix`, in key order. */

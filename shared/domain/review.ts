@@ -57,6 +57,41 @@ export function claimedByOther(claim: ReviewClaim | undefined, reviewer: Reviewe
   return claim !== undefined && claim.until >= now && claim.reviewerId !== reviewer.id;
 }
 
+/** The parts of a decision record that decide whether someone may answer it. */
+export interface AnswerableRecord {
+  readonly status: string;
+  readonly claim?: ReviewClaim | undefined;
+  readonly disputed?: boolean | undefined;
+  readonly firstReview?: { readonly reviewerId: string } | undefined;
+}
+
+/**
+ * Whether `reviewer` may answer the item at `now`: `ok`, or why not. `holder` is set when the
+ * only obstacle is another reviewer's claim, which an admin may take over.
+ */
+export type Answerability =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly reason: string; readonly holder?: ReviewClaim };
+
+/** Who may answer an item now: pending, not held by someone else, and the audit rules. */
+export function answerability(record: AnswerableRecord, reviewer: Reviewer, now: number): Answerability {
+  if (record.status !== "pending_review")
+    return { ok: false, reason: `This item is ${record.status.replace("_", " ")}.` };
+  if (record.disputed && !isAdmin(reviewer))
+    return { ok: false, reason: "Two reviewers disagreed: an admin gives the final label." };
+  if (!record.disputed && record.firstReview?.reviewerId === reviewer.id)
+    return {
+      ok: false,
+      reason: "You gave the first audit label: a second, different reviewer answers now.",
+    };
+  if (claimedByOther(record.claim, reviewer, now)) {
+    const holder = record.claim!;
+    const until = new Date(holder.until).toISOString().slice(11, 16);
+    return { ok: false, reason: `${holder.reviewerName} is reviewing this item until ${until} UTC.`, holder };
+  }
+  return { ok: true };
+}
+
 /** How often two reviewers of the same audit sample agreed. */
 export interface ReviewerAgreement {
   /** Items labelled by two different reviewers. */
@@ -66,12 +101,13 @@ export interface ReviewerAgreement {
 }
 
 /**
- * Agreement over reviewed records: a record with a first audit label was reviewed twice; it
- * agreed unless it was disputed (the second reviewer chose differently and an admin settled it).
+ * Agreement over reviewed records and disputed ones: a record with a first audit label, or one
+ * marked disputed, was reviewed twice; it agreed unless it was disputed (the second reviewer chose
+ * differently; an admin settles it, or has settled it).
  */
 export function reviewerAgreement(
   records: readonly { firstReview?: unknown; disputed?: boolean }[],
 ): ReviewerAgreement {
-  const pairs = records.filter((r) => r.firstReview !== undefined);
+  const pairs = records.filter((r) => r.firstReview !== undefined || r.disputed === true);
   return { pairs: pairs.length, agreed: pairs.filter((r) => !r.disputed).length };
 }

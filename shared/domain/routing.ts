@@ -4,6 +4,7 @@
  */
 import { createHash } from "node:crypto";
 import { type AuditInclusion, auditInclusion } from "./audit/bands.ts";
+import { certificateProblem, type ScoredBy } from "./calibration/provenance.ts";
 import type { Policy } from "./policy/policy.ts";
 import { argmax } from "./probability.ts";
 
@@ -19,6 +20,7 @@ export const ROUTE_REASONS = [
   "option_needs_review",
   "audit_sample",
   "off_options",
+  "uncertified",
 ] as const;
 export type RouteReason = (typeof ROUTE_REASONS)[number];
 
@@ -35,6 +37,11 @@ export interface Routing {
    * and the chance it was drawn. Absent for decisions people get for any other reason.
    */
   readonly audit?: AuditInclusion;
+  /**
+   * Why the policy's certificate does not hold for this decision ("certificate stale: model
+   * changed"), when the policy carries one or requires one.
+   */
+  readonly certificateProblem?: string;
 }
 
 /**
@@ -50,15 +57,19 @@ export function auditDraw(itemId: string, policy: Pick<Policy, "id" | "version">
  * Routes a calibrated distribution (in the policy's option order). People get it when the top
  * option is out of scope, the option letters held less of the model's probability than the
  * policy's `minAllowedTokenMass` (the item fits none of the options), the top option is below
- * the threshold or not automatable, or the item is drawn for audit (at its confidence band's
- * rate, see `audit/bands.ts`). `allowedTokenMass` is null or
- * absent when it was not read; the guard then does not apply.
+ * the threshold or not automatable, the policy's certificate does not hold where the policy
+ * requires one or certified no threshold (`uncertified`: it would otherwise have been automated),
+ * or the item is drawn for audit (at its confidence band's rate, see `audit/bands.ts`).
+ * `allowedTokenMass` is null or absent when it was not read; the guard then does not apply.
+ * `scoredBy` (model and prompt layout) is checked against the certificate; the problem found is
+ * returned either way, so that the record flags it.
  */
 export function routeDecision(
   policy: Policy,
   probabilities: readonly number[],
   itemId: string,
   allowedTokenMass?: number | null,
+  scoredBy?: ScoredBy,
 ): Routing {
   if (probabilities.length !== policy.options.length) {
     throw new RangeError(
@@ -68,11 +79,15 @@ export function routeDecision(
   const top = argmax(probabilities);
   const option = policy.options[top]!;
   const topProbability = probabilities[top]!;
+  const problem =
+    policy.certificate || policy.requireCertificate ? certificateProblem(policy, scoredBy) : undefined;
+  const flagged = problem ? { certificateProblem: problem } : {};
   const human = (reason: RouteReason): Routing => ({
     route: "human",
     reason,
     chosen: option.id,
     topProbability,
+    ...flagged,
   });
   if (option.id === policy.outOfScopeOption) return human("out_of_scope");
   if (
@@ -83,7 +98,9 @@ export function routeDecision(
     return human("off_options");
   if (topProbability < policy.autoThreshold) return human("below_threshold");
   if (!option.automate) return human("option_needs_review");
+  if (problem && (policy.requireCertificate || policy.certificate?.threshold === null))
+    return human("uncertified");
   const audit = auditInclusion(policy, topProbability);
   if (auditDraw(itemId, policy) < audit.inclusionProbability) return { ...human("audit_sample"), audit };
-  return { route: "auto", reason: "confident", chosen: option.id, topProbability, audit };
+  return { route: "auto", reason: "confident", chosen: option.id, topProbability, audit, ...flagged };
 }

@@ -5,8 +5,8 @@
  * record beside the live one, with the route it would have taken; nothing acts on it.
  */
 import { createHash } from "node:crypto";
-import { calibratedProbabilities } from "./calibration/calibrated.ts";
-import type { DecisionAnswer } from "./contracts/system-one.ts";
+import { calibratedProbabilities } from "./calibration/map.ts";
+import type { DecisionAnswer } from "./contracts/system-one/response.ts";
 import type { Policy } from "./policy/policy.ts";
 import { type Route, type RouteReason, routeDecision } from "./routing.ts";
 
@@ -48,7 +48,7 @@ export function shadowScore(
   itemId: string,
   latencyMs: number,
 ): ShadowScore {
-  const probabilities = calibratedProbabilities(candidate, answer.logits);
+  const probabilities = calibratedProbabilities(answer.logits, candidate);
   const routing = routeDecision(candidate, probabilities, itemId, answer.allowedTokenMass);
   return {
     policyVersion: candidate.version,

@@ -4,8 +4,12 @@
  * the two cannot drift apart.
  */
 
+import measured from "./capacity/measured-times.json" with { type: "json" };
 import type { EventPattern } from "./event-pattern.ts";
 import { EVENT_SOURCE } from "./events.ts";
+
+// The batch jobs' numbers have a file of their own; they are part of the topology all the same.
+export * from "./topology/batch.ts";
 
 /**
  * The custom metrics: one namespace, and the `service` dimension each function emits them under
@@ -19,6 +23,7 @@ export const METRICS = {
     autoAction: "auto-action",
     reviewBacklog: "review-backlog",
     audit: "audit",
+    batchFiles: "batch-files",
   },
   /** The review backlog's metrics and their dimension. */
   pendingReviews: "PendingReviews",
@@ -30,31 +35,83 @@ export const METRICS = {
   policyDimension: "policy",
 } as const;
 
-/** Receives before a message goes to the dead-letter queue. */
+/** Receives before a message of a target's queue (auto action, review, rejected) goes to its dead-letter queue. */
 export const MAX_RECEIVE_COUNT = 5;
+
+/**
+ * The decide function's queues (intake, batch lane). SQS counts every receive toward
+ * `maxReceiveCount`, an overload return included, so it cannot tell a busy endpoint from a
+ * failing item: the decide function counts the item's own failures and dead-letters it itself
+ * after `maxItemFailures`; an item the endpoint was too busy for goes back with a growing
+ * visibility backoff and counts as no failure. SQS's limit is a backstop for a handler that never
+ * reports (a crash every time: 1,000 receives × the 12-minute visibility, about 8 days), which
+ * overload alone reaches only after days; both stay within the 14 days of retention.
+ */
+export const DECIDE_QUEUES = {
+  maxItemFailures: 5,
+  /** SQS's own receive limit (its maximum), the backstop. */
+  maxReceiveCount: 1000,
+  retentionDays: 14,
+  /**
+   * An overloaded item's visibility: `firstSeconds` doubled per receive up to `maxSeconds` (it
+   * comes back soon after an overload ends), drawn between half and all of it to spread returns.
+   */
+  overloadBackoff: { firstSeconds: 30, maxSeconds: 900 },
+} as const;
 
 /** The decide function's settings (the queue's visibility timeout is six times its timeout, as AWS advises). */
 export const DECIDE_FUNCTION = {
   memoryMiB: 512,
   /** Above the longest an item can take (endpointAttempts × endpointTimeoutMs plus backoff). */
   timeoutSeconds: 120,
+  /** Most records per invocation; `decideConcurrency` (`capacity-plan.ts`) picks the batch size at or below it. */
   batchSize: 10,
   maxBatchingWindowSeconds: 1,
-  /** Concurrent batches per endpoint instance: one model evaluates one request at a time. */
+  /** Concurrent intake batches per endpoint instance at the scaling maximum (one waits while one runs). */
   concurrencyPerInstance: 2,
-  /** Per call; with 3 tries and backoff an item takes at most about 76 s, under the 120 s timeout. */
-  endpointTimeoutMs: 25_000,
-  endpointAttempts: 3,
   /**
-   * Items per InvokeEndpoint call (one SQS batch): 10 fresh 200-token decisions take about 16 s
-   * on ml.c6i.xlarge for the 0.5B model (1.6 s each, docs/benchmarks.md), under the 25 s try
-   * with 1.5x margin and far under SageMaker's 60 s; bodies are split at 3.5 MB (limit 6 MB).
+   * Per call, under SageMaker's 60 s per invocation with room for its own overhead; 2 tries and
+   * backoff take at most about 100 s, under the 120 s timeout. An overloaded endpoint is not
+   * tried again: the item goes back to its queue instead.
+   */
+  endpointTimeoutMs: 50_000,
+  endpointAttempts: 2,
+  /** First backoff between tries; doubles each try, with full jitter. */
+  endpointBaseDelayMs: 100,
+  /**
+   * Most items per InvokeEndpoint call: the records of one SQS batch go in one call (bodies split
+   * at 3.5 MB, limit 6 MB); `decideConcurrency` (`capacity-plan.ts`) sizes the batch so they fit the deadline.
    */
   endpointBatchItems: 10,
   /** How long the first item of a batch waits for the others (each does a table read first). */
   endpointBatchWindowMs: 20,
+  /** Largest request body per batched call (SageMaker real-time takes 6 MB, serverless 4 MB). */
+  endpointBatchBodyBytes: 3.5 * 1024 * 1024,
   publishLeaseMs: 60_000,
 } as const;
+
+/** How the endpoint clients call the endpoint (the decide function's settings, in the clients' words). */
+export const ENDPOINT_CALLS = {
+  timeoutMs: DECIDE_FUNCTION.endpointTimeoutMs,
+  attempts: DECIDE_FUNCTION.endpointAttempts,
+  baseDelayMs: DECIDE_FUNCTION.endpointBaseDelayMs,
+} as const;
+
+/** How the batching endpoint client groups items into one call. */
+export const ENDPOINT_BATCHING = {
+  maxItems: DECIDE_FUNCTION.endpointBatchItems,
+  windowMs: DECIDE_FUNCTION.endpointBatchWindowMs,
+  maxBodyBytes: DECIDE_FUNCTION.endpointBatchBodyBytes,
+} as const;
+
+/**
+ * `decide calibrate` against a deployed or HTTP endpoint: two more tries than the decide
+ * function, because a row that fails there is lost from the fit rather than redelivered.
+ */
+export const CALIBRATION_ENDPOINT_CALLS = { ...ENDPOINT_CALLS, attempts: 5 } as const;
+
+/** Publishing to EventBridge: tries per entry (only failed entries are sent again) and the first backoff. */
+export const EVENT_PUBLISHING = { attempts: 4, baseDelayMs: 50 } as const;
 
 /**
  * The decide function's endpoint calls against a serverless endpoint: a cold start (image pull
@@ -72,9 +129,9 @@ export const TARGET_FUNCTION = { memoryMiB: 256, timeoutSeconds: 30, batchSize: 
 export const TARGET_VISIBILITY_SECONDS = TARGET_FUNCTION.timeoutSeconds * 6;
 
 /**
- * The endpoint's own per-request deadline (waiting included): below the decide function's
- * per-call timeout, so the server gives up on a request before its client does and never
- * evaluates one nobody waits for.
+ * The endpoint's own per-request deadline (waiting in its admission queue included; one deadline
+ * for all items of a batched call): below the decide function's per-call timeout, so the server
+ * gives up on a request before its client does and never evaluates one nobody waits for.
  */
 export const ENDPOINT_DEADLINE_MS = DECIDE_FUNCTION.endpointTimeoutMs - 2_000;
 
@@ -105,8 +162,14 @@ export const RULES = {
 /** Name of a rule. */
 export type RuleName = keyof typeof RULES;
 
+/**
+ * Delivery from a rule to its target: retries with backoff for up to a day, then the event goes
+ * to the rule's own dead-letter queue (from which `decide replay` puts it on the bus again).
+ */
+export const RULE_DELIVERY = { retryAttempts: 8, maxEventAgeHours: 24 } as const;
+
 /** DynamoDB actions on the decisions table. */
-export type TableAction = "GetItem" | "PutItem" | "UpdateItem" | "Query";
+export type TableAction = "GetItem" | "PutItem" | "UpdateItem" | "Query" | "BatchGetItem";
 
 /**
  * What each function may do to the decisions table: the least its code needs (never DeleteItem,
@@ -120,22 +183,40 @@ export const TABLE_ACCESS = {
   AutoAction: ["GetItem", "UpdateItem"],
   /** get, the set-once ledger. */
   ReviewIntake: ["GetItem", "UpdateItem"],
-  /** the queue (Query on the status index), get, the conditional transition. */
-  Review: ["GetItem", "UpdateItem", "Query"],
-  ReviewPage: ["GetItem", "UpdateItem", "Query"],
+  /** the queue and the decisions view (Query on an index, BatchGetItem of a page), get, the conditional transition. */
+  Review: ["GetItem", "UpdateItem", "Query", "BatchGetItem"],
+  ReviewPage: ["GetItem", "UpdateItem", "Query", "BatchGetItem"],
   /** failure notes. */
   Replay: ["GetItem"],
-  /** recent decisions (Query on the status index). */
-  Drift: ["Query"],
-  /** the pending items (Query on the status index). */
+  /** the sample of recent decisions (Query on the time index, BatchGetItem of the sample). */
+  Drift: ["Query", "BatchGetItem"],
+  /** each policy's pending count and oldest item (Query on the list index, keys only). */
   ReviewBacklog: ["Query"],
-  /** reviewed decisions (Query on the status index). */
-  Recalibrate: ["Query"],
-  /** audit samples, pending and reviewed (Query on the status index). */
-  Audit: ["Query"],
-  /** the batch (PutItem, UpdateItem, GetItem) and its members when it completes at once (Query). */
-  BatchIntake: ["GetItem", "PutItem", "UpdateItem", "Query"],
+  /** reviewed decisions (Query on the list index, BatchGetItem of each page). */
+  Recalibrate: ["Query", "BatchGetItem"],
+  /** audit samples, pending (since a creation time) and reviewed (since a label time): Query on the list index, BatchGetItem of each page. */
+  Audit: ["Query", "BatchGetItem"],
+  /** the batch (PutItem, UpdateItem, GetItem) and the line of each id (a conditional PutItem, GetItem). */
+  BatchIntake: ["GetItem", "PutItem", "UpdateItem"],
+  /** the batch and its claims (GetItem, UpdateItem), its members a page at a time (Query). */
+  BatchFiles: ["GetItem", "UpdateItem", "Query"],
 } as const satisfies Record<string, readonly TableAction[]>;
+
+/**
+ * What the on-call alarms call unhealthy (`infra/constructs/health-alarms.ts`): how long the
+ * oldest message of each consumed queue may wait (the batch lane waits by design: its
+ * concurrency is capped), the share of its timeout the decide function's longest run may take,
+ * the endpoint's busy CPU (a share of all its vCPUs) and memory, and how long a level must last.
+ */
+export const ON_CALL_ALARMS = {
+  // The batch files step's requests wait at most a rewrite delay, and a job at most its timeout.
+  oldestMessageMinutes: { intake: 15, batch: 360, batchFiles: 60, autoAction: 15, review: 15 },
+  decideDurationShare: 0.8,
+  endpointCpuShare: 0.95,
+  endpointMemoryPercent: 85,
+  /** Minutes CPU or the instance count must stay at its level before the alarm fires. */
+  sustainedMinutes: 15,
+} as const;
 
 /** Human review: how long opening an item claims it, and how long a reviewer may change their own label. */
 export const REVIEW = {
@@ -145,7 +226,40 @@ export const REVIEW = {
   pageSize: 25,
   /** Pending-review age (minutes) at which a policy's alarm fires, unless the policy sets its own. */
   defaultServiceLevelMinutes: 240,
+  /** The queue page counts waiting items up to this many, then says "1,000 or more". */
+  queueCountCap: 1_000,
+  /** The backlog job counts each policy's waiting items up to this many (its metric saturates there). */
+  backlogCountCap: 100_000,
 } as const;
+
+/**
+ * The decisions table's indexes: how their keys spread writes, and how much one page may read.
+ * Each index partition takes about 1,000 writes a second, and an index key is one partition.
+ */
+export const TABLE_INDEXES = {
+  /**
+   * Partitions per list and policy (decisions, pending, reviewed), chosen by a hash of the item
+   * id: a policy's decisions may arrive at about 4,000 a second before one partition throttles.
+   * Never lower it on a deployed table: readers would stop reading the higher shards.
+   */
+  shards: 4,
+  /** Most index entries one page of the decisions view evaluates (its filters discard some). */
+  pageReadBudget: 1_000,
+  /** Keys per BatchGetItem (DynamoDB's limit). */
+  batchGetKeys: 100,
+  /** Index entries per query when a list is read to its end (reviewed labels, batch members). */
+  scanPage: 500,
+} as const;
+
+/** The decisions view (`/decisions`): rows per page. */
+export const DECISIONS_VIEW = { pageSize: 50 } as const;
+
+/**
+ * The scheduled drift check: it looks at a sample of each policy's recent decisions, at most
+ * `sampleSize`, spread over `slices` equal parts of the period, so its reads never grow with the
+ * traffic.
+ */
+export const DRIFT = { periodHours: 24, minimumDecisions: 50, sampleSize: 2_000, slices: 48 } as const;
 
 /** The scheduled recalibration: labels needed before a proposal, and where proposals go. */
 export const RECALIBRATION = {
@@ -173,43 +287,45 @@ export const BUCKET = {
 } as const;
 
 /**
- * The batch lane: batch items have their own queue and event source mapping whose maximum
- * concurrency is a share of the decide function's, so a large batch uses spare endpoint capacity
- * and live items keep theirs.
+ * Real-time endpoint auto scaling. Target tracking follows SageMaker's high-resolution
+ * `ConcurrentRequestsPerModel` (requests in the container, queued ones included, every 10 s):
+ * one model evaluates one request (a batch of up to `endpointBatchItems` items) at a time, so the
+ * metric is the busy share of an instance's one slot. A step policy on the intake queue's oldest
+ * message is the safety net for a backlog the concurrency does not show (a capped event source).
  */
-export const BATCH_LANE = {
-  /** Concurrent batch invocations (Lambda's minimum for a maximum concurrency is 2). @default 2 */
-  maxConcurrency: 2,
-  /** Lines per SendMessageBatch at intake. */
-  sendBatch: 10,
-  /** Batch files arrive under this prefix of the pipeline bucket. */
-  incomingPrefix: "incoming/",
-  /** Batch results and errors files go under this prefix. */
-  filesPrefix: "batches/",
-  /** The intake function: it streams the file, so memory does not grow with its size. */
-  intakeMemoryMiB: 512,
-  intakeTimeoutSeconds: 900,
+export const ENDPOINT_SCALING = {
+  /** Requests one instance evaluates at once (llama.cpp on one sequence). */
+  requestsServedAtOnce: 1,
+  /** The busiest the target may make an instance, whatever the deadline allows. */
+  maxUtilization: 0.7,
+  /** Add capacity quickly (a new instance takes minutes to pass /ping) ... */
+  scaleOutCooldownSeconds: 60,
+  /** ... and remove it slowly (SageMaker advises 300 s or more). */
+  scaleInCooldownSeconds: 300,
+  /** Oldest intake message age (s) that adds one instance, and the age that adds two. */
+  backlogStepSeconds: { addOne: 120, addTwo: 600 },
+  /** The step policy's evaluation: one-minute maximum of the age. */
+  backlogPeriodSeconds: 60,
 } as const;
 
-/** How the deployed endpoint is provisioned: what the capacity numbers below are derived from. */
-export interface EndpointProvisioning {
-  readonly mode: "realtime" | "serverless";
-  /** Instances at the scaling minimum (real-time). */
-  readonly minInstances: number;
-  /** Instances at the scaling maximum (real-time), or the serverless MaxConcurrency. */
-  readonly maxInstances: number;
-  /** Concurrent batch-lane invocations asked for at deploy. @default BATCH_LANE.maxConcurrency */
-  readonly batchMaxConcurrency?: number;
-}
-
 /**
- * The decide function's two event source mappings' `MaximumConcurrency`, derived from how the
- * endpoint is provisioned (the one place these numbers come from; the CDK app and the capacity
- * model read it).
+ * Updates of a real-time endpoint: blue/green, all traffic at once, the old fleet kept while the
+ * endpoint's error alarm could still fire (its evaluation window plus this margin), then removed.
  */
-export function decideConcurrency(endpoint: EndpointProvisioning): { intake: number; batch: number } {
-  return {
-    intake: Math.max(2, endpoint.maxInstances * DECIDE_FUNCTION.concurrencyPerInstance),
-    batch: endpoint.batchMaxConcurrency ?? BATCH_LANE.maxConcurrency,
-  };
-}
+export const ENDPOINT_DEPLOYMENT = {
+  bakingMarginSeconds: 120,
+  /** The longest a deployment may take, new instances' start included (SageMaker allows up to 8 h). */
+  maximumExecutionSeconds: 3600,
+} as const;
+
+/** Seconds per decision on the reference instance, fresh and under a cached preamble (`npm run bench:cost`). */
+export const MEASURED_SECONDS_PER_ITEM = {
+  instanceType: measured.referenceInstance,
+  ...measured.secondsPerItem,
+};
+
+/** Headroom on the measured time per item (machines of one type differ; a model may be larger). */
+export const SIZING_MARGIN = 1.5;
+
+/** The smallest `MaximumConcurrency` an event source mapping takes. */
+export const LAMBDA_MIN_CONCURRENCY = 2;

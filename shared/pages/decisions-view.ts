@@ -1,20 +1,43 @@
 /**
- * The decisions view: every decision, newest first, filtered by policy, route and date, each with
- * its reason and a detail row (the item's fields, hashes, latency, label) that spans the table so
- * that opening it never pushes columns off-screen. Invalid filters answer 422 with a message.
+ * The decisions view: decisions newest first, a page at a time through a time window (since and
+ * until), filtered by policy, route and batch in the query itself, each with its reason and a
+ * detail row (the item's fields, hashes, latency, label) that spans the table so that opening it
+ * never pushes columns off-screen. A page reads a bounded number of index entries whatever the
+ * table holds; a filter that matches rarely may give a short page with a link to older ones.
+ * The first page also shows the live error rate from audits of the policies shown. Invalid
+ * filters answer 422 with a message.
  */
 import { auditSectionHtml } from "../domain/audit/audit-text.ts";
 import type { PolicyAudit } from "../domain/audit/policy-audit.ts";
 import { BATCH_ID_PATTERN } from "../domain/batch.ts";
-import { type DecisionRecord, RECORD_STATUSES } from "../domain/decision-record.ts";
-import type { DecisionStore } from "../domain/decision-store.ts";
+import type { DecisionRecord } from "../domain/decision-record.ts";
+import type { DecisionPage, DecisionStore } from "../domain/decision-store.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
-import { ROUTES } from "../domain/routing.ts";
+import { ROUTES, type Route } from "../domain/routing.ts";
+import { DECISIONS_VIEW } from "../domain/topology.ts";
+import { estimateAutoErrors, windowStart } from "../use-cases/audit-estimate.ts";
 import { html, stateFields } from "./layout.ts";
-import { reasonText } from "./review-views.ts";
+import { itemPath, reasonText } from "./review-views.ts";
 
-/** At most this many rows are shown; the heading says when there were more. */
-const MAX_ROWS = 500;
+/** The view's filters as the query string gave them, and what they mean once checked. */
+export interface DecisionFilters {
+  readonly policy: string;
+  readonly route: string;
+  readonly since: string;
+  readonly until: string;
+  readonly batch: string;
+  readonly sinceIso?: string;
+  /** The end of the window (exclusive): the day after a date given, or the time given. */
+  readonly untilIso?: string;
+  readonly problems: string[];
+}
+
+/** A date (the day's start) or an ISO time, as epoch ms; NaN when it is neither. */
+function parseTime(value: string, dayEnd: boolean): number {
+  if (!/^\d{4}-\d{2}-\d{2}(T[\d:.]+Z?)?$/.test(value)) return Number.NaN;
+  const time = Date.parse(value);
+  return dayEnd && value.length === 10 ? time + 86_400_000 : time;
+}
 
 /** The filters, validated: `problems` lists what was wrong, field by field. */
 export function decisionFilters(
@@ -22,14 +45,16 @@ export function decisionFilters(
     policy?: string | undefined;
     route?: string | undefined;
     since?: string | undefined;
+    until?: string | undefined;
     batch?: string | undefined;
   },
   policies: PolicyRegistry,
-): { policy: string; route: string; since: string; batch: string; sinceIso?: string; problems: string[] } {
+): DecisionFilters {
   const policy = query.policy ?? "";
   const batch = (query.batch ?? "").trim();
   const route = query.route ?? "";
   const since = query.since ?? "";
+  const until = query.until ?? "";
   const problems: string[] = [];
   if (policy && !policies.ids().includes(policy))
     problems.push(`policy: "${policy}" is not a policy (${policies.ids().join(", ")})`);
@@ -37,30 +62,48 @@ export function decisionFilters(
     problems.push(`route: "${route}" is not one of ${ROUTES.join(", ")}`);
   if (batch && !BATCH_ID_PATTERN.test(batch))
     problems.push(`batch: "${batch}" is not a batch id (b- and 6 to 60 lowercase letters, digits or dashes)`);
-  let sinceIso: string | undefined;
-  if (since) {
-    const time = /^\d{4}-\d{2}-\d{2}(T[\d:.]+Z?)?$/.test(since) ? Date.parse(since) : Number.NaN;
-    if (Number.isNaN(time)) problems.push(`since: "${since}" is not a date (YYYY-MM-DD)`);
-    else sinceIso = new Date(time).toISOString();
+  const times: { sinceIso?: string; untilIso?: string } = {};
+  for (const [name, value, dayEnd] of [
+    ["since", since, false],
+    ["until", until, true],
+  ] as const) {
+    if (!value) continue;
+    const time = parseTime(value, dayEnd);
+    if (Number.isNaN(time)) problems.push(`${name}: "${value}" is not a date (YYYY-MM-DD)`);
+    else times[name === "since" ? "sinceIso" : "untilIso"] = new Date(time).toISOString();
   }
-  return { policy, route, since, batch, problems, ...(sinceIso ? { sinceIso } : {}) };
+  if (times.sinceIso && times.untilIso && times.sinceIso >= times.untilIso)
+    problems.push(`until: "${until}" is not after since "${since}"`);
+  return { policy, route, since, until, batch, problems, ...times };
 }
 
-/** The decisions matching valid filters, newest first. */
-export async function matchingDecisions(
+/** One page of the decisions matching valid filters, newest first, from `cursor`. */
+export function pageOfDecisions(
   store: DecisionStore,
-  filters: { policy: string; route: string; batch?: string; sinceIso?: string },
-): Promise<DecisionRecord[]> {
-  const since = filters.sinceIso ?? "1970-01-01T00:00:00.000Z";
-  return (await Promise.all(RECORD_STATUSES.map((s) => store.listSince(s, since))))
-    .flat()
-    .filter(
-      (r) =>
-        (!filters.policy || r.policyId === filters.policy) &&
-        (!filters.route || r.route === filters.route) &&
-        (!filters.batch || r.batchId === filters.batch),
-    )
-    .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  filters: DecisionFilters,
+  policies: PolicyRegistry,
+  options: { now: Date; cursor?: string },
+): Promise<DecisionPage> {
+  return store.pageDecisions(
+    {
+      since: filters.sinceIso ?? "1970-01-01T00:00:00.000Z",
+      until: filters.untilIso ?? new Date(options.now.getTime() + 1).toISOString(),
+      policyIds: policies.ids(),
+      ...(filters.policy ? { policyId: filters.policy } : {}),
+      ...(filters.route ? { route: filters.route as Route } : {}),
+      ...(filters.batch ? { batchId: filters.batch } : {}),
+    },
+    { limit: DECISIONS_VIEW.pageSize, ...(options.cursor ? { cursor: options.cursor } : {}) },
+  );
+}
+
+/** The view's address with the same filters: its first page, or the page after `next`. */
+function pageLink(filters: DecisionFilters, next?: string): string {
+  const query = new URLSearchParams();
+  for (const name of ["policy", "route", "since", "until", "batch"] as const)
+    if (filters[name]) query.set(name, filters[name]);
+  if (next) query.set("cursor", next);
+  return `/decisions?${query.toString()}`;
 }
 
 /**
@@ -68,8 +111,8 @@ export async function matchingDecisions(
  * (`audits`, when given) and the table.
  */
 export function decisionsBody(
-  records: readonly DecisionRecord[],
-  filters: { policy: string; route: string; since: string; batch?: string; problems: string[] },
+  page: { records: readonly DecisionRecord[]; next?: string; continued: boolean },
+  filters: DecisionFilters,
   policies: PolicyRegistry,
   audits: readonly PolicyAudit[] = [],
 ): string {
@@ -81,23 +124,67 @@ export function decisionsBody(
   const form = `<form method="get" aria-label="Filters"><label>Policy <select name="policy">${options(policies.ids(), filters.policy)}</select></label>
 <label>Route <select name="route">${options(ROUTES, filters.route)}</select></label>
 <label>Since <input type="date" name="since" value="${html(filters.since)}"></label>
+<label>Until <input type="date" name="until" value="${html(filters.until)}"></label>
 <label>Batch <input name="batch" placeholder="b-…" value="${html(filters.batch ?? "")}"></label> <button type="submit">Filter</button></form>`;
   if (filters.problems.length)
     return `<h1>Decisions</h1>${form}<div class="error" role="alert"><p>These filters cannot be used:</p><ul>${filters.problems.map((p) => `<li>${html(p)}</li>`).join("")}</ul></div>`;
-  const shown = records.slice(0, MAX_ROWS);
-  const rows = shown
+  const rows = page.records
     .map((r, i) => {
       const policy = policies.version(r.policyId, r.policyVersion);
-      return `<tr><td>${html(r.itemId)}</td><td>${html(r.policyId)} v${r.policyVersion}</td><td>${html(r.status)}</td><td>${html(r.route ?? "-")}</td>
-<td>${html(r.chosen ?? "-")}</td><td>${r.topProbability === undefined ? "-" : `${(r.topProbability * 100).toFixed(1)}%`}</td>
-<td>${r.reason ? reasonText(r, policy) : html(r.problems?.map((p) => `${p.field}: ${p.message}`).join("; ") ?? "-")}</td><td>${html(r.createdAt.slice(0, 19).replace("T", " "))}</td></tr>
+      const id = r.status === "rejected" ? html(r.itemId) : `<a href="${itemPath(r)}">${html(r.itemId)}</a>`;
+      return `<tr><td data-label="item">${id}</td><td data-label="policy"><span class="id">${html(r.policyId)}</span> v${r.policyVersion}</td><td data-label="status"><span class="id">${html(r.status.replace("_", " "))}</span></td><td data-label="route">${html(r.route ?? "-")}</td>
+<td data-label="chosen">${html(r.chosen ?? "-")}</td><td data-label="top">${r.topProbability === undefined ? "-" : `${(r.topProbability * 100).toFixed(1)}%`}</td>
+<td data-label="reason">${r.reason ? reasonText(r, policy) : html(r.problems?.map((p) => `${p.field}: ${p.message}`).join("; ") ?? "-")}</td><td data-label="decided">${html(r.createdAt.slice(0, 19).replace("T", " "))}</td></tr>
 <tr class="detail"><td colspan="8"><details><summary>Details of ${html(r.itemId)}</summary>${stateFields(r.state)}<dl class="fields" id="detail-${i}">
 <dt>label</dt><dd>${html(r.label ?? "-")}${r.reviewer ? ` by ${html(r.reviewer)}` : ""}</dd><dt>latency</dt><dd>${html(r.latencyMs ?? "-")} ms</dd>
 <dt>prompt SHA-256</dt><dd><code>${html(r.promptSha256 ?? "-")}</code></dd><dt>model SHA-256</dt><dd><code>${html(r.modelSha256 ?? "-")}</code></dd></dl></details></td></tr>`;
     })
     .join("");
-  const more = records.length > shown.length ? ` (newest ${shown.length} shown)` : "";
+  const pages = `<nav class="pages" aria-label="Pages">${page.continued ? `<a href="${html(pageLink(filters))}">Newest</a>` : ""}${page.next ? `<a href="${html(pageLink(filters, page.next))}" rel="next">Older decisions</a>` : ""}</nav>`;
+  const none =
+    page.records.length === 0
+      ? `<p>No decision on this page matches${page.next ? "; older ones may" : ""}.</p>`
+      : "";
   const audit = audits.length ? auditSectionHtml(audits, html) : "";
-  return `<h1>Decisions (${records.length})${more}</h1>${form}${audit}<table><caption>Newest first</caption><colgroup><col style="width:14%"><col style="width:12%"><col style="width:10%"><col style="width:7%"><col style="width:10%"><col style="width:8%"><col style="width:27%"><col style="width:12%"></colgroup>
-<thead><tr><th scope="col">item</th><th scope="col">policy</th><th scope="col">status</th><th scope="col">route</th><th scope="col">chosen</th><th scope="col">top</th><th scope="col">reason</th><th scope="col">decided</th></tr></thead><tbody>${rows}</tbody></table>`;
+  return `<h1>Decisions</h1>${form}${audit}<p>${page.records.length} shown, newest first, ${DECISIONS_VIEW.pageSize} a page.</p>${none}<table class="stack"><caption>Newest first</caption>
+<thead><tr><th scope="col">item</th><th scope="col">policy</th><th scope="col">status</th><th scope="col">route</th><th scope="col">chosen</th><th scope="col">top</th><th scope="col">reason</th><th scope="col">decided</th></tr></thead><tbody>${rows}</tbody></table>${pages}`;
+}
+
+/**
+ * The view for a request's query: its body, and 422 when a filter or the cursor cannot be used
+ * (the problems are listed above an empty table).
+ */
+export async function decisionsView(
+  store: DecisionStore,
+  policies: PolicyRegistry,
+  query: (name: string) => string | undefined,
+  now: Date,
+): Promise<{ body: string; status: 200 | 422 }> {
+  const names = ["policy", "route", "since", "until", "batch"] as const;
+  const filters = decisionFilters(Object.fromEntries(names.map((n) => [n, query(n)])), policies);
+  const cursor = query("cursor");
+  if (!filters.problems.length) {
+    try {
+      const found = await pageOfDecisions(store, filters, policies, { now, ...(cursor ? { cursor } : {}) });
+      // The live error rate of the policies shown, from the same date (by default over the audit
+      // window), on the first page only: an older page is read for its rows.
+      const audits = cursor
+        ? []
+        : await estimateAutoErrors(
+            { store, policies },
+            {
+              since: filters.sinceIso ?? windowStart(now),
+              ...(filters.policy ? { policyId: filters.policy } : {}),
+            },
+          );
+      return {
+        status: 200,
+        body: decisionsBody({ ...found, continued: Boolean(cursor) }, filters, policies, audits),
+      };
+    } catch (error) {
+      if (!(error instanceof RangeError)) throw error;
+      filters.problems.push(error.message);
+    }
+  }
+  return { status: 422, body: decisionsBody({ records: [], continued: false }, filters, policies) };
 }

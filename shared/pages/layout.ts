@@ -28,17 +28,27 @@ p.text { background: #f6f6f6; padding: 0.6rem; border-radius: 4px; white-space: 
 button { font: inherit; padding: 0.35rem 0.8rem; margin: 0.2rem 0.3rem 0 0; cursor: pointer; }
 button[aria-pressed="true"] { outline: 3px solid #e65100; }
 .answers { display: flex; flex-wrap: wrap; gap: 0.2rem; }
-table { border-collapse: collapse; width: 100%; table-layout: fixed; }
-th, td { border: 1px solid #ccc; padding: 0.3rem 0.5rem; text-align: left; vertical-align: top; overflow-wrap: anywhere; }
+table { border-collapse: collapse; width: 100%; }
+th, td { border: 1px solid #ccc; padding: 0.3rem 0.5rem; text-align: left; vertical-align: top; overflow-wrap: break-word; word-break: normal; hyphens: none; }
+td > a, .badge, .id { white-space: nowrap; }
+.excerpt { color: #444; font-size: 0.9em; margin-top: 0.2rem; }
 tr.detail td { background: #fafafa; }
 .reason { color: #8a4b00; } .flash { background: #e8f5e9; padding: 0.5rem; } .error { background: #ffebee; padding: 0.5rem; }
 .badge { display: inline-block; border-radius: 3px; padding: 0 0.35rem; font-size: 0.85em; background: #eceff1; }
 .taken { color: #555; font-style: italic; }
-.toast { position: sticky; bottom: 0.5rem; background: #263238; color: #fff; padding: 0.6rem 0.8rem; border-radius: 6px; display: flex; gap: 1rem; align-items: center; flex-wrap: wrap; }
-.toast button { margin: 0; }
+.toast { background: #263238; color: #fff; padding: 0.6rem 0.8rem; border-radius: 6px; display: flex; gap: 1rem; align-items: center; flex-wrap: wrap; margin: 0.5rem 0; }
+.toast button { margin: 0; } .toast form { margin: 0; } .toast a.dismiss { color: #fff; margin-left: auto; }
+form.claim, form.start { margin: 0.5rem 0; } .held { color: #1b5e20; font-weight: 600; }
 .confirm { font-weight: 600; color: #e65100; min-height: 1.4em; }
 .pages { display: flex; gap: 1rem; margin: 1rem 0; }
-@media (max-width: 40rem) { .bar { grid-template-columns: 1fr 3.5rem; } .bar meter { grid-column: 1 / -1; grid-row: 2; } table { font-size: 0.85em; } }
+@media (max-width: 40rem) {
+  .bar { grid-template-columns: 1fr 3.5rem; } .bar meter { grid-column: 1 / -1; grid-row: 2; }
+  table.stack, table.stack tbody, table.stack tr, table.stack td { display: block; width: 100%; }
+  table.stack thead { display: none; } table.stack caption { display: block; text-align: left; }
+  table.stack tr { border: 1px solid #ccc; border-radius: 4px; margin: 0 0 0.6rem; }
+  table.stack td { border: 0; border-bottom: 1px solid #eee; }
+  table.stack td[data-label]::before { content: attr(data-label); display: block; font-size: 0.8em; color: #555; }
+}
 `;
 
 // Number keys act only inside the focused item: the key selects an answer, Enter confirms it,
@@ -50,7 +60,13 @@ document.addEventListener("keydown", (event) => {
   if (!item || event.target instanceof HTMLInputElement || event.target instanceof HTMLSelectElement) return;
   const note = item.querySelector(".confirm");
   if (event.key === "Escape" && armed) { armed.setAttribute("aria-pressed", "false"); armed = undefined; if (note) note.textContent = ""; return; }
-  if (event.key === "Enter" && armed && item.contains(armed)) { event.preventDefault(); armed.click(); return; }
+  if (event.key === "Enter" && armed && item.contains(armed)) {
+    event.preventDefault();
+    const next = armed.form?.querySelector("input[name=then]");
+    if (next) next.checked = !event.shiftKey;
+    armed.click();
+    return;
+  }
   const n = Number(event.key);
   if (!Number.isInteger(n) || n < 1 || n > 9) return;
   const button = item.querySelectorAll("button[name=label]:not([disabled])")[n - 1];
@@ -62,7 +78,12 @@ document.addEventListener("keydown", (event) => {
   if (note) note.textContent = "Press Enter to answer \\u201c" + button.dataset.description + "\\u201d, Escape to cancel.";
 });
 document.querySelector("article[data-item][data-autofocus]")?.focus();
+for (const link of document.querySelectorAll(".toast a.dismiss"))
+  link.addEventListener("click", (event) => { event.preventDefault(); link.closest(".toast")?.remove(); });
 `;
+
+// An inline icon: the browser asks for no /favicon.ico, so no page logs a 404 for it.
+const ICON = `data:image/svg+xml,${encodeURIComponent('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#1565c0"/><path d="M4 8l3 3 5-6" stroke="#fff" stroke-width="2" fill="none"/></svg>')}`;
 
 /** A whole page: navigation, who is signed in, the body. */
 export function page(title: string, body: string, reviewer?: Reviewer): string {
@@ -70,7 +91,7 @@ export function page(title: string, body: string, reviewer?: Reviewer): string {
     ? `<p>Signed in as <strong>${html(reviewer.name)}</strong> <span class="badge">${html(reviewer.groups.join(", ") || "no group")}</span> <a href="/auth/logout">Sign out</a></p>`
     : "";
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${html(title)}</title><style>${STYLE}</style></head><body><header><nav aria-label="Main"><a href="/">Review queue</a><a href="/decisions">Decisions</a></nav>${who}</header>
+<title>${html(title)}</title><link rel="icon" href="${ICON}"><style>${STYLE}</style></head><body><header><nav aria-label="Main"><a href="/">Review queue</a><a href="/decisions">Decisions</a></nav>${who}</header>
 <main>${body}</main><script>${SCRIPT}</script></body></html>`;
 }
 

@@ -32,6 +32,8 @@ export function reasonText(record: DecisionRecord, policy: Policy | undefined): 
       const floor = policy?.minAllowedTokenMass;
       return `Off the options: the option letters held ${typeof mass === "number" ? percent(mass) : "-"} of the model's probability${floor === undefined ? "" : `, below the ${percent(floor)} floor`} (${top})`;
     }
+    case "uncertified":
+      return `Not certified (${html(record.certificateProblem ?? "the policy requires a valid certificate")}): ${top} would have been automated`;
     case "audit_sample":
       return `Audit sample: ${top} would have been automated (at or above the ${threshold})`;
     default:
@@ -47,11 +49,12 @@ export function itemPath(record: Pick<DecisionRecord, "itemId" | "policyId" | "p
 /** Badges: audit sample waiting for a second reviewer, disputed, taken by someone else. */
 export function badges(record: DecisionRecord, reviewer: Reviewer, now: number): string {
   const out: string[] = [];
-  if (record.firstReview)
+  // A disputed item had its second review: only an admin's label is missing.
+  if (record.disputed) out.push(`<span class="badge">disputed: an admin decides</span>`);
+  else if (record.firstReview)
     out.push(
       `<span class="badge">second review needed (first: ${html(record.firstReview.reviewerName)})</span>`,
     );
-  if (record.disputed) out.push(`<span class="badge">disputed: an admin decides</span>`);
   if (claimedByOther(record.claim, reviewer, now))
     out.push(
       `<span class="taken">taken by ${html(record.claim!.reviewerName)} for ${Math.max(1, Math.ceil((record.claim!.until - now) / 60_000))} min</span>`,
@@ -66,8 +69,9 @@ export function queueRow(
   reviewer: Reviewer,
   now: number,
 ): string {
-  return `<tr><td><a href="${itemPath(record)}">${html(record.itemId)}</a> ${badges(record, reviewer, now)}</td>
-<td>${html(record.policyId)} v${record.policyVersion}</td><td>${waited(record.createdAt, now)}</td><td class="reason">${reasonText(record, policy)}</td></tr>`;
+  const text = excerpt(record.state);
+  return `<tr><td data-label="item"><a href="${itemPath(record)}">${html(record.itemId)}</a> ${badges(record, reviewer, now)}${text ? `<div class="excerpt">${html(text)}</div>` : ""}</td>
+<td data-label="policy"><span class="id">${html(record.policyId)}</span> v${record.policyVersion}</td><td data-label="waited">${waited(record.createdAt, now)}</td><td data-label="why a person" class="reason">${reasonText(record, policy)}</td></tr>`;
 }
 
 function bars(record: DecisionRecord, policy: Policy | undefined): string {
@@ -83,7 +87,25 @@ function bars(record: DecisionRecord, policy: Policy | undefined): string {
     .join("");
 }
 
-function history(record: DecisionRecord): string {
+/** The first words of an item's text (its string fields joined), for the queue. */
+export function excerpt(state: unknown, limit = 120): string {
+  const texts: string[] = [];
+  const collect = (value: unknown) => {
+    if (typeof value === "string") texts.push(value);
+    else if (typeof value === "number" || typeof value === "boolean") texts.push(String(value));
+    else if (Array.isArray(value)) value.forEach(collect);
+    else if (value && typeof value === "object") Object.values(value).forEach(collect);
+  };
+  collect(state);
+  const text = texts
+    .filter((t) => t.trim())
+    .join(" · ")
+    .replace(/\s+/g, " ")
+    .trim();
+  return text.length > limit ? `${text.slice(0, limit - 1).trimEnd()}…` : text;
+}
+
+function history(record: DecisionRecord, policy: Policy | undefined): string {
   if (!record.reviewHistory?.length) return "";
   const words = {
     label: "labelled",
@@ -94,7 +116,7 @@ function history(record: DecisionRecord): string {
   const items = record.reviewHistory
     .map(
       (e) =>
-        `<li><time datetime="${html(e.at)}">${html(e.at.slice(0, 19).replace("T", " "))}</time> ${html(e.reviewerName)} ${words[e.action]}${e.label ? ` <strong>${html(e.label)}</strong>` : ""}${e.previousLabel ? ` (was ${html(e.previousLabel)})` : ""}</li>`,
+        `<li><time datetime="${html(e.at)}">${html(e.at.slice(0, 19).replace("T", " "))}</time> ${html(e.reviewerName)} ${words[e.action]}${e.label ? ` <strong>${html(describe(policy, e.label))}</strong>` : ""}${e.previousLabel ? ` (was ${html(describe(policy, e.previousLabel))})` : ""}</li>`,
     )
     .join("");
   return `<h3>History</h3><ol>${items}</ol>`;
@@ -111,7 +133,15 @@ export function itemCard(
   record: DecisionRecord,
   policy: Policy | undefined,
   reviewer: Reviewer,
-  view: { now: number; csrf: string; mayAnswer: boolean; mayRevise: boolean; blocked?: string },
+  view: {
+    now: number;
+    csrf: string;
+    mayAnswer: boolean;
+    mayRevise: boolean;
+    blocked?: string;
+    /** The claim or take-over control, or a note that the reviewer holds the item. */
+    claim?: string;
+  },
 ): string {
   const options = policy?.options ?? [];
   const answerAction = record.status === "reviewed" ? "change" : "label";
@@ -124,8 +154,9 @@ export function itemCard(
   const answers =
     view.mayAnswer || view.mayRevise
       ? `<form method="post" action="/reviews">${itemFields(record, view.csrf)}<input type="hidden" name="action" value="${answerAction}">
-<p id="how">${answerAction === "change" ? "Change the label" : "Answer"}: click, or press a number key and then Enter.</p>
-<div class="answers" role="group" aria-label="Answers" aria-describedby="how">${buttons}</div><p class="confirm" aria-live="polite"></p></form>`
+<p id="how">${answerAction === "change" ? "Change the label" : "Answer"}: click, or press a number key and then Enter (Shift+Enter: answer and go back to the queue).</p>
+<div class="answers" role="group" aria-label="Answers" aria-describedby="how">${buttons}</div>
+<p><label><input type="checkbox" name="then" value="next" checked> then open the next item</label></p><p class="confirm" aria-live="polite"></p></form>`
       : `<p class="taken" role="status">${html(view.blocked ?? "You cannot answer this item.")}</p>`;
   const undo = view.mayRevise
     ? `<form method="post" action="/reviews">${itemFields(record, view.csrf)}<input type="hidden" name="action" value="undo"><button type="submit">Undo the label (the item waits for review again)</button></form>`
@@ -136,5 +167,5 @@ export function itemCard(
       : "";
   return `<article data-item="${html(record.itemId)}" data-autofocus tabindex="-1" aria-labelledby="item-title">
 <h2 id="item-title">${html(record.itemId)} <small>${html(record.policyId)} v${record.policyVersion}, waited ${waited(record.createdAt, view.now)}</small> ${badges(record, reviewer, view.now)}</h2>
-<p class="reason">${reasonText(record, policy)}.</p>${stateFields(record.state)}${bars(record, policy)}${status}${answers}${undo}${history(record)}</article>`;
+<p class="reason">${reasonText(record, policy)}.</p>${view.claim ?? ""}${stateFields(record.state)}${bars(record, policy)}${status}${answers}${undo}${history(record, policy)}</article>`;
 }

@@ -17,13 +17,22 @@ export interface AuditDependencies {
   readonly policies: PolicyRegistry;
 }
 
-/** The audit samples of every policy created at or after `since`, pending (unlabelled) or reviewed. */
-export async function auditRecords(store: DecisionStore, since: string): Promise<DecisionRecord[]> {
-  const [pending, reviewed] = await Promise.all([
-    store.listSince("pending_review", since),
-    store.listSince("reviewed", since),
-  ]);
-  return [...pending, ...reviewed].filter((r) => r.reason === "audit_sample");
+/**
+ * A policy's audit samples decided at or after `since`, pending (unlabelled) or reviewed. Bounded
+ * reads: the items of the policy waiting for review decided since then, and its labels given
+ * since then (a sample decided since `since` was labelled since then too); what the reads grow
+ * with is the reviewers' work, never the automatic traffic.
+ */
+export async function auditRecords(
+  store: DecisionStore,
+  policyId: string,
+  since: string,
+): Promise<DecisionRecord[]> {
+  const samples: DecisionRecord[] = [];
+  for await (const r of store.pendingSince(policyId, since)) if (r.reason === "audit_sample") samples.push(r);
+  for await (const r of store.reviewedSince(policyId, since))
+    if (r.reason === "audit_sample" && r.createdAt >= since) samples.push(r);
+  return samples;
 }
 
 /** The estimates of one policy (or every policy the registry knows) since `since`. */
@@ -31,9 +40,19 @@ export async function estimateAutoErrors(
   deps: AuditDependencies,
   options: { readonly since: string; readonly policyId?: string; readonly confidence?: number },
 ): Promise<PolicyAudit[]> {
-  const records = await auditRecords(deps.store, options.since);
   const ids = options.policyId ? [options.policyId] : deps.policies.ids();
-  return ids.map((id) => auditPolicy(id, records, deps.policies, options.since, options.confidence));
+  const audits: PolicyAudit[] = [];
+  for (const id of ids)
+    audits.push(
+      auditPolicy(
+        id,
+        await auditRecords(deps.store, id, options.since),
+        deps.policies,
+        options.since,
+        options.confidence,
+      ),
+    );
+  return audits;
 }
 
 /** The start of the default window: `days` before `now`. */
@@ -48,5 +67,5 @@ export async function recentAudit(
   now: Date,
 ): Promise<PolicyAudit> {
   const since = windowStart(now);
-  return auditPolicy(policyId, await auditRecords(deps.store, since), deps.policies, since);
+  return auditPolicy(policyId, await auditRecords(deps.store, policyId, since), deps.policies, since);
 }

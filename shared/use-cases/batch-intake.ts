@@ -1,22 +1,23 @@
 /**
  * Batch intake: a file in the object store (`incoming/<policy>/[<batchId>/]<name>`) becomes a
- * batch. The object is streamed line by line (memory stays flat whatever its size, apart from the
- * set of ids seen, to refuse a repeated id), each line validated with the pipeline's own item
- * rules, tagged with the batch id, and sent to the batch lane's queue in batches of 10 with
- * retries; refused lines are written with their line numbers and reasons next to the batch's
- * files. Running it again on the same file (a redelivered S3 notification, a restart of the
+ * batch. The object is streamed line by line through the one input reader (a line that is not
+ * UTF-8, too long or a broken CSV record is refused by number and the rest is read), each line
+ * validated with the pipeline's own item rules, tagged with the batch id, and sent to the batch lane's queue in batches of 10 with
+ * retries; a repeated id is refused by a conditional write in the table (not a set in memory),
+ * and refused lines are streamed, in line order, with their line numbers and reasons into a file
+ * next to the batch's files, so memory stays flat whatever the file's size. Running it again on the same file (a redelivered S3 notification, a restart of the
  * local mode half-way) sends the same items again, which the decide path never decides twice,
  * and sets the same counts: nothing is lost and nothing counted twice.
  */
 import { createHash } from "node:crypto";
-import { createInterface } from "node:readline";
-import { Readable } from "node:stream";
-import { parse as parseCsvStream } from "csv-parse";
 import { BATCH_ID_PATTERN, type BatchRecord, NO_COUNTS } from "../domain/batch.ts";
+import { formatOf, type ItemText, type RefusedLine, readItemLines } from "../domain/input/item-lines.ts";
 import { parseItem } from "../domain/item.ts";
 import type { MessageQueue } from "../domain/message-queue.ts";
+import type { ObjectStore } from "../domain/object-store.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
-import { type BatchDependencies, batchKeys, finishIfDone } from "./batch-progress.ts";
+import { BATCH_LANE } from "../domain/topology.ts";
+import { type BatchDependencies, batchKeys, requestIfDue } from "./batch-progress.ts";
 import { sendItems } from "./publish/send-items.ts";
 
 /** Where batch files arrive. */
@@ -24,6 +25,8 @@ export const INCOMING_PREFIX = "incoming/";
 
 /** What intake needs. */
 export interface IntakeDependencies extends BatchDependencies {
+  /** Where the file is read from and the refused lines written. */
+  readonly objects: ObjectStore;
   readonly policies: PolicyRegistry;
   /** The batch lane's queue. */
   readonly queue: MessageQueue;
@@ -51,7 +54,6 @@ export async function runIntake(
 ): Promise<BatchRecord> {
   const { policyId, batchId, name } = batchOfKey(key, options.etag);
   const now = (deps.now ?? (() => new Date()))();
-  const known = (id: string) => deps.policies.current(id) !== undefined;
   const fresh: BatchRecord = {
     batchId,
     policyId,
@@ -63,53 +65,125 @@ export async function runIntake(
   await deps.batches.createBatch(fresh); // false on a rerun: the batch exists, intake runs again
   const stream = await deps.objects.read(key);
   if (!stream) throw new RangeError(`${key}: no such object`);
-  const refused: string[] = [];
-  const seen = new Map<string, number>();
-  let pending: { line: number; id: string; body: string }[] = [];
   const counts = { lines: 0, accepted: 0, rejected: 0 };
-  const flush = async () => {
-    if (pending.length === 0) return;
-    await sendItems(pending, { kind: "queue", queue: deps.queue });
-    pending = [];
-    options.onProgress?.({ ...counts });
+  const run = {
+    deps,
+    batchId,
+    policyId,
+    counts,
+    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   };
-  const refuse = (line: number, problems: { field: string; message: string }[]) => {
-    counts.rejected++;
-    refused.push(JSON.stringify({ line, stage: "intake", problems }));
-  };
-  for await (const { line, body } of lines(stream, name.toLowerCase().endsWith(".csv") ? "csv" : "jsonl")) {
-    counts.lines++;
-    if (!known(policyId)) {
-      refuse(line, [{ field: "policy", message: `unknown policy "${policyId}" (from the file's folder)` }]);
-      continue;
-    }
-    const withPolicy = withBatch(body, policyId, batchId);
-    if (typeof withPolicy !== "string") {
-      refuse(line, [withPolicy]);
-      continue;
-    }
-    const parsed = parseItem(withPolicy, known);
-    if (!parsed.ok) {
-      refuse(line, parsed.problems);
-      continue;
-    }
-    const first = seen.get(parsed.item.id);
-    if (first !== undefined) {
-      refuse(line, [{ field: "id", message: `"${parsed.item.id}" repeats line ${first}` }]);
-      continue;
-    }
-    seen.set(parsed.item.id, line);
-    counts.accepted++;
-    pending.push({ line, id: parsed.item.id, body: JSON.stringify(parsed.item) });
-    if (pending.length === 10) await flush();
-  }
-  await flush();
-  await deps.objects.put(batchKeys(batchId).rejected, refused.length ? `${refused.join("\n")}\n` : "");
+  // The whole read runs as the refused-lines file is written: it is never held in memory.
+  await deps.objects.putStream(
+    batchKeys(batchId).rejected,
+    refusedLines(run, readItemLines(stream, formatOf(name))),
+  );
   const batch = await deps.batches.finishIntake(batchId, counts, (deps.now ?? (() => new Date()))());
   options.onProgress?.({ ...counts });
   // A batch whose every line was refused (or whose items were all decided during a rerun) is done now.
-  await finishIfDone(deps, batch);
+  await requestIfDue(deps, batch);
   return (await deps.batches.getBatch(batchId)) ?? batch;
+}
+
+/** One intake run: the file's batch and what its lines have done so far. */
+interface IntakeRun {
+  readonly deps: IntakeDependencies;
+  readonly batchId: string;
+  readonly policyId: string;
+  readonly counts: { lines: number; accepted: number; rejected: number };
+  readonly onProgress?: IntakeProgress;
+}
+
+/** A refused line's problems. */
+type Problems = readonly { field: string; message: string }[];
+
+/**
+ * Reads the file's lines, sends the accepted items a group at a time, and yields the refused
+ * lines in line order. A repeat is known only once its group is checked, so refusals wait for
+ * their group; a group is checked early once `BATCH_LANE.refusedLinesHeld` refusals wait, which
+ * bounds what is held between two groups.
+ */
+async function* refusedLines(
+  run: IntakeRun,
+  source: AsyncIterable<ItemText | RefusedLine>,
+): AsyncGenerator<string> {
+  const { deps, batchId, counts } = run;
+  const refused: { line: number; text: string }[] = [];
+  let pending: { line: number; id: string; body: string }[] = [];
+  const refuse = (line: number, problems: Problems) => {
+    counts.rejected++;
+    refused.push({ line, text: JSON.stringify({ line, stage: "intake", problems }) });
+  };
+  const flush = async () => {
+    if (pending.length === 0) return;
+    const sending = await firstLines(deps, batchId, pending, refuse);
+    counts.accepted += sending.length;
+    if (sending.length > 0) await sendItems(sending, { kind: "queue", queue: deps.queue });
+    pending = [];
+    run.onProgress?.({ ...counts });
+  };
+  const written = () => {
+    const text = refused
+      .sort((a, b) => a.line - b.line)
+      .map((r) => `${r.text}\n`)
+      .join("");
+    refused.length = 0;
+    return text;
+  };
+  for await (const entry of source) {
+    counts.lines++;
+    const { line } = entry;
+    const item = entry.problems ? { problems: entry.problems } : itemOfLine(run, entry.body);
+    if ("problems" in item) refuse(line, item.problems);
+    else pending.push({ line, ...item });
+    if (pending.length === BATCH_LANE.sendBatch || refused.length >= BATCH_LANE.refusedLinesHeld)
+      await flush();
+    // With no group open, every refusal so far comes before any later line's.
+    if (pending.length === 0 && refused.length > 0) yield written();
+  }
+  await flush();
+  if (refused.length > 0) yield written();
+}
+
+/** The line as an item of the batch (its id and JSON), or why it is refused. */
+function itemOfLine(run: IntakeRun, body: string): { id: string; body: string } | { problems: Problems } {
+  const known = (id: string) => run.deps.policies.current(id) !== undefined;
+  if (!known(run.policyId))
+    return {
+      problems: [{ field: "policy", message: `unknown policy "${run.policyId}" (from the file's folder)` }],
+    };
+  const withPolicy = withBatch(body, run.policyId, run.batchId);
+  if (typeof withPolicy !== "string") return { problems: [withPolicy] };
+  const parsed = parseItem(withPolicy, known);
+  if (!parsed.ok) return { problems: parsed.problems };
+  return { id: parsed.item.id, body: JSON.stringify(parsed.item) };
+}
+
+/**
+ * The lines of a group whose id no other line of the file holds: each id is recorded with its line
+ * by a conditional write (a rerun of the same file finds its own lines); a repeat within the
+ * group is caught before the writes, so the earlier line always wins.
+ */
+async function firstLines(
+  deps: IntakeDependencies,
+  batchId: string,
+  group: readonly { line: number; id: string; body: string }[],
+  refuse: (line: number, problems: Problems) => void,
+): Promise<{ line: number; id: string; body: string }[]> {
+  const firstInGroup = new Map<string, number>();
+  for (const entry of group) if (!firstInGroup.has(entry.id)) firstInGroup.set(entry.id, entry.line);
+  const holders = await Promise.all(
+    group.map((entry) =>
+      firstInGroup.get(entry.id) === entry.line
+        ? deps.batches.claimLine(batchId, entry.id, entry.line)
+        : firstInGroup.get(entry.id)!,
+    ),
+  );
+  return group.filter((entry, i) => {
+    if (holders[i] === entry.line) return true;
+    refuse(entry.line, [{ field: "id", message: `"${entry.id}" repeats line ${holders[i]}` }]);
+    return false;
+  });
 }
 
 /**
@@ -135,39 +209,4 @@ function withBatch(
       message: `"${String(item.policy)}" differs from the batch's policy "${policyId}"`,
     };
   return JSON.stringify({ ...item, policy: policyId, batchId });
-}
-
-/** The lines of a JSONL or CSV stream, with their line numbers, as item JSON bodies. */
-async function* lines(
-  stream: AsyncIterable<Uint8Array>,
-  format: "jsonl" | "csv",
-): AsyncGenerator<{ line: number; body: string }> {
-  const readable = Readable.from(stream);
-  if (format === "jsonl") {
-    let number = 0;
-    for await (const raw of createInterface({ input: readable, crlfDelay: Number.POSITIVE_INFINITY })) {
-      number++;
-      if (raw.trim()) yield { line: number, body: raw };
-    }
-    return;
-  }
-  const parser = readable.pipe(
-    parseCsvStream({ columns: true, skip_empty_lines: true, relax_column_count: true, info: true }),
-  );
-  for await (const { record, info } of parser as AsyncIterable<{
-    record: Record<string, string>;
-    info: { lines: number };
-  }>) {
-    const { id, policy, state, ...rest } = record;
-    const metadata = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined && v !== ""));
-    yield {
-      line: info.lines,
-      body: JSON.stringify({
-        id,
-        ...(policy ? { policy } : {}),
-        state,
-        ...(Object.keys(metadata).length ? { metadata } : {}),
-      }),
-    };
-  }
 }

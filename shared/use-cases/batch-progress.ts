@@ -1,15 +1,16 @@
 /**
  * A batch's progress after intake: each accepted item that reaches a terminal state is counted
  * once (decided auto or human, refused, dead-lettered; a dead letter decided after a replay moves
- * to decided), each label on an escalated item once; when every accepted item is terminal the
- * results and errors files are written and "Batch Completed" goes out, and when every escalated
- * item has its label the results file is rewritten with the labels and "Batch Reviewed" goes out.
+ * to decided), each label on an escalated item once. Once every accepted item is terminal, the
+ * batch files step (`batch-files.ts`, a function of its own) is asked to write the results and
+ * errors files and announce "Batch Completed"; once every escalated item has its label, to
+ * rewrite them and announce "Batch Reviewed". A change after completion (a label given, changed
+ * or undone, a dead letter decided) marks the files stale and asks for one rewrite
+ * `BATCH_FILES.rewriteDelaySeconds` later, however many changes follow in between.
  *
  * Called from the decide path (every outcome, including "already decided", so that a crash between
- * counting and completing is repaired by the redelivery) and from the review path. One worker at a
- * time announces a phase, under an expiring claim (a crashed announcer's claim lapses and the
- * redelivery of its message takes over); events go out at least once with a stable id, and the
- * files are rewritten whole, so a repeat writes the same bytes.
+ * counting and asking is repaired by the redelivery) and from the review path. Nothing here reads
+ * the members: the decide and review functions never hold a batch.
  */
 import {
   type BatchMember,
@@ -18,19 +19,17 @@ import {
   isComplete,
   isReviewed,
   memberOf,
+  type RequestsBatchFiles,
 } from "../domain/batch.ts";
 import type { DecisionRecord } from "../domain/decision-record.ts";
-import { DetailType, type PublishesEvents, pipelineEvent } from "../domain/events.ts";
-import type { ObjectStore } from "../domain/object-store.ts";
+import { BATCH_FILES } from "../domain/topology.ts";
 
 /** What batch progress needs. */
 export interface BatchDependencies {
   readonly batches: BatchStore;
-  readonly objects: ObjectStore;
-  readonly publisher: PublishesEvents;
+  /** Starts the batch files step. */
+  readonly files: RequestsBatchFiles;
   readonly now?: () => Date;
-  /** How long the worker announcing a batch holds the right to. @default 60000 */
-  readonly announceLeaseMs?: number;
 }
 
 /** Where a batch's files live in the object store. */
@@ -43,7 +42,7 @@ export function batchKeys(batchId: string) {
   };
 }
 
-/** Counts a decided (or refused) record's item in its batch, then completes the batch if it is done. */
+/** Counts a decided (or refused) record's item in its batch, then asks for its files if it is done. */
 export async function settleRecord(
   deps: BatchDependencies,
   batchId: string,
@@ -52,16 +51,16 @@ export async function settleRecord(
   await settleMember(deps, batchId, memberOf(record));
 }
 
-/** Counts a member's state (once), then completes the batch if it is done. */
+/** Counts a member's state (once), then asks for the files if the batch is done. */
 export async function settleMember(
   deps: BatchDependencies,
   batchId: string,
   member: BatchMember,
 ): Promise<void> {
   const after = await deps.batches.recordMember(batchId, member);
-  // A dead letter decided after the batch was announced: its files are written again to show it.
-  if (after?.status === "completed" && after.completedEventPublished) await writeFiles(deps, after);
-  await finishIfDone(deps, after ?? (await deps.batches.getBatch(batchId)));
+  // A dead letter decided after the batch was complete: its files must show it.
+  if (after && isComplete(after)) await filesChanged(deps, after);
+  await requestIfDue(deps, after ?? (await deps.batches.getBatch(batchId)));
 }
 
 /** Counts a message that is about to be dead-lettered (its item id read from the raw body). */
@@ -84,7 +83,7 @@ export async function settleDeadLetter(
   await settleMember(deps, batchId, { itemId, policyId, policyVersion: 0, state: "dead_lettered", problem });
 }
 
-/** Counts a reviewer's label on an escalated member (once), then announces a fully reviewed batch. */
+/** Counts a reviewer's label on an escalated member (once), then asks for "Batch Reviewed" when it is due. */
 export async function settleLabel(
   deps: BatchDependencies,
   batchId: string,
@@ -92,7 +91,8 @@ export async function settleLabel(
   label: string,
 ): Promise<void> {
   const after = await deps.batches.recordLabel(batchId, itemId, label);
-  await finishIfDone(deps, after ?? (await deps.batches.getBatch(batchId)));
+  if (after && isComplete(after)) await filesChanged(deps, after);
+  await requestIfDue(deps, after ?? (await deps.batches.getBatch(batchId)));
 }
 
 /** Follows a changed or undone label on a batch item (its results file shows the current label). */
@@ -103,95 +103,29 @@ export async function settleRevision(
   label: string | undefined,
 ): Promise<void> {
   const after = await deps.batches.reviseLabel(batchId, itemId, label);
-  if (after?.status === "completed" && after.completedEventPublished) await writeFiles(deps, after);
-}
-
-/** Writes the files and sends the events a batch's counts call for and it has not sent yet. */
-export async function finishIfDone(deps: BatchDependencies, batch: BatchRecord | undefined): Promise<void> {
-  if (!batch || !isComplete(batch)) return;
-  const now = (deps.now ?? (() => new Date()))();
-  const keys = batchKeys(batch.batchId);
-  const lease = deps.announceLeaseMs ?? 60_000;
-  const claim = (phase: "completed" | "reviewed") =>
-    deps.batches.claimAnnouncement(batch.batchId, phase, now.getTime(), now.getTime() + lease);
-  if (!batch.completedEventPublished && (await claim("completed"))) {
-    await writeFiles(deps, batch);
-    const completedAt = batch.completedAt ?? now.toISOString();
-    await deps.batches.updateBatch(batch.batchId, {
-      status: "completed",
-      completedAt,
-      results: { results: keys.results, errors: keys.errors },
-    });
-    await deps.publisher.publish([
-      pipelineEvent(DetailType.batchCompleted, `batch-completed|${batch.batchId}`, {
-        batchId: batch.batchId,
-        policyId: batch.policyId,
-        source: batch.source,
-        counts: batch.counts,
-        results: keys.results,
-        errors: keys.errors,
-        completedAt,
-      }),
-    ]);
-    await deps.batches.updateBatch(batch.batchId, { completedEventPublished: true });
-  }
-  if (
-    batch.counts.human > 0 &&
-    isReviewed(batch) &&
-    !batch.reviewedEventPublished &&
-    (await claim("reviewed"))
-  ) {
-    await writeFiles(deps, batch);
-    await deps.publisher.publish([
-      pipelineEvent(DetailType.batchReviewed, `batch-reviewed|${batch.batchId}`, {
-        batchId: batch.batchId,
-        policyId: batch.policyId,
-        counts: batch.counts,
-        results: keys.results,
-        reviewedAt: now.toISOString(),
-      }),
-    ]);
-    await deps.batches.updateBatch(batch.batchId, { reviewedEventPublished: true });
-  }
+  if (after && isComplete(after)) await filesChanged(deps, after);
 }
 
 /**
- * The results file (one line per decided item: id, route, chosen option, distribution, reason,
- * status, and the label once reviewed) and the errors file (intake's refused lines, then the
- * items the pipeline refused or dead-lettered).
+ * Asks the files step for what the batch's counts call for and it has not announced yet: the
+ * files and "Batch Completed", or the rewrite with the labels and "Batch Reviewed". The step
+ * itself claims each announcement, so a repeated request does nothing twice.
  */
-async function writeFiles(deps: BatchDependencies, batch: BatchRecord): Promise<void> {
-  const keys = batchKeys(batch.batchId);
-  const members = await deps.batches.members(batch.batchId);
-  const results = members
-    .filter((m) => m.state === "auto" || m.state === "human")
-    .map((m) =>
-      JSON.stringify({
-        id: m.itemId,
-        route: m.route,
-        chosen: m.chosen,
-        distribution: m.distribution,
-        reason: m.reason,
-        status: m.status,
-        ...(m.label !== undefined ? { label: m.label } : {}),
-      }),
-    );
-  const refused = await readText(deps.objects, keys.rejected);
-  const errors = [
-    ...refused.split("\n").filter((line) => line.trim()),
-    ...members
-      .filter((m) => m.state === "failed" || m.state === "dead_lettered")
-      .map((m) => JSON.stringify({ id: m.itemId, stage: m.state, problem: m.problem ?? "" })),
-  ];
-  await deps.objects.put(keys.results, results.length ? `${results.join("\n")}\n` : "");
-  await deps.objects.put(keys.errors, errors.length ? `${errors.join("\n")}\n` : "");
+export async function requestIfDue(deps: BatchDependencies, batch: BatchRecord | undefined): Promise<void> {
+  if (!batch || !isComplete(batch)) return;
+  const reviewedDue = batch.counts.human > 0 && isReviewed(batch) && !batch.reviewedEventPublished;
+  if (!batch.completedEventPublished || reviewedDue) await deps.files.request(batch.batchId);
 }
 
-/** An object's text, or "" when there is none. */
-export async function readText(objects: ObjectStore, key: string): Promise<string> {
-  const stream = await objects.read(key);
-  if (!stream) return "";
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(Buffer.from(chunk));
-  return Buffer.concat(chunks).toString("utf8");
+/**
+ * A change the files must show: one delayed rewrite per stale period, however many changes come.
+ * Before "Batch Completed" went out the completion's own write is due anyway; marking the files
+ * stale still matters then, since a change during that write leaves them stale and the step asks
+ * for the rewrite itself.
+ */
+async function filesChanged(deps: BatchDependencies, batch: BatchRecord): Promise<void> {
+  const now = (deps.now ?? (() => new Date()))();
+  const opened = await deps.batches.markFilesStale(batch.batchId, now);
+  if (opened && batch.completedEventPublished)
+    await deps.files.request(batch.batchId, BATCH_FILES.rewriteDelaySeconds);
 }

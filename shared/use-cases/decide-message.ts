@@ -23,8 +23,8 @@
  */
 import { createHash } from "node:crypto";
 import { BATCH_ID_PATTERN } from "../domain/batch.ts";
-import { calibratedProbabilities } from "../domain/calibration/calibrated.ts";
 import { predictionSet } from "../domain/calibration/conformal.ts";
+import { calibratedProbabilities } from "../domain/calibration/map.ts";
 import type { DecidesItems } from "../domain/decision-endpoint.ts";
 import type { DecisionRecord } from "../domain/decision-record.ts";
 import type { DecisionStore } from "../domain/decision-store.ts";
@@ -152,9 +152,9 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
     }
     throw error;
   }
-  // Prior, temperature, then offsets (calibration/calibrated.ts); the record keeps the raw logits.
-  const probabilities = calibratedProbabilities(policy, decision.logits);
-  const routing = routeDecision(policy, probabilities, item.id, decision.allowedTokenMass);
+  // The policy's calibration map (prior, temperature, offsets); the record keeps the raw logits.
+  const probabilities = calibratedProbabilities(decision.logits, policy);
+  const routing = routeDecision(policy, probabilities, item.id, decision.allowedTokenMass, decision);
   const record: DecisionRecord = {
     itemId: item.id,
     policyId: policy.id,
@@ -172,6 +172,7 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
         }
       : {}),
     confidence: confidence(probabilities),
+    ...(routing.certificateProblem ? { certificateProblem: routing.certificateProblem } : {}),
     allowedTokenMass: decision.allowedTokenMass,
     temperature: policy.temperature,
     modelSha256: decision.modelSha256,

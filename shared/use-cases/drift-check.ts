@@ -1,38 +1,40 @@
 /**
- * The scheduled drift check: for every policy version with a calibration baseline, the decisions
- * of the last period against that baseline; a "Calibration Drift" event for each that drifted.
+ * The scheduled drift check: for every policy version with a calibration baseline, a sample of
+ * the decisions of the last period (at most `DRIFT.sampleSize`, spread over the period, so the
+ * reads never grow with the traffic) against that baseline; a "Calibration Drift" event for each
+ * that drifted. `decisions` counts the decisions sampled.
  */
 
 import { checkDrift } from "../domain/calibration/drift.ts";
-import type { DecisionRecord, RecordStatus } from "../domain/decision-record.ts";
 import type { DecisionStore } from "../domain/decision-store.ts";
 import type { PublishesEvents } from "../domain/events.ts";
 import { DetailType, pipelineEvent } from "../domain/events.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
-
-/** Statuses a decided (not rejected) record can be in. */
-const DECIDED: RecordStatus[] = ["auto_approved", "pending_review", "actioned", "reviewed"];
+import { DRIFT } from "../domain/topology.ts";
 
 /** Checks every policy with a baseline; returns what it found. */
 export async function runDriftCheck(
   deps: { policies: PolicyRegistry; store: DecisionStore; publisher: PublishesEvents },
   {
-    periodHours = 24,
-    minimumDecisions = 50,
+    periodHours = DRIFT.periodHours,
+    minimumDecisions = DRIFT.minimumDecisions,
     now = new Date(),
   }: { periodHours?: number; minimumDecisions?: number; now?: Date } = {},
 ): Promise<{ policyId: string; decisions: number; drifted: boolean }[]> {
   const since = new Date(now.getTime() - periodHours * 3_600_000).toISOString();
-  const recent: DecisionRecord[] = (
-    await Promise.all(DECIDED.map((status) => deps.store.listSince(status, since)))
-  ).flat();
   const results: { policyId: string; decisions: number; drifted: boolean }[] = [];
   for (const id of deps.policies.ids()) {
     const policy = deps.policies.current(id)!;
     if (!policy.baseline) continue;
-    const mine = recent.filter(
-      (r) => r.policyId === id && r.policyVersion === policy.version && r.distribution && r.route,
-    );
+    const sample = await deps.store.sampleDecisions({
+      policyId: id,
+      policyVersion: policy.version,
+      since,
+      until: now.toISOString(),
+      size: DRIFT.sampleSize,
+      slices: DRIFT.slices,
+    });
+    const mine = sample.filter((r) => r.distribution && r.route);
     if (mine.length < minimumDecisions) {
       results.push({ policyId: id, decisions: mine.length, drifted: false });
       continue;

@@ -2,10 +2,13 @@
  * The review service level, per policy: how many escalated items wait and how long the oldest
  * has waited, against the policy's limit (`reviewWithinMinutes`, else the default). The scheduled
  * review-backlog function publishes these as metrics, which the per-policy alarms watch. Every
- * policy gets a row, with zeros when nothing waits, so the alarms always have data.
+ * policy gets a row, with zeros when nothing waits, so the alarms always have data. Each policy
+ * costs bounded queries: the oldest entry of its pending shards, and a count that reads keys
+ * only and stops at `REVIEW.backlogCountCap` (the metric saturates there).
  */
 import type { DecisionStore } from "../domain/decision-store.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
+import { REVIEW } from "../domain/topology.ts";
 
 /** One policy's backlog. */
 export interface PolicyBacklog {
@@ -23,18 +26,19 @@ export async function reviewBacklog(
   now: Date,
   defaultLimitMinutes: number,
 ): Promise<PolicyBacklog[]> {
-  const pending = await deps.store.listSince("pending_review", "1970-01-01T00:00:00.000Z");
-  return deps.policies.ids().map((policyId) => {
-    const waiting = pending.filter((r) => r.policyId === policyId);
-    const oldest = waiting.reduce((min, r) => Math.min(min, Date.parse(r.createdAt)), now.getTime());
-    const oldestMinutes = Math.floor((now.getTime() - oldest) / 60_000);
-    const limitMinutes = deps.policies.current(policyId)?.reviewWithinMinutes ?? defaultLimitMinutes;
-    return {
-      policyId,
-      pending: waiting.length,
-      oldestMinutes,
-      limitMinutes,
-      overdue: oldestMinutes > limitMinutes,
-    };
-  });
+  return Promise.all(
+    deps.policies.ids().map(async (policyId) => {
+      const waiting = await deps.store.pendingOf(policyId, REVIEW.backlogCountCap);
+      const oldest = waiting.oldestCreatedAt ? Date.parse(waiting.oldestCreatedAt) : now.getTime();
+      const oldestMinutes = Math.max(0, Math.floor((now.getTime() - oldest) / 60_000));
+      const limitMinutes = deps.policies.current(policyId)?.reviewWithinMinutes ?? defaultLimitMinutes;
+      return {
+        policyId,
+        pending: waiting.count,
+        oldestMinutes,
+        limitMinutes,
+        overdue: oldestMinutes > limitMinutes,
+      };
+    }),
+  );
 }

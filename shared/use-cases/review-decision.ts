@@ -10,7 +10,7 @@
 import type { DecisionRecord } from "../domain/decision-record.ts";
 import type { RecordKey } from "../domain/decision-store.ts";
 import { DetailType, pipelineEvent } from "../domain/events.ts";
-import { claimedByOther, isAdmin, type ReviewClaim, type Reviewer } from "../domain/review.ts";
+import { answerability, claimedByOther, isAdmin, type ReviewClaim, type Reviewer } from "../domain/review.ts";
 import { settleLabel } from "./batch-progress.ts";
 import {
   checkLabel,
@@ -35,28 +35,70 @@ export {
 export { mayRevise, reviseLabel } from "./revise-label.ts";
 
 /**
- * Claims a pending item for `reviewer` for the claim period (renewing their own claim). When
- * someone else holds it, `claimed` is false and `holder` says who, until when.
+ * Claims a pending item for `reviewer` for the claim period (renewing their own claim), made
+ * only by an explicit request from someone who may answer it. When someone else holds it,
+ * `claimed` is false and `holder` says who, until when, unless an admin asks to `takeOver`.
  */
 export async function claimItem(
   key: RecordKey,
   reviewer: Reviewer,
   deps: ReviewDependencies,
+  options: { readonly takeOver?: boolean } = {},
 ): Promise<{ claimed: boolean; holder?: ReviewClaim; record: DecisionRecord }> {
   requireReviewer(reviewer);
+  if (options.takeOver && !isAdmin(reviewer))
+    throw new ReviewError("only an admin may take over another reviewer's item", 403);
   const { record } = await loadRecord(key, deps);
-  if (record.status !== "pending_review") return { claimed: false, record };
   const now = nowOf(deps).getTime();
+  const may = answerability(record, reviewer, now);
+  if (!may.ok && !may.holder) throw new ReviewError(may.reason.replace(/^This item/, key.itemId), 409);
+  if (!may.ok && !options.takeOver) return { claimed: false, record, holder: may.holder! };
   const claim = {
     reviewerId: reviewer.id,
     reviewerName: reviewer.name,
     until: now + deps.timings.claimMs,
   };
-  const claimed = await deps.store.claimReview(key, claim, now);
+  const claimed = await deps.store.claimReview(key, claim, now, options);
   const after = (await deps.store.get(key)) ?? record;
   return claimed
     ? { claimed, record: after }
     : { claimed, record: after, ...(after.claim ? { holder: after.claim } : {}) };
+}
+
+/**
+ * Claims the oldest pending item `reviewer` may answer that nobody else holds, looking at most
+ * `scan` items into the queue; undefined when there is none.
+ */
+export async function claimNext(
+  reviewer: Reviewer,
+  deps: ReviewDependencies,
+  scan = 100,
+): Promise<DecisionRecord | undefined> {
+  requireReviewer(reviewer);
+  let cursor: string | undefined;
+  let seen = 0;
+  do {
+    // No count wanted: a cap of 0 stops counting at the first waiting item.
+    const page = await deps.store.pageReviewQueue({
+      policyIds: deps.policies.ids(),
+      countCap: 0,
+      limit: Math.min(25, scan - seen),
+      ...(cursor ? { cursor } : {}),
+    });
+    for (const record of page.records) {
+      if (!answerability(record, reviewer, nowOf(deps).getTime()).ok) continue;
+      try {
+        const { claimed, record: after } = await claimItem(record, reviewer, deps);
+        if (claimed) return after;
+      } catch (error) {
+        // Labelled or disputed since the page was read: go on to the next one.
+        if (!(error instanceof ReviewError)) throw error;
+      }
+    }
+    seen += page.records.length;
+    cursor = page.next;
+  } while (cursor && seen < scan);
+  return undefined;
 }
 
 /** Labels a pending item (or gives the admin's final label of a disputed one). */
@@ -69,18 +111,47 @@ export async function labelItem(
   requireReviewer(reviewer);
   const { record, policy } = await loadRecord(input, deps);
   checkLabel(policy, input.label);
+  if (record.status === "reviewed") return labelAgain(record, input, deps);
   const now = nowOf(deps);
-  if (record.status === "reviewed") {
-    if (record.label === input.label) {
-      // The same label again: a retry. Announce it if the first call could not.
-      if (!record.reviewEventPublished) await publishReviewed(record, deps);
-      return { stored: false, final: true, record };
-    }
+  refuseUnanswerable(record, input, reviewer, now);
+  const step: LabelStep = {
+    input,
+    reviewer,
+    deps,
+    now,
+    attempt,
+    base: { from: "pending_review", reviewVersion: record.reviewVersion ?? 0 },
+    retry: () => labelItem(input, reviewer, deps, attempt + 1),
+  };
+  const twoReviewers = record.reason === "audit_sample" && policy.auditReviewers === 2 && !record.disputed;
+  return (twoReviewers ? await auditLabel(record, step) : undefined) ?? finalLabel(step);
+}
+
+/** What each step of a label needs. */
+interface LabelStep {
+  readonly input: LabelInput;
+  readonly reviewer: Reviewer;
+  readonly deps: ReviewDependencies;
+  readonly now: Date;
+  readonly attempt: number;
+  readonly base: { readonly from: "pending_review"; readonly reviewVersion: number };
+  readonly retry: () => Promise<ReviewOutcome>;
+}
+
+/** A label on a reviewed item: a retry of the same label (announced if it was not), else refused. */
+async function labelAgain(record: DecisionRecord, input: LabelInput, deps: ReviewDependencies) {
+  if (record.label !== input.label)
     throw new ReviewError(
       `${input.itemId} was already reviewed as "${record.label}" by ${record.reviewer}; change that label instead`,
       409,
     );
-  }
+  // The same label again: a retry. Announce it if the first call could not.
+  if (!record.reviewEventPublished) await publishReviewed(record, deps);
+  return { stored: false, final: true, record };
+}
+
+/** Refuses a label on an item that is not pending, held by someone else, or disputed for a non-admin. */
+function refuseUnanswerable(record: DecisionRecord, input: LabelInput, reviewer: Reviewer, now: Date): void {
   if (record.status !== "pending_review")
     throw new ReviewError(`${input.itemId} is ${record.status}, not pending review`, 409);
   if (claimedByOther(record.claim, reviewer, now.getTime()))
@@ -88,68 +159,62 @@ export async function labelItem(
       `${input.itemId} is being reviewed by ${record.claim!.reviewerName} until ${clock(record.claim!.until)} UTC`,
       409,
     );
-  const retry = () => labelItem(input, reviewer, deps, attempt + 1);
-  const base = { from: "pending_review" as const, reviewVersion: record.reviewVersion ?? 0 };
-  const twoReviewers = record.reason === "audit_sample" && policy.auditReviewers === 2;
   if (record.disputed && !isAdmin(reviewer))
     throw new ReviewError(
       `${input.itemId} is disputed between two reviewers: an admin gives the final label`,
       403,
     );
-  if (twoReviewers && !record.disputed) {
-    const first = record.firstReview;
-    if (!first) {
-      const written = await guarded(
-        attempt,
-        input,
-        {
-          ...base,
-          to: "pending_review",
-          set: {
-            firstReview: {
-              label: input.label,
-              reviewerId: reviewer.id,
-              reviewerName: reviewer.name,
-              at: now.toISOString(),
-            },
-          },
-          remove: ["claim"],
-          entry: entryOf(reviewer, now, { action: "first_label", label: input.label }),
+}
+
+/**
+ * An audit sample reviewed twice: the first label is kept aside, a second different one marks
+ * the item disputed; undefined when the second agrees and the label becomes final.
+ */
+async function auditLabel(record: DecisionRecord, step: LabelStep): Promise<ReviewOutcome | undefined> {
+  const { input, reviewer, now } = step;
+  const first = record.firstReview;
+  if (first?.reviewerId === reviewer.id)
+    throw new ReviewError(
+      `${input.itemId} is an audit sample: a second, different reviewer must label it`,
+      409,
+    );
+  if (first && first.label === input.label) return undefined;
+  const set = first
+    ? { disputed: true }
+    : {
+        firstReview: {
+          label: input.label,
+          reviewerId: reviewer.id,
+          reviewerName: reviewer.name,
+          at: now.toISOString(),
         },
-        now,
-        deps,
-        retry,
-      );
-      return "stored" in written ? written : { stored: true, final: false, record: written };
-    }
-    if (first.reviewerId === reviewer.id)
-      throw new ReviewError(
-        `${input.itemId} is an audit sample: a second, different reviewer must label it`,
-        409,
-      );
-    if (first.label !== input.label) {
-      const written = await guarded(
-        attempt,
-        input,
-        {
-          ...base,
-          to: "pending_review",
-          set: { disputed: true },
-          remove: ["claim"],
-          entry: entryOf(reviewer, now, { action: "label", label: input.label }),
-        },
-        now,
-        deps,
-        retry,
-      );
-      return "stored" in written ? written : { stored: true, final: false, record: written };
-    }
-  }
+      };
+  const action = first ? "label" : "first_label";
   const written = await guarded(
-    attempt,
+    step.attempt,
     input,
     {
-      ...base,
+      ...step.base,
+      to: "pending_review",
+      set,
+      remove: ["claim"],
+      entry: entryOf(reviewer, now, { action, label: input.label }),
+    },
+    now,
+    step.deps,
+    step.retry,
+  );
+  return "stored" in written ? written : { stored: true, final: false, record: written };
+}
+
+/** The label that settles the item: stored, announced, counted in its batch. */
+async function finalLabel(step: LabelStep): Promise<ReviewOutcome> {
+  const { input, reviewer, now, deps } = step;
+  const written = await guarded(
+    step.attempt,
+    input,
+    {
+      ...step.base,
       to: "reviewed",
       set: {
         label: input.label,
@@ -163,7 +228,7 @@ export async function labelItem(
     },
     now,
     deps,
-    retry,
+    step.retry,
   );
   if ("stored" in written) return written;
   await publishReviewed(written, deps);

@@ -8,7 +8,7 @@
  */
 import type { DecidesItems } from "../domain/decision-endpoint.ts";
 import type { DecisionRecord } from "../domain/decision-record.ts";
-import type { DecisionStore } from "../domain/decision-store.ts";
+import { type DecisionStore, everyDecision } from "../domain/decision-store.ts";
 import { EndpointRejectedError } from "../domain/errors.ts";
 import type { Item } from "../domain/item.ts";
 import type { Policy } from "../domain/policy/policy.ts";
@@ -59,7 +59,6 @@ export interface WhatIfResult {
   readonly cost: { readonly calls: number; readonly wallMs: number; readonly busyMs: number };
 }
 
-const DECIDED = ["auto_approved", "actioned", "pending_review", "reviewed"] as const;
 const DAY_MS = 86_400_000;
 
 /** Runs the what-if; see the module comment. */
@@ -67,9 +66,7 @@ export async function whatIf(deps: WhatIfDependencies, options: WhatIfOptions): 
   const { candidate, source } = options;
   const live = deps.policies.current(candidate.id);
   if (!live) throw new WhatIfError(`the candidate's policy "${candidate.id}" is not a policy here`);
-  const records = (await Promise.all(DECIDED.map((s) => deps.store.listSince(s, options.since))))
-    .flat()
-    .filter((r) => r.policyId === candidate.id && r.route !== undefined && r.chosen !== undefined);
+  const records = await decidedSince(deps.store, candidate.id, options.since);
   const picked = pick(records, deps.policies, options);
   if (picked.length === 0)
     throw new WhatIfError(
@@ -120,6 +117,22 @@ export async function whatIf(deps: WhatIfDependencies, options: WhatIfOptions): 
     refused,
     cost: { calls: source.kind === "rescore" ? picked.length : 0, wallMs, busyMs },
   };
+}
+
+/**
+ * The policy's decisions (routed, so rejected items stay out) since `since`, newest first, read a
+ * page at a time from the decisions index; the sample is drawn from all of them.
+ */
+async function decidedSince(
+  store: DecisionStore,
+  policyId: string,
+  since: string,
+): Promise<DecisionRecord[]> {
+  const until = new Date(Date.now() + 1).toISOString();
+  const records: DecisionRecord[] = [];
+  for await (const r of everyDecision(store, { since, until, policyId, policyIds: [policyId] }))
+    if (r.route !== undefined && r.chosen !== undefined) records.push(r);
+  return records;
 }
 
 /** The records to answer, weighted: a stratified sample, or the candidate's shadow records. */

@@ -102,7 +102,7 @@ if (runs("1")) {
     }, 10);
     const started = performance.now();
     const batch = await runIntake(
-      { batches: new InMemoryBatchStore(), objects, publisher: { publish: async () => {} }, policies, queue },
+      { batches: new InMemoryBatchStore(), objects, files: { request: async () => {} }, policies, queue },
       key,
     );
     const ms = performance.now() - started;
@@ -172,12 +172,9 @@ if (runs("2")) {
     const objects = new FsObjectStore(local.env.BATCH_FOLDER!);
     const key = `incoming/ticket-routing/b-bench-${Date.now()}/tickets.jsonl`;
     await objects.put(key, `${Array.from({ length: batchItems }, (_, i) => line("B", i + 1)).join("\n")}\n`);
-    const { sharedDependencies } = await import("../../functions/dependencies.ts");
-    const shared = await sharedDependencies();
-    const lane = await runIntake(
-      { batches, objects, publisher: shared.publisher, policies, queue: batchQueue },
-      key,
-    );
+    const { queueBatchFiles } = await import("../../shared/use-cases/batch-files.ts");
+    const files = queueBatchFiles(new SqsQueue(sqs, local.env.BATCH_FILES_QUEUE_URL!));
+    const lane = await runIntake({ batches, objects, files, policies, queue: batchQueue }, key);
     const laneStarted = performance.now();
     const beside = await series(async () => (await batches.getBatch(lane.batchId))!.status !== "completed");
     while ((await batches.getBatch(lane.batchId))!.status !== "completed")
@@ -239,7 +236,7 @@ if (runs("3")) {
   await server.service.ready;
   const url = `${server.url}/endpoints/decisions/invocations`;
   const policy = policies.current("ticket-routing")!;
-  const { systemOneRequest } = await import("../../shared/adapters/decision-endpoint.ts");
+  const { systemOneRequest } = await import("../../shared/domain/contracts/system-one/index.ts");
   const request = (n: number) =>
     systemOneRequest({ id: `E-${n}`, policy: policy.id, state: JSON.parse(line("E", n)).state }, policy);
   const call = async (body: unknown, batch: boolean) => {

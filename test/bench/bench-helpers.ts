@@ -11,7 +11,7 @@ import { parseArgs } from "node:util";
 import { isModelShapeName, MODEL_SHAPES, type ModelShapeName } from "../../endpoint/models/shapes.ts";
 import { synthesizeModel } from "../../endpoint/models/synthesize.ts";
 import { BASE_WORDS } from "../../endpoint/models/words.ts";
-import type { DecisionQuestionInput } from "../../endpoint/scorer/request.ts";
+import type { KeyedQuestion } from "../helpers/decision-requests.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
 
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => undefined);
@@ -87,7 +87,7 @@ export function modelBenchFlags<K extends string>(extra: Record<K, { type: "stri
 }
 
 /** The benchmarks' ticket-routing question: four options, the last one "none of these". */
-export const TEAM_QUESTION: DecisionQuestionInput = {
+export const TEAM_QUESTION: KeyedQuestion = {
   key: "team",
   type: "choice",
   instructions: "Which team should handle this ticket?",

@@ -6,18 +6,30 @@
  * 1,000 decisions and idle cost per month for real-time instances and serverless memory sizes,
  * and the monthly volume at which serverless stops being cheaper. GPU rows stay unmeasured.
  *
- * Flags: --threads N (default: the host default), --items N (default 20).
+ * The Q8_0 times per fresh item and per item under a cached preamble go to
+ * shared/domain/capacity/measured-times.json, where the capacity model (`decide capacity`) and
+ * the topology's sizing read them, unless --dry-run.
+ *
+ * Flags: --threads N (default: the host default), --items N (default 20), --dry-run.
  */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { DecisionModel } from "../../endpoint/runtime/decision-model.ts";
 import { hostThreads } from "../../endpoint/runtime/host-cores.ts";
-import type { DecisionQuestionInput } from "../../endpoint/scorer/request.ts";
 import { DecisionScorer } from "../../endpoint/scorer/scorer.ts";
+import { MEASURED_TIMES_PATH, measuredTimesJson } from "../../shared/domain/capacity/measured-times.ts";
 import { HOURS_PER_MONTH, REALTIME_INSTANCES, SERVERLESS } from "../../shared/domain/capacity/prices.ts";
+import { decisionRequest, type KeyedQuestion } from "../helpers/decision-requests.ts";
+import { REPO_ROOT } from "../helpers/models.ts";
 import { benchModelPath, machineLine, median, timed, words } from "./bench-helpers.ts";
 
 const { values: flags } = parseArgs({
-  options: { threads: { type: "string" }, items: { type: "string", default: "20" } },
+  options: {
+    threads: { type: "string" },
+    items: { type: "string", default: "20" },
+    "dry-run": { type: "boolean", default: false },
+  },
 });
 const host = hostThreads();
 const threads = flags.threads ? Number(flags.threads) : host.threads;
@@ -27,7 +39,7 @@ console.log(
 );
 console.log(machineLine());
 
-const team: DecisionQuestionInput = {
+const team: KeyedQuestion = {
   key: "team",
   type: "choice",
   instructions: `Which team should handle this ticket? ${words(40, 5)}`,
@@ -38,7 +50,7 @@ const team: DecisionQuestionInput = {
     { id: "none", description: "None of these" },
   ],
 };
-const preambleQuestion: DecisionQuestionInput = {
+const preambleQuestion: KeyedQuestion = {
   ...team,
   instructions: `Which team should handle this ticket? ${words(260, 11)}`,
 };
@@ -49,22 +61,30 @@ async function measure(type: "Q8_0" | "Q4_0") {
   const scorer = await DecisionScorer.create(model, { contextSize: 4096, prefixSlots: 1 });
   try {
     // 1. One fresh decision of about 200 tokens.
-    await scorer.score({ state: words(150, 1), questions: [team] }, { reuse: false });
+    await scorer.score(decisionRequest({ state: words(150, 1), questions: [team] }), { reuse: false });
     const fresh: number[] = [];
     for (let i = 0; i < 5; i++)
       fresh.push(
-        await timed(() => scorer.score({ state: words(150, i + 2), questions: [team] }, { reuse: false })),
+        await timed(() =>
+          scorer.score(decisionRequest({ state: words(150, i + 2), questions: [team] }), { reuse: false }),
+        ),
       );
     // 2. Items under a cached ~300-token preamble (policy-first): the first item fills the cache.
     await scorer.score(
-      { state: words(30, 99), questions: [preambleQuestion], layout: "policy-first" },
+      decisionRequest({ state: words(30, 99), questions: [preambleQuestion], layout: "policy-first" }),
       { reuse: false },
     );
     const cached: number[] = [];
     for (let i = 0; i < items; i++)
       cached.push(
         await timed(() =>
-          scorer.score({ state: words(30, i * 3), questions: [preambleQuestion], layout: "policy-first" }),
+          scorer.score(
+            decisionRequest({
+              state: words(30, i * 3),
+              questions: [preambleQuestion],
+              layout: "policy-first",
+            }),
+          ),
         ),
       );
     // 3. 21 yes/no questions on one ~1,000-token state (state-first, the state evaluated once and
@@ -76,7 +96,8 @@ async function measure(type: "Q8_0" | "Q4_0") {
     }));
     const state = words(1000, 7);
     await scorer.clearCache();
-    const perQuestion = (await timed(() => scorer.score({ state, questions }))) / questions.length;
+    const perQuestion =
+      (await timed(() => scorer.score(decisionRequest({ state, questions })))) / questions.length;
     // 4. Generation (the chat route): 32 tokens after a short prompt, greedy, per token.
     const prompt = scorer.promptTokens({ system: "Answer.", user: words(40, 3) });
     let generated = 0;
@@ -158,3 +179,19 @@ const capacity = (3_600_000 / q8.freshMs) * HOURS_PER_MONTH;
 console.log(
   `  (one ${smallest.name} decides at most ${Math.round(capacity).toLocaleString("en")} fresh decisions a month)`,
 );
+
+// The per-item times the capacity model runs on: Q8_0 (the image's default), on this machine's cores.
+const reference = REALTIME_INSTANCES.find((i) => i.physicalCores === threads);
+const times = measuredTimesJson({
+  source: `npm run bench:cost on ${new Date().toISOString().slice(0, 10)}: ${machineLine()}, threads ${threads}, generated Qwen2-0.5B shape, median of 5 fresh and ${items} cached`,
+  referenceInstance: reference?.name ?? `none with ${threads} physical cores`,
+  referencePhysicalCores: threads,
+  quantization: "Q8_0",
+  secondsPerItem: { fresh: q8.freshMs / 1000, preambleCached: q8.cachedMs / 1000 },
+});
+if (flags["dry-run"])
+  console.log(`\n--dry-run: ${MEASURED_TIMES_PATH} not written; it would hold:\n${times}`);
+else {
+  writeFileSync(join(REPO_ROOT, MEASURED_TIMES_PATH), times);
+  console.log(`\nwrote ${MEASURED_TIMES_PATH} (the capacity model's per-item times)`);
+}

@@ -24,6 +24,8 @@ import { startServer } from "../../endpoint/server/server.ts";
 import { BatchingDecisionEndpoint } from "../../shared/adapters/batching-endpoint.ts";
 import { SageMakerDecisionEndpoint } from "../../shared/adapters/decision-endpoint.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
+import { ENDPOINT_BATCHING, ENDPOINT_CALLS } from "../../shared/domain/topology.ts";
+import { decisionRequest } from "../helpers/decision-requests.ts";
 import { benchModelPath, fmt, machineLine, median, timed, words } from "./bench-helpers.ts";
 
 const { values: flags } = parseArgs({
@@ -179,12 +181,14 @@ const freshState = (count: number) => `${++stateCounter} ${words(count, stateCou
 {
   const state = freshState(60);
   const question = { type: "noul", instructions: "Is this about billing?" } as const;
-  await scorer.score({ state, questions: [{ key: "q", ...question }], tokenMass: false });
+  await scorer.score(decisionRequest({ state, questions: [{ key: "q", ...question }], tokenMass: false }));
   const inProcess: number[] = [];
   const overHttp: number[] = [];
   for (let i = 0; i < 10 * blocks; i++) {
     inProcess.push(
-      await timed(() => scorer.score({ state, questions: [{ key: "q", ...question }], tokenMass: false })),
+      await timed(() =>
+        scorer.score(decisionRequest({ state, questions: [{ key: "q", ...question }], tokenMass: false })),
+      ),
     );
     overHttp.push(
       await timed(() => post("/v1/systemone", { state, questions: { q: question }, token_mass: false })),
@@ -253,8 +257,17 @@ const freshState = (count: number) => `${++stateCounter} ${words(count, stateCou
   });
   const batch = () =>
     Array.from({ length: 10 }, (_, i) => ({ id: `B${i}`, policy: "tickets", state: freshState(60) }));
-  const single = new SageMakerDecisionEndpoint(client, "bench", { attempts: 1, timeoutMs: 600_000 });
-  const batching = new BatchingDecisionEndpoint(client, "bench", { attempts: 1, timeoutMs: 600_000 });
+  const single = new SageMakerDecisionEndpoint(client, "bench", {
+    ...ENDPOINT_CALLS,
+    attempts: 1,
+    timeoutMs: 600_000,
+  });
+  const batching = new BatchingDecisionEndpoint(client, "bench", {
+    ...ENDPOINT_CALLS,
+    ...ENDPOINT_BATCHING,
+    attempts: 1,
+    timeoutMs: 600_000,
+  });
   const singles: number[] = [];
   const batched: number[] = [];
   await Promise.all(batch().map((item) => single.decide(item as never, tickets))); // warm the preamble

@@ -1,7 +1,7 @@
 import { DecisionModel } from "../../endpoint/runtime/decision-model.ts";
-import type { OptionOrder } from "../../endpoint/scorer/option-order.ts";
-import type { PromptLayout } from "../../endpoint/scorer/request.ts";
 import { DecisionScorer } from "../../endpoint/scorer/scorer.ts";
+import type { OptionOrder, PromptLayout } from "../../shared/domain/contracts/system-one/index.ts";
+import { decisionRequest } from "../helpers/decision-requests.ts";
 import {
   benchModelPath,
   fmt,
@@ -46,12 +46,14 @@ async function run(variant: Variant): Promise<{ ms: number; evaluated: number; i
   await scorer.clearCache();
   const ms = await timed(async () => {
     for (const state of items) {
-      const result = await scorer.score({
-        state,
-        questions: [{ ...question, optionOrder: variant.optionOrder }],
-        layout: variant.layout,
-        tokenMass: false,
-      });
+      const result = await scorer.score(
+        decisionRequest({
+          state,
+          questions: [{ ...question, optionOrder: variant.optionOrder }],
+          layout: variant.layout,
+          tokenMass: false,
+        }),
+      );
       evaluated += result.usage.evaluatedTokens;
       input += result.usage.inputTokens;
     }

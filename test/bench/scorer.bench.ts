@@ -3,8 +3,8 @@ import { BASE_WORDS } from "../../endpoint/models/words.ts";
 import { DecisionModel } from "../../endpoint/runtime/decision-model.ts";
 import { buildDecisionPrompt } from "../../endpoint/scorer/prompt.ts";
 import { PromptSequence } from "../../endpoint/scorer/prompt-sequence.ts";
-import type { DecisionQuestionInput, DecisionRequestInput } from "../../endpoint/scorer/request.ts";
 import { DecisionScorer } from "../../endpoint/scorer/scorer.ts";
+import { type DecisionInput, decisionRequest, type KeyedQuestion } from "../helpers/decision-requests.ts";
 import {
   benchModelPath,
   fmt,
@@ -72,19 +72,19 @@ const teamQuestion = TEAM_QUESTION;
   };
   while (tokenCount(stateWords).length < 200) stateWords++;
   const tokens = tokenCount(stateWords);
-  const request = (tokenMass: boolean): DecisionRequestInput => ({
+  const request = (tokenMass: boolean): DecisionInput => ({
     state: words(stateWords),
     questions: [teamQuestion],
     tokenMass,
   });
-  await scorer.score(request(true), { reuse: false }); // warm-up
+  await scorer.score(decisionRequest(request(true)), { reuse: false }); // warm-up
   const pre: number[] = [];
   const lettersOnly: number[] = [];
   const withMass: number[] = [];
   for (let b = 0; b < blocks * 2; b++) {
     pre.push(await pureprefill(tokens));
-    lettersOnly.push(await timed(() => scorer.score(request(false), { reuse: false })));
-    withMass.push(await timed(() => scorer.score(request(true), { reuse: false })));
+    lettersOnly.push(await timed(() => scorer.score(decisionRequest(request(false)), { reuse: false })));
+    withMass.push(await timed(() => scorer.score(decisionRequest(request(true)), { reuse: false })));
   }
   const p = median(pre);
   console.log(
@@ -102,20 +102,24 @@ const teamQuestion = TEAM_QUESTION;
 // 3. 21 yes/no questions over one state of about 1,800 tokens: reused against fresh.
 {
   const state = words(1600);
-  const questions: DecisionQuestionInput[] = Array.from({ length: 21 }, (_, i) => ({
+  const questions: KeyedQuestion[] = Array.from({ length: 21 }, (_, i) => ({
     key: `q${i}`,
     type: "noul",
     instructions: `Does the text mention ${BASE_WORDS[(i * 13) % BASE_WORDS.length]} or ${BASE_WORDS[(i * 17 + 5) % BASE_WORDS.length]}?`,
   }));
   const freshSubset = 3;
-  await scorer.score({ state: "warm", questions: [questions[0]!], tokenMass: false }, { reuse: false });
+  await scorer.score(decisionRequest({ state: "warm", questions: [questions[0]!], tokenMass: false }), {
+    reuse: false,
+  });
   await scorer.clearCache();
   let reusedResult: Awaited<ReturnType<typeof scorer.score>> | undefined;
   const reusedMs = await timed(async () => {
-    reusedResult = await scorer.score({ state, questions, tokenMass: false });
+    reusedResult = await scorer.score(decisionRequest({ state, questions, tokenMass: false }));
   });
   const freshMs = await timed(() =>
-    scorer.score({ state, questions: questions.slice(0, freshSubset), tokenMass: false }, { reuse: false }),
+    scorer.score(decisionRequest({ state, questions: questions.slice(0, freshSubset), tokenMass: false }), {
+      reuse: false,
+    }),
   );
   const scaledFresh = (freshMs / freshSubset) * questions.length;
   const promptTokens = reusedResult!.answers[0]!.inputTokens;
@@ -133,25 +137,32 @@ const teamQuestion = TEAM_QUESTION;
 
 // 4. 50 items of about 60 tokens under one policy preamble of about 300 tokens.
 {
-  const policyQuestion: DecisionQuestionInput = {
+  const policyQuestion: KeyedQuestion = {
     ...teamQuestion,
     instructions: `Route the ticket to one team. Policy: ${words(230, 11)}`,
   };
   const items = Array.from({ length: 50 }, (_, i) => words(55, i * 3 + 1));
   const withoutSubset = 10;
   const sample = await scorer.score(
-    { state: items[0]!, questions: [policyQuestion], layout: "policy-first", tokenMass: false },
+    decisionRequest({
+      state: items[0]!,
+      questions: [policyQuestion],
+      layout: "policy-first",
+      tokenMass: false,
+    }),
     { reuse: false },
   );
   await scorer.clearCache();
   const withReuse = await timed(async () => {
     for (const state of items)
-      await scorer.score({ state, questions: [policyQuestion], layout: "policy-first", tokenMass: false });
+      await scorer.score(
+        decisionRequest({ state, questions: [policyQuestion], layout: "policy-first", tokenMass: false }),
+      );
   });
   const without = await timed(async () => {
     for (const state of items.slice(0, withoutSubset)) {
       await scorer.score(
-        { state, questions: [policyQuestion], layout: "policy-first", tokenMass: false },
+        decisionRequest({ state, questions: [policyQuestion], layout: "policy-first", tokenMass: false }),
         { reuse: false },
       );
     }
@@ -170,7 +181,7 @@ const teamQuestion = TEAM_QUESTION;
 // 5. Four free-text options of 5 to 10 tokens, full-option likelihood.
 {
   const options = [5, 7, 8, 10].map((n, i) => ({ id: `o${i}`, description: words(n, i * 5 + 2) }));
-  const question: DecisionQuestionInput = {
+  const question: KeyedQuestion = {
     key: "free",
     type: "choice",
     scoring: "likelihood",
@@ -178,10 +189,12 @@ const teamQuestion = TEAM_QUESTION;
     options,
   };
   const state = words(150, 9);
-  const reused = await scorer.score({ state, questions: [question] }, { reuse: false });
+  const reused = await scorer.score(decisionRequest({ state, questions: [question] }), { reuse: false });
   await scorer.clearCache();
-  const reusedMs = await timed(() => scorer.score({ state, questions: [question] }));
-  const scratchMs = await timed(() => scorer.score({ state, questions: [question] }, { reuse: false }));
+  const reusedMs = await timed(() => scorer.score(decisionRequest({ state, questions: [question] })));
+  const scratchMs = await timed(() =>
+    scorer.score(decisionRequest({ state, questions: [question] }), { reuse: false }),
+  );
   const answer = reused.answers[0]!;
   console.log(
     `\n5. full-option likelihood, 4 options of ${answer.likelihood!.tokens.join("/")} tokens after a ${answer.inputTokens}-token prompt:`,
@@ -196,25 +209,29 @@ const teamQuestion = TEAM_QUESTION;
 // against the same 60 items under one policy (the single-policy rate the slots should keep).
 {
   const policies = [0, 1, 2].map(
-    (p): DecisionQuestionInput => ({
+    (p): KeyedQuestion => ({
       ...teamQuestion,
       key: `p${p}`,
       instructions: `Policy ${p}: ${words(230, p * 101 + 11)}`,
     }),
   );
   const items = Array.from({ length: 60 }, (_, i) => words(55, i * 3 + 2));
-  const run = async (slots: number, questionOf: (i: number) => DecisionQuestionInput) => {
+  const run = async (slots: number, questionOf: (i: number) => KeyedQuestion) => {
     const pooled = await DecisionScorer.create(model, { contextSize: 2048, prefixSlots: slots });
     try {
-      await pooled.score({
-        state: "warm",
-        questions: [questionOf(0)],
-        layout: "policy-first",
-        tokenMass: false,
-      });
+      await pooled.score(
+        decisionRequest({
+          state: "warm",
+          questions: [questionOf(0)],
+          layout: "policy-first",
+          tokenMass: false,
+        }),
+      );
       const ms = await timed(async () => {
         for (const [i, state] of items.entries())
-          await pooled.score({ state, questions: [questionOf(i)], layout: "policy-first", tokenMass: false });
+          await pooled.score(
+            decisionRequest({ state, questions: [questionOf(i)], layout: "policy-first", tokenMass: false }),
+          );
       });
       return { ms, stats: pooled.cacheStats };
     } finally {

@@ -2,12 +2,14 @@
  * One contract suite for every BatchStore (DynamoDB on DynamoDB Local, and in memory): a batch is
  * created once; intake's counts are set, not added, so a rerun does not double them; a member is
  * counted once however often (or however concurrently) it is recorded; a dead letter decided
- * later moves to decided; a label is counted once; members list in item order; recent batches
- * come newest first; and a member never shows up in the decision records' status listings.
+ * later moves to decided; a label is counted once; members page in item order, filtered by state;
+ * intake's line records refuse a repeated id; the files' stale mark opens once per period; recent
+ * batches come newest first; and a member never shows up in the review queue.
  */
 import { describe, expect, it } from "vitest";
 import { type BatchMember, type BatchRecord, type BatchStore, NO_COUNTS } from "../../shared/domain/batch.ts";
 import type { DecisionStore } from "../../shared/domain/decision-store.ts";
+import { TABLE_INDEXES } from "../../shared/domain/topology.ts";
 
 let counter = 0;
 /** A new batch with a unique id. */
@@ -44,6 +46,13 @@ const member = (
     : { problem: "refused" }),
   ...extra,
 });
+
+/** Every member of a batch, through its pages. */
+async function allMembers(batches: BatchStore, batchId: string, only?: readonly BatchMember["state"][]) {
+  const members: BatchMember[] = [];
+  for await (const page of batches.memberPages(batchId, only)) members.push(...page);
+  return members;
+}
 
 /** Runs the contract against stores from `make` (a fresh pair per test or a shared one). */
 export function batchStoreContract(
@@ -99,7 +108,7 @@ export function batchStoreContract(
       expect((await batches.recordLabel(batch.batchId, "P-b", "remove"))?.counts.reviewed).toBe(1);
       expect(await batches.recordLabel(batch.batchId, "P-b", "allow")).toBeUndefined();
       expect(await batches.recordLabel(batch.batchId, "P-a", "allow")).toBeUndefined();
-      let members = await batches.members(batch.batchId);
+      let members = await allMembers(batches, batch.batchId);
       expect(members.map((m) => m.itemId)).toEqual(["P-a", "P-b"]);
       expect(members[1]).toMatchObject({ label: "remove", status: "pending_review", chosen: "allow" });
       // The distribution keeps the options' order (a results file reads in the policy's order).
@@ -107,7 +116,7 @@ export function batchStoreContract(
       // A change follows; an undo removes the label and the count, and a new label counts again.
       expect((await batches.reviseLabel(batch.batchId, "P-b", "allow"))?.counts.reviewed).toBe(1);
       expect((await batches.reviseLabel(batch.batchId, "P-b", undefined))?.counts.reviewed).toBe(0);
-      members = await batches.members(batch.batchId);
+      members = await allMembers(batches, batch.batchId);
       expect(members[1]!.label).toBeUndefined();
       expect(await batches.reviseLabel(batch.batchId, "P-b", undefined)).toBeUndefined();
       expect((await batches.recordLabel(batch.batchId, "P-b", "remove"))?.counts.reviewed).toBe(1);
@@ -131,7 +140,65 @@ export function batchStoreContract(
       expect(await batches.claimAnnouncement(batch.batchId, "completed", now + 9000, now + 9999)).toBe(false);
     });
 
-    it("lists recent batches newest first, and keeps members out of the records' status listings", async () => {
+    it("pages members in item order, filtered by state, however many there are", async () => {
+      const { batches } = make();
+      const batch = newBatch();
+      await batches.createBatch(batch);
+      const count = TABLE_INDEXES.scanPage + 20;
+      const ids = Array.from({ length: count }, (_, i) => `M-${String(i).padStart(5, "0")}`);
+      // A few at a time: every member moves the batch's counters, so all at once would only conflict.
+      for (let i = 0; i < count; i += 5)
+        await Promise.all(
+          ids
+            .slice(i, i + 5)
+            .map((id, j) =>
+              batches.recordMember(batch.batchId, member(id, (i + j) % 10 === 0 ? "failed" : "auto")),
+            ),
+        );
+      let pages = 0;
+      const seen: string[] = [];
+      for await (const page of batches.memberPages(batch.batchId)) {
+        pages++;
+        expect(page.length).toBeLessThanOrEqual(TABLE_INDEXES.scanPage);
+        seen.push(...page.map((m) => m.itemId));
+      }
+      expect(pages).toBeGreaterThan(1);
+      expect(seen).toEqual(ids);
+      const failed = await allMembers(batches, batch.batchId, ["failed", "dead_lettered"]);
+      expect(failed.map((m) => m.itemId)).toEqual(ids.filter((_, i) => i % 10 === 0));
+    }, 120_000);
+
+    it("records the line that holds an id once: the same line again is a rerun, another is a repeat", async () => {
+      const { batches } = make();
+      const batch = newBatch();
+      await batches.createBatch(batch);
+      const raced = await Promise.all([3, 7, 9].map((line) => batches.claimLine(batch.batchId, "R-1", line)));
+      expect(new Set(raced).size).toBe(1);
+      const holder = raced[0]!;
+      expect(await batches.claimLine(batch.batchId, "R-1", holder)).toBe(holder);
+      expect(await batches.claimLine(batch.batchId, "R-1", 42)).toBe(holder);
+      expect(await batches.claimLine(batch.batchId, "R-2", 42)).toBe(42);
+      expect(await batches.claimLine(newBatch().batchId, "R-1", 5)).toBe(5); // another batch's file
+      // Members are unaffected by the line records.
+      expect(await allMembers(batches, batch.batchId)).toEqual([]);
+    });
+
+    it("marks the files stale once per stale period, and current only when nothing changed since", async () => {
+      const { batches } = make();
+      const batch = newBatch();
+      await batches.createBatch(batch);
+      const at = new Date("2030-03-01T00:00:00.000Z");
+      expect(await batches.markFilesStale(batch.batchId, at)).toBe(true);
+      expect(await batches.markFilesStale(batch.batchId, new Date(at.getTime() + 1000))).toBe(false);
+      const stale = (await batches.getBatch(batch.batchId))!;
+      expect(stale).toMatchObject({ filesVersion: 2, filesStaleSince: at.toISOString() });
+      expect(await batches.markFilesCurrent(batch.batchId, 1)).toBe(false); // a change came after version 1
+      expect(await batches.markFilesCurrent(batch.batchId, 2)).toBe(true);
+      expect((await batches.getBatch(batch.batchId))!.filesStaleSince).toBeUndefined();
+      expect(await batches.markFilesStale(batch.batchId, at)).toBe(true); // a new stale period
+    });
+
+    it("lists recent batches newest first, and keeps members out of the review queue", async () => {
       const { batches, records } = make();
       const older = newBatch({ createdAt: "2030-01-01T00:00:00.000Z" });
       const newer = newBatch({ createdAt: "2030-01-02T00:00:00.000Z" });
@@ -140,8 +207,12 @@ export function batchStoreContract(
       const listed = (await batches.listBatches(2)).map((b) => b.batchId);
       expect(listed).toEqual([newer.batchId, older.batchId]);
       await batches.recordMember(newer.batchId, member("P-x", "human"));
-      const pending = await records.listSince("pending_review", "1970-01-01T00:00:00.000Z");
-      expect(pending.some((r) => r.itemId === "P-x")).toBe(false);
+      const pending = await records.pageReviewQueue({
+        policyIds: ["content-moderation"],
+        limit: 100,
+        countCap: 1000,
+      });
+      expect(pending.records.some((r) => r.itemId === "P-x")).toBe(false);
       await batches.updateBatch(newer.batchId, { status: "completed", completedEventPublished: true });
       expect(await batches.getBatch(newer.batchId)).toMatchObject({
         status: "completed",

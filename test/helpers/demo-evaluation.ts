@@ -12,6 +12,7 @@ import { DecisionScorer } from "../../endpoint/scorer/scorer.ts";
 import type { Policy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { routeDecision } from "../../shared/domain/routing.ts";
+import { decisionRequest } from "./decision-requests.ts";
 import { REPO_ROOT } from "./models.ts";
 
 /** One held-back row and what the model did with it. */
@@ -41,18 +42,20 @@ export interface DemoFigures {
 
 /** Scores `state` as the decide function would under `policy`: its one question, its layout. */
 export async function scoreUnderPolicy(scorer: DecisionScorer, policy: Policy, state: unknown) {
-  const result = await scorer.score({
-    state,
-    layout: policy.layout,
-    questions: [
-      {
-        key: "q",
-        type: policy.type,
-        instructions: policy.question,
-        options: policy.options.map(({ id, description }) => ({ id, description })),
-      },
-    ],
-  });
+  const result = await scorer.score(
+    decisionRequest({
+      state,
+      layout: policy.layout,
+      questions: [
+        {
+          key: "q",
+          type: policy.type,
+          instructions: policy.question,
+          options: policy.options.map(({ id, description }) => ({ id, description })),
+        },
+      ],
+    }),
+  );
   return result.answers[0]!;
 }
 

@@ -2,6 +2,7 @@
  * Starts the real decision endpoint in-process on a free loopback port, on the generated tiny model.
  */
 import { Logger } from "@aws-lambda-powertools/logger";
+import { SageMakerRuntimeClient } from "@aws-sdk/client-sagemaker-runtime";
 import { resolveServerConfig } from "../../endpoint/server/config.ts";
 import { type RunningServer, startServer } from "../../endpoint/server/server.ts";
 import { generatedModel } from "./models.ts";
@@ -25,6 +26,20 @@ export async function startTestEndpoint(flags: Record<string, string> = {}): Pro
   });
   await server.service.ready;
   return server;
+}
+
+/**
+ * A SageMaker runtime client pointed at `server` through AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME, as
+ * the pipeline's client is (the variable is read when the client is built); one try per call.
+ * The caller deletes the variable and destroys the client when done.
+ */
+export function runtimeClientFor(server: RunningServer): SageMakerRuntimeClient {
+  process.env.AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME = server.url;
+  return new SageMakerRuntimeClient({
+    region: "us-east-1",
+    credentials: { accessKeyId: "local", secretAccessKey: "local" },
+    maxAttempts: 1,
+  });
 }
 
 /** POSTs JSON (or raw text) and returns status, headers and parsed body. */

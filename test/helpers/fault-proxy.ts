@@ -2,7 +2,8 @@
  * A proxy in front of the real decision endpoint that fails a share of calls the ways SageMaker
  * does (model error 424, 503, throttling 429, hangs past the client's timeout) or answers 200 with
  * a body that breaks the System One contract, since the real endpoint cannot fail on demand.
- * Bodies whose state mentions POISON always fail. Every error of its own (the endpoint
+ * Bodies whose state mentions POISON always fail, as a container that crashes on them would
+ * (model error 500: a failure of the item, where a 503 or 429 only means a busy endpoint). Every error of its own (the endpoint
  * unreachable, a client gone) is answered or ignored, never left as an unhandled rejection.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -62,7 +63,12 @@ export async function startFaultProxy(
     };
     if (poisonEnabled && body.includes("POISON")) {
       counts.poison++;
-      fail(503, "ServiceUnavailable", { __type: "ServiceUnavailable", message: "poison" });
+      fail(424, "ModelError", {
+        __type: "ModelError",
+        message: "poison",
+        OriginalStatusCode: 500,
+        OriginalMessage: "crash on poison",
+      });
       return;
     }
     const draw = random.nextFloat();

@@ -11,7 +11,7 @@ import type { SqsPoller } from "../../infra/local/sqs-poller.ts";
 import { freePort, startLocalWiring } from "../../infra/local/wiring.ts";
 import type { SqsQueue } from "../../shared/adapters/sqs-queue.ts";
 import type { MessageQueue } from "../../shared/domain/message-queue.ts";
-import { DECIDE_FUNCTION, RULES } from "../../shared/domain/topology.ts";
+import { DECIDE_FUNCTION, DECIDE_QUEUES, RULES } from "../../shared/domain/topology.ts";
 import type { DecideDependencies } from "../../shared/use-cases/decide-message.ts";
 import { startTestEndpoint } from "./endpoint.ts";
 import { REPO_ROOT } from "./models.ts";
@@ -25,8 +25,15 @@ const resolveLazy = <T>(lazy: Lazy<T> | undefined): T | undefined =>
 
 /** Options of {@link startLocalPipeline}. */
 export interface LocalPipelineOptions {
-  readonly maxReceiveCount?: number;
+  /** Failures of an item before the decide function dead-letters it. @default 3 */
+  readonly maxItemFailures?: number;
   readonly visibilityTimeoutSeconds?: Lazy<number>;
+  /** The overload backoff. @default 1 s doubling up to the visibility timeout */
+  readonly overloadBackoff?: Lazy<{ firstSeconds: number; maxSeconds: number }>;
+  /** Requests the endpoint lets wait (its admission queue). @default 256 */
+  readonly queueSize?: number;
+  /** Records per decide invocation. @default DECIDE_FUNCTION.batchSize */
+  readonly batchSize?: number;
   readonly failBusEntry?: (entry: Record<string, unknown>) => boolean;
   /** Wraps the dependencies (fault injection). */
   readonly wrap?: (deps: DecideDependencies) => DecideDependencies;
@@ -79,20 +86,28 @@ async function startPipeline(
   started: (() => Promise<unknown>)[],
 ): Promise<LocalPipeline> {
   const endpoint = await startTestEndpoint({
-    "queue-size": "256",
+    "queue-size": String(options.queueSize ?? 256),
     ...(options.model ? { model: options.model } : {}),
   });
   started.push(() => endpoint.close());
   const endpointUrl = options.endpointUrl ? await options.endpointUrl(endpoint.url) : endpoint.url;
   const effects: LocalPipeline["effects"] = { actioned: new Map(), queued: new Map() };
   const visibilitySeconds = resolveLazy(options.visibilityTimeoutSeconds) ?? 2;
+  const backoff = resolveLazy(options.overloadBackoff) ?? { firstSeconds: 1, maxSeconds: visibilitySeconds };
   const wiring = await startLocalWiring({
     endpointUrl,
     root: REPO_ROOT,
     ports: { dynamodb: 0, sqs: 0, bus: 0 },
-    intake: { visibilitySeconds, maxReceiveCount: options.maxReceiveCount ?? 3 },
+    intake: {
+      visibilitySeconds,
+      maxItemFailures: options.maxItemFailures ?? 3,
+      maxReceiveCount: DECIDE_QUEUES.maxReceiveCount,
+    },
     decidePollers: options.pollers ?? 1,
+    ...(options.batchSize ? { decideBatchSize: options.batchSize } : {}),
     settings: {
+      OVERLOAD_BACKOFF_FIRST_SECONDS: String(backoff.firstSeconds),
+      OVERLOAD_BACKOFF_MAX_SECONDS: String(backoff.maxSeconds),
       ENDPOINT_TIMEOUT_MS: String(resolveLazy(options.endpointTimeoutMs) ?? 5000),
       ENDPOINT_ATTEMPTS: String(resolveLazy(options.endpointAttempts) ?? DECIDE_FUNCTION.endpointAttempts),
       PUBLISH_LEASE_MS: String(resolveLazy(options.publishLeaseMs) ?? Math.max(200, visibilitySeconds * 500)),

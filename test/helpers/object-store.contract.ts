@@ -61,6 +61,43 @@ export function objectStoreContract(name: string, make: () => ObjectStore): void
       expect(await store.list(`${base}none/`)).toEqual([]);
     });
 
+    it("writes a streamed object in parts (past S3's 5 MiB multipart minimum), and nothing when the stream fails", async () => {
+      const store = make();
+      const key = `${prefix()}batches/results.jsonl`;
+      const line = `${JSON.stringify({ id: "x".repeat(80), route: "auto" })}\n`;
+      const lines = 180_000; // about 18 MB: three parts
+      async function* pieces() {
+        for (let i = 0; i < lines; i += 1000) yield line.repeat(1000);
+      }
+      await store.putStream(key, pieces());
+      let bytes = 0;
+      for await (const chunk of (await store.read(key))!) bytes += chunk.length;
+      expect(bytes).toBe(line.length * lines);
+      await store.putStream(
+        `${key}.small`,
+        (async function* () {
+          yield "a\n";
+          yield new TextEncoder().encode("b\n");
+        })(),
+      );
+      expect(await text(await store.read(`${key}.small`))).toBe("a\nb\n");
+      // A failing stream leaves what was there before, and no half object under the key.
+      async function* broken() {
+        yield line.repeat(60_000); // past one part
+        throw new Error("the member query failed");
+      }
+      await expect(store.putStream(key, broken())).rejects.toThrow("the member query failed");
+      bytes = 0;
+      for await (const chunk of (await store.read(key))!) bytes += chunk.length;
+      expect(bytes).toBe(line.length * lines);
+      await expect(store.putStream(`${key}.never`, broken())).rejects.toThrow();
+      expect(await store.read(`${key}.never`)).toBeUndefined();
+      expect((await store.list(key.slice(0, key.lastIndexOf("/")))).map((o) => o.key).sort()).toEqual([
+        key,
+        `${key}.small`,
+      ]);
+    }, 120_000);
+
     it("refuses keys that would leave the store or are not paths", async () => {
       const store = make();
       for (const key of ["../escape", "a/../../b", "/absolute", "a//b", "", "a\\b"])

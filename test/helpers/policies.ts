@@ -13,3 +13,13 @@ export const TEAMS_POLICY: Policy = parsePolicy({
   ],
   autoThreshold: 0.8,
 });
+
+/** Four automatable options a, b, c, d, threshold 0.8: calibration tests on generated logits. */
+export const FOUR_OPTIONS_POLICY: Policy = parsePolicy({
+  id: "p",
+  version: 1,
+  question: "Which?",
+  type: "choice",
+  options: ["a", "b", "c", "d"].map((id) => ({ id, description: id, automate: true })),
+  autoThreshold: 0.8,
+});

@@ -6,7 +6,7 @@ import {
   DECISION_QUESTION_KEY,
   type SystemOneRequest,
   type SystemOneResponse,
-} from "../../shared/domain/contracts/system-one.ts";
+} from "../../shared/domain/contracts/system-one/index.ts";
 
 /** The ids the answer to `request`'s decision question is keyed by. */
 export function answerIdsOf(request: SystemOneRequest): string[] {

@@ -8,10 +8,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { App, Stack } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
+import type * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
 import * as dynamodb from "aws-cdk-lib/aws-dynamodb";
-import * as sns from "aws-cdk-lib/aws-sns";
+import * as kms from "aws-cdk-lib/aws-kms";
 import * as sqs from "aws-cdk-lib/aws-sqs";
 import { describe, expect, it } from "vitest";
+import { AlarmTopic } from "../../infra/constructs/alarm-topic.ts";
 import { AuditJobs, autoErrorBudgets } from "../../infra/constructs/audit-jobs.ts";
 import { AUDIT, METRICS } from "../../shared/domain/topology.ts";
 import { TEAMS_POLICY } from "../helpers/policies.ts";
@@ -42,10 +44,13 @@ describe("AuditJobs", () => {
     const table = new dynamodb.Table(stack, "Table", {
       partitionKey: { name: "pk", type: dynamodb.AttributeType.STRING },
     });
+    // The function's health signals join a composite alarm: here, a list.
+    const signals: cloudwatch.IAlarm[] = [];
     new AuditJobs(stack, "Audits", {
       table,
       busName: "bus",
-      topic: new sns.Topic(stack, "Topic"),
+      alarms: new AlarmTopic(stack, "Alarms", { key: new kms.Key(stack, "Key") }),
+      health: { add: (alarm) => signals.push(alarm) },
       failures: new sqs.Queue(stack, "Failures"),
       budgets: { a: 0.02 },
     });
@@ -61,7 +66,12 @@ describe("AuditJobs", () => {
     const actions = JSON.stringify(template.findResources("AWS::IAM::Policy"));
     expect(actions).toContain("dynamodb:Query");
     expect(actions).not.toMatch(/dynamodb:(PutItem|UpdateItem|GetItem|Scan)/);
-    template.resourceCountIs("AWS::CloudWatch::Alarm", 1);
+    // The budget alarm notifies itself; the function's errors and throttles join the composite.
+    expect(signals).toHaveLength(2);
+    const notifying = Object.values(template.findResources("AWS::CloudWatch::Alarm")).filter(
+      (a) => a.Properties.AlarmActions !== undefined,
+    );
+    expect(notifying).toHaveLength(1);
     template.hasResourceProperties("AWS::CloudWatch::Alarm", {
       Namespace: METRICS.namespace,
       MetricName: METRICS.autoErrorUpperBound,
@@ -72,8 +82,9 @@ describe("AuditJobs", () => {
       Threshold: 0.02,
       Period: 86_400,
       AlarmActions: [Match.anyValue()],
+      AlarmName: Match.stringLikeRegexp("^AuditJobsTest-"),
     });
-    const [alarm] = Object.values(template.findResources("AWS::CloudWatch::Alarm"));
+    const [alarm] = notifying;
     expect(alarm!.Properties.OKActions).toEqual(alarm!.Properties.AlarmActions);
   });
 });

@@ -7,17 +7,45 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Annotations, Match, Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
-import { checkServerlessSettings, isGpuInstance } from "../../infra/constructs/decision-endpoint.ts";
+import { isGpuInstance } from "../../infra/constructs/instance-types.ts";
+import { checkServerlessSettings } from "../../infra/constructs/serverless-settings.ts";
 import type { DecisionStack } from "../../infra/decision-stack.ts";
+import { createTableInput } from "../../shared/adapters/decisions-table.ts";
+import { decideConcurrency } from "../../shared/domain/capacity-plan.ts";
 import { matchesPattern } from "../../shared/domain/event-pattern.ts";
 import {
   DECIDE_FUNCTION,
+  DECIDE_QUEUES,
   INTAKE_VISIBILITY_SECONDS,
   MAX_RECEIVE_COUNT,
+  MEASURED_SECONDS_PER_ITEM,
   SERVERLESS_DECIDE,
+  SIZING_MARGIN,
 } from "../../shared/domain/topology.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
+import { type TemplateSizing, templateSizing } from "../helpers/sizing.ts";
 import { type Resource, synthStack } from "../helpers/synth-stack.ts";
+
+/**
+ * The numbers fit at the minimum capacity: every item the two mappings keep in flight, spread over
+ * the instances, is served within the container's deadline (measured seconds per item, with the
+ * margin), the deadline ends before the client's timeout and SageMaker's 60 s, and the admission
+ * queue lets every planned call wait (what is past it is refused at once).
+ */
+/**
+ * The items an instance admits (the call it runs and the calls its admission queue holds) are
+ * served within the deadline; what it cannot admit is refused at once and waits in its queue.
+ */
+function expectSizingFits(sizing: TemplateSizing): void {
+  const calls = sizing.intake.concurrency + sizing.batch.concurrency;
+  const admittedCalls = sizing.serverless ? 1 : sizing.queueSize + 1;
+  const itemsAdmitted = admittedCalls * Math.max(sizing.intake.batchSize, sizing.batch.batchSize);
+  const seconds = itemsAdmitted * MEASURED_SECONDS_PER_ITEM.fresh * SIZING_MARGIN;
+  expect(seconds, JSON.stringify(sizing)).toBeLessThan(sizing.deadlineMs / 1000);
+  expect(sizing.deadlineMs).toBeLessThan(sizing.clientTimeoutMs);
+  expect(sizing.clientTimeoutMs).toBeLessThan(60_000);
+  if (sizing.serverless) expect(calls).toBeLessThanOrEqual(sizing.instances);
+}
 
 let stack: DecisionStack;
 let template: Template;
@@ -92,13 +120,13 @@ describe("DecisionStack", () => {
     );
   });
 
-  it("deploys the endpoint on a CPU instance with the model from S3 and scales on invocations", () => {
+  it("deploys the endpoint on a CPU instance with the model from S3 and scales on concurrent requests", () => {
     template.hasResourceProperties("AWS::SageMaker::EndpointConfig", {
       ProductionVariants: [
         Match.objectLike({
           InstanceType: "ml.c6i.xlarge",
           InitialInstanceCount: 1,
-          VariantName: "AllTraffic",
+          VariantName: "ml-c6i-xlarge",
         }),
       ],
     });
@@ -114,7 +142,9 @@ describe("DecisionStack", () => {
     });
     template.hasResourceProperties("AWS::ApplicationAutoScaling::ScalingPolicy", {
       TargetTrackingScalingPolicyConfiguration: Match.objectLike({
-        PredefinedMetricSpecification: { PredefinedMetricType: "SageMakerVariantInvocationsPerInstance" },
+        PredefinedMetricSpecification: {
+          PredefinedMetricType: "SageMakerVariantConcurrentRequestsPerModelHighResolution",
+        },
       }),
     });
   });
@@ -163,6 +193,9 @@ describe("DecisionStack", () => {
     expect(
       (SERVERLESS_DECIDE.endpointTimeoutMs * SERVERLESS_DECIDE.endpointAttempts) / 1000 + 1,
     ).toBeLessThan(DECIDE_FUNCTION.timeoutSeconds);
+    // Both mappings together within MaxConcurrency; each call on an instance of its own.
+    expectSizingFits(templateSizing(t));
+    expect(templateSizing(t).intake.concurrency).toBe(10 - 2);
     expect(() => checkServerlessSettings({ memoryMiB: 7000 })).toThrow(
       "serverlessMemoryMiB must be one of 1024",
     );
@@ -173,7 +206,10 @@ describe("DecisionStack", () => {
 
   it("encrypts every queue, refuses plain HTTP, and dead-letters the intake after the receive limit", () => {
     const queues = template.findResources("AWS::SQS::Queue") as Record<string, Resource>;
-    expect(Object.keys(queues)).toHaveLength(8);
+    // Intake, batch, review, auto-action and their four dead-letter queues, the rejected items,
+    // the job failures, one dead-letter queue per bus rule, and the batch files step's queue with
+    // its dead-letter queue.
+    expect(Object.keys(queues)).toHaveLength(16);
     for (const queue of Object.values(queues)) expect(queue.Properties.SqsManagedSseEnabled).toBe(true);
     template.resourcePropertiesCountIs(
       "AWS::SQS::QueuePolicy",
@@ -184,21 +220,34 @@ describe("DecisionStack", () => {
           ]),
         },
       },
-      8,
+      16,
     );
+    // The decide queues: the function dead-letters failing items itself; SQS's limit is the backstop.
     template.hasResourceProperties("AWS::SQS::Queue", {
       VisibilityTimeout: INTAKE_VISIBILITY_SECONDS,
+      MessageRetentionPeriod: DECIDE_QUEUES.retentionDays * 86_400,
+      RedrivePolicy: Match.objectLike({ maxReceiveCount: DECIDE_QUEUES.maxReceiveCount }),
+    });
+    template.hasResourceProperties("AWS::SQS::Queue", {
       RedrivePolicy: Match.objectLike({ maxReceiveCount: MAX_RECEIVE_COUNT }),
     });
   });
 
-  it("keeps decisions in an on-demand table with point-in-time recovery and the review index", () => {
+  it("keeps decisions in an on-demand table with point-in-time recovery and the schema's sparse, sharded indexes", () => {
     template.hasResourceProperties("AWS::DynamoDB::Table", {
       BillingMode: "PAY_PER_REQUEST",
       PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
       TimeToLiveSpecification: { AttributeName: "expiresAt", Enabled: true },
-      GlobalSecondaryIndexes: [Match.objectLike({ IndexName: "byStatus" })],
     });
+    const [table] = Object.values(template.findResources("AWS::DynamoDB::Table") as Record<string, Resource>);
+    // The same indexes DynamoDB Local is created with: one definition, read by both.
+    const local = createTableInput("decisions").GlobalSecondaryIndexes;
+    expect(table!.Properties.GlobalSecondaryIndexes).toEqual(local);
+    // None keyed on the record's status (a handful of values: a hot partition), none projecting ALL.
+    for (const index of local) {
+      expect(index.KeySchema.map((k) => k.AttributeName)).not.toContain("status");
+      expect(index.Projection.ProjectionType).not.toBe("ALL");
+    }
   });
 
   it("runs the functions on nodejs22.x, arm64, with explicit memory and timeout", () => {
@@ -228,12 +277,37 @@ describe("DecisionStack", () => {
   });
 
   it("feeds the decide function from the intake queue with partial batch failures and bounded concurrency", () => {
+    const planned = decideConcurrency({ mode: "realtime", minInstances: 1, maxInstances: 4 });
     template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
-      BatchSize: DECIDE_FUNCTION.batchSize,
+      BatchSize: planned.batchSize,
       MaximumBatchingWindowInSeconds: DECIDE_FUNCTION.maxBatchingWindowSeconds,
       FunctionResponseTypes: ["ReportBatchItemFailures"],
       ScalingConfig: { MaximumConcurrency: 4 * DECIDE_FUNCTION.concurrencyPerInstance },
     });
+  });
+
+  it("sizes the mappings, the batch size and the endpoint's admission so every admitted item is served in time", () => {
+    const sizing = templateSizing(template);
+    expectSizingFits(sizing);
+    // Scaling out has work: the intake keeps two calls per instance at the maximum (4).
+    expect(sizing.intake.concurrency).toBe(8);
+    expect(sizing).toMatchObject({ instances: 1, queueSize: 1 });
+  });
+
+  it("lets the decide function return items to their queues and dead-letter them itself", () => {
+    const statements = Object.values(template.findResources("AWS::IAM::Policy") as Record<string, Resource>)
+      .filter((p) => JSON.stringify(p.Properties.Roles).includes("PipelineDecide"))
+      .flatMap(
+        (p) =>
+          (p.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] })
+            .Statement,
+      );
+    const on = (action: string) =>
+      statements.filter((s) => [s.Action].flat().includes(action)).map((s) => JSON.stringify(s.Resource));
+    for (const queue of ["IntakeQueue", "BatchQueue"])
+      expect(on("sqs:ChangeMessageVisibility").join(), queue).toMatch(queue);
+    expect(on("sqs:SendMessage").join()).toMatch(/DeadLetterQueue/);
+    expect(on("sqs:SendMessage").join()).not.toMatch(/IntakeQueue|BatchQueue/);
   });
 
   it("gives every queue a consumer, unless it is a dead-letter queue or the rejected items' inspection queue", () => {
@@ -284,47 +358,6 @@ describe("DecisionStack", () => {
           [s.Action].flat().every((a) => a.startsWith("xray:") || a === "ecr:GetAuthorizationToken"),
       ),
     ).toBe(true);
-  });
-
-  it("raises alarms on dead letters, message age, endpoint errors and latency, the escalation rate, each policy's review wait and error budget", () => {
-    const alarms = Object.values(
-      template.findResources("AWS::CloudWatch::Alarm") as Record<string, Resource>,
-    );
-    // Eight pipeline alarms, one review service-level alarm per policy (three samples) and one
-    // error-budget alarm per policy that sets maxAutoError (ticket-routing).
-    expect(alarms).toHaveLength(12);
-    for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toHaveLength(1);
-    // content-moderation asks for review within 60 minutes; the others take the default.
-    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
-      MetricName: "OldestPendingReviewMinutes",
-      Dimensions: Match.arrayWith([{ Name: "policy", Value: "content-moderation" }]),
-      Threshold: 60,
-    });
-    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
-      MetricName: "OldestPendingReviewMinutes",
-      Dimensions: Match.arrayWith([{ Name: "policy", Value: "ticket-routing" }]),
-      Threshold: 240,
-    });
-    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
-      MetricName: "Invocation5XXErrors",
-      Namespace: "AWS/SageMaker",
-    });
-    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
-      MetricName: "ApproximateAgeOfOldestMessage",
-      Threshold: 900,
-    });
-    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
-      Metrics: Match.arrayWith([Match.objectLike({ Expression: Match.stringLikeRegexp("human") })]),
-    });
-    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
-      MetricName: "AutoErrorUpperBound",
-      Dimensions: Match.arrayWith([{ Name: "policy", Value: "ticket-routing" }]),
-      Threshold: 0.05,
-      ComparisonOperator: "GreaterThanThreshold",
-      TreatMissingData: "notBreaching",
-    });
-    template.resourceCountIs("AWS::CloudWatch::Dashboard", 1);
-    template.hasResourceProperties("AWS::Events::Rule", { ScheduleExpression: "rate(1 day)" });
   });
 
   it("routes the sample events exactly as the local bus does, with the deployed patterns", async () => {

@@ -237,6 +237,7 @@ describe("least privilege on the decisions table", () => {
     Recalibrate: "recalibrate.ts",
     Audit: "audit.ts",
     BatchIntake: "batch-intake.ts",
+    BatchFiles: "batch-files.ts",
   };
   const commandActions: Record<string, string> = {
     GetCommand: "GetItem",

@@ -5,6 +5,7 @@
  * the 20 bad lines refused with their line numbers, one "Batch Completed", a results file of
  * exactly 1,980 lines, and counts that match the decision records.
  */
+import { spawn } from "node:child_process";
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,8 +15,9 @@ import { documentClient, localServiceOptions } from "../../shared/adapters/aws-c
 import { DynamoDbBatchStore } from "../../shared/adapters/dynamodb-batch-store.ts";
 import { DynamoDbDecisionStore } from "../../shared/adapters/dynamodb-decision-store.ts";
 import type { BatchRecord } from "../../shared/domain/batch.ts";
-import { RECORD_STATUSES } from "../../shared/domain/decision-record.ts";
-import { runDecide } from "../helpers/decide-cli.ts";
+import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
+import { allTime, everyDecision } from "../../shared/domain/decision-store.ts";
+import { DECIDE, runDecide } from "../helpers/decide-cli.ts";
 import { freePort } from "../helpers/local-pipeline.ts";
 import { generatedModel, REPO_ROOT } from "../helpers/models.ts";
 import { waitForProgress } from "../helpers/progress.ts";
@@ -53,6 +55,23 @@ function fileLines(): { lines: string[]; bad: number[] } {
   return { lines, bad };
 }
 
+/** Follows a batch with `decide batch status --watch` and presses Ctrl-C once it shows progress. */
+function interruptFollower(
+  batchId: string,
+  env: Record<string, string>,
+): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, [DECIDE, "batch", "status", batchId, "--watch"], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...env },
+  });
+  let stderr = "";
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+    if (/decided \d+/.test(stderr) && !child.killed) child.kill("SIGINT");
+  });
+  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stderr })));
+}
+
 describe("batch jobs in the local mode", () => {
   it("completes a 2,000-line batch across a restart with exact counts, one event and its files", async () => {
     const dataDir = await mkdtemp(join(tmpdir(), "batch-local-"));
@@ -84,9 +103,16 @@ describe("batch jobs in the local mode", () => {
         ["batch", "submit", file, "--policy", "ticket-routing", "--no-wait"],
         local.env,
       );
-      expect(submitted.code, submitted.stderr).toBe(0);
+      // Refused lines are listed as `decide publish` lists them, and make the exit code 1.
+      expect(submitted.code, submitted.stderr).toBe(1);
       expect(submitted.stdout).toMatch(/read 2000 lines: 1980 queued, 20 refused/);
+      const listed = [...submitted.stderr.matchAll(/^line (\d+): refused: \S/gm)].map((m) => Number(m[1]));
+      expect(listed).toEqual(bad);
       const batchId = /batch (b-[0-9a-z-]+)/.exec(submitted.stdout)![1]!;
+      // Ctrl-C on a follower stops following, not the batch, and says how to follow again.
+      const follower = await interruptFollower(batchId, local.env);
+      expect(follower.code).toBe(130);
+      expect(follower.stderr).toContain(`the batch goes on: npx decide batch status ${batchId} --watch`);
       // Stop half-way: some items decided, most still queued.
       const done = async () => {
         const c = (await batches.getBatch(batchId))!.counts;
@@ -151,11 +177,9 @@ describe("batch jobs in the local mode", () => {
       expect(refused.map((e: { line: number }) => e.line).sort((a: number, b: number) => a - b)).toEqual(bad);
 
       // The counts match the decision records of the batch.
-      const mine = (
-        await Promise.all(RECORD_STATUSES.map((s) => records.listSince(s, "1970-01-01T00:00:00.000Z")))
-      )
-        .flat()
-        .filter((r) => r.batchId === batchId);
+      const mine: DecisionRecord[] = [];
+      const filter = { ...allTime(new Date()), policyIds: ["ticket-routing"], batchId };
+      for await (const record of everyDecision(records, filter)) mine.push(record);
       expect(mine).toHaveLength(1980);
       expect(mine.filter((r) => r.route === "auto")).toHaveLength(batch.counts.auto);
       expect(mine.filter((r) => r.route === "human")).toHaveLength(batch.counts.human);

@@ -1,6 +1,7 @@
 /**
  * The `decide` command as a user runs it: a real child process through bin/decide.js.
  */
+import { existsSync } from "node:fs";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -65,14 +66,13 @@ describe("decide CLI", () => {
       bad,
       JSON.stringify({
         state: "x",
-        questions: [
-          { key: "q", type: "choice", instructions: "Pick", options: [{ id: "a", description: "A" }] },
-        ],
+        questions: { q: { type: "choice", instructions: "Pick", criteria: { a: "A" } } },
       }),
     );
     const invalid = await decide(["score", "--model", join(dir, "tiny.gguf"), "--input", bad]);
     expect(invalid.code).toBe(1);
-    expect(invalid.stderr).toMatch(/questions\[0\]\.options: must hold 2 to 16 options, got 1/);
+    // The request `decide score` takes is the System One request, refused as the endpoint refuses it.
+    expect(invalid.stderr).toMatch(/questions\.q\.criteria: must hold 2 to 16 options, got 1/);
   });
 
   it("explains a batch command given without what it needs, before reaching any service", async () => {
@@ -114,6 +114,95 @@ describe("decide CLI", () => {
     expect(unreachable.stderr).toMatch(/could not reach the service at 127\.0\.0\.1:1/);
     expect(unreachable.stderr).toMatch(/Is `npm start` running\?/);
     expect(unreachable.stderr).not.toMatch(/at .*\.(ts|js):\d+/);
+  });
+
+  it("says what a fresh shell lacks: the variable npm start exports, with the hint, in one line", async () => {
+    const fresh = { DECISIONS_TABLE: "", BATCH_FOLDER: "", BATCH_BUCKET: "", INTAKE_QUEUE_URL: "" };
+    const hint = "is npm start running? export the variables it printed";
+    for (const args of [["status"], ["batch", "list"], ["batch", "status", "b-x"]]) {
+      const result = await decideWith(args, fresh);
+      expect(result.code, args.join(" ")).toBe(2);
+      expect(result.stderr).toBe(
+        `decide ${args[0]}: DECISIONS_TABLE is not set and --table is not given: ${hint}\n` +
+          `see: npx decide ${args[0]} --help\n`,
+      );
+    }
+    const propose = await decideWith(["calibrate", "--propose"], fresh);
+    expect(propose.code).toBe(2);
+    expect(propose.stderr).toBe(
+      `decide calibrate: DECISIONS_TABLE is not set and --from-table is not given: ${hint}\n` +
+        "see: npx decide calibrate --help\n",
+    );
+    const replay = await decideWith(["replay"], { ...fresh, DLQ_URL: "", AWS_REGION: "us-east-1" });
+    expect(replay.code).toBe(2);
+    expect(replay.stderr).toBe(
+      `decide replay: DLQ_URL is not set and --dlq-url (or --from SOURCE) is not given: ${hint}\n` +
+        "see: npx decide replay --help\n",
+    );
+    const from = await decideWith(["replay", "--from", "intake"], { ...fresh, DEAD_LETTER_ROUTES: "" });
+    expect(from.code).toBe(2);
+    expect(from.stderr).toBe(
+      `decide replay: DEAD_LETTER_ROUTES is not set and --routes is not given: ${hint}\n` +
+        "see: npx decide replay --help\n",
+    );
+  });
+
+  it("gives a usage mistake one line and where to read more, and unknown flags a 'did you mean'", async () => {
+    const typo = await decide(["status", "--tabel", "decisions"]);
+    expect(typo.stderr).toBe(
+      "decide status: unknown flag --tabel; did you mean --table?\nsee: npx decide status --help\n",
+    );
+    const noValue = await decide(["batch", "status", "b-x", "--table"]);
+    expect(noValue.stderr).toBe("decide batch: --table needs a value\nsee: npx decide batch --help\n");
+    // calibrate's usage is about 35 lines: a mistake no longer prints it after the reason.
+    const bins = await decide([
+      "calibrate",
+      "--input",
+      "x.jsonl",
+      "--policy",
+      "ticket-routing",
+      "--bins",
+      "1",
+    ]);
+    expect(bins.code).toBe(2);
+    expect(bins.stderr).toBe(
+      "decide calibrate: --bins must be an integer from 2 to 50\nsee: npx decide calibrate --help\n",
+    );
+    const flag = await decide(["replay", "--form", "intake"]);
+    expect(flag.stderr).toBe(
+      "decide replay: unknown flag --form; did you mean --from?\nsee: npx decide replay --help\n",
+    );
+    const source = await decide(["replay", "--from", "intak", "--dry-run"]);
+    expect(source.code).toBe(2);
+    expect(source.stderr).toMatch(
+      /^decide replay: --from: unknown dead-letter source "intak"; did you mean "intake"\? \(one of intake, batch, .*job-failures\)\nsee: npx decide replay --help\n$/,
+    );
+    const unknown = await decide(["stauts"]);
+    expect(unknown.stderr).toBe(
+      'decide: unknown command "stauts"; did you mean "status"?\nsee: npx decide --help\n',
+    );
+  });
+
+  it("stores no batch file when the local services do not answer (no orphan batch)", async () => {
+    const folder = join(dir, "bucket");
+    const down = await decideWith(
+      ["batch", "submit", "events/items/moderation-batch.jsonl", "--policy", "content-moderation"],
+      {
+        AWS_REGION: "us-east-1",
+        AWS_ACCESS_KEY_ID: "x",
+        AWS_SECRET_ACCESS_KEY: "x",
+        AWS_ENDPOINT_URL_DYNAMODB: "http://127.0.0.1:1",
+        AWS_ENDPOINT_URL_SQS: "http://127.0.0.1:1",
+        DECISIONS_TABLE: "decisions",
+        BATCH_FOLDER: folder,
+        BATCH_QUEUE_URL: "http://127.0.0.1:1/123456789012/batch",
+        BATCH_FILES_QUEUE_URL: "http://127.0.0.1:1/123456789012/batch-files",
+      },
+    );
+    expect(down.code).toBe(1);
+    expect(down.stderr).toMatch(/could not reach the service at 127\.0\.0\.1:1/);
+    expect(down.stdout).not.toMatch(/stored as/);
+    expect(existsSync(folder)).toBe(false);
   });
 
   it("prints help", async () => {

@@ -3,7 +3,11 @@
  * server through AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME, as the pipeline does) and the official
  * openai npm client.
  */
-import { InvokeEndpointCommand, ModelError, SageMakerRuntimeClient } from "@aws-sdk/client-sagemaker-runtime";
+import {
+  InvokeEndpointCommand,
+  ModelError,
+  type SageMakerRuntimeClient,
+} from "@aws-sdk/client-sagemaker-runtime";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../../endpoint/server/server.ts";
@@ -11,8 +15,12 @@ import { BatchingDecisionEndpoint } from "../../shared/adapters/batching-endpoin
 import { SageMakerDecisionEndpoint } from "../../shared/adapters/decision-endpoint.ts";
 import { EndpointRejectedError } from "../../shared/domain/errors.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
-import { startTestEndpoint } from "../helpers/endpoint.ts";
+import { ENDPOINT_BATCHING, ENDPOINT_CALLS } from "../../shared/domain/topology.ts";
+import { runtimeClientFor, startTestEndpoint } from "../helpers/endpoint.ts";
 import { TEAMS_POLICY } from "../helpers/policies.ts";
+
+/** The deployed batching settings. */
+const BATCHED = { ...ENDPOINT_CALLS, ...ENDPOINT_BATCHING };
 
 let server: RunningServer;
 let sagemaker: SageMakerRuntimeClient;
@@ -20,12 +28,7 @@ let openai: OpenAI;
 
 beforeAll(async () => {
   server = await startTestEndpoint();
-  process.env.AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME = server.url;
-  sagemaker = new SageMakerRuntimeClient({
-    region: "us-east-1",
-    credentials: { accessKeyId: "local", secretAccessKey: "local" },
-    maxAttempts: 1,
-  });
+  sagemaker = runtimeClientFor(server);
   openai = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: "local", maxRetries: 0 });
 });
 afterAll(async () => {
@@ -236,8 +239,15 @@ describe("batched invocations", () => {
 
   it("sends ten items in one call, grouped by policy there, with the answers of single calls", async () => {
     const client = sagemaker;
-    const batching = new BatchingDecisionEndpoint(client, "decision-endpoint", { attempts: 1, windowMs: 50 });
-    const single = new SageMakerDecisionEndpoint(client, "decision-endpoint", { attempts: 1 });
+    const batching = new BatchingDecisionEndpoint(client, "decision-endpoint", {
+      ...BATCHED,
+      attempts: 1,
+      windowMs: 50,
+    });
+    const single = new SageMakerDecisionEndpoint(client, "decision-endpoint", {
+      ...ENDPOINT_CALLS,
+      attempts: 1,
+    });
     const policyOf = (i: number) => (i % 2 === 0 ? tickets : other);
     const batched = await Promise.all(items.map((item, i) => batching.decide(item as never, policyOf(i))));
     expect(batching.stats).toEqual({ calls: 1, items: 10 });
@@ -272,6 +282,7 @@ describe("batched invocations", () => {
 
   it("rejects only the refused item of a batch through the client", async () => {
     const batching = new BatchingDecisionEndpoint(sagemaker, "decision-endpoint", {
+      ...BATCHED,
       attempts: 1,
       windowMs: 50,
     });
@@ -306,6 +317,7 @@ describe("batched invocations under a failing call", () => {
       },
     } as unknown as SageMakerRuntimeClient;
     const batching = new BatchingDecisionEndpoint(flaky, "decision-endpoint", {
+      ...BATCHED,
       attempts: 2,
       windowMs: 50,
       baseDelayMs: 1,

@@ -4,7 +4,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../../endpoint/server/server.ts";
-import { systemOneResponseSchema } from "../../shared/domain/contracts/system-one.ts";
+import { systemOneResponseSchema } from "../../shared/domain/contracts/system-one/index.ts";
 import { postJson, startTestEndpoint } from "../helpers/endpoint.ts";
 
 let server: RunningServer;

@@ -56,6 +56,42 @@ describe("endpoint under load", () => {
     }
   });
 
+  it("gives a batched call one deadline from its arrival: the items past it answer 504, as overload", async () => {
+    // The deadline is derived from one item's latency measured here, so it holds on a busy machine.
+    const probe = await startTestEndpoint();
+    let itemMs: number;
+    try {
+      const times: number[] = [];
+      for (let i = 0; i < 4; i++) {
+        const started = performance.now();
+        expect((await postJson(`${probe.url}/v1/systemone`, decision(1, `probe ${i}`))).status).toBe(200);
+        if (i > 0) times.push(performance.now() - started);
+      }
+      itemMs = times.sort((a, b) => a - b)[1]!;
+    } finally {
+      await probe.close();
+    }
+    // Each item alone fits its deadline twice over; the eight together take four times it.
+    const server = await startTestEndpoint({ "deadline-ms": String(Math.max(100, Math.ceil(2 * itemMs))) });
+    try {
+      const batch = Array.from({ length: 8 }, (_, i) => decision(1, `ticket ${i}`));
+      const response = await postJson(`${server.url}/invocations`, { batch });
+      expect(response.status).toBe(200);
+      const statuses = (
+        response.json as { results: { status: number; body: { error?: { code: string } } }[] }
+      ).results;
+      const late = statuses.findIndex((r) => r.status !== 200);
+      expect(late).toBeGreaterThanOrEqual(0);
+      // Once the call's deadline has passed, every later item is refused without being evaluated.
+      for (const result of statuses.slice(late)) {
+        expect(result.status).toBe(504);
+        expect(result.body.error?.code).toBe("deadline_exceeded");
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
   it("finishes in-flight requests on shutdown and refuses new ones", async () => {
     const server = await startTestEndpoint();
     const inFlight = postJson(`${server.url}/v1/systemone`, decision(24));

@@ -4,7 +4,7 @@
  * decisions again after a restart without --fresh.
  */
 import { execFile } from "node:child_process";
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, readFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +12,7 @@ import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { type LocalMode, startLocalMode } from "../../infra/local/local-mode.ts";
 import { ensurePortFree, PortInUseError } from "../../infra/local/ports.ts";
+import { DEAD_LETTER_SOURCES } from "../../shared/domain/dead-letters.ts";
 import { chromiumAvailable, launchChromium, signInLocally } from "../helpers/browser.ts";
 import { freePort } from "../helpers/local-pipeline.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
@@ -28,7 +29,7 @@ async function until<T>(check: () => Promise<T | undefined>, timeoutMs = 60_000)
 
 /**
  * Signs in through the local stub, reviews the first escalated item that one reviewer can settle
- * with the keyboard (number key, then Enter), and checks the label landed under the signed-in name.
+ * with the keyboard (number key, then Shift+Enter), and checks the label landed under the signed-in name.
  */
 async function reviewInBrowser(local: LocalMode): Promise<void> {
   const browser = await launchChromium();
@@ -45,7 +46,8 @@ async function reviewInBrowser(local: LocalMode): Promise<void> {
     expect(itemId).toBeTruthy();
     expect(await item.locator("meter").count()).toBeGreaterThanOrEqual(2);
     await page.keyboard.press("1");
-    await page.keyboard.press("Enter");
+    // Shift+Enter answers and goes back to the queue (Enter would open the next item).
+    await Promise.all([page.waitForURL(/\/\?done=/), page.keyboard.press("Shift+Enter")]);
     await page.waitForSelector(".toast");
     expect(await page.locator(".toast").innerText()).toContain(itemId!);
     expect(await waiting()).toBe(pending - 1);
@@ -61,6 +63,34 @@ async function reviewInBrowser(local: LocalMode): Promise<void> {
   } finally {
     await browser.close();
   }
+}
+
+/** Runs `decide ...args` with `input` on stdin, without blocking the services running in this process. */
+function decide(args: string[], env: Record<string, string>, input = ""): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      process.execPath,
+      [join(REPO_ROOT, "bin", "decide.js"), ...args],
+      { cwd: REPO_ROOT, env: { ...process.env, ...env } },
+      (error, stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout)),
+    );
+    child.stdin?.end(input);
+  });
+}
+
+/**
+ * The README's recipe for one dead letter in the local mode: a sample item put straight into the
+ * intake's dead-letter queue, listed, then replayed; it was decided already, so it is not decided again.
+ */
+async function deadLetterRecipe(env: Record<string, string>): Promise<void> {
+  const routes = JSON.parse(env.DEAD_LETTER_ROUTES!) as Record<string, unknown>;
+  expect(Object.keys(routes).sort()).toEqual(Object.keys(DEAD_LETTER_SOURCES).sort());
+  const line = (await readFile(join(REPO_ROOT, "events", "items", "samples.jsonl"), "utf8")).split("\n")[0]!;
+  await decide(["publish", "-", "--queue-url", env.DLQ_URL!], env, `${line}\n`);
+  const listed = await decide(["replay", "--from", "intake", "--dry-run"], env);
+  expect(listed).toMatch(/1 matched, 0 moved, 1 left in the dead-letter queue/);
+  const replayed = await decide(["replay", "--from", "intake"], env);
+  expect(replayed).toMatch(/1 matched, 1 moved, 0 left in the dead-letter queue/);
 }
 
 describe("local mode", () => {
@@ -109,6 +139,7 @@ describe("local mode", () => {
         "pre-screen",
         "ticket-routing",
       ]);
+      await deadLetterRecipe(first.env);
       // The review intake drains the human route's queue, queueing each escalated item once.
       const queued = await until(async () => {
         const pending = await first.pendingReview();
@@ -163,29 +194,38 @@ describe("local mode", () => {
     }
   }, 180_000);
 
-  it("refuses a port in use with one line naming the service, and leaves nothing running", async () => {
+  it("checks every port before anything starts: one line names each taken port and its flag", async () => {
     const dataDir = await mkdtemp(join(tmpdir(), "local-ports-"));
-    // Another process holds the SQS port: the start fails after the endpoint and DynamoDB Local.
-    const holder = createServer();
-    const sqsPort = await freePort();
-    await new Promise<void>((resolve) => holder.listen(sqsPort, "127.0.0.1", resolve));
+    // Other processes hold the review page's port and the SQS port (the last service and a middle one).
+    const holders = [createServer(), createServer()];
+    const [reviewPort, sqsPort] = [await freePort(), await freePort()];
+    await new Promise<void>((resolve) => holders[0]!.listen(reviewPort, "127.0.0.1", resolve));
+    await new Promise<void>((resolve) => holders[1]!.listen(sqsPort, "127.0.0.1", resolve));
     const dynamodbPort = await freePort();
+    const said: string[] = [];
     try {
       const error = await startLocalMode({
         root: REPO_ROOT,
         dataDir,
-        ports: { endpoint: 0, dynamodb: dynamodbPort, sqs: sqsPort, bus: 0, review: 0 },
+        ports: { endpoint: 0, dynamodb: dynamodbPort, sqs: sqsPort, bus: 0, review: reviewPort },
+        say: (line) => said.push(line),
       }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(PortInUseError);
-      expect((error as Error).message).toMatch(
-        new RegExp(`local SQS cannot listen on 127\\.0\\.0\\.1:${sqsPort}.*--sqs-port`),
+      const message = (error as Error).message;
+      expect(message).not.toContain("\n");
+      expect(message).toMatch(
+        new RegExp(`local SQS cannot listen on 127\\.0\\.0\\.1:${sqsPort} \\(--sqs-port`),
       );
-      // DynamoDB Local was started, then stopped: its port is free and no Java process holds it.
+      expect(message).toMatch(
+        new RegExp(`the review page cannot listen on 127\\.0\\.0\\.1:${reviewPort} \\(--review-port`),
+      );
+      // Nothing had started: no model made, no endpoint, no DynamoDB Local (its port is free).
+      expect(said).toEqual([]);
       await ensurePortFree("dynamodb", dynamodbPort);
       const { stdout } = await promisify(execFile)("ps", ["-eo", "args"]);
       expect(stdout.split("\n").filter((line) => line.includes(`-port ${dynamodbPort}`))).toEqual([]);
     } finally {
-      holder.close();
+      for (const holder of holders) holder.close();
     }
   }, 120_000);
 });

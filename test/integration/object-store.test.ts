@@ -98,7 +98,7 @@ describe.skipIf(!motoAvailable)("the batch intake function on moto's S3", () => 
     const handler = createBatchIntakeHandler(async () => ({
       batches,
       objects,
-      publisher: { publish: async () => {} },
+      files: { request: async () => {} },
       policies: await PolicyRegistry.fromFolder(join(REPO_ROOT, "events", "policies")),
       queue: {
         sendBatch: async (messages: readonly { body: string }[]) => {

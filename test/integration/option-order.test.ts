@@ -5,9 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DecisionModel } from "../../endpoint/runtime/decision-model.ts";
-import { InvalidDecisionError } from "../../endpoint/runtime/errors.ts";
-import type { OptionOrder } from "../../endpoint/scorer/option-order.ts";
 import { DecisionScorer } from "../../endpoint/scorer/scorer.ts";
+import { type OptionOrder, SystemOneViolationError } from "../../shared/domain/contracts/system-one/index.ts";
+import { decisionRequest } from "../helpers/decision-requests.ts";
 import { generatedModel } from "../helpers/models.ts";
 
 const options = [
@@ -43,12 +43,14 @@ async function byOrdering(optionOrder: OptionOrder) {
   const out: { order: string; probabilities: Record<string, number>; passes: number; evaluated: number }[] =
     [];
   for (const ordering of permutations(options)) {
-    const result = await scorer.score({
-      state,
-      questions: [
-        { key: "team", type: "choice", instructions: "Which team?", options: ordering, optionOrder },
-      ],
-    });
+    const result = await scorer.score(
+      decisionRequest({
+        state,
+        questions: [
+          { key: "team", type: "choice", instructions: "Which team?", options: ordering, optionOrder },
+        ],
+      }),
+    );
     const answer = result.answers[0]!;
     expect(answer.optionIds).toEqual(ordering.map((o) => o.id));
     expect(answer.optionOrder).toBe(optionOrder);
@@ -90,14 +92,17 @@ describe("cyclic option order", () => {
   it("re-evaluates only the options and criterion per rotation under the state-first layout", async () => {
     const question = { key: "team", type: "choice", instructions: "Which team?", options } as const;
     await scorer.clearCache();
-    const one = (await scorer.score({ state, questions: [question], layout: "state-first" })).answers[0]!;
+    const one = (await scorer.score(decisionRequest({ state, questions: [question], layout: "state-first" })))
+      .answers[0]!;
     await scorer.clearCache();
     const three = (
-      await scorer.score({
-        state,
-        questions: [{ ...question, optionOrder: "cyclic" }],
-        layout: "state-first",
-      })
+      await scorer.score(
+        decisionRequest({
+          state,
+          questions: [{ ...question, optionOrder: "cyclic" }],
+          layout: "state-first",
+        }),
+      )
     ).answers[0]!;
     // The first rotation evaluates the whole prompt; the two others reuse the evidence before the options.
     expect(three.reusedTokens).toBeGreaterThan(0);
@@ -106,13 +111,14 @@ describe("cyclic option order", () => {
 
   it("refuses the cyclic order on a score question, naming the field", async () => {
     const levels = ["low", "medium", "high"].map((description, i) => ({ id: String(i), description }));
-    const attempt = scorer.score({
-      state,
-      questions: [
-        { key: "risk", type: "score", instructions: "How risky?", options: levels, optionOrder: "cyclic" },
-      ],
-    });
-    await expect(attempt).rejects.toBeInstanceOf(InvalidDecisionError);
-    await expect(attempt).rejects.toThrow(/questions\[0\]\.optionOrder.*levels are ordered/);
+    const attempt = () =>
+      decisionRequest({
+        state,
+        questions: [
+          { key: "risk", type: "score", instructions: "How risky?", options: levels, optionOrder: "cyclic" },
+        ],
+      });
+    expect(attempt).toThrow(SystemOneViolationError);
+    expect(attempt).toThrow(/questions\.risk\.option_order: .*levels are ordered/);
   });
 });

@@ -14,7 +14,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { systemOneRequest } from "../../shared/adapters/decision-endpoint.ts";
+import { systemOneRequest } from "../../shared/domain/contracts/system-one/index.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import type { DecisionStore } from "../../shared/domain/decision-store.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
@@ -41,7 +41,7 @@ beforeAll(async () => {
     // The demo model routes the sample texts both ways, so both targets' effects are counted.
     model: await demoModelPath(),
     pollers: POLLERS,
-    maxReceiveCount: 3,
+    maxItemFailures: 3,
     endpointUrl: async (real) => {
       // Measured under whatever load the machine has now: the budgets scale with it.
       const policy = parsePolicy(

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { redriveAll } from "../../shared/adapters/sqs-queue.ts";
-import { replayFiltered } from "../../shared/use-cases/replay.ts";
+import { homeQueue, replayFiltered } from "../../shared/use-cases/replay.ts";
 import { type FaultProxy, startFaultProxy } from "../helpers/fault-proxy.ts";
 import { type LocalPipeline, sendBodies, startLocalPipeline } from "../helpers/local-pipeline.ts";
 
@@ -15,7 +15,7 @@ let pipeline: LocalPipeline;
 
 beforeAll(async () => {
   pipeline = await startLocalPipeline({
-    maxReceiveCount: 2,
+    maxItemFailures: 2,
     visibilityTimeoutSeconds: 1,
     endpointUrl: async (real) => {
       proxy = await startFaultProxy(real, 0, 0);
@@ -58,7 +58,7 @@ describe("replay", () => {
     );
 
     const failureOf = (id: string) => pipeline.deps.store.failureOf(id);
-    const base = { deadLetters: pipeline.deadLetters, destination: pipeline.intake, failureOf };
+    const base = { deadLetters: pipeline.deadLetters, sendHome: homeQueue(pipeline.intake), failureOf };
     const dry = await replayFiltered({ ...base, filter: { policy: "content-moderation" }, dryRun: true });
     expect(dry.matched.map((m) => m.itemId).sort()).toEqual(["R-M1", "R-M2"]);
     expect(dry.moved).toBe(0);

@@ -95,10 +95,17 @@ describe("decide pipeline on local services", () => {
     expect(await pipeline.depth(pipeline.deadLetters)).toBe(0);
   });
 
-  it("lists escalated items by status for the review queue", async () => {
-    const pending = await pipeline.deps.store.listByStatus("pending_review");
-    expect(pending.length).toBe(pipeline.routed.human.length);
-    expect(pending.every((record) => record.route === "human" && record.reason !== "confident")).toBe(true);
+  it("lists escalated items in the review queue", async () => {
+    const queue = await pipeline.deps.store.pageReviewQueue({
+      policyIds: pipeline.deps.policies.ids(),
+      limit: 500,
+      countCap: 1000,
+    });
+    expect(queue.records.length).toBe(pipeline.routed.human.length);
+    expect(queue.total).toBe(pipeline.routed.human.length);
+    expect(queue.records.every((record) => record.route === "human" && record.reason !== "confident")).toBe(
+      true,
+    );
   });
 });
 
@@ -136,7 +143,7 @@ describe("targets", () => {
     const { localLambdaContext } = await import("../../infra/local/sqs-poller.ts");
     const review = createReviewHandler(() => sharedDependencies());
     // What the HTTP API's Lambda authorizer hands the function for a verified token.
-    const ana = { sub: "sub-ana", name: "Ana", groups: "reviewers" };
+    const ana = { sub: "sub-ana", name: "Ana", groups: JSON.stringify(["reviewers"]) };
     const call = async (
       method: string,
       body?: unknown,
@@ -187,7 +194,7 @@ describe("targets", () => {
     expect(wrong.body).toMatch(/not an option/);
     expect((await call("POST", { ...answer, policyVersion: "one" })).statusCode).toBe(422);
     // Someone else may not change Ana's label; Ana may, within the window.
-    const bo = { sub: "sub-bo", name: "Bo", groups: "reviewers" };
+    const bo = { sub: "sub-bo", name: "Bo", groups: JSON.stringify(["reviewers"]) };
     const other = policy.options[1]!.id;
     expect((await call("POST", { ...answer, label: other, action: "change" }, bo)).statusCode).toBe(403);
     expect((await call("POST", { ...answer, label: other, action: "change" })).statusCode).toBe(201);
@@ -321,7 +328,7 @@ describe("review page behind the review function", () => {
     });
     type Answer = { statusCode: number; body: string; headers?: Record<string, string> };
     const signedIn = (await handler(
-      event({ sub: "s1", name: "Ana", groups: "reviewers" }) as never,
+      event({ sub: "s1", name: "Ana", groups: JSON.stringify(["reviewers"]) }) as never,
       {} as never,
     )) as Answer;
     expect(signedIn.statusCode).toBe(200);
@@ -331,7 +338,7 @@ describe("review page behind the review function", () => {
     expect(anonymous.statusCode).toBe(303);
     expect(anonymous.headers?.location).toBe("/auth/login");
     const outsider = (await handler(
-      event({ sub: "s2", name: "Eve", groups: "" }) as never,
+      event({ sub: "s2", name: "Eve", groups: "[]" }) as never,
       {} as never,
     )) as Answer;
     expect(outsider.statusCode).toBe(403);

@@ -59,7 +59,8 @@ async function publish(args: string[], extraEnv: NodeJS.ProcessEnv = {}) {
 
 async function drain(queueUrl: string): Promise<string[]> {
   const ids: string[] = [];
-  for (;;) {
+  // A short poll may come back empty while messages remain: three empty answers in a row end it.
+  for (let empty = 0; empty < 3; ) {
     const batch = await sqs.send(
       new ReceiveMessageCommand({
         QueueUrl: queueUrl,
@@ -68,9 +69,10 @@ async function drain(queueUrl: string): Promise<string[]> {
         VisibilityTimeout: 300,
       }),
     );
-    if (!batch.Messages?.length) return ids;
-    for (const m of batch.Messages) ids.push((JSON.parse(m.Body!) as { id: string }).id);
+    empty = batch.Messages?.length ? 0 : empty + 1;
+    for (const m of batch.Messages ?? []) ids.push((JSON.parse(m.Body!) as { id: string }).id);
   }
+  return ids;
 }
 
 describe("decide publish", () => {
@@ -88,9 +90,9 @@ describe("decide publish", () => {
     await writeFile(file, `${lines.join("\n")}\n`);
 
     const first = await publish([file, "--queue-url", queue.QueueUrl!]);
-    expect(first.code).toBe(1); // some lines were invalid
-    expect(first.stdout).toMatch(/995 sent, 0 already sent before, 5 invalid lines not sent/);
-    const reported = [...first.stderr.matchAll(/^line (\d+): not sent: (.*)$/gm)].map((m) => [
+    expect(first.code).toBe(1); // some lines were refused
+    expect(first.stdout).toMatch(/995 sent, 0 already sent before, 5 refused lines not sent/);
+    const reported = [...first.stderr.matchAll(/^line (\d+): refused: (.*)$/gm)].map((m) => [
       Number(m[1]),
       m[2],
     ]);
@@ -104,7 +106,7 @@ describe("decide publish", () => {
     expect(new Set(received).size).toBe(995);
 
     const again = await publish([file, "--queue-url", queue.QueueUrl!]);
-    expect(again.stdout).toMatch(/0 sent, 995 already sent before, 5 invalid/);
+    expect(again.stdout).toMatch(/0 sent, 995 already sent before, 5 refused/);
     expect(await drain(queue.QueueUrl!)).toHaveLength(0);
   });
 
@@ -117,7 +119,7 @@ describe("decide publish", () => {
     );
     const result = await publish([file, "--queue-url", queue.QueueUrl!]);
     expect(result.stdout).toMatch(/1 sent/);
-    expect(result.stderr).toMatch(/line 3: not sent: state: must not be empty/);
+    expect(result.stderr).toMatch(/line 3: refused: state: must not be empty/);
     const batch = await sqs.send(
       new ReceiveMessageCommand({ QueueUrl: queue.QueueUrl!, MaxNumberOfMessages: 10 }),
     );
@@ -153,14 +155,97 @@ describe("decide publish", () => {
       expect(result.code).toBe(0);
       await bus.idle();
       expect(delivered).toEqual([{ id: "E-1", policy: "pre-screen", state: { income: "1" } }]);
+      // A bus that does not exist is refused, as AWS refuses it, in one line and without retries.
+      const typo = await publish(
+        [file, "--event-bus", "nosuchbus", "--resume-file", join(dir, "typo.sent")],
+        {
+          AWS_ENDPOINT_URL_EVENTBRIDGE: bus.endpoint,
+        },
+      );
+      expect(typo.code).toBe(1);
+      expect(typo.stderr).toMatch(
+        /^decide publish: event bus "nosuchbus" does not exist: check --event-bus/m,
+      );
+      expect(typo.stderr).not.toMatch(/at .*\.(ts|js):\d+/);
+      expect(typo.stdout).not.toMatch(/1 sent/);
+      expect(bus.events).toHaveLength(1);
     } finally {
       await bus.stop();
     }
   });
 
-  it("explains usage mistakes", async () => {
-    const none = await publish([join(dir, "items.jsonl")]);
+  it("sends the rest of a CSV with a byte-order mark, CRLF and an unclosed quote, listing the bad line, no stack", async () => {
+    const queue = await sqs.send(new CreateQueueCommand({ QueueName: "publish-excel" }));
+    const file = join(dir, "excel.csv");
+    // What Excel's "CSV UTF-8" writes (a byte-order mark, CRLF), with one quote left open by hand.
+    const rows = [
+      "id,policy,state,channel",
+      'NC-C1,ticket-routing,"Charged twice, please refund",web',
+      "NC-C2,ticket-routing",
+      'NC-C5,ticket-routing,"unterminated quote,web',
+      "NC-C6,ticket-routing,app crashes,web",
+      "NC-C7,ticket-routing,42,web",
+    ];
+    await writeFile(
+      file,
+      Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(`${rows.join("\r\n")}\r\n`)]),
+    );
+    const result = await publish([file, "--queue-url", queue.QueueUrl!]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).not.toMatch(/CsvError|at .*\.(ts|js):\d+/);
+    const refused = [...result.stderr.matchAll(/^line (\d+): refused: (.*)$/gm)].map(
+      (m) => `${m[1]}: ${m[2]}`,
+    );
+    expect(refused).toEqual([
+      "3: state: is missing: the row has 2 fields, the header 4 (id, policy, state, channel)",
+      "4: CSV: a quoted field is not closed by the end of the file",
+    ]);
+    expect(result.stdout).toMatch(/3 sent, 0 already sent before, 2 refused lines not sent/);
+    expect((await drain(queue.QueueUrl!)).sort()).toEqual(["NC-C1", "NC-C6", "NC-C7"]);
+  });
+
+  it("refuses invalid UTF-8 and an over-long line by number, and the JSON line after a byte-order mark is read", async () => {
+    const queue = await sqs.send(new CreateQueueCommand({ QueueName: "publish-bytes" }));
+    const file = join(dir, "bytes.jsonl");
+    const line = (id: string, state: string) => JSON.stringify({ id, policy: "ticket-routing", state });
+    await writeFile(
+      file,
+      Buffer.concat([
+        Buffer.from([0xef, 0xbb, 0xbf]),
+        Buffer.from(`${line("U-1", "fine")}\n${line("U-2", "caf")}`),
+        Buffer.from([0xe9]), // Latin-1 é: not UTF-8
+        Buffer.from(`\n${line("U-3", "x".repeat(300_000))}\n${line("U-4", "also fine")}\n`),
+      ]),
+    );
+    const result = await publish([file, "--queue-url", queue.QueueUrl!]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^line 2: refused: is not valid UTF-8 \(at byte \d+ of the line\)/m);
+    expect(result.stderr).toMatch(
+      /^line 3: refused: is 300\d{3} bytes, over the limit of 262144 bytes per line$/m,
+    );
+    expect((await drain(queue.QueueUrl!)).sort()).toEqual(["U-1", "U-4"]);
+  });
+
+  it("sends to the INTAKE_QUEUE_URL that npm start exports when no target flag is given", async () => {
+    const queue = await sqs.send(new CreateQueueCommand({ QueueName: "publish-exported" }));
+    const file = join(dir, "exported.jsonl");
+    await writeFile(file, `${JSON.stringify({ id: "X-1", policy: "ticket-routing", state: "hi" })}\n`);
+    const result = await publish([file], { INTAKE_QUEUE_URL: queue.QueueUrl! });
+    expect(result.code, result.stderr).toBe(0);
+    expect(await drain(queue.QueueUrl!)).toEqual(["X-1"]);
+  });
+
+  it("explains usage mistakes in one line and where to read more", async () => {
+    const none = await publish([join(dir, "items.jsonl")], { INTAKE_QUEUE_URL: "" });
     expect(none.code).toBe(2);
-    expect(none.stderr).toMatch(/give one target: --queue-url or --event-bus/);
+    expect(none.stderr).toBe(
+      "decide publish: INTAKE_QUEUE_URL is not set and --queue-url (or --event-bus NAME) is not given: " +
+        "is npm start running? export the variables it printed\nsee: npx decide publish --help\n",
+    );
+    const typo = await publish([join(dir, "items.jsonl"), "--queue", "x"]);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toBe(
+      "decide publish: unknown flag --queue; did you mean --queue-url?\nsee: npx decide publish --help\n",
+    );
   });
 });

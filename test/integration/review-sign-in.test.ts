@@ -3,7 +3,7 @@
  * key (valid, expired, foreign, outside the groups), and the hosted sign-in routes against an
  * OAuth token endpoint on loopback that checks the PKCE verifier as Cognito does.
  */
-import { createHash } from "node:crypto";
+import { createHash, generateKeyPairSync, sign } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
@@ -11,7 +11,12 @@ import { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createReviewAuthorizer } from "../../functions/review-authorizer.ts";
 import { createLocalTokenIssuer, LOCAL_AUDIENCE, LOCAL_ISSUER } from "../../infra/local/sign-in-stub.ts";
-import { rsaTokenVerifier, SESSION_COOKIE } from "../../shared/adapters/review-tokens.ts";
+import {
+  reviewerFromAuthorizer,
+  rsaTokenVerifier,
+  SESSION_COOKIE,
+} from "../../shared/adapters/review-tokens.ts";
+import { isAdmin } from "../../shared/domain/review.ts";
 import { addHostedSignIn } from "../../shared/pages/hosted-sign-in.ts";
 
 const issuer = createLocalTokenIssuer();
@@ -26,7 +31,7 @@ describe("review authorizer", () => {
     const token = issuer.issue({ name: "Ana", groups: ["reviewers"], sub: "sub-ana" });
     expect(await authorize(event({}, [`other=1`, `${SESSION_COOKIE}=${token}`]))).toEqual({
       isAuthorized: true,
-      context: { sub: "sub-ana", name: "Ana", groups: "reviewers" },
+      context: { sub: "sub-ana", name: "Ana", groups: JSON.stringify(["reviewers"]) },
     });
     expect((await authorize(event({ authorization: `Bearer ${token}` }))).isAuthorized).toBe(true);
   });
@@ -44,6 +49,53 @@ describe("review authorizer", () => {
       return `.${Buffer.from(JSON.stringify({ ...claims, "cognito:groups": ["admins"] })).toString("base64url")}.`;
     });
     expect((await authorize(event({ authorization: `Bearer ${tampered}` }))).isAuthorized).toBe(false);
+  });
+});
+
+describe("reviewer identity from verified claims", () => {
+  // A second key that signs any claims, as a misconfigured identity provider might.
+  const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+  const jwk = {
+    ...(publicKey.export({ format: "jwk" }) as Record<string, unknown>),
+    kid: "k1",
+    alg: "RS256",
+  };
+  const signed = (claims: Record<string, unknown>) => {
+    const now = Math.floor(Date.now() / 1000);
+    const body = { aud: LOCAL_AUDIENCE, iss: LOCAL_ISSUER, iat: now, exp: now + 600, ...claims };
+    const part = (o: object) => Buffer.from(JSON.stringify(o)).toString("base64url");
+    const input = `${part({ alg: "RS256", typ: "JWT", kid: "k1" })}.${part(body)}`;
+    return `${input}.${sign("RSA-SHA256", Buffer.from(input), privateKey).toString("base64url")}`;
+  };
+  const authorize = createReviewAuthorizer(() =>
+    rsaTokenVerifier({ issuer: LOCAL_ISSUER, audience: LOCAL_AUDIENCE, jwks: { keys: [jwk] } }),
+  );
+  const bearer = (token: string) => ({ headers: { authorization: `Bearer ${token}` } }) as never;
+
+  it("refuses a verified token without a subject, so no reviewer is stored as undefined", async () => {
+    expect(await authorize(bearer(signed({ name: "Nobody", "cognito:groups": ["admins"] })))).toEqual({
+      isAuthorized: false,
+    });
+    expect(await authorize(bearer(signed({ sub: "", "cognito:groups": ["admins"] })))).toEqual({
+      isAuthorized: false,
+    });
+    expect(
+      (await authorize(bearer(signed({ sub: "s-1", "cognito:groups": ["reviewers"] })))).isAuthorized,
+    ).toBe(true);
+  });
+
+  it("keeps a group whose name holds a comma as one group: it never makes anyone an admin", async () => {
+    const result = await authorize(
+      bearer(signed({ sub: "s-2", "cognito:groups": ["reviewers", "ops,admins"] })),
+    );
+    expect(result.isAuthorized).toBe(true);
+    const reviewer = reviewerFromAuthorizer({ requestContext: { authorizer: { lambda: result.context } } })!;
+    expect(reviewer.groups).toEqual(["reviewers", "ops,admins"]);
+    expect(isAdmin(reviewer)).toBe(false);
+    // Only "ops,admins": in neither group, refused.
+    expect(
+      (await authorize(bearer(signed({ sub: "s-3", "cognito:groups": ["ops,admins"] })))).isAuthorized,
+    ).toBe(false);
   });
 });
 

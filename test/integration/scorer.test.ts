@@ -3,9 +3,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DecisionModel } from "../../endpoint/runtime/decision-model.ts";
-import { InvalidDecisionError, PromptTooLongError } from "../../endpoint/runtime/errors.ts";
-import { type DecisionResult, DecisionScorer } from "../../endpoint/scorer/scorer.ts";
+import { PromptTooLongError } from "../../endpoint/runtime/errors.ts";
+import { DecisionScorer } from "../../endpoint/scorer/scorer.ts";
+import {
+  type DecisionResult,
+  SystemOneViolationError,
+} from "../../shared/domain/contracts/system-one/index.ts";
 import { softmax } from "../../shared/domain/probability.ts";
+import { decisionRequest } from "../helpers/decision-requests.ts";
 import { generatedModel } from "../helpers/models.ts";
 
 const teams = [
@@ -42,7 +47,7 @@ function expectClose(a: readonly number[], b: readonly number[], tolerance: numb
 
 describe("letter scoring", () => {
   it("returns a distribution over the declared options with every required field", async () => {
-    const result = await scorer.score({ state: ticket, questions: [choice()] });
+    const result = await scorer.score(decisionRequest({ state: ticket, questions: [choice()] }));
     const [answer] = result.answers;
     expect(answer!.optionIds).toEqual(["billing", "technical", "account", "out_of_scope"]);
     expect(answer!.probabilities.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 9);
@@ -60,17 +65,23 @@ describe("letter scoring", () => {
   });
 
   it("reads the same letter distribution with and without the full-vocabulary map", async () => {
-    const full = await scorer.score({ state: ticket, questions: [choice()], tokenMass: true });
-    const letters = await scorer.score({ state: ticket, questions: [choice()], tokenMass: false });
+    const full = await scorer.score(
+      decisionRequest({ state: ticket, questions: [choice()], tokenMass: true }),
+    );
+    const letters = await scorer.score(
+      decisionRequest({ state: ticket, questions: [choice()], tokenMass: false }),
+    );
     expectClose(full.answers[0]!.probabilities, letters.answers[0]!.probabilities, 1e-6);
     expect(letters.answers[0]!.allowedTokenMass).toBeNull();
   });
 
   it("applies the temperature as softmax(logits / T) without changing the chosen option", async () => {
-    const result = await scorer.score({
-      state: ticket,
-      questions: [choice("cold"), { ...choice("hot"), temperature: 3 }],
-    });
+    const result = await scorer.score(
+      decisionRequest({
+        state: ticket,
+        questions: [choice("cold"), { ...choice("hot"), temperature: 3 }],
+      }),
+    );
     const [cold, hot] = result.answers;
     expect(hot!.chosen).toBe(cold!.chosen);
     expectClose(hot!.probabilities, softmax(hot!.logits, 3), 1e-12);
@@ -79,18 +90,20 @@ describe("letter scoring", () => {
   });
 
   it("answers score questions with an expected level and noul questions with p(true)", async () => {
-    const result = await scorer.score({
-      state: ticket,
-      questions: [
-        {
-          key: "urgency",
-          type: "score",
-          instructions: "How urgent is it?",
-          options: ["low", "medium", "high"].map((id) => ({ id, description: id })),
-        },
-        { key: "refund", type: "noul", instructions: "Does the customer ask for a refund?" },
-      ],
-    });
+    const result = await scorer.score(
+      decisionRequest({
+        state: ticket,
+        questions: [
+          {
+            key: "urgency",
+            type: "score",
+            instructions: "How urgent is it?",
+            options: ["low", "medium", "high"].map((id) => ({ id, description: id })),
+          },
+          { key: "refund", type: "noul", instructions: "Does the customer ask for a refund?" },
+        ],
+      }),
+    );
     const [urgency, refund] = result.answers;
     const p = urgency!.probabilities;
     expect(urgency!.score).toBeCloseTo(p[1]! + 2 * p[2]!, 12);
@@ -104,10 +117,12 @@ describe("letter scoring", () => {
       id: `o${i}`,
       description: `Option number ${i}`,
     }));
-    const result = await scorer.score({
-      state: "any",
-      questions: [{ key: "q", type: "choice", instructions: "Pick", options }],
-    });
+    const result = await scorer.score(
+      decisionRequest({
+        state: "any",
+        questions: [{ key: "q", type: "choice", instructions: "Pick", options }],
+      }),
+    );
     expect(result.answers[0]!.probabilities).toHaveLength(16);
   });
 });
@@ -120,8 +135,8 @@ describe("reuse", () => {
   ];
 
   it("evaluates a shared state once across questions and matches fresh scoring", async () => {
-    const reused = await scorer.score({ state: ticket, questions });
-    const fresh = await scorer.score({ state: ticket, questions }, { reuse: false });
+    const reused = await scorer.score(decisionRequest({ state: ticket, questions }));
+    const fresh = await scorer.score(decisionRequest({ state: ticket, questions }), { reuse: false });
     expect(reused.answers[1]!.reusedTokens).toBeGreaterThan(reused.answers[1]!.inputTokens / 2);
     expect(reused.usage.evaluatedTokens).toBeLessThan(fresh.usage.evaluatedTokens);
     expect(fresh.answers.every((a) => a.reusedTokens === 0)).toBe(true);
@@ -135,12 +150,14 @@ describe("reuse", () => {
     const items = ["Refund my double charge", "The app crashes on start", "I forgot my password"];
     const reused: DecisionResult[] = [];
     for (const state of items)
-      reused.push(await scorer.score({ state, questions: [choice()], layout: "policy-first" }));
+      reused.push(
+        await scorer.score(decisionRequest({ state, questions: [choice()], layout: "policy-first" })),
+      );
     expect(reused[2]!.answers[0]!.promptVersion).toBe("direct-options/policy-first@1");
     expect(reused[2]!.answers[0]!.reusedTokens).toBeGreaterThan(100);
     for (const [i, state] of items.entries()) {
       const fresh = await scorer.score(
-        { state, questions: [choice()], layout: "policy-first" },
+        decisionRequest({ state, questions: [choice()], layout: "policy-first" }),
         { reuse: false },
       );
       expect(reused[i]!.answers[0]!.chosen).toBe(fresh.answers[0]!.chosen);
@@ -153,8 +170,10 @@ describe("full-option likelihood", () => {
   const question = { ...choice(), scoring: "likelihood" } as const;
 
   it("reuses the prompt across options and equals scoring each option from scratch within 1e-4", async () => {
-    const reused = await scorer.score({ state: ticket, questions: [question] });
-    const fresh = await scorer.score({ state: ticket, questions: [question] }, { reuse: false });
+    const reused = await scorer.score(decisionRequest({ state: ticket, questions: [question] }));
+    const fresh = await scorer.score(decisionRequest({ state: ticket, questions: [question] }), {
+      reuse: false,
+    });
     const a = reused.answers[0]!;
     const b = fresh.answers[0]!;
     expect(a.scoring).toBe("likelihood");
@@ -175,25 +194,36 @@ describe("full-option likelihood", () => {
 describe("bad input", () => {
   it("rejects a prompt longer than the context instead of truncating it", async () => {
     const error = await scorer
-      .score({ state: "word ".repeat(3000), questions: [choice()] })
+      .score(decisionRequest({ state: "word ".repeat(3000), questions: [choice()] }))
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PromptTooLongError);
-    expect((error as PromptTooLongError).field).toBe("questions[0]");
+    // Named as System One names it: the question's key, with no translation on the way out.
+    expect((error as PromptTooLongError).field).toBe("questions.team");
     expect((error as PromptTooLongError).contextSize).toBe(2048);
   });
 
-  it("rejects invalid requests before touching the model, and stays usable", async () => {
-    await expect(
-      scorer.score({ state: ticket, questions: [{ ...choice(), options: teams.slice(0, 1) }] }),
-    ).rejects.toThrow(InvalidDecisionError);
-    const result = await scorer.score({ state: ticket, questions: [choice()] });
+  it("takes only validated requests: an invalid one is refused by the contract and never reaches the model", async () => {
+    const refused = (() => {
+      try {
+        return decisionRequest({ state: ticket, questions: [{ ...choice(), options: teams.slice(0, 1) }] });
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(refused).toBeInstanceOf(SystemOneViolationError);
+    expect((refused as SystemOneViolationError).param).toBe("questions.team.criteria");
+    const result = await scorer.score(decisionRequest({ state: ticket, questions: [choice()] }));
     expect(result.answers).toHaveLength(1);
   });
 
   it("serializes concurrent calls and answers each one", async () => {
     const states = ["one", "two", "three", "four"];
-    const results = await Promise.all(states.map((state) => scorer.score({ state, questions: [choice()] })));
-    const solo = await scorer.score({ state: "three", questions: [choice()] }, { reuse: false });
+    const results = await Promise.all(
+      states.map((state) => scorer.score(decisionRequest({ state, questions: [choice()] }))),
+    );
+    const solo = await scorer.score(decisionRequest({ state: "three", questions: [choice()] }), {
+      reuse: false,
+    });
     expectClose(results[2]!.answers[0]!.probabilities, solo.answers[0]!.probabilities, 1e-3);
   });
 
@@ -201,7 +231,7 @@ describe("bad input", () => {
     const controller = new AbortController();
     controller.abort();
     await expect(
-      scorer.score({ state: ticket, questions: [choice()] }, { signal: controller.signal }),
+      scorer.score(decisionRequest({ state: ticket, questions: [choice()] }), { signal: controller.signal }),
     ).rejects.toThrow();
   });
 });
@@ -238,17 +268,23 @@ describe("prefix slots", () => {
     try {
       const results: DecisionResult[] = [];
       for (const { state, question } of interleaved)
-        results.push(await pooled.score({ state, questions: [question], layout: "policy-first" }));
+        results.push(
+          await pooled.score(decisionRequest({ state, questions: [question], layout: "policy-first" })),
+        );
       // The same prompt again: all but its last two tokens come from the cache.
-      const repeated = await pooled.score({
-        state: interleaved.at(-1)!.state,
-        questions: [interleaved.at(-1)!.question],
-        layout: "policy-first",
-      });
+      const repeated = await pooled.score(
+        decisionRequest({
+          state: interleaved.at(-1)!.state,
+          questions: [interleaved.at(-1)!.question],
+          layout: "policy-first",
+        }),
+      );
       const fresh: DecisionResult[] = [];
       for (const { state, question } of interleaved)
         fresh.push(
-          await pooled.score({ state, questions: [question], layout: "policy-first" }, { reuse: false }),
+          await pooled.score(decisionRequest({ state, questions: [question], layout: "policy-first" }), {
+            reuse: false,
+          }),
         );
       return { results, fresh, repeated, stats: pooled.cacheStats };
     } finally {

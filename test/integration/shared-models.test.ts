@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { DecisionModel } from "../../endpoint/runtime/decision-model.ts";
 import { DecisionScorer } from "../../endpoint/scorer/scorer.ts";
+import { decisionRequest } from "../helpers/decision-requests.ts";
 import { sharedModel } from "../helpers/models.ts";
 
 const question = {
@@ -28,8 +29,8 @@ for (const file of ["stories260K.gguf", "llama-2-tiny-random.gguf"]) {
         state: "Once upon a time a cat sat on the mat.",
         questions: [question, { ...question, key: "again" }],
       };
-      const reused = await scorer.score(request);
-      const fresh = await scorer.score(request, { reuse: false });
+      const reused = await scorer.score(decisionRequest(request));
+      const fresh = await scorer.score(decisionRequest(request), { reuse: false });
       const [first, second] = reused.answers;
       expect(first!.probabilities.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 9);
       expect(first!.allowedTokenMass).toBeGreaterThan(0);

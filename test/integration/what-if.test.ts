@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inProcessSource } from "../../cli/calibrate-in-process.ts";
-import type { ScoringSource } from "../../cli/calibrate-scoring.ts";
+import type { ScoringSource } from "../../cli/calibrate-source.ts";
 import { type LocalDynamoDb, startDynamoDbLocal } from "../../infra/local/dynamodb-local.ts";
 import { documentClient, localServiceOptions } from "../../shared/adapters/aws-clients.ts";
 import { ensureDecisionsTable } from "../../shared/adapters/dynamodb-admin.ts";

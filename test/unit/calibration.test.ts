@@ -135,6 +135,21 @@ describe("thresholds", () => {
     );
   });
 
+  it("leaves items whose top option may not be automated with people, in neither coverage nor accuracy", () => {
+    // 200 more items, surest of all and all wrong, whose top option (1) always goes to a person.
+    const withHeld = [
+      ...Array.from({ length: 200 }, () => ({ probabilities: [0.001, 0.999], label: 0 })),
+      ...constructed,
+    ];
+    const automatable = withHeld.map((r) => r.probabilities[1]! < 0.5);
+    const choice = chooseThreshold(withHeld, { kind: "target-accuracy", accuracy: 0.97 }, { automatable });
+    expect(choice.threshold).toBe(0.99);
+    expect(choice.coverage).toBe(600 / 1200);
+    expect(choice.automatedAccuracy).toBe(1);
+    // Counted as if they could be automated, they sink every threshold.
+    expect(chooseThreshold(withHeld, { kind: "target-accuracy", accuracy: 0.97 }).coverage).toBe(0);
+  });
+
   it("keeps a human floor and says so when labels are few, and automates nothing when the target is out of reach", () => {
     const few = constructed.filter((_, i) => i % 10 === 0);
     const choice = chooseThreshold(few, { kind: "cost", wrongAutomatic: 1, humanReview: 1 });

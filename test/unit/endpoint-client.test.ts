@@ -7,8 +7,10 @@
  */
 import type { SageMakerRuntimeClient } from "@aws-sdk/client-sagemaker-runtime";
 import { describe, expect, it } from "vitest";
-import { SageMakerDecisionEndpoint, systemOneRequest } from "../../shared/adapters/decision-endpoint.ts";
+import { SageMakerDecisionEndpoint } from "../../shared/adapters/decision-endpoint.ts";
+import { systemOneRequest } from "../../shared/domain/contracts/system-one/index.ts";
 import { EndpointUnavailableError } from "../../shared/domain/errors.ts";
+import { ENDPOINT_CALLS } from "../../shared/domain/topology.ts";
 import { TEAMS_POLICY } from "../helpers/policies.ts";
 import { answerFor } from "../helpers/system-one-answers.ts";
 
@@ -43,7 +45,7 @@ describe("SageMakerDecisionEndpoint", () => {
         return { Body: new TextEncoder().encode(JSON.stringify(valid())) };
       },
     } as unknown as SageMakerRuntimeClient;
-    const endpoint = new SageMakerDecisionEndpoint(client, "e", { attempts: 1 });
+    const endpoint = new SageMakerDecisionEndpoint(client, "e", { ...ENDPOINT_CALLS, attempts: 1 });
     await endpoint.decide({ ...item, batchId: "b-test-000001" }, policy);
     await endpoint.decide(item, policy);
     expect(inputs.map((i) => i.CustomAttributes)).toEqual(["priority=batch", undefined]);
@@ -51,7 +53,10 @@ describe("SageMakerDecisionEndpoint", () => {
 
   it("reads logits by option id from a valid answer", async () => {
     const { client } = clientAnswering(valid());
-    const decision = await new SageMakerDecisionEndpoint(client, "e", { attempts: 1 }).decide(item, policy);
+    const decision = await new SageMakerDecisionEndpoint(client, "e", {
+      ...ENDPOINT_CALLS,
+      attempts: 1,
+    }).decide(item, policy);
     expect(decision.logits).toEqual([2, 0]);
     expect(decision.modelSha256).toMatch(/^[0-9a-f]{64}$/);
   });
@@ -62,7 +67,12 @@ describe("SageMakerDecisionEndpoint", () => {
     detail.logits = { technical: 0, billing: 2 };
     const { client } = clientAnswering(body);
     expect(
-      (await new SageMakerDecisionEndpoint(client, "e", { attempts: 1 }).decide(item, policy)).logits,
+      (
+        await new SageMakerDecisionEndpoint(client, "e", { ...ENDPOINT_CALLS, attempts: 1 }).decide(
+          item,
+          policy,
+        )
+      ).logits,
     ).toEqual([2, 0]);
   });
 
@@ -94,7 +104,11 @@ describe("SageMakerDecisionEndpoint", () => {
       const body = valid();
       breakIt(body);
       const { client, calls } = clientAnswering(body);
-      const error = await new SageMakerDecisionEndpoint(client, "e", { attempts: 2, baseDelayMs: 1 })
+      const error = await new SageMakerDecisionEndpoint(client, "e", {
+        ...ENDPOINT_CALLS,
+        attempts: 2,
+        baseDelayMs: 1,
+      })
         .decide(item, policy)
         .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(EndpointUnavailableError);
@@ -107,7 +121,7 @@ describe("SageMakerDecisionEndpoint", () => {
   it("treats a body that is not JSON as an endpoint failure", async () => {
     const { client } = clientAnswering("<html>gateway</html>");
     await expect(
-      new SageMakerDecisionEndpoint(client, "e", { attempts: 1 }).decide(item, policy),
+      new SageMakerDecisionEndpoint(client, "e", { ...ENDPOINT_CALLS, attempts: 1 }).decide(item, policy),
     ).rejects.toThrow(/malformed answer: not JSON/);
   });
 });

@@ -1,7 +1,7 @@
 /** The Lambda functions' settings: defaults from the topology, typos refused with the variable named. */
 import { describe, expect, it } from "vitest";
-import { decideSettings } from "../../functions/config.ts";
-import { DECIDE_FUNCTION } from "../../shared/domain/topology.ts";
+import { decideSettings, deliverySettings } from "../../functions/config.ts";
+import { DECIDE_FUNCTION, DECIDE_QUEUES } from "../../shared/domain/topology.ts";
 
 describe("decideSettings", () => {
   it("takes its defaults from the topology", () => {
@@ -12,6 +12,8 @@ describe("decideSettings", () => {
       publishLeaseMs: DECIDE_FUNCTION.publishLeaseMs,
       endpointBatchItems: DECIDE_FUNCTION.endpointBatchItems,
       endpointBatchWindowMs: DECIDE_FUNCTION.endpointBatchWindowMs,
+      endpointBaseDelayMs: DECIDE_FUNCTION.endpointBaseDelayMs,
+      endpointBatchBodyBytes: DECIDE_FUNCTION.endpointBatchBodyBytes,
     });
   });
 
@@ -20,5 +22,19 @@ describe("decideSettings", () => {
       'environment variable ENDPOINT_TIMEOUT_MS must be a positive integer, got "30s"',
     );
     expect(() => decideSettings({})).toThrow("environment variable DECISION_ENDPOINT_NAME is required");
+  });
+});
+
+describe("deliverySettings", () => {
+  it("takes the failure limits and the overload backoff from the topology, and refuses a typo by name", () => {
+    expect(deliverySettings({})).toEqual({
+      maxItemFailures: DECIDE_QUEUES.maxItemFailures,
+      maxReceiveCount: DECIDE_QUEUES.maxReceiveCount,
+      overloadBackoff: DECIDE_QUEUES.overloadBackoff,
+    });
+    expect(deliverySettings({ MAX_ITEM_FAILURES: "2" }).maxItemFailures).toBe(2);
+    expect(() => deliverySettings({ OVERLOAD_BACKOFF_MAX_SECONDS: "15m" })).toThrow(
+      'environment variable OVERLOAD_BACKOFF_MAX_SECONDS must be a positive integer, got "15m"',
+    );
   });
 });

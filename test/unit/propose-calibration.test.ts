@@ -79,11 +79,12 @@ describe("proposeCalibrations", () => {
   });
 
   it("writes the proposed version, its report and summary, and announces it once", async () => {
-    await review(TEAMS_POLICY, 60, "2026-11-30T10:00:00.000Z");
+    // 180 labels: enough for the refit's out-of-fold gain to clear its fold-to-fold spread.
+    await review(TEAMS_POLICY, 180, "2026-11-30T10:00:00.000Z");
     const [outcome] = await proposeCalibrations(deps(), { minLabels: 50 });
-    expect(outcome).toMatchObject({ status: "proposed", labels: 60, proposedVersion: 2 });
+    expect(outcome).toMatchObject({ status: "proposed", labels: 180, proposedVersion: 2 });
     const keys = outcome!.status === "proposed" ? outcome!.keys : undefined;
-    expect(keys?.policy).toBe("tickets/v2-from-60-labels/policy.json");
+    expect(keys?.policy).toBe("tickets/v2-from-180-labels/policy.json");
     const proposed = parsePolicy(JSON.parse(await readFile(join(folder, keys!.policy), "utf8")));
     expect(proposed.version).toBe(2);
     expect(proposed.calibratedAt).toBe("2026-12-01T06:00:00.000Z");
@@ -93,7 +94,7 @@ describe("proposeCalibrations", () => {
     expect(events).toHaveLength(1);
     expect(events[0]!.detailType).toBe(DetailType.calibrationProposed);
     expect(calibrationProposedSchema.safeParse(events[0]!.detail).error).toBeUndefined();
-    expect(events[0]!.detail).toMatchObject({ policyId: "tickets", proposedVersion: 2, labels: 60 });
+    expect(events[0]!.detail).toMatchObject({ policyId: "tickets", proposedVersion: 2, labels: 180 });
     expect((events[0]!.detail.notes as string[]).join(" ")).toMatch(/fewer than 200/);
 
     // Nothing new: the same proposal is found, nothing is announced again.
@@ -113,7 +114,7 @@ describe("proposeCalibrations", () => {
 
 describe("decide calibrate --apply-proposal", () => {
   it("writes the proposal as the next version, and refuses one that is not", async () => {
-    await review(TEAMS_POLICY, 60, "2026-11-30T10:00:00.000Z");
+    await review(TEAMS_POLICY, 180, "2026-11-30T10:00:00.000Z");
     const [outcome] = await proposeCalibrations(deps(), { minLabels: 50 });
     const proposal = join(folder, outcome!.status === "proposed" ? outcome!.keys.policy : "");
     const policies = await mkdtemp(join(tmpdir(), "policies-"));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseDuration } from "../../cli/replay.ts";
+import { parseDuration } from "../../cli/duration.ts";
 
 describe("decide replay durations", () => {
   it("reads seconds, minutes, hours and days", () => {

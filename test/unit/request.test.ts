@@ -1,126 +1,176 @@
+/**
+ * The System One request validation: the defaults it applies, the options it resolves, and each
+ * rejection naming the parameter as System One names it (`questions.<key>.criteria`), with the
+ * code the endpoint answers 422 with.
+ */
 import { describe, expect, it } from "vitest";
-import { InvalidDecisionError } from "../../endpoint/runtime/errors.ts";
-import { parseDecisionRequest } from "../../endpoint/scorer/request.ts";
+import {
+  parseSystemOneRequest,
+  SystemOneViolationError,
+} from "../../shared/domain/contracts/system-one/index.ts";
 
-const options = (n: number) =>
-  Array.from({ length: n }, (_, i) => ({ id: `o${i}`, description: `Option ${i}` }));
-const valid = () => ({
+const criteria = (n: number) =>
+  Object.fromEntries(Array.from({ length: n }, (_, i) => [`o${i}`, `Option ${i}`]));
+const valid = (question: Record<string, unknown> = {}) => ({
   state: "My card was charged twice",
-  questions: [{ key: "team", type: "choice", instructions: "Which team?", options: options(3) }],
+  questions: { team: { type: "choice", instructions: "Which team?", criteria: criteria(3), ...question } },
 });
+const parse = (body: unknown) => parseSystemOneRequest(body, { tokenMass: true });
 
-/** Asserts the request is rejected with an error that names `field`. */
-function expectRejected(request: unknown, field: string, message: RegExp): void {
+/** Asserts the request is refused with a violation that names `param`. */
+function expectRejected(
+  body: unknown,
+  param: string | undefined,
+  message: RegExp,
+  code = "invalid_value",
+): void {
   try {
-    parseDecisionRequest(request);
+    parse(body);
   } catch (error) {
-    expect(error).toBeInstanceOf(InvalidDecisionError);
-    expect((error as InvalidDecisionError).field).toBe(field);
-    expect((error as Error).message).toMatch(message);
+    expect(error).toBeInstanceOf(SystemOneViolationError);
+    const violation = error as SystemOneViolationError;
+    expect(violation.side).toBe("request");
+    expect(violation.param).toBe(param);
+    expect(violation.code).toBe(code);
+    expect(violation.message).toMatch(message);
     return;
   }
-  throw new Error(`expected ${field} to be rejected`);
+  throw new Error(`expected ${param} to be rejected`);
 }
 
-describe("parseDecisionRequest", () => {
+describe("parseSystemOneRequest", () => {
   it("accepts a valid request and applies defaults", () => {
-    const request = parseDecisionRequest(valid());
+    const request = parse(valid());
     expect(request.layout).toBe("state-first");
-    expect(request.tokenMass).toBe(true);
-    expect(request.questions[0]!.temperature).toBe(1);
-    expect(request.questions[0]!.scoring).toBe("letters");
-    expect(request.questions[0]!.options.map((o) => o.id)).toEqual(["o0", "o1", "o2"]);
+    expect(request.token_mass).toBe(true);
+    expect(parseSystemOneRequest(valid(), { tokenMass: false }).token_mass).toBe(false);
+    const [question] = request.questions;
+    expect(question).toMatchObject({
+      key: "team",
+      temperature: 1,
+      scoring: "letters",
+      option_order: "declared",
+    });
+    expect(question!.options.map((o) => o.id)).toEqual(["o0", "o1", "o2"]);
   });
 
   it("gives noul questions the true/false options, true first", () => {
-    const request = parseDecisionRequest({
-      state: "x",
-      questions: [{ key: "q", type: "noul", instructions: "Is it?" }],
-    });
+    const request = parse({ state: "x", questions: { q: { type: "noul", instructions: "Is it?" } } });
     expect(request.questions[0]!.options.map((o) => o.id)).toEqual(["true", "false"]);
   });
 
   it("lets noul questions word true and false, keeping true first", () => {
-    const request = parseDecisionRequest({
+    const request = parse({
       state: "x",
-      questions: [
-        {
-          key: "q",
+      questions: {
+        q: {
           type: "noul",
           instructions: "Billing?",
-          options: [
-            { id: "false", description: "Not about money" },
-            { id: "true", description: "About a charge or refund" },
-          ],
+          criteria: { false: "Not about money", true: "About a charge or refund" },
         },
-      ],
+      },
     });
-    expect(request.questions[0]!.options.map((o) => o.id)).toEqual(["true", "false"]);
-    expect(request.questions[0]!.options[0]!.description).toBe("About a charge or refund");
+    expect(request.questions[0]!.options).toEqual([
+      { id: "true", description: "About a charge or refund" },
+      { id: "false", description: "Not about money" },
+    ]);
   });
 
-  it("rejects 1 and 17 options, naming the options field", () => {
-    const one = valid();
-    one.questions[0]!.options = options(1);
-    expectRejected(one, "questions[0].options", /2 to 16 options, got 1/);
-    const seventeen = valid();
-    seventeen.questions[0]!.options = options(17);
-    expectRejected(seventeen, "questions[0].options", /2 to 16 options, got 17/);
+  it("keys score levels by their index, low to high", () => {
+    const request = parse({
+      state: "x",
+      questions: { q: { type: "score", instructions: "How?", criteria: ["low", "high"] } },
+    });
+    expect(request.questions[0]!.options).toEqual([
+      { id: "0", description: "low" },
+      { id: "1", description: "high" },
+    ]);
+  });
+
+  it("rejects 1 and 17 options, naming the criteria", () => {
+    expectRejected(valid({ criteria: criteria(1) }), "questions.team.criteria", /2 to 16 options, got 1/);
+    expectRejected(valid({ criteria: criteria(17) }), "questions.team.criteria", /2 to 16 options, got 17/);
   });
 
   it("accepts exactly 16 options", () => {
-    const sixteen = valid();
-    sixteen.questions[0]!.options = options(16);
-    expect(parseDecisionRequest(sixteen).questions[0]!.options).toHaveLength(16);
+    expect(parse(valid({ criteria: criteria(16) })).questions[0]!.options).toHaveLength(16);
   });
 
-  it("rejects duplicate option ids and duplicate question keys", () => {
-    const dup = valid();
-    dup.questions[0]!.options = [...options(2), { id: "o0", description: "again" }];
-    expectRejected(dup, "questions[0].options[2].id", /duplicate option id "o0"/);
-    const keys = valid();
-    keys.questions.push({ ...keys.questions[0]! });
-    expectRejected(keys, "questions[1].key", /duplicate question key/);
+  it("rejects option ids that trim alike and repeated levels, naming the repeated one", () => {
+    expectRejected(
+      valid({ criteria: { o0: "A", o1: "B", " o0": "again" } }),
+      "questions.team.criteria. o0",
+      /"o0" and " o0" are the same after trimming/,
+    );
+    expectRejected(
+      { state: "x", questions: { q: { type: "score", instructions: "How?", criteria: ["a", "b", "a"] } } },
+      "questions.q.criteria.2",
+      /duplicate level "a"/,
+    );
+  });
+
+  it("names an option id that is too long by the id itself, as System One does", () => {
+    const long = "x".repeat(129);
+    expectRejected(
+      valid({ criteria: { a: "A", [long]: "B" } }),
+      `questions.team.criteria.${long}`,
+      /at most 128/,
+    );
   });
 
   it("rejects an empty state in every form", () => {
-    for (const state of ["", "   ", {}, [], null, 42]) expectRejected({ ...valid(), state }, "state", /must/);
+    for (const state of ["", "   ", {}, [], null, 42, undefined])
+      expectRejected({ ...valid(), state }, "state", /must/, "invalid_decision");
   });
 
   it("rejects an empty question", () => {
-    const empty = valid();
-    empty.questions[0]!.instructions = "  ";
-    expectRejected(empty, "questions[0].instructions", /must not be empty/);
+    expectRejected(valid({ instructions: "  " }), "questions.team.instructions", /must not be empty/);
   });
 
   it("rejects non-finite numbers in the state and the temperature", () => {
-    expectRejected({ ...valid(), state: { amount: Number.NaN } }, "state.amount", /non-finite/);
+    expectRejected(
+      { ...valid(), state: { amount: Number.NaN } },
+      "state.amount",
+      /non-finite/,
+      "invalid_decision",
+    );
     expectRejected(
       { ...valid(), state: { rows: [1, Number.POSITIVE_INFINITY] } },
-      "state.rows[1]",
+      "state.rows.1",
       /non-finite/,
+      "invalid_decision",
     );
-    const hot = valid() as { questions: Record<string, unknown>[] };
-    hot.questions[0]!.temperature = Number.POSITIVE_INFINITY;
-    expectRejected(hot, "questions[0].temperature", /./);
-    hot.questions[0]!.temperature = 0;
-    expectRejected(hot, "questions[0].temperature", /above 0/);
+    expectRejected(valid({ temperature: Number.POSITIVE_INFINITY }), "questions.team.temperature", /./);
+    expectRejected(valid({ temperature: 0 }), "questions.team.temperature", /above 0/);
   });
 
-  it("rejects an unknown question type, options on noul, missing options and unknown fields", () => {
-    const unknown = valid() as { questions: Record<string, unknown>[] };
-    unknown.questions[0]!.type = "ranking";
-    expectRejected(unknown, "questions[0].type", /choice, score, noul/);
+  it("refuses the cyclic order on score levels, as a decision it cannot make", () => {
     expectRejected(
-      { state: "x", questions: [{ key: "q", type: "noul", instructions: "Is it?", options: options(2) }] },
-      "questions[0].options",
-      /exactly the two options "true" and "false"/,
+      {
+        state: "x",
+        questions: {
+          q: { type: "score", instructions: "How?", criteria: ["a", "b"], option_order: "cyclic" },
+        },
+      },
+      "questions.q.option_order",
+      /levels are ordered/,
+      "invalid_decision",
+    );
+  });
+
+  it("rejects an unknown question type, options on noul, missing criteria and unknown fields", () => {
+    expectRejected(valid({ type: "ranking" }), "questions.team.type", /choice, score, noul/);
+    expectRejected(
+      { state: "x", questions: { q: { type: "noul", instructions: "Is it?", criteria: criteria(2) } } },
+      "questions.q.criteria",
+      /o0/,
     );
     expectRejected(
-      { state: "x", questions: [{ key: "q", type: "score", instructions: "How?" }] },
-      "questions[0].options",
-      /needs options/,
+      { state: "x", questions: { q: { type: "score", instructions: "How?" } } },
+      "questions.q.criteria",
+      /./,
     );
-    expectRejected({ ...valid(), extra: 1 }, "request", /extra/i);
+    expectRejected({ ...valid(), extra: 1 }, undefined, /extra/i);
+    expectRejected(valid({ optionOrder: "cyclic" }), "questions.team", /optionOrder/);
   });
 });

@@ -14,6 +14,7 @@ import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import type { Reviewer } from "../../shared/domain/review.ts";
 import {
   claimItem,
+  claimNext,
   labelItem,
   type ReviewDependencies,
   ReviewError,
@@ -94,6 +95,33 @@ describe("review use cases", () => {
     expect(await refusal(labelItem({ ...t.key, label: "allow" }, ana, t.deps))).toBe(409);
     expect((await labelItem({ ...t.key, label: "allow" }, bo, t.deps)).stored).toBe(true);
     expect((await t.store.get(t.key))!.claim).toBeUndefined();
+  });
+
+  it("lets only an admin take over a claim, and never claims for someone who may not answer", async () => {
+    const t = setup("audit_sample");
+    await t.create();
+    expect((await claimItem(t.key, ana, t.deps)).claimed).toBe(true);
+    expect(await refusal(claimItem(t.key, bo, t.deps, { takeOver: true }))).toBe(403);
+    expect(await claimItem(t.key, admin, t.deps, { takeOver: true })).toMatchObject({
+      claimed: true,
+      record: { claim: { reviewerId: "root" } },
+    });
+    // Ana's first audit label (after the admin lets go): Ana cannot claim it again, Bo can.
+    t.advance(5 * 60_000 + 1);
+    expect((await labelItem({ ...t.key, label: "allow" }, ana, t.deps)).final).toBe(false);
+    expect(await refusal(claimItem(t.key, ana, t.deps))).toBe(409);
+    expect((await t.store.get(t.key))!.claim).toBeUndefined();
+    expect((await claimItem(t.key, bo, t.deps)).claimed).toBe(true);
+  });
+
+  it("claims the oldest item the reviewer may answer, skipping ones held by others", async () => {
+    const t = setup();
+    await t.create();
+    const other = { ...t.key, itemId: "T-2" };
+    await t.store.create({ ...(await t.store.get(t.key))!, ...other, createdAt: "2026-11-30T09:30:00.000Z" });
+    expect((await claimNext(ana, t.deps))?.itemId).toBe(t.key.itemId);
+    expect((await claimNext(bo, t.deps))?.itemId).toBe("T-2");
+    expect(await claimNext({ ...bo, id: "cy", name: "Cy" }, t.deps)).toBeUndefined();
   });
 
   it("refuses people outside the reviewer groups and labels outside the options", async () => {

@@ -7,8 +7,8 @@ import { describe, expect, it } from "vitest";
 import { calibratePolicy } from "../../shared/domain/calibration/calibrate.ts";
 import type { LabelledLogits } from "../../shared/domain/calibration/temperature.ts";
 import { applyVectorScaling, fitVectorScaling } from "../../shared/domain/calibration/vector-scaling.ts";
-import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { SeededRandom } from "../../shared/domain/random.ts";
+import { FOUR_OPTIONS_POLICY } from "../helpers/policies.ts";
 
 function sample(count: number, temperature: number, bias: number[], seed: number): LabelledLogits[] {
   const random = new SeededRandom(seed);
@@ -42,22 +42,17 @@ describe("vector scaling", () => {
   it("finds offsets near zero without a bias, and calibration proposes it only when out-of-fold NLL improves", () => {
     const unbiased = fitVectorScaling(sample(6000, 1.5, [0, 0, 0, 0], 11));
     for (const b of unbiased.bias) expect(Math.abs(b)).toBeLessThan(0.1);
-    const policy = parsePolicy({
-      id: "p",
-      version: 1,
-      question: "Which?",
-      type: "choice",
-      options: ["a", "b", "c", "d"].map((id) => ({ id, description: id, automate: true })),
-      autoThreshold: 0.8,
-    });
-    const goal = { kind: "target-accuracy" as const, accuracy: 0.9 };
-    const biased = calibratePolicy(policy, sample(3000, 2, [1.2, -0.4, -0.4, -0.4], 3), { goal });
-    expect(biased.vectorScaling.chosen).toBe(true);
-    expect(biased.vectorScaling.outOfFoldNll).toBeLessThan(biased.vectorScaling.temperatureOutOfFoldNll);
-    expect(biased.vectorScaling.changedChoices).toBeGreaterThan(0);
+    const policy = FOUR_OPTIONS_POLICY;
+    const options = { goal: { kind: "target-accuracy" as const, accuracy: 0.9 }, now: new Date() };
+    const biased = calibratePolicy(policy, sample(3000, 2, [1.2, -0.4, -0.4, -0.4], 3), options);
+    const vector = biased.comparison.candidates.find((c) => c.name === "vector")!;
+    const temperature = biased.comparison.candidates.find((c) => c.name === "temperature")!;
+    expect(biased.comparison.chosen).toBe("vector");
+    expect(vector.nll).toBeLessThan(temperature.nll);
+    expect(vector.changedChoices).toBeGreaterThan(0);
     expect(biased.proposedPolicy.optionBias).toHaveLength(4);
-    const plain = calibratePolicy(policy, sample(3000, 2, [0, 0, 0, 0], 5), { goal });
-    if (!plain.vectorScaling.chosen) expect(plain.proposedPolicy.optionBias).toBeUndefined();
-    else expect(plain.vectorScaling.outOfFoldNll).toBeLessThan(plain.vectorScaling.temperatureOutOfFoldNll);
+    const plain = calibratePolicy(policy, sample(3000, 2, [0, 0, 0, 0], 5), options);
+    if (plain.comparison.chosen !== "vector") expect(plain.proposedPolicy.optionBias).toBeUndefined();
+    else expect(plain.comparison.candidates.find((c) => c.name === "vector")!.beatsCurrent).toBe(true);
   });
 });

@@ -1,11 +1,22 @@
 /**
- * Calibrating one policy from labelled decisions: metrics before and after temperature scaling
- * (out of fold, with bootstrap intervals), the auto threshold, conformal prediction sets, and the
- * proposed next policy version. Pure: callers bring the rows and write the outputs.
+ * Calibrating one policy from labelled decisions: every candidate calibration compared out of fold
+ * with the policy as it stands (`candidates.ts`), the auto threshold (from the risk–coverage curve,
+ * or certified: `certificate.ts`), conformal prediction sets, and the proposed next policy version
+ * (`proposal.ts`). Pure: callers bring the rows and write the outputs.
  */
 import type { Policy } from "../policy/policy.ts";
 import { argmax, softmax } from "../probability.ts";
+import { type CandidateComparison, compareCandidates } from "./candidates.ts";
+import {
+  type CertificatePoint,
+  type CertificateResult,
+  type CertifiedItem,
+  certificateCurve,
+  certificateSentence,
+  certifyThreshold,
+} from "./certificate.ts";
 import { evaluateSets, fitConformal } from "./conformal.ts";
+import { type CalibrationMap, calibratedProbabilities, mapOf } from "./map.ts";
 import {
   accuracy,
   type Binning,
@@ -19,15 +30,18 @@ import {
   reliabilityBins,
   riskCoverage,
 } from "./metrics.ts";
-import { correctForPrior } from "./prior.ts";
-import { fitTemperature, type LabelledLogits, outOfFold } from "./temperature.ts";
+import { proposeVersion, roundMap } from "./proposal.ts";
+import { provenanceOf } from "./provenance.ts";
+import { MIN_FIT_LABELS } from "./ranges.ts";
+import type { LabelledLogits } from "./temperature.ts";
 import { chooseThreshold, type ThresholdChoice, type ThresholdGoal } from "./threshold.ts";
 import { bootstrapInterval } from "./uncertainty.ts";
-import { fitVectorScaling, outOfFoldVector } from "./vector-scaling.ts";
 
 /** Options of {@link calibratePolicy}. */
 export interface CalibrateOptions {
   readonly goal: ThresholdGoal;
+  /** When the fit is made (a certificate's date). */
+  readonly now: Date;
   /** @default 10 */
   readonly bins?: number;
   /** @default "equal-width" */
@@ -36,8 +50,19 @@ export interface CalibrateOptions {
   readonly folds?: number;
   /** Target coverage of conformal sets. @default 0.9 */
   readonly conformalCoverage?: number;
-  /** A label-free prior (from content-free inputs) to divide out before everything else. */
+  /** A label-free prior (from content-free inputs): the "prior" candidate. */
   readonly prior?: readonly number[];
+}
+
+/** Too few labelled rows to fit anything. */
+export class TooFewLabelsError extends RangeError {
+  override name = "TooFewLabelsError";
+  constructor(
+    readonly labels: number,
+    readonly needed: number,
+  ) {
+    super(`calibration needs at least ${needed} labelled items, got ${labels}`);
+  }
 }
 
 /** Metrics of one set of distributions. */
@@ -55,17 +80,23 @@ export interface CalibrationSummary {
   readonly policy: { readonly id: string; readonly version: number };
   readonly options: readonly string[];
   readonly labels: number;
+  /** softmax of the raw logits (temperature 1, no prior, no offsets). */
   readonly raw: MetricSet;
-  /** Out of fold: each item calibrated with a temperature fitted without it. */
+  /** The policy as it stands. */
+  readonly current: MetricSet;
+  /** The proposed calibration, out of fold (the current one's when nothing changes). */
   readonly calibrated: MetricSet;
-  /** Fitted on all labels: the one the new policy version gets. */
+  /** The proposed version's temperature: the one figure the command, report and file show. */
   readonly temperature: number;
-  readonly foldTemperatures: number[];
-  readonly reliability: { readonly raw: ReliabilityBin[]; readonly calibrated: ReliabilityBin[] };
+  /** Every candidate against the policy as it stands, and the verdict. */
+  readonly comparison: CandidateComparison;
+  readonly reliability: { readonly current: ReliabilityBin[]; readonly calibrated: ReliabilityBin[] };
   readonly riskCoverage: CoveragePoint[];
   /** Share automated and automated accuracy at round thresholds (calibrated). */
   readonly thresholdTable: { threshold: number; coverage: number; automatedAccuracy: number }[];
   readonly threshold: ThresholdChoice;
+  /** With `--max-auto-error`: the certification and its curve (points with their exact bounds). */
+  readonly certificate?: CertificateResult & { readonly curve: CertificatePoint[] };
   readonly conformal: {
     minProbability: number;
     targetCoverage: number;
@@ -75,27 +106,6 @@ export interface CalibrationSummary {
   readonly confusion: number[][];
   /** For drift checks: what calibrated decisions looked like. */
   readonly baseline: { meanConfidence: number; escalationRate: number; optionMix: number[] };
-  /**
-   * Vector scaling (temperature plus one offset per option): its out-of-fold NLL against
-   * temperature alone, whether it is proposed (only when lower), and the share of items whose
-   * chosen option it changes.
-   */
-  readonly vectorScaling: {
-    readonly temperature: number;
-    readonly bias: number[];
-    readonly outOfFoldNll: number;
-    readonly temperatureOutOfFoldNll: number;
-    readonly chosen: boolean;
-    readonly changedChoices: number;
-  };
-  /** With a prior: accuracy and out-of-fold NLL on the labelled sample without and with it. */
-  readonly priorCorrection?: {
-    readonly prior: number[];
-    readonly without: { readonly accuracy: number; readonly nll: number };
-    readonly with: { readonly accuracy: number; readonly nll: number };
-    /** Whether the proposed version carries it (a new prior only when it lowers the NLL). */
-    readonly adopted: boolean;
-  };
   readonly proposedPolicy: Policy;
 }
 
@@ -110,78 +120,151 @@ function metricSet(rows: readonly LabelledDistribution[], bins: number, binning:
   };
 }
 
-/** Calibrates `policy` from labelled logits (labels are option indices). */
-export function calibratePolicy(
-  policy: Policy,
-  rawRows: readonly LabelledLogits[],
-  options: CalibrateOptions,
-): CalibrationSummary {
-  if (rawRows.length < 10)
-    throw new RangeError(`calibration needs at least 10 labelled items, got ${rawRows.length}`);
-  // A prior the policy already carries always applies (the pipeline divides it out before
-  // routing); a newly estimated one is adopted only when it lowers the out-of-fold NLL.
-  const candidate = options.prior ?? policy.prior;
-  const corrected = candidate
-    ? rawRows.map((r) => ({ ...r, logits: correctForPrior(r.logits, candidate) }))
-    : rawRows;
-  let priorCorrection: CalibrationSummary["priorCorrection"];
-  if (candidate) {
-    const without = outOfFold(rawRows, options.folds ?? 5).calibrated;
-    const withPrior = outOfFold(corrected, options.folds ?? 5).calibrated;
-    const after = { accuracy: accuracy(withPrior), nll: negativeLogLikelihood(withPrior) };
-    const before = { accuracy: accuracy(without), nll: negativeLogLikelihood(without) };
-    const adopted = options.prior === undefined || after.nll < before.nll;
-    priorCorrection = { prior: [...candidate], without: before, with: after, adopted };
-  }
-  const prior = priorCorrection?.adopted ? candidate : undefined;
-  const rows = prior ? corrected : rawRows;
-  const bins = options.bins ?? 10;
-  const binning = options.binning ?? "equal-width";
-  const raw = rows.map((r) => ({ probabilities: softmax(r.logits), label: r.label }));
-  const { calibrated, temperatures } = outOfFold(rows, options.folds ?? 5);
-  const temperature = fitTemperature(rows);
-  const vectorCalibrated = outOfFoldVector(rows, options.folds ?? 5);
-  const vector = fitVectorScaling(rows);
-  const vectorNll = negativeLogLikelihood(vectorCalibrated);
-  const temperatureNll = negativeLogLikelihood(calibrated);
-  const useVector = vectorNll < temperatureNll;
-  const changedChoices =
-    calibrated.filter((r, i) => argmax(r.probabilities) !== argmax(vectorCalibrated[i]!.probabilities))
-      .length / rows.length;
-  const threshold = chooseThreshold(calibrated, options.goal);
+const top = (r: LabelledDistribution) => Math.max(...r.probabilities);
 
-  // Conformal: fit on the first half (by fold parity of the index), check on the other half.
-  const half = rows.length >> 1;
-  const rule = fitConformal(calibrated.slice(0, half), options.conformalCoverage ?? 0.9);
-  const held = evaluateSets(calibrated.slice(half), rule);
-
-  const thresholdTable = [0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.97, 0.99].map((t) => {
-    const automated = calibrated.filter((r) => Math.max(...r.probabilities) >= t);
+function thresholdTable(calibrated: readonly LabelledDistribution[]): CalibrationSummary["thresholdTable"] {
+  return [0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.97, 0.99].map((t) => {
+    const automated = calibrated.filter((r) => top(r) >= t);
     return {
       threshold: t,
       coverage: automated.length / calibrated.length,
       automatedAccuracy: accuracy(automated),
     };
   });
-  const optionMix = policy.options.map(
-    (_, k) => calibrated.filter((r) => argmax(r.probabilities) === k).length / calibrated.length,
-  );
-  const nextThreshold = Math.min(1, Number(threshold.threshold.toFixed(4)));
+}
+
+/** Whether the top option of `probabilities` may be automated at all (automatable, not out of scope). */
+function topAutomatable(policy: Policy, probabilities: readonly number[]): boolean {
+  const option = policy.options[argmax(probabilities)]!;
+  return option.automate && option.id !== policy.outOfScopeOption;
+}
+
+/** The labelled items as the certificate sees them, under the proposed (rounded) map. */
+function certifiedItems(
+  policy: Policy,
+  rows: readonly LabelledLogits[],
+  map: CalibrationMap,
+): CertifiedItem[] {
+  return rows.map((r) => {
+    const p = calibratedProbabilities(r.logits, map);
+    const k = argmax(p);
+    return { confidence: p[k]!, wrong: k !== r.label, automatable: topAutomatable(policy, p) };
+  });
+}
+
+/** The certification, as a threshold choice and the certificate with its curve. */
+function certify(
+  policy: Policy,
+  rows: readonly LabelledLogits[],
+  map: CalibrationMap,
+  goal: Extract<ThresholdGoal, { kind: "max-auto-error" }>,
+): { choice: ThresholdChoice; certificate: NonNullable<CalibrationSummary["certificate"]> } {
+  const items = certifiedItems(policy, rows, map);
+  const result = certifyThreshold(items, goal);
+  const notes = [certificateSentence(result)];
+  const provenance = provenanceOf(rows);
+  if (provenance.models.length > 1 || provenance.promptVersions.length > 1)
+    notes.push(
+      `the labels come from ${provenance.models.length} model files and ${provenance.promptVersions.length} prompt layouts: the certificate names none, so it reads as stale wherever it is checked`,
+    );
+  else if (provenance.modelSha256 === null)
+    notes.push(
+      "the labelled rows do not name the model that scored them: the certificate reads as stale wherever it is checked",
+    );
+  const choice: ThresholdChoice = {
+    threshold: result.threshold ?? 1,
+    coverage: result.coverage,
+    automatedAccuracy: result.automated ? 1 - result.errors / result.automated : Number.NaN,
+    automatedAccuracyInterval: result.bound === null ? [0, 1] : [1 - result.bound, 1],
+    labels: rows.length,
+    notes,
+  };
+  return { choice, certificate: { ...result, curve: certificateCurve(items, goal.confidence) } };
+}
+
+/** What calibrated decisions looked like (the drift baseline). */
+function baselineOf(
+  policy: Policy,
+  calibrated: readonly LabelledDistribution[],
+  coverage: number,
+): CalibrationSummary["baseline"] {
+  const n = calibrated.length;
+  return {
+    meanConfidence: calibrated.reduce((s, r) => s + top(r), 0) / n,
+    escalationRate: 1 - coverage,
+    optionMix: policy.options.map(
+      (_, k) => calibrated.filter((r) => argmax(r.probabilities) === k).length / n,
+    ),
+  };
+}
+
+/** A policy that requires a certificate automates nothing under a version that carries none: say so. */
+function withCertificateNote(policy: Policy, proposed: Policy, threshold: ThresholdChoice): ThresholdChoice {
+  if (!policy.requireCertificate || proposed.certificate) return threshold;
+  const note = `${policy.id} requires a certificate and this version carries none, so it would automate nothing: certify it with --max-auto-error`;
+  return { ...threshold, notes: [...threshold.notes, note] };
+}
+
+/** Calibrates `policy` from labelled logits (labels are option indices). */
+export function calibratePolicy(
+  policy: Policy,
+  rows: readonly LabelledLogits[],
+  options: CalibrateOptions,
+): CalibrationSummary {
+  if (rows.length < MIN_FIT_LABELS) throw new TooFewLabelsError(rows.length, MIN_FIT_LABELS);
+  const bins = options.bins ?? 10;
+  const binning = options.binning ?? "equal-width";
+  const folds = options.folds ?? 5;
+  const { comparison, outOfFold: calibrated } = compareCandidates(policy, rows, {
+    folds,
+    prior: options.prior,
+  });
+  const chosen = [comparison.current, ...comparison.candidates].find((c) => c.name === comparison.chosen)!;
+  // A new fit is rounded into the ranges apply accepts; an unchanged map stays exactly as it is.
+  const map = comparison.change ? roundMap(chosen.map) : mapOf(policy);
+  const goal = options.goal;
+  const certified = goal.kind === "max-auto-error" ? certify(policy, rows, map, goal) : undefined;
+  const threshold =
+    certified?.choice ??
+    chooseThreshold(calibrated, goal as Exclude<ThresholdGoal, { kind: "max-auto-error" }>, {
+      automatable: calibrated.map((d) => topAutomatable(policy, d.probabilities)),
+    });
+  // Conformal: fit on the first half, check on the other half.
+  const half = rows.length >> 1;
+  const rule = fitConformal(calibrated.slice(0, half), options.conformalCoverage ?? 0.9);
+  const held = evaluateSets(calibrated.slice(half), rule);
+  const current = rows.map((r) => ({
+    probabilities: calibratedProbabilities(r.logits, policy),
+    label: r.label,
+  }));
+  const raw = rows.map((r) => ({ probabilities: softmax(r.logits), label: r.label }));
+  const baseline = baselineOf(policy, calibrated, threshold.coverage);
+  const proposedPolicy = proposeVersion(policy, {
+    map,
+    threshold: threshold.threshold,
+    conformal: rule,
+    baseline,
+    ...(certified
+      ? { certified: { result: certified.certificate, rows, ...provenanceOf(rows), at: options.now } }
+      : {}),
+  });
   return {
     policy: { id: policy.id, version: policy.version },
     options: policy.options.map((o) => o.id),
     labels: rows.length,
     raw: metricSet(raw, bins, binning),
+    current: metricSet(current, bins, binning),
     calibrated: metricSet(calibrated, bins, binning),
-    temperature,
-    foldTemperatures: temperatures,
+    temperature: proposedPolicy.temperature,
+    comparison,
     reliability: {
-      raw: reliabilityBins(raw, bins, binning),
+      current: reliabilityBins(current, bins, binning),
       calibrated: reliabilityBins(calibrated, bins, binning),
     },
     riskCoverage: riskCoverage(calibrated).points,
-    thresholdTable,
-    threshold,
+    thresholdTable: thresholdTable(calibrated),
+    threshold: withCertificateNote(policy, proposedPolicy, threshold),
+    ...(certified ? { certificate: certified.certificate } : {}),
     conformal: {
       minProbability: rule.minProbability,
       targetCoverage: rule.targetCoverage,
@@ -189,38 +272,7 @@ export function calibratePolicy(
       meanSetSize: held.meanSize,
     },
     confusion: confusionMatrix(calibrated, policy.options.length),
-    ...(priorCorrection ? { priorCorrection } : {}),
-    vectorScaling: {
-      temperature: vector.temperature,
-      bias: vector.bias,
-      outOfFoldNll: vectorNll,
-      temperatureOutOfFoldNll: temperatureNll,
-      chosen: useVector,
-      changedChoices,
-    },
-    baseline: {
-      meanConfidence: calibrated.reduce((s, r) => s + Math.max(...r.probabilities), 0) / calibrated.length,
-      escalationRate: 1 - threshold.coverage,
-      optionMix,
-    },
-    proposedPolicy: {
-      ...policy,
-      version: policy.version + 1,
-      temperature: Number((useVector ? vector.temperature : temperature).toFixed(4)),
-      ...(useVector ? { optionBias: vector.bias.map((b) => Number(b.toFixed(4))) } : {}),
-      ...(prior ? { prior: prior.map((p) => Number(p.toPrecision(4))) } : {}),
-      autoThreshold: nextThreshold,
-      predictionSet: {
-        minProbability: Number(rule.minProbability.toFixed(4)),
-        targetCoverage: rule.targetCoverage,
-      },
-      baseline: {
-        meanConfidence: Number(
-          (calibrated.reduce((s, r) => s + Math.max(...r.probabilities), 0) / calibrated.length).toFixed(4),
-        ),
-        escalationRate: Number((1 - threshold.coverage).toFixed(4)),
-        optionMix: optionMix.map((m) => Number(m.toFixed(4))),
-      },
-    },
+    baseline,
+    proposedPolicy,
   };
 }

@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import { softmax } from "../probability.ts";
 import { type LabelledDistribution, negativeLogLikelihood } from "./metrics.ts";
+import { CALIBRATION_RANGES } from "./ranges.ts";
 
 /** One labelled item with its raw option logits. */
 export interface LabelledLogits {
@@ -13,11 +14,15 @@ export interface LabelledLogits {
   readonly label: number;
   /** Items of one group are kept in one fold. @default each item its own group */
   readonly group?: string;
+  /** The model file that gave the logits, where known (a certificate names it). */
+  readonly modelSha256?: string;
+  /** The prompt layout version they were scored under, where known. */
+  readonly promptVersion?: string;
 }
 
-/** Bounds of the search. */
-export const MIN_TEMPERATURE = 0.05;
-export const MAX_TEMPERATURE = 20;
+// Bounds of the search: the range apply accepts.
+const MIN_TEMPERATURE = CALIBRATION_RANGES.temperature.min;
+const MAX_TEMPERATURE = CALIBRATION_RANGES.temperature.max;
 
 /** The distributions at temperature `t`. */
 export function applyTemperature(rows: readonly LabelledLogits[], t: number): LabelledDistribution[] {

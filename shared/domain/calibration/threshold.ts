@@ -5,13 +5,20 @@
  * few labels a floor on the human share is kept and the result says so.
  */
 import { argmax } from "../probability.ts";
+import type { CertificateGoal } from "./certificate.ts";
 import type { LabelledDistribution } from "./metrics.ts";
 import { wilsonInterval } from "./uncertainty.ts";
 
-/** How to choose. */
-export type ThresholdGoal =
+/** How to choose from the risk–coverage curve. */
+export type RankedGoal =
   | { readonly kind: "target-accuracy"; readonly accuracy: number }
   | { readonly kind: "cost"; readonly wrongAutomatic: number; readonly humanReview: number };
+
+/**
+ * How to choose: from the curve, or certified (`certificate.ts`: the lowest threshold whose rate
+ * of wrong automatic actions has an upper confidence bound under `maxError`).
+ */
+export type ThresholdGoal = RankedGoal | ({ readonly kind: "max-auto-error" } & CertificateGoal);
 
 /** Options of {@link chooseThreshold}. */
 export interface ThresholdOptions {
@@ -19,6 +26,12 @@ export interface ThresholdOptions {
   readonly fewLabels?: number;
   /** Human share kept at least when labels are few. @default 0.2 */
   readonly humanFloor?: number;
+  /**
+   * Whether each row's top option may be automated at all (in the rows' order): the others stay
+   * with people whatever their confidence, so they count toward neither the coverage nor the
+   * automated accuracy. @default every row
+   */
+  readonly automatable?: readonly boolean[];
 }
 
 /** The chosen threshold and what it implies on the labelled data. */
@@ -37,7 +50,7 @@ export interface ThresholdChoice {
 /** Chooses the threshold on calibrated distributions. */
 export function chooseThreshold(
   rows: readonly LabelledDistribution[],
-  goal: ThresholdGoal,
+  goal: RankedGoal,
   options: ThresholdOptions = {},
 ): ThresholdChoice {
   const fewLabels = options.fewLabels ?? 200;
@@ -48,19 +61,20 @@ export function chooseThreshold(
       `only ${rows.length} labels (fewer than ${fewLabels}): at least ${Math.round(floor * 100)}% of items stay with people`,
     );
   const sorted = rows
-    .map((r) => {
+    .flatMap((r, i) => {
+      if (options.automatable?.[i] === false) return [];
       const top = argmax(r.probabilities);
-      return { confidence: r.probabilities[top]!, correct: top === r.label };
+      return [{ confidence: r.probabilities[top]!, correct: top === r.label }];
     })
     .sort((a, b) => b.confidence - a.confidence);
-  const n = sorted.length;
-  const maxAutomated = Math.floor(n * (1 - floor));
+  const n = rows.length;
+  const maxAutomated = Math.min(sorted.length, Math.floor(n * (1 - floor)));
   // Candidate k: automate the k most confident items (only where the next one is less confident).
   let best: { k: number; score: number } = { k: 0, score: goal.kind === "cost" ? goal.humanReview : 0 };
   let correct = 0;
   for (let k = 1; k <= maxAutomated; k++) {
     correct += sorted[k - 1]!.correct ? 1 : 0;
-    if (k < n && sorted[k]!.confidence === sorted[k - 1]!.confidence) continue;
+    if (k < sorted.length && sorted[k]!.confidence === sorted[k - 1]!.confidence) continue;
     if (goal.kind === "target-accuracy") {
       if (wilsonInterval(correct, k)[0] >= goal.accuracy) best = { k, score: k };
     } else {

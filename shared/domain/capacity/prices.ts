@@ -41,3 +41,17 @@ export const SERVERLESS = {
 
 /** Hours in a month, for idle cost. */
 export const HOURS_PER_MONTH = 730;
+
+/**
+ * A GPU instance for comparison: priced, but no decision time was measured on one (no GPU was
+ * lent to the benchmarks), so the capacity model refuses it rather than guess a speed.
+ */
+export const GPU_INSTANCES: readonly { readonly name: string; readonly dollarsPerHour: number }[] = [
+  { name: "ml.g5.xlarge", dollarsPerHour: 1.408 },
+];
+
+/** Lambda on arm64 (the decide function's architecture): per GB-second and per million requests. */
+export const LAMBDA = { dollarsPerGbSecond: 0.0000133334, dollarsPerMillionRequests: 0.2 } as const;
+
+/** Seconds in the month {@link HOURS_PER_MONTH} makes. */
+export const SECONDS_PER_MONTH = HOURS_PER_MONTH * 3600;

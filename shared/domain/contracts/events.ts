@@ -93,13 +93,24 @@ export const calibrationProposedSchema = z.object({
   policyVersion: z.number().int(),
   proposedVersion: z.number().int(),
   labels: z.number().int(),
+  /** ECE as the version stands ("raw") and proposed (out of fold). */
   ece: z.object({ raw: z.number(), calibrated: z.number() }),
   temperature: z.object({ current: z.number(), proposed: z.number() }),
   autoThreshold: z.object({ current: z.number(), proposed: z.number() }),
   /** Share of the labelled items the proposed threshold would automate. */
   automatedShare: z.number(),
   automatedAccuracy: z.number().nullable(),
+  /** The calibration verdict first, then the threshold's notes. */
   notes: z.array(z.string()),
+  /** With `--max-auto-error`: the certified rate and threshold (null: none qualified). */
+  certificate: z
+    .object({
+      maxError: z.number(),
+      confidence: z.number(),
+      threshold: z.number().nullable(),
+      bound: z.number().nullable(),
+    })
+    .optional(),
   /** Object keys of the proposed policy, its report and its summary. */
   location: z.object({ policy: z.string(), report: z.string(), summary: z.string() }),
   proposedAt: z.string(),

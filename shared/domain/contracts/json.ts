@@ -107,28 +107,52 @@ export function ownValue(node: unknown, key: string): unknown {
   return Object.getOwnPropertyDescriptor(node, key)?.value;
 }
 
-/**
- * Parses JSON text, rejecting syntax errors, objects that repeat a key (the error names the
- * path of the repeated key, e.g. `questions.intent.criteria.refund`) and nesting deeper than
- * `maxDepth`. Remembers the document order of every object's keys for {@link orderedKeys}.
- */
+/** An object that repeats a key: the key, and the path of the object from the root. */
+export interface JsonDuplicate {
+  readonly key: string;
+  /** Keys and array indexes from the root to the object that repeats `key`. */
+  readonly at: readonly string[];
+}
+
+/** The error for a repeated key, its path given from `from` (a sub-document's root) down. */
+export function duplicateKeyError(duplicate: JsonDuplicate, from: readonly string[] = []): JsonInputError {
+  const path = [...duplicate.at.slice(from.length), duplicate.key].filter(Boolean).join(".");
+  return new JsonInputError(`duplicate key "${duplicate.key}" in the same object`, path);
+}
+
 /**
  * The first structural problem of JSON text that JSON.parse accepts silently: an object that
  * repeats a key, or nesting deeper than `maxDepth`. For callers that parse the text themselves.
  */
 export function jsonStructureProblem(text: string, maxDepth = MAX_JSON_DEPTH): JsonInputError | undefined {
   try {
-    const { duplicate } = scanJson(text, maxDepth);
-    return duplicate
-      ? new JsonInputError(`duplicate key "${duplicate.key}" in the same object`, duplicate.path)
-      : undefined;
+    const [duplicate] = scanJson(text, maxDepth).duplicates;
+    return duplicate ? duplicateKeyError(duplicate) : undefined;
   } catch (error) {
     if (error instanceof JsonInputError) return error;
     throw error;
   }
 }
 
-export function parseJsonStrict(text: string, maxDepth = MAX_JSON_DEPTH): unknown {
+/** A parsed document, with the repeated keys it holds; see {@link parseJsonDocument}. */
+export interface JsonDocument {
+  readonly value: unknown;
+  /** Every object that repeats a key (the first {@link MAX_DUPLICATES_REPORTED}). */
+  readonly duplicates: readonly JsonDuplicate[];
+  /** Remembers the key order of the sub-document at `root` (`["batch", "0"]`) for {@link orderedKeys}. */
+  keyOrderFrom(root: readonly string[]): void;
+}
+
+/** Repeated keys one document reports at most. */
+export const MAX_DUPLICATES_REPORTED = 100;
+
+/**
+ * Parses JSON text, rejecting syntax errors and nesting deeper than `maxDepth`, and reports the
+ * objects that repeat a key rather than refusing the document, so that a caller whose document
+ * holds several requests (a batch) refuses only the request a repeat is in. Remembers the
+ * document order of every shallow object's keys for {@link orderedKeys}.
+ */
+export function parseJsonDocument(text: string, maxDepth = MAX_JSON_DEPTH): JsonDocument {
   // The scan runs first: it is iterative, so a body nested 10,000 deep is refused, not recursed into.
   const scan = scanJson(text, maxDepth);
   let value: unknown;
@@ -137,17 +161,29 @@ export function parseJsonStrict(text: string, maxDepth = MAX_JSON_DEPTH): unknow
   } catch (error) {
     throw new JsonInputError(`the body is not valid JSON: ${(error as Error).message}`);
   }
-  if (scan.duplicate)
-    throw new JsonInputError(`duplicate key "${scan.duplicate.key}" in the same object`, scan.duplicate.path);
-  if (typeof value === "object" && value !== null) {
-    const keys = scan.keys;
-    KEY_ORDERS.set(value, (path) => keys.get(path.join("\u0000")));
-  }
+  const keyOrderFrom = (root: readonly string[]) => {
+    let node: unknown = value;
+    for (const key of root) node = ownValue(node, key);
+    if (typeof node === "object" && node !== null)
+      KEY_ORDERS.set(node, (path) => scan.keys.get([...root, ...path].join("\u0000")));
+  };
+  keyOrderFrom([]);
+  return { value, duplicates: scan.duplicates, keyOrderFrom };
+}
+
+/**
+ * Parses JSON text, rejecting syntax errors, objects that repeat a key (the error names the
+ * path of the repeated key, e.g. `questions.intent.criteria.refund`) and nesting deeper than
+ * `maxDepth`. Remembers the document order of every object's keys for {@link orderedKeys}.
+ */
+export function parseJsonStrict(text: string, maxDepth = MAX_JSON_DEPTH): unknown {
+  const { value, duplicates } = parseJsonDocument(text, maxDepth);
+  if (duplicates[0]) throw duplicateKeyError(duplicates[0]);
   return value;
 }
 
-/** Object paths are remembered this deep (questions.<key>.criteria is 3). */
-const KEY_ORDER_DEPTH = 4;
+/** Object paths are remembered this deep (batch.<i>.questions.<key>.criteria is 5). */
+const KEY_ORDER_DEPTH = 5;
 
 /**
  * Scans JSON text once: the first object that repeats a key, and each shallow object's keys in
@@ -156,14 +192,13 @@ const KEY_ORDER_DEPTH = 4;
 function scanJson(
   text: string,
   maxDepth: number,
-): { duplicate?: { key: string; path: string }; keys: Map<string, string[]> } {
+): { duplicates: JsonDuplicate[]; keys: Map<string, string[]> } {
   type Frame = { keys: string[] | undefined; seen: Set<string> | undefined; name: string; index: number };
   const stack: Frame[] = [];
   const keys = new Map<string, string[]>();
-  let duplicate: { key: string; path: string } | undefined;
+  const duplicates: JsonDuplicate[] = [];
   let pendingKey: string | undefined;
   const names = () => stack.slice(1).map((f) => f.name);
-  const pathOf = (key: string) => [...names(), key].filter(Boolean).join(".");
   for (let i = 0; i < text.length; i++) {
     const char = text[i];
     if (char === '"') {
@@ -183,9 +218,10 @@ function scanJson(
         try {
           key = escaped ? (JSON.parse(text.slice(i, end + 1)) as string) : text.slice(i + 1, end);
         } catch {
-          return { keys }; // not JSON: JSON.parse reports it
+          return { duplicates, keys }; // not JSON: JSON.parse reports it
         }
-        if (frame.seen.has(key)) duplicate ??= { key, path: pathOf(key) };
+        if (frame.seen.has(key) && duplicates.length < MAX_DUPLICATES_REPORTED)
+          duplicates.push({ key, at: names() });
         frame.seen.add(key);
         frame.keys?.push(key);
         pendingKey = key;
@@ -218,7 +254,7 @@ function scanJson(
       if (frame && !frame.seen) frame.index++;
     }
   }
-  return { ...(duplicate ? { duplicate } : {}), keys };
+  return { duplicates, keys };
 }
 
 /** JSON's whitespace: space, tab, line feed, carriage return. */

@@ -4,10 +4,15 @@
  * A change to a policy is a new version; every decision record names the version that decided.
  */
 import { z } from "zod";
+import { CALIBRATION_RANGES } from "../calibration/ranges.ts";
+import {
+  OPTION_ORDERS,
+  optionRuleBreach,
+  PROMPT_LAYOUTS,
+  QUESTION_TYPES,
+} from "../contracts/system-one/vocabulary.ts";
+import { certificateSchema } from "./certificate-schema.ts";
 import { liveFields, refineLiveFields } from "./live-fields.ts";
-
-/** Options a policy may declare (letters A..P). */
-export const MAX_POLICY_OPTIONS = 16;
 
 const optionSchema = z
   .object({
@@ -25,11 +30,9 @@ export const policySchema = z
     version: z.number().int().min(1),
     description: z.string().optional(),
     question: z.string().trim().min(1, "must not be empty"),
-    type: z.enum(["choice", "score", "noul"]),
-    options: z
-      .array(optionSchema)
-      .min(2, "needs at least 2 options")
-      .max(MAX_POLICY_OPTIONS, "at most 16 options"),
+    type: z.enum(QUESTION_TYPES),
+    /** 2 to 16 (letters A..P), by the option rule every System One question follows. */
+    options: z.array(optionSchema),
     /** Calibrated top probability at or above which a decision may be automated. */
     autoThreshold: z.number().min(0).max(1),
     /** Calibration temperature: softmax(logits / T). @default 1 */
@@ -38,7 +41,11 @@ export const policySchema = z
      * Per-option offsets added after the temperature, softmax(logits / T + b) (vector scaling,
      * proposed by `decide calibrate` when it beats temperature alone out of fold).
      */
-    optionBias: z.array(z.number().finite().min(-20).max(20)).optional(),
+    optionBias: z
+      .array(
+        z.number().finite().min(CALIBRATION_RANGES.optionBias.min).max(CALIBRATION_RANGES.optionBias.max),
+      )
+      .optional(),
     /**
      * The model's prior over the options on content-free inputs (`decide calibrate --prior`),
      * divided out of every decision before the temperature.
@@ -64,9 +71,9 @@ export const policySchema = z
      * endpoint then uses the state-first layout so that only options and criterion are
      * re-evaluated per rotation). @default "declared"
      */
-    optionOrder: z.enum(["declared", "cyclic"]).optional(),
+    optionOrder: z.enum(OPTION_ORDERS).optional(),
     /** Prompt layout; policy-first reuses the policy's preamble across items. @default "policy-first" */
-    layout: z.enum(["state-first", "policy-first"]).default("policy-first"),
+    layout: z.enum(PROMPT_LAYOUTS).default("policy-first"),
     /**
      * When this version was calibrated (written by a proposal): recalibration fits only labels
      * given at or after it.
@@ -88,6 +95,16 @@ export const policySchema = z
       .optional(),
     // Live checking (audit bands, error budget, shadow candidate): see live-fields.ts.
     ...liveFields,
+    // ── Certified automatic action (`decide calibrate --max-auto-error`) ───────────────────────
+    /** The certificate of the auto threshold (written by a proposal, see certificate-schema.ts). */
+    certificate: certificateSchema.optional(),
+    /**
+     * Automate nothing unless the certificate matches the running model, prompt layout, policy
+     * text and calibration: otherwise every item goes to people (reason `uncertified`). Set by a
+     * person, never by a proposal. @default false
+     */
+    requireCertificate: z.boolean().optional(),
+    // ── end of certified automatic action ──────────────────────────────────────────────────────
   })
   .strict()
   .superRefine((policy, ctx) => {
@@ -98,28 +115,19 @@ export const policySchema = z
         path: ["optionBias"],
         message: `needs one offset per option (${policy.options.length}), got ${policy.optionBias.length}`,
       });
-    if (policy.optionOrder === "cyclic" && policy.type === "score")
-      ctx.addIssue({
-        code: "custom",
-        path: ["optionOrder"],
-        message: "cyclic applies to choice and noul policies; a score policy's levels are ordered",
-      });
+    // The option rule of the contract: the same one the endpoint checks a request against.
+    const ids = policy.options.map((option) => option.id);
+    const breach = optionRuleBreach(policy.type, ids, policy.optionOrder ?? "declared");
+    if (breach) {
+      const path = { options: ["options"], option: ["options", breach.index!, "id"], order: ["optionOrder"] };
+      ctx.addIssue({ code: "custom", path: path[breach.on], message: breach.problem });
+    }
     if (policy.prior && policy.prior.length !== policy.options.length)
       ctx.addIssue({
         code: "custom",
         path: ["prior"],
         message: `needs one probability per option (${policy.options.length}), got ${policy.prior.length}`,
       });
-    const ids = new Set<string>();
-    for (const [i, option] of policy.options.entries()) {
-      if (ids.has(option.id))
-        ctx.addIssue({
-          code: "custom",
-          path: ["options", i, "id"],
-          message: `duplicate option id "${option.id}"`,
-        });
-      ids.add(option.id);
-    }
     if (policy.outOfScopeOption !== undefined) {
       const option = policy.options.find((o) => o.id === policy.outOfScopeOption);
       if (!option)
@@ -130,13 +138,6 @@ export const policySchema = z
           path: ["outOfScopeOption"],
           message: "the out-of-scope option cannot be automated",
         });
-    }
-    if (policy.type === "noul" && [...ids].sort().join(",") !== "false,true") {
-      ctx.addIssue({
-        code: "custom",
-        path: ["options"],
-        message: 'a noul policy has exactly the options "true" and "false"',
-      });
     }
   });
 

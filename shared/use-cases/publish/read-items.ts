@@ -1,10 +1,12 @@
 /**
- * Reading items for batch publishing: JSON lines or CSV (header `id,policy,state`, extra columns
- * become metadata), each line validated with the pipeline's own item rules, problems reported with
- * their line numbers.
+ * Reading items for batch publishing: the input file's lines (JSON lines or CSV, through the one
+ * input reader), each validated with the pipeline's own item rules; refused lines come back with
+ * their line numbers and problems, and a repeated id refuses the later line.
  */
-import { parse as parseCsv } from "csv-parse/sync";
-import { type ItemProblem, parseItem } from "../../domain/item.ts";
+import { type InputFormat, type RefusedLine, readItemLines } from "../../domain/input/item-lines.ts";
+import { parseItem } from "../../domain/item.ts";
+
+export type { RefusedLine } from "../../domain/input/item-lines.ts";
 
 /** A line that can be sent. */
 export interface PublishableItem {
@@ -14,26 +16,25 @@ export interface PublishableItem {
   readonly body: string;
 }
 
-/** A line that cannot. */
-export interface RejectedLine {
-  readonly line: number;
-  readonly problems: ItemProblem[];
-}
-
-/** Reads and validates every line. */
-export function readItems(
-  text: string,
-  format: "jsonl" | "csv",
+/** Reads and validates every line of `source`. */
+export async function readItems(
+  source: AsyncIterable<Uint8Array | string>,
+  format: InputFormat,
   knownPolicy: (id: string) => boolean,
-): { items: PublishableItem[]; rejected: RejectedLine[] } {
+): Promise<{ items: PublishableItem[]; rejected: RefusedLine[] }> {
   const items: PublishableItem[] = [];
-  const rejected: RejectedLine[] = [];
+  const rejected: RefusedLine[] = [];
   const seen = new Map<string, number>();
-  const accept = (line: number, body: string) => {
-    const parsed = parseItem(body, knownPolicy);
+  for await (const entry of readItemLines(source, format)) {
+    if (entry.problems) {
+      rejected.push(entry);
+      continue;
+    }
+    const { line } = entry;
+    const parsed = parseItem(entry.body, knownPolicy);
     if (!parsed.ok) {
       rejected.push({ line, problems: parsed.problems });
-      return;
+      continue;
     }
     const first = seen.get(parsed.item.id);
     if (first !== undefined) {
@@ -41,35 +42,10 @@ export function readItems(
         line,
         problems: [{ field: "id", message: `"${parsed.item.id}" repeats line ${first}` }],
       });
-      return;
+      continue;
     }
     seen.set(parsed.item.id, line);
     items.push({ line, id: parsed.item.id, body: JSON.stringify(parsed.item) });
-  };
-  if (format === "jsonl") {
-    text.split("\n").forEach((raw, i) => {
-      if (raw.trim()) accept(i + 1, raw);
-    });
-    return { items, rejected };
-  }
-  const records = parseCsv(text, {
-    columns: true,
-    skip_empty_lines: true,
-    relax_column_count: true,
-    info: true,
-  }) as {
-    record: Record<string, string>;
-    info: { lines: number };
-  }[];
-  for (const { record, info } of records) {
-    const { id, policy, state, ...rest } = record;
-    const metadata = Object.fromEntries(
-      Object.entries(rest).filter(([, value]) => value !== undefined && value !== ""),
-    );
-    accept(
-      info.lines,
-      JSON.stringify({ id, policy, state, ...(Object.keys(metadata).length ? { metadata } : {}) }),
-    );
   }
   return { items, rejected };
 }

@@ -3,8 +3,7 @@
  * version and hash, tokens evaluated and reused) and timings; per request, the model's hash and
  * the token usage. Plain data, serialised by the endpoint's system-one and chat routes.
  */
-import type { OptionOrder } from "./option-order.ts";
-import type { QuestionType, ScoringMode } from "./request.ts";
+import type { OptionOrder, QuestionType, ScoringMode } from "./vocabulary.ts";
 
 /** Milliseconds spent on each step of one question. */
 export interface QuestionTimings {

@@ -1,0 +1,53 @@
+/**
+ * `decide calibrate --apply-proposal FILE`: the explicit step that turns a reviewed proposal into
+ * a policy file (then deploy, or restart the local mode, to serve it). It takes only what
+ * calibration owns: a proposal that differs from the current version in anything else (question,
+ * options, routing, audit settings), or holds a calibration field outside its documented range,
+ * is refused with the field named. What it writes it prints, field by field.
+ */
+import { existsSync } from "node:fs";
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { checkProposal } from "../shared/domain/calibration/proposal-check.ts";
+import { PolicyError, parsePolicy } from "../shared/domain/policy/policy.ts";
+import type { PolicyRegistry } from "../shared/domain/policy/registry.ts";
+import { UsageError } from "./args.ts";
+import { changeLines } from "./calibrate-print.ts";
+
+/**
+ * Writes a proposed policy into the policies folder as `<id>.v<N>.json`, after checking that it
+ * is a valid policy, the next version of one the folder holds, and changes only calibration
+ * fields within their ranges; never over an existing file.
+ */
+export async function applyProposal(
+  file: string,
+  registry: PolicyRegistry,
+  policiesDir: string,
+): Promise<number> {
+  const text = await readFile(file, "utf8").catch((error: unknown) => {
+    throw new UsageError(`cannot read --apply-proposal ${file}: ${(error as Error).message}`);
+  });
+  let proposed: ReturnType<typeof parsePolicy>;
+  try {
+    proposed = parsePolicy(JSON.parse(text), file);
+  } catch (error) {
+    if (error instanceof PolicyError || error instanceof SyntaxError)
+      throw new UsageError(`${file} is not a valid policy: ${error.message}`);
+    throw error;
+  }
+  const current = registry.current(proposed.id);
+  if (!current) throw new UsageError(`${file}: policy "${proposed.id}" is not in ${policiesDir}`);
+  if (proposed.version !== current.version + 1)
+    throw new UsageError(
+      `${file} proposes version ${proposed.version} of ${proposed.id}, but ${policiesDir} is at version ${current.version}: only version ${current.version + 1} applies`,
+    );
+  const refusals = checkProposal(current, proposed).refusals;
+  if (refusals.length > 0) throw new UsageError(`${file} cannot be applied: ${refusals.join("; ")}`);
+  const target = join(policiesDir, `${proposed.id}.v${proposed.version}.json`);
+  if (existsSync(target)) throw new UsageError(`${target} exists already; refusing to overwrite it`);
+  await writeFile(target, `${JSON.stringify(proposed, null, 2)}\n`);
+  console.log(`wrote ${target}: ${proposed.id} version ${current.version} -> ${proposed.version}:`);
+  for (const line of changeLines(current, proposed)) console.log(`  ${line}`);
+  console.log("Restart `npm start`, or deploy (npx cdk deploy), to decide new items with it.");
+  return 0;
+}

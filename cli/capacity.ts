@@ -1,0 +1,171 @@
+/**
+ * `decide capacity`: the capacity model on a synthesized template. Reads what decides capacity
+ * from the template (instances, scaling, event source concurrency, batch size, visibility,
+ * receive count, the container's queue and deadline), takes the per-item time `npm run bench:cost`
+ * measured, simulates the load, and prints a row per minute and one summary line.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { costOf } from "../shared/domain/capacity/cost.ts";
+import { TemplateShapeError, UnknownCapacityError } from "../shared/domain/capacity/errors.ts";
+import type { LoadProfile } from "../shared/domain/capacity/load.ts";
+import {
+  instanceSecondsPerItem,
+  serverlessSecondsPerItem,
+  type Workload,
+} from "../shared/domain/capacity/measured-times.ts";
+import { withInstanceCounts, withInstanceType } from "../shared/domain/capacity/overrides.ts";
+import { describeRun, minuteTable, summaryLine } from "../shared/domain/capacity/report.ts";
+import type { PipelineShape } from "../shared/domain/capacity/shape.ts";
+import { simulate } from "../shared/domain/capacity/simulate.ts";
+import { type ContainerDefaults, readPipelineShape } from "../shared/domain/capacity/template-reader.ts";
+import { CommandError, integerFlag, requiredFlag, UsageError } from "./args.ts";
+import { parseDuration } from "./duration.ts";
+
+/** The template `npm run synth` writes for the default stack name. */
+const DEFAULT_TEMPLATE = "cdk.out/DecisionPipeline.template.json";
+
+/** The usage text `decide capacity --help` prints. */
+export const capacityUsage = `decide capacity --rate R [--for 30m] [--burst X --burst-for D [--burst-at 5m]]
+                [--template ${DEFAULT_TEMPLATE}] [--preamble-cached]
+                [--instance-type T] [--max-instances N] [--seed N]
+
+Simulates R items/s (Poisson) for --for against the stack in --template (run \`npm run synth\`
+first): SQS, the decide function's event source mapping, its endpoint calls and retries, the
+endpoint's instances with their admission queue and deadline, SageMaker's auto scaling and
+Lambda's scale-up, visibility timeouts and dead letters. --burst X multiplies the rate by X for
+--burst-for from --burst-at (default 5m; a burst to the end is a step). Per-item times are the
+ones \`npm run bench:cost\` measured (shared/domain/capacity/measured-times.json), fresh items
+unless --preamble-cached. --instance-type and --max-instances ask "what if" as a deploy with
+-c instanceType / -c maxInstanceCount would (the concurrency the stack derives follows).
+Durations: 90s, 30m, 2h, 1d. Prints a row per minute and ends with one summary line.`;
+
+/** Seconds in a duration flag (`90s`, `30m`, `2h`). */
+function seconds(name: string, value: string): number {
+  const ms = parseDuration(value, name);
+  if (!(ms > 0)) throw new UsageError(`--${name} must be longer than 0, got "${value}"`);
+  return ms / 1000;
+}
+
+/** A positive number flag. */
+function positiveNumber(name: string, value: string): number {
+  const parsed = Number(value);
+  if (!Number.isFinite(parsed) || parsed <= 0)
+    throw new UsageError(`--${name} must be a positive number, got "${value}"`);
+  return parsed;
+}
+
+/** The load the flags describe. */
+function loadOf(values: Record<string, string | boolean | undefined>): LoadProfile {
+  const rate = positiveNumber("rate", requiredFlag("rate", values.rate as string | undefined));
+  const durationSeconds = seconds("for", (values.for as string | undefined) ?? "30m");
+  if (values.burst === undefined) {
+    if (values["burst-for"] !== undefined || values["burst-at"] !== undefined)
+      throw new UsageError("--burst-for and --burst-at need --burst X");
+    return { ratePerSecond: rate, durationSeconds };
+  }
+  const factor = positiveNumber("burst", values.burst as string);
+  const burstFor = seconds("burst-for", requiredFlag("burst-for", values["burst-for"] as string));
+  const startSeconds = seconds("burst-at", (values["burst-at"] as string | undefined) ?? "5m");
+  if (startSeconds >= durationSeconds)
+    throw new UsageError(`--burst-at (${startSeconds} s) must fall within --for (${durationSeconds} s)`);
+  return { ratePerSecond: rate, durationSeconds, burst: { factor, startSeconds, durationSeconds: burstFor } };
+}
+
+/** The container's own defaults, loaded only when the template leaves a setting to them. */
+async function containerDefaults(text: string): Promise<ContainerDefaults | undefined> {
+  if (text.includes('"DECIDE_QUEUE_SIZE"') && text.includes('"DECIDE_DEADLINE_MS"')) return undefined;
+  const { SETTINGS } = await import("../endpoint/server/config.ts");
+  return { queueSize: SETTINGS.queueSize.fallback(), deadlineSeconds: SETTINGS.deadlineMs.fallback() / 1000 };
+}
+
+/** The shape the flags ask about, with a line per override. */
+function shapeOf(
+  shape: PipelineShape,
+  values: Record<string, string | boolean | undefined>,
+): { shape: PipelineShape; notes: string[] } {
+  const notes: string[] = [];
+  try {
+    if (values["instance-type"] !== undefined) {
+      const changed = withInstanceType(shape, values["instance-type"] as string);
+      shape = changed.shape;
+      notes.push(...changed.notes);
+    }
+    const max = integerFlag(
+      "max-instances",
+      values["max-instances"] as string | undefined,
+      undefined,
+      1,
+      100_000,
+    );
+    if (max !== undefined) {
+      const changed = withInstanceCounts(shape, { maxInstances: max });
+      shape = changed.shape;
+      notes.push(...changed.notes.map((n) => `${n} (as the stack derives it)`));
+    }
+  } catch (error) {
+    if (error instanceof RangeError) throw new UsageError(error.message);
+    throw error;
+  }
+  return { shape, notes };
+}
+
+/** Seconds per item for the shape's endpoint. */
+function secondsPerItem(shape: PipelineShape, workload: Workload): number {
+  const e = shape.endpoint;
+  return e.mode === "serverless"
+    ? serverlessSecondsPerItem(e.serverless?.memoryMiB ?? 0, workload)
+    : instanceSecondsPerItem(String(e.instanceType), workload);
+}
+
+/** Runs the command; returns the exit code. */
+export async function capacityCommand(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      rate: { type: "string" },
+      for: { type: "string" },
+      burst: { type: "string" },
+      "burst-for": { type: "string" },
+      "burst-at": { type: "string" },
+      template: { type: "string" },
+      "preamble-cached": { type: "boolean", default: false },
+      "instance-type": { type: "string" },
+      "max-instances": { type: "string" },
+      seed: { type: "string" },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  const load = loadOf(values);
+  const seed = integerFlag("seed", values.seed, 1, 0, 2 ** 31 - 1);
+  const path = values.template ?? DEFAULT_TEMPLATE;
+  if (!existsSync(path))
+    throw new CommandError(`no template at ${path}: run \`npm run synth\` first, or pass --template FILE`);
+  const text = readFileSync(path, "utf8");
+  try {
+    const defaults = await containerDefaults(text);
+    const read = readPipelineShape(JSON.parse(text), defaults ? { containerDefaults: defaults } : {});
+    const { shape, notes } = shapeOf(read, values);
+    const workload: Workload = values["preamble-cached"] ? "preambleCached" : "fresh";
+    const perItem = secondsPerItem(shape, workload);
+    const result = simulate({ shape, load, secondsPerItem: perItem, seed });
+    const lines = [
+      `template: ${path}`,
+      ...notes.map((n) => `what if: ${n}`),
+      ...describeRun(shape, load, perItem),
+      "",
+      ...minuteTable(result),
+      "",
+      summaryLine(shape, load, result, costOf(shape, result.usage, result.decided)),
+    ];
+    console.log(lines.join("\n"));
+    return 0;
+  } catch (error) {
+    if (error instanceof SyntaxError) throw new CommandError(`${path} is not JSON: ${error.message}`);
+    if (error instanceof RangeError) throw new UsageError(error.message);
+    if (error instanceof TemplateShapeError || error instanceof UnknownCapacityError)
+      throw new CommandError(error.message, { cause: error });
+    throw error;
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * The ways home of the pipeline's dead letters, as deployed: each dead-letter queue with the
+ * queue its letters came from or the bus their events go back on (`shared/domain/dead-letters.ts`),
+ * written as the routes the replay function, the stack output and `decide replay --from` read,
+ * and the replay function with exactly the permissions those routes need.
+ */
+import { Stack } from "aws-cdk-lib";
+import type * as events from "aws-cdk-lib/aws-events";
+import * as iam from "aws-cdk-lib/aws-iam";
+import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
+import type * as sqs from "aws-cdk-lib/aws-sqs";
+import type { Construct } from "constructs";
+import type { DeadLetterRoutes, DeadLetterSource } from "../../shared/domain/dead-letters.ts";
+import { TABLE_ACCESS } from "../../shared/domain/topology.ts";
+import type { FunctionFactory } from "./pipeline-function.ts";
+
+/** One dead-letter queue and its letters' home: the queue they came from, or the bus. */
+export interface DeadLetterHome {
+  readonly queue: sqs.Queue;
+  readonly home?: sqs.Queue;
+  readonly bus?: events.IEventBus;
+}
+
+/** The routes as the replay function, the stack output and `decide replay --from` read them. */
+export function deadLetterRoutesOf(sources: Record<DeadLetterSource, DeadLetterHome>): DeadLetterRoutes {
+  return Object.fromEntries(
+    Object.entries(sources).map(([source, { queue, home, bus }]) => [
+      source,
+      {
+        dlqUrl: queue.queueUrl,
+        ...(home ? { queueUrl: home.queueUrl } : {}),
+        ...(bus ? { busName: bus.eventBusName } : {}),
+      },
+    ]),
+  );
+}
+
+/**
+ * The operator's replay function: reads every dead-letter queue and sends letters home (to their
+ * queue, by re-send or SQS's redrive, or their events back on the bus), per `DEAD_LETTER_ROUTES`.
+ */
+export function replayFunction(
+  scope: Construct,
+  fn: FunctionFactory,
+  sources: Record<DeadLetterSource, DeadLetterHome>,
+): NodejsFunction {
+  const replay = fn("Replay", "replay.ts", {
+    memoryMiB: 256,
+    timeoutSeconds: 300,
+    environment: { DEAD_LETTER_ROUTES: Stack.of(scope).toJsonString(deadLetterRoutesOf(sources)) },
+    tableAccess: TABLE_ACCESS.Replay,
+  });
+  for (const { queue, home, bus } of Object.values(sources)) {
+    queue.grantConsumeMessages(replay);
+    if (home) {
+      home.grantSendMessages(replay);
+      replay.addToRolePolicy(
+        new iam.PolicyStatement({ actions: ["sqs:StartMessageMoveTask"], resources: [queue.queueArn] }),
+      );
+    }
+    if (bus) bus.grantPutEventsTo(replay);
+  }
+  return replay;
+}

@@ -1,0 +1,209 @@
+/**
+ * The signals an on-call engineer needs and one alarm that speaks for them: every function's
+ * errors and throttles, the review API's 5xx, the oldest message of each consumed queue, the
+ * endpoint's 4xx, CPU, memory and instances held at the scaling maximum, DynamoDB throttling (the
+ * table's requests, and each secondary index's read and write events) and the decide function's
+ * longest run nearing its timeout. Each signal is an alarm of its own
+ * (its history and graph are there to read) without actions; the composite "pipeline unhealthy"
+ * alarm is in ALARM while any of them is, and it alone notifies, so one outage that trips ten
+ * signals sends one message (naming them in its state reason), and its OK says all are clear.
+ * Other constructs add their signals with {@link HealthAlarms.add}.
+ */
+import { Duration, Lazy } from "aws-cdk-lib";
+import * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
+import type * as dynamodb from "aws-cdk-lib/aws-dynamodb";
+import type * as sqs from "aws-cdk-lib/aws-sqs";
+import { Construct } from "constructs";
+import { DECIDE_FUNCTION, ON_CALL_ALARMS, TABLE_ACCESS } from "../../shared/domain/topology.ts";
+import type { AlarmTopic } from "./alarm-topic.ts";
+import type { DecisionPipeline } from "./decision-pipeline.ts";
+import { vcpusOf } from "./instance-types.ts";
+import { type EndpointVariant, endpointMetric } from "./pipeline-metrics.ts";
+import { type ThresholdAlarmSpec, thresholdAlarm } from "./threshold-alarm.ts";
+
+/** What the health alarms read of the endpoint. */
+export interface EndpointHealth extends EndpointVariant {
+  readonly mode: "realtime" | "serverless";
+  readonly instanceType: string;
+  /** The scaling maximum (real-time). */
+  readonly maxConcurrency: number;
+}
+
+/** Properties of {@link HealthAlarms}. */
+export interface HealthAlarmsProps {
+  readonly pipeline: DecisionPipeline;
+  readonly endpoint: EndpointHealth;
+  /** Where the composite alarm notifies. */
+  readonly topic: AlarmTopic;
+}
+
+const fiveMinutes = Duration.minutes(5);
+const sum = { period: fiveMinutes, statistic: "Sum" } as const;
+const maximum = { period: fiveMinutes, statistic: "Maximum" } as const;
+
+/** The DynamoDB operations the functions call, as the `Operation` dimension names them. */
+const TABLE_OPERATIONS = [
+  ...new Set([...Object.values(TABLE_ACCESS).flat(), "TransactWriteItems"]),
+] as dynamodb.Operation[];
+
+/** The signals (children of this construct) and the composite alarm over them. */
+export class HealthAlarms extends Construct {
+  /** In ALARM while any signal is. */
+  public readonly unhealthy: cloudwatch.CompositeAlarm;
+  /** The signals by name (`decideErrors`, `reviewQueueAge`, `tableThrottles`, ...). */
+  public readonly signals: Record<string, cloudwatch.Alarm> = {};
+  private readonly members: cloudwatch.IAlarm[] = [];
+
+  constructor(scope: Construct, id: string, props: HealthAlarmsProps) {
+    super(scope, id);
+    this.functionSignals(props.pipeline);
+    this.queueSignals(props.pipeline);
+    this.signal("ReviewApi5xx", {
+      metric: props.pipeline.reviewAccess.api.metricServerError(sum),
+      threshold: 0,
+      description: "The review API answers with 5xx: reviewers may be locked out",
+    });
+    this.signal("TableThrottles", {
+      metric: props.pipeline.table.metricThrottledRequestsForOperations({
+        operations: TABLE_OPERATIONS,
+        ...sum,
+      }),
+      threshold: 0,
+      description: "DynamoDB throttled requests on the decisions table",
+    });
+    this.indexSignals(props.pipeline);
+    if (props.endpoint.mode === "realtime") this.instanceSignals(props.endpoint);
+    this.signal("Endpoint4xx", {
+      metric: endpointMetric(props.endpoint, "Invocation4XXErrors", "Sum"),
+      threshold: 0,
+      description: "The endpoint refuses requests (4xx): the decide function and the container disagree",
+    });
+    const rule: cloudwatch.IAlarmRule = {
+      renderAlarmRule: () =>
+        Lazy.string({
+          produce: () =>
+            cloudwatch.AlarmRule.anyOf(
+              ...this.members.map((alarm) =>
+                cloudwatch.AlarmRule.fromAlarm(alarm, cloudwatch.AlarmState.ALARM),
+              ),
+            ).renderAlarmRule(),
+        }),
+    };
+    this.unhealthy = props.topic.notify(
+      new cloudwatch.CompositeAlarm(scope, "PipelineUnhealthy", {
+        alarmRule: rule,
+        alarmDescription:
+          "The pipeline is unhealthy: the state reason names the signals in ALARM (each is an alarm of its own, without actions)",
+      }),
+    );
+  }
+
+  /** Adds an alarm to the composite: it then notifies through it. */
+  add(alarm: cloudwatch.IAlarm): void {
+    this.members.push(alarm);
+  }
+
+  private signal(id: string, spec: ThresholdAlarmSpec): cloudwatch.Alarm {
+    const alarm = thresholdAlarm(this, id, spec);
+    this.signals[id.charAt(0).toLowerCase() + id.slice(1)] = alarm;
+    this.add(alarm);
+    return alarm;
+  }
+
+  /** Each function's errors and throttles, and the decide function's longest run. */
+  private functionSignals(pipeline: DecisionPipeline): void {
+    for (const [role, fn] of Object.entries(pipeline.functions)) {
+      const name = role.charAt(0).toUpperCase() + role.slice(1);
+      this.signal(`${name}Errors`, {
+        metric: fn.metricErrors(sum),
+        threshold: 0,
+        description: `The ${role} function fails`,
+      });
+      this.signal(`${name}Throttles`, {
+        metric: fn.metricThrottles(sum),
+        threshold: 0,
+        description: `The ${role} function is throttled (the account's or its own concurrency is used up)`,
+      });
+    }
+    const limitMs = DECIDE_FUNCTION.timeoutSeconds * 1000;
+    this.signal("DecideDuration", {
+      metric: pipeline.functions.decide.metricDuration(maximum),
+      threshold: ON_CALL_ALARMS.decideDurationShare * limitMs,
+      description: `A decide run took over ${ON_CALL_ALARMS.decideDurationShare * 100}% of its ${DECIDE_FUNCTION.timeoutSeconds} s timeout: the endpoint is slow or the batch too large`,
+    });
+  }
+
+  /** The oldest message of the batch lane, the batch files step's and the targets' queues (the intake's is the Operations alarm). */
+  private queueSignals(pipeline: DecisionPipeline): void {
+    const { queues } = pipeline;
+    const minutes = ON_CALL_ALARMS.oldestMessageMinutes;
+    const age = (id: string, queue: sqs.IQueue, limit: number, what: string) =>
+      this.signal(id, {
+        metric: queue.metricApproximateAgeOfOldestMessage(maximum),
+        threshold: Duration.minutes(limit).toSeconds(),
+        description: `${what} have waited over ${limit} minutes: its consumer is behind or failing`,
+      });
+    age("BatchQueueAge", queues.batch, minutes.batch, "Batch items");
+    const files = pipeline.deadLetterSources["batch-files"].home;
+    if (files) age("BatchFilesQueueAge", files, minutes.batchFiles, "Requests for a batch's files");
+    age("AutoActionQueueAge", queues.autoAction, minutes.autoAction, "Confident decisions to apply");
+    age("ReviewQueueAge", queues.review, minutes.review, "Escalated items not yet queued for review");
+  }
+
+  /**
+   * Each secondary index's throttled reads and writes: the table's metrics leave an index's own
+   * events out (they carry the GlobalSecondaryIndexName dimension), and a hot shard of a sparse
+   * index throttles there first.
+   */
+  private indexSignals(pipeline: DecisionPipeline): void {
+    const { table } = pipeline;
+    for (const indexName of pipeline.tableIndexNames) {
+      const events = (metricName: string) =>
+        table.metric(metricName, {
+          dimensionsMap: { TableName: table.tableName, GlobalSecondaryIndexName: indexName },
+          ...sum,
+        });
+      this.signal(`${indexName.charAt(0).toUpperCase()}${indexName.slice(1)}IndexThrottles`, {
+        metric: new cloudwatch.MathExpression({
+          expression: "reads + writes",
+          usingMetrics: { reads: events("ReadThrottleEvents"), writes: events("WriteThrottleEvents") },
+          label: `${indexName} throttle events`,
+          period: fiveMinutes,
+        }),
+        threshold: 0,
+        description: `DynamoDB throttles the decisions table's ${indexName} index (reads or writes)`,
+      });
+    }
+  }
+
+  /** A real-time endpoint's CPU, memory and instances at the scaling maximum. */
+  private instanceSignals(endpoint: EndpointHealth): void {
+    const instanceMetric = (metricName: string, statistic: string, period: Duration) =>
+      endpointMetric(endpoint, metricName, statistic, { namespace: "/aws/sagemaker/Endpoints", period });
+    const sustained = ON_CALL_ALARMS.sustainedMinutes;
+    const vcpus = vcpusOf(endpoint.instanceType);
+    // SageMaker sums CPUUtilization over the vCPUs (a 4-vCPU instance reads up to 400%).
+    if (vcpus)
+      this.signal("EndpointCpu", {
+        metric: instanceMetric("CPUUtilization", "Average", fiveMinutes),
+        threshold: ON_CALL_ALARMS.endpointCpuShare * 100 * vcpus,
+        evaluationPeriods: sustained / 5,
+        description: `The endpoint's instances have been near full CPU for ${sustained} minutes`,
+      });
+    this.signal("EndpointMemory", {
+      metric: instanceMetric("MemoryUtilization", "Maximum", fiveMinutes),
+      threshold: ON_CALL_ALARMS.endpointMemoryPercent,
+      description: "An endpoint instance is near the end of its memory",
+    });
+    // No metric counts the instances; each one reports its CPU once a minute, so the one-minute
+    // sample count of CPUUtilization is the number in service.
+    this.signal("EndpointAtMaximum", {
+      metric: instanceMetric("CPUUtilization", "SampleCount", Duration.minutes(1)),
+      threshold: endpoint.maxConcurrency,
+      atLeast: true,
+      evaluationPeriods: sustained,
+      datapointsToAlarm: sustained - 2,
+      description: `The endpoint has run at its maximum of ${endpoint.maxConcurrency} instances for ${sustained} minutes: raise -c maxInstanceCount`,
+    });
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * A function fed by SQS queues, as the Solutions Constructs' `SqsToLambda` pattern builds it from
+ * an existing queue: one event source mapping per queue, with partial batch failures (only the
+ * failed messages come back), a batch size, an optional batching window and maximum concurrency.
+ * The queues themselves, with their dead-letter queues and visibility timeouts, are created in one
+ * place (`pipeline-queues.ts`) so that their redrive settings read together.
+ */
+import { Duration } from "aws-cdk-lib";
+import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
+import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
+import type * as sqs from "aws-cdk-lib/aws-sqs";
+import { Construct } from "constructs";
+import type { FunctionFactory, FunctionSettings } from "./pipeline-function.ts";
+
+/** One queue a consumer reads. */
+export interface ConsumerSource {
+  readonly queue: sqs.IQueue;
+  readonly batchSize: number;
+  /** How long the mapping gathers a batch. @default none */
+  readonly maxBatchingWindowSeconds?: number;
+  /** Concurrent invocations this mapping may start (2 to 1,000). @default the function's */
+  readonly maxConcurrency?: number;
+}
+
+/** Properties of {@link QueueConsumer}. */
+export interface QueueConsumerProps {
+  /** Creates the function; it becomes this construct's default child, named after the construct's id. */
+  readonly fn: FunctionFactory;
+  /** The handler's file under `functions/`. */
+  readonly file: string;
+  readonly settings: FunctionSettings;
+  readonly sources: readonly ConsumerSource[];
+}
+
+/** The function and its event source mappings. */
+export class QueueConsumer extends Construct {
+  public readonly function: NodejsFunction;
+
+  constructor(scope: Construct, id: string, props: QueueConsumerProps) {
+    super(scope, id);
+    this.function = props.fn(id, props.file, props.settings, this);
+    for (const source of props.sources) this.addSource(source);
+  }
+
+  /** Feeds the function from one more queue. */
+  addSource(source: ConsumerSource): void {
+    this.function.addEventSource(
+      new SqsEventSource(source.queue, {
+        batchSize: source.batchSize,
+        ...(source.maxBatchingWindowSeconds !== undefined
+          ? { maxBatchingWindow: Duration.seconds(source.maxBatchingWindowSeconds) }
+          : {}),
+        reportBatchItemFailures: true,
+        ...(source.maxConcurrency !== undefined ? { maxConcurrency: source.maxConcurrency } : {}),
+      }),
+    );
+  }
+}

@@ -1,0 +1,27 @@
+/**
+ * The batch files step in the local mode, as deployed: one poller running the batch files
+ * function on its own queue (`local-queues.ts` creates it, dead-lettered after the receive limit),
+ * so a batch's results and errors files are written by their own step here too, never by the
+ * decide function.
+ */
+import type { SqsQueue } from "../../shared/adapters/sqs-queue.ts";
+import { BATCH_FILES } from "../../shared/domain/topology.ts";
+import { type SqsPoller, startSqsPoller } from "./sqs-poller.ts";
+
+/** The queue's name (`local-queues.ts` creates it). */
+const NAME = "batch-files";
+
+/** Starts the poller that runs the batch files function (import it once the environment is set). */
+export async function startBatchFilesPoller(queue: SqsQueue, accountArn: string): Promise<SqsPoller> {
+  const { batchFilesDependenciesFromEnv, createBatchFilesHandler } = await import(
+    "../../functions/batch-files.ts"
+  );
+  const dependencies = batchFilesDependenciesFromEnv();
+  return startSqsPoller({
+    queue,
+    queueArn: `${accountArn}:${NAME}`,
+    handler: createBatchFilesHandler(() => dependencies),
+    batchSize: BATCH_FILES.batchSize,
+    functionName: NAME,
+  });
+}

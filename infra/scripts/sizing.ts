@@ -1,0 +1,142 @@
+/**
+ * `npm run sizing`: the README's sizing table, from the capacity model on the synthesized template
+ * (`npm run synth` first; `--template` for another) and the per-item times `npm run bench:cost`
+ * measured. For each rate and workload it finds the fewest instances (held fixed, the minimum and
+ * maximum both, with what the stack derives from them) that keep up with a steady 30-minute load:
+ * no dead letters and less than half a minute of backlog at the end. It prints a Markdown table:
+ * instances, the decide function's concurrency, cost per 1,000 and per month, and the quotas to raise.
+ *
+ * Flags: --template FILE, --rates 1,10,100,1000, --instance-type ml.c6i.xlarge, --minutes 30.
+ */
+import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { AWS_BEHAVIOUR } from "../../shared/domain/capacity/aws-behaviour.ts";
+import { costOf } from "../../shared/domain/capacity/cost.ts";
+import {
+  instanceSecondsPerItem,
+  MEASURED_TIMES,
+  type Workload,
+} from "../../shared/domain/capacity/measured-times.ts";
+import { withInstanceCounts, withInstanceType } from "../../shared/domain/capacity/overrides.ts";
+import { formatDollars } from "../../shared/domain/capacity/report.ts";
+import type { SimulationResult } from "../../shared/domain/capacity/result.ts";
+import type { PipelineShape } from "../../shared/domain/capacity/shape.ts";
+import { simulate } from "../../shared/domain/capacity/simulate.ts";
+import { readPipelineShape } from "../../shared/domain/capacity/template-reader.ts";
+
+const { values } = parseArgs({
+  options: {
+    template: { type: "string", default: "cdk.out/DecisionPipeline.template.json" },
+    rates: { type: "string", default: "1,10,100,1000" },
+    "instance-type": { type: "string", default: "ml.c6i.xlarge" },
+    minutes: { type: "string", default: "30" },
+  },
+});
+const seconds = Number(values.minutes) * 60;
+const instanceType = values["instance-type"];
+const text = readFileSync(values.template, "utf8");
+// The container's own defaults only matter for a template that sets none (today's sets the deadline).
+const base = withInstanceType(
+  readPipelineShape(JSON.parse(text), { containerDefaults: { queueSize: 16, deadlineSeconds: 60 } }),
+  instanceType,
+).shape;
+
+interface Row {
+  readonly instances: number;
+  readonly shape: PipelineShape;
+  readonly result: SimulationResult;
+}
+
+/** A steady run at `rate` on `instances` fixed instances; undefined when the stack cannot be derived. */
+function steady(rate: number, instances: number, workload: Workload): Row | undefined {
+  let shape: PipelineShape;
+  try {
+    shape = withInstanceCounts(base, { minInstances: instances, maxInstances: instances }).shape;
+  } catch {
+    return undefined;
+  }
+  const result = simulate({
+    shape: { ...shape, policies: [] },
+    load: { ratePerSecond: rate, durationSeconds: seconds },
+    secondsPerItem: instanceSecondsPerItem(instanceType, workload),
+  });
+  return { instances, shape, result };
+}
+
+const keepsUp = (rate: number, row: Row | undefined) =>
+  row !== undefined && row.result.deadLettered === 0 && row.result.waiting <= Math.max(20, rate * 30);
+
+/** The fewest instances that keep up, searched between full utilization and 4x that; or the best found. */
+function size(rate: number, workload: Workload): { row: Row | undefined; keptUp: boolean } {
+  const perItem = instanceSecondsPerItem(instanceType, workload);
+  let low = Math.max(1, Math.ceil(rate * perItem));
+  let high = Math.max(low + 2, Math.ceil(rate * perItem * 4));
+  let best = steady(rate, high, workload);
+  if (!keepsUp(rate, best)) return { row: best, keptUp: false };
+  while (low < high) {
+    const mid = Math.floor((low + high) / 2);
+    const row = steady(rate, mid, workload);
+    if (keepsUp(rate, row)) {
+      high = mid;
+      best = row;
+    } else low = mid + 1;
+  }
+  return { row: best, keptUp: true };
+}
+
+/** The quotas a deployment of this size meets. */
+function quotas(row: Row, rate: number, keptUp: boolean): string {
+  const lambda = AWS_BEHAVIOUR.lambda;
+  const out: string[] = [];
+  if (keptUp && row.instances > 2)
+    out.push(`SageMaker: ${row.instances} × ${instanceType} for endpoint usage`);
+  const concurrency = row.result.peakConcurrency + (row.shape.batch?.maxConcurrency ?? 0);
+  if (concurrency > lambda.accountConcurrency * 0.8)
+    out.push(
+      `Lambda concurrent executions (default ${lambda.accountConcurrency.toLocaleString("en")}) to ${concurrency.toLocaleString("en")}+`,
+    );
+  if ((row.shape.intake.maxConcurrency ?? 0) > 1_000)
+    out.push("no quota lifts a mapping's MaximumConcurrency past 1,000");
+  if (rate >= 100) out.push("DynamoDB: the status index's hot partition (observation 8)");
+  return out.length > 0 ? out.join("; ") : "none";
+}
+
+console.log(
+  `# sizing: ${values.template}, ${instanceType}, steady ${values.minutes} min, ${MEASURED_TIMES.source}`,
+);
+console.log(
+  "\n| items/s | workload | instances | decide concurrency (peak / MaximumConcurrency) | p99 | $ per 1,000 | $ per month | quotas to raise |",
+);
+console.log("|---|---|---|---|---|---|---|---|");
+for (const rate of values.rates.split(",").map(Number)) {
+  for (const workload of ["fresh", "preambleCached"] as const) {
+    const { row, keptUp } = size(rate, workload);
+    const label = workload === "fresh" ? "fresh" : "cached preamble";
+    if (!row) {
+      console.log(`| ${rate} | ${label} | the topology derives no stack for this many instances | | | | | |`);
+      continue;
+    }
+    const r = row.result;
+    const cost = costOf(row.shape, r.usage, r.decided);
+    const ideal = Math.ceil(rate * instanceSecondsPerItem(instanceType, workload));
+    // A row that does not keep up has no price per item worth printing: its backlog only grows.
+    const money = keptUp
+      ? [
+          cost.perThousand === undefined ? "n/a" : formatDollars(cost.perThousand),
+          formatDollars(cost.perMonth),
+        ]
+      : ["n/a", "n/a"];
+    const cells = [
+      String(rate),
+      label,
+      keptUp
+        ? String(row.instances)
+        : `none: ${row.instances} decide ${Math.round(r.decided / seconds)}/s (${ideal} busy ones would be needed)`,
+      `${r.peakConcurrency} / ${row.shape.intake.maxConcurrency ?? "none"}`,
+      keptUp ? `${Math.round(r.p99Seconds)} s` : "grows",
+      ...money,
+      quotas(row, rate, keptUp),
+    ];
+    console.log(`| ${cells.join(" | ")} |`);
+  }
+}

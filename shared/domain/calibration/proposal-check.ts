@@ -1,0 +1,147 @@
+/**
+ * What a calibration proposal changes, field by field, and whether apply may take it: a proposal
+ * may differ from the current version only in the fields calibration owns (`ranges.ts`), each
+ * inside its documented range, and a certificate it carries must hold for the version it is in.
+ * Anything else (question, options, routing, audit settings) is refused by name. Pure: the
+ * report, `--apply-proposal` and the proposing use case all run this one check.
+ */
+import type { Policy } from "../policy/policy.ts";
+import { calibrationSha256, policyTextSha256 } from "./provenance.ts";
+import { CALIBRATION_FIELDS, CALIBRATION_RANGES, type CalibrationField, inRange } from "./ranges.ts";
+
+/** One field that differs. */
+export interface FieldChange {
+  readonly field: string;
+  readonly current: unknown;
+  readonly proposed: unknown;
+}
+
+/** The differences, and the reasons apply refuses (empty: it may be applied). */
+export interface ProposalCheck {
+  readonly changes: FieldChange[];
+  readonly refusals: string[];
+}
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/** The path of the first difference inside two values ("options.2.automate"), or "" for the top. */
+function firstDifference(a: unknown, b: unknown, path: string): string {
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return path;
+  if (Array.isArray(a) !== Array.isArray(b)) return path;
+  if (Array.isArray(a) && Array.isArray(b) && a.length !== b.length)
+    return `${path} (${a.length} -> ${b.length} entries)`;
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  for (const key of keys) {
+    const x = (a as Record<string, unknown>)[key];
+    const y = (b as Record<string, unknown>)[key];
+    if (!same(x, y)) return firstDifference(x, y, `${path}.${key}`);
+  }
+  return path;
+}
+
+const range = (r: { readonly min: number; readonly max: number }) => `${r.min} to ${r.max}`;
+const numbers = (v: unknown): v is number[] => Array.isArray(v) && v.every((x) => typeof x === "number");
+
+/** Why a proposed calibration field is out of its range, or undefined when it is in. */
+function rangeProblem(field: CalibrationField, proposed: Policy): string | undefined {
+  const r = CALIBRATION_RANGES;
+  const outside = (what: string, allowed: string) =>
+    `${field}: ${what} is outside the documented range (${allowed})`;
+  switch (field) {
+    case "temperature":
+      return inRange(proposed.temperature, r.temperature)
+        ? undefined
+        : outside(String(proposed.temperature), range(r.temperature));
+    case "autoThreshold":
+      return inRange(proposed.autoThreshold, r.autoThreshold)
+        ? undefined
+        : outside(String(proposed.autoThreshold), range(r.autoThreshold));
+    case "optionBias": {
+      const bias = proposed.optionBias;
+      if (bias === undefined) return undefined;
+      const bad = bias.find((b) => !inRange(b, r.optionBias));
+      return bad === undefined ? undefined : outside(`offset ${bad}`, range(r.optionBias));
+    }
+    case "prior": {
+      const prior = proposed.prior;
+      if (prior === undefined) return undefined;
+      const bad = prior.find((p) => !inRange(p, r.prior));
+      if (bad !== undefined) return outside(`probability ${bad}`, range(r.prior));
+      const sum = prior.reduce((s, p) => s + p, 0);
+      return Math.abs(sum - 1) <= r.prior.sumTolerance ? undefined : `${field}: sums to ${sum}, not 1`;
+    }
+    case "predictionSet": {
+      const set = proposed.predictionSet;
+      if (set === undefined) return undefined;
+      if (!inRange(set.minProbability, r.predictionSetMinProbability))
+        return outside(`minProbability ${set.minProbability}`, range(r.predictionSetMinProbability));
+      return inRange(set.targetCoverage, r.predictionSetCoverage)
+        ? undefined
+        : outside(`targetCoverage ${set.targetCoverage}`, range(r.predictionSetCoverage));
+    }
+    case "minAllowedTokenMass": {
+      const mass = proposed.minAllowedTokenMass;
+      return mass === undefined || inRange(mass, r.minAllowedTokenMass)
+        ? undefined
+        : outside(String(mass), range(r.minAllowedTokenMass));
+    }
+    case "baseline": {
+      const mix = proposed.baseline?.optionMix;
+      return mix === undefined || mix.length === proposed.options.length
+        ? undefined
+        : `${field}: optionMix needs one share per option (${proposed.options.length}), got ${mix.length}`;
+    }
+    case "certificate":
+      return certificateMismatch(proposed);
+    case "calibratedAt":
+      return undefined;
+  }
+}
+
+/** Why a proposal's certificate does not hold for the version it is in. */
+function certificateMismatch(proposed: Policy): string | undefined {
+  const c = proposed.certificate;
+  if (c === undefined) return undefined;
+  if (c.policySha256 !== policyTextSha256(proposed))
+    return "certificate: it was made for another policy text";
+  if (c.calibrationSha256 !== calibrationSha256(proposed))
+    return "certificate: it was made for another calibration or auto threshold";
+  if (c.threshold === null ? proposed.autoThreshold !== 1 : c.threshold !== proposed.autoThreshold)
+    return `certificate: it certifies threshold ${c.threshold}, the version automates at ${proposed.autoThreshold}`;
+  return undefined;
+}
+
+/** Compares a proposal with the current version (both parsed); `version` and `id` are checked by the caller. */
+export function checkProposal(current: Policy, proposed: Policy): ProposalCheck {
+  const changes: FieldChange[] = [];
+  const refusals: string[] = [];
+  const keys = new Set([...Object.keys(current), ...Object.keys(proposed)]);
+  keys.delete("version");
+  const owned = new Set<string>(CALIBRATION_FIELDS);
+  for (const key of keys) {
+    const before = (current as Record<string, unknown>)[key];
+    const after = (proposed as Record<string, unknown>)[key];
+    if (same(before, after)) continue;
+    if (!owned.has(key)) {
+      refusals.push(
+        `${firstDifference(before, after, key)}: a calibration proposal may not change it (it may change ${CALIBRATION_FIELDS.join(", ")}); write a new policy file for that`,
+      );
+      continue;
+    }
+    changes.push({ field: key, current: before, proposed: after });
+    const problem = rangeProblem(key as CalibrationField, proposed);
+    if (problem) refusals.push(problem);
+  }
+  return { changes, refusals };
+}
+
+/** A field's value in a line of text: arrays and numbers as they are, objects shortened. */
+export function fieldText(field: string, value: unknown): string {
+  if (value === undefined) return "(none)";
+  if (field === "certificate" && typeof value === "object" && value !== null) {
+    const c = value as { maxError: number; confidence: number; threshold: number | null; labels: number };
+    return `≤ ${(c.maxError * 100).toFixed(1)}% wrong at ${Number((c.confidence * 100).toFixed(2))}% confidence, threshold ${c.threshold ?? "none"}, ${c.labels} labels`;
+  }
+  if (numbers(value)) return `[${value.join(", ")}]`;
+  return typeof value === "string" ? value : JSON.stringify(value);
+}

@@ -1,0 +1,62 @@
+/**
+ * The fields a calibration owns and the documented range of each: what a fit may propose, what
+ * `decide calibrate --apply-proposal` accepts, and what the fitters are bounded to. One
+ * definition, so that a fit can never propose what apply refuses (README, "Ship a policy change
+ * safely"). Everything else in a policy (question, options, routing, audit settings) changes only
+ * through a policy file written by a person.
+ */
+
+/** Documented range of each calibration field (inclusive unless said otherwise). */
+export const CALIBRATION_RANGES = {
+  /** softmax(logits / T); also the bounds of the temperature search. */
+  temperature: { min: 0.05, max: 20 },
+  /** Per-option offsets of vector scaling, in nats; also the box the fit is held in. */
+  optionBias: { min: -10, max: 10 },
+  /** Each prior probability (one per option); together they sum to 1 within `sumTolerance`. */
+  prior: { min: 1e-6, max: 1, sumTolerance: 0.01 },
+  /** Below 0.5 the top option is more often wrong than right, however well calibrated. */
+  autoThreshold: { min: 0.5, max: 1 },
+  /** Conformal prediction sets: the probability cut-off and the coverage it was fitted for. */
+  predictionSetMinProbability: { min: 0, max: 1 },
+  predictionSetCoverage: { min: 0.5, max: 0.999 },
+  /** The off-options floor on the allowed-token mass. */
+  minAllowedTokenMass: { min: 0.001, max: 0.95 },
+  /** A certificate's target rate of wrong automatic actions, and its confidence. */
+  certificateMaxError: { min: 0.0001, max: 0.5 },
+  certificateConfidence: { min: 0.5, max: 0.9999 },
+} as const;
+
+/** What a calibration proposal may change; any other field is refused by apply, by name. */
+export const CALIBRATION_FIELDS = [
+  "temperature",
+  "prior",
+  "optionBias",
+  "autoThreshold",
+  "predictionSet",
+  "minAllowedTokenMass",
+  "certificate",
+  // Bookkeeping a proposal writes along with the fit: the drift baseline and when it was fitted.
+  "baseline",
+  "calibratedAt",
+] as const;
+
+/** One field a calibration proposal may change. */
+export type CalibrationField = (typeof CALIBRATION_FIELDS)[number];
+
+/** Fewest labels calibration fits at all (the fit needs folds). */
+export const MIN_FIT_LABELS = 10;
+
+/** Labels every option needs before vector scaling is tried (an offset needs its option seen). */
+export const MIN_LABELS_PER_OPTION = 20;
+
+/**
+ * Strength of the pull of the offsets toward 0: a penalty of λ·Σb² on the summed NLL, a Gaussian
+ * prior of standard deviation 1/√(2λ) ≈ 0.7 nats per offset. It dominates on a few dozen labels
+ * (separable data no longer sends an offset to infinity) and vanishes on thousands.
+ */
+export const OFFSET_PENALTY = 1;
+
+/** Whether `value` lies in the documented range. */
+export function inRange(value: number, range: { readonly min: number; readonly max: number }): boolean {
+  return Number.isFinite(value) && value >= range.min && value <= range.max;
+}

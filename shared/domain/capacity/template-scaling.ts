@@ -1,0 +1,208 @@
+/**
+ * The endpoint's Application Auto Scaling target and policies in a template: target tracking on a
+ * predefined or customized metric, and step policies with the CloudWatch alarm that invokes each.
+ * Both today's shape (invocations per instance) and newer ones (concurrent requests at high
+ * resolution, a step policy on the queue's oldest message) read the same way.
+ */
+import { AWS_BEHAVIOUR } from "./aws-behaviour.ts";
+import { TemplateShapeError } from "./errors.ts";
+import type { AlarmShape, EndpointShape, PolicyShape, ScalingMetric, StepShape } from "./shape.ts";
+import {
+  at,
+  type CfnTemplate,
+  numberAt,
+  optionalNumberAt,
+  referencedId,
+  referencedIds,
+  type TemplateResource,
+} from "./template.ts";
+
+const PREDEFINED: Record<string, { metric: ScalingMetric; periodSeconds: number }> = {
+  SageMakerVariantInvocationsPerInstance: {
+    metric: "invocationsPerInstance",
+    periodSeconds: AWS_BEHAVIOUR.scaling.standardPeriodSeconds,
+  },
+  SageMakerVariantConcurrentRequestsPerModelHighResolution: {
+    metric: "concurrentRequestsPerModel",
+    periodSeconds: AWS_BEHAVIOUR.scaling.highResolutionPeriodSeconds,
+  },
+};
+
+/** CloudWatch metrics the model can produce, by namespace and name. */
+const METRICS: Record<string, ScalingMetric> = {
+  "AWS/SageMaker InvocationsPerInstance": "invocationsPerInstance",
+  "AWS/SageMaker ConcurrentRequestsPerModel": "concurrentRequestsPerModel",
+  "AWS/SQS ApproximateAgeOfOldestMessage": "oldestMessageAge",
+  "AWS/SQS ApproximateNumberOfMessagesVisible": "visibleMessages",
+};
+
+const COMPARISONS: Record<string, AlarmShape["comparison"]> = {
+  GreaterThanThreshold: "above",
+  GreaterThanOrEqualToThreshold: "atOrAbove",
+  LessThanThreshold: "below",
+  LessThanOrEqualToThreshold: "atOrBelow",
+};
+
+/** The scaling counts and policies of `endpoint` (fixed at its initial count without a target). */
+export function readScaling(
+  template: CfnTemplate,
+  endpoint: TemplateResource,
+  shape: Pick<EndpointShape, "mode" | "minInstances" | "maxInstances">,
+): { counts: { minInstances: number; maxInstances: number }; policies: PolicyShape[] } {
+  // `endpoint/<name>/variant/<variant>`: the name by reference, or a named endpoint's literal name.
+  const name = endpoint.properties.EndpointName;
+  const targets = template
+    .ofType("AWS::ApplicationAutoScaling::ScalableTarget")
+    .filter((t) => t.properties.ServiceNamespace === "sagemaker")
+    .filter(
+      (t) =>
+        referencedIds(t.properties.ResourceId).has(endpoint.id) ||
+        (typeof name === "string" && JSON.stringify(t.properties.ResourceId).includes(`endpoint/${name}/`)),
+    );
+  const fixed = { minInstances: shape.minInstances, maxInstances: shape.maxInstances };
+  if (targets.length === 0) return { counts: fixed, policies: [] };
+  if (targets.length > 1)
+    throw new TemplateShapeError(
+      `AWS::SageMaker::Endpoint ${endpoint.id}`,
+      "AWS::ApplicationAutoScaling::ScalableTarget",
+      `expected one scalable target, found ${targets.length}`,
+    );
+  const target = targets[0]!;
+  const policies = template
+    .ofType("AWS::ApplicationAutoScaling::ScalingPolicy")
+    .filter((p) => referencedId(p.properties.ScalingTargetId) === target.id)
+    .map((p) => readPolicy(template, p));
+  return {
+    counts: { minInstances: numberAt(target, "MinCapacity"), maxInstances: numberAt(target, "MaxCapacity") },
+    policies,
+  };
+}
+
+function readPolicy(template: CfnTemplate, policy: TemplateResource): PolicyShape {
+  const where = `AWS::ApplicationAutoScaling::ScalingPolicy ${policy.id}`;
+  const name = String(policy.properties.PolicyName ?? policy.id);
+  const cooldown = AWS_BEHAVIOUR.sageMaker.defaultCooldownSeconds;
+  if (policy.properties.PolicyType === "TargetTrackingScaling") {
+    const base = "TargetTrackingScalingPolicyConfiguration";
+    const predefined = at(policy.properties, `${base}.PredefinedMetricSpecification.PredefinedMetricType`);
+    const custom = at(policy.properties, `${base}.CustomizedMetricSpecification`);
+    let metric: { metric: ScalingMetric; periodSeconds: number };
+    if (typeof predefined === "string") {
+      const known = PREDEFINED[predefined];
+      if (!known)
+        throw new TemplateShapeError(
+          where,
+          `${base}.PredefinedMetricSpecification.PredefinedMetricType`,
+          `the capacity model does not simulate ${predefined}`,
+        );
+      metric = known;
+    } else if (custom !== undefined) {
+      metric = customMetric(where, `${base}.CustomizedMetricSpecification`, custom);
+    } else throw new TemplateShapeError(where, `${base}`, "has neither a predefined nor a customized metric");
+    return {
+      kind: "target",
+      name,
+      ...metric,
+      target: numberAt(policy, `${base}.TargetValue`),
+      scaleOutCooldown: numberAt(policy, `${base}.ScaleOutCooldown`, cooldown),
+      scaleInCooldown: numberAt(policy, `${base}.ScaleInCooldown`, cooldown),
+      disableScaleIn: at(policy.properties, `${base}.DisableScaleIn`) === true,
+    };
+  }
+  if (policy.properties.PolicyType === "StepScaling") {
+    const base = "StepScalingPolicyConfiguration";
+    const adjustmentType = at(policy.properties, `${base}.AdjustmentType`);
+    if (
+      adjustmentType !== "ChangeInCapacity" &&
+      adjustmentType !== "PercentChangeInCapacity" &&
+      adjustmentType !== "ExactCapacity"
+    )
+      throw new TemplateShapeError(where, `${base}.AdjustmentType`, `unknown or missing: ${adjustmentType}`);
+    const steps = at(policy.properties, `${base}.StepAdjustments`);
+    if (!Array.isArray(steps) || steps.length === 0)
+      throw new TemplateShapeError(where, `${base}.StepAdjustments`, "is missing or empty");
+    return {
+      kind: "step",
+      name,
+      alarm: alarmOf(template, policy),
+      adjustmentType,
+      steps: steps.map((_, i): StepShape => {
+        const step = `${base}.StepAdjustments.${i}`;
+        return {
+          lower: optionalNumberAt(policy, `${step}.MetricIntervalLowerBound`),
+          upper: optionalNumberAt(policy, `${step}.MetricIntervalUpperBound`),
+          adjustment: numberAt(policy, `${step}.ScalingAdjustment`),
+        };
+      }),
+      cooldown: numberAt(policy, `${base}.Cooldown`, cooldown),
+    };
+  }
+  throw new TemplateShapeError(where, "PolicyType", `unknown: ${String(policy.properties.PolicyType)}`);
+}
+
+/** A customized metric: one namespace and name the model produces, or the backlog-per-instance math. */
+function customMetric(
+  where: string,
+  path: string,
+  spec: unknown,
+): { metric: ScalingMetric; periodSeconds: number } {
+  const s = spec as { Namespace?: unknown; MetricName?: unknown; Metrics?: unknown };
+  const period = AWS_BEHAVIOUR.scaling.standardPeriodSeconds;
+  if (Array.isArray(s.Metrics)) {
+    // Metric math: the one form understood is the intake queue's visible messages per instance.
+    const text = JSON.stringify(s.Metrics);
+    if (text.includes("ApproximateNumberOfMessagesVisible") && /"Expression":"[^"]*\//.test(text))
+      return { metric: "backlogPerInstance", periodSeconds: period };
+    throw new TemplateShapeError(
+      where,
+      `${path}.Metrics`,
+      "metric math the capacity model does not simulate",
+    );
+  }
+  const metric = METRICS[`${String(s.Namespace)} ${String(s.MetricName)}`];
+  if (!metric)
+    throw new TemplateShapeError(
+      where,
+      `${path}.MetricName`,
+      `the capacity model does not simulate ${String(s.Namespace)} ${String(s.MetricName)}`,
+    );
+  return { metric, periodSeconds: period };
+}
+
+/** The alarm whose actions invoke step policy `policy`. */
+function alarmOf(template: CfnTemplate, policy: TemplateResource): AlarmShape {
+  const alarms = template
+    .ofType("AWS::CloudWatch::Alarm")
+    .filter((a) => Array.isArray(a.properties.AlarmActions))
+    .filter((a) => (a.properties.AlarmActions as unknown[]).some((x) => referencedId(x) === policy.id));
+  if (alarms.length !== 1)
+    throw new TemplateShapeError(
+      `AWS::ApplicationAutoScaling::ScalingPolicy ${policy.id}`,
+      "AlarmActions",
+      `expected one AWS::CloudWatch::Alarm invoking this step policy, found ${alarms.length}`,
+    );
+  const alarm = alarms[0]!;
+  const where = `AWS::CloudWatch::Alarm ${alarm.id}`;
+  if (alarm.properties.Metrics !== undefined)
+    throw new TemplateShapeError(where, "Metrics", "metric math the capacity model does not simulate");
+  const name = `${String(alarm.properties.Namespace)} ${String(alarm.properties.MetricName)}`;
+  const metric = METRICS[name];
+  if (!metric)
+    throw new TemplateShapeError(where, "MetricName", `the capacity model does not simulate ${name}`);
+  const comparison = COMPARISONS[String(alarm.properties.ComparisonOperator)];
+  if (!comparison)
+    throw new TemplateShapeError(
+      where,
+      "ComparisonOperator",
+      `unknown or missing: ${String(alarm.properties.ComparisonOperator)}`,
+    );
+  const evaluationPeriods = numberAt(alarm, "EvaluationPeriods");
+  return {
+    metric,
+    threshold: numberAt(alarm, "Threshold"),
+    comparison,
+    periodSeconds: numberAt(alarm, "Period"),
+    evaluationPeriods,
+    datapointsToAlarm: numberAt(alarm, "DatapointsToAlarm", evaluationPeriods),
+  };
+}

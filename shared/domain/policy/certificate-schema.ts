@@ -1,0 +1,46 @@
+/**
+ * The certificate a policy version carries once `decide calibrate --max-auto-error` certified its
+ * auto threshold: the target and confidence, what the labels showed, and what it was certified
+ * on (the model file, the prompt layout version, the policy text, the calibration and the label
+ * set, by hash), so that the decide path and `decide status` can tell when it no longer applies.
+ */
+import { z } from "zod";
+import { CALIBRATION_RANGES } from "../calibration/ranges.ts";
+
+const sha256 = z.string().regex(/^[0-9a-f]{64}$/, "must be a SHA-256 in hex");
+const range = (r: { readonly min: number; readonly max: number }) => z.number().min(r.min).max(r.max);
+
+/** The method every certificate names (README, "Ship a policy change safely"). */
+export const CERTIFICATE_METHOD = "learn-then-test fixed-sequence, Clopper-Pearson";
+
+/** A policy version's certificate. */
+export const certificateSchema = z
+  .object({
+    /** Highest rate of wrong automatic actions certified. */
+    maxError: range(CALIBRATION_RANGES.certificateMaxError),
+    confidence: range(CALIBRATION_RANGES.certificateConfidence),
+    method: z.literal(CERTIFICATE_METHOD),
+    /** The certified threshold; null: none qualified, so nothing is automated. */
+    threshold: z.number().min(0).max(1).nullable(),
+    /** The exact upper bound on the labels at the threshold. */
+    bound: z.number().min(0).max(1).nullable(),
+    automated: z.number().int().min(0),
+    errors: z.number().int().min(0),
+    labels: z.number().int().min(1),
+    coverage: z.number().min(0).max(1),
+    /** The model file the labelled logits came from; null when the labels did not say. */
+    modelSha256: sha256.nullable(),
+    /** The prompt layout version they were scored under; null when the labels did not say. */
+    promptVersion: z.string().min(1).nullable(),
+    /** The policy's question, options and layout. */
+    policySha256: sha256,
+    /** The calibration map and the auto threshold. */
+    calibrationSha256: sha256,
+    /** The labelled set (item, label, logits). */
+    labelsSha256: sha256,
+    certifiedAt: z.iso.datetime({ offset: true }),
+  })
+  .strict();
+
+/** A validated certificate. */
+export type PolicyCertificate = z.infer<typeof certificateSchema>;

@@ -1,0 +1,167 @@
+/**
+ * What on-call would miss (issue 24, observation 7), read from the synthesized template JSON:
+ * every function's errors and throttles, the review API's 5xx, the oldest message of the batch,
+ * batch files, auto-action and review queues, the endpoint's 4xx, CPU, memory and instances at
+ * the maximum, DynamoDB throttling (the table's requests and each secondary index's events) and
+ * the decide function's longest run near its timeout, each a signal of the one composite
+ * "pipeline unhealthy" alarm; the review service levels breach when their
+ * figures stop arriving.
+ */
+import { Template } from "aws-cdk-lib/assertions";
+import { beforeAll, describe, expect, it } from "vitest";
+import { vcpusOf } from "../../infra/constructs/instance-types.ts";
+import type { DecisionStack } from "../../infra/decision-stack.ts";
+import { DECISIONS_TABLE_SCHEMA } from "../../shared/adapters/decisions-table.ts";
+import { DECIDE_FUNCTION, ON_CALL_ALARMS } from "../../shared/domain/topology.ts";
+import { synthStack } from "../helpers/synth-stack.ts";
+
+type Resource = { Type: string; Properties: Record<string, unknown> };
+type Alarm = Record<string, unknown> & { Dimensions?: { Name: string; Value: unknown }[] };
+
+let stack: DecisionStack;
+let resources: Record<string, Resource>;
+let serverless: Record<string, Resource>;
+
+beforeAll(() => {
+  stack = synthStack({ maxInstanceCount: 6 });
+  resources = Template.fromStack(stack).toJSON().Resources;
+  serverless = Template.fromStack(synthStack({ endpointMode: "serverless" })).toJSON().Resources;
+}, 180_000);
+
+const ofType = (type: string, within = resources) =>
+  Object.entries(within).filter(([, r]) => r.Type === type);
+/** The composite alarm and the logical ids of the alarms its rule names. */
+function composite(within = resources): { props: Record<string, unknown>; members: Set<string> } {
+  const [[, alarm]] = ofType("AWS::CloudWatch::CompositeAlarm", within) as [[string, Resource]];
+  const rule = JSON.stringify(alarm.Properties.AlarmRule);
+  const members = [...rule.matchAll(/"Fn::GetAtt":\["([A-Za-z0-9]+)","Arn"\]/g)].map((m) => m[1]!);
+  return { props: alarm.Properties, members: new Set(members) };
+}
+/** The composite's members that watch `metricName` with a dimension referring to `ref`. */
+function signals(metricName: string, ref?: string, within = resources): [string, Alarm][] {
+  const { members } = composite(within);
+  return ofType("AWS::CloudWatch::Alarm", within)
+    .filter(([id, a]) => members.has(id) && a.Properties.MetricName === metricName)
+    .filter(([, a]) => ref === undefined || JSON.stringify(a.Properties.Dimensions).includes(`"${ref}"`))
+    .map(([id, a]) => [id, a.Properties as Alarm]);
+}
+const logicalId = (construct: { node: { defaultChild?: unknown } }) =>
+  stack.resolve((construct.node.defaultChild as { logicalId: string }).logicalId) as string;
+
+describe("alarms on-call needs", () => {
+  it("watches every function's errors and throttles, each a signal of the composite alarm", () => {
+    const functions = Object.entries(stack.pipeline.functions);
+    expect(functions.length).toBeGreaterThanOrEqual(12);
+    for (const [role, fn] of functions) {
+      const id = logicalId(fn);
+      for (const metric of ["Errors", "Throttles"]) {
+        const found = signals(metric, id);
+        expect(found, `${role} ${metric}`).toHaveLength(1);
+        expect(found[0]![1]).toMatchObject({ Namespace: "AWS/Lambda", Threshold: 0, Statistic: "Sum" });
+      }
+    }
+  });
+
+  it("watches the review API's 5xx, DynamoDB throttling and the decide function's longest run", () => {
+    expect(signals("5xx", logicalId(stack.pipeline.reviewAccess.api))).toHaveLength(1);
+    const [[, throttles]] = ofType("AWS::CloudWatch::Alarm").filter(
+      ([id, a]) =>
+        composite().members.has(id) &&
+        JSON.stringify(a.Properties.Metrics ?? []).includes('"MetricName":"ThrottledRequests"'),
+    ) as [[string, Resource]];
+    for (const operation of ["GetItem", "PutItem", "UpdateItem", "Query", "TransactWriteItems"])
+      expect(JSON.stringify(throttles.Properties.Metrics)).toContain(`"Value":"${operation}"`);
+    const durations = signals("Duration", logicalId(stack.pipeline.functions.decide));
+    expect(durations).toHaveLength(1);
+    const [, duration] = durations[0]!;
+    const timeoutMs = DECIDE_FUNCTION.timeoutSeconds * 1000;
+    expect(duration).toMatchObject({ Statistic: "Maximum" });
+    expect(duration.Threshold as number).toBeLessThan(timeoutMs);
+    expect(duration.Threshold as number).toBe(ON_CALL_ALARMS.decideDurationShare * timeoutMs);
+  });
+
+  it("watches the oldest message of the intake, batch, batch files, auto-action and review queues", () => {
+    const { queues } = stack.pipeline;
+    const minutes = ON_CALL_ALARMS.oldestMessageMinutes;
+    for (const [queue, limit] of [
+      [queues.intake, minutes.intake],
+      [queues.batch, minutes.batch],
+      [stack.pipeline.deadLetterSources["batch-files"].home!, minutes.batchFiles],
+      [queues.autoAction, minutes.autoAction],
+      [queues.review, minutes.review],
+    ] as const) {
+      const found = signals("ApproximateAgeOfOldestMessage", logicalId(queue));
+      expect(found, logicalId(queue)).toHaveLength(1);
+      expect(found[0]![1].Threshold).toBe(limit * 60);
+    }
+  });
+
+  it("watches each secondary index's throttled reads and writes, which the table's metric leaves out", () => {
+    const indexes = stack.pipeline.tableIndexNames;
+    expect(indexes).toEqual(DECISIONS_TABLE_SCHEMA.indexes.map((index) => index.name));
+    const { members } = composite();
+    for (const index of indexes) {
+      const found = ofType("AWS::CloudWatch::Alarm").filter(
+        ([id, a]) =>
+          members.has(id) &&
+          JSON.stringify(a.Properties.Metrics ?? []).includes(
+            `"Name":"GlobalSecondaryIndexName","Value":"${index}"`,
+          ),
+      );
+      expect(found, index).toHaveLength(1);
+      const metrics = JSON.stringify(found[0]![1].Properties.Metrics);
+      for (const name of ["ReadThrottleEvents", "WriteThrottleEvents"])
+        expect(metrics, `${index} ${name}`).toContain(`"MetricName":"${name}"`);
+      expect(found[0]![1].Properties.Threshold).toBe(0);
+    }
+  });
+
+  it("watches the endpoint's 4xx, CPU, memory and instances held at the maximum", () => {
+    expect(signals("Invocation4XXErrors")).toHaveLength(1);
+    expect(signals("Invocation5XXErrors")).toHaveLength(1);
+    // ml.c6i.xlarge: 4 vCPUs, SageMaker's CPUUtilization reads up to 400%.
+    const cpu = signals("CPUUtilization").map(([, a]) => a);
+    expect(cpu.find((a) => a.Statistic === "Average")).toMatchObject({
+      Namespace: "/aws/sagemaker/Endpoints",
+      Threshold: ON_CALL_ALARMS.endpointCpuShare * 400,
+    });
+    // The one-minute sample count is the instances in service: at the maximum asked for (6).
+    expect(cpu.find((a) => a.Statistic === "SampleCount")).toMatchObject({
+      Period: 60,
+      Threshold: 6,
+      ComparisonOperator: "GreaterThanOrEqualToThreshold",
+      EvaluationPeriods: ON_CALL_ALARMS.sustainedMinutes,
+    });
+    expect(signals("MemoryUtilization")).toHaveLength(1);
+    // A serverless endpoint has no instances of its own to watch; its errors are still signals.
+    expect(signals("CPUUtilization", undefined, serverless)).toHaveLength(0);
+    expect(signals("Invocation4XXErrors", undefined, serverless)).toHaveLength(1);
+  });
+
+  it("notifies through the composite alarm only, which names every signal", () => {
+    const { props, members } = composite();
+    expect(props.AlarmActions).toHaveLength(1);
+    expect(props.OKActions).toEqual(props.AlarmActions);
+    for (const id of members) expect(resources[id]!.Properties.AlarmActions, id).toBeUndefined();
+    // Others' signals join through health.add: the composite is rendered once the app is done.
+    expect(members.size).toBe(Object.keys(stack.operations.health.signals).length + 3);
+  });
+
+  it("breaches the review service levels when the backlog function stops reporting", () => {
+    const levels = ofType("AWS::CloudWatch::Alarm").filter(
+      ([, a]) => a.Properties.MetricName === "OldestPendingReviewMinutes",
+    );
+    expect(levels.length).toBeGreaterThan(0);
+    for (const [id, level] of levels) expect(level.Properties.TreatMissingData, id).toBe("breaching");
+  });
+});
+
+describe("vcpusOf", () => {
+  it("reads the vCPUs from the instance size, and knows when it cannot", () => {
+    expect(["ml.c6i.large", "ml.c6i.xlarge", "ml.c7i.4xlarge", "ml.g5.12xlarge"].map(vcpusOf)).toEqual([
+      2, 4, 16, 48,
+    ]);
+    expect(vcpusOf("ml.t2.medium")).toBeUndefined();
+    expect(vcpusOf("ml.m5.metal")).toBeUndefined();
+  });
+});

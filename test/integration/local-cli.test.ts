@@ -1,0 +1,75 @@
+/**
+ * `npm start` as a person sees it in a terminal (`decide local` under a pseudo-terminal made by
+ * util-linux `script`): the live summary is one line redrawn in place, so the review page's
+ * address printed above it stays on screen, and Ctrl-C stops it on a line of its own. Skips,
+ * saying so, where `script` is not installed.
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ensurePortsFree, resolveLocalPorts } from "../../infra/local/ports.ts";
+import { DECIDE } from "../helpers/decide-cli.ts";
+import { freePort } from "../helpers/local-pipeline.ts";
+import { REPO_ROOT } from "../helpers/models.ts";
+import { waitForProgress } from "../helpers/progress.ts";
+
+const hasScript = spawnSync("script", ["--version"]).status === 0;
+if (!hasScript) console.warn("SKIP local-cli: util-linux `script` is not installed, so no pseudo-terminal");
+
+/** A base port whose five local ports are all free. */
+async function freeBase(): Promise<number> {
+  for (;;) {
+    const base = Math.min(await freePort(), 65_000);
+    if (
+      await ensurePortsFree(resolveLocalPorts(base)).then(
+        () => true,
+        () => false,
+      )
+    )
+      return base;
+  }
+}
+
+describe.skipIf(!hasScript)("npm start in a terminal", () => {
+  it("redraws the live summary in place below the review page's address", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), "local-cli-"));
+    const base = await freeBase();
+    const command = `${process.execPath} ${DECIDE} local --port-base ${base} --data-dir ${dataDir}`;
+    const child = spawn("script", ["-qfec", command, "/dev/null"], { cwd: REPO_ROOT });
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    const closed = new Promise<number | null>((resolve) => child.on("close", resolve));
+    // Started, samples sent, and three summary periods after the first summary.
+    const milestones = ["endpoint:", "DynamoDB Local:", "Review page:", "sent 9 sample items"];
+    const summaries = () => out.slice(out.indexOf("sent 9 sample items")).split("decided ").length - 1;
+    try {
+      await waitForProgress(
+        "npm start",
+        async () => milestones.filter((m) => !out.includes(m)).length + (summaries() > 0 ? 0 : 1),
+        { stallSeconds: 180 },
+        () => out.slice(-2000),
+      );
+      // A few more summary periods (every 2 s; an unchanged summary is not drawn again).
+      await new Promise((resolve) => setTimeout(resolve, 6500));
+      child.stdin.write("\x03"); // Ctrl-C, as the terminal sends it
+      expect(await closed).toBe(0);
+    } finally {
+      if (child.exitCode === null) child.kill("SIGKILL");
+    }
+    const review = out.indexOf("Review page:");
+    const summary = out.indexOf("decided ", out.indexOf("sent 9 sample items"));
+    const stopping = out.indexOf("stopping...", summary);
+    expect(review).toBeGreaterThan(0);
+    expect(summary).toBeGreaterThan(review);
+    expect(stopping).toBeGreaterThan(summary);
+    // From the first summary to Ctrl-C: redraws only (carriage return, text, erase), no new line.
+    expect(out[summary - 1]).toBe("\r");
+    const live = out.slice(summary, stopping).replace(/(\^C)?\r\n$/, "");
+    expect(live).not.toContain("\n");
+    expect(live).toContain("\x1b[K");
+  }, 300_000);
+});
