@@ -8,8 +8,10 @@ import measured from "./capacity/measured-times.json" with { type: "json" };
 import type { EventPattern } from "./event-pattern.ts";
 import { EVENT_SOURCE } from "./events.ts";
 
-// The batch jobs' numbers have a file of their own; they are part of the topology all the same.
+// The batch jobs' and the live checks' numbers have files of their own; they are part of the
+// topology all the same.
 export * from "./topology/batch.ts";
+export * from "./topology/live-checks.ts";
 
 /**
  * The custom metrics: one namespace, and the `service` dimension each function emits them under
@@ -268,15 +270,6 @@ export const RECALIBRATION = {
   /** Key prefix of proposals in the pipeline bucket. */
   prefix: "calibration/",
 } as const;
-
-/**
- * Live audits: the days of decisions the daily estimate reads, the confidence of its interval,
- * and the labels per audit band below which the estimate warns that the band is thinly audited.
- */
-export const AUDIT = { windowDays: 30, confidence: 0.95, minLabelsPerBand: 10 } as const;
-
-/** `decide what-if`: the items it re-scores unless told otherwise. */
-export const WHAT_IF = { sample: 500, windowDays: 30 } as const;
 
 /** The pipeline bucket's lifecycle. */
 export const BUCKET = {
