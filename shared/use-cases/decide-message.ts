@@ -31,10 +31,12 @@ import type { DecisionStore } from "../domain/decision-store.ts";
 import { EndpointRejectedError, StoreRejectedError } from "../domain/errors.ts";
 import type { PublishesEvents } from "../domain/events.ts";
 import { DetailType, type PipelineEvent, pipelineEvent } from "../domain/events.ts";
-import { type ItemProblem, parseItem } from "../domain/item.ts";
+import { type Item, type ItemProblem, parseItem } from "../domain/item.ts";
+import type { Policy } from "../domain/policy/policy.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
 import { confidence } from "../domain/probability.ts";
 import { type Route, routeDecision } from "../domain/routing.ts";
+import type { ShadowScore } from "../domain/shadow.ts";
 import { type BatchDependencies, settleRecord } from "./batch-progress.ts";
 import { startShadow } from "./shadow-scoring.ts";
 
@@ -152,10 +154,48 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
     }
     throw error;
   }
+  const record = decidedRecord(item, policy, decision, existing, shadow ? await shadow : undefined, now);
+  let winner: DecisionRecord;
+  let created: boolean;
+  // Written holding the publish lease: the write that creates the record is also the claim.
+  const leaseUntil = (deps.now ?? (() => new Date()))().getTime() + deps.publishLeaseMs;
+  try {
+    ({ record: winner, created } = await deps.store.create(record, leaseUntil));
+  } catch (error) {
+    if (!(error instanceof StoreRejectedError)) throw error;
+    const refused = await reject(
+      item.id,
+      policy.id,
+      [{ field: "item", message: `cannot be stored: ${error.message}` }],
+      now,
+      deps,
+      policy.version,
+    );
+    await settleBatch(item.batchId, refused, deps);
+    return { outcome: "rejected" };
+  }
+  await deps.afterRecordWrite?.(winner);
+  await ensurePublished(winner, deps, created);
+  await settleBatch(item.batchId, winner, deps);
+  return winner.route ? { outcome: "decided", route: winner.route } : { outcome: "decided" };
+}
+
+/**
+ * The record of a decided item: the calibrated distribution and its route, the raw logits, the
+ * hashes that scored it, its audit band and chance of being drawn, and the shadow score if any.
+ */
+function decidedRecord(
+  item: Item,
+  policy: Policy,
+  decision: Awaited<ReturnType<DecidesItems["decide"]>>,
+  existing: DecisionRecord | undefined,
+  shadow: ShadowScore | undefined,
+  now: string,
+): DecisionRecord {
   // The policy's calibration map (prior, temperature, offsets); the record keeps the raw logits.
   const probabilities = calibratedProbabilities(decision.logits, policy);
   const routing = routeDecision(policy, probabilities, item.id, decision.allowedTokenMass, decision);
-  const record: DecisionRecord = {
+  return {
     itemId: item.id,
     policyId: policy.id,
     policyVersion: policy.version,
@@ -183,7 +223,7 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
     ...(routing.audit
       ? { auditBand: routing.audit.band, auditInclusionProbability: routing.audit.inclusionProbability }
       : {}),
-    ...(shadow ? { shadow: await shadow } : {}),
+    ...(shadow ? { shadow } : {}),
     state: item.state,
     ...(item.metadata ? { metadata: item.metadata } : {}),
     ...(item.batchId ? { batchId: item.batchId } : {}),
@@ -200,29 +240,6 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
     updatedAt: now,
     eventPublished: false,
   };
-  let winner: DecisionRecord;
-  let created: boolean;
-  // Written holding the publish lease: the write that creates the record is also the claim.
-  const leaseUntil = (deps.now ?? (() => new Date()))().getTime() + deps.publishLeaseMs;
-  try {
-    ({ record: winner, created } = await deps.store.create(record, leaseUntil));
-  } catch (error) {
-    if (!(error instanceof StoreRejectedError)) throw error;
-    const refused = await reject(
-      item.id,
-      policy.id,
-      [{ field: "item", message: `cannot be stored: ${error.message}` }],
-      now,
-      deps,
-      policy.version,
-    );
-    await settleBatch(item.batchId, refused, deps);
-    return { outcome: "rejected" };
-  }
-  await deps.afterRecordWrite?.(winner);
-  await ensurePublished(winner, deps, created);
-  await settleBatch(item.batchId, winner, deps);
-  return winner.route ? { outcome: "decided", route: winner.route } : { outcome: "decided" };
 }
 
 async function reject(
