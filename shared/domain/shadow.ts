@@ -6,7 +6,6 @@
  */
 import { createHash } from "node:crypto";
 import { calibratedProbabilities } from "./calibration/map.ts";
-import type { DecisionAnswer } from "./contracts/system-one/response.ts";
 import type { Policy } from "./policy/policy.ts";
 import { type Route, type RouteReason, routeDecision } from "./routing.ts";
 
@@ -41,10 +40,20 @@ export function inShadowSample(itemId: string, policy: Policy): boolean {
   return share > 0 && shadowDraw(itemId, policy) < share;
 }
 
+/**
+ * What shadow scoring reads of an endpoint's answer (the contract's DecisionAnswer has these
+ * fields; named here so that the decision record, which keeps a shadow score, imports no contract).
+ */
+export interface ShadowAnswer {
+  readonly logits: number[];
+  readonly allowedTokenMass: number | null;
+  readonly promptSha256: string;
+}
+
 /** The candidate's answer read as the live path reads its own: calibrated and routed, not acted on. */
 export function shadowScore(
   candidate: Policy,
-  answer: Pick<DecisionAnswer, "logits" | "allowedTokenMass" | "promptSha256">,
+  answer: ShadowAnswer,
   itemId: string,
   latencyMs: number,
 ): ShadowScore {
