@@ -47,19 +47,23 @@ export function auditLines(audit: PolicyAudit): string[] {
   return lines;
 }
 
-/** The HTML section: one row per policy, then its options, and the notes; `esc` escapes text. */
+/**
+ * The HTML section: one row per policy, then its options, and the notes; `esc` escapes text. The
+ * table is a `stack` table with labelled cells, so that a page with the stacked-table style (the
+ * review pages) lays it out a row per block on a narrow screen instead of breaking its words.
+ */
 export function auditSectionHtml(audits: readonly PolicyAudit[], esc: (text: string) => string): string {
   const rows = audits
     .flatMap((a) => [
-      `<tr><th scope="row">${esc(a.policyId)}</th><td>all</td><td>${esc(estimateText(a.overall))}</td><td>${esc(budgetText(a) ?? "no budget set")}</td></tr>`,
+      `<tr><td data-label="policy">${esc(a.policyId)}</td><td data-label="chosen">all</td><td data-label="estimate">${esc(estimateText(a.overall))}</td><td data-label="error budget">${esc(budgetText(a) ?? "no budget set")}</td></tr>`,
       ...a.byOption.map(
         (o) =>
-          `<tr><th scope="row"></th><td>${esc(o.option)}</td><td>${esc(estimateText(o.estimate))}</td><td></td></tr>`,
+          `<tr><td data-label="policy">${esc(a.policyId)}</td><td data-label="chosen">${esc(o.option)}</td><td data-label="estimate">${esc(estimateText(o.estimate))}</td><td data-label="error budget"></td></tr>`,
       ),
     ])
     .join("");
   const notes = audits.flatMap((a) => a.notes.map((n) => `<li>${esc(`${a.policyId}: ${n}`)}</li>`));
   return `<section id="live-audit" aria-labelledby="live-audit-title"><h2 id="live-audit-title">Wrong automatic actions (live audits)</h2>
 <p>Estimated from audit samples only (stratified by confidence band, weighted by the inverse of each sample's chance of being drawn); labels on items escalated for other reasons are left out.</p>
-<table><thead><tr><th scope="col">policy</th><th scope="col">chosen</th><th scope="col">estimate</th><th scope="col">error budget</th></tr></thead><tbody>${rows}</tbody></table>${notes.length ? `<ul class="notes">${notes.join("")}</ul>` : ""}</section>`;
+<table class="stack" id="live-audit-table"><thead><tr><th scope="col">policy</th><th scope="col">chosen</th><th scope="col">estimate</th><th scope="col">error budget</th></tr></thead><tbody>${rows}</tbody></table>${notes.length ? `<ul class="notes">${notes.join("")}</ul>` : ""}</section>`;
 }
