@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import type { PolicyAudit } from "../shared/domain/audit/policy-audit.ts";
 import {
   type CalibrationSummary,
   calibratePolicy,
@@ -18,6 +19,7 @@ import { MIN_FIT_LABELS } from "../shared/domain/calibration/ranges.ts";
 import { renderReport } from "../shared/domain/calibration/report.ts";
 import type { Policy } from "../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
+import { recentAudit } from "../shared/use-cases/audit-estimate.ts";
 import { FULL_TRUST_LABELS } from "../shared/use-cases/propose-calibration.ts";
 import { reviewedLabels } from "../shared/use-cases/reviewed-labels.ts";
 import { CommandError, integerFlag, requiredFlag, settingFrom, UsageError } from "./args.ts";
@@ -191,7 +193,15 @@ async function calibrateFromLabels(
     console.error(`${input.problems.length} rows skipped, ${input.rows.length} used`);
   const summary = fitPolicy(policy, input, { goal: goalOf(values), bins, binning });
   const offOptions = input.masses.length > 0 ? proposeMassFloor(input.masses) : undefined;
-  const paths = await writeOutputs(values.out, policy, summary, { ...input, offOptions });
+  // From the decisions table, the report also shows the policy's live error rate from audits.
+  const live = table
+    ? await recentAudit(
+        { store: decisionStore(table, awsOptions(values)), policies: registry },
+        policy.id,
+        new Date(),
+      )
+    : undefined;
+  const paths = await writeOutputs(values.out, policy, summary, { ...input, offOptions, live });
   printCalibration(policy, summary, { agreement: input.agreement, offOptions }, paths);
   return writeProposedVersion(values.apply, values["policies-dir"], policy, summary.proposedPolicy);
 }
@@ -223,15 +233,15 @@ async function writeOutputs(
   out: string,
   policy: Policy,
   summary: CalibrationSummary,
-  input: CalibrationInput & { offOptions: MassFloorProposal | undefined },
+  input: CalibrationInput & { offOptions: MassFloorProposal | undefined; live: PolicyAudit | undefined },
 ): Promise<{ report: string; summary: string }> {
   await mkdir(out, { recursive: true });
   const paths = {
     report: join(out, `${policy.id}.report.html`),
     summary: join(out, `${policy.id}.summary.json`),
   };
-  const { agreement, offOptions } = input;
-  await writeFile(paths.report, renderReport(policy, summary, agreement, offOptions));
+  const { agreement, offOptions, live } = input;
+  await writeFile(paths.report, renderReport(policy, summary, agreement, offOptions, live));
   await writeFile(
     paths.summary,
     `${JSON.stringify({ ...summary, ...(agreement ? { reviewerAgreement: agreement } : {}), ...(offOptions ? { offOptions } : {}), skipped: input.problems }, null, 2)}\n`,

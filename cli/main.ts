@@ -103,6 +103,23 @@ const COMMANDS: Record<
       return { run: m.calibrateCommand, usage: m.calibrateUsage };
     },
   },
+  audit: {
+    what: "estimates each policy's rate of wrong automatic actions from audit samples",
+    summary: "decide audit --from-table TABLE [--policy ID] [--since YYYY-MM-DD]",
+    load: async () => {
+      const m = await import("./audit.ts");
+      return { run: m.auditCommand, usage: m.auditUsage };
+    },
+  },
+  "what-if": {
+    what: "re-answers recent items under a candidate policy or model: what would change",
+    summary:
+      "decide what-if --candidate policy.json [--model F | --endpoint-name N | --url U] --from-table T",
+    load: async () => {
+      const m = await import("./what-if.ts");
+      return { run: m.whatIfCommand, usage: m.whatIfUsage };
+    },
+  },
 };
 
 function overview(): string {

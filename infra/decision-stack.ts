@@ -10,6 +10,7 @@ import { CfnOutput, CfnParameter, Stack, type StackProps } from "aws-cdk-lib";
 import type { Construct } from "constructs";
 import { parsePolicy } from "../shared/domain/policy/policy.ts";
 import { REVIEW } from "../shared/domain/topology.ts";
+import { AuditJobs, autoErrorBudgets } from "./constructs/audit-jobs.ts";
 import { deadLetterRoutesOf } from "./constructs/dead-letter-routes.ts";
 import { DecisionEndpoint } from "./constructs/decision-endpoint.ts";
 import { DecisionPipeline } from "./constructs/decision-pipeline.ts";
@@ -31,7 +32,7 @@ export function reviewServiceLevels(dir: string): Record<string, number> {
     .sort()) {
     const policy = parsePolicy(JSON.parse(readFileSync(join(dir, file), "utf8")), file);
     const minutes = policy.reviewWithinMinutes ?? REVIEW.defaultServiceLevelMinutes;
-    if ((latest.get(policy.id)?.version ?? 0) < policy.version)
+    if (!policy.candidate && (latest.get(policy.id)?.version ?? 0) < policy.version)
       latest.set(policy.id, { version: policy.version, minutes });
   }
   return Object.fromEntries([...latest].map(([id, { minutes }]) => [id, minutes]));
@@ -62,6 +63,8 @@ export class DecisionStack extends Stack {
   public readonly endpoint: DecisionEndpoint;
   public readonly pipeline: DecisionPipeline;
   public readonly operations: Operations;
+  /** The daily audit estimate and the per-policy error-budget alarms. */
+  public readonly audits: AuditJobs;
   /** The schema registry with the event and item contracts. */
   public readonly contracts: EventContracts;
 
@@ -102,6 +105,14 @@ export class DecisionStack extends Stack {
       endpoint: this.endpoint,
       ...(props.alarmEmail ? { alarmEmail: props.alarmEmail } : {}),
       reviewServiceLevels: reviewServiceLevels(POLICIES_DIR),
+    });
+    this.audits = new AuditJobs(this, "Audits", {
+      table: this.pipeline.table,
+      busName: this.pipeline.bus.eventBusName,
+      alarms: this.operations,
+      health: this.operations.health,
+      failures: this.pipeline.queues.jobFailures,
+      budgets: autoErrorBudgets(POLICIES_DIR),
     });
 
     // A deployment whose new fleet answers with errors rolls back.

@@ -1,7 +1,7 @@
 /**
  * The reads of the DynamoDB decision store, every one bounded: a page of the review queue (merged
  * across each policy's pending shards) with a capped count, a policy's backlog (count and oldest
- * item), the reviewed records since a label time, a page of the decisions view (merged across the
+ * item), the reviewed records since a label time, the pending ones since a decision time, a page of the decisions view (merged across the
  * shards of the policies asked for, filtered in the query), and the drift sample. Index queries
  * return keys; the records come from BatchGetItem, at most one page of them at a time.
  */
@@ -95,12 +95,34 @@ export async function pendingOf(
 }
 
 /** The reviewed records of a policy labelled at or after `since`, shard by shard, a page at a time. */
-export async function* reviewedSince(
+export function reviewedSince(
   table: ReadAccess,
   policyId: string,
   since: string,
 ): AsyncGenerator<DecisionRecord> {
-  for (const key of partitionsOf.reviewed(policyId)) {
+  return listedSince(table, partitionsOf.reviewed(policyId), since, "reviewed");
+}
+
+/** The records of a policy waiting for review that were decided at or after `since`, likewise. */
+export function pendingSince(
+  table: ReadAccess,
+  policyId: string,
+  since: string,
+): AsyncGenerator<DecisionRecord> {
+  return listedSince(table, partitionsOf.pending(policyId), since, "pending_review");
+}
+
+/**
+ * The records of list partitions whose sort key (a time first) is at or after `since`, still in
+ * `status` when read (an item moved since the index was read is left out).
+ */
+async function* listedSince(
+  table: ReadAccess,
+  partitions: readonly string[],
+  since: string,
+  status: DecisionRecord["status"],
+): AsyncGenerator<DecisionRecord> {
+  for (const key of partitions) {
     let start: Item | undefined;
     do {
       const output = await table.query({
@@ -112,7 +134,7 @@ export async function* reviewedSince(
         ...(start ? { ExclusiveStartKey: start } : {}),
       });
       for (const record of await recordsOf(table, output.Items ?? [], false))
-        if (record.status === "reviewed") yield record;
+        if (record.status === status) yield record;
       start = output.LastEvaluatedKey;
     } while (start);
   }

@@ -242,6 +242,10 @@ export class DynamoDbDecisionStore implements DecisionStore {
     return reads.reviewedSince(this.table, policyId, since);
   }
 
+  pendingSince(policyId: string, since: string): AsyncIterable<DecisionRecord> {
+    return reads.pendingSince(this.table, policyId, since);
+  }
+
   pageDecisions(filter: DecisionFilter, page: { limit: number; cursor?: string }): Promise<DecisionPage> {
     return reads.pageDecisions(this.table, filter, page);
   }

@@ -146,6 +146,14 @@ export class InMemoryDecisionStore implements DecisionStore {
       yield record;
   }
 
+  async *pendingSince(policyId: string, since: string): AsyncGenerator<DecisionRecord> {
+    for (const { record } of this.matching(
+      (r) => r.status === "pending_review" && r.policyId === policyId && r.createdAt >= since,
+      InMemoryDecisionStore.created,
+    ))
+      yield record;
+  }
+
   async pageDecisions(
     filter: DecisionFilter,
     page: { limit: number; cursor?: string },

@@ -3,6 +3,7 @@
  */
 import type { ReviewClaim, ReviewEntry } from "./review.ts";
 import type { Route, RouteReason } from "./routing.ts";
+import type { ShadowScore } from "./shadow.ts";
 
 /** Where a record is in its life. */
 export const RECORD_STATUSES = [
@@ -41,6 +42,14 @@ export interface DecisionRecord {
   /** "cyclic" when the distribution averages the rotations of the options (policy optionOrder). */
   readonly optionOrder?: "declared" | "cyclic";
   readonly latencyMs?: number;
+  /**
+   * For a decision that passed every other rule (automated, or drawn for audit): its audit band
+   * and the chance that decisions of the band were drawn; the audit estimate weights by its inverse.
+   */
+  readonly auditBand?: string;
+  readonly auditInclusionProbability?: number;
+  /** The shadow candidate's answer, when the item was in the shadow sample (never acted on). */
+  readonly shadow?: ShadowScore;
   /** The item's state, kept for reviewers. */
   readonly state?: unknown;
   readonly metadata?: Record<string, unknown>;

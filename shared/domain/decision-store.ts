@@ -154,6 +154,12 @@ export interface DecisionStore {
    * time), read a page at a time, in no particular order: what calibration and audits read.
    */
   reviewedSince(policyId: string, since: string): AsyncIterable<DecisionRecord>;
+  /**
+   * The records of a policy (any version) waiting for review that were decided at or after
+   * `since` (ISO time), read a page at a time, in no particular order: the audit samples not yet
+   * labelled, which the audit estimate counts as drawn.
+   */
+  pendingSince(policyId: string, since: string): AsyncIterable<DecisionRecord>;
   /** One page of decisions, newest first, from `cursor` (a previous page's `next`). */
   pageDecisions(filter: DecisionFilter, page: { limit: number; cursor?: string }): Promise<DecisionPage>;
   /**

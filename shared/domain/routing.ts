@@ -3,6 +3,7 @@
  * Pure: the same distribution, policy and item always route the same way.
  */
 import { createHash } from "node:crypto";
+import { type AuditInclusion, auditInclusion } from "./audit/bands.ts";
 import { certificateProblem, type ScoredBy } from "./calibration/provenance.ts";
 import type { Policy } from "./policy/policy.ts";
 import { argmax } from "./probability.ts";
@@ -32,6 +33,11 @@ export interface Routing {
   /** Its calibrated probability. */
   readonly topProbability: number;
   /**
+   * For a decision that passed every other rule (automated, or drawn for audit): its audit band
+   * and the chance it was drawn. Absent for decisions people get for any other reason.
+   */
+  readonly audit?: AuditInclusion;
+  /**
    * Why the policy's certificate does not hold for this decision ("certificate stale: model
    * changed"), when the policy carries one or requires one.
    */
@@ -53,9 +59,10 @@ export function auditDraw(itemId: string, policy: Pick<Policy, "id" | "version">
  * policy's `minAllowedTokenMass` (the item fits none of the options), the top option is below
  * the threshold or not automatable, the policy's certificate does not hold where the policy
  * requires one or certified no threshold (`uncertified`: it would otherwise have been automated),
- * or the item is drawn for audit. `allowedTokenMass` is null or absent when it was not read; the
- * guard then does not apply. `scoredBy` (model and prompt layout) is checked against the
- * certificate; the problem found is returned either way, so that the record flags it.
+ * or the item is drawn for audit (at its confidence band's rate, see `audit/bands.ts`).
+ * `allowedTokenMass` is null or absent when it was not read; the guard then does not apply.
+ * `scoredBy` (model and prompt layout) is checked against the certificate; the problem found is
+ * returned either way, so that the record flags it.
  */
 export function routeDecision(
   policy: Policy,
@@ -93,6 +100,7 @@ export function routeDecision(
   if (!option.automate) return human("option_needs_review");
   if (problem && (policy.requireCertificate || policy.certificate?.threshold === null))
     return human("uncertified");
-  if (auditDraw(itemId, policy) < policy.auditSampleRate) return human("audit_sample");
-  return { route: "auto", reason: "confident", chosen: option.id, topProbability, ...flagged };
+  const audit = auditInclusion(policy, topProbability);
+  if (auditDraw(itemId, policy) < audit.inclusionProbability) return { ...human("audit_sample"), audit };
+  return { route: "auto", reason: "confident", chosen: option.id, topProbability, audit, ...flagged };
 }

@@ -8,8 +8,10 @@ import measured from "./capacity/measured-times.json" with { type: "json" };
 import type { EventPattern } from "./event-pattern.ts";
 import { EVENT_SOURCE } from "./events.ts";
 
-// The batch jobs' numbers have a file of their own; they are part of the topology all the same.
+// The batch jobs' and the live checks' numbers have files of their own; they are part of the
+// topology all the same.
 export * from "./topology/batch.ts";
+export * from "./topology/live-checks.ts";
 
 /**
  * The custom metrics: one namespace, and the `service` dimension each function emits them under
@@ -22,11 +24,16 @@ export const METRICS = {
     reviewIntake: "review-intake",
     autoAction: "auto-action",
     reviewBacklog: "review-backlog",
+    audit: "audit",
     batchFiles: "batch-files",
   },
   /** The review backlog's metrics and their dimension. */
   pendingReviews: "PendingReviews",
   oldestPendingReviewMinutes: "OldestPendingReviewMinutes",
+  /** The daily audit estimate's metrics (rate, upper bound, labels), per policy. */
+  autoErrorRate: "AutoErrorRate",
+  autoErrorUpperBound: "AutoErrorUpperBound",
+  auditLabels: "AuditLabels",
   policyDimension: "policy",
 } as const;
 
@@ -192,6 +199,8 @@ export const TABLE_ACCESS = {
   ReviewBacklog: ["Query"],
   /** reviewed decisions (Query on the list index, BatchGetItem of each page). */
   Recalibrate: ["Query", "BatchGetItem"],
+  /** audit samples, pending (since a creation time) and reviewed (since a label time): Query on the list index, BatchGetItem of each page. */
+  Audit: ["Query", "BatchGetItem"],
   /** the batch (PutItem, UpdateItem, GetItem) and the line of each id (a conditional PutItem, GetItem). */
   BatchIntake: ["GetItem", "PutItem", "UpdateItem"],
   /** the batch and its claims (GetItem, UpdateItem), its members a page at a time (Query). */

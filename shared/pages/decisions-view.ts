@@ -4,14 +4,18 @@
  * detail row (the item's fields, hashes, latency, label) that spans the table so that opening it
  * never pushes columns off-screen. A page reads a bounded number of index entries whatever the
  * table holds; a filter that matches rarely may give a short page with a link to older ones.
- * Invalid filters answer 422 with a message.
+ * The first page also shows the live error rate from audits of the policies shown. Invalid
+ * filters answer 422 with a message.
  */
+import { auditSectionHtml } from "../domain/audit/audit-text.ts";
+import type { PolicyAudit } from "../domain/audit/policy-audit.ts";
 import { BATCH_ID_PATTERN } from "../domain/batch.ts";
 import type { DecisionRecord } from "../domain/decision-record.ts";
 import type { DecisionPage, DecisionStore } from "../domain/decision-store.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
 import { ROUTES, type Route } from "../domain/routing.ts";
 import { DECISIONS_VIEW } from "../domain/topology.ts";
+import { estimateAutoErrors, windowStart } from "../use-cases/audit-estimate.ts";
 import { html, stateFields } from "./layout.ts";
 import { itemPath, reasonText } from "./review-views.ts";
 
@@ -102,11 +106,15 @@ function pageLink(filters: DecisionFilters, next?: string): string {
   return `/decisions?${query.toString()}`;
 }
 
-/** The view's body: the filter form, any problems, and the table. */
+/**
+ * The view's body: the filter form, any problems, the live audit estimate of the policies shown
+ * (`audits`, when given) and the table.
+ */
 export function decisionsBody(
   page: { records: readonly DecisionRecord[]; next?: string; continued: boolean },
   filters: DecisionFilters,
   policies: PolicyRegistry,
+  audits: readonly PolicyAudit[] = [],
 ): string {
   const options = (values: readonly string[], selected: string) =>
     [
@@ -137,7 +145,8 @@ export function decisionsBody(
     page.records.length === 0
       ? `<p>No decision on this page matches${page.next ? "; older ones may" : ""}.</p>`
       : "";
-  return `<h1>Decisions</h1>${form}<p>${page.records.length} shown, newest first, ${DECISIONS_VIEW.pageSize} a page.</p>${none}<table class="stack"><caption>Newest first</caption>
+  const audit = audits.length ? auditSectionHtml(audits, html) : "";
+  return `<h1>Decisions</h1>${form}${audit}<p>${page.records.length} shown, newest first, ${DECISIONS_VIEW.pageSize} a page.</p>${none}<table class="stack"><caption>Newest first</caption>
 <thead><tr><th scope="col">item</th><th scope="col">policy</th><th scope="col">status</th><th scope="col">route</th><th scope="col">chosen</th><th scope="col">top</th><th scope="col">reason</th><th scope="col">decided</th></tr></thead><tbody>${rows}</tbody></table>${pages}`;
 }
 
@@ -157,9 +166,20 @@ export async function decisionsView(
   if (!filters.problems.length) {
     try {
       const found = await pageOfDecisions(store, filters, policies, { now, ...(cursor ? { cursor } : {}) });
+      // The live error rate of the policies shown, from the same date (by default over the audit
+      // window), on the first page only: an older page is read for its rows.
+      const audits = cursor
+        ? []
+        : await estimateAutoErrors(
+            { store, policies },
+            {
+              since: filters.sinceIso ?? windowStart(now),
+              ...(filters.policy ? { policyId: filters.policy } : {}),
+            },
+          );
       return {
         status: 200,
-        body: decisionsBody({ ...found, continued: Boolean(cursor) }, filters, policies),
+        body: decisionsBody({ ...found, continued: Boolean(cursor) }, filters, policies, audits),
       };
     } catch (error) {
       if (!(error instanceof RangeError)) throw error;

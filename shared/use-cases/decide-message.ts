@@ -7,7 +7,9 @@
  *    repair). Only an item that says `"redecide": true` is decided again under a newer version,
  *    and its "Decision Made" names the decision it supersedes;
  * 3. otherwise the endpoint scores it, the policy's temperature calibrates it, routing picks
- *    auto or human, the record is written conditionally (a lost race adopts the winner's record),
+ *    auto or human (an automatable decision keeps its audit band and inclusion probability; the
+ *    policy's shadow candidate, for items in its sample, is scored beside the live call and stored,
+ *    never acted on), the record is written conditionally (a lost race adopts the winner's record),
  *    and "Decision Made" is published under a lease.
  *
  * Events go out at least once: PutEvents can succeed and the write that marks the record
@@ -29,11 +31,14 @@ import type { DecisionStore } from "../domain/decision-store.ts";
 import { EndpointRejectedError, StoreRejectedError } from "../domain/errors.ts";
 import type { PublishesEvents } from "../domain/events.ts";
 import { DetailType, type PipelineEvent, pipelineEvent } from "../domain/events.ts";
-import { type ItemProblem, parseItem } from "../domain/item.ts";
+import { type Item, type ItemProblem, parseItem } from "../domain/item.ts";
+import type { Policy } from "../domain/policy/policy.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
 import { confidence } from "../domain/probability.ts";
 import { type Route, routeDecision } from "../domain/routing.ts";
+import type { ShadowScore } from "../domain/shadow.ts";
 import { type BatchDependencies, settleRecord } from "./batch-progress.ts";
+import { startShadow } from "./shadow-scoring.ts";
 
 /** What {@link decideMessage} needs. */
 export interface DecideDependencies {
@@ -133,6 +138,8 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
     return { outcome: "already_decided" };
   }
 
+  // The shadow candidate (when the item is in its sample) is scored at the same time; it never fails.
+  const shadow = startShadow(item, policy, deps);
   let decision: Awaited<ReturnType<DecidesItems["decide"]>>;
   try {
     decision = await deps.endpoint.decide(item, policy);
@@ -151,10 +158,48 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
     }
     throw error;
   }
+  const record = decidedRecord(item, policy, decision, existing, shadow ? await shadow : undefined, now);
+  let winner: DecisionRecord;
+  let created: boolean;
+  // Written holding the publish lease: the write that creates the record is also the claim.
+  const leaseUntil = (deps.now ?? (() => new Date()))().getTime() + deps.publishLeaseMs;
+  try {
+    ({ record: winner, created } = await deps.store.create(record, leaseUntil));
+  } catch (error) {
+    if (!(error instanceof StoreRejectedError)) throw error;
+    const refused = await reject(
+      item.id,
+      policy.id,
+      [{ field: "item", message: `cannot be stored: ${error.message}` }],
+      now,
+      deps,
+      policy.version,
+    );
+    await settleBatch(item.batchId, refused, deps);
+    return { outcome: "rejected" };
+  }
+  await deps.afterRecordWrite?.(winner);
+  await ensurePublished(winner, deps, created);
+  await settleBatch(item.batchId, winner, deps);
+  return winner.route ? { outcome: "decided", route: winner.route } : { outcome: "decided" };
+}
+
+/**
+ * The record of a decided item: the calibrated distribution and its route, the raw logits, the
+ * hashes that scored it, its audit band and chance of being drawn, and the shadow score if any.
+ */
+function decidedRecord(
+  item: Item,
+  policy: Policy,
+  decision: Awaited<ReturnType<DecidesItems["decide"]>>,
+  existing: DecisionRecord | undefined,
+  shadow: ShadowScore | undefined,
+  now: string,
+): DecisionRecord {
   // The policy's calibration map (prior, temperature, offsets); the record keeps the raw logits.
   const probabilities = calibratedProbabilities(decision.logits, policy);
   const routing = routeDecision(policy, probabilities, item.id, decision.allowedTokenMass, decision);
-  const record: DecisionRecord = {
+  return {
     itemId: item.id,
     policyId: policy.id,
     policyVersion: policy.version,
@@ -179,6 +224,10 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
     promptVersion: decision.promptVersion,
     ...(decision.optionOrder === "cyclic" ? { optionOrder: "cyclic" as const } : {}),
     latencyMs: Math.round(decision.latencyMs),
+    ...(routing.audit
+      ? { auditBand: routing.audit.band, auditInclusionProbability: routing.audit.inclusionProbability }
+      : {}),
+    ...(shadow ? { shadow } : {}),
     state: item.state,
     ...(item.metadata ? { metadata: item.metadata } : {}),
     ...(item.batchId ? { batchId: item.batchId } : {}),
@@ -195,29 +244,6 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
     updatedAt: now,
     eventPublished: false,
   };
-  let winner: DecisionRecord;
-  let created: boolean;
-  // Written holding the publish lease: the write that creates the record is also the claim.
-  const leaseUntil = (deps.now ?? (() => new Date()))().getTime() + deps.publishLeaseMs;
-  try {
-    ({ record: winner, created } = await deps.store.create(record, leaseUntil));
-  } catch (error) {
-    if (!(error instanceof StoreRejectedError)) throw error;
-    const refused = await reject(
-      item.id,
-      policy.id,
-      [{ field: "item", message: `cannot be stored: ${error.message}` }],
-      now,
-      deps,
-      policy.version,
-    );
-    await settleBatch(item.batchId, refused, deps);
-    return { outcome: "rejected" };
-  }
-  await deps.afterRecordWrite?.(winner);
-  await ensurePublished(winner, deps, created);
-  await settleBatch(item.batchId, winner, deps);
-  return winner.route ? { outcome: "decided", route: winner.route } : { outcome: "decided" };
 }
 
 async function reject(

@@ -20,6 +20,7 @@ import { DetailType, type PublishesEvents, pipelineEvent } from "../domain/event
 import type { ObjectStore } from "../domain/object-store.ts";
 import { type Policy, PolicyError, parsePolicy } from "../domain/policy/policy.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
+import { recentAudit } from "./audit-estimate.ts";
 import { type ReviewedLabels, reviewedLabels } from "./reviewed-labels.ts";
 
 /** Labels below which a proposal still keeps 20% of items with people (the threshold's floor rule). */
@@ -163,9 +164,11 @@ async function proposeOne(
     return { ...base, status: "no_change", verdict: summary.comparison.verdict, summary };
   // The policy file last, after the event: its presence marks the proposal as made, so a run
   // that stops before it announces again (same event id) instead of never.
+  // The live error rate from the policy's audit samples goes in the report beside the fit.
+  const live = await recentAudit(deps, policy.id, now);
   await deps.objects.put(
     keys.report,
-    renderReport(policy, { ...summary, proposedPolicy: proposed }, labelled.agreement, offOptions),
+    renderReport(policy, { ...summary, proposedPolicy: proposed }, labelled.agreement, offOptions, live),
   );
   await deps.objects.put(
     keys.summary,

@@ -46,3 +46,6 @@ export async function signInLocally(
   await page.locator(`input[name=group][value=${group}]`).check();
   await Promise.all([page.waitForURL(`${baseUrl}/`), page.getByRole("button", { name: "Sign in" }).click()]);
 }
+
+/** The decisions view's rows (not the detail rows, nor the live-audit table's above them). */
+export const DECISION_ROWS = "table:not(#live-audit-table) tbody tr:not(.detail)";

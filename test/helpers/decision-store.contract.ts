@@ -363,6 +363,54 @@ export function decisionStoreContract(name: string, make: () => DecisionStore): 
       expect(await store.claimReview(done, ana, 1_000)).toBe(false);
     });
 
+    it("keeps an audit sample's band, inclusion probability and shadow score, and lists a policy's pending items since a time", async () => {
+      const store = make();
+      const policyId = uniquePolicy("audit");
+      const shadow = {
+        policyVersion: 2,
+        distribution: { billing: 0.7, technical: 0.3 },
+        rawLogits: [0.8473, 0],
+        chosen: "billing",
+        route: "auto" as const,
+        reason: "confident" as const,
+        topProbability: 0.7,
+        allowedTokenMass: null,
+        promptSha256: "c".repeat(64),
+        latencyMs: 12,
+      };
+      const sample = pendingRecord({
+        policyId,
+        reason: "audit_sample",
+        auditBand: "0.95-0.99",
+        auditInclusionProbability: 0.05,
+        shadow,
+        createdAt: "2032-03-01T00:00:00.000Z",
+      });
+      await store.create(sample);
+      // Left out: decided before the time, another policy's, and one no longer pending.
+      await store.create(pendingRecord({ policyId, createdAt: "2032-02-01T00:00:00.000Z" }));
+      await store.create(pendingRecord({ createdAt: "2032-03-02T00:00:00.000Z" }));
+      const reviewed = pendingRecord({
+        policyId,
+        status: "reviewed",
+        reason: "audit_sample",
+        auditBand: "0.95-0.99",
+        auditInclusionProbability: 0.05,
+        label: "technical",
+        reviewedAt: "2032-03-03T00:00:00.000Z",
+        createdAt: "2032-03-02T00:00:00.000Z",
+      });
+      await store.create(reviewed);
+      const listed: DecisionRecord[] = [];
+      for await (const r of store.pendingSince(policyId, "2032-02-15T00:00:00.000Z")) listed.push(r);
+      expect(listed.map((r) => r.itemId)).toEqual([sample.itemId]);
+      expect(listed[0]).toMatchObject({ auditBand: "0.95-0.99", auditInclusionProbability: 0.05, shadow });
+      const labelled: DecisionRecord[] = [];
+      for await (const r of store.reviewedSince(policyId, "2032-02-15T00:00:00.000Z")) labelled.push(r);
+      expect(labelled.map((r) => r.itemId)).toEqual([reviewed.itemId]);
+      expect(labelled[0]).toMatchObject({ auditBand: "0.95-0.99", auditInclusionProbability: 0.05 });
+    });
+
     it("lets a take-over replace another reviewer's unexpired claim, on a pending item only", async () => {
       const store = make();
       const record = pendingRecord();

@@ -177,14 +177,15 @@ describe("alarms that deliver", () => {
 });
 
 describe("the alarms on-call reads", () => {
-  it("raises alarms on dead letters, message age, endpoint errors and latency, the escalation rate and each policy's review wait", () => {
+  it("raises alarms on dead letters, message age, endpoint errors and latency, the escalation rate, each policy's review wait and error budget", () => {
     // The alarms that notify (not the scaling policy's own alarm).
     const alarms = Object.values(
       template.findResources("AWS::CloudWatch::Alarm") as Record<string, Resource>,
     ).filter((a) => a.Properties.AlarmName !== undefined);
-    // Two per dead-letter queue, rejected items, the escalation rate and one review service-level
-    // alarm per policy (three samples); the health signals notify through the composite.
-    expect(alarms).toHaveLength(2 * Object.keys(DEAD_LETTER_SOURCES).length + 5);
+    // Two per dead-letter queue, rejected items, the escalation rate, one review service-level
+    // alarm per policy (three samples) and one error-budget alarm per policy that sets
+    // maxAutoError (ticket-routing); the health signals notify through the composite.
+    expect(alarms).toHaveLength(2 * Object.keys(DEAD_LETTER_SOURCES).length + 6);
     for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toHaveLength(1);
     // content-moderation asks for review within 60 minutes; the others take the default.
     template.hasResourceProperties("AWS::CloudWatch::Alarm", {
@@ -207,6 +208,13 @@ describe("the alarms on-call reads", () => {
     });
     template.hasResourceProperties("AWS::CloudWatch::Alarm", {
       Metrics: Match.arrayWith([Match.objectLike({ Expression: Match.stringLikeRegexp("human") })]),
+    });
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      MetricName: "AutoErrorUpperBound",
+      Dimensions: Match.arrayWith([{ Name: "policy", Value: "ticket-routing" }]),
+      Threshold: 0.05,
+      ComparisonOperator: "GreaterThanThreshold",
+      TreatMissingData: "notBreaching",
     });
     template.resourceCountIs("AWS::CloudWatch::Dashboard", 1);
     template.hasResourceProperties("AWS::Events::Rule", { ScheduleExpression: "rate(1 day)" });

@@ -44,7 +44,11 @@ function deadLetterEdges(): { from: string; to: string }[] {
 describe("dead letters with a way home", () => {
   it("gives every queue and every bus rule a dead-letter queue of its own; only jobs share theirs", () => {
     const edges = deadLetterEdges();
-    const jobs = (from: string) => from.startsWith("PipelineJobs") || from.includes("EventInvokeConfig");
+    // The scheduled jobs: the pipeline's and the daily audit (its own construct).
+    const jobs = (from: string) =>
+      from.startsWith("PipelineJobs") ||
+      from.startsWith("AuditsAuditSchedule") ||
+      from.includes("EventInvokeConfig");
     const byQueue = new Map<string, string[]>();
     for (const edge of edges) byQueue.set(edge.to, [...(byQueue.get(edge.to) ?? []), edge.from]);
     const shared = [...byQueue].filter(([, from]) => from.length > 1 && !from.every(jobs));

@@ -257,7 +257,8 @@ describe("DecisionStack", () => {
     )
       .filter(([id]) => !id.startsWith("BucketNotificationsHandler"))
       .map(([, f]) => f);
-    expect(functions).toHaveLength(13);
+    // The pipeline's 13 and the daily Audit function.
+    expect(functions).toHaveLength(14);
     for (const f of functions) {
       expect(f.Properties.Runtime).toBe("nodejs22.x");
       expect(f.Properties.Architectures).toEqual(["arm64"]);

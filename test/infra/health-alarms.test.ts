@@ -143,8 +143,9 @@ describe("alarms on-call needs", () => {
     expect(props.AlarmActions).toHaveLength(1);
     expect(props.OKActions).toEqual(props.AlarmActions);
     for (const id of members) expect(resources[id]!.Properties.AlarmActions, id).toBeUndefined();
-    // Others' signals join through health.add: the composite is rendered once the app is done.
-    expect(members.size).toBe(Object.keys(stack.operations.health.signals).length + 3);
+    // Others' signals join through health.add: the composite is rendered once the app is done
+    // (three of the operations' own, and the Audit function's errors and throttles).
+    expect(members.size).toBe(Object.keys(stack.operations.health.signals).length + 3 + 2);
   });
 
   it("breaches the review service levels when the backlog function stops reporting", () => {

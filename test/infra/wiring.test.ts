@@ -24,6 +24,7 @@ import {
   TARGET_VISIBILITY_SECONDS,
 } from "../../shared/domain/topology.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
+import { scheduledEvent } from "../helpers/scheduled-event.ts";
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
 let resources: Record<string, Resource>;
@@ -48,14 +49,14 @@ const refOf = (value: unknown): string | undefined =>
 /** The logical id of the function CDK created for `name` (e.g. "Decide"). */
 function functionId(name: string): string {
   const found = ofType("AWS::Lambda::Function").find(([id]) =>
-    new RegExp(`Pipeline${name}[0-9A-F]{8}$`).test(id),
+    new RegExp(`^(Pipeline|Audits)${name}[0-9A-F]{8}$`).test(id),
   );
   if (!found) throw new Error(`no function ${name} in the template`);
   return found[0];
 }
 
 describe("alarms watch metrics the code emits", () => {
-  it("matches every DecisionPipeline alarm metric to the decide and review-backlog handlers' EMF output", async () => {
+  it("matches every alarm metric of ours to the decide, review-backlog and audit handlers' EMF output", async () => {
     process.env.POWERTOOLS_METRICS_DISABLED = "false";
     const lines: string[] = [];
     vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => {
@@ -99,18 +100,31 @@ describe("alarms watch metrics the code emits", () => {
       store: new InMemoryDecisionStore(),
       publisher: { publish: async () => undefined },
     }));
-    const scheduled = {
-      version: "0",
-      id: "1",
-      "detail-type": "Scheduled Event",
-      source: "aws.events",
-      account: "123456789012",
-      time: new Date().toISOString(),
-      region: "us-east-1",
-      resources: [],
-      detail: {},
-    };
+    const scheduled = scheduledEvent(new Date().toISOString());
     await backlog(scheduled as never, { functionName: "review-backlog" } as never);
+    // The audit estimate of every policy with a labelled audit sample (its budget alarm's metric).
+    const { createAuditHandler } = await import("../../functions/audit.ts");
+    const audited = new InMemoryDecisionStore();
+    for (const policyId of policies.ids())
+      await audited.create({
+        itemId: `AUDIT-${policyId}`,
+        policyId,
+        policyVersion: 1,
+        status: "reviewed",
+        route: "human",
+        reason: "audit_sample",
+        chosen: policies.current(policyId)!.options[0]!.id,
+        label: policies.current(policyId)!.options[0]!.id,
+        auditBand: "all",
+        auditInclusionProbability: 0.1,
+        createdAt: scheduled.time,
+        updatedAt: scheduled.time,
+        eventPublished: true,
+      });
+    await createAuditHandler(async () => ({ policies, store: audited }))(
+      scheduled as never,
+      { functionName: "audit" } as never,
+    );
     vi.restoreAllMocks();
     const emitted = new Set<string>();
     for (const line of lines.join("").split("\n")) {
@@ -221,6 +235,7 @@ describe("least privilege on the decisions table", () => {
     Drift: "drift.ts",
     ReviewBacklog: "review-backlog.ts",
     Recalibrate: "recalibrate.ts",
+    Audit: "audit.ts",
     BatchIntake: "batch-intake.ts",
     BatchFiles: "batch-files.ts",
   };

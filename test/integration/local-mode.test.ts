@@ -13,7 +13,7 @@ import { describe, expect, it } from "vitest";
 import { type LocalMode, startLocalMode } from "../../infra/local/local-mode.ts";
 import { ensurePortFree, PortInUseError } from "../../infra/local/ports.ts";
 import { DEAD_LETTER_SOURCES } from "../../shared/domain/dead-letters.ts";
-import { chromiumAvailable, launchChromium, signInLocally } from "../helpers/browser.ts";
+import { chromiumAvailable, DECISION_ROWS, launchChromium, signInLocally } from "../helpers/browser.ts";
 import { freePort } from "../helpers/local-pipeline.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
 
@@ -58,7 +58,7 @@ async function reviewInBrowser(local: LocalMode): Promise<void> {
     const reviewed = local.bus.events.filter((e) => e["detail-type"] === "Decision Reviewed");
     expect(reviewed.map((e) => [e.detail.itemId, e.detail.reviewer])).toEqual([[itemId, "Ana"]]);
     await page.goto(`${local.reviewUrl}/decisions?route=human`);
-    expect(await page.locator("tbody tr:not(.detail)").count()).toBe(pending);
+    expect(await page.locator(DECISION_ROWS).count()).toBe(pending);
     await page.screenshot({ path: join(REPO_ROOT, "test-output", "decisions-page.png"), fullPage: true });
   } finally {
     await browser.close();

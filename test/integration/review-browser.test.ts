@@ -11,7 +11,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
-import { chromiumAvailable } from "../helpers/browser.ts";
+import { chromiumAvailable, DECISION_ROWS } from "../helpers/browser.ts";
 import { escalatedRecord as escalated, type ReviewPages, startReviewPages } from "../helpers/review-pages.ts";
 
 const hasBrowser = chromiumAvailable();
@@ -238,15 +238,14 @@ describe.skipIf(!hasBrowser)("review pages in Chromium", () => {
       // A batch none of these decisions came in: the filter leaves no row.
       const otherBatch = await page.goto(`${pages.server.url}/decisions?batch=b-none-of-these`);
       expect(otherBatch?.status()).toBe(200);
-      expect(await page.locator("tbody tr:not(.detail)").count()).toBe(0);
+      // The decisions' rows (the live-audit table above them is about the policies, not the batch).
+      expect(await page.locator(DECISION_ROWS).count()).toBe(0);
       await page.goto(`${pages.server.url}/decisions`);
       await page.locator("details summary").first().click();
       const overflow = () =>
         page.evaluate<number>("document.documentElement.scrollWidth - window.innerWidth");
       expect(await overflow()).toBeLessThanOrEqual(0);
-      expect(await page.locator("tbody tr:not(.detail)").first().innerText()).toContain(
-        "below the 80% threshold",
-      );
+      expect(await page.locator(DECISION_ROWS).first().innerText()).toContain("below the 80% threshold");
       await page.screenshot({ path: join(pages.shots, "decisions-detail-1280.png"), fullPage: true });
       await page.setViewportSize({ width: 390, height: 844 });
       await page.goto(pages.server.url);

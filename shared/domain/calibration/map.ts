@@ -1,8 +1,9 @@
 /**
  * The calibration map a policy version applies to the endpoint's raw logits, in the pipeline's
  * order: the prior divided out (when it carries one), then the temperature, then the per-option
- * offsets of vector scaling (when it carries them). The decide path and the calibration's
- * comparison with the policy as it stands both go through this one function.
+ * offsets of vector scaling (when it carries them). The decide path, shadow scoring, `decide
+ * what-if` and the calibration's comparison with the policy as it stands all go through this one
+ * function.
  */
 import { softmax } from "../probability.ts";
 import { correctForPrior } from "./prior.ts";

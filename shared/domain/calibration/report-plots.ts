@@ -5,14 +5,7 @@
  */
 import type { CalibrationSummary } from "./calibrate.ts";
 import type { ReliabilityBin } from "./metrics.ts";
-
-/** Escapes text for HTML. */
-export const escapeHtml = (text: string) =>
-  text.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]!);
-/** A share as a percentage with one decimal ("n/a" when not a number). */
-export const pct = (x: number) => (Number.isFinite(x) ? `${(x * 100).toFixed(1)}%` : "n/a");
-/** A number with `digits` decimals ("n/a" when not a number). */
-export const num = (x: number, digits = 3) => (Number.isFinite(x) ? x.toFixed(digits) : "n/a");
+import { num, pct } from "./report-style.ts";
 
 const SIZE = 320;
 const PAD = 40;

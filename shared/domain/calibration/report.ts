@@ -5,6 +5,8 @@
  * the proposed version changes: what a reviewer needs to accept or refuse it.
  */
 
+import { auditSectionHtml } from "../audit/audit-text.ts";
+import type { PolicyAudit } from "../audit/policy-audit.ts";
 import type { Policy } from "../policy/policy.ts";
 import type { ReviewerAgreement } from "../review.ts";
 import type { CalibrationSummary } from "./calibrate.ts";
@@ -12,7 +14,8 @@ import { candidateLabel } from "./candidates.ts";
 import { certificateSentence } from "./certificate.ts";
 import type { MassFloorProposal } from "./off-options.ts";
 import { checkProposal, fieldText } from "./proposal-check.ts";
-import { escapeHtml, num, pct, reliabilitySvg, riskCoverageSvg } from "./report-plots.ts";
+import { reliabilitySvg, riskCoverageSvg } from "./report-plots.ts";
+import { escapeHtml, num, pct, REPORT_STYLE } from "./report-style.ts";
 
 /** "Reviewer agreement: 9 of 10 audit samples reviewed twice got the same label (90.0%)". */
 export function agreementText(agreement: ReviewerAgreement): string {
@@ -96,19 +99,16 @@ ${notes}
 <table id="thresholds"><caption>At other thresholds</caption><thead><tr><th scope="col">threshold</th><th scope="col">automated</th><th scope="col">accuracy of the automated</th></tr></thead><tbody>${table}</tbody></table>`;
 }
 
-const STYLE = `body { font: 15px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 60rem; padding: 0 1rem; color: #111; }
-h1 { font-size: 1.5rem; } h2 { font-size: 1.15rem; margin-top: 2rem; }
-table { border-collapse: collapse; margin: 0.5rem 0; } th, td { border: 1px solid #ccc; padding: 0.3rem 0.6rem; text-align: right; }
-th[scope="row"] { text-align: left; } caption { text-align: left; font-weight: 600; padding-bottom: 0.3rem; }
-.plots { display: flex; flex-wrap: wrap; gap: 1.5rem; } figure { margin: 0; } svg text { font-size: 11px; }
-.notes { background: #fff8e1; border-left: 4px solid #f9a825; padding: 0.5rem 1.5rem; }`;
-
-/** Renders the report page for `current`; `agreement` when the labels came from the decisions table. */
+/**
+ * Renders the report page for `current`; `agreement` when the labels came from the decisions
+ * table, `live` (the policy's audit estimate) when its audit samples could be read.
+ */
 export function renderReport(
   current: Policy,
   summary: CalibrationSummary,
   agreement?: ReviewerAgreement,
   offOptions?: MassFloorProposal,
+  live?: PolicyAudit,
 ): string {
   const m = (label: string, raw: string, now: string, cal: string) =>
     `<tr><th scope="row">${label}</th><td>${raw}</td><td>${now}</td><td>${cal}</td></tr>`;
@@ -119,8 +119,7 @@ export function renderReport(
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Calibration: ${escapeHtml(summary.policy.id)} v${summary.policy.version}</title>
 <style>
-${STYLE}
-</style></head>
+${REPORT_STYLE}</style></head>
 <body><main>
 <h1>Calibration report: ${escapeHtml(summary.policy.id)} version ${summary.policy.version}</h1>
 <p>${summary.labels} labelled decisions. Proposed temperature <strong id="temperature">T = ${summary.temperature}</strong>.
@@ -142,6 +141,7 @@ ${thresholdSection(summary)}
 <figure>${riskCoverageSvg(summary)}<figcaption>Risk–coverage (proposed)${summary.certificate ? " with the certificate's bound" : ""}.</figcaption></figure>
 </div>
 ${confusionTable(summary)}
+${live ? auditSectionHtml([live], escapeHtml) : ""}
 <h2>Prediction sets</h2>
 <p>Split conformal sets at ${pct(summary.conformal.targetCoverage)} target coverage: include every option with calibrated probability ≥ ${num(summary.conformal.minProbability, 4)}.
 On held-out labels they covered ${pct(summary.conformal.heldOutCoverage)} with ${num(summary.conformal.meanSetSize, 2)} options on average.</p>

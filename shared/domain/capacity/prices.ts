@@ -1,5 +1,6 @@
 /**
- * The prices `npm run bench:cost` turns measured times into money with: assumptions, in one place.
+ * The prices `npm run bench:cost` and `decide what-if` turn measured times into money with:
+ * assumptions, in one place.
  * On-demand list prices for us-east-1 as we read them in November 2026; check the SageMaker
  * pricing page for your region and date, and edit here. Compute per physical core is assumed
  * equal to the 2-core machine the benchmark ran on (a c6i vCPU is one hyper-thread: 2 vCPUs make

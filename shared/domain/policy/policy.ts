@@ -12,6 +12,7 @@ import {
   QUESTION_TYPES,
 } from "../contracts/system-one/vocabulary.ts";
 import { certificateSchema } from "./certificate-schema.ts";
+import { liveFields, refineLiveFields } from "./live-fields.ts";
 
 const optionSchema = z
   .object({
@@ -92,6 +93,8 @@ export const policySchema = z
       })
       .strict()
       .optional(),
+    // Live checking (audit bands, error budget, shadow candidate): see live-fields.ts.
+    ...liveFields,
     // ── Certified automatic action (`decide calibrate --max-auto-error`) ───────────────────────
     /** The certificate of the auto threshold (written by a proposal, see certificate-schema.ts). */
     certificate: certificateSchema.optional(),
@@ -105,6 +108,7 @@ export const policySchema = z
   })
   .strict()
   .superRefine((policy, ctx) => {
+    refineLiveFields(policy, ctx);
     if (policy.optionBias && policy.optionBias.length !== policy.options.length)
       ctx.addIssue({
         code: "custom",

@@ -1,0 +1,128 @@
+/**
+ * A policy's live error rate from its audit records: each record drawn for audit (reason
+ * `audit_sample`) becomes a sample in its stratum (policy version and audit band) with its stored
+ * inclusion probability, labelled when a reviewer gave the final label; the estimate is taken
+ * over all of the policy's samples and per option chosen, with the caveats a reader needs (thin
+ * or unaudited bands). Pure: the records are read by `shared/use-cases/audit-estimate.ts`.
+ */
+import type { DecisionRecord } from "../decision-record.ts";
+import type { PolicyRegistry } from "../policy/registry.ts";
+import { AUDIT } from "../topology.ts";
+import { bandName, bandStart } from "./bands.ts";
+import { type AuditSample, type AutoErrorEstimate, estimateAutoError } from "./estimate.ts";
+
+/** One stratum's counts, for the table of bands. */
+export interface StratumCounts {
+  readonly policyVersion: number;
+  readonly band: string;
+  readonly inclusionProbability: number;
+  readonly samples: number;
+  readonly labelled: number;
+  readonly wrong: number;
+}
+
+/** A policy's audit estimate. */
+export interface PolicyAudit {
+  readonly policyId: string;
+  /** The current version's `maxAutoError`, when it sets one. */
+  readonly target?: number;
+  readonly since: string;
+  readonly overall: AutoErrorEstimate;
+  /** By the option the model chose (the action taken). */
+  readonly byOption: readonly { readonly option: string; readonly estimate: AutoErrorEstimate }[];
+  readonly strata: readonly StratumCounts[];
+  /** Plain-language caveats: thin or unaudited bands, disputed samples, samples without a probability. */
+  readonly notes: readonly string[];
+}
+
+/** A record as an audit sample; undefined when its inclusion probability is unknown. */
+function sampleOf(record: DecisionRecord, policies: PolicyRegistry): AuditSample | undefined {
+  // Records from before audit bands carry no probability: their version's flat rate drew them.
+  const pi =
+    record.auditInclusionProbability ??
+    policies.version(record.policyId, record.policyVersion)?.auditSampleRate;
+  if (!(pi !== undefined && pi > 0 && pi <= 1) || record.chosen === undefined) return undefined;
+  return {
+    stratum: `${record.policyVersion}|${record.auditBand ?? "all"}`,
+    inclusionProbability: pi,
+    chosen: record.chosen,
+    ...(record.status === "reviewed" && record.label !== undefined ? { label: record.label } : {}),
+  };
+}
+
+/** The audit estimate of one policy from its audit records (already read). */
+export function auditPolicy(
+  policyId: string,
+  records: readonly DecisionRecord[],
+  policies: PolicyRegistry,
+  since: string,
+  confidence: number = AUDIT.confidence,
+): PolicyAudit {
+  const own = records.filter((r) => r.policyId === policyId);
+  const samples = own.map((r) => sampleOf(r, policies));
+  const usable = samples.filter((s): s is AuditSample => s !== undefined);
+  const notes: string[] = [];
+  if (usable.length < own.length)
+    notes.push(`${own.length - usable.length} audit samples carry no inclusion probability and are left out`);
+  // A disputed sample waits for an admin: counted as unlabelled, though it is likelier wrong.
+  const disputed = own.filter((r) => r.disputed && r.status === "pending_review").length;
+  if (disputed > 0)
+    notes.push(
+      `${disputed} audit samples are disputed between reviewers and wait for an admin's label: counted as unlabelled until then`,
+    );
+  const strata = strataOf(usable);
+  for (const s of strata)
+    if (s.labelled < AUDIT.minLabelsPerBand)
+      notes.push(
+        `v${s.policyVersion} band ${s.band}: ${s.labelled} labelled of ${s.samples} drawn (under ${AUDIT.minLabelsPerBand}): its error rate is poorly known and widens the interval; label its samples or raise its audit rate`,
+      );
+  const current = policies.current(policyId);
+  if (current?.auditBands)
+    for (let i = 0; i <= current.auditBands.edges.length; i++) {
+      const band = bandName(current.auditBands.edges, i);
+      if (!strata.some((s) => s.policyVersion === current.version && s.band === band))
+        notes.push(
+          `v${current.version} band ${band}: no audit sample since ${since.slice(0, 10)}: the estimate does not cover it`,
+        );
+    }
+  const options = [...new Set(usable.map((s) => s.chosen))].sort();
+  return {
+    policyId,
+    ...(current?.maxAutoError !== undefined ? { target: current.maxAutoError } : {}),
+    since,
+    overall: estimateAutoError(usable, confidence),
+    byOption: options.map((option) => ({
+      option,
+      estimate: estimateAutoError(
+        usable.filter((s) => s.chosen === option),
+        confidence,
+      ),
+    })),
+    strata,
+    notes,
+  };
+}
+
+function strataOf(samples: readonly AuditSample[]): StratumCounts[] {
+  const byKey = new Map<string, StratumCounts>();
+  for (const s of samples) {
+    const [version, band] = s.stratum.split("|") as [string, string];
+    const before = byKey.get(s.stratum) ?? {
+      policyVersion: Number(version),
+      band,
+      inclusionProbability: s.inclusionProbability,
+      samples: 0,
+      labelled: 0,
+      wrong: 0,
+    };
+    byKey.set(s.stratum, {
+      ...before,
+      samples: before.samples + 1,
+      labelled: before.labelled + (s.label !== undefined ? 1 : 0),
+      wrong: before.wrong + (s.label !== undefined && s.label !== s.chosen ? 1 : 0),
+    });
+  }
+  return [...byKey.values()].sort(
+    (a, b) => a.policyVersion - b.policyVersion || bandStart(a.band) - bandStart(b.band),
+  );
+}

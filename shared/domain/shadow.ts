@@ -1,0 +1,74 @@
+/**
+ * Shadow scoring: a policy may name a candidate version that the decide path also scores for a
+ * share of items, drawn by item id (a draw independent of the audit draw), so that a change is
+ * seen on live traffic before it decides anything. The candidate's answer is stored on the
+ * record beside the live one, with the route it would have taken; nothing acts on it.
+ */
+import { createHash } from "node:crypto";
+import { calibratedProbabilities } from "./calibration/map.ts";
+import type { Policy } from "./policy/policy.ts";
+import { type Route, type RouteReason, routeDecision } from "./routing.ts";
+
+/** The candidate's answer on one item, kept on the live record. */
+export interface ShadowScore {
+  /** The candidate version that was scored. */
+  readonly policyVersion: number;
+  /** Its calibrated probabilities by option id, in its option order. */
+  readonly distribution?: Record<string, number>;
+  readonly rawLogits?: number[];
+  readonly chosen?: string;
+  /** Where the candidate would have sent the item, and why (not acted on). */
+  readonly route?: Route;
+  readonly reason?: RouteReason;
+  readonly topProbability?: number;
+  readonly allowedTokenMass?: number | null;
+  readonly promptSha256?: string;
+  readonly latencyMs?: number;
+  /** Why the candidate could not be scored; the live decision went ahead regardless. */
+  readonly error?: string;
+}
+
+/** Deterministic shadow draw in [0, 1) from the item and the live version (salted apart from the audit draw). */
+export function shadowDraw(itemId: string, policy: Pick<Policy, "id" | "version">): number {
+  const digest = createHash("sha256").update(`shadow\n${policy.id}@${policy.version}\n${itemId}`).digest();
+  return digest.readUInt32BE(0) / 2 ** 32;
+}
+
+/** Whether the live `policy` scores its shadow candidate on this item (never at share 0). */
+export function inShadowSample(itemId: string, policy: Policy): boolean {
+  const share = policy.shadow?.share ?? 0;
+  return share > 0 && shadowDraw(itemId, policy) < share;
+}
+
+/**
+ * What shadow scoring reads of an endpoint's answer (the contract's DecisionAnswer has these
+ * fields; named here so that the decision record, which keeps a shadow score, imports no contract).
+ */
+export interface ShadowAnswer {
+  readonly logits: number[];
+  readonly allowedTokenMass: number | null;
+  readonly promptSha256: string;
+}
+
+/** The candidate's answer read as the live path reads its own: calibrated and routed, not acted on. */
+export function shadowScore(
+  candidate: Policy,
+  answer: ShadowAnswer,
+  itemId: string,
+  latencyMs: number,
+): ShadowScore {
+  const probabilities = calibratedProbabilities(answer.logits, candidate);
+  const routing = routeDecision(candidate, probabilities, itemId, answer.allowedTokenMass);
+  return {
+    policyVersion: candidate.version,
+    distribution: Object.fromEntries(candidate.options.map((o, i) => [o.id, probabilities[i]!])),
+    rawLogits: answer.logits,
+    chosen: routing.chosen,
+    route: routing.route,
+    reason: routing.reason,
+    topProbability: routing.topProbability,
+    allowedTokenMass: answer.allowedTokenMass,
+    promptSha256: answer.promptSha256,
+    latencyMs: Math.round(latencyMs),
+  };
+}

@@ -1,0 +1,224 @@
+/**
+ * What-if before a change: recent decisions of a policy are sampled (stratified by live route
+ * and option), each is answered under the candidate version (or model) and routed as the
+ * candidate would route it, and the two are compared (`shared/domain/what-if/compare.ts`). The
+ * candidate's answers come from one of three places: a scoring source (re-scored: any model,
+ * any prompt), the stored raw logits (when the candidate leaves the prompt as it is: calibration
+ * and routing changes), or the shadow records the decide path wrote for this candidate.
+ */
+import type { DecidesItems } from "../domain/decision-endpoint.ts";
+import type { DecisionRecord } from "../domain/decision-record.ts";
+import { type DecisionStore, everyDecision } from "../domain/decision-store.ts";
+import { EndpointRejectedError } from "../domain/errors.ts";
+import type { Item } from "../domain/item.ts";
+import type { Policy } from "../domain/policy/policy.ts";
+import type { PolicyRegistry } from "../domain/policy/registry.ts";
+import { type ShadowScore, shadowScore } from "../domain/shadow.ts";
+import { compareDecisions, type WhatIfRow, type WhatIfSummary } from "../domain/what-if/compare.ts";
+import { changedPromptField } from "../domain/what-if/prompt-fields.ts";
+import { stratifiedSample, type Weighted } from "../domain/what-if/sample.ts";
+
+/** A what-if that cannot run as asked (no such policy, nothing to compare, logits that do not fit). */
+export class WhatIfError extends Error {
+  override name = "WhatIfError";
+}
+
+/** Where the candidate's answers come from. */
+export type WhatIfSource =
+  | { readonly kind: "rescore"; readonly endpoint: DecidesItems; readonly concurrency: number }
+  | { readonly kind: "stored-logits" }
+  | { readonly kind: "shadow" };
+
+/** What a run needs. */
+export interface WhatIfDependencies {
+  readonly store: DecisionStore;
+  readonly policies: PolicyRegistry;
+}
+
+/** Settings of a run. */
+export interface WhatIfOptions {
+  readonly candidate: Policy;
+  readonly source: WhatIfSource;
+  /** Decisions created at or after this time (ISO). */
+  readonly since: string;
+  /** Items to answer at most. */
+  readonly sample: number;
+  readonly confidence?: number;
+  /** Called after each answered item (progress). */
+  readonly onAnswer?: (done: number, total: number) => void;
+}
+
+/** The comparison, its rows, and what answering cost. */
+export interface WhatIfResult {
+  readonly live: Policy;
+  readonly summary: WhatIfSummary;
+  readonly rows: readonly WhatIfRow[];
+  /** Items the endpoint refused (4xx), left out. */
+  readonly refused: readonly { readonly itemId: string; readonly reason: string }[];
+  /** Endpoint calls made, the wall time they took, and the sum of their latencies. */
+  readonly cost: { readonly calls: number; readonly wallMs: number; readonly busyMs: number };
+}
+
+const DAY_MS = 86_400_000;
+
+/** Runs the what-if; see the module comment. */
+export async function whatIf(deps: WhatIfDependencies, options: WhatIfOptions): Promise<WhatIfResult> {
+  const { candidate, source } = options;
+  const live = deps.policies.current(candidate.id);
+  if (!live) throw new WhatIfError(`the candidate's policy "${candidate.id}" is not a policy here`);
+  const records = await decidedSince(deps.store, candidate.id, options.since);
+  const picked = pick(records, deps.policies, options);
+  if (picked.length === 0)
+    throw new WhatIfError(
+      `no ${source.kind === "shadow" ? `shadow record of ${candidate.id} v${candidate.version}` : `decision of ${candidate.id}`} since ${options.since}`,
+    );
+  const refused: { itemId: string; reason: string }[] = [];
+  const started = performance.now();
+  let busyMs = 0;
+  const answers = await answerAll(
+    picked,
+    candidate,
+    source,
+    options,
+    (latencyMs) => {
+      busyMs += latencyMs;
+    },
+    refused,
+  );
+  const wallMs = performance.now() - started;
+  const rows: WhatIfRow[] = [];
+  for (const [i, { record, weight }] of picked.entries()) {
+    const answer = answers[i];
+    if (!answer) continue;
+    rows.push({
+      itemId: record.itemId,
+      weight,
+      live: {
+        chosen: record.chosen!,
+        route: record.route!,
+        reason: record.reason!,
+        topProbability: record.topProbability ?? Number.NaN,
+      },
+      candidate: {
+        chosen: answer.chosen!,
+        route: answer.route!,
+        reason: answer.reason!,
+        topProbability: answer.topProbability!,
+      },
+      ...(record.status === "reviewed" && record.label !== undefined ? { label: record.label } : {}),
+    });
+  }
+  const times = records.map((r) => Date.parse(r.createdAt));
+  const days = Math.max(1, (Math.max(...times) - Math.min(...times)) / DAY_MS);
+  return {
+    live,
+    summary: compareDecisions(rows, days, options.confidence),
+    rows,
+    refused,
+    cost: { calls: source.kind === "rescore" ? picked.length : 0, wallMs, busyMs },
+  };
+}
+
+/**
+ * The policy's decisions (routed, so rejected items stay out) since `since`, newest first, read a
+ * page at a time from the decisions index; the sample is drawn from all of them.
+ */
+async function decidedSince(
+  store: DecisionStore,
+  policyId: string,
+  since: string,
+): Promise<DecisionRecord[]> {
+  const until = new Date(Date.now() + 1).toISOString();
+  const records: DecisionRecord[] = [];
+  for await (const r of everyDecision(store, { since, until, policyId, policyIds: [policyId] }))
+    if (r.route !== undefined && r.chosen !== undefined) records.push(r);
+  return records;
+}
+
+/** The records to answer, weighted: a stratified sample, or the candidate's shadow records. */
+function pick(
+  records: readonly DecisionRecord[],
+  policies: PolicyRegistry,
+  options: WhatIfOptions,
+): Weighted<DecisionRecord>[] {
+  const { candidate, source } = options;
+  if (source.kind !== "shadow") {
+    if (source.kind === "stored-logits")
+      for (const version of new Set(records.map((r) => r.policyVersion))) {
+        const field = changedPromptField(policies.version(candidate.id, version), candidate);
+        if (field)
+          throw new WhatIfError(
+            `the candidate changes the prompt (${field}) of v${version}: its stored logits do not apply; give --model, --endpoint-name or --url to re-score`,
+          );
+      }
+    return stratifiedSample(records, options.sample);
+  }
+  // Shadow records are a hash sample of the decisions of the versions that shadow this candidate.
+  const shadowing = records.filter(
+    (r) => policies.version(r.policyId, r.policyVersion)?.shadow?.version === candidate.version,
+  );
+  const shadows = shadowing.filter(
+    (r) => r.shadow?.policyVersion === candidate.version && r.shadow.rawLogits,
+  );
+  const scale = shadows.length > 0 ? shadowing.length / shadows.length : 0;
+  return stratifiedSample(shadows, options.sample).map((w) => ({ ...w, weight: w.weight * scale }));
+}
+
+/** The candidate's answer on each picked record, in order; undefined where the endpoint refused it. */
+async function answerAll(
+  picked: readonly Weighted<DecisionRecord>[],
+  candidate: Policy,
+  source: WhatIfSource,
+  options: WhatIfOptions,
+  busy: (latencyMs: number) => void,
+  refused: { itemId: string; reason: string }[],
+): Promise<(ShadowScore | undefined)[]> {
+  const out: (ShadowScore | undefined)[] = new Array(picked.length);
+  const stored = (r: DecisionRecord, logits: number[] | undefined, mass: number | null | undefined) => {
+    if (logits?.length !== candidate.options.length)
+      throw new WhatIfError(
+        `${r.itemId}: its stored logits do not fit the candidate's ${candidate.options.length} options`,
+      );
+    return shadowScore(
+      candidate,
+      { logits, allowedTokenMass: mass ?? null, promptSha256: r.promptSha256 ?? "" },
+      r.itemId,
+      0,
+    );
+  };
+  if (source.kind !== "rescore") {
+    for (const [i, { record }] of picked.entries()) {
+      out[i] =
+        source.kind === "shadow"
+          ? stored(record, record.shadow?.rawLogits, record.shadow?.allowedTokenMass)
+          : stored(record, record.rawLogits, record.allowedTokenMass);
+      options.onAnswer?.(i + 1, picked.length);
+    }
+    return out;
+  }
+  let next = 0;
+  let done = 0;
+  let failed = false;
+  const worker = async () => {
+    while (!failed && next < picked.length) {
+      const i = next++;
+      const record = picked[i]!.record;
+      try {
+        const item = { id: record.itemId, policy: candidate.id, state: record.state as Item["state"] };
+        const answer = await source.endpoint.decide(item, candidate);
+        busy(answer.latencyMs);
+        out[i] = shadowScore(candidate, answer, record.itemId, answer.latencyMs);
+      } catch (error) {
+        // A failure retries could not get past stops every worker: the run cannot be complete.
+        if (!(error instanceof EndpointRejectedError)) {
+          failed = true;
+          throw error;
+        }
+        refused.push({ itemId: record.itemId, reason: error.message });
+      }
+      options.onAnswer?.(++done, picked.length);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(source.concurrency, picked.length) }, worker));
+  return out;
+}

@@ -1,0 +1,90 @@
+/**
+ * The live-audit construct on its own: a daily, retried Audit function that may only query the
+ * table, and one error-budget alarm per policy that sets `maxAutoError` (the latest deciding
+ * version's; a candidate version never sets the budget), on the upper bound the function emits.
+ */
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { App, Stack } from "aws-cdk-lib";
+import { Match, Template } from "aws-cdk-lib/assertions";
+import type * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
+import * as dynamodb from "aws-cdk-lib/aws-dynamodb";
+import * as kms from "aws-cdk-lib/aws-kms";
+import * as sqs from "aws-cdk-lib/aws-sqs";
+import { describe, expect, it } from "vitest";
+import { AlarmTopic } from "../../infra/constructs/alarm-topic.ts";
+import { AuditJobs, autoErrorBudgets } from "../../infra/constructs/audit-jobs.ts";
+import { AUDIT, METRICS } from "../../shared/domain/topology.ts";
+import { TEAMS_POLICY } from "../helpers/policies.ts";
+
+const policy = (id: string, version: number, extra: Record<string, unknown> = {}) => ({
+  ...TEAMS_POLICY,
+  id,
+  version,
+  ...extra,
+});
+
+describe("AuditJobs", () => {
+  it("reads each policy's budget from its latest deciding version, never from a candidate", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "budgets-"));
+    await writeFile(join(dir, "a.v1.json"), JSON.stringify(policy("a", 1, { maxAutoError: 0.05 })));
+    await writeFile(join(dir, "a.v2.json"), JSON.stringify(policy("a", 2, { maxAutoError: 0.02 })));
+    await writeFile(
+      join(dir, "a.v3.json"),
+      JSON.stringify(policy("a", 3, { candidate: true, maxAutoError: 0.5 })),
+    );
+    await writeFile(join(dir, "b.v1.json"), JSON.stringify(policy("b", 1)));
+    expect(autoErrorBudgets(dir)).toEqual({ a: 0.02 });
+  });
+
+  it("runs the audit daily with bounded retries, table queries only, and alarms (and clears) on each budget", () => {
+    const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
+    const stack = new Stack(app, "AuditJobsTest");
+    const table = new dynamodb.Table(stack, "Table", {
+      partitionKey: { name: "pk", type: dynamodb.AttributeType.STRING },
+    });
+    // The function's health signals join a composite alarm: here, a list.
+    const signals: cloudwatch.IAlarm[] = [];
+    new AuditJobs(stack, "Audits", {
+      table,
+      busName: "bus",
+      alarms: new AlarmTopic(stack, "Alarms", { key: new kms.Key(stack, "Key") }),
+      health: { add: (alarm) => signals.push(alarm) },
+      failures: new sqs.Queue(stack, "Failures"),
+      budgets: { a: 0.02 },
+    });
+    const template = Template.fromStack(stack);
+    template.hasResourceProperties("AWS::Lambda::Function", {
+      Environment: { Variables: Match.objectLike({ AUDIT_WINDOW_DAYS: String(AUDIT.windowDays) }) },
+    });
+    template.hasResourceProperties("AWS::Events::Rule", { ScheduleExpression: "rate(1 day)" });
+    template.hasResourceProperties("AWS::Lambda::EventInvokeConfig", {
+      MaximumRetryAttempts: 2,
+      DestinationConfig: { OnFailure: Match.anyValue() },
+    });
+    const actions = JSON.stringify(template.findResources("AWS::IAM::Policy"));
+    expect(actions).toContain("dynamodb:Query");
+    expect(actions).not.toMatch(/dynamodb:(PutItem|UpdateItem|GetItem|Scan)/);
+    // The budget alarm notifies itself; the function's errors and throttles join the composite.
+    expect(signals).toHaveLength(2);
+    const notifying = Object.values(template.findResources("AWS::CloudWatch::Alarm")).filter(
+      (a) => a.Properties.AlarmActions !== undefined,
+    );
+    expect(notifying).toHaveLength(1);
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      Namespace: METRICS.namespace,
+      MetricName: METRICS.autoErrorUpperBound,
+      Dimensions: Match.arrayWith([
+        { Name: METRICS.policyDimension, Value: "a" },
+        { Name: "service", Value: METRICS.service.audit },
+      ]),
+      Threshold: 0.02,
+      Period: 86_400,
+      AlarmActions: [Match.anyValue()],
+      AlarmName: Match.stringLikeRegexp("^AuditJobsTest-"),
+    });
+    const [alarm] = notifying;
+    expect(alarm!.Properties.OKActions).toEqual(alarm!.Properties.AlarmActions);
+  });
+});

@@ -1,0 +1,79 @@
+/**
+ * Where people read the live error rate: the decisions page (/decisions) and the calibration
+ * report written by the scheduled proposal both show each policy's audit estimate with its
+ * interval and its error budget, from audit samples only.
+ */
+import { mkdtemp, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { FsObjectStore } from "../../shared/adapters/fs-object-store.ts";
+import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
+import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
+import { parsePolicy } from "../../shared/domain/policy/policy.ts";
+import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
+import { createReviewApp } from "../../shared/pages/review-page.ts";
+import { proposeCalibrations } from "../../shared/use-cases/propose-calibration.ts";
+import { TEAMS_POLICY } from "../helpers/policies.ts";
+
+const policy = parsePolicy({ ...TEAMS_POLICY, auditSampleRate: 0.1, maxAutoError: 0.05 });
+const NOW = new Date("2026-11-30T12:00:00.000Z");
+
+/** 40 reviewed audit samples (4 wrong) and 20 reviewed escalations (all wrong: they must not count). */
+async function storeWithAudits(): Promise<InMemoryDecisionStore> {
+  const store = new InMemoryDecisionStore();
+  const at = "2026-11-29T10:00:00.000Z";
+  const record = (i: number, reason: "audit_sample" | "below_threshold", label: string): DecisionRecord => ({
+    itemId: `T-${reason}-${i}`,
+    policyId: "tickets",
+    policyVersion: 1,
+    status: "reviewed",
+    route: "human",
+    reason,
+    chosen: "billing",
+    rawLogits: [2, 0],
+    label,
+    ...(reason === "audit_sample" ? { auditBand: "all", auditInclusionProbability: 0.1 } : {}),
+    reviewedAt: at,
+    createdAt: at,
+    updatedAt: at,
+    eventPublished: true,
+  });
+  for (let i = 0; i < 40; i++)
+    await store.create(record(i, "audit_sample", i % 10 === 0 ? "technical" : "billing"));
+  for (let i = 0; i < 20; i++) await store.create(record(i, "below_threshold", "technical"));
+  return store;
+}
+
+describe("the live error rate where people read it", () => {
+  it("shows the audit estimate and the budget on the decisions page", async () => {
+    const store = await storeWithAudits();
+    const app = createReviewApp({
+      store,
+      publisher: { publish: async () => undefined },
+      policies: new PolicyRegistry([policy]),
+      now: () => NOW,
+      timings: { claimMs: 60_000, changeWindowMs: 60_000 },
+      pageSize: 25,
+      identify: async () => ({ id: "ana", name: "Ana", groups: ["reviewers"] }),
+    });
+    const body = await (await app.request("/decisions?policy=tickets")).text();
+    expect(body).toContain('id="live-audit"');
+    expect(body).toMatch(/10\.0% \(95% interval \d+\.\d% to \d+\.\d%; 40 audit labels, 4 wrong\)/);
+    expect(body).toMatch(/within budget|OVER BUDGET/);
+  });
+
+  it("adds the estimate to the report of a scheduled proposal", async () => {
+    const store = await storeWithAudits();
+    const folder = await mkdtemp(join(tmpdir(), "audit-report-"));
+    const [outcome] = await proposeCalibrations(
+      { policies: new PolicyRegistry([policy]), store, objects: new FsObjectStore(folder), now: () => NOW },
+      { minLabels: 10 },
+    );
+    expect(outcome!.status).toBe("proposed");
+    if (outcome!.status !== "proposed") throw new Error("no proposal");
+    const report = await readFile(join(folder, outcome!.keys.report), "utf8");
+    expect(report).toContain("Wrong automatic actions (live audits)");
+    expect(report).toMatch(/10\.0% \(95% interval .*40 audit labels, 4 wrong\)/);
+  });
+});
