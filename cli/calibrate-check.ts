@@ -4,9 +4,11 @@
  * named. Rows of another policy, another version or other options than the baseline's are refused
  * with their line numbers: they say nothing about this calibration's drift.
  */
+
 import { readFile } from "node:fs/promises";
 import { checkDrift, type DriftBaseline, type RecentDecision } from "../shared/domain/calibration/drift.ts";
-import { DetailType, pipelineEvent } from "../shared/domain/events.ts";
+import { publishedEvent } from "../shared/domain/contracts/events.ts";
+import { DetailType } from "../shared/domain/events.ts";
 import { readLines } from "../shared/domain/input/lines.ts";
 import { UsageError } from "./args.ts";
 import { awsOptions, publisherTo } from "./aws.ts";
@@ -104,7 +106,7 @@ export async function calibrateCheck(options: {
   );
   if (result.drifted && options.eventBus) {
     await publisherTo(options.eventBus, awsOptions({})).publish([
-      pipelineEvent(
+      publishedEvent(
         DetailType.drift,
         `drift|${summary.policy.id}@${summary.policy.version}|${new Date().toISOString()}`,
         {

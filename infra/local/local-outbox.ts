@@ -14,11 +14,14 @@ import { sendOwedEvents } from "../../shared/use-cases/outbox.ts";
  * decision events under the publish lease; returns how many went out, and how many wait for a
  * lease the last run still held. The last run's queues are gone, so nothing else would send them.
  */
-export async function publishLeftovers(shared: {
-  store: DecisionStore;
-  policies: PolicyRegistry;
-  publisher: PublishesEvents;
-}): Promise<{ sent: number; waiting: number }> {
+export async function publishLeftovers(
+  shared: {
+    store: DecisionStore;
+    policies: PolicyRegistry;
+    publisher: PublishesEvents;
+  },
+  say: (line: string) => void = () => undefined,
+): Promise<{ sent: number; waiting: number }> {
   const deps = { ...shared, publishLeaseMs: DECIDE_FUNCTION.publishLeaseMs, timings: REVIEW };
   let sent = 0;
   let waiting = 0;
@@ -26,9 +29,14 @@ export async function publishLeftovers(shared: {
     ...allTime(new Date()),
     policyIds: shared.policies.ids(),
   })) {
-    const outcome = await sendOwedEvents(record, deps);
-    sent += outcome.sent.length;
-    if (outcome.leaseHeld) waiting++;
+    try {
+      const outcome = await sendOwedEvents(record, deps);
+      sent += outcome.sent.length;
+      if (outcome.leaseHeld) waiting++;
+    } catch (error) {
+      // One record that cannot make its event (a broken invariant) must not keep the others' back.
+      say(`could not send the events ${record.itemId} owes: ${(error as Error).message}`);
+    }
   }
   return { sent, waiting };
 }
@@ -45,7 +53,7 @@ export function repairOutbox(
   const done = (async () => {
     const until = Date.now() + DECIDE_FUNCTION.publishLeaseMs + LOCAL_OUTBOX_RETRY_MS;
     for (;;) {
-      const { sent, waiting } = await publishLeftovers(shared);
+      const { sent, waiting } = await publishLeftovers(shared, say);
       if (sent > 0) say(`published ${sent} events the last run had not sent before it stopped`);
       if (waiting === 0 || stopped || Date.now() > until) return;
       await new Promise((resolve) => setTimeout(resolve, LOCAL_OUTBOX_RETRY_MS));

@@ -108,3 +108,17 @@ export function recordKey(
 export function batchesOf(record: Pick<DecisionRecord, "batchId" | "otherBatchIds">): string[] {
   return [...new Set([...(record.batchId ? [record.batchId] : []), ...(record.otherBatchIds ?? [])])];
 }
+
+/**
+ * The record's field `name`, which its status guarantees (a decided record has a route, a
+ * reviewed one a label): a record without it breaks an invariant, and no event is made of it.
+ */
+export function fieldOf<K extends keyof DecisionRecord>(
+  record: DecisionRecord,
+  name: K,
+): NonNullable<DecisionRecord[K]> {
+  const value = record[name];
+  if (value === undefined || value === null)
+    throw new RangeError(`${record.itemId}: a ${record.status} record without ${String(name)}`);
+  return value as NonNullable<DecisionRecord[K]>;
+}

@@ -6,9 +6,10 @@
  * redelivered or re-sent event changes nothing.
  */
 
+import { publishedEvent } from "../domain/contracts/events.ts";
 import type { DecisionStore } from "../domain/decision-store.ts";
 import type { PublishesEvents } from "../domain/events.ts";
-import { DetailType, pipelineEvent } from "../domain/events.ts";
+import { DetailType } from "../domain/events.ts";
 
 /** The "Decision Made" detail fields the target reads. */
 export interface DecisionMadeDetail {
@@ -63,7 +64,7 @@ export async function publishActioned(
   deps: { store: DecisionStore; publisher: PublishesEvents },
 ): Promise<void> {
   await deps.publisher.publish([
-    pipelineEvent(
+    publishedEvent(
       DetailType.actioned,
       `actioned|${applied.itemId}|${applied.policyId}@${applied.policyVersion}`,
       {

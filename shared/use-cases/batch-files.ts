@@ -13,6 +13,7 @@
  * version is read before they are written: a change that lands during the write leaves them
  * stale, and the step asks for another rewrite after `BATCH_FILES.rewriteDelaySeconds`.
  */
+
 import { createInterface } from "node:readline";
 import { Readable } from "node:stream";
 import {
@@ -22,7 +23,8 @@ import {
   isReviewed,
   type RequestsBatchFiles,
 } from "../domain/batch.ts";
-import { DetailType, type PipelineEvent, type PublishesEvents, pipelineEvent } from "../domain/events.ts";
+import { publishedEvent } from "../domain/contracts/events.ts";
+import { DetailType, type PipelineEvent, type PublishesEvents } from "../domain/events.ts";
 import type { MessageQueue } from "../domain/message-queue.ts";
 import type { ObjectStore } from "../domain/object-store.ts";
 import { BATCH_ANNOUNCE_LEASE_MS, BATCH_FILES } from "../domain/topology.ts";
@@ -86,14 +88,14 @@ export async function writeBatchFiles(
     const detail = { batchId, policyId, source, counts, ...results, completedAt };
     await announce(
       "completedEventPublished",
-      pipelineEvent(DetailType.batchCompleted, `batch-completed|${batchId}`, detail),
+      publishedEvent(DetailType.batchCompleted, `batch-completed|${batchId}`, detail),
     );
   }
   if (reviewing) {
     const detail = { batchId, policyId: batch.policyId, counts: batch.counts, results: keys.results };
     await announce(
       "reviewedEventPublished",
-      pipelineEvent(DetailType.batchReviewed, `batch-reviewed|${batchId}`, {
+      publishedEvent(DetailType.batchReviewed, `batch-reviewed|${batchId}`, {
         ...detail,
         reviewedAt: now.toISOString(),
       }),

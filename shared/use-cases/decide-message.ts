@@ -21,16 +21,18 @@
  * are thrown: the message returns to the queue and, after its receive limit, to the dead-letter
  * queue.
  */
+
 import { createHash } from "node:crypto";
 import { BATCH_ID_PATTERN } from "../domain/batch.ts";
 import { predictionSet } from "../domain/calibration/conformal.ts";
 import { calibratedProbabilities } from "../domain/calibration/map.ts";
+import { publishedEvent } from "../domain/contracts/events.ts";
 import type { DecidesItems } from "../domain/decision-endpoint.ts";
-import type { DecisionRecord } from "../domain/decision-record.ts";
+import { type DecisionRecord, fieldOf } from "../domain/decision-record.ts";
 import type { DecisionStore } from "../domain/decision-store.ts";
 import { EndpointRejectedError, StoreRejectedError } from "../domain/errors.ts";
 import type { PublishesEvents } from "../domain/events.ts";
-import { DetailType, type PipelineEvent, pipelineEvent } from "../domain/events.ts";
+import { DetailType, type PipelineEvent } from "../domain/events.ts";
 import { type Item, type ItemProblem, parseItem } from "../domain/item.ts";
 import type { Policy } from "../domain/policy/policy.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
@@ -71,25 +73,25 @@ export interface DecideResult {
 export function eventFor(record: DecisionRecord): PipelineEvent {
   const key = `${record.itemId}|${record.policyId}@${record.policyVersion}`;
   if (record.status === "rejected") {
-    return pipelineEvent(DetailType.rejected, `rejected|${key}`, {
+    return publishedEvent(DetailType.rejected, `rejected|${key}`, {
       itemId: record.itemId,
       policyId: record.policyId,
       problems: record.problems ?? [],
       rejectedAt: record.createdAt,
     });
   }
-  return pipelineEvent(DetailType.made, `made|${key}|${record.route}|${record.chosen}`, {
+  return publishedEvent(DetailType.made, `made|${key}|${record.route}|${record.chosen}`, {
     itemId: record.itemId,
     policyId: record.policyId,
     policyVersion: record.policyVersion,
-    route: record.route,
-    reason: record.reason,
-    chosen: record.chosen,
-    topProbability: record.topProbability,
-    confidence: record.confidence,
-    distribution: record.distribution,
-    modelSha256: record.modelSha256,
-    promptSha256: record.promptSha256,
+    route: fieldOf(record, "route"),
+    reason: fieldOf(record, "reason"),
+    chosen: fieldOf(record, "chosen"),
+    topProbability: fieldOf(record, "topProbability"),
+    confidence: fieldOf(record, "confidence"),
+    distribution: fieldOf(record, "distribution"),
+    modelSha256: fieldOf(record, "modelSha256"),
+    promptSha256: fieldOf(record, "promptSha256"),
     decidedAt: record.createdAt,
     ...(record.supersedes ? { supersedes: record.supersedes } : {}),
   });

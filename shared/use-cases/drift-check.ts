@@ -6,9 +6,10 @@
  */
 
 import { checkDrift } from "../domain/calibration/drift.ts";
+import { publishedEvent } from "../domain/contracts/events.ts";
 import type { DecisionStore } from "../domain/decision-store.ts";
 import type { PublishesEvents } from "../domain/events.ts";
-import { DetailType, pipelineEvent } from "../domain/events.ts";
+import { DetailType } from "../domain/events.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
 import { DRIFT } from "../domain/topology.ts";
 
@@ -49,7 +50,7 @@ export async function runDriftCheck(
     );
     if (result.drifted) {
       await deps.publisher.publish([
-        pipelineEvent(DetailType.drift, `drift|${id}@${policy.version}|${now.toISOString()}`, {
+        publishedEvent(DetailType.drift, `drift|${id}@${policy.version}|${now.toISOString()}`, {
           policyId: id,
           policyVersion: policy.version,
           periodHours,

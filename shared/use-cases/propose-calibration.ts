@@ -9,14 +9,16 @@
  * changes only when someone applies the proposal (`decide calibrate --apply-proposal`) and
  * deploys. Run by the scheduled Recalibrate function and by `decide calibrate --from-table --propose`.
  */
+
 import { type CalibrationSummary, calibratePolicy } from "../domain/calibration/calibrate.ts";
 import { proposeMassFloor } from "../domain/calibration/off-options.ts";
 import { checkProposal } from "../domain/calibration/proposal-check.ts";
 import { MIN_FIT_LABELS } from "../domain/calibration/ranges.ts";
 import { renderReport } from "../domain/calibration/report.ts";
 import type { ThresholdGoal } from "../domain/calibration/threshold.ts";
+import { publishedEvent } from "../domain/contracts/events.ts";
 import type { DecisionStore } from "../domain/decision-store.ts";
-import { DetailType, type PublishesEvents, pipelineEvent } from "../domain/events.ts";
+import { DetailType, type PublishesEvents } from "../domain/events.ts";
 import type { ObjectStore } from "../domain/object-store.ts";
 import { type Policy, PolicyError, parsePolicy } from "../domain/policy/policy.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
@@ -194,7 +196,7 @@ function proposedEvent(
   now: Date,
 ) {
   const certificate = proposed.certificate;
-  return pipelineEvent(
+  return publishedEvent(
     DetailType.calibrationProposed,
     `calibration-proposed|${policy.id}@${policy.version}|${summary.labels}`,
     {

@@ -7,9 +7,10 @@
  * an outbox flag so that a retried request sends what a failed one could not. Changes and undos:
  * shared/use-cases/revise-label.ts.
  */
-import { batchesOf, type DecisionRecord } from "../domain/decision-record.ts";
+import { publishedEvent } from "../domain/contracts/events.ts";
+import { batchesOf, type DecisionRecord, fieldOf } from "../domain/decision-record.ts";
 import type { RecordKey } from "../domain/decision-store.ts";
-import { DetailType, pipelineEvent } from "../domain/events.ts";
+import { DetailType } from "../domain/events.ts";
 import { answerability, claimedByOther, isAdmin, type ReviewClaim, type Reviewer } from "../domain/review.ts";
 import { settleLabel } from "./batch-progress.ts";
 import {
@@ -238,19 +239,19 @@ async function finalLabel(step: LabelStep): Promise<ReviewOutcome> {
 /** Sends "Decision Reviewed" for the stored label and marks it sent. */
 export async function publishReviewed(record: DecisionRecord, deps: ReviewDependencies): Promise<void> {
   await deps.publisher.publish([
-    pipelineEvent(
+    publishedEvent(
       DetailType.reviewed,
       `reviewed|${record.itemId}|${record.policyId}@${record.policyVersion}|${record.label}|r${record.reviewVersion ?? 0}`,
       {
         itemId: record.itemId,
         policyId: record.policyId,
         policyVersion: record.policyVersion,
-        label: record.label,
-        chosen: record.chosen,
+        label: fieldOf(record, "label"),
+        ...(record.chosen !== undefined ? { chosen: record.chosen } : {}),
         agreed: record.chosen === record.label,
-        reviewer: record.reviewer,
+        reviewer: fieldOf(record, "reviewer"),
         ...(record.reviewerId ? { reviewerId: record.reviewerId } : {}),
-        reviewedAt: record.reviewedAt,
+        reviewedAt: fieldOf(record, "reviewedAt"),
       },
     ),
   ]);

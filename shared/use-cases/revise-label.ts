@@ -3,9 +3,10 @@
  * time. Each is appended to the record's history and announced with "Decision Review Revised";
  * an undo sends the item back to the review queue.
  */
+import { publishedEvent } from "../domain/contracts/events.ts";
 import { batchesOf, type DecisionRecord } from "../domain/decision-record.ts";
 import type { RecordKey, ReviewWrite } from "../domain/decision-store.ts";
-import { DetailType, pipelineEvent } from "../domain/events.ts";
+import { DetailType } from "../domain/events.ts";
 import { isAdmin, type Reviewer } from "../domain/review.ts";
 import { settleRevision } from "./batch-progress.ts";
 import {
@@ -107,16 +108,19 @@ export async function reviseLabel(
 export async function publishRevised(record: DecisionRecord, deps: ReviewDependencies): Promise<void> {
   const revision = record.lastRevision;
   if (!revision) return;
+  const { action, previousLabel } = revision;
+  if ((action !== "change" && action !== "undo") || previousLabel === undefined)
+    throw new RangeError(`${record.itemId}: a revision (${action}) without its previous label`);
   await deps.publisher.publish([
-    pipelineEvent(
+    publishedEvent(
       DetailType.revised,
       `revised|${record.itemId}|${record.policyId}@${record.policyVersion}|r${record.reviewVersion ?? 0}`,
       {
         itemId: record.itemId,
         policyId: record.policyId,
         policyVersion: record.policyVersion,
-        action: revision.action,
-        previousLabel: revision.previousLabel,
+        action,
+        previousLabel,
         label: revision.label ?? null,
         reviewer: revision.reviewerName,
         reviewerId: revision.reviewerId,

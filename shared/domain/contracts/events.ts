@@ -6,7 +6,7 @@
  * so the contracts published to upstream teams are generated, never hand-copied.
  */
 import { z } from "zod";
-import { DetailType } from "../events.ts";
+import { DetailType, type PipelineEvent, pipelineEvent } from "../events.ts";
 import { itemSchema } from "../item.ts";
 
 const eventId = z.string().regex(/^[0-9a-f]{32}$/, "must be the event's 32-hex-digit id");
@@ -86,6 +86,25 @@ export const itemActionedSchema = z.object({
   causedBy: eventId,
 });
 
+/** "Calibration Drift": recent decisions of a policy version no longer look like its calibration. */
+export const calibrationDriftSchema = z.object({
+  eventId,
+  policyId: z.string(),
+  policyVersion: z.number().int(),
+  /** The window checked, when the daily drift job ran it (absent from `decide calibrate --check`). */
+  periodHours: z.number().optional(),
+  decisions: z.number().int(),
+  checks: z.array(
+    z.object({
+      name: z.enum(["mean_confidence", "escalation_rate", "option_mix", "allowed_token_mass"]),
+      baseline: z.number(),
+      recent: z.number(),
+      bound: z.number(),
+      drifted: z.boolean(),
+    }),
+  ),
+});
+
 /** "Calibration Proposed": a next policy version fitted on reviewers' labels, waiting to be applied. */
 export const calibrationProposedSchema = z.object({
   eventId,
@@ -159,7 +178,26 @@ export const EVENT_DETAIL_SCHEMAS = {
   [DetailType.reviewed]: decisionReviewedSchema,
   [DetailType.revised]: decisionReviewRevisedSchema,
   [DetailType.actioned]: itemActionedSchema,
+  [DetailType.drift]: calibrationDriftSchema,
   [DetailType.calibrationProposed]: calibrationProposedSchema,
   [DetailType.batchCompleted]: batchCompletedSchema,
   [DetailType.batchReviewed]: batchReviewedSchema,
 } as const;
+
+/** An event type the pipeline publishes (every detail type but the upstream "Decision Requested"). */
+export type PublishedType = Exclude<keyof typeof EVENT_DETAIL_SCHEMAS, typeof DetailType.requested>;
+
+/** The detail of a published event as its schema defines it, without the `eventId` the builder adds. */
+export type EventDetail<T extends PublishedType> = Omit<z.input<(typeof EVENT_DETAIL_SCHEMAS)[T]>, "eventId">;
+
+/**
+ * The one builder of the pipeline's events: the detail is checked against its schema's type at
+ * compile time, and the stable `eventId` is derived from `eventKey` (the same facts, the same id).
+ */
+export function publishedEvent<T extends PublishedType>(
+  detailType: T,
+  eventKey: string,
+  detail: EventDetail<T>,
+): PipelineEvent {
+  return pipelineEvent(detailType, eventKey, detail as Record<string, unknown>);
+}
