@@ -31,7 +31,7 @@ const v1 = JSON.parse(
   await readFile(join(REPO_ROOT, "events", "policies", "ticket-routing.v1.json"), "utf8"),
 ) as Record<string, unknown>;
 /** The candidate: a lower threshold (it would automate more) and an offset toward "account" (flips). */
-const candidate = { ...v1, version: 2, autoThreshold: 0.6, optionBias: [0, 0, 1.5, 0] };
+const candidate = { ...v1, version: 2, autoThreshold: 0.6, optionBias: [0, 0, 3, 0] };
 let items: { id: string; state: unknown; label: string }[];
 
 /** Decides `items` under `policiesDir`'s policies into `table`, and labels every escalated one. */
@@ -45,6 +45,7 @@ async function decideAndLabel(table: string, policiesDir: string): Promise<void>
     endpoint: source.endpoint,
     publisher: { publish: async () => undefined },
     publishLeaseMs: 60_000,
+    now: () => new Date(),
   };
   for (const item of items)
     await decideMessage(JSON.stringify({ id: item.id, policy: "ticket-routing", state: item.state }), deps);
