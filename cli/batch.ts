@@ -15,6 +15,7 @@ import { basename } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
+import { systemClock } from "../shared/domain/clock.ts";
 import { MAX_LINE_BYTES, readLines } from "../shared/domain/input/lines.ts";
 import type { ItemProblem } from "../shared/domain/item.ts";
 import type { ObjectStore } from "../shared/domain/object-store.ts";
@@ -119,7 +120,7 @@ async function submit(
   };
   if (local) {
     const batch = await runIntake(
-      { batches: ctx.batches, objects: ctx.objects, policies: registry, ...local },
+      { batches: ctx.batches, objects: ctx.objects, policies: registry, now: systemClock, ...local },
       key,
     ).catch(async (error: unknown) => {
       // Without its batch record no one would ever read the file again: take it back.

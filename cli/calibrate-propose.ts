@@ -6,6 +6,7 @@
 import { join, resolve } from "node:path";
 import { FsObjectStore } from "../shared/adapters/fs-object-store.ts";
 import type { ThresholdGoal } from "../shared/domain/calibration/threshold.ts";
+import { systemClock } from "../shared/domain/clock.ts";
 import type { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import { type ProposalOutcome, proposeCalibrations } from "../shared/use-cases/propose-calibration.ts";
 import { awsOptions, decisionStore, publisherTo } from "./aws.ts";
@@ -27,6 +28,7 @@ export async function proposeFromTable(options: {
       policies: options.registry,
       store: decisionStore(options.table, client),
       objects: new FsObjectStore(resolve(options.out)),
+      now: systemClock,
       ...(options.eventBus ? { publisher: publisherTo(options.eventBus, client) } : {}),
     },
     {

@@ -14,7 +14,7 @@ import { createEventQueueHandler } from "./event-queue-handler.ts";
 
 /** The handler for given dependencies; `onOutcome` lets tests and the local mode count effects. */
 export function createAutoActionHandler(
-  dependencies: () => Promise<Pick<SharedDependencies, "store" | "publisher">>,
+  dependencies: () => Promise<Pick<SharedDependencies, "store" | "publisher" | "now">>,
   onOutcome?: (detail: DecisionMadeDetail, outcome: ApplyOutcome) => void,
 ) {
   return createEventQueueHandler({

@@ -8,6 +8,7 @@ import { EventPublisher } from "../shared/adapters/event-publisher.ts";
 import { FsObjectStore } from "../shared/adapters/fs-object-store.ts";
 import { S3ObjectStore } from "../shared/adapters/s3-object-store.ts";
 import { SqsQueue } from "../shared/adapters/sqs-queue.ts";
+import { type Clock, systemClock } from "../shared/domain/clock.ts";
 import type { DecisionStore } from "../shared/domain/decision-store.ts";
 import type { PublishesEvents } from "../shared/domain/events.ts";
 import type { ObjectStore } from "../shared/domain/object-store.ts";
@@ -43,6 +44,7 @@ export function batchDependenciesFromEnv(
   return {
     batches: new DynamoDbBatchStore(dynamoClient(), requireEnv("DECISIONS_TABLE", env)),
     files: queueBatchFiles(new SqsQueue(sqsClient(), url)),
+    now: systemClock,
   };
 }
 
@@ -72,6 +74,8 @@ export interface SharedDependencies {
   readonly policies: PolicyRegistry;
   readonly store: DecisionStore;
   readonly publisher: PublishesEvents;
+  /** The one clock of every handler (a test composes its own). */
+  readonly now: Clock;
 }
 
 /** Reads DECISIONS_TABLE, EVENT_BUS_NAME and POLICIES_DIR (optional). */
@@ -80,5 +84,6 @@ export async function sharedDependencies(env: NodeJS.ProcessEnv = process.env): 
     policies: await PolicyRegistry.fromFolder(env.POLICIES_DIR || BUNDLED_POLICIES),
     store: new DynamoDbDecisionStore(dynamoClient(), requireEnv("DECISIONS_TABLE", env)),
     publisher: new EventPublisher(eventBridgeClient(), requireEnv("EVENT_BUS_NAME", env), EVENT_PUBLISHING),
+    now: systemClock,
   };
 }

@@ -255,7 +255,7 @@ async function feedSamples(root: string, intake: MessageQueue): Promise<number> 
 /** Runs intake again for every batch that is not completed; returns how many. */
 async function resumeBatches(
   env: Record<string, string>,
-  shared: { policies: PolicyRegistry },
+  shared: { policies: PolicyRegistry; now: () => Date },
   queues: { batch: MessageQueue; files: MessageQueue },
   say: (line: string) => void,
 ): Promise<number> {
@@ -271,6 +271,7 @@ async function resumeBatches(
     queue: queues.batch,
     files: queueBatchFiles(queues.files),
     policies: shared.policies,
+    now: shared.now,
   };
   let resumed = 0;
   for (const batch of await batches.listBatches(1000)) {

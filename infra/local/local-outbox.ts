@@ -19,6 +19,7 @@ export async function publishLeftovers(
     store: DecisionStore;
     policies: PolicyRegistry;
     publisher: PublishesEvents;
+    now: () => Date;
   },
   say: (line: string) => void = () => undefined,
 ): Promise<{ sent: number; waiting: number }> {

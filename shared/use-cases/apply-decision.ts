@@ -28,10 +28,10 @@ export type ApplyOutcome = "actioned" | "already_actioned" | "not_automatic";
 /** Applies the decision in `detail` exactly once. */
 export async function applyDecision(
   detail: DecisionMadeDetail,
-  deps: { store: DecisionStore; publisher: PublishesEvents; now?: () => Date },
+  deps: { store: DecisionStore; publisher: PublishesEvents; now: () => Date },
 ): Promise<ApplyOutcome> {
   if (detail.route !== "auto") return "not_automatic";
-  const now = (deps.now ?? (() => new Date()))();
+  const now = deps.now();
   const action = `${detail.policyId}:${detail.chosen}`;
   const applied = await deps.store.transition(detail, "auto_approved", "actioned", {
     action,

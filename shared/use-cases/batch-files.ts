@@ -37,7 +37,8 @@ export interface BatchFilesDependencies {
   readonly publisher: PublishesEvents;
   /** Asks for a later rewrite when a change came during this one. */
   readonly files: RequestsBatchFiles;
-  readonly now?: () => Date;
+  /** The clock: set once where the handlers are composed (a test sets its own). */
+  readonly now: () => Date;
 }
 
 /** What one run did. */
@@ -59,7 +60,7 @@ export async function writeBatchFiles(
 ): Promise<BatchFilesOutcome> {
   const batch = await deps.batches.getBatch(batchId);
   if (!batch || !isComplete(batch)) return "not_complete";
-  const now = (deps.now ?? (() => new Date()))();
+  const now = deps.now();
   const claim = (phase: "completed" | "reviewed") =>
     deps.batches.claimAnnouncement(batchId, phase, now.getTime(), now.getTime() + BATCH_ANNOUNCE_LEASE_MS);
   const completing = !batch.completedEventPublished && (await claim("completed"));

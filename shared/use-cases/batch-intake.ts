@@ -53,7 +53,7 @@ export async function runIntake(
   options: { etag?: string; onProgress?: IntakeProgress } = {},
 ): Promise<BatchRecord> {
   const { policyId, batchId, name } = batchOfKey(key, options.etag);
-  const now = (deps.now ?? (() => new Date()))();
+  const now = deps.now();
   const fresh: BatchRecord = {
     batchId,
     policyId,
@@ -78,7 +78,7 @@ export async function runIntake(
     batchKeys(batchId).rejected,
     refusedLines(run, readItemLines(stream, formatOf(name))),
   );
-  const batch = await deps.batches.finishIntake(batchId, counts, (deps.now ?? (() => new Date()))());
+  const batch = await deps.batches.finishIntake(batchId, counts, deps.now());
   options.onProgress?.({ ...counts });
   // A batch whose every line was refused (or whose items were all decided during a rerun) is done now.
   await requestIfDue(deps, batch);

@@ -29,7 +29,8 @@ export interface BatchDependencies {
   readonly batches: BatchStore;
   /** Starts the batch files step. */
   readonly files: RequestsBatchFiles;
-  readonly now?: () => Date;
+  /** The clock: set once where the handlers are composed (a test sets its own). */
+  readonly now: () => Date;
 }
 
 /** Where a batch's files live in the object store. */
@@ -124,7 +125,7 @@ export async function requestIfDue(deps: BatchDependencies, batch: BatchRecord |
  * for the rewrite itself.
  */
 async function filesChanged(deps: BatchDependencies, batch: BatchRecord): Promise<void> {
-  const now = (deps.now ?? (() => new Date()))();
+  const now = deps.now();
   const opened = await deps.batches.markFilesStale(batch.batchId, now);
   if (opened && batch.completedEventPublished)
     await deps.files.request(batch.batchId, BATCH_FILES.rewriteDelaySeconds);

@@ -50,7 +50,8 @@ export interface DecideDependencies {
   readonly publisher: PublishesEvents;
   /** How long a worker holds the right to publish; keep it below the queue's visibility timeout. */
   readonly publishLeaseMs: number;
-  readonly now?: () => Date;
+  /** The clock: set once where the handlers are composed (a test sets its own). */
+  readonly now: () => Date;
   /**
    * Batch progress (the batch lane's items carry a batch id): each item's outcome is counted in
    * its batch once, after its event went out. Absent where no batch can arrive.
@@ -109,7 +110,7 @@ export async function ensurePublished(
   leaseHeld = false,
 ): Promise<boolean> {
   if (record.eventPublished) return true;
-  const now = (deps.now ?? (() => new Date()))();
+  const now = deps.now();
   if (!leaseHeld && !(await deps.store.claimPublish(record, deps.publishLeaseMs, now.getTime())))
     return false;
   await deps.publisher.publish([eventFor(record)]);
@@ -119,7 +120,7 @@ export async function ensurePublished(
 
 /** Decides one message body. */
 export async function decideMessage(body: string, deps: DecideDependencies): Promise<DecideResult> {
-  const now = (deps.now ?? (() => new Date()))().toISOString();
+  const now = deps.now().toISOString();
   const parsed = parseItem(body, (id) => deps.policies.current(id) !== undefined);
   if (!parsed.ok) {
     const itemId = parsed.id ?? `invalid-${createHash("sha256").update(body).digest("hex").slice(0, 24)}`;
@@ -164,7 +165,7 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
   let winner: DecisionRecord;
   let created: boolean;
   // Written holding the publish lease: the write that creates the record is also the claim.
-  const leaseUntil = (deps.now ?? (() => new Date()))().getTime() + deps.publishLeaseMs;
+  const leaseUntil = deps.now().getTime() + deps.publishLeaseMs;
   try {
     ({ record: winner, created } = await deps.store.create(record, leaseUntil));
   } catch (error) {
@@ -267,7 +268,7 @@ async function reject(
       updatedAt: now,
       eventPublished: false,
     },
-    (deps.now ?? (() => new Date()))().getTime() + deps.publishLeaseMs,
+    deps.now().getTime() + deps.publishLeaseMs,
   );
   await ensurePublished(record, deps, created);
   return record;

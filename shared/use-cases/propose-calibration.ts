@@ -72,7 +72,8 @@ export interface ProposalDependencies {
   readonly objects: ObjectStore;
   /** Announces each new proposal; none locally when no bus is named. */
   readonly publisher?: PublishesEvents;
-  readonly now?: () => Date;
+  /** The clock: set once where the handlers are composed (a test sets its own). */
+  readonly now: () => Date;
 }
 
 /** Settings of a run. */
@@ -151,7 +152,7 @@ async function proposeOne(
   };
   if ((await deps.objects.list(keys.policy)).some((o) => o.key === keys.policy))
     return { ...base, status: "already_proposed", proposedVersion: policy.version + 1, keys };
-  const now = (deps.now ?? (() => new Date()))();
+  const now = deps.now();
   const goal = settings.goal ?? { kind: "target-accuracy", accuracy: 0.97 };
   const summary = calibratePolicy(policy, labelled.rows, { goal, now });
   const offOptions = labelled.masses.length > 0 ? proposeMassFloor(labelled.masses) : undefined;

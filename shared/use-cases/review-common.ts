@@ -16,7 +16,8 @@ export interface ReviewDependencies {
   readonly store: DecisionStore;
   readonly publisher: PublishesEvents;
   readonly policies: PolicyRegistry;
-  readonly now?: () => Date;
+  /** The clock: set once where the handlers are composed (a test sets its own). */
+  readonly now: () => Date;
   /** How long opening an item claims it, and how long a reviewer may change or undo their own label. */
   readonly timings: { readonly claimMs: number; readonly changeWindowMs: number };
   /** Batch progress: labels on batch items are counted in their batch. */
@@ -53,7 +54,7 @@ export const MAX_RACES = 5;
 
 /** The clock of the dependencies. */
 export function nowOf(deps: ReviewDependencies): Date {
-  return (deps.now ?? (() => new Date()))();
+  return deps.now();
 }
 
 /** Refuses anyone in neither the reviewers nor the admins group. */

@@ -63,7 +63,13 @@ async function measure(name: string, batches: BatchStore, batchId: string, items
   });
   const started = performance.now();
   const outcome = await writeBatchFiles(
-    { batches, objects, files: { request: async () => {} }, publisher: { publish: async () => {} } },
+    {
+      batches,
+      objects,
+      files: { request: async () => {} },
+      publisher: { publish: async () => {} },
+      now: () => new Date(),
+    },
     batchId,
   );
   const seconds = (performance.now() - started) / 1000;

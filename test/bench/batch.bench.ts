@@ -102,7 +102,14 @@ if (runs("1")) {
     }, 10);
     const started = performance.now();
     const batch = await runIntake(
-      { batches: new InMemoryBatchStore(), objects, files: { request: async () => {} }, policies, queue },
+      {
+        batches: new InMemoryBatchStore(),
+        objects,
+        files: { request: async () => {} },
+        policies,
+        queue,
+        now: () => new Date(),
+      },
       key,
     );
     const ms = performance.now() - started;
@@ -174,7 +181,10 @@ if (runs("2")) {
     await objects.put(key, `${Array.from({ length: batchItems }, (_, i) => line("B", i + 1)).join("\n")}\n`);
     const { queueBatchFiles } = await import("../../shared/use-cases/batch-files.ts");
     const files = queueBatchFiles(new SqsQueue(sqs, local.env.BATCH_FILES_QUEUE_URL!));
-    const lane = await runIntake({ batches, objects, files, policies, queue: batchQueue }, key);
+    const lane = await runIntake(
+      { batches, objects, files, policies, queue: batchQueue, now: () => new Date() },
+      key,
+    );
     const laneStarted = performance.now();
     const beside = await series(async () => (await batches.getBatch(lane.batchId))!.status !== "completed");
     while ((await batches.getBatch(lane.batchId))!.status !== "completed")

@@ -84,6 +84,7 @@ const batch = await runIntake(
   {
     batches: new InMemoryBatchStore(),
     objects,
+    now: () => new Date(),
     files: { request: async () => undefined },
     policies: new PolicyRegistry([TEAMS_POLICY]),
     queue,

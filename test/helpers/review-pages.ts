@@ -58,6 +58,7 @@ export async function startReviewPages(table: string, pageSize = 3): Promise<Rev
       {
         store,
         policies,
+        now: () => new Date(),
         publisher: { publish: async (batch) => void events.push(...batch) },
         timings: { claimMs: 5 * 60_000, changeWindowMs: 10 * 60_000 },
         pageSize,

@@ -67,6 +67,7 @@ describe("alarms watch metrics the code emits", () => {
     const policies = await PolicyRegistry.fromFolder(join(REPO_ROOT, "events", "policies"));
     const handler = createDecideHandler(async () => ({
       policies,
+      now: () => new Date(),
       store: new InMemoryDecisionStore(),
       publisher: { publish: async () => undefined },
       // Billing far ahead for the first item (auto), even for the second (human).
@@ -97,6 +98,7 @@ describe("alarms watch metrics the code emits", () => {
     const { createReviewBacklogHandler } = await import("../../functions/review-backlog.ts");
     const backlog = createReviewBacklogHandler(async () => ({
       policies,
+      now: () => new Date(),
       store: new InMemoryDecisionStore(),
       publisher: { publish: async () => undefined },
     }));

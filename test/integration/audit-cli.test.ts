@@ -63,6 +63,7 @@ async function seed(store: DynamoDbDecisionStore, policies: PolicyRegistry, poli
     policies,
     publisher: { publish: async () => undefined },
     timings: { claimMs: 60_000, changeWindowMs: 60_000 },
+    now: () => new Date(),
   };
   const reviewer = { id: "ana", name: "Ana", groups: ["reviewers"] };
   const toLabel: [string, string][] = [];

@@ -49,7 +49,7 @@ describe("a 200,000-item batch", () => {
         throw new Error("the decide path read the batch's members");
       },
     });
-    await settleMember({ batches: noMembers, files }, batchId, largeMember(ITEMS - 1));
+    await settleMember({ batches: noMembers, files, now: () => new Date() }, batchId, largeMember(ITEMS - 1));
     expect(requests).toEqual([batchId]);
 
     // The files step, its live heap sampled while it streams.
@@ -64,6 +64,7 @@ describe("a 200,000-item batch", () => {
       objects: store,
       files,
       publisher: { publish: async (e: readonly PipelineEvent[]) => void events.push(...e) },
+      now: () => new Date(),
     };
     expect(await writeBatchFiles(deps, batchId)).toBe("completed");
     expect(events.map((e) => e.detailType)).toEqual(["Batch Completed"]);

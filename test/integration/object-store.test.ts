@@ -97,6 +97,7 @@ describe.skipIf(!motoAvailable)("the batch intake function on moto's S3", () => 
     const batches = new InMemoryBatchStore();
     const handler = createBatchIntakeHandler(async () => ({
       batches,
+      now: () => new Date(),
       objects,
       files: { request: async () => {} },
       policies: await PolicyRegistry.fromFolder(join(REPO_ROOT, "events", "policies")),

@@ -29,6 +29,7 @@ const deps = () => ({
   batches: new InMemoryBatchStore(),
   objects,
   files: { request: async () => undefined },
+  now: () => new Date(),
   policies: new PolicyRegistry([TEAMS_POLICY]),
   queue,
 });

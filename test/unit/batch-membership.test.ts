@@ -34,7 +34,11 @@ let batches: InMemoryBatchStore;
 const events: PipelineEvent[] = [];
 
 const deps = () => {
-  const batchDeps = { batches, files: { request: async () => undefined } };
+  const batchDeps = {
+    batches,
+    files: { request: async () => undefined },
+    now: () => new Date("2032-01-01T00:00:00Z"),
+  };
   return {
     policies: new PolicyRegistry([TEAMS_POLICY]),
     store,

@@ -42,12 +42,20 @@ const queue = recordingQueue({ push: (...messages: OutgoingMessage[]) => sent.pu
 const files = {
   request: async (batchId: string, delaySeconds = 0) => void requests.push({ batchId, delaySeconds }),
 };
-const deps = () => ({ batches, objects, files, policies: new PolicyRegistry([TEAMS_POLICY]), queue });
+const deps = () => ({
+  batches,
+  objects,
+  files,
+  policies: new PolicyRegistry([TEAMS_POLICY]),
+  queue,
+  now: () => new Date(),
+});
 const filesDeps = () => ({
   batches,
   objects,
   files,
   publisher: { publish: async (e: readonly PipelineEvent[]) => void events.push(...e) },
+  now: () => new Date(),
 });
 
 /** Runs the files step for the requests that are due (delayed ones too when `delayed`), as its queue would. */

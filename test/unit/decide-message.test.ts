@@ -149,7 +149,13 @@ describe("decideMessage", () => {
     expect(made[0]!.detail.eventId).toBe(made[1]!.detail.eventId);
     const outcomes = [];
     for (const event of made)
-      outcomes.push(await applyDecision(event.detail as unknown as DecisionMadeDetail, { store, publisher }));
+      outcomes.push(
+        await applyDecision(event.detail as unknown as DecisionMadeDetail, {
+          store,
+          publisher,
+          now: () => new Date(clock),
+        }),
+      );
     expect(outcomes).toEqual(["actioned", "already_actioned"]);
   });
 
