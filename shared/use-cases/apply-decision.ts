@@ -6,21 +6,16 @@
  * redelivered or re-sent event changes nothing.
  */
 
-import { publishedEvent } from "../domain/contracts/events.ts";
+import { type DecisionMade, publishedEvent } from "../domain/contracts/events.ts";
 import type { DecisionStore } from "../domain/decision-store.ts";
 import type { PublishesEvents } from "../domain/events.ts";
 import { DetailType } from "../domain/events.ts";
 
-/** The "Decision Made" detail fields the target reads. */
-export interface DecisionMadeDetail {
-  readonly itemId: string;
-  readonly policyId: string;
-  readonly policyVersion: number;
-  readonly chosen: string;
-  readonly route: string;
-  /** The event's stable id. */
-  readonly eventId: string;
-}
+/** The "Decision Made" detail fields the target reads (the event's schema, `contracts/events.ts`). */
+export type DecisionMadeDetail = Pick<
+  DecisionMade,
+  "itemId" | "policyId" | "policyVersion" | "chosen" | "route" | "eventId"
+>;
 
 /** What happened. */
 export type ApplyOutcome = "actioned" | "already_actioned" | "not_automatic";
