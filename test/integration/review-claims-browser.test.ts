@@ -218,6 +218,7 @@ describe.skipIf(!hasBrowser)("claims and the review flow in Chromium", () => {
     const long = escalatedRecord(5, {
       policyId: "content-moderation",
       chosen: "restrict",
+      distribution: { allow: 0.2, restrict: 0.62, remove: 0.1, out_of_scope: 0.08 },
       state: "Selling cheap watches, message me for the link, limited offer this week only",
     });
     await pages.store.create(long);
