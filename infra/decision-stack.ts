@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { CfnOutput, CfnParameter, Stack, type StackProps } from "aws-cdk-lib";
+import { Annotations, CfnOutput, CfnParameter, Stack, type StackProps } from "aws-cdk-lib";
 import type { Construct } from "constructs";
 import { parsePolicy } from "../shared/domain/policy/policy.ts";
 import { REVIEW } from "../shared/domain/topology.ts";
@@ -129,6 +129,16 @@ export class DecisionStack extends Stack {
       description:
         "Each dead-letter queue and where its letters go home: npx decide replay --from SOURCE --routes '<this>'",
     });
+    new CfnOutput(this, "AlarmTopicArn", {
+      value: this.operations.topic.topicArn,
+      description:
+        "Every alarm notifies this topic: subscribe on-call to it (or deploy with -c alarmEmail=...)",
+    });
+    if (!props.alarmEmail)
+      Annotations.of(this).addWarningV2(
+        "decision-pipeline:alarms-without-subscriber",
+        "No -c alarmEmail: the alarms notify the AlarmTopicArn topic, which has no subscriber until you add one",
+      );
     new CfnOutput(this, "DecisionsTable", { value: this.pipeline.table.tableName });
     new CfnOutput(this, "EventBusName", { value: this.pipeline.bus.eventBusName });
     new CfnOutput(this, "PipelineBucketName", { value: this.pipeline.bucket.bucketName });

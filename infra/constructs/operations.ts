@@ -12,7 +12,7 @@ import * as kms from "aws-cdk-lib/aws-kms";
 import type * as sns from "aws-cdk-lib/aws-sns";
 import { Construct } from "constructs";
 import type { DeadLetterSource } from "../../shared/domain/dead-letters.ts";
-import { METRICS, ON_CALL_ALARMS } from "../../shared/domain/topology.ts";
+import { ENDPOINT_DEADLINE_MS, METRICS, ON_CALL_ALARMS } from "../../shared/domain/topology.ts";
 import { AlarmTopic } from "./alarm-topic.ts";
 import { DeadLetterAlarms } from "./dead-letter-alarms.ts";
 import type { DecisionPipeline } from "./decision-pipeline.ts";
@@ -32,7 +32,11 @@ export interface OperationsProps {
   readonly maxMessageAge?: Duration;
   /** Share of decisions escalated to people that raises the alarm. @default 0.5 */
   readonly maxEscalationRate?: number;
-  /** p90 model latency that raises the alarm. @default 10 seconds */
+  /**
+   * p90 model latency (one call, its items in turn) that raises the alarm. @default
+   * ON_CALL_ALARMS.modelLatencyShareOfDeadline of the endpoint's deadline (a full call of fresh
+   * items takes about 15 s, so a fixed 10 s kept this alarm in ALARM under normal load)
+   */
   readonly maxModelLatency?: Duration;
   /**
    * Review service level per policy id: minutes the oldest pending item may wait (the policy's
@@ -212,7 +216,11 @@ export class Operations extends Construct {
       }),
       modelLatency: this.signal("ModelLatency", {
         metric: endpointMetric(props.endpoint, "ModelLatency", "p90"),
-        threshold: (props.maxModelLatency ?? Duration.seconds(10)).toMilliseconds() * 1000,
+        threshold:
+          (
+            props.maxModelLatency ??
+            Duration.millis(ENDPOINT_DEADLINE_MS * ON_CALL_ALARMS.modelLatencyShareOfDeadline)
+          ).toMilliseconds() * 1000,
         description: "p90 model latency is high (SageMaker reports microseconds)",
         evaluationPeriods: 3,
       }),

@@ -217,6 +217,8 @@ export const ON_CALL_ALARMS = {
   // The batch files step's requests wait at most a rewrite delay, and a job at most its timeout.
   oldestMessageMinutes: { intake: 15, batch: 360, batchFiles: 60, autoAction: 15, review: 15 },
   decideDurationShare: 0.8,
+  /** p90 time of one endpoint call, as a share of the deadline every admitted item must meet. */
+  modelLatencyShareOfDeadline: 0.8,
   endpointCpuShare: 0.95,
   endpointMemoryPercent: 85,
   /** Minutes CPU or the instance count must stay at its level before the alarm fires. */

@@ -7,12 +7,17 @@
  * "pipeline unhealthy" alarm; the review service levels breach when their
  * figures stop arriving.
  */
-import { Template } from "aws-cdk-lib/assertions";
+import { Annotations, Match, Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
 import { vcpusOf } from "../../infra/constructs/instance-types.ts";
 import type { DecisionStack } from "../../infra/decision-stack.ts";
 import { DECISIONS_TABLE_SCHEMA } from "../../shared/adapters/decisions-table.ts";
-import { DECIDE_FUNCTION, ON_CALL_ALARMS } from "../../shared/domain/topology.ts";
+import {
+  DECIDE_FUNCTION,
+  ENDPOINT_DEADLINE_MS,
+  MEASURED_SECONDS_PER_ITEM,
+  ON_CALL_ALARMS,
+} from "../../shared/domain/topology.ts";
 import { synthStack } from "../helpers/synth-stack.ts";
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
@@ -164,5 +169,22 @@ describe("vcpusOf", () => {
     ]);
     expect(vcpusOf("ml.t2.medium")).toBeUndefined();
     expect(vcpusOf("ml.m5.metal")).toBeUndefined();
+  });
+});
+
+describe("alarms that stay quiet on healthy load and say where they go", () => {
+  it("raises the model-latency signal only past most of the deadline, above a full call of fresh items", () => {
+    const [[, latency]] = signals("ModelLatency") as [[string, Alarm]];
+    const fullCall = DECIDE_FUNCTION.endpointBatchItems * MEASURED_SECONDS_PER_ITEM.fresh * 1_000_000;
+    // Before, a fixed 10 s: a healthy call of ten fresh items (15.5 s) kept it, and the composite, in ALARM.
+    expect(latency.Threshold as number).toBeGreaterThan(fullCall);
+    expect(latency.Threshold as number).toBeLessThanOrEqual(ENDPOINT_DEADLINE_MS * 1000);
+  });
+
+  it("names the alarm topic in the outputs, and warns at synth when no one is subscribed", () => {
+    const outputs = Template.fromStack(stack).toJSON().Outputs as Record<string, { Value: unknown }>;
+    expect(JSON.stringify(outputs.AlarmTopicArn?.Value)).toContain("OperationsAlarms");
+    const warnings = Annotations.fromStack(stack).findWarning("*", Match.stringLikeRegexp("no subscriber"));
+    expect(warnings).toHaveLength(1);
   });
 });
