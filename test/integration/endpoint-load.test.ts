@@ -67,14 +67,17 @@ describe("endpoint under load", () => {
         expect((await postJson(`${probe.url}/v1/systemone`, decision(1, `probe ${i}`))).status).toBe(200);
         if (i > 0) times.push(performance.now() - started);
       }
-      itemMs = times.sort((a, b) => a - b)[1]!;
+      // The fastest: a machine that is busier now than later would otherwise make the deadline
+      // long enough for the whole call (the items past it are never evaluated, so a long call is cheap).
+      itemMs = Math.min(...times);
     } finally {
       await probe.close();
     }
-    // Each item alone fits its deadline twice over; the eight together take four times it.
+    // Each item alone fits its deadline twice over; the thirty-two together take sixteen times it,
+    // so some are late even if the machine becomes several times faster between probe and call.
     const server = await startTestEndpoint({ "deadline-ms": String(Math.max(100, Math.ceil(2 * itemMs))) });
     try {
-      const batch = Array.from({ length: 8 }, (_, i) => decision(1, `ticket ${i}`));
+      const batch = Array.from({ length: 32 }, (_, i) => decision(1, `ticket ${i}`));
       const response = await postJson(`${server.url}/invocations`, { batch });
       expect(response.status).toBe(200);
       const statuses = (
