@@ -16,7 +16,7 @@ import type { PolicyRegistry } from "../domain/policy/registry.ts";
 import { type ShadowScore, shadowScore } from "../domain/shadow.ts";
 import { compareDecisions, type WhatIfRow, type WhatIfSummary } from "../domain/what-if/compare.ts";
 import { changedPromptField } from "../domain/what-if/prompt-fields.ts";
-import { stratifiedSample, type Weighted } from "../domain/what-if/sample.ts";
+import { StratifiedSampler, type Weighted } from "../domain/what-if/sample.ts";
 
 /** A what-if that cannot run as asked (no such policy, nothing to compare, logits that do not fit). */
 export class WhatIfError extends Error {
@@ -66,8 +66,7 @@ export async function whatIf(deps: WhatIfDependencies, options: WhatIfOptions): 
   const { candidate, source } = options;
   const live = deps.policies.current(candidate.id);
   if (!live) throw new WhatIfError(`the candidate's policy "${candidate.id}" is not a policy here`);
-  const records = await decidedSince(deps.store, candidate.id, options.since);
-  const picked = pick(records, deps.policies, options);
+  const { picked, days } = await sampleSince(deps.store, deps.policies, options);
   if (picked.length === 0)
     throw new WhatIfError(
       `no ${source.kind === "shadow" ? `shadow record of ${candidate.id} v${candidate.version}` : `decision of ${candidate.id}`} since ${options.since}`,
@@ -108,8 +107,6 @@ export async function whatIf(deps: WhatIfDependencies, options: WhatIfOptions): 
       ...(record.status === "reviewed" && record.label !== undefined ? { label: record.label } : {}),
     });
   }
-  const times = records.map((r) => Date.parse(r.createdAt));
-  const days = Math.max(1, (Math.max(...times) - Math.min(...times)) / DAY_MS);
   return {
     live,
     summary: compareDecisions(rows, days, options.confidence),
@@ -120,48 +117,49 @@ export async function whatIf(deps: WhatIfDependencies, options: WhatIfOptions): 
 }
 
 /**
- * The policy's decisions (routed, so rejected items stay out) since `since`, newest first, read a
- * page at a time from the decisions index; the sample is drawn from all of them.
+ * The records to answer, weighted, drawn while the policy's decisions since `since` stream past
+ * a page at a time (routed ones only, so rejected items stay out): a stratified sample of them,
+ * or of the candidate's shadow records. Memory holds the sample, never the window; `days` is
+ * the span the decisions cover.
  */
-async function decidedSince(
+async function sampleSince(
   store: DecisionStore,
-  policyId: string,
-  since: string,
-): Promise<DecisionRecord[]> {
-  const until = new Date(Date.now() + 1).toISOString();
-  const records: DecisionRecord[] = [];
-  for await (const r of everyDecision(store, { since, until, policyId, policyIds: [policyId] }))
-    if (r.route !== undefined && r.chosen !== undefined) records.push(r);
-  return records;
-}
-
-/** The records to answer, weighted: a stratified sample, or the candidate's shadow records. */
-function pick(
-  records: readonly DecisionRecord[],
   policies: PolicyRegistry,
   options: WhatIfOptions,
-): Weighted<DecisionRecord>[] {
+): Promise<{ picked: Weighted<DecisionRecord>[]; days: number }> {
   const { candidate, source } = options;
-  if (source.kind !== "shadow") {
-    if (source.kind === "stored-logits")
-      for (const version of new Set(records.map((r) => r.policyVersion))) {
-        const field = changedPromptField(policies.version(candidate.id, version), candidate);
-        if (field)
-          throw new WhatIfError(
-            `the candidate changes the prompt (${field}) of v${version}: its stored logits do not apply; give --model, --endpoint-name or --url to re-score`,
-          );
-      }
-    return stratifiedSample(records, options.sample);
+  const until = new Date(Date.now() + 1).toISOString();
+  const sampler = new StratifiedSampler<DecisionRecord>(options.sample);
+  const versions = new Set<number>();
+  let shadowing = 0;
+  let first = Number.POSITIVE_INFINITY;
+  let last = Number.NEGATIVE_INFINITY;
+  const filter = { since: options.since, until, policyId: candidate.id, policyIds: [candidate.id] };
+  for await (const r of everyDecision(store, filter)) {
+    if (r.route === undefined || r.chosen === undefined) continue;
+    const at = Date.parse(r.createdAt);
+    first = Math.min(first, at);
+    last = Math.max(last, at);
+    versions.add(r.policyVersion);
+    if (source.kind !== "shadow") sampler.add(r);
+    // Shadow records are a hash sample of the decisions of the versions that shadow this candidate.
+    else if (policies.version(r.policyId, r.policyVersion)?.shadow?.version === candidate.version) {
+      shadowing++;
+      if (r.shadow?.policyVersion === candidate.version && r.shadow.rawLogits) sampler.add(r);
+    }
   }
-  // Shadow records are a hash sample of the decisions of the versions that shadow this candidate.
-  const shadowing = records.filter(
-    (r) => policies.version(r.policyId, r.policyVersion)?.shadow?.version === candidate.version,
-  );
-  const shadows = shadowing.filter(
-    (r) => r.shadow?.policyVersion === candidate.version && r.shadow.rawLogits,
-  );
-  const scale = shadows.length > 0 ? shadowing.length / shadows.length : 0;
-  return stratifiedSample(shadows, options.sample).map((w) => ({ ...w, weight: w.weight * scale }));
+  const days = Math.max(1, (last - first) / DAY_MS);
+  if (source.kind === "stored-logits")
+    for (const version of versions) {
+      const field = changedPromptField(policies.version(candidate.id, version), candidate);
+      if (field)
+        throw new WhatIfError(
+          `the candidate changes the prompt (${field}) of v${version}: its stored logits do not apply; give --model, --endpoint-name or --url to re-score`,
+        );
+    }
+  if (source.kind !== "shadow") return { picked: sampler.sample(), days };
+  const scale = sampler.count > 0 ? shadowing / sampler.count : 0;
+  return { picked: sampler.sample().map((w) => ({ ...w, weight: w.weight * scale })), days };
 }
 
 /** The candidate's answer on each picked record, in order; undefined where the endpoint refused it. */

@@ -13,7 +13,7 @@ import {
   type WhatIfRow,
 } from "../../shared/domain/what-if/compare.ts";
 import { changedPromptField } from "../../shared/domain/what-if/prompt-fields.ts";
-import { stratifiedSample } from "../../shared/domain/what-if/sample.ts";
+import { StratifiedSampler, stratifiedSample } from "../../shared/domain/what-if/sample.ts";
 import { TEAMS_POLICY } from "../helpers/policies.ts";
 
 const decisions = [
@@ -42,6 +42,21 @@ describe("stratifiedSample", () => {
 
   it("takes everything, unweighted, when there are no more records than the sample size", () => {
     expect(stratifiedSample(decisions.slice(0, 10), 500).map((s) => s.weight)).toEqual(new Array(10).fill(1));
+  });
+  it("draws from a stream holding the sample, not the window: 100,000 decisions, 3 strata, 300 held at most", () => {
+    const sampler = new StratifiedSampler<{ itemId: string; route: string; chosen: string }>(100);
+    let most = 0;
+    for (let i = 0; i < 100_000; i++) {
+      const chosen = i % 100 === 0 ? "account" : i % 10 === 0 ? "technical" : "billing";
+      sampler.add({ itemId: `S-${i}`, route: chosen === "billing" ? "auto" : "human", chosen });
+      most = Math.max(most, sampler.retained);
+    }
+    expect(most).toBeLessThanOrEqual(300);
+    const sample = sampler.sample();
+    expect(sample).toHaveLength(100);
+    expect(sample.reduce((sum, s) => sum + s.weight, 0)).toBeCloseTo(100_000, 6);
+    // Before, the whole window was held in memory and its times spread into Math.max, which
+    // overflows the stack on Node 20 at 200,000 decisions.
   });
 });
 
