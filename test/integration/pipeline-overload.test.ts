@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemOneRequest } from "../../shared/domain/contracts/system-one/index.ts";
 import { EndpointOverloadedError } from "../../shared/domain/errors.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
+import { type GateProxy, startGateProxy } from "../helpers/gate-proxy.ts";
 import { type LocalPipeline, sendBodies, startLocalPipeline } from "../helpers/local-pipeline.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
 import { type Budgets, budgetsFor, measureLatency } from "../helpers/progress.ts";
@@ -26,6 +27,7 @@ const BATCH = 5;
 const BACKOFF = { firstSeconds: 1, maxSeconds: 2 };
 let pipeline: LocalPipeline;
 let budgets: Budgets;
+let gate: GateProxy | undefined;
 /** Refusals by item id, seen by an observer around the real endpoint client. */
 const refusals = new Map<string, number>();
 
@@ -45,7 +47,9 @@ beforeAll(async () => {
       // latency spike on a busy machine from timing a call out (a real failure, here fatal).
       const latencyMs = Math.max(2000, await measureLatency(`${real}/invocations`, body, 4));
       budgets = budgetsFor(latencyMs, { concurrentRequests: 2 * BATCH });
-      return real;
+      // The pollers' first calls meet at the endpoint together, however fast it is.
+      gate = await startGateProxy(real, POLLERS, budgets.latencyMs);
+      return gate.url;
     },
     endpointTimeoutMs: () => budgets.endpointTimeoutMs,
     visibilityTimeoutSeconds: () => budgets.visibilityTimeoutSeconds,
@@ -66,6 +70,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await pipeline?.stop();
+  await gate?.stop();
 });
 
 /** Items with a "Decision Made" event so far. */
