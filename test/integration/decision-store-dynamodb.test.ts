@@ -12,6 +12,7 @@ import { DynamoDbDecisionStore } from "../../shared/adapters/dynamodb-decision-s
 import { StoreRejectedError } from "../../shared/domain/errors.ts";
 import { batchStoreContract } from "../helpers/batch-store.contract.ts";
 import { decisionStoreContract, pendingRecord } from "../helpers/decision-store.contract.ts";
+import { decisionStoreReviewContract } from "../helpers/decision-store-review.contract.ts";
 import { freePort } from "../helpers/local-pipeline.ts";
 
 let dynamo: LocalDynamoDb;
@@ -28,6 +29,7 @@ afterAll(async () => {
 });
 
 decisionStoreContract("DynamoDB Local", () => new DynamoDbDecisionStore(client, "contract"));
+decisionStoreReviewContract("DynamoDB Local", () => new DynamoDbDecisionStore(client, "contract"));
 
 describe("DynamoDB decision store on the real table", () => {
   it("stores states DynamoDB cannot hold as maps (40 levels deep, empty keys) and reads them back", async () => {

@@ -3,8 +3,10 @@ import { InMemoryBatchStore } from "../../shared/adapters/in-memory-batch-store.
 import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
 import { batchStoreContract } from "../helpers/batch-store.contract.ts";
 import { decisionStoreContract } from "../helpers/decision-store.contract.ts";
+import { decisionStoreReviewContract } from "../helpers/decision-store-review.contract.ts";
 
 decisionStoreContract("in memory", () => new InMemoryDecisionStore());
+decisionStoreReviewContract("in memory", () => new InMemoryDecisionStore());
 batchStoreContract("in memory", () => ({
   batches: new InMemoryBatchStore(),
   records: new InMemoryDecisionStore(),
