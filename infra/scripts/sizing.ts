@@ -34,10 +34,12 @@ const { values } = parseArgs({
 });
 const seconds = Number(values.minutes) * 60;
 const instanceType = values["instance-type"];
-const text = readFileSync(values.template, "utf8");
+const template = JSON.parse(readFileSync(values.template, "utf8")) as {
+  Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }>;
+};
 // The container's own defaults only matter for a template that sets none (today's sets the deadline).
 const base = withInstanceType(
-  readPipelineShape(JSON.parse(text), { containerDefaults: { queueSize: 16, deadlineSeconds: 60 } }),
+  readPipelineShape(template, { containerDefaults: { queueSize: 16, deadlineSeconds: 60 } }),
   instanceType,
 ).shape;
 
@@ -89,10 +91,7 @@ function size(rate: number, workload: Workload): { row: Row | undefined; keptUp:
  * handful of key values take nearly every write, past DynamoDB's per-partition limit at about 100
  * items/s (the sharded indexes of today's table do not).
  */
-const statusIndexed = Object.values(
-  (JSON.parse(text) as { Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }> })
-    .Resources,
-).some(
+const statusIndexed = Object.values(template.Resources).some(
   (r) =>
     r.Type === "AWS::DynamoDB::Table" &&
     (
