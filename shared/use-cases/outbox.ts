@@ -7,7 +7,7 @@
  * The deployed pipeline repairs on redelivery; the local mode, whose queues do not survive a
  * restart, runs this over its records when it starts.
  */
-import type { DecisionRecord } from "../domain/decision-record.ts";
+import { type DecisionRecord, fieldOf } from "../domain/decision-record.ts";
 import { publishActioned } from "./apply-decision.ts";
 import { type DecideDependencies, ensurePublished } from "./decide-message.ts";
 import type { ReviewDependencies } from "./review-common.ts";
@@ -51,7 +51,7 @@ export async function sendOwedEvents(
       if (!(await ensurePublished(record, deps))) return { sent, leaseHeld: true };
     } else if (event === "Item Actioned")
       await publishActioned(
-        { ...record, action: record.action ?? "", causedBy: record.actionEventId ?? "" },
+        { ...record, action: fieldOf(record, "action"), causedBy: fieldOf(record, "actionEventId") },
         deps,
       );
     else if (event === "Decision Reviewed") await publishReviewed(record, deps);
