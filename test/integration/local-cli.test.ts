@@ -36,7 +36,10 @@ describe.skipIf(!hasScript)("npm start in a terminal", () => {
   it("redraws the live summary in place below the review page's address", async () => {
     const dataDir = await mkdtemp(join(tmpdir(), "local-cli-"));
     const base = await freeBase();
-    const command = `${process.execPath} ${DECIDE} local --port-base ${base} --data-dir ${dataDir}`;
+    // `script` runs the command through $SHELL -c; `exec` makes node the terminal's foreground
+    // process itself, so Ctrl-C reaches node alone. Without it dash (/bin/sh, CI's shell when
+    // SHELL is unset) stays as node's parent, dies of the SIGINT and `script` reports 130.
+    const command = `exec ${process.execPath} ${DECIDE} local --port-base ${base} --data-dir ${dataDir}`;
     const child = spawn("script", ["-qfec", command, "/dev/null"], { cwd: REPO_ROOT });
     let out = "";
     child.stdout.on("data", (chunk: Buffer) => {
