@@ -34,7 +34,7 @@ export async function intakeDependenciesFromEnv(
     ...batches,
     objects,
     policies: shared.policies,
-    queue: new SqsQueue(sqsClient(), requireEnv("BATCH_QUEUE_URL", env)),
+    queue: new SqsQueue(sqsClient(env), requireEnv("BATCH_QUEUE_URL", env)),
   };
 }
 

@@ -45,13 +45,13 @@ export async function dependenciesFromEnv(env: NodeJS.ProcessEnv = process.env):
     // The records of one SQS batch go to the endpoint in one call (grouped there by policy).
     endpoint:
       settings.endpointBatchItems > 1
-        ? new BatchingDecisionEndpoint(sagemakerClient(), settings.endpointName, {
+        ? new BatchingDecisionEndpoint(sagemakerClient(env), settings.endpointName, {
             ...calls,
             maxItems: settings.endpointBatchItems,
             windowMs: settings.endpointBatchWindowMs,
             maxBodyBytes: settings.endpointBatchBodyBytes,
           })
-        : new SageMakerDecisionEndpoint(sagemakerClient(), settings.endpointName, calls),
+        : new SageMakerDecisionEndpoint(sagemakerClient(env), settings.endpointName, calls),
     publishLeaseMs: settings.publishLeaseMs,
   };
 }
@@ -61,7 +61,7 @@ export type DeliveryDependencies = Pick<FailedDeliveryDependencies, "queues" | "
 
 /** The queues by ARN on SQS, and the limits from the environment. */
 export function deliveriesFromEnv(env: NodeJS.ProcessEnv = process.env): DeliveryDependencies {
-  return { queues: new SqsQueueDirectory(sqsClient()), limits: deliverySettings(env) };
+  return { queues: new SqsQueueDirectory(sqsClient(env)), limits: deliverySettings(env) };
 }
 
 /** A record as the failed-delivery use case reads it. */

@@ -27,7 +27,7 @@ export const BUNDLED_POLICIES = fileURLToPath(new URL("../events/policies", impo
  * (BATCH_FOLDER) in the local mode; undefined when neither is set (no batches here).
  */
 export function batchFilesFromEnv(env: NodeJS.ProcessEnv = process.env): ObjectStore | undefined {
-  if (env.BATCH_BUCKET) return new S3ObjectStore(s3Client(), env.BATCH_BUCKET);
+  if (env.BATCH_BUCKET) return new S3ObjectStore(s3Client(env), env.BATCH_BUCKET);
   if (env.BATCH_FOLDER) return new FsObjectStore(env.BATCH_FOLDER);
   return undefined;
 }
@@ -42,8 +42,8 @@ export function batchDependenciesFromEnv(
   const url = env.BATCH_FILES_QUEUE_URL;
   if (!url) return undefined;
   return {
-    batches: new DynamoDbBatchStore(dynamoClient(), requireEnv("DECISIONS_TABLE", env)),
-    files: queueBatchFiles(new SqsQueue(sqsClient(), url)),
+    batches: new DynamoDbBatchStore(dynamoClient(env), requireEnv("DECISIONS_TABLE", env)),
+    files: queueBatchFiles(new SqsQueue(sqsClient(env), url)),
     now: systemClock,
   };
 }
@@ -64,8 +64,8 @@ export async function batchJobFromEnv(
 }
 
 /** `{ batches }` when the batch files step is configured, else nothing (spread into a function's dependencies). */
-export function withBatches(): { batches?: BatchDependencies } {
-  const batches = batchDependenciesFromEnv();
+export function withBatches(env: NodeJS.ProcessEnv = process.env): { batches?: BatchDependencies } {
+  const batches = batchDependenciesFromEnv(env);
   return batches ? { batches } : {};
 }
 
@@ -82,8 +82,12 @@ export interface SharedDependencies {
 export async function sharedDependencies(env: NodeJS.ProcessEnv = process.env): Promise<SharedDependencies> {
   return {
     policies: await PolicyRegistry.fromFolder(env.POLICIES_DIR || BUNDLED_POLICIES),
-    store: new DynamoDbDecisionStore(dynamoClient(), requireEnv("DECISIONS_TABLE", env)),
-    publisher: new EventPublisher(eventBridgeClient(), requireEnv("EVENT_BUS_NAME", env), EVENT_PUBLISHING),
+    store: new DynamoDbDecisionStore(dynamoClient(env), requireEnv("DECISIONS_TABLE", env)),
+    publisher: new EventPublisher(
+      eventBridgeClient(env),
+      requireEnv("EVENT_BUS_NAME", env),
+      EVENT_PUBLISHING,
+    ),
     now: systemClock,
   };
 }

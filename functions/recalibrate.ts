@@ -30,7 +30,7 @@ export async function recalibrationDependencies(
 ): Promise<ProposalDependencies> {
   return {
     ...(await sharedDependencies(env)),
-    objects: new S3ObjectStore(s3Client(), requireEnv("PROPOSALS_BUCKET", env)),
+    objects: new S3ObjectStore(s3Client(env), requireEnv("PROPOSALS_BUCKET", env)),
   };
 }
 

@@ -55,9 +55,16 @@ function error(
   });
 }
 
-/** The handler for given dependencies. */
-export function createReviewHandler(dependencies: () => Promise<SharedDependencies>) {
-  const resolved = lazy(async () => ({ ...(await dependencies()), ...withBatches(), ...reviewSettings() }));
+/** The handler for given dependencies; batches and review settings read from `env`. */
+export function createReviewHandler(
+  dependencies: () => Promise<SharedDependencies>,
+  env: NodeJS.ProcessEnv = process.env,
+) {
+  const resolved = lazy(async () => ({
+    ...(await dependencies()),
+    ...withBatches(env),
+    ...reviewSettings(env),
+  }));
   async function lambdaHandler(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
     const deps = await resolved();
     const reviewer = reviewerFromAuthorizer(event);

@@ -11,12 +11,16 @@ import { type SqsPoller, startSqsPoller } from "./sqs-poller.ts";
 /** The queue's name (`local-queues.ts` creates it). */
 const NAME = "batch-files";
 
-/** Starts the poller that runs the batch files function (import it once the environment is set). */
-export async function startBatchFilesPoller(queue: SqsQueue, accountArn: string): Promise<SqsPoller> {
+/** Starts the poller that runs the batch files function with the local mode's environment `env`. */
+export async function startBatchFilesPoller(
+  queue: SqsQueue,
+  accountArn: string,
+  env: NodeJS.ProcessEnv,
+): Promise<SqsPoller> {
   const { batchFilesDependenciesFromEnv, createBatchFilesHandler } = await import(
     "../../functions/batch-files.ts"
   );
-  const dependencies = batchFilesDependenciesFromEnv();
+  const dependencies = batchFilesDependenciesFromEnv(env);
   return startSqsPoller({
     queue,
     queueArn: `${accountArn}:${NAME}`,

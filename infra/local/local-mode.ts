@@ -104,7 +104,7 @@ async function startParts(
   say(`DynamoDB Local: ${env.AWS_ENDPOINT_URL_DYNAMODB}, data in ${join(options.dataDir, "dynamodb")}`);
   say(`SQS: ${env.AWS_ENDPOINT_URL_SQS}; event bus: ${env.AWS_ENDPOINT_URL_EVENTBRIDGE}`);
   const { sharedDependencies } = await import("../../functions/dependencies.ts");
-  const shared = await sharedDependencies();
+  const shared = await sharedDependencies(env);
   // The last run's workers are gone: an event it decided but had not published yet (a stop
   // between the record and its event) goes out now. Events carry stable ids, so a repeat is harmless.
   const outbox = repairOutbox(shared, say);
@@ -112,7 +112,7 @@ async function startParts(
     outbox.stop();
     await outbox.done.catch(() => undefined);
   });
-  const reviewServer = await startReviewServer(shared, ports.review, started);
+  const reviewServer = await startReviewServer(shared, env, ports.review, started);
   const reviewUrl = reviewServer.url;
   say(`review page: ${reviewUrl} (local sign-in at ${reviewUrl}/auth/login)`);
   say(`batch files: ${env.BATCH_FOLDER} (stands in for the pipeline bucket)`);
@@ -185,13 +185,14 @@ async function startPipeline(
 /** The review pages and API on `port` (checked free first), with the local sign-in stub. */
 async function startReviewServer(
   shared: Awaited<ReturnType<typeof import("../../functions/dependencies.ts").sharedDependencies>>,
+  env: Record<string, string>,
   port: number,
   started: (() => Promise<unknown>)[],
 ) {
   const { withBatches } = await import("../../functions/dependencies.ts");
   await ensurePortFree("review", port);
   const server = await startLocalReviewServer(
-    { ...shared, ...withBatches(), timings: REVIEW, pageSize: REVIEW.pageSize },
+    { ...shared, ...withBatches(env), timings: REVIEW, pageSize: REVIEW.pageSize },
     port,
   );
   started.push(() => server.close());
@@ -261,10 +262,10 @@ async function resumeBatches(
 ): Promise<number> {
   const { DynamoDbBatchStore } = await import("../../shared/adapters/dynamodb-batch-store.ts");
   const { FsObjectStore } = await import("../../shared/adapters/fs-object-store.ts");
-  const { documentClient } = await import("../../shared/adapters/aws-clients.ts");
+  const { dynamoClient } = await import("../../functions/clients.ts");
   const { runIntake } = await import("../../shared/use-cases/batch-intake.ts");
   const { queueBatchFiles } = await import("../../shared/use-cases/batch-files.ts");
-  const batches = new DynamoDbBatchStore(documentClient(), env.DECISIONS_TABLE!);
+  const batches = new DynamoDbBatchStore(dynamoClient(env), env.DECISIONS_TABLE!);
   const deps = {
     batches,
     objects: new FsObjectStore(env.BATCH_FOLDER!),

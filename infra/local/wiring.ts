@@ -102,27 +102,25 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
   const { started, hooks = {} } = options;
   const parts = await startStandIns(options);
   const { dynamo, bus, sqsServer } = parts;
+  // The functions' environment, passed to them explicitly (AWS_ENDPOINT_URL_* points their
+  // clients at the stand-ins); the process environment is left as it was.
   const env = wiringEnvironment(options, parts);
-  // The functions build their SDK clients from the process environment, as they do in Lambda
-  // (AWS_ENDPOINT_URL_* points them at the stand-ins): set before they are imported.
-  Object.assign(process.env, env);
   const sqs = sqsClient(localServiceOptions(parts.sqsEndpoint));
   const createQueue = (name: string, attributes: Record<string, string> = {}) =>
     SqsQueue.create(sqs, name, attributes);
   // The batch lane is consumed by fewer pollers than the intake, so a large batch cannot take every worker.
   const queues = await createLocalQueues(createQueue, { ...options.intake, batch: !!options.batchFolder });
   // The batch files step's queue: known before the functions read their environment.
-  const filesQueue = queues.batchFiles;
-  if (filesQueue) process.env.BATCH_FILES_QUEUE_URL = env.BATCH_FILES_QUEUE_URL = filesQueue.url;
+  if (queues.batchFiles) env.BATCH_FILES_QUEUE_URL = queues.batchFiles.url;
 
-  // The functions, imported once the environment points at the stand-ins: their clients read it.
+  // Imported here, not above: the local mode loads the functions only when it starts them.
   const { dependenciesFromEnv } = await import("../../functions/decide.ts");
-  const baseDeps = await dependenciesFromEnv();
+  const baseDeps = await dependenciesFromEnv(env);
   const deps = hooks.wrap ? hooks.wrap(baseDeps) : baseDeps;
   const targets = await startTargets({ createQueue, bus, queues, baseDeps, hooks });
   started.push(targets.stop);
   addQueueRules(bus, queues);
-  const pollers = await startDecidePollers(options, queues, deps);
+  const pollers = await startDecidePollers(options, queues, deps, env);
   started.push(pollers.stop);
   const { review, autoAction } = targets;
   const routes = localRoutes(
@@ -160,6 +158,8 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
       await bus.stop();
       sqsServer.close();
       sqs.destroy();
+      const { destroyClients } = await import("../../functions/clients.ts");
+      destroyClients(env);
       await dynamo.stop();
     },
   };
@@ -239,15 +239,23 @@ function addQueueRules(bus: LocalEventBus, queues: LocalQueues): void {
  * Powertools batch processor keeps per-invocation state); the pollers of a queue share its
  * receive counts.
  */
-async function startDecidePollers(options: WiringOptions, queues: LocalQueues, deps: DecideDependencies) {
-  const { createDecideHandler } = await import("../../functions/decide.ts");
+async function startDecidePollers(
+  options: WiringOptions,
+  queues: LocalQueues,
+  deps: DecideDependencies,
+  env: NodeJS.ProcessEnv,
+) {
+  const { createDecideHandler, deliveriesFromEnv } = await import("../../functions/decide.ts");
   const pollersOn = (queue: SqsQueue, name: string, count: number) => {
     const receives = new Map<string, number>();
     return Array.from({ length: count }, () =>
       startSqsPoller({
         queue,
         queueArn: `${LOCAL_ARN}:${name}`,
-        handler: createDecideHandler(async () => deps),
+        handler: createDecideHandler(
+          async () => deps,
+          () => deliveriesFromEnv(env),
+        ),
         batchSize: options.decideBatchSize ?? DECIDE_FUNCTION.batchSize,
         functionName: name === "intake" ? "decide" : "decide-batch",
         receives,
@@ -258,7 +266,7 @@ async function startDecidePollers(options: WiringOptions, queues: LocalQueues, d
   const batch = queues.batch
     ? pollersOn(queues.batch, "batch", options.batchPollers ?? BATCH_LANE.maxConcurrency)
     : [];
-  const files = queues.batchFiles ? [await startBatchFilesPoller(queues.batchFiles, LOCAL_ARN)] : [];
+  const files = queues.batchFiles ? [await startBatchFilesPoller(queues.batchFiles, LOCAL_ARN, env)] : [];
   const stop = () => Promise.all([...decide, ...batch, ...files].map((poller) => poller.stop()));
   return { all: { decide, batch, files }, stop };
 }

@@ -1,8 +1,9 @@
 /**
  * The one place AWS SDK clients are built, for the Lambda functions, the CLI and the local mode.
- * Every client gets connection and request timeouts; each honours the `AWS_ENDPOINT_URL_*`
- * variables (how the local mode and the tests point unchanged code at the stand-ins) unless an
- * endpoint is given explicitly.
+ * Every client gets connection and request timeouts. Where and as whom a client connects comes
+ * from its options, which {@link awsOptionsFromEnv} reads from an environment given explicitly
+ * (the local mode hands its functions one that points at the stand-ins); without options the
+ * SDK's own chain reads the process environment.
  */
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
@@ -23,7 +24,34 @@ export interface AwsClientOptions {
   readonly region?: string;
   /** An explicit endpoint (a local stand-in); the `AWS_ENDPOINT_URL_*` variables apply otherwise. */
   readonly endpoint?: string;
-  readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string };
+  readonly credentials?: {
+    readonly accessKeyId: string;
+    readonly secretAccessKey: string;
+    readonly sessionToken?: string;
+  };
+}
+
+/** The services whose endpoint an environment may move, by the suffix of their variable. */
+export type AwsService = "DYNAMODB" | "SQS" | "EVENTBRIDGE" | "SAGEMAKER_RUNTIME" | "S3";
+
+/**
+ * A client's options read from `env` as the SDK reads the process environment: the endpoint
+ * from `AWS_ENDPOINT_URL_<SERVICE>` (else `AWS_ENDPOINT_URL`), the region from `AWS_REGION`,
+ * the credentials from `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY` / `AWS_SESSION_TOKEN`.
+ * Whatever `env` leaves unset is left to the SDK's chain (in Lambda: the same variables).
+ */
+export function awsOptionsFromEnv(env: NodeJS.ProcessEnv, service: AwsService): AwsClientOptions {
+  const endpoint = env[`AWS_ENDPOINT_URL_${service}`] || env.AWS_ENDPOINT_URL;
+  const region = env.AWS_REGION || env.AWS_DEFAULT_REGION;
+  const { AWS_ACCESS_KEY_ID: accessKeyId, AWS_SECRET_ACCESS_KEY: secretAccessKey } = env;
+  const sessionToken = env.AWS_SESSION_TOKEN;
+  return {
+    ...(endpoint ? { endpoint } : {}),
+    ...(region ? { region } : {}),
+    ...(accessKeyId && secretAccessKey
+      ? { credentials: { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) } }
+      : {}),
+  };
 }
 
 /** Options for a stand-in on this machine: a fixed region and throwaway credentials. */

@@ -95,7 +95,7 @@ async function run(n: number): Promise<number> {
 
 // Every DynamoDB request the in-process functions make, by command: the table round trips.
 const roundTrips = new Map<string, number>();
-dynamoClient().middlewareStack.add(
+dynamoClient(pipeline.env).middlewareStack.add(
   (next, context) => (args) => {
     const name = String((context as { commandName?: string }).commandName ?? "unknown").replace(
       /Command$/,

@@ -65,6 +65,8 @@ export interface LocalPipeline {
   /** Effects per item: actions applied by auto-action, review tasks created by the review intake. */
   readonly effects: { actioned: Map<string, number>; queued: Map<string, number> };
   readonly pollers: SqsPoller[];
+  /** The functions' environment (the stand-ins' endpoints, table and bus): the process's is untouched. */
+  readonly env: Readonly<Record<string, string>>;
   /** Messages in a queue waiting to be received. */
   depth(queue: MessageQueue): Promise<number>;
   stop(): Promise<void>;
@@ -141,6 +143,7 @@ async function startPipeline(
     routed,
     effects,
     pollers: wiring.pollers.decide,
+    env: wiring.env,
     depth: async (queue) => (await queue.depth()).visible,
     async stop() {
       await wiring.stop();

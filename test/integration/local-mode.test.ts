@@ -96,7 +96,7 @@ async function deadLetterRecipe(env: Record<string, string>): Promise<void> {
 describe("local mode", () => {
   it("decides the sample items, reports them, stops cleanly and keeps them across restarts", async () => {
     const dataDir = await mkdtemp(join(tmpdir(), "local-mode-"));
-    // The same ports for the restart: the functions' SDK clients live as long as the process.
+    // The same ports for the restart, as `npm start` run again uses.
     const ports = {
       endpoint: 0,
       sqs: await freePort(),
@@ -104,7 +104,13 @@ describe("local mode", () => {
       bus: await freePort(),
       review: 0,
     };
+    const environment = { ...process.env };
     const first = await startLocalMode({ root: REPO_ROOT, dataDir, fresh: true, ports });
+    // The functions get the stand-ins' endpoints explicitly; the process environment is untouched.
+    // (The X-Ray SDK sets AWS_XRAY_CONTEXT_MISSING for itself as the functions load.)
+    expect(first.env.AWS_ENDPOINT_URL_DYNAMODB).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(Object.keys(first.env).length).toBeGreaterThan(10);
+    for (const name of Object.keys(first.env)) expect(process.env[name], name).toBe(environment[name]);
     let stopped = false;
     try {
       const sent = await first.feedSamples();

@@ -89,7 +89,7 @@ describe("replay", () => {
         pipeline.deadLetters.url,
         "--json",
       ],
-      { cwd: REPO_ROOT, env: process.env },
+      { cwd: REPO_ROOT, env: { ...process.env, ...pipeline.env } },
     );
     const report = JSON.parse(status.stdout) as {
       queues: Record<string, { visible: number }>;

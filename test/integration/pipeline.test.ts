@@ -5,7 +5,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { type LocalPipeline, sendBodies, startLocalPipeline } from "../helpers/local-pipeline.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
 
@@ -125,7 +125,7 @@ describe("targets", () => {
       expect(record?.action).toBe(`${event.detail.policyId}:${event.detail.chosen}`);
     }
     if (pipeline.routed.auto.length > 0) {
-      const again = await createAutoActionHandler(() => sharedDependencies())(
+      const again = await createAutoActionHandler(() => sharedDependencies(pipeline.env))(
         pipeline.routed.auto[0] as never,
         localLambdaContext("auto-action"),
       );
@@ -141,7 +141,7 @@ describe("targets", () => {
     const { createReviewHandler } = await import("../../functions/review.ts");
     const { sharedDependencies } = await import("../../functions/dependencies.ts");
     const { localLambdaContext } = await import("../../infra/local/sqs-poller.ts");
-    const review = createReviewHandler(() => sharedDependencies());
+    const review = createReviewHandler(() => sharedDependencies(pipeline.env), pipeline.env);
     // What the HTTP API's Lambda authorizer hands the function for a verified token.
     const ana = { sub: "sub-ana", name: "Ana", groups: JSON.stringify(["reviewers"]) };
     const call = async (
@@ -286,13 +286,13 @@ describe("calibration from reviewed decisions", () => {
         join(REPO_ROOT, "bin", "decide.js"),
         "calibrate",
         "--table",
-        process.env.DECISIONS_TABLE!,
+        pipeline.env.DECISIONS_TABLE!,
         "--policy",
         "pre-screen",
         "--out",
         out,
       ],
-      { cwd: REPO_ROOT, env: process.env },
+      { cwd: REPO_ROOT, env: { ...process.env, ...pipeline.env } },
     );
     expect(stdout).toMatch(/pre-screen: 30 labels/);
     expect(stdout).toContain("Reviewer agreement: 7 of 10 audit samples reviewed twice got the same label");
@@ -303,7 +303,12 @@ describe("calibration from reviewed decisions", () => {
 });
 
 describe("review page behind the review function", () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
   it("answers an HTTP API request from a verified reviewer with the queue, and sends others to sign in", async () => {
+    // The Lambda entry point reads the process environment, as in Lambda.
+    for (const [name, value] of Object.entries(pipeline.env)) vi.stubEnv(name, value);
     const { handler } = await import("../../functions/review-page.ts");
     const event = (authorizer?: Record<string, string>) => ({
       version: "2.0",
