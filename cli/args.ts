@@ -12,6 +12,7 @@
  *
  * @example throw new UsageError(`--bins must be an integer from 2 to 50, got "${value}"`);
  */
+import type { CommandEnv } from "./command.ts";
 
 /** A mistake in how a command was called: one line, then where the usage is; exit 2. */
 export class UsageError extends Error {
@@ -41,9 +42,14 @@ export class MissingSettingError extends UsageError {
   }
 }
 
-/** `value` (a flag's), else the environment variable `variable`; throws {@link MissingSettingError}. */
-export function settingFrom(flag: string, value: string | undefined, variable: string): string {
-  const found = value || process.env[variable];
+/** `value` (a flag's), else the variable `variable` of `env`; throws {@link MissingSettingError}. */
+export function settingFrom(
+  flag: string,
+  value: string | undefined,
+  variable: string,
+  env: CommandEnv,
+): string {
+  const found = value || env[variable];
   if (!found) throw new MissingSettingError(flag, variable);
   return found;
 }

@@ -6,11 +6,13 @@
  */
 import { parseArgs } from "node:util";
 import { auditLines, overBudget } from "../shared/domain/audit/audit-text.ts";
+import type { PolicyAudit } from "../shared/domain/audit/policy-audit.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import { AUDIT } from "../shared/domain/topology.ts";
 import { estimateAutoErrors, windowStart } from "../shared/use-cases/audit-estimate.ts";
 import { requiredFlag, UsageError } from "./args.ts";
 import { AWS_FLAGS, awsOptions, decisionStore } from "./aws.ts";
+import { type CommandEnv, jsonLines, type OneShotCommand } from "./command.ts";
 
 export const auditUsage = `decide audit --from-table DECISIONS_TABLE [--policy ID] [--since YYYY-MM-DD] [--confidence 0.95]
              [--policies-dir events/policies] [--json] [--region R] [--profile P]
@@ -46,8 +48,19 @@ export function confidenceFlag(value: string | undefined, fallback: number): num
   return parsed;
 }
 
-/** Runs the command; returns the exit code. */
-export async function auditCommand(argv: string[]): Promise<number> {
+/** What `decide audit` was asked. */
+interface AuditOptions {
+  readonly table: string;
+  readonly policyId: string | undefined;
+  readonly since: string;
+  readonly confidence: number;
+  readonly policiesDir: string;
+  readonly aws: { readonly region?: string | undefined; readonly profile?: string | undefined };
+  readonly json: boolean;
+}
+
+/** The flags, and DECISIONS_TABLE when --from-table is left out. */
+function parse(argv: string[], env: CommandEnv): AuditOptions {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -61,19 +74,41 @@ export async function auditCommand(argv: string[]): Promise<number> {
     },
     strict: true,
   });
-  const table = requiredFlag("from-table", values["from-table"] ?? process.env.DECISIONS_TABLE);
-  const policies = await PolicyRegistry.fromFolder(values["policies-dir"]!);
-  if (values.policy !== undefined && !policies.current(values.policy))
-    throw new UsageError(`--policy: unknown policy "${values.policy}" (known: ${policies.ids().join(", ")})`);
-  const audits = await estimateAutoErrors(
-    { store: decisionStore(table, awsOptions(values)), policies },
+  return {
+    table: requiredFlag("from-table", values["from-table"] ?? env.DECISIONS_TABLE),
+    policyId: values.policy,
+    since: sinceFlag(values.since, windowStart(new Date())),
+    confidence: confidenceFlag(values.confidence, AUDIT.confidence),
+    policiesDir: values["policies-dir"]!,
+    aws: { region: values.region, profile: values.profile },
+    json: values.json ?? false,
+  };
+}
+
+/** Estimates each policy's rate (or the one asked for). */
+async function run(options: AuditOptions): Promise<PolicyAudit[]> {
+  const policies = await PolicyRegistry.fromFolder(options.policiesDir);
+  if (options.policyId !== undefined && !policies.current(options.policyId))
+    throw new UsageError(
+      `--policy: unknown policy "${options.policyId}" (known: ${policies.ids().join(", ")})`,
+    );
+  return estimateAutoErrors(
+    { store: decisionStore(options.table, awsOptions(options.aws)), policies },
     {
-      since: sinceFlag(values.since, windowStart(new Date())),
-      confidence: confidenceFlag(values.confidence, AUDIT.confidence),
-      ...(values.policy !== undefined ? { policyId: values.policy } : {}),
+      since: options.since,
+      confidence: options.confidence,
+      ...(options.policyId !== undefined ? { policyId: options.policyId } : {}),
     },
   );
-  if (values.json) console.log(JSON.stringify(audits, null, 2));
-  else for (const audit of audits) console.log(auditLines(audit).join("\n"));
-  return audits.some(overBudget) ? OVER_BUDGET_EXIT_CODE : 0;
 }
+
+/** `decide audit`: parse, run, print (exit 3 when a policy is over its budget). */
+export const auditCommand: OneShotCommand<AuditOptions, PolicyAudit[]> = {
+  parse,
+  run,
+  print: (audits, options) => {
+    const exitCode = audits.some(overBudget) ? OVER_BUDGET_EXIT_CODE : 0;
+    if (options.json) return jsonLines(audits, exitCode);
+    return { lines: audits.flatMap((audit) => auditLines(audit)), exitCode };
+  },
+};

@@ -4,6 +4,7 @@
  */
 import { START_HINT, settingFrom, UsageError } from "./args.ts";
 import { awsOptions, batchFiles, batchStore } from "./aws.ts";
+import type { CommandEnv } from "./command.ts";
 
 /** The flags every batch command takes. */
 export interface Flags {
@@ -15,16 +16,30 @@ export interface Flags {
   profile?: string | undefined;
 }
 
-/** The batch store and files the flags (or the variables `npm start` exports) name. */
-export function context(values: Flags) {
-  const aws = awsOptions(values);
-  const table = settingFrom("table", values.table, "DECISIONS_TABLE");
-  const bucket = values.bucket || process.env.BATCH_BUCKET;
-  const folder = values.folder || process.env.BATCH_FOLDER;
+/** The table and the bucket or folder, as the flags or `env` name them. */
+export interface BatchWhere {
+  readonly table: string;
+  readonly bucket: string | undefined;
+  readonly folder: string | undefined;
+  readonly aws: { readonly region?: string | undefined; readonly profile?: string | undefined };
+}
+
+/** Where the batches are: the flags, else the variables `npm start` exports (in `env`). */
+export function batchWhere(values: Flags, env: CommandEnv): BatchWhere {
+  const table = settingFrom("table", values.table, "DECISIONS_TABLE", env);
+  const bucket = values.bucket || env.BATCH_BUCKET;
+  const folder = values.folder || env.BATCH_FOLDER;
   if (!bucket && !folder)
     throw new UsageError(
       `no batch files: give --bucket NAME (deployed) or --folder DIR (local); BATCH_BUCKET and BATCH_FOLDER are not set: ${START_HINT}`,
     );
+  return { table, bucket, folder, aws: { region: values.region, profile: values.profile } };
+}
+
+/** The batch store and files `where` names. */
+export function context(where: BatchWhere) {
+  const aws = awsOptions(where.aws);
+  const { table, bucket, folder } = where;
   return {
     aws,
     table,
@@ -34,3 +49,6 @@ export function context(values: Flags) {
     objects: batchFiles({ bucket, folder }, aws),
   };
 }
+
+/** What {@link context} opens. */
+export type BatchContext = ReturnType<typeof context>;

@@ -5,7 +5,8 @@
 import { sleep } from "../shared/domain/backoff.ts";
 import type { BatchRecord } from "../shared/domain/batch.ts";
 import { CommandError } from "./args.ts";
-import { context, type Flags } from "./batch-context.ts";
+import type { BatchContext } from "./batch-context.ts";
+import type { CommandIo, Printed } from "./command.ts";
 import { redrawLine } from "./terminal.ts";
 
 /** One line of progress: the bar, the counts, rate and ETA. */
@@ -22,7 +23,7 @@ function progressLine(batch: BatchRecord, rate: number): string {
 /** Exit code of a follower stopped by Ctrl-C (128 + SIGINT, as shells report it). */
 export const INTERRUPTED_EXIT_CODE = 130;
 
-/** Options of {@link status}. */
+/** Options of {@link followBatch}. */
 export interface StatusOptions {
   /** Wait for the batch to appear (a file just uploaded, which the intake function has yet to read). */
   readonly waitForBatch?: boolean;
@@ -30,26 +31,37 @@ export interface StatusOptions {
   readonly onIntakeDone?: (batch: BatchRecord) => Promise<void>;
 }
 
+/** What following a batch found: the batch as it stands, or Ctrl-C first. */
+export type BatchFollowed =
+  | { readonly batch: BatchRecord; readonly interrupted?: undefined }
+  | { readonly interrupted: true };
+
 /**
- * Shows a batch; with `watch`, follows it until it is completed. Ctrl-C stops following (the
- * batch goes on) and says how to follow it again.
+ * Reads a batch; with `watch`, follows it until it is completed, drawing its progress on
+ * `io.progress`. Ctrl-C stops following (the batch goes on) and notes how to follow it again.
  */
-export async function status(
+export async function followBatch(
+  ctx: Pick<BatchContext, "batches" | "table">,
   batchId: string,
   watch: boolean,
-  values: Flags,
+  io: CommandIo,
   options: StatusOptions = {},
-): Promise<number> {
-  const ctx = context(values);
+): Promise<BatchFollowed> {
+  const stream = io.progress;
   let stop = () => {};
   const interrupted = new Promise<"interrupted">((resolve) => {
     stop = () => resolve("interrupted");
     process.once("SIGINT", stop);
   });
+  const goesOn = (): BatchFollowed => {
+    if (stream.isTTY) stream.write("\n");
+    io.note(`the batch goes on: npx decide batch status ${batchId} --watch`);
+    return { interrupted: true };
+  };
   try {
     let batch = await ctx.batches.getBatch(batchId);
     while (!batch && watch && options.waitForBatch) {
-      if ((await Promise.race([sleep(1000), interrupted])) === "interrupted") return goesOn(batchId);
+      if ((await Promise.race([sleep(1000), interrupted])) === "interrupted") return goesOn();
       batch = await ctx.batches.getBatch(batchId);
     }
     if (!batch)
@@ -67,28 +79,30 @@ export async function status(
       const done = batch.counts.decided + batch.counts.failed + batch.counts.deadLettered;
       const rate = (done - first) / Math.max((performance.now() - started) / 1000, 1e-3);
       const line = progressLine(batch, rate);
-      if (process.stderr.isTTY) redrawLine(process.stderr, line);
-      else if (line.split(";")[0] !== last) process.stderr.write(`${line}\n`);
+      if (stream.isTTY) redrawLine(stream, line);
+      else if (line.split(";")[0] !== last) stream.write(`${line}\n`);
       last = line.split(";")[0]!;
-      if ((await Promise.race([sleep(1000), interrupted])) === "interrupted") return goesOn(batchId);
+      if ((await Promise.race([sleep(1000), interrupted])) === "interrupted") return goesOn();
       batch = (await ctx.batches.getBatch(batchId)) ?? batch;
     }
-    if (process.stderr.isTTY && watch) process.stderr.write("\n");
-    console.log(`batch ${batch.batchId} (${batch.policyId}, ${batch.source}): ${batch.status}`);
-    console.log(`  ${progressLine(batch, 0).replace(/; 0\.0\/s$/, "")}`);
-    if (batch.status === "completed")
-      console.log(
-        `  results: npx decide batch results ${batch.batchId} --out ${batch.batchId}.results.jsonl --errors ${batch.batchId}.errors.jsonl`,
-      );
-    return 0;
+    if (stream.isTTY && watch) stream.write("\n");
+    return { batch };
   } finally {
     process.off("SIGINT", stop);
   }
 }
 
-/** What Ctrl-C on a follower prints: the batch is not stopped, and how to follow it again. */
-function goesOn(batchId: string): number {
-  if (process.stderr.isTTY) process.stderr.write("\n");
-  console.error(`the batch goes on: npx decide batch status ${batchId} --watch`);
-  return INTERRUPTED_EXIT_CODE;
+/** What `decide batch status` prints of what {@link followBatch} found, and its exit code. */
+export function printFollowed(followed: BatchFollowed): Printed {
+  if (followed.interrupted) return { lines: [], exitCode: INTERRUPTED_EXIT_CODE };
+  const { batch } = followed;
+  const lines = [
+    `batch ${batch.batchId} (${batch.policyId}, ${batch.source}): ${batch.status}`,
+    `  ${progressLine(batch, 0).replace(/; 0\.0\/s$/, "")}`,
+  ];
+  if (batch.status === "completed")
+    lines.push(
+      `  results: npx decide batch results ${batch.batchId} --out ${batch.batchId}.results.jsonl --errors ${batch.batchId}.errors.jsonl`,
+    );
+  return { lines, exitCode: 0 };
 }

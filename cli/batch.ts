@@ -8,26 +8,20 @@
  * DECISIONS_TABLE, BATCH_BUCKET / BATCH_FOLDER, BATCH_QUEUE_URL and BATCH_FILES_QUEUE_URL (which
  * `npm start` prints).
  */
-import { randomBytes } from "node:crypto";
 import { createWriteStream } from "node:fs";
-import { readFile } from "node:fs/promises";
-import { basename } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
-import { systemClock } from "../shared/domain/clock.ts";
-import { MAX_LINE_BYTES, readLines } from "../shared/domain/input/lines.ts";
-import type { ItemProblem } from "../shared/domain/item.ts";
+import type { BatchRecord } from "../shared/domain/batch.ts";
+import { MAX_LINE_BYTES } from "../shared/domain/input/lines.ts";
 import type { ObjectStore } from "../shared/domain/object-store.ts";
-import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
-import { queueBatchFiles } from "../shared/use-cases/batch-files.ts";
-import { runIntake } from "../shared/use-cases/batch-intake.ts";
 import { batchKeys } from "../shared/use-cases/batch-progress.ts";
 import { CommandError, integerFlag, requiredFlag, START_HINT, settingFrom, UsageError } from "./args.ts";
-import { queueAt } from "./aws.ts";
-import { context, type Flags } from "./batch-context.ts";
-import { status } from "./batch-status.ts";
-import { exitCodeFor, refusedLineText } from "./terminal.ts";
+import { type BatchWhere, batchWhere, context } from "./batch-context.ts";
+import { type BatchFollowed, followBatch, printFollowed } from "./batch-status.ts";
+import { type SubmitOptions, type Submitted, submit } from "./batch-submit.ts";
+import type { CommandEnv, CommandIo, OneShotCommand, Printed } from "./command.ts";
+import { exitCodeFor } from "./terminal.ts";
 
 export const batchUsage = `decide batch submit <file.jsonl | file.csv> --policy ID [--no-wait]
 decide batch status <batch id> [--watch]
@@ -45,8 +39,32 @@ line numbers (as \`decide publish\` lists them; also in the errors file), and th
 when there were some. Then the batch is followed until every item is decided (--no-wait returns at
 once with its id; Ctrl-C stops following, not the batch).`;
 
-/** Runs the command; returns the exit code. */
-export async function batchCommand(argv: string[]): Promise<number> {
+/** What `decide batch` was asked: one of its four subcommands. */
+type BatchOptions =
+  | ({ readonly sub: "submit" } & SubmitOptions)
+  | { readonly sub: "status"; readonly batchId: string; readonly watch: boolean; readonly where: BatchWhere }
+  | {
+      readonly sub: "results";
+      readonly batchId: string;
+      readonly out: string;
+      readonly errors: string | undefined;
+      readonly where: BatchWhere;
+    }
+  | { readonly sub: "list"; readonly limit: number; readonly where: BatchWhere };
+
+/** What each subcommand found. */
+type BatchResult =
+  | ({ readonly sub: "submit" } & Submitted)
+  | ({ readonly sub: "status" } & { readonly followed: BatchFollowed })
+  | {
+      readonly sub: "results";
+      readonly out: string;
+      readonly results: number;
+      readonly errors: { readonly path: string; readonly lines: number } | undefined;
+    }
+  | { readonly sub: "list"; readonly batches: BatchRecord[] };
+
+function parse(argv: string[], env: CommandEnv): BatchOptions {
   const [sub, ...rest] = argv;
   const { values, positionals } = parseArgs({
     args: rest,
@@ -72,10 +90,33 @@ export async function batchCommand(argv: string[]): Promise<number> {
     if (!positionals[0]) throw new UsageError(`give the ${what}: decide batch ${sub} <${what}>`);
     return positionals[0];
   };
-  if (sub === "submit") return submit(argument("file"), values);
-  if (sub === "status") return status(argument("batch id"), values.watch ?? false, values);
-  if (sub === "results") return results(argument("batch id"), values);
-  if (sub === "list") return list(integerFlag("limit", values.limit, 20, 1, 1000), values);
+  if (sub === "submit") {
+    const file = argument("file");
+    const policyId = requiredFlag("policy", values.policy);
+    const where = batchWhere(values, env);
+    const local = where.bucket
+      ? undefined
+      : {
+          queueUrl: settingFrom("queue-url", values["queue-url"], "BATCH_QUEUE_URL", env),
+          filesQueueUrl: batchFilesQueueUrl(env),
+        };
+    const policiesDir = values["policies-dir"] ?? "events/policies";
+    return { sub, file, policyId, policiesDir, noWait: values["no-wait"] ?? false, where, local };
+  }
+  if (sub === "status")
+    return {
+      sub,
+      batchId: argument("batch id"),
+      watch: values.watch ?? false,
+      where: batchWhere(values, env),
+    };
+  if (sub === "results") {
+    const batchId = argument("batch id");
+    const out = requiredFlag("out", values.out);
+    return { sub, batchId, out, errors: values.errors, where: batchWhere(values, env) };
+  }
+  if (sub === "list")
+    return { sub, limit: integerFlag("limit", values.limit, 20, 1, 1000), where: batchWhere(values, env) };
   throw new UsageError(
     sub
       ? `unknown batch command "${sub}" (submit, status, results, list)`
@@ -83,86 +124,26 @@ export async function batchCommand(argv: string[]): Promise<number> {
   );
 }
 
-async function submit(
-  file: string,
-  values: Flags & {
-    policy?: string | undefined;
-    "policies-dir"?: string | undefined;
-    "no-wait"?: boolean | undefined;
-  },
-): Promise<number> {
-  const policyId = requiredFlag("policy", values.policy);
-  const registry = await PolicyRegistry.fromFolder(values["policies-dir"] ?? "events/policies");
-  if (!registry.current(policyId))
-    throw new UsageError(`--policy: unknown policy "${policyId}" (known: ${registry.ids().join(", ")})`);
-  const body = await readFile(file).catch((error: unknown) => {
-    throw new UsageError(`cannot read ${file}: ${(error as Error).message}`);
-  });
-  const ctx = context(values);
-  // Locally this command is the intake function: it reads the file from the folder and queues it.
-  const local = ctx.bucket
-    ? undefined
-    : {
-        queue: queueAt(settingFrom("queue-url", values["queue-url"], "BATCH_QUEUE_URL"), ctx.aws),
-        files: queueBatchFiles(queueAt(batchFilesQueueUrl(), ctx.aws)),
-      };
-  const stamp = new Date().toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15).toLowerCase();
-  const batchId = `b-${stamp}-${randomBytes(3).toString("hex")}`;
-  const key = `incoming/${policyId}/${batchId}/${basename(file)}`;
-  // The services first: a file stored while they are down would be a batch nobody knows of.
-  await ctx.batches.getBatch(batchId);
-  await local?.queue.depth();
-  await ctx.objects.put(key, body);
-  console.log(`batch ${batchId}: ${file} stored as ${key}`);
-  let refused = 0;
-  const listRefused = async () => {
-    refused = await printRefused(ctx.objects, batchId);
-  };
-  if (local) {
-    const batch = await runIntake(
-      { batches: ctx.batches, objects: ctx.objects, policies: registry, now: systemClock, ...local },
-      key,
-    ).catch(async (error: unknown) => {
-      // Without its batch record no one would ever read the file again: take it back.
-      if (!(await ctx.batches.getBatch(batchId).catch(() => undefined)))
-        await ctx.objects.delete(key).catch(() => undefined);
-      throw error;
-    });
-    await listRefused();
-    console.log(
-      `read ${batch.counts.lines} lines: ${batch.counts.accepted} queued, ${batch.counts.rejected} refused`,
-    );
+async function run(options: BatchOptions, io: CommandIo): Promise<BatchResult> {
+  switch (options.sub) {
+    case "submit":
+      return { sub: "submit", ...(await submit(options, io)) };
+    case "status": {
+      const ctx = context(options.where);
+      return { sub: "status", followed: await followBatch(ctx, options.batchId, options.watch, io) };
+    }
+    case "results":
+      return results(options);
+    case "list": {
+      const batches = await context(options.where).batches.listBatches(options.limit);
+      return { sub: "list", batches };
+    }
   }
-  if (values["no-wait"]) {
-    console.log(`follow it with: npx decide batch status ${batchId} --watch`);
-    return exitCodeFor(refused);
-  }
-  const code = await status(batchId, true, values, {
-    waitForBatch: true,
-    ...(local ? {} : { onIntakeDone: listRefused }),
-  });
-  return code === 0 ? exitCodeFor(refused) : code;
 }
 
-/** Prints the lines intake refused, as `decide publish` does; returns how many. */
-async function printRefused(objects: ObjectStore, batchId: string): Promise<number> {
-  const stream = await objects.read(batchKeys(batchId).rejected);
-  let count = 0;
-  for await (const line of stream ? readLines(stream) : []) {
-    if (!line.text?.trim()) continue;
-    const refused = JSON.parse(line.text) as { line: number; problems: ItemProblem[] };
-    console.error(refusedLineText(refused.line, refused.problems));
-    count++;
-  }
-  return count;
-}
-
-async function results(
-  batchId: string,
-  values: Flags & { out?: string | undefined; errors?: string | undefined },
-): Promise<number> {
-  const out = requiredFlag("out", values.out);
-  const ctx = context(values);
+async function results(options: Extract<BatchOptions, { sub: "results" }>): Promise<BatchResult> {
+  const { batchId, out } = options;
+  const ctx = context(options.where);
   const batch = await ctx.batches.getBatch(batchId);
   if (!batch) throw new CommandError(`no batch ${batchId} in ${ctx.table}`);
   if (batch.status !== "completed")
@@ -170,10 +151,11 @@ async function results(
       `batch ${batchId} is ${batch.status}: its results are written when every item is decided`,
     );
   const keys = batchKeys(batchId);
-  console.log(`wrote ${out}: ${await download(ctx.objects, keys.results, out)} results`);
-  if (values.errors)
-    console.log(`wrote ${values.errors}: ${await download(ctx.objects, keys.errors, values.errors)} errors`);
-  return 0;
+  const written = await download(ctx.objects, keys.results, out);
+  const errors = options.errors
+    ? { path: options.errors, lines: await download(ctx.objects, keys.errors, options.errors) }
+    : undefined;
+  return { sub: "results", out, results: written, errors };
 }
 
 /** Streams an object into a file (a results file may be larger than memory); returns its lines. */
@@ -191,21 +173,41 @@ async function download(objects: ObjectStore, key: string, path: string): Promis
 }
 
 /** The local mode's batch files queue (`npm start` exports it; deployed, the intake function has its own). */
-function batchFilesQueueUrl(): string {
-  const url = process.env.BATCH_FILES_QUEUE_URL;
+function batchFilesQueueUrl(env: CommandEnv): string {
+  const url = env.BATCH_FILES_QUEUE_URL;
   if (!url) throw new UsageError(`BATCH_FILES_QUEUE_URL is not set: ${START_HINT}`);
   return url;
 }
 
-async function list(limit: number, values: Flags): Promise<number> {
-  const ctx = context(values);
-  const batches = await ctx.batches.listBatches(limit);
-  if (batches.length === 0) console.log("no batches yet");
-  for (const b of batches) {
-    const c = b.counts;
-    console.log(
-      `${b.batchId}  ${b.createdAt}  ${b.policyId}  ${b.status}  ${c.decided + c.failed + c.deadLettered}/${c.accepted} done, ${c.rejected} refused  ${b.source}`,
-    );
+function print(result: BatchResult): Printed {
+  switch (result.sub) {
+    case "submit": {
+      if (!result.followed) return { lines: [], exitCode: exitCodeFor(result.refused) };
+      const printed = printFollowed(result.followed);
+      return printed.exitCode === 0 ? { ...printed, exitCode: exitCodeFor(result.refused) } : printed;
+    }
+    case "status":
+      return printFollowed(result.followed);
+    case "results":
+      return {
+        lines: [
+          `wrote ${result.out}: ${result.results} results`,
+          ...(result.errors ? [`wrote ${result.errors.path}: ${result.errors.lines} errors`] : []),
+        ],
+        exitCode: 0,
+      };
+    case "list":
+      return { lines: listLines(result.batches), exitCode: 0 };
   }
-  return 0;
 }
+
+function listLines(batches: readonly BatchRecord[]): string[] {
+  if (batches.length === 0) return ["no batches yet"];
+  return batches.map((b) => {
+    const c = b.counts;
+    return `${b.batchId}  ${b.createdAt}  ${b.policyId}  ${b.status}  ${c.decided + c.failed + c.deadLettered}/${c.accepted} done, ${c.rejected} refused  ${b.source}`;
+  });
+}
+
+/** `decide batch`: parse, run, print, each dispatching on the subcommand. */
+export const batchCommand: OneShotCommand<BatchOptions, BatchResult> = { parse, run, print };

@@ -9,21 +9,26 @@ import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { checkProposal } from "../shared/domain/calibration/proposal-check.ts";
-import { PolicyError, parsePolicy } from "../shared/domain/policy/policy.ts";
-import type { PolicyRegistry } from "../shared/domain/policy/registry.ts";
+import { type Policy, PolicyError, parsePolicy } from "../shared/domain/policy/policy.ts";
+import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import { UsageError } from "./args.ts";
 import { changeLines } from "./calibrate-print.ts";
+import type { Printed } from "./command.ts";
+
+/** The file written, and the versions it went from and to. */
+export interface Applied {
+  readonly target: string;
+  readonly current: Policy;
+  readonly proposed: Policy;
+}
 
 /**
  * Writes a proposed policy into the policies folder as `<id>.v<N>.json`, after checking that it
  * is a valid policy, the next version of one the folder holds, and changes only calibration
  * fields within their ranges; never over an existing file.
  */
-export async function applyProposal(
-  file: string,
-  registry: PolicyRegistry,
-  policiesDir: string,
-): Promise<number> {
+export async function applyProposal(file: string, policiesDir: string): Promise<Applied> {
+  const registry = await PolicyRegistry.fromFolder(policiesDir);
   const text = await readFile(file, "utf8").catch((error: unknown) => {
     throw new UsageError(`cannot read --apply-proposal ${file}: ${(error as Error).message}`);
   });
@@ -46,8 +51,17 @@ export async function applyProposal(
   const target = join(policiesDir, `${proposed.id}.v${proposed.version}.json`);
   if (existsSync(target)) throw new UsageError(`${target} exists already; refusing to overwrite it`);
   await writeFile(target, `${JSON.stringify(proposed, null, 2)}\n`);
-  console.log(`wrote ${target}: ${proposed.id} version ${current.version} -> ${proposed.version}:`);
-  for (const line of changeLines(current, proposed)) console.log(`  ${line}`);
-  console.log("Restart `npm start`, or deploy (npx cdk deploy), to decide new items with it.");
-  return 0;
+  return { target, current, proposed };
+}
+
+/** What was written and what it changed, field by field. */
+export function printApplied({ target, current, proposed }: Applied): Printed {
+  return {
+    lines: [
+      `wrote ${target}: ${proposed.id} version ${current.version} -> ${proposed.version}:`,
+      ...changeLines(current, proposed).map((line) => `  ${line}`),
+      "Restart `npm start`, or deploy (npx cdk deploy), to decide new items with it.",
+    ],
+    exitCode: 0,
+  };
 }

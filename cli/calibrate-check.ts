@@ -12,6 +12,7 @@ import { DetailType } from "../shared/domain/events.ts";
 import { readLines } from "../shared/domain/input/lines.ts";
 import { UsageError } from "./args.ts";
 import { awsOptions, publisherTo } from "./aws.ts";
+import type { CommandIo, Printed } from "./command.ts";
 import { openInput } from "./input-file.ts";
 
 /** Exit code when drift was found. */
@@ -44,7 +45,7 @@ function mismatch(row: Record<string, unknown>, summary: BaselineSummary): strin
 }
 
 /** The recent decisions of the file that fit the baseline; the others reported and left out. */
-async function readRecent(path: string, summary: BaselineSummary): Promise<RecentDecision[]> {
+async function readRecent(path: string, summary: BaselineSummary, io: CommandIo): Promise<RecentDecision[]> {
   const recent: RecentDecision[] = [];
   let refused = 0;
   for await (const { line: number, text: line, error } of readLines(
@@ -60,14 +61,12 @@ async function readRecent(path: string, summary: BaselineSummary): Promise<Recen
     }
     const source = (row.distribution ?? row.probabilities) as Record<string, number> | number[] | undefined;
     if (!source || typeof source !== "object" || (row.route !== "auto" && row.route !== "human")) {
-      console.error(
-        `line ${number}: skipped: needs a distribution (or probabilities) and route auto or human`,
-      );
+      io.note(`line ${number}: skipped: needs a distribution (or probabilities) and route auto or human`);
       continue;
     }
     const wrong = mismatch(row, summary);
     if (wrong) {
-      console.error(`line ${number}: refused: ${wrong}`);
+      io.note(`line ${number}: refused: ${wrong}`);
       refused++;
       continue;
     }
@@ -87,37 +86,47 @@ async function readRecent(path: string, summary: BaselineSummary): Promise<Recen
   return recent;
 }
 
-/** Runs the check; returns the exit code. */
-export async function calibrateCheck(options: {
-  baseline: string;
-  recent: string;
-  eventBus: string | undefined;
-}): Promise<number> {
+/** What `decide calibrate --check` was asked. */
+export interface CheckOptions {
+  readonly baseline: string;
+  readonly recent: string;
+  readonly eventBus: string | undefined;
+}
+
+/** The checks, for which policy version, and the bus "Calibration Drift" went to (if it did). */
+export interface Checked {
+  readonly policy: BaselineSummary["policy"];
+  readonly result: ReturnType<typeof checkDrift>;
+  readonly publishedTo: string | undefined;
+}
+
+/** Runs the check; on drift, emits "Calibration Drift" when a bus is named. */
+export async function calibrateCheck(options: CheckOptions, io: CommandIo): Promise<Checked> {
   const summary = JSON.parse(await readFile(options.baseline, "utf8")) as BaselineSummary;
-  const recent = await readRecent(options.recent, summary);
+  const recent = await readRecent(options.recent, summary, io);
   const result = checkDrift(summary.baseline, recent);
-  for (const c of result.checks) {
-    console.log(
+  const { policy } = summary;
+  if (!result.drifted || !options.eventBus) return { policy, result, publishedTo: undefined };
+  await publisherTo(options.eventBus, awsOptions({})).publish([
+    publishedEvent(DetailType.drift, `drift|${policy.id}@${policy.version}|${new Date().toISOString()}`, {
+      policyId: policy.id,
+      policyVersion: policy.version,
+      decisions: result.decisions,
+      checks: result.checks,
+    }),
+  ]);
+  return { policy, result, publishedTo: options.eventBus };
+}
+
+/** A line per check, the verdict, and where the event went; exit 3 on drift. */
+export function printChecked({ policy, result, publishedTo }: Checked): Printed {
+  const lines = result.checks.map(
+    (c) =>
       `${c.drifted ? "DRIFT" : "ok   "} ${c.name}: baseline ${c.baseline.toFixed(3)}, recent ${c.recent.toFixed(3)} (bound ${c.bound})`,
-    );
-  }
-  console.log(
-    `${result.decisions} recent decisions of ${summary.policy.id}@${summary.policy.version}: ${result.drifted ? "drift found" : "no drift"}`,
   );
-  if (result.drifted && options.eventBus) {
-    await publisherTo(options.eventBus, awsOptions({})).publish([
-      publishedEvent(
-        DetailType.drift,
-        `drift|${summary.policy.id}@${summary.policy.version}|${new Date().toISOString()}`,
-        {
-          policyId: summary.policy.id,
-          policyVersion: summary.policy.version,
-          decisions: result.decisions,
-          checks: result.checks,
-        },
-      ),
-    ]);
-    console.log(`published "Calibration Drift" to ${options.eventBus}`);
-  }
-  return result.drifted ? DRIFT_EXIT_CODE : 0;
+  lines.push(
+    `${result.decisions} recent decisions of ${policy.id}@${policy.version}: ${result.drifted ? "drift found" : "no drift"}`,
+  );
+  if (publishedTo) lines.push(`published "Calibration Drift" to ${publishedTo}`);
+  return { lines, exitCode: result.drifted ? DRIFT_EXIT_CODE : 0 };
 }

@@ -4,13 +4,13 @@
  * proposed version changes, reviewer agreement and the off-options guard. The temperature shown
  * is the proposed version's, as in the report and the summary.
  */
-import type { CalibrationSummary } from "../shared/domain/calibration/calibrate.ts";
 import { type CandidateComparison, candidateLabel } from "../shared/domain/calibration/candidates.ts";
-import type { MassFloorProposal } from "../shared/domain/calibration/off-options.ts";
 import { checkProposal, fieldText } from "../shared/domain/calibration/proposal-check.ts";
 import { agreementText } from "../shared/domain/calibration/report.ts";
 import type { Policy } from "../shared/domain/policy/policy.ts";
-import type { ReviewerAgreement } from "../shared/domain/review.ts";
+import { CommandError, UsageError } from "./args.ts";
+import type { Fitted } from "./calibrate-fit.ts";
+import type { Printed } from "./command.ts";
 
 /** "temperature 0.571 (gain 0.041 ± 0.008), ...; prior with temperature: not tried (...)" */
 function candidatesLine(comparison: CandidateComparison): string {
@@ -29,28 +29,45 @@ export function changeLines(current: Policy, proposed: Policy): string[] {
   );
 }
 
-/** Prints the fit of `policy` and where its report and summary were written. */
-export function printCalibration(
-  policy: Policy,
-  summary: CalibrationSummary,
-  extra: { agreement: ReviewerAgreement | undefined; offOptions: MassFloorProposal | undefined },
-  paths: { report: string; summary: string },
-): void {
+/** The lines of a fit, where its report and summary were written, and its proposed version. */
+export function printFitted(fitted: Fitted): Printed {
+  const { policy, summary, paths } = fitted;
   const proposed = summary.proposedPolicy;
-  console.log(
+  const lines = [
     `${policy.id}: ${summary.labels} labels; ECE ${summary.current.ece.toFixed(3)} now -> ${summary.calibrated.ece.toFixed(3)} proposed (out of fold)`,
-  );
-  console.log(`  calibration: ${summary.comparison.verdict}`);
-  console.log(`  ${candidatesLine(summary.comparison)}`);
-  console.log(`  temperature ${policy.temperature} -> ${proposed.temperature}`);
-  console.log(
+    `  calibration: ${summary.comparison.verdict}`,
+    `  ${candidatesLine(summary.comparison)}`,
+    `  temperature ${policy.temperature} -> ${proposed.temperature}`,
     `  autoThreshold ${policy.autoThreshold} -> ${proposed.autoThreshold} (${(summary.threshold.coverage * 100).toFixed(1)}% automated)`,
-  );
-  for (const note of summary.threshold.notes) console.log(`  ${summary.certificate ? "" : "note: "}${note}`);
-  console.log(
+    ...summary.threshold.notes.map((note) => `  ${summary.certificate ? "" : "note: "}${note}`),
     `  proposed version ${proposed.version} changes: ${changeLines(policy, proposed).join("; ") || "nothing"}`,
-  );
-  if (extra.agreement) console.log(`  ${agreementText(extra.agreement)}`);
-  if (extra.offOptions) console.log(`  off-options guard: ${extra.offOptions.note}`);
-  console.log(`report: ${paths.report}\nsummary: ${paths.summary}`);
+  ];
+  if (fitted.agreement) lines.push(`  ${agreementText(fitted.agreement)}`);
+  if (fitted.offOptions) lines.push(`  off-options guard: ${fitted.offOptions.note}`);
+  lines.push(`report: ${paths.report}\nsummary: ${paths.summary}`);
+  const { version } = fitted;
+  switch (version.kind) {
+    case "refused":
+      return {
+        lines,
+        exitCode: 1,
+        error: new CommandError(
+          `the proposed version would be refused by apply: ${version.refusals.join("; ")}`,
+        ),
+      };
+    case "not-written":
+      lines.push(
+        `proposed policy version ${proposed.version} not written; rerun with --apply to write ${version.path}`,
+      );
+      return { lines, exitCode: 0 };
+    case "exists":
+      return {
+        lines,
+        exitCode: 2,
+        error: new UsageError(`${version.path} exists already; refusing to overwrite it`),
+      };
+    case "written":
+      lines.push(`wrote ${version.path}`);
+      return { lines, exitCode: 0 };
+  }
 }

@@ -1,36 +1,23 @@
 /**
  * `decide calibrate`: fits a policy's temperature and auto threshold from labelled decisions,
  * writes a readable HTML report and a JSON summary, and proposes the next policy version (written
- * only with --apply, never over an existing file).
+ * only with --apply, never over an existing file). Its modes (a fit, `--propose`,
+ * `--apply-proposal`, `--check`) each have their own run and print; this file parses the flags
+ * into one of them.
  */
-import { existsSync } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import type { PolicyAudit } from "../shared/domain/audit/policy-audit.ts";
-import {
-  type CalibrationSummary,
-  calibratePolicy,
-  TooFewLabelsError,
-} from "../shared/domain/calibration/calibrate.ts";
-import { type MassFloorProposal, proposeMassFloor } from "../shared/domain/calibration/off-options.ts";
-import { checkProposal } from "../shared/domain/calibration/proposal-check.ts";
 import { MIN_FIT_LABELS } from "../shared/domain/calibration/ranges.ts";
-import { renderReport } from "../shared/domain/calibration/report.ts";
-import type { Policy } from "../shared/domain/policy/policy.ts";
-import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
-import { recentAudit } from "../shared/use-cases/audit-estimate.ts";
 import { FULL_TRUST_LABELS } from "../shared/use-cases/propose-calibration.ts";
-import { reviewedLabels } from "../shared/use-cases/reviewed-labels.ts";
-import { CommandError, integerFlag, requiredFlag, settingFrom, UsageError } from "./args.ts";
-import { awsOptions, decisionStore } from "./aws.ts";
-import { applyProposal } from "./calibrate-apply.ts";
-import { calibrateCheck } from "./calibrate-check.ts";
+import { integerFlag, requiredFlag, settingFrom, UsageError } from "./args.ts";
+import { type Applied, applyProposal, printApplied } from "./calibrate-apply.ts";
+import { type Checked, type CheckOptions, calibrateCheck, printChecked } from "./calibrate-check.ts";
+import { type FitOptions, type Fitted, fitFromLabels } from "./calibrate-fit.ts";
 import { goalOf } from "./calibrate-goal.ts";
-import { type CalibrationInput, readRows, scoreStatesAndPrior } from "./calibrate-input.ts";
-import { printCalibration } from "./calibrate-print.ts";
-import { proposeFromTable } from "./calibrate-propose.ts";
+import { printFitted } from "./calibrate-print.ts";
+import { type ProposeOptions, printProposals, proposeFromTable } from "./calibrate-propose.ts";
 import { SCORING_FLAGS } from "./calibrate-scoring.ts";
+import type { CommandEnv, CommandIo, OneShotCommand, Printed } from "./command.ts";
 
 /** The usage text of `decide calibrate`. */
 export const calibrateUsage = `decide calibrate --input labelled.jsonl --policy ID
@@ -105,31 +92,41 @@ const CALIBRATE_FLAGS = {
 } as const;
 
 /** The parsed flags. */
-type CalibrateFlags = ReturnType<typeof parseCalibrateFlags>;
+type CalibrateFlags = ReturnType<
+  typeof parseArgs<{ options: typeof CALIBRATE_FLAGS; strict: true }>
+>["values"];
 
-function parseCalibrateFlags(argv: string[]) {
-  return parseArgs({ args: argv, options: CALIBRATE_FLAGS, strict: true }).values;
-}
+/** What `decide calibrate` was asked: one of its modes. */
+type CalibrateOptions =
+  | ({ readonly mode: "check" } & CheckOptions)
+  | { readonly mode: "apply-proposal"; readonly file: string; readonly policiesDir: string }
+  | ({ readonly mode: "propose" } & ProposeOptions)
+  | ({ readonly mode: "fit" } & FitOptions);
 
-/** Runs the command; returns the exit code. */
-export async function calibrateCommand(argv: string[]): Promise<number> {
-  const values = parseCalibrateFlags(argv);
+/** What the mode found. */
+type Calibrated =
+  | { readonly mode: "check"; readonly checked: Checked }
+  | { readonly mode: "apply-proposal"; readonly applied: Applied }
+  | { readonly mode: "propose"; readonly outcomes: Awaited<ReturnType<typeof proposeFromTable>> }
+  | { readonly mode: "fit"; readonly fitted: Fitted };
+
+function parse(argv: string[], env: CommandEnv): CalibrateOptions {
+  const values = parseArgs({ args: argv, options: CALIBRATE_FLAGS, strict: true }).values;
+  const eventBus = values["event-bus"] ?? env.EVENT_BUS_NAME;
   if (values.check) {
-    return calibrateCheck({
-      baseline: requiredFlag("baseline", values.baseline),
-      recent: requiredFlag("recent", values.recent),
-      eventBus: values["event-bus"] ?? process.env.EVENT_BUS_NAME,
-    });
+    const baseline = requiredFlag("baseline", values.baseline);
+    return { mode: "check", baseline, recent: requiredFlag("recent", values.recent), eventBus };
   }
   const policiesDir = values["policies-dir"];
-  const registry = await PolicyRegistry.fromFolder(policiesDir);
   const table = values["from-table"] ?? values.table;
-  if (values["apply-proposal"]) return applyProposal(values["apply-proposal"], registry, policiesDir);
+  if (values["apply-proposal"])
+    return { mode: "apply-proposal", file: values["apply-proposal"], policiesDir };
   if (values.propose) {
-    return proposeFromTable({
+    return {
+      mode: "propose",
       // The reviewers' labels: the table named, else the one `npm start` exports.
-      table: settingFrom("from-table", table, "DECISIONS_TABLE"),
-      registry,
+      table: settingFrom("from-table", table, "DECISIONS_TABLE", env),
+      policiesDir,
       policyId: values.policy,
       out: values.out,
       minLabels: integerFlag(
@@ -140,11 +137,41 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
         1_000_000,
       ),
       goal: goalOf(values),
-      eventBus: values["event-bus"] ?? process.env.EVENT_BUS_NAME,
-      aws: values,
-    });
+      eventBus,
+      aws: { region: values.region, profile: values.profile },
+    };
   }
-  return calibrateFromLabels(values, registry, table);
+  return { mode: "fit", ...fitOptions(values, table) };
+}
+
+/** A fit's options; the goal and the bins checked before anything is read. */
+function fitOptions(values: CalibrateFlags, table: string | undefined): FitOptions {
+  const policyId = requiredFlag("policy", values.policy);
+  const { bins, binning } = binsOf(values);
+  const input = table ? undefined : requiredFlag("input", values.input);
+  const { model, url, concurrency, resume, region, profile, prior } = values;
+  return {
+    policyId,
+    policiesDir: values["policies-dir"],
+    table,
+    input,
+    goal: goalOf(values),
+    bins,
+    binning,
+    out: values.out,
+    apply: values.apply,
+    resume: resume ?? join(values.out, `${policyId}.scored.jsonl`),
+    scoring: {
+      model,
+      "endpoint-name": values["endpoint-name"],
+      url,
+      concurrency,
+      resume,
+      region,
+      profile,
+      prior,
+    },
+  };
 }
 
 /** The bins of the metrics, from the flags. */
@@ -158,119 +185,31 @@ function binsOf(values: CalibrateFlags): { bins: number; binning: "equal-width" 
   return { bins, binning };
 }
 
-/** The labelled rows: from the decisions table or the input file, states and the prior scored. */
-async function gatherLabels(
-  values: CalibrateFlags,
-  policy: Policy,
-  table: string | undefined,
-): Promise<CalibrationInput> {
-  const base: CalibrationInput = table
-    ? { ...(await reviewedLabels(decisionStore(table, awsOptions(values)), policy)), states: [] }
-    : {
-        ...(await readRows(requiredFlag("input", values.input), policy)),
-        agreement: undefined,
-        masses: [],
-      };
-  if (base.states.length === 0 && !values.prior) return base;
-  const resume = values.resume ?? join(values.out, `${policy.id}.scored.jsonl`);
-  return scoreStatesAndPrior(values, policy, base, resume);
-}
-
-/** Calibrates one policy from labelled rows, writes the report and summary, and maybe the version. */
-async function calibrateFromLabels(
-  values: CalibrateFlags,
-  registry: PolicyRegistry,
-  table: string | undefined,
-): Promise<number> {
-  const policyId = requiredFlag("policy", values.policy);
-  const policy = registry.current(policyId);
-  if (!policy)
-    throw new UsageError(`--policy: unknown policy "${policyId}" (known: ${registry.ids().join(", ")})`);
-  const { bins, binning } = binsOf(values);
-  const input = await gatherLabels(values, policy, table);
-  for (const p of input.problems) console.error(`line ${p.line}: skipped: ${p.reason}`);
-  if (input.problems.length)
-    console.error(`${input.problems.length} rows skipped, ${input.rows.length} used`);
-  const summary = fitPolicy(policy, input, { goal: goalOf(values), bins, binning });
-  const offOptions = input.masses.length > 0 ? proposeMassFloor(input.masses) : undefined;
-  // From the decisions table, the report also shows the policy's live error rate from audits.
-  const live = table
-    ? await recentAudit(
-        { store: decisionStore(table, awsOptions(values)), policies: registry },
-        policy.id,
-        new Date(),
-      )
-    : undefined;
-  const paths = await writeOutputs(values.out, policy, summary, { ...input, offOptions, live });
-  printCalibration(policy, summary, { agreement: input.agreement, offOptions }, paths);
-  return writeProposedVersion(values.apply, values["policies-dir"], policy, summary.proposedPolicy);
-}
-
-/** The fit; too few rows is a usage error (one line, no stack). */
-function fitPolicy(
-  policy: Policy,
-  input: CalibrationInput,
-  options: Omit<Parameters<typeof calibratePolicy>[2], "now" | "prior">,
-): CalibrationSummary {
-  try {
-    return calibratePolicy(policy, input.rows, {
-      ...options,
-      now: new Date(),
-      ...(input.prior ? { prior: input.prior } : {}),
-    });
-  } catch (error) {
-    if (error instanceof TooFewLabelsError)
-      throw new UsageError(
-        `${policy.id}: ${error.labels} labelled rows fit the policy; calibration needs at least ${error.needed}`,
-        { cause: error },
-      );
-    throw error;
+async function run(options: CalibrateOptions, io: CommandIo): Promise<Calibrated> {
+  switch (options.mode) {
+    case "check":
+      return { mode: "check", checked: await calibrateCheck(options, io) };
+    case "apply-proposal":
+      return { mode: "apply-proposal", applied: await applyProposal(options.file, options.policiesDir) };
+    case "propose":
+      return { mode: "propose", outcomes: await proposeFromTable(options) };
+    case "fit":
+      return { mode: "fit", fitted: await fitFromLabels(options, io) };
   }
 }
 
-/** Writes the report and the JSON summary; returns their paths. */
-async function writeOutputs(
-  out: string,
-  policy: Policy,
-  summary: CalibrationSummary,
-  input: CalibrationInput & { offOptions: MassFloorProposal | undefined; live: PolicyAudit | undefined },
-): Promise<{ report: string; summary: string }> {
-  await mkdir(out, { recursive: true });
-  const paths = {
-    report: join(out, `${policy.id}.report.html`),
-    summary: join(out, `${policy.id}.summary.json`),
-  };
-  const { agreement, offOptions, live } = input;
-  await writeFile(paths.report, renderReport(policy, summary, agreement, offOptions, live));
-  await writeFile(
-    paths.summary,
-    `${JSON.stringify({ ...summary, ...(agreement ? { reviewerAgreement: agreement } : {}), ...(offOptions ? { offOptions } : {}), skipped: input.problems }, null, 2)}\n`,
-  );
-  return paths;
+function print(result: Calibrated, options: CalibrateOptions): Printed {
+  switch (result.mode) {
+    case "check":
+      return printChecked(result.checked);
+    case "apply-proposal":
+      return printApplied(result.applied);
+    case "propose":
+      return printProposals(result.outcomes, options as ProposeOptions);
+    case "fit":
+      return printFitted(result.fitted);
+  }
 }
 
-/**
- * With --apply, writes the proposed version into the policies folder (never over a file), after
- * the check `--apply-proposal` makes.
- */
-async function writeProposedVersion(
-  apply: boolean,
-  policiesDir: string,
-  current: Policy,
-  proposed: Policy,
-): Promise<number> {
-  const policyPath = join(policiesDir, `${proposed.id}.v${proposed.version}.json`);
-  const refusals = checkProposal(current, proposed).refusals;
-  if (refusals.length > 0)
-    throw new CommandError(`the proposed version would be refused by apply: ${refusals.join("; ")}`);
-  if (!apply) {
-    console.log(
-      `proposed policy version ${proposed.version} not written; rerun with --apply to write ${policyPath}`,
-    );
-    return 0;
-  }
-  if (existsSync(policyPath)) throw new UsageError(`${policyPath} exists already; refusing to overwrite it`);
-  await writeFile(policyPath, `${JSON.stringify(proposed, null, 2)}\n`);
-  console.log(`wrote ${policyPath}`);
-  return 0;
-}
+/** `decide calibrate`: parse, run, print, each dispatching on the mode. */
+export const calibrateCommand: OneShotCommand<CalibrateOptions, Calibrated> = { parse, run, print };

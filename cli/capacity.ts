@@ -20,6 +20,7 @@ import type { PipelineShape } from "../shared/domain/capacity/shape.ts";
 import { simulate } from "../shared/domain/capacity/simulate.ts";
 import { type ContainerDefaults, readPipelineShape } from "../shared/domain/capacity/template-reader.ts";
 import { CommandError, integerFlag, requiredFlag, UsageError } from "./args.ts";
+import type { OneShotCommand, Printed } from "./command.ts";
 import { parseDuration } from "./duration.ts";
 
 /** The template `npm run synth` writes for the default stack name. */
@@ -82,24 +83,17 @@ async function containerDefaults(text: string): Promise<ContainerDefaults | unde
 /** The shape the flags ask about, with a line per override. */
 function shapeOf(
   shape: PipelineShape,
-  values: Record<string, string | boolean | undefined>,
+  what: { instanceType: string | undefined; maxInstances: number | undefined },
 ): { shape: PipelineShape; notes: string[] } {
   const notes: string[] = [];
   try {
-    if (values["instance-type"] !== undefined) {
-      const changed = withInstanceType(shape, values["instance-type"] as string);
+    if (what.instanceType !== undefined) {
+      const changed = withInstanceType(shape, what.instanceType);
       shape = changed.shape;
       notes.push(...changed.notes);
     }
-    const max = integerFlag(
-      "max-instances",
-      values["max-instances"] as string | undefined,
-      undefined,
-      1,
-      100_000,
-    );
-    if (max !== undefined) {
-      const changed = withInstanceCounts(shape, { maxInstances: max });
+    if (what.maxInstances !== undefined) {
+      const changed = withInstanceCounts(shape, { maxInstances: what.maxInstances });
       shape = changed.shape;
       notes.push(...changed.notes.map((n) => `${n} (as the stack derives it)`));
     }
@@ -118,8 +112,25 @@ function secondsPerItem(shape: PipelineShape, workload: Workload): number {
     : instanceSecondsPerItem(String(e.instanceType), workload);
 }
 
-/** Runs the command; returns the exit code. */
-export async function capacityCommand(argv: string[]): Promise<number> {
+/** What `decide capacity` was asked. */
+interface CapacityOptions {
+  readonly load: LoadProfile;
+  readonly seed: number;
+  readonly template: string;
+  readonly instanceType: string | undefined;
+  readonly maxInstances: number | undefined;
+  readonly workload: Workload;
+}
+
+/** What the simulation found, with what it ran on. */
+interface CapacityRun {
+  readonly shape: PipelineShape;
+  readonly notes: string[];
+  readonly perItem: number;
+  readonly result: ReturnType<typeof simulate>;
+}
+
+function parse(argv: string[]): CapacityOptions {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -137,30 +148,29 @@ export async function capacityCommand(argv: string[]): Promise<number> {
     strict: true,
     allowPositionals: false,
   });
-  const load = loadOf(values);
-  const seed = integerFlag("seed", values.seed, 1, 0, 2 ** 31 - 1);
-  const path = values.template ?? DEFAULT_TEMPLATE;
+  return {
+    load: loadOf(values),
+    seed: integerFlag("seed", values.seed, 1, 0, 2 ** 31 - 1),
+    template: values.template ?? DEFAULT_TEMPLATE,
+    instanceType: values["instance-type"],
+    maxInstances: integerFlag("max-instances", values["max-instances"], undefined, 1, 100_000),
+    workload: values["preamble-cached"] ? "preambleCached" : "fresh",
+  };
+}
+
+/** Reads the template's shape, applies the overrides and simulates the load. */
+async function run(options: CapacityOptions): Promise<CapacityRun> {
+  const path = options.template;
   if (!existsSync(path))
     throw new CommandError(`no template at ${path}: run \`npm run synth\` first, or pass --template FILE`);
   const text = readFileSync(path, "utf8");
   try {
     const defaults = await containerDefaults(text);
     const read = readPipelineShape(JSON.parse(text), defaults ? { containerDefaults: defaults } : {});
-    const { shape, notes } = shapeOf(read, values);
-    const workload: Workload = values["preamble-cached"] ? "preambleCached" : "fresh";
-    const perItem = secondsPerItem(shape, workload);
-    const result = simulate({ shape, load, secondsPerItem: perItem, seed });
-    const lines = [
-      `template: ${path}`,
-      ...notes.map((n) => `what if: ${n}`),
-      ...describeRun(shape, load, perItem),
-      "",
-      ...minuteTable(result),
-      "",
-      summaryLine(shape, load, result, costOf(shape, result.usage, result.decided)),
-    ];
-    console.log(lines.join("\n"));
-    return 0;
+    const { shape, notes } = shapeOf(read, options);
+    const perItem = secondsPerItem(shape, options.workload);
+    const result = simulate({ shape, load: options.load, secondsPerItem: perItem, seed: options.seed });
+    return { shape, notes, perItem, result };
   } catch (error) {
     if (error instanceof SyntaxError) throw new CommandError(`${path} is not JSON: ${error.message}`);
     if (error instanceof RangeError) throw new UsageError(error.message);
@@ -169,3 +179,21 @@ export async function capacityCommand(argv: string[]): Promise<number> {
     throw error;
   }
 }
+
+/** A row per minute between the run's description and its summary line. */
+function print({ shape, notes, perItem, result }: CapacityRun, options: CapacityOptions): Printed {
+  const { load } = options;
+  const lines = [
+    `template: ${options.template}`,
+    ...notes.map((n) => `what if: ${n}`),
+    ...describeRun(shape, load, perItem),
+    "",
+    ...minuteTable(result),
+    "",
+    summaryLine(shape, load, result, costOf(shape, result.usage, result.decided)),
+  ];
+  return { lines, exitCode: 0 };
+}
+
+/** `decide capacity`: parse, run, print. */
+export const capacityCommand: OneShotCommand<CapacityOptions, CapacityRun> = { parse, run, print };

@@ -10,6 +10,7 @@ import { parseArgs } from "node:util";
 import { type LocalMode, type LocalModeOptions, startLocalMode } from "../infra/local/local-mode.ts";
 import { LOCAL_SERVICES, type LocalService, resolveLocalPorts } from "../infra/local/ports.ts";
 import { integerFlag } from "./args.ts";
+import type { CommandEnv, CommandIo, LongRunningCommand } from "./command.ts";
 import { type StatusLine, statusLine } from "./terminal.ts";
 
 export const localUsage = `decide local [--model file.gguf] [--fresh] [--no-samples] [--data-dir .cache/local]
@@ -27,38 +28,55 @@ Each port also reads a variable (a flag wins): ${Object.values(LOCAL_SERVICES)
   .join(", ")}.
 A port in use stops the start with one line naming the service and the flag that moves it.`;
 
-/** Runs until SIGINT or SIGTERM; returns the exit code. */
-export async function localCommand(argv: string[]): Promise<number> {
+/** What `decide local` was asked: the local mode's options, and whether to send the samples. */
+interface LocalOptions {
+  readonly mode: Omit<LocalModeOptions, "say">;
+  readonly samples: boolean;
+}
+
+/** The flags, and for the ports the variables that `localOptions` names. */
+function parse(argv: string[], env: CommandEnv): LocalOptions {
   const flags = localFlags(argv);
+  return { mode: localOptions(flags, env), samples: !flags["no-samples"] };
+}
+
+/** Runs until SIGINT or SIGTERM; returns the exit code. */
+async function run(options: LocalOptions, io: CommandIo): Promise<number> {
   // The live summary: redrawn in place on a terminal; any other line ends it first.
   const summaryLine = statusLine(process.stdout);
   const say = (line: string) => {
     summaryLine.end();
-    console.log(line);
+    io.say(line);
   };
-  const local = await startLocalMode({ ...localOptions(flags), say });
+  const local = await startLocalMode({ ...options.mode, say });
   const before = await local.summary();
   // What to do next comes last, where it stays on screen.
-  console.log(nextSteps(local));
+  io.say(nextSteps(local));
   if (before.decided + before.rejected > 0) {
-    console.log(
+    io.say(
       `kept ${before.decided} decisions and ${before.rejected} rejections from earlier runs (--fresh starts empty)`,
     );
   }
-  if (!flags["no-samples"]) {
+  if (options.samples) {
     const sent = await local.feedSamples();
-    console.log(
+    io.say(
       before.decided + before.rejected > 0
         ? `sent ${sent} sample items again; those already decided are not decided twice`
         : `sent ${sent} sample items`,
     );
   }
-  await summarizeUntilStopped(local, summaryLine);
+  await summarizeUntilStopped(local, summaryLine, io);
   say("stopping...");
   await local.stop();
-  console.log("stopped");
+  io.say("stopped");
   return 0;
 }
+
+/**
+ * `decide local`: parse, then run until Ctrl-C. No print step: what it shows (the exports, the
+ * live summary) is written while it runs, and there is no result once it stops.
+ */
+export const localCommand: LongRunningCommand<LocalOptions> = { parse, run };
 
 /** The flags of `decide local`. */
 function localFlags(argv: string[]) {
@@ -81,11 +99,11 @@ function localFlags(argv: string[]) {
 }
 
 /** The local mode's options from the flags and, for ports, their variables. */
-function localOptions(flags: ReturnType<typeof localFlags>): LocalModeOptions {
+function localOptions(flags: ReturnType<typeof localFlags>, env: CommandEnv): Omit<LocalModeOptions, "say"> {
   const root = fileURLToPath(new URL("..", import.meta.url));
   const base = integerFlag(
     "port-base",
-    flags["port-base"] ?? process.env.DECIDE_LOCAL_PORT_BASE,
+    flags["port-base"] ?? env.DECIDE_LOCAL_PORT_BASE,
     undefined,
     1024,
     65530,
@@ -93,9 +111,9 @@ function localOptions(flags: ReturnType<typeof localFlags>): LocalModeOptions {
   // A flag wins over its environment variable (LOCAL_SERVICES names both for each service).
   const overrides = Object.fromEntries(
     (Object.keys(LOCAL_SERVICES) as LocalService[]).map((service) => {
-      const { flag, env } = LOCAL_SERVICES[service];
+      const { flag, env: variable } = LOCAL_SERVICES[service];
       const name = flag.slice(2) as "port" | "dynamodb-port" | "sqs-port" | "bus-port" | "review-port";
-      return [service, integerFlag(name, flags[name] ?? process.env[env], undefined, 0, 65535)];
+      return [service, integerFlag(name, flags[name] ?? env[variable], undefined, 0, 65535)];
     }),
   );
   return {
@@ -154,7 +172,11 @@ function nextSteps(local: LocalMode): string {
 }
 
 /** Shows the live summary every 2 s until SIGINT or SIGTERM. */
-async function summarizeUntilStopped(local: LocalMode, summaryLine: StatusLine): Promise<void> {
+async function summarizeUntilStopped(
+  local: LocalMode,
+  summaryLine: StatusLine,
+  io: CommandIo,
+): Promise<void> {
   // The summary in progress, awaited before the services stop (it must not outlive them).
   let summarizing: Promise<void> = Promise.resolve();
   let stopping = false;
@@ -171,7 +193,7 @@ async function summarizeUntilStopped(local: LocalMode, summaryLine: StatusLine):
         // summary in flight as it stops may fail: that is the stop, not news.
         if (stopping) return;
         summaryLine.end();
-        console.error(`summary failed: ${(error as Error).message}`);
+        io.note(`summary failed: ${(error as Error).message}`);
       });
   }, 2000);
   await new Promise<void>((resolve) => {

@@ -4,12 +4,13 @@
 import { DecisionRuntimeError } from "../endpoint/runtime/errors.ts";
 import { adviceFor } from "./advice.ts";
 import { CommandError, UsageError } from "./args.ts";
+import { type Command, runCommand } from "./command.ts";
 import { flagProblem } from "./flag-errors.ts";
 import { closest } from "./suggest.ts";
 
-/** A command's module: its entry and its usage text. */
+/** A command's module: its parse, run and print steps, and its usage text. */
 interface CommandModule {
-  readonly run: (argv: string[]) => Promise<number>;
+  readonly command: Command;
   readonly usage: string;
 }
 
@@ -17,7 +18,7 @@ interface CommandModule {
  * Commands are loaded when invoked, so that `decide serve` in the container loads only the
  * endpoint (the local mode's stand-ins and their dev-only packages are not in the image).
  */
-const COMMANDS: Record<
+export const COMMANDS: Record<
   string,
   { readonly what: string; readonly summary: string; readonly load: () => Promise<CommandModule> }
 > = {
@@ -26,7 +27,7 @@ const COMMANDS: Record<
     summary: "decide make-model --shape <tiny|qwen2-0.5b|qwen2-1.5b|demo> --out <file.gguf>",
     load: async () => {
       const m = await import("./make-model.ts");
-      return { run: m.makeModelCommand, usage: m.makeModelUsage };
+      return { command: m.makeModelCommand, usage: m.makeModelUsage };
     },
   },
   score: {
@@ -34,7 +35,7 @@ const COMMANDS: Record<
     summary: "decide score --model <file.gguf> --input <decision.json | ->",
     load: async () => {
       const m = await import("./score.ts");
-      return { run: m.scoreCommand, usage: m.scoreUsage };
+      return { command: m.scoreCommand, usage: m.scoreUsage };
     },
   },
   serve: {
@@ -42,7 +43,7 @@ const COMMANDS: Record<
     summary: "decide serve --model <file.gguf | folder> [--port 8080] [--gpu auto|cuda|off]",
     load: async () => {
       const m = await import("./serve.ts");
-      return { run: m.serveCommand, usage: m.serveUsage };
+      return { command: m.serveCommand, usage: m.serveUsage };
     },
   },
   local: {
@@ -50,7 +51,7 @@ const COMMANDS: Record<
     summary: "decide local [--model file.gguf] [--fresh] [--port-base N] (also npm start)",
     load: async () => {
       const m = await import("./local.ts");
-      return { run: m.localCommand, usage: m.localUsage };
+      return { command: m.localCommand, usage: m.localUsage };
     },
   },
   publish: {
@@ -58,7 +59,7 @@ const COMMANDS: Record<
     summary: "decide publish <file.jsonl | file.csv | -> (--queue-url URL | --event-bus NAME)",
     load: async () => {
       const m = await import("./publish.ts");
-      return { run: m.publishCommand, usage: m.publishUsage };
+      return { command: m.publishCommand, usage: m.publishUsage };
     },
   },
   batch: {
@@ -66,7 +67,7 @@ const COMMANDS: Record<
     summary: "decide batch submit <file> --policy ID | status <id> [--watch] | results <id> --out F | list",
     load: async () => {
       const m = await import("./batch.ts");
-      return { run: m.batchCommand, usage: m.batchUsage };
+      return { command: m.batchCommand, usage: m.batchUsage };
     },
   },
   status: {
@@ -74,7 +75,7 @@ const COMMANDS: Record<
     summary: "decide status [--table NAME] [--queue-url URL] [--dlq-url URL]",
     load: async () => {
       const m = await import("./status.ts");
-      return { run: m.statusCommand, usage: m.statusUsage };
+      return { command: m.statusCommand, usage: m.statusUsage };
     },
   },
   replay: {
@@ -82,7 +83,7 @@ const COMMANDS: Record<
     summary: "decide replay --from SOURCE [--policy ID] [--dry-run] | --all --from SOURCE",
     load: async () => {
       const m = await import("./replay.ts");
-      return { run: m.replayCommand, usage: m.replayUsage };
+      return { command: m.replayCommand, usage: m.replayUsage };
     },
   },
   capacity: {
@@ -91,7 +92,7 @@ const COMMANDS: Record<
       "decide capacity --rate R [--for 30m] [--burst X --burst-for D] [--template F] [--max-instances N]",
     load: async () => {
       const m = await import("./capacity.ts");
-      return { run: m.capacityCommand, usage: m.capacityUsage };
+      return { command: m.capacityCommand, usage: m.capacityUsage };
     },
   },
   calibrate: {
@@ -100,7 +101,7 @@ const COMMANDS: Record<
       "decide calibrate --input labelled.jsonl --policy ID [--apply] | --check --baseline F --recent F",
     load: async () => {
       const m = await import("./calibrate.ts");
-      return { run: m.calibrateCommand, usage: m.calibrateUsage };
+      return { command: m.calibrateCommand, usage: m.calibrateUsage };
     },
   },
   audit: {
@@ -108,7 +109,7 @@ const COMMANDS: Record<
     summary: "decide audit --from-table TABLE [--policy ID] [--since YYYY-MM-DD]",
     load: async () => {
       const m = await import("./audit.ts");
-      return { run: m.auditCommand, usage: m.auditUsage };
+      return { command: m.auditCommand, usage: m.auditUsage };
     },
   },
   "what-if": {
@@ -117,7 +118,7 @@ const COMMANDS: Record<
       "decide what-if --candidate policy.json [--model F | --endpoint-name N | --url U] --from-table T",
     load: async () => {
       const m = await import("./what-if.ts");
-      return { run: m.whatIfCommand, usage: m.whatIfUsage };
+      return { command: m.whatIfCommand, usage: m.whatIfUsage };
     },
   },
 };
@@ -158,7 +159,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   try {
-    return await command.run(rest);
+    return await runCommand(command.command, rest, process.env);
   } catch (error) {
     // A usage mistake: the reason in one line, then where the usage is (not the whole of it,
     // which would scroll the reason away).

@@ -3,9 +3,10 @@
  */
 import { parseArgs } from "node:util";
 import { GgmlTensorType, type GgmlTensorTypeName } from "../endpoint/gguf/format.ts";
-import { isModelShapeName, MODEL_SHAPES } from "../endpoint/models/shapes.ts";
+import { isModelShapeName, MODEL_SHAPES, type ModelShapeName } from "../endpoint/models/shapes.ts";
 import { synthesizeModel } from "../endpoint/models/synthesize.ts";
 import { integerFlag, requiredFlag, UsageError } from "./args.ts";
+import type { OneShotCommand, Printed } from "./command.ts";
 
 export const makeModelUsage = `decide make-model --shape <${Object.keys(MODEL_SHAPES).join("|")}|demo> --out <file.gguf> [--seed N] [--type F32|F16|Q8_0|Q4_0]
 
@@ -16,8 +17,26 @@ Writes a llama-architecture GGUF model with deterministic weights (random: real 
   demo         a computed bag-of-words model for the sample policies (not a language model), fitted on
                --training (default events/items/demo-training.jsonl) with --policies-dir (default events/policies)`;
 
-/** Runs the command; returns the exit code. */
-export async function makeModelCommand(argv: string[]): Promise<number> {
+/** What `decide make-model` was asked: the demo model, or a generated shape. */
+type MakeModelOptions =
+  | { readonly shape: "demo"; readonly out: string; readonly training: string; readonly policiesDir: string }
+  | {
+      readonly shape: ModelShapeName;
+      readonly out: string;
+      readonly seed: number;
+      readonly weightType: GgmlTensorTypeName | undefined;
+    };
+
+/** What was written. */
+type MadeModel =
+  | { readonly shape: "demo"; readonly out: string; readonly words: number; readonly bytes: number }
+  | {
+      readonly shape: ModelShapeName;
+      readonly model: Awaited<ReturnType<typeof synthesizeModel>>;
+      readonly seconds: string;
+    };
+
+function parse(argv: string[]): MakeModelOptions {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -33,15 +52,7 @@ export async function makeModelCommand(argv: string[]): Promise<number> {
   const shapeName = requiredFlag("shape", values.shape);
   if (shapeName === "demo") {
     const out = requiredFlag("out", values.out);
-    const { writeDemoFile } = await import("../endpoint/models/demo-file.ts");
-    const made = await writeDemoFile(out, {
-      training: values.training!,
-      policiesDir: values["policies-dir"]!,
-    });
-    console.log(
-      `wrote ${out}: demo bag-of-words model (not a language model), ${made.words} words, ${(made.bytes / 2 ** 20).toFixed(1)} MiB`,
-    );
-    return 0;
+    return { shape: "demo", out, training: values.training!, policiesDir: values["policies-dir"]! };
   }
   if (!isModelShapeName(shapeName)) {
     throw new UsageError(
@@ -56,16 +67,44 @@ export async function makeModelCommand(argv: string[]): Promise<number> {
       `--type must be one of ${Object.keys(GgmlTensorType).join(", ")}, got "${values.type}"`,
     );
   }
-  const started = performance.now();
-  const model = await synthesizeModel(MODEL_SHAPES[shapeName], {
-    out,
-    seed,
-    ...(weightType ? { weightType: weightType as GgmlTensorTypeName } : {}),
-  });
-  const seconds = ((performance.now() - started) / 1000).toFixed(1);
-  console.log(
-    `wrote ${model.path}: ${shapeName}, ${model.weightType}, ${(model.parameters / 1e6).toFixed(1)}M parameters, ` +
-      `vocabulary ${model.vocabularySize}, ${(model.bytes / 2 ** 20).toFixed(1)} MiB in ${seconds} s`,
-  );
-  return 0;
+  return { shape: shapeName, out, seed, weightType: weightType as GgmlTensorTypeName | undefined };
 }
+
+async function run(options: MakeModelOptions): Promise<MadeModel> {
+  if (options.shape === "demo") {
+    const { writeDemoFile } = await import("../endpoint/models/demo-file.ts");
+    const made = await writeDemoFile(options.out, {
+      training: options.training,
+      policiesDir: options.policiesDir,
+    });
+    return { shape: "demo", out: options.out, words: made.words, bytes: made.bytes };
+  }
+  const started = performance.now();
+  const model = await synthesizeModel(MODEL_SHAPES[options.shape], {
+    out: options.out,
+    seed: options.seed,
+    ...(options.weightType ? { weightType: options.weightType } : {}),
+  });
+  return { shape: options.shape, model, seconds: ((performance.now() - started) / 1000).toFixed(1) };
+}
+
+function print(made: MadeModel): Printed {
+  if (made.shape === "demo")
+    return {
+      lines: [
+        `wrote ${made.out}: demo bag-of-words model (not a language model), ${made.words} words, ${(made.bytes / 2 ** 20).toFixed(1)} MiB`,
+      ],
+      exitCode: 0,
+    };
+  const { model } = made;
+  return {
+    lines: [
+      `wrote ${model.path}: ${made.shape}, ${model.weightType}, ${(model.parameters / 1e6).toFixed(1)}M parameters, ` +
+        `vocabulary ${model.vocabularySize}, ${(model.bytes / 2 ** 20).toFixed(1)} MiB in ${made.seconds} s`,
+    ],
+    exitCode: 0,
+  };
+}
+
+/** `decide make-model`: parse, run, print. */
+export const makeModelCommand: OneShotCommand<MakeModelOptions, MadeModel> = { parse, run, print };

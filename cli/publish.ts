@@ -14,6 +14,7 @@ import { readItems } from "../shared/use-cases/publish/read-items.ts";
 import { type PublishTarget, sendItems } from "../shared/use-cases/publish/send-items.ts";
 import { MissingSettingError, UsageError } from "./args.ts";
 import { AWS_FLAGS, awsOptions, publisherTo, queueAt } from "./aws.ts";
+import type { CommandEnv, CommandIo, OneShotCommand, Printed } from "./command.ts";
 import { openInput } from "./input-file.ts";
 import { exitCodeFor, redrawLine, refusedLineText } from "./terminal.ts";
 
@@ -31,22 +32,25 @@ columns become metadata. Exits 1 when some lines were refused.`;
 export const PUBLISH_SOURCE = "decide.publish";
 
 /** Where to send: the flag given, else the intake queue `npm start` exports; none for a dry run. */
-function targetOf(values: {
-  "queue-url"?: string | undefined;
-  "event-bus"?: string | undefined;
-  "dry-run"?: boolean | undefined;
-}): { queueUrl: string } | { busName: string } | undefined {
+function targetOf(
+  values: {
+    "queue-url"?: string | undefined;
+    "event-bus"?: string | undefined;
+    "dry-run"?: boolean | undefined;
+  },
+  env: CommandEnv,
+): { queueUrl: string } | { busName: string } | undefined {
   if (values["queue-url"] && values["event-bus"])
     throw new UsageError("give one target: --queue-url or --event-bus, not both");
   if (values["event-bus"]) return { busName: values["event-bus"] };
-  const queueUrl = values["queue-url"] || process.env.INTAKE_QUEUE_URL;
+  const queueUrl = values["queue-url"] || env.INTAKE_QUEUE_URL;
   if (queueUrl) return { queueUrl };
   if (values["dry-run"]) return undefined;
   throw new MissingSettingError("queue-url", "INTAKE_QUEUE_URL", "--event-bus NAME");
 }
 
-/** Progress on stderr: a redrawn bar on a terminal, a line every 10% otherwise. */
-function progress(total: number) {
+/** Progress on `stream`: a redrawn bar on a terminal, a line every 10% otherwise. */
+function progress(stream: NodeJS.WriteStream, total: number) {
   const started = performance.now();
   let lastPlain = -1;
   return (sent: number) => {
@@ -54,19 +58,19 @@ function progress(total: number) {
     const rate = sent / Math.max(seconds, 1e-3);
     const eta = rate > 0 ? Math.round((total - sent) / rate) : 0;
     const share = total ? sent / total : 1;
-    if (process.stderr.isTTY) {
+    if (stream.isTTY) {
       const width = 30;
       const filled = Math.round(share * width);
       redrawLine(
-        process.stderr,
+        stream,
         `[${"#".repeat(filled)}${"-".repeat(width - filled)}] ${sent}/${total} ${rate.toFixed(0)}/s ETA ${eta} s`,
       );
-      if (sent === total) process.stderr.write("\n");
+      if (sent === total) stream.write("\n");
     } else {
       const decile = Math.floor(share * 10);
       if (decile !== lastPlain) {
         lastPlain = decile;
-        process.stderr.write(
+        stream.write(
           `sent ${sent}/${total} (${Math.round(share * 100)}%), ${rate.toFixed(0)}/s, ETA ${eta} s\n`,
         );
       }
@@ -74,8 +78,28 @@ function progress(total: number) {
   };
 }
 
-/** Runs the command; returns the exit code (1 when some lines were refused). */
-export async function publishCommand(argv: string[]): Promise<number> {
+/** What `decide publish` was asked. */
+interface PublishOptions {
+  /** A file, or `-` for stdin. */
+  readonly input: string;
+  readonly format: InputFormat;
+  /** None: a dry run without a queue named. */
+  readonly target: { queueUrl: string } | { busName: string } | undefined;
+  readonly resumeFile: string | undefined;
+  readonly policiesDir: string;
+  readonly dryRun: boolean;
+  readonly aws: { readonly region?: string | undefined; readonly profile?: string | undefined };
+}
+
+/** How many were sent (or would be), skipped as sent before, and refused. */
+interface Published {
+  readonly dryRun: boolean;
+  readonly sent: number;
+  readonly skipped: number;
+  readonly refused: number;
+}
+
+function parse(argv: string[], env: CommandEnv): PublishOptions {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -96,36 +120,49 @@ export async function publishCommand(argv: string[]): Promise<number> {
   const format = (values.format ?? formatOf(input)) as InputFormat;
   if (!INPUT_FORMATS.includes(format))
     throw new UsageError(`--format must be jsonl or csv, got "${values.format}"`);
-  const target = targetOf(values);
-  const aws = awsOptions(values);
-
-  const policies = await PolicyRegistry.fromFolder(values["policies-dir"]!);
-  const { items, rejected } = await readItems(
-    await openInput(input),
+  return {
+    input,
     format,
+    target: targetOf(values, env),
+    resumeFile: values["resume-file"] ?? (input === "-" ? undefined : `${input}.sent`),
+    policiesDir: values["policies-dir"]!,
+    dryRun: values["dry-run"] ?? false,
+    aws: { region: values.region, profile: values.profile },
+  };
+}
+
+/** Ids the resume file records as sent. */
+async function alreadySent(resumeFile: string | undefined): Promise<Set<string>> {
+  if (!resumeFile) return new Set();
+  const text = await readFile(resumeFile, "utf8").catch(() => "");
+  return new Set(
+    text
+      .split("\n")
+      .map((line) => line.trim())
+      .filter(Boolean),
+  );
+}
+
+/** Validates every line (refused ones noted on stderr), then sends those not sent before. */
+async function run(options: PublishOptions, io: CommandIo): Promise<Published> {
+  const { target, resumeFile } = options;
+  const aws = awsOptions(options.aws);
+  const policies = await PolicyRegistry.fromFolder(options.policiesDir);
+  const { items, rejected } = await readItems(
+    await openInput(options.input),
+    options.format,
     (id) => policies.current(id) !== undefined,
   );
-  for (const bad of rejected) console.error(refusedLineText(bad.line, bad.problems));
-  const resumeFile = values["resume-file"] ?? (input === "-" ? undefined : `${input}.sent`);
-  const already = new Set(
-    resumeFile
-      ? (await readFile(resumeFile, "utf8").catch(() => ""))
-          .split("\n")
-          .map((line) => line.trim())
-          .filter(Boolean)
-      : [],
-  );
+  for (const bad of rejected) io.note(refusedLineText(bad.line, bad.problems));
+  const already = await alreadySent(resumeFile);
   const todo = items.filter((item) => !already.has(item.id));
-  const skipped = items.length - todo.length;
-  if (target === undefined || values["dry-run"]) {
-    console.log(`dry run: ${todo.length} would be sent, ${skipped} already sent, ${rejected.length} refused`);
-    return exitCodeFor(rejected.length);
-  }
+  const counts = { skipped: items.length - todo.length, refused: rejected.length };
+  if (target === undefined || options.dryRun) return { dryRun: true, sent: todo.length, ...counts };
   const to: PublishTarget =
     "queueUrl" in target
       ? { kind: "queue", queue: queueAt(target.queueUrl, aws) }
       : { kind: "bus", publisher: publisherTo(target.busName, aws, { source: PUBLISH_SOURCE }) };
-  const show = progress(todo.length);
+  const show = progress(io.progress, todo.length);
   let sent = 0;
   show(0);
   await sendItems(todo, to, {
@@ -135,6 +172,16 @@ export async function publishCommand(argv: string[]): Promise<number> {
       show(sent);
     },
   });
-  console.log(`${sent} sent, ${skipped} already sent before, ${rejected.length} refused lines not sent`);
-  return exitCodeFor(rejected.length);
+  return { dryRun: false, sent, ...counts };
 }
+
+/** The counts in one line; exit 1 when some lines were refused. */
+function print({ dryRun, sent, skipped, refused }: Published): Printed {
+  const line = dryRun
+    ? `dry run: ${sent} would be sent, ${skipped} already sent, ${refused} refused`
+    : `${sent} sent, ${skipped} already sent before, ${refused} refused lines not sent`;
+  return { lines: [line], exitCode: exitCodeFor(refused) };
+}
+
+/** `decide publish`: parse, run, print. */
+export const publishCommand: OneShotCommand<PublishOptions, Published> = { parse, run, print };

@@ -27,6 +27,7 @@ import {
 } from "../shared/use-cases/replay.ts";
 import { MissingSettingError, requiredFlag, UsageError } from "./args.ts";
 import { awsOptions, decisionStore, publisherTo, queueAt } from "./aws.ts";
+import type { CommandEnv, OneShotCommand, Printed } from "./command.ts";
 import { parseDuration } from "./duration.ts";
 import { closest } from "./suggest.ts";
 
@@ -73,31 +74,31 @@ interface Target {
   readonly home?: string;
 }
 
-function targetOf(values: Values): Target {
-  if (values.from !== undefined) return routeTarget(values.from, values.routes);
+function targetOf(values: Values, env: CommandEnv): Target {
+  if (values.from !== undefined) return routeTarget(values.from, values.routes, env);
   const given = values["dlq-url"];
-  const dlqUrl = given || process.env.DLQ_URL;
+  const dlqUrl = given || env.DLQ_URL;
   if (!dlqUrl) throw new MissingSettingError("dlq-url", "DLQ_URL", "--from SOURCE");
   if (values["queue-url"] && values["event-bus"])
     throw new UsageError("give --queue-url or --event-bus, not both");
   if (values["event-bus"]) return { dlqUrl, kind: RETURN_KIND.bus, home: values["event-bus"] };
   // DLQ_URL holds the intake's dead letters, so its home is the intake queue exported with it;
   // a dead-letter queue named by flag has no home to assume.
-  const home = values["queue-url"] || (given ? undefined : process.env.INTAKE_QUEUE_URL);
+  const home = values["queue-url"] || (given ? undefined : env.INTAKE_QUEUE_URL);
   if (home) return { dlqUrl, kind: RETURN_KIND.queue, home };
   if (values["dry-run"]) return { dlqUrl, kind: RETURN_KIND.none };
   throw new UsageError("--queue-url or --event-bus is required (where the letters go home)");
 }
 
 /** The target of `--from source`, from the routes `--routes` or DEAD_LETTER_ROUTES give. */
-function routeTarget(source: string, routesFlag: string | undefined): Target {
+function routeTarget(source: string, routesFlag: string | undefined, env: CommandEnv): Target {
   if (!isDeadLetterSource(source)) {
     const guess = closest(source, Object.keys(DEAD_LETTER_SOURCES));
     throw new UsageError(
       `--from: unknown dead-letter source "${source}"${guess ? `; did you mean "${guess}"?` : ""} (one of ${Object.keys(DEAD_LETTER_SOURCES).join(", ")})`,
     );
   }
-  const routes = routesFlag || process.env.DEAD_LETTER_ROUTES;
+  const routes = routesFlag || env.DEAD_LETTER_ROUTES;
   if (!routes) throw new MissingSettingError("routes", "DEAD_LETTER_ROUTES");
   try {
     const route = routeOf(routes, source);
@@ -118,9 +119,34 @@ function sendHomeOf(target: Target, aws: AwsClientOptions): SendsHome | undefine
   return undefined;
 }
 
-/** Starts SQS's redrive of a whole dead-letter queue back to its source. */
-async function redrive(values: Values, aws: AwsClientOptions): Promise<number> {
-  const target = values.from !== undefined ? targetOf(values) : undefined;
+/** What `decide replay` was asked: SQS's redrive of a whole queue, or a filtered replay. */
+type ReplayOptions =
+  | {
+      readonly kind: "redrive";
+      readonly dlqArn: string;
+      readonly destinationArn: string | undefined;
+      readonly aws: AwsFlags;
+    }
+  | {
+      readonly kind: "replay";
+      readonly target: Target;
+      readonly dryRun: boolean;
+      readonly table: string | undefined;
+      readonly filter: ReplayFilter;
+      readonly aws: AwsFlags;
+    };
+
+type AwsFlags = { readonly region?: string | undefined; readonly profile?: string | undefined };
+type ReplayFilter = Parameters<typeof replayFiltered>[0]["filter"];
+
+/** What happened: the redrive task started, or the replay's report. */
+type Replayed =
+  | { readonly kind: "redrive"; readonly handle: string }
+  | { readonly kind: "replay"; readonly report: ReplayReport; readonly dryRun: boolean };
+
+/** The redrive of a whole dead-letter queue back to its source. */
+function redriveOptions(values: Values, env: CommandEnv, aws: AwsFlags): ReplayOptions {
+  const target = values.from !== undefined ? targetOf(values, env) : undefined;
   if (target && target.kind !== RETURN_KIND.queue)
     throw new UsageError(
       `--all redrives a queue's own dead letters; "${values.from}" goes home another way (drop --all)`,
@@ -129,51 +155,66 @@ async function redrive(values: Values, aws: AwsClientOptions): Promise<number> {
   // The home queue is named as the destination: items the decide function dead-lettered itself
   // were sent, not redriven, so SQS would not know where they came from.
   const destinationArn = values["queue-arn"] ?? (target?.home ? queueArnOf(target.home) : undefined);
-  const handle = await redriveAll(sqsClient(aws), dlqArn, destinationArn);
-  console.log(`redrive started: task ${handle}`);
-  return 0;
+  return { kind: "redrive", dlqArn, destinationArn, aws };
 }
 
-function print(report: ReplayReport, dryRun: boolean): void {
-  for (const letter of report.matched) {
-    console.log(
-      `${dryRun ? "would replay" : "replayed"} ${letter.kind} ${letter.itemId ?? "(no item)"} policy=${letter.policy ?? "-"} ` +
-        `sent=${letter.sentAt} receives=${letter.receiveCount}${letter.reason ? ` reason="${letter.reason}"` : ""}`,
-    );
-  }
-  for (const failure of report.failed)
-    console.log(`could not send ${failure.messageId} home: ${failure.error}`);
-  console.log(
-    `${report.matched.length} matched, ${report.moved} moved, ${report.left} left in the dead-letter queue`,
-  );
-}
-
-/** Runs the command; returns the exit code. */
-export async function replayCommand(argv: string[]): Promise<number> {
+function parse(argv: string[], env: CommandEnv): ReplayOptions {
   const { values } = parseArgs({ args: argv, options: OPTIONS, strict: true });
-  const aws = awsOptions(values);
-  if (values.all) return redrive(values, aws);
-  const target = targetOf(values);
+  const aws = { region: values.region, profile: values.profile };
+  if (values.all) return redriveOptions(values, env, aws);
+  const target = targetOf(values, env);
   const dryRun = values["dry-run"] ?? false;
   if (target.kind === RETURN_KIND.none && !dryRun)
     throw new UsageError(`"${values.from}" letters are listed, not moved: add --dry-run`);
-  const table = values.table ?? process.env.DECISIONS_TABLE;
+  const table = values.table ?? env.DECISIONS_TABLE;
   if (values.reason && !table)
     throw new UsageError("--reason needs --table (or DECISIONS_TABLE) to read noted failures");
+  const filter = {
+    ...(values.policy ? { policy: values.policy } : {}),
+    ...(values.reason ? { reason: values.reason } : {}),
+    ...(values["older-than"] ? { olderThanMs: parseDuration(values["older-than"], "older-than") } : {}),
+    ...(values["newer-than"] ? { newerThanMs: parseDuration(values["newer-than"], "newer-than") } : {}),
+  };
+  return { kind: "replay", target, dryRun, table, filter, aws };
+}
+
+async function run(options: ReplayOptions): Promise<Replayed> {
+  const aws = awsOptions(options.aws);
+  if (options.kind === "redrive")
+    return {
+      kind: "redrive",
+      handle: await redriveAll(sqsClient(aws), options.dlqArn, options.destinationArn),
+    };
+  const { target, dryRun, table } = options;
   const store = table ? decisionStore(table, aws) : undefined;
   const sendHome = sendHomeOf(target, aws);
   const report = await replayFiltered({
     deadLetters: queueAt(target.dlqUrl, aws),
     ...(sendHome ? { sendHome } : {}),
     dryRun,
-    filter: {
-      ...(values.policy ? { policy: values.policy } : {}),
-      ...(values.reason ? { reason: values.reason } : {}),
-      ...(values["older-than"] ? { olderThanMs: parseDuration(values["older-than"], "older-than") } : {}),
-      ...(values["newer-than"] ? { newerThanMs: parseDuration(values["newer-than"], "newer-than") } : {}),
-    },
+    filter: options.filter,
     ...(store ? { failureOf: (id: string) => store.failureOf(id) } : {}),
   });
-  print(report, dryRun);
-  return report.failed.length > 0 ? 1 : 0;
+  return { kind: "replay", report, dryRun };
 }
+
+/** A line per letter matched and per failure, then the counts; exit 1 when some could not go home. */
+function print(replayed: Replayed): Printed {
+  if (replayed.kind === "redrive")
+    return { lines: [`redrive started: task ${replayed.handle}`], exitCode: 0 };
+  const { report, dryRun } = replayed;
+  const lines = report.matched.map(
+    (letter) =>
+      `${dryRun ? "would replay" : "replayed"} ${letter.kind} ${letter.itemId ?? "(no item)"} policy=${letter.policy ?? "-"} ` +
+      `sent=${letter.sentAt} receives=${letter.receiveCount}${letter.reason ? ` reason="${letter.reason}"` : ""}`,
+  );
+  for (const failure of report.failed)
+    lines.push(`could not send ${failure.messageId} home: ${failure.error}`);
+  lines.push(
+    `${report.matched.length} matched, ${report.moved} moved, ${report.left} left in the dead-letter queue`,
+  );
+  return { lines, exitCode: report.failed.length > 0 ? 1 : 0 };
+}
+
+/** `decide replay`: parse, run, print. */
+export const replayCommand: OneShotCommand<ReplayOptions, Replayed> = { parse, run, print };

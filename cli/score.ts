@@ -14,14 +14,26 @@ import {
   SystemOneViolationError,
 } from "../shared/domain/contracts/system-one/index.ts";
 import { CommandError, integerFlag, requiredFlag, UsageError } from "./args.ts";
+import { jsonLines, type OneShotCommand } from "./command.ts";
 
 export const scoreUsage = `decide score --model <file.gguf> --input <decision.json | -> [--threads N] [--context-size N] [--reuse-off]
 
 Scores a System One request's questions and prints option probabilities as JSON.
 Example: npx decide score --model tiny.gguf --input events/decisions/ticket-routing.json`;
 
-/** Runs the command; returns the exit code. */
-export async function scoreCommand(argv: string[]): Promise<number> {
+/** What `decide score` was asked. */
+interface ScoreOptions {
+  readonly modelPath: string;
+  /** A file, or `-` for stdin. */
+  readonly inputPath: string;
+  readonly threads: number;
+  readonly contextSize: number | undefined;
+}
+
+/** The scorer's result. */
+type ScoreResult = Awaited<ReturnType<DecisionScorer["score"]>>;
+
+function parse(argv: string[]): ScoreOptions {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -32,10 +44,16 @@ export async function scoreCommand(argv: string[]): Promise<number> {
     },
     strict: true,
   });
-  const modelPath = requiredFlag("model", values.model);
-  const inputPath = requiredFlag("input", values.input);
-  const threads = integerFlag("threads", values.threads, availableParallelism(), 1, 256);
-  const contextSize = integerFlag("context-size", values["context-size"], undefined, 64, 1 << 20);
+  return {
+    modelPath: requiredFlag("model", values.model),
+    inputPath: requiredFlag("input", values.input),
+    threads: integerFlag("threads", values.threads, availableParallelism(), 1, 256),
+    contextSize: integerFlag("context-size", values["context-size"], undefined, 64, 1 << 20),
+  };
+}
+
+/** Reads and validates the request, then loads the model and scores it. */
+async function run({ modelPath, inputPath, threads, contextSize }: ScoreOptions): Promise<ScoreResult> {
   const text =
     inputPath === "-"
       ? await readStdin()
@@ -45,10 +63,15 @@ export async function scoreCommand(argv: string[]): Promise<number> {
   const request = readRequest(text, inputPath);
   await using model = await DecisionModel.load({ modelPath, threads });
   await using scorer = await DecisionScorer.create(model, contextSize ? { contextSize } : {});
-  const result = await scorer.score(request);
-  console.log(JSON.stringify(result, null, 2));
-  return 0;
+  return await scorer.score(request);
 }
+
+/** `decide score`: parse, run, print (the result as JSON). */
+export const scoreCommand: OneShotCommand<ScoreOptions, ScoreResult> = {
+  parse,
+  run,
+  print: (result) => jsonLines(result),
+};
 
 /** The request in `text`, validated by the contract before any model is loaded. */
 function readRequest(text: string, inputPath: string): DecisionRequest {

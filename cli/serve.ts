@@ -5,6 +5,7 @@ import { parseArgs } from "node:util";
 import { ConfigError, resolveServerConfig, SETTINGS, settingsHelp } from "../endpoint/server/config.ts";
 import { startServer } from "../endpoint/server/server.ts";
 import { UsageError } from "./args.ts";
+import type { CommandEnv, CommandIo, LongRunningCommand } from "./command.ts";
 
 export const serveUsage = `decide serve --model <file.gguf | folder> [--port 8080] [--host 127.0.0.1] [--gpu auto|cuda|off] [...]
 
@@ -13,8 +14,10 @@ GET /ping, POST /invocations and POST /endpoints/{name}/invocations.
 Each setting is a flag or an environment variable (the flag wins):
 ${settingsHelp()}`;
 
-/** Runs the server until SIGTERM or SIGINT; returns the exit code. */
-export async function serveCommand(argv: string[]): Promise<number> {
+type ServeOptions = ReturnType<typeof resolveServerConfig>;
+
+/** The settings from the flags, then from `env` (the flag wins). */
+function parse(argv: string[], env: CommandEnv): ServeOptions {
   const options = Object.fromEntries(
     Object.values(SETTINGS).map((s) => [
       s.flag,
@@ -24,19 +27,22 @@ export async function serveCommand(argv: string[]): Promise<number> {
     ]),
   );
   const { values } = parseArgs({ args: argv, options, strict: true });
-  let config: ReturnType<typeof resolveServerConfig>;
   try {
-    config = resolveServerConfig(values, process.env);
+    return resolveServerConfig(values, env);
   } catch (error) {
     if (error instanceof ConfigError) throw new UsageError(error.message);
     throw error;
   }
+}
+
+/** Runs the server until SIGTERM or SIGINT; returns the exit code. */
+async function run(config: ServeOptions, io: CommandIo): Promise<number> {
   const server = await startServer(config);
   await server.service.ready;
   if (server.service.state === "failed" && !config.keepRunningOnFailure) {
     // A person at a terminal (and SageMaker, which reports the container's exit) learns at once.
     await server.close(0);
-    process.stderr.write(`decide serve: the model could not be loaded: ${server.service.failureReason}\n`);
+    io.note(`decide serve: the model could not be loaded: ${server.service.failureReason}`);
     return 1;
   }
   await new Promise<void>((resolve) => {
@@ -50,3 +56,9 @@ export async function serveCommand(argv: string[]): Promise<number> {
   });
   return server.service.state === "failed" ? 1 : 0;
 }
+
+/**
+ * `decide serve`: parse, then run until a signal. No print step: the server has no result to
+ * format, and its exit code says whether the model loaded.
+ */
+export const serveCommand: LongRunningCommand<ServeOptions> = { parse, run };

@@ -14,6 +14,7 @@ import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import { replayFiltered } from "../shared/use-cases/replay.ts";
 import { settingFrom, UsageError } from "./args.ts";
 import { awsOptions, decisionStore, queueAt } from "./aws.ts";
+import { type CommandEnv, jsonLines, type OneShotCommand } from "./command.ts";
 
 /** The usage text of `decide status`. */
 export const statusUsage = `decide status --table NAME [--since YYYY-MM-DD] [--policies-dir events/policies] [--queue-url URL] [--dlq-url URL] [--review-queue-url URL] [--batch-queue-url URL] [--region R] [--profile P] [--json]
@@ -95,29 +96,40 @@ async function deadLettersOf(
   return reasons;
 }
 
-function printStatus(status: Status): void {
-  console.log("records by policy and state:");
+/** The lines of `status`, as a person reads them. */
+function statusLines(status: Status): string[] {
+  const lines = ["records by policy and state:"];
   for (const [policy, byStatus] of Object.entries(status.records).sort()) {
-    console.log(
-      `  ${policy.padEnd(22)} ${RECORD_STATUSES.map((s) => `${s} ${byStatus[s] ?? 0}`).join(", ")}`,
-    );
+    lines.push(`  ${policy.padEnd(22)} ${RECORD_STATUSES.map((s) => `${s} ${byStatus[s] ?? 0}`).join(", ")}`);
   }
-  if (Object.keys(status.records).length === 0) console.log("  (none)");
+  if (Object.keys(status.records).length === 0) lines.push("  (none)");
   if (Object.keys(status.certificates).length > 0) {
-    console.log("certificates:");
+    lines.push("certificates:");
     for (const [policy, text] of Object.entries(status.certificates))
-      console.log(`  ${policy.padEnd(22)} ${text}`);
+      lines.push(`  ${policy.padEnd(22)} ${text}`);
   }
-  console.log("queues:");
+  lines.push("queues:");
   for (const [name, depth] of Object.entries(status.queues))
-    console.log(`  ${name.padEnd(12)} ${depth.visible} waiting, ${depth.inFlight} in flight`);
-  console.log("dead letters by failure reason:");
-  for (const [reason, n] of Object.entries(status.deadLetters)) console.log(`  ${reason}: ${n}`);
-  if (Object.keys(status.deadLetters).length === 0) console.log("  (none)");
+    lines.push(`  ${name.padEnd(12)} ${depth.visible} waiting, ${depth.inFlight} in flight`);
+  lines.push("dead letters by failure reason:");
+  for (const [reason, n] of Object.entries(status.deadLetters)) lines.push(`  ${reason}: ${n}`);
+  if (Object.keys(status.deadLetters).length === 0) lines.push("  (none)");
+  return lines;
 }
 
-/** Runs the command; returns the exit code. */
-export async function statusCommand(argv: string[]): Promise<number> {
+/** What `decide status` was asked: the table, the window, the policies and the queues to look at. */
+interface StatusOptions {
+  readonly table: string;
+  readonly since: string | undefined;
+  readonly policiesDir: string;
+  /** Queue URLs by name (intake, dead-letter, review, batch); those not given are left out. */
+  readonly queues: Readonly<Record<string, string | undefined>>;
+  readonly aws: { readonly region?: string | undefined; readonly profile?: string | undefined };
+  readonly json: boolean;
+}
+
+/** The flags, and the variables `npm start` exports for what they leave out. */
+function parse(argv: string[], env: CommandEnv): StatusOptions {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -134,33 +146,51 @@ export async function statusCommand(argv: string[]): Promise<number> {
     },
     strict: true,
   });
-  const aws = awsOptions(values);
-  const store = decisionStore(settingFrom("table", values.table, "DECISIONS_TABLE"), aws);
-  const policies = await PolicyRegistry.fromFolder(
-    values["policies-dir"] ?? process.env.POLICIES_DIR ?? "events/policies",
-  );
-  const window = allTime(new Date());
+  const table = settingFrom("table", values.table, "DECISIONS_TABLE", env);
+  let since: string | undefined;
   if (values.since) {
-    const since = Date.parse(values.since);
-    if (Number.isNaN(since)) throw new UsageError(`--since: "${values.since}" is not a date (YYYY-MM-DD)`);
-    window.since = new Date(since).toISOString();
+    const time = Date.parse(values.since);
+    if (Number.isNaN(time)) throw new UsageError(`--since: "${values.since}" is not a date (YYYY-MM-DD)`);
+    since = new Date(time).toISOString();
   }
-  const { counts, latest } = await recordsOf(store, { ...window, policyIds: policies.ids() });
-  const queues: Record<string, string | undefined> = {
-    intake: values["queue-url"] ?? process.env.INTAKE_QUEUE_URL,
-    "dead-letter": values["dlq-url"] ?? process.env.DLQ_URL,
-    review: values["review-queue-url"] ?? process.env.REVIEW_QUEUE_URL,
-    batch: values["batch-queue-url"] ?? process.env.BATCH_QUEUE_URL,
+  return {
+    table,
+    since,
+    policiesDir: values["policies-dir"] ?? env.POLICIES_DIR ?? "events/policies",
+    queues: {
+      intake: values["queue-url"] ?? env.INTAKE_QUEUE_URL,
+      "dead-letter": values["dlq-url"] ?? env.DLQ_URL,
+      review: values["review-queue-url"] ?? env.REVIEW_QUEUE_URL,
+      batch: values["batch-queue-url"] ?? env.BATCH_QUEUE_URL,
+    },
+    aws: { region: values.region, profile: values.profile },
+    json: values.json ?? false,
   };
+}
+
+/** Reads the records, certificates, queue depths and dead letters. */
+async function run(options: StatusOptions): Promise<Status> {
+  const aws = awsOptions(options.aws);
+  const store = decisionStore(options.table, aws);
+  const policies = await PolicyRegistry.fromFolder(options.policiesDir);
+  const window = allTime(new Date());
+  if (options.since) window.since = options.since;
+  const { counts, latest } = await recordsOf(store, { ...window, policyIds: policies.ids() });
   const depths: Record<string, { visible: number; inFlight: number }> = {};
-  for (const [name, url] of Object.entries(queues)) if (url) depths[name] = await queueAt(url, aws).depth();
-  const status: Status = {
+  for (const [name, url] of Object.entries(options.queues))
+    if (url) depths[name] = await queueAt(url, aws).depth();
+  return {
     records: counts,
     certificates: certificatesOf(policies, latest),
     queues: depths,
-    deadLetters: await deadLettersOf(store, queues["dead-letter"], aws),
+    deadLetters: await deadLettersOf(store, options.queues["dead-letter"], aws),
   };
-  if (values.json) console.log(JSON.stringify(status, null, 2));
-  else printStatus(status);
-  return 0;
 }
+
+/** `decide status`: parse, run, print. */
+export const statusCommand: OneShotCommand<StatusOptions, Status> = {
+  parse,
+  run,
+  print: (status, options) =>
+    options.json ? jsonLines(status) : { lines: statusLines(status), exitCode: 0 },
+};

@@ -20,7 +20,8 @@ import { sinceFlag } from "./audit.ts";
 import { AWS_FLAGS, awsOptions, decisionStore } from "./aws.ts";
 import { openScoringSource, type ScoringFlags } from "./calibrate-scoring.ts";
 import type { ScoringSource } from "./calibrate-source.ts";
-import { whatIfLines } from "./what-if-text.ts";
+import type { CommandEnv, CommandIo, OneShotCommand } from "./command.ts";
+import { costLines, whatIfLines } from "./what-if-text.ts";
 
 const DEFAULT_INSTANCE = REALTIME_INSTANCES.find((i) => i.name === "ml.c6i.xlarge")!;
 
@@ -55,11 +56,13 @@ async function readCandidate(path: string): Promise<Policy> {
   }
 }
 
-/** A progress line on stderr: redrawn on a terminal, every 50 items otherwise. */
-function progress(done: number, total: number): void {
-  const line = `answered ${done}/${total}`;
-  if (process.stderr.isTTY) process.stderr.write(`\r${line}${done === total ? "\n" : ""}`);
-  else if (done % 50 === 0 || done === total) process.stderr.write(`${line}\n`);
+/** A progress line on `stream`: redrawn on a terminal, every 50 items otherwise. */
+function progress(stream: NodeJS.WriteStream) {
+  return (done: number, total: number): void => {
+    const line = `answered ${done}/${total}`;
+    if (stream.isTTY) stream.write(`\r${line}${done === total ? "\n" : ""}`);
+    else if (done % 50 === 0 || done === total) stream.write(`${line}\n`);
+  };
 }
 
 /** Writes the HTML report and the JSON summary into `out`; returns their paths. */
@@ -106,8 +109,29 @@ async function sourceOf(
   return { scoring, source };
 }
 
-/** Runs the command; returns the exit code. */
-export async function whatIfCommand(argv: string[]): Promise<number> {
+/** What `decide what-if` was asked. */
+interface WhatIfOptions {
+  readonly candidatePath: string;
+  readonly table: string;
+  readonly sample: number;
+  readonly dollarsPerHour: number;
+  readonly since: string;
+  readonly scoring: ScoringFlags & { "from-shadow"?: boolean | undefined };
+  readonly out: string;
+  readonly policiesDir: string;
+  readonly aws: { readonly region?: string | undefined; readonly profile?: string | undefined };
+}
+
+/** The comparison, how it was made and where its reports were written. */
+interface WhatIfRun {
+  readonly result: WhatIfResult;
+  readonly candidate: Policy;
+  readonly where: string;
+  readonly report: string;
+  readonly summary: string;
+}
+
+function parse(argv: string[], env: CommandEnv): WhatIfOptions {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -127,22 +151,41 @@ export async function whatIfCommand(argv: string[]): Promise<number> {
     },
     strict: true,
   });
-  const candidate = await readCandidate(requiredFlag("candidate", values.candidate));
-  const table = requiredFlag("from-table", values["from-table"] ?? process.env.DECISIONS_TABLE);
+  const candidatePath = requiredFlag("candidate", values.candidate);
+  const table = requiredFlag("from-table", values["from-table"] ?? env.DECISIONS_TABLE);
   const sample = integerFlag("sample", values.sample, WHAT_IF.sample, 1, 100_000);
   const dollarsPerHour = Number(values["dollars-per-hour"] ?? DEFAULT_INSTANCE.dollarsPerHour);
   if (!(dollarsPerHour >= 0 && Number.isFinite(dollarsPerHour)))
     throw new UsageError(
       `--dollars-per-hour must be a number of at least 0, got "${values["dollars-per-hour"]}"`,
     );
-  const { scoring, source } = await sourceOf(values);
   const since = sinceFlag(values.since, windowStart(new Date(), WHAT_IF.windowDays));
+  const { model, url, concurrency, region, profile } = values;
+  const scoring = { model, "endpoint-name": values["endpoint-name"], url, concurrency, region, profile };
+  return {
+    candidatePath,
+    table,
+    sample,
+    dollarsPerHour,
+    since,
+    out: values.out!,
+    scoring: { ...scoring, "from-shadow": values["from-shadow"] },
+    policiesDir: values["policies-dir"]!,
+    aws: { region, profile },
+  };
+}
+
+/** Re-answers the sample under the candidate and writes the reports. */
+async function run(options: WhatIfOptions, io: CommandIo): Promise<WhatIfRun> {
+  const { since, sample } = options;
+  const candidate = await readCandidate(options.candidatePath);
+  const { scoring, source } = await sourceOf(options.scoring);
   let result: WhatIfResult;
   try {
-    const policies = await PolicyRegistry.fromFolder(values["policies-dir"]!);
+    const policies = await PolicyRegistry.fromFolder(options.policiesDir);
     result = await whatIf(
-      { store: decisionStore(table, awsOptions(values)), policies },
-      { candidate, source, since, sample, onAnswer: progress },
+      { store: decisionStore(options.table, awsOptions(options.aws)), policies },
+      { candidate, source, since, sample, onAnswer: progress(io.progress) },
     );
   } catch (error) {
     if (error instanceof WhatIfError) throw new CommandError(error.message, { cause: error });
@@ -155,13 +198,21 @@ export async function whatIfCommand(argv: string[]): Promise<number> {
     : source.kind === "shadow"
       ? "the stored shadow answers, re-calibrated and re-routed under the candidate file"
       : "the stored raw logits (the prompt is unchanged), re-calibrated and re-routed";
-  const lines = whatIfLines(result, { candidate, since, where, dollarsPerHour });
-  const { report, summary } = await writeReports(values.out!, result, {
-    candidate,
-    since,
-    where,
-    cost: lines.cost,
-  });
-  console.log([...lines.all, `report: ${report}`, `summary: ${summary}`].join("\n"));
-  return 0;
+  const cost = costLines(result, options.dollarsPerHour);
+  const paths = await writeReports(options.out, result, { candidate, since, where, cost });
+  return { result, candidate, where, ...paths };
 }
+
+/** `decide what-if`: parse, run, print. */
+export const whatIfCommand: OneShotCommand<WhatIfOptions, WhatIfRun> = {
+  parse,
+  run,
+  print: ({ result, candidate, where, report, summary }, { since, dollarsPerHour }) => ({
+    lines: [
+      ...whatIfLines(result, { candidate, since, where, dollarsPerHour }).all,
+      `report: ${report}`,
+      `summary: ${summary}`,
+    ],
+    exitCode: 0,
+  }),
+};
