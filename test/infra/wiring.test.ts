@@ -14,6 +14,7 @@ import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { DecisionStack } from "../../infra/decision-stack.ts";
 import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
 import { backoffCeilingMs } from "../../shared/domain/backoff.ts";
+import type { DecidesItems } from "../../shared/domain/decision-endpoint.ts";
 import { EndpointUnavailableError } from "../../shared/domain/errors.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import {
@@ -24,6 +25,7 @@ import {
   TARGET_FUNCTION,
   TARGET_VISIBILITY_SECONDS,
 } from "../../shared/domain/topology.ts";
+import { inMemoryDecideDependencies } from "../helpers/decide-dependencies.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
 import { scheduledEvent } from "../helpers/scheduled-event.ts";
 
@@ -67,29 +69,23 @@ describe("alarms watch metrics the code emits", () => {
     });
     const { createDecideHandler } = await import("../../functions/decide.ts");
     const policies = await PolicyRegistry.fromFolder(join(REPO_ROOT, "events", "policies"));
+    // Billing far ahead for the first item (auto), even for the second (human); the third fails
+    // on the endpoint (a container answering 500: the endpoint-errors alarm's metric).
+    const endpoint: DecidesItems = {
+      decide: async (item) => {
+        if (item.id === "C") throw new EndpointUnavailableError("model error 500 from decide");
+        return {
+          logits: item.id === "A" ? [9, 0, 0, 0] : [0, 0, 0, 0],
+          allowedTokenMass: 0.9,
+          modelSha256: "a".repeat(64),
+          promptSha256: "b".repeat(64),
+          promptVersion: "t@1",
+          latencyMs: 1,
+        };
+      },
+    };
     const handler = createDecideHandler(
-      async () => ({
-        policies,
-        now: () => new Date(),
-        store: new InMemoryDecisionStore(),
-        publisher: { publish: async () => undefined },
-        // Billing far ahead for the first item (auto), even for the second (human); the third
-        // fails on the endpoint (a container answering 500: the endpoint-errors alarm's metric).
-        endpoint: {
-          decide: async (item) => {
-            if (item.id === "C") throw new EndpointUnavailableError("model error 500 from decide");
-            return {
-              logits: item.id === "A" ? [9, 0, 0, 0] : [0, 0, 0, 0],
-              allowedTokenMass: 0.9,
-              modelSha256: "a".repeat(64),
-              promptSha256: "b".repeat(64),
-              promptVersion: "t@1",
-              latencyMs: 1,
-            };
-          },
-        },
-        publishLeaseMs: 1000,
-      }),
+      async () => inMemoryDecideDependencies(policies, endpoint),
       undefined,
       () => BATCH_ARN,
     );

@@ -12,10 +12,10 @@ import { ModelError, type SageMakerRuntimeClient } from "@aws-sdk/client-sagemak
 import type { SQSRecord } from "aws-lambda";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { SageMakerDecisionEndpoint } from "../../shared/adapters/decision-endpoint.ts";
-import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
 import type { MessageQueue, QueueDirectory } from "../../shared/domain/message-queue.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { DECIDE_QUEUES, ENDPOINT_CALLS, METRICS } from "../../shared/domain/topology.ts";
+import { inMemoryDecideDependencies } from "../helpers/decide-dependencies.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
 
 const INTAKE = "arn:aws:sqs:us-east-1:123456789012:intake";
@@ -57,14 +57,11 @@ function handlerFailingWith(error: Error) {
   } as unknown as MessageQueue;
   const queues: QueueDirectory = { queue: async () => queue, deadLetterQueueOf: async () => undefined };
   const handler = createDecideHandler(
-    async () => ({
-      policies,
-      now: () => new Date(),
-      store: new InMemoryDecisionStore(),
-      publisher: { publish: async () => undefined },
-      endpoint: new SageMakerDecisionEndpoint(client, "decide", { ...ENDPOINT_CALLS, baseDelayMs: 1 }),
-      publishLeaseMs: 1000,
-    }),
+    async () =>
+      inMemoryDecideDependencies(
+        policies,
+        new SageMakerDecisionEndpoint(client, "decide", { ...ENDPOINT_CALLS, baseDelayMs: 1 }),
+      ),
     () => ({ queues, limits: DECIDE_QUEUES, draw: () => 0 }),
     () => BATCH,
   );
