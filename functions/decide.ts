@@ -11,6 +11,7 @@ import type { SQSRecord } from "aws-lambda";
 import { BatchingDecisionEndpoint } from "../shared/adapters/batching-endpoint.ts";
 import { SageMakerDecisionEndpoint } from "../shared/adapters/decision-endpoint.ts";
 import { SqsQueueDirectory } from "../shared/adapters/sqs-queue-directory.ts";
+import { EndpointUnavailableError } from "../shared/domain/errors.ts";
 import { METRICS } from "../shared/domain/topology.ts";
 import { type DecideDependencies, decideMessage } from "../shared/use-cases/decide-message.ts";
 import {
@@ -22,6 +23,7 @@ import {
 import { sagemakerClient, sqsClient } from "./clients.ts";
 import { decideSettings, deliverySettings } from "./config.ts";
 import { batchDependenciesFromEnv, sharedDependencies } from "./dependencies.ts";
+import { emitOldestItemAges } from "./item-age.ts";
 import { lazy } from "./lazy.ts";
 import { sqsBatchHandler } from "./sqs-batch-handler.ts";
 
@@ -75,10 +77,15 @@ function deliveryOf(record: SQSRecord): Delivery {
   };
 }
 
-/** The handler for given dependencies (tests and the local mode build their own). */
+/**
+ * The handler for given dependencies (tests and the local mode build their own). `batchQueueArn`
+ * names the batch lane's queue, which tells the lanes apart in the oldest item's age.
+ * @default batchQueueArn the BATCH_QUEUE_ARN variable (the CDK app sets it where the lane exists)
+ */
 export function createDecideHandler(
   dependencies: () => Promise<DecideDependencies>,
   deliveries: () => DeliveryDependencies = () => deliveriesFromEnv(),
+  batchQueueArn: () => string | undefined = () => process.env.BATCH_QUEUE_ARN,
 ) {
   const resolved = lazy(dependencies);
   let settling: DeliveryDependencies | undefined;
@@ -103,6 +110,10 @@ export function createDecideHandler(
         return undefined;
       });
       metrics.addMetric(`items_${failed?.outcome ?? "retrying"}`, MetricUnit.Count, 1);
+      // A failing model or container, told apart from the endpoint's deliberate busy answers
+      // (those are EndpointOverloadedError): the endpoint alarm and the deployment rollback read it.
+      if (error instanceof EndpointUnavailableError)
+        metrics.addMetric(METRICS.endpointFailures, MetricUnit.Count, 1);
       logger.debug("record not decided", {
         messageId: record.messageId,
         error: failureReason(error),
@@ -118,7 +129,14 @@ export function createDecideHandler(
     logger.debug("record processed", { messageId: record.messageId, ...result });
   }
   // An invocation whose every item waits out an overload is no function error.
-  return sqsBatchHandler(recordHandler, { logger, metrics }, { throwOnFullBatchFailure: false });
+  return sqsBatchHandler(
+    recordHandler,
+    { logger, metrics },
+    {
+      throwOnFullBatchFailure: false,
+      onBatch: (records) => emitOldestItemAges(metrics, records, batchQueueArn()),
+    },
+  );
 }
 
 /** The Lambda entry point. */

@@ -16,16 +16,18 @@ import { tracer } from "./tracing.ts";
 /**
  * A Lambda handler for SQS batches that handles each record with `recordHandler`.
  * `throwOnFullBatchFailure` (default true): whether a batch whose every record failed fails the
- * invocation, or only reports them all.
+ * invocation, or only reports them all. `onBatch` (default none) sees each invocation's records
+ * before they are handled.
  */
 export function sqsBatchHandler(
   recordHandler: (record: SQSRecord) => Promise<void>,
   observability: { logger: Logger; metrics: Metrics },
-  options: { throwOnFullBatchFailure?: boolean } = {},
+  options: { throwOnFullBatchFailure?: boolean; onBatch?: (records: readonly SQSRecord[]) => void } = {},
 ) {
   // One processor per handler: it keeps per-invocation state, as one Lambda environment does.
   const processor = new BatchProcessor(EventType.SQS);
   async function lambdaHandler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
+    options.onBatch?.(event.Records);
     return processPartialResponse(event, recordHandler, processor, {
       context,
       throwOnFullBatchFailure: options.throwOnFullBatchFailure ?? true,

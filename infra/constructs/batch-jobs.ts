@@ -113,6 +113,8 @@ export class BatchJobs extends Construct {
         maxConcurrency: props.maxConcurrency ?? BATCH_LANE.maxConcurrency,
       }),
     );
+    // Its records' source tells the lanes apart in the oldest item's age the function reports.
+    props.decideFunction.addEnvironment("BATCH_QUEUE_ARN", props.queue.queueArn);
     // The decide and review functions count items and labels: they never read or write the files.
     for (const fn of [props.decideFunction, ...props.reviewFunctions]) this.asksForFiles(fn);
     suppressNotificationsHelper(this);

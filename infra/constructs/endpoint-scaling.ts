@@ -3,8 +3,9 @@
  * counted: target tracking on SageMaker's high-resolution `ConcurrentRequestsPerModel` (10 s data;
  * queued requests count), with its target derived from the topology and the measured time per
  * item (`concurrentRequestsTarget`); scale-out after 60 s, scale-in after 300 s. A step policy on
- * the intake queue's oldest message adds instances when items wait although the requests per
- * instance look normal (the event source's concurrency caps what reaches the endpoint). Both only
+ * the age of the intake's oldest item (`oldestItemAge`: SQS's figure or the decide function's,
+ * the larger) adds instances when items wait although the requests per instance look normal (the
+ * event source's concurrency caps what reaches the endpoint). Both only
  * move the instance count between the minimum and maximum given (`-c initialInstanceCount`,
  * `-c maxInstanceCount`).
  */
@@ -16,6 +17,7 @@ import { Construct } from "constructs";
 import measured from "../../shared/domain/capacity/measured-times.json" with { type: "json" };
 import { concurrentRequestsTarget } from "../../shared/domain/capacity-plan.ts";
 import { ENDPOINT_SCALING } from "../../shared/domain/topology.ts";
+import { oldestItemAge } from "./pipeline-metrics.ts";
 
 /** Properties of {@link EndpointScaling}. */
 export interface EndpointScalingProps {
@@ -66,16 +68,16 @@ export class EndpointScaling extends Construct {
   }
 
   /**
-   * Adds instances when the oldest message of `queue` has waited past the steps' ages (one, then
-   * two at a time); never removes any (target tracking scales in).
+   * Adds instances when the oldest item of the intake `queue` has waited past the steps' ages (one,
+   * then two at a time); never removes any (target tracking scales in). The age is a metric math
+   * expression (`oldestItemAge`): Application Auto Scaling leaves a step policy's alarm to its
+   * owner, and a metric alarm on an expression may invoke it like any other (composite alarms may
+   * not); the aggregation type is given, as CDK cannot read a statistic off an expression.
    */
   scaleOnBacklog(queue: sqs.IQueue): void {
     const steps = ENDPOINT_SCALING.backlogStepSeconds;
     this.target.scaleOnMetric("Backlog", {
-      metric: queue.metricApproximateAgeOfOldestMessage({
-        period: Duration.seconds(ENDPOINT_SCALING.backlogPeriodSeconds),
-        statistic: "Maximum",
-      }),
+      metric: oldestItemAge(queue, "intake", Duration.seconds(ENDPOINT_SCALING.backlogPeriodSeconds)),
       scalingSteps: [
         { upper: steps.addOne, change: 0 },
         { lower: steps.addOne, change: 1 },

@@ -18,7 +18,7 @@ import { DECIDE_FUNCTION, ON_CALL_ALARMS, TABLE_ACCESS } from "../../shared/doma
 import type { AlarmTopic } from "./alarm-topic.ts";
 import type { DecisionPipeline } from "./decision-pipeline.ts";
 import { vcpusOf } from "./instance-types.ts";
-import { type EndpointVariant, endpointMetric } from "./pipeline-metrics.ts";
+import { type EndpointVariant, endpointMetric, oldestItemAge } from "./pipeline-metrics.ts";
 import { type ThresholdAlarmSpec, thresholdAlarm } from "./threshold-alarm.ts";
 
 /** What the health alarms read of the endpoint. */
@@ -137,13 +137,16 @@ export class HealthAlarms extends Construct {
   private queueSignals(pipeline: DecisionPipeline): void {
     const { queues } = pipeline;
     const minutes = ON_CALL_ALARMS.oldestMessageMinutes;
-    const age = (id: string, queue: sqs.IQueue, limit: number, what: string) =>
+    const age = (id: string, queue: sqs.IQueue, limit: number, what: string, metric?: cloudwatch.IMetric) =>
       this.signal(id, {
-        metric: queue.metricApproximateAgeOfOldestMessage(maximum),
+        metric: metric ?? queue.metricApproximateAgeOfOldestMessage(maximum),
         threshold: Duration.minutes(limit).toSeconds(),
         description: `${what} have waited over ${limit} minutes: its consumer is behind or failing`,
       });
-    age("BatchQueueAge", queues.batch, minutes.batch, "Batch items");
+    // The batch lane's items wait out an overload as the intake's do: the larger of SQS's age and
+    // the decide function's (SQS leaves out an item received three times or more).
+    const batchAge = oldestItemAge(queues.batch, "batch", fiveMinutes);
+    age("BatchQueueAge", queues.batch, minutes.batch, "Batch items", batchAge);
     const files = pipeline.deadLetterSources["batch-files"].home;
     if (files) age("BatchFilesQueueAge", files, minutes.batchFiles, "Requests for a batch's files");
     age("AutoActionQueueAge", queues.autoAction, minutes.autoAction, "Confident decisions to apply");

@@ -18,7 +18,13 @@ import { DeadLetterAlarms } from "./dead-letter-alarms.ts";
 import type { DecisionPipeline } from "./decision-pipeline.ts";
 import { type EndpointHealth, HealthAlarms } from "./health-alarms.ts";
 import { PipelineDashboard } from "./pipeline-dashboard.ts";
-import { backlogMetric, endpointMetric, escalationRate } from "./pipeline-metrics.ts";
+import {
+  backlogMetric,
+  endpointMetric,
+  escalationRate,
+  oldestItemAge,
+  pipelineMetric,
+} from "./pipeline-metrics.ts";
 import { type ThresholdAlarmSpec, thresholdAlarm } from "./threshold-alarm.ts";
 
 /** Properties of {@link Operations}. */
@@ -196,7 +202,7 @@ export class Operations extends Construct {
         description: "Rejected items have waited a day for inspection",
       }),
       oldestMessage: this.signal("OldestMessage", {
-        metric: queues.intake.metricApproximateAgeOfOldestMessage(fiveMinuteMaximum),
+        metric: oldestItemAge(queues.intake, "intake", fiveMinuteMaximum.period),
         threshold: (
           props.maxMessageAge ?? Duration.minutes(ON_CALL_ALARMS.oldestMessageMinutes.intake)
         ).toSeconds(),
@@ -208,10 +214,15 @@ export class Operations extends Construct {
   /** The endpoint's errors and latency, and the share of decisions escalated to people. */
   private endpointAlarms(props: OperationsProps) {
     return {
+      // Not SageMaker's Invocation5XXErrors: that counts the container's deliberate 503 queue_full
+      // answers too, so a busy hour would page on-call and roll back a good deployment. The decide
+      // function counts the items the endpoint failed for any other reason (a 500, a model error,
+      // a timeout, an answer that breaks the contract); no invocations, no failures: not breaching.
       endpointErrors: this.signal("EndpointErrors", {
-        metric: endpointMetric(props.endpoint, "Invocation5XXErrors", "Sum"),
+        metric: pipelineMetric(METRICS.endpointFailures, Duration.minutes(5)),
         threshold: 0,
-        description: "The decision endpoint answers with errors",
+        description:
+          "The decision endpoint fails items (5xx other than its busy answers, model errors, timeouts, broken answers): the model or container is broken",
         evaluationPeriods: 2,
       }),
       modelLatency: this.signal("ModelLatency", {

@@ -2,6 +2,7 @@
  * The pipeline's dashboard: queues, routing, the endpoint, the decide function and the review
  * backlog per policy.
  */
+import { Duration } from "aws-cdk-lib";
 import * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
 import { Construct } from "constructs";
 import { METRICS } from "../../shared/domain/topology.ts";
@@ -11,6 +12,7 @@ import {
   type EndpointVariant,
   endpointMetric,
   escalationRate,
+  oldestItemAge,
   pipelineMetric,
 } from "./pipeline-metrics.ts";
 
@@ -43,7 +45,12 @@ export class PipelineDashboard extends Construct {
               queues.review.metricApproximateNumberOfMessagesVisible(),
               queues.autoAction.metricApproximateNumberOfMessagesVisible(),
             ],
-            right: [queues.intake.metricApproximateAgeOfOldestMessage()],
+            // What the alarm and the step policy read, beside SQS's figure that leaves out items
+            // received three times or more.
+            right: [
+              oldestItemAge(queues.intake, "intake", Duration.minutes(5)),
+              queues.intake.metricApproximateAgeOfOldestMessage(),
+            ],
           }),
           new cloudwatch.GraphWidget({
             title: "Routing",
@@ -58,7 +65,12 @@ export class PipelineDashboard extends Construct {
         [
           new cloudwatch.GraphWidget({
             title: "Endpoint",
-            left: [endpoint("Invocations", "Sum"), endpoint("Invocation5XXErrors", "Sum")],
+            // Invocation5XXErrors includes the busy 503s; endpoint_failures (the alarm's) does not.
+            left: [
+              endpoint("Invocations", "Sum"),
+              endpoint("Invocation5XXErrors", "Sum"),
+              pipelineMetric(METRICS.endpointFailures, Duration.minutes(5)),
+            ],
             right: [endpoint("ModelLatency", "p50"), endpoint("ModelLatency", "p90")],
           }),
           new cloudwatch.GraphWidget({

@@ -1,11 +1,13 @@
 /**
  * The metrics the alarms and the dashboard read: the endpoint's (SageMaker publishes them per
- * endpoint and variant), the decide function's routing counts and the review backlog's, in the
- * namespace and dimensions the functions emit them under (`METRICS` in the topology).
+ * endpoint and variant), the decide function's routing counts, endpoint failures and oldest
+ * items, and the review backlog's, in the namespace and dimensions the functions emit them under
+ * (`METRICS` in the topology).
  */
 import { Duration } from "aws-cdk-lib";
 import * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
-import { METRICS } from "../../shared/domain/topology.ts";
+import type * as sqs from "aws-cdk-lib/aws-sqs";
+import { type Lane, METRICS } from "../../shared/domain/topology.ts";
 
 /** The endpoint's variant, as its metrics are dimensioned. */
 export interface EndpointVariant {
@@ -32,14 +34,44 @@ export function endpointMetric(
   });
 }
 
-/** A count the decide function emits, summed over fifteen minutes. */
-export function pipelineMetric(metricName: string): cloudwatch.Metric {
+/** A count the decide function emits, summed over `period` (fifteen minutes unless given). */
+export function pipelineMetric(
+  metricName: string,
+  period: Duration = Duration.minutes(15),
+): cloudwatch.Metric {
   return new cloudwatch.Metric({
     namespace: METRICS.namespace,
     metricName,
     dimensionsMap: { service: METRICS.service.decide },
     statistic: "Sum",
-    period: Duration.minutes(15),
+    period,
+  });
+}
+
+/**
+ * The age of the oldest item a lane's queue holds: the larger, each period, of SQS's
+ * ApproximateAgeOfOldestMessage and the oldest age the decide function received (its maximum per
+ * period). SQS leaves a message out of its figure once it has been received three times or more,
+ * and an item the overload backoff keeps returning is exactly that, so in a long overload the
+ * queue's figure alone reads low when it matters. The function's figure is filled with 0 where it
+ * has no data point: a period without an invocation on the lane received no item, so there is no
+ * age to add to what SQS reports (0 never raises the maximum, and never breaches).
+ */
+export function oldestItemAge(queue: sqs.IQueue, lane: Lane, period: Duration): cloudwatch.MathExpression {
+  return new cloudwatch.MathExpression({
+    expression: "MAX([queued, FILL(received, 0)])",
+    usingMetrics: {
+      queued: queue.metricApproximateAgeOfOldestMessage({ period, statistic: "Maximum" }),
+      received: new cloudwatch.Metric({
+        namespace: METRICS.namespace,
+        metricName: METRICS.oldestItemAgeSeconds,
+        dimensionsMap: { service: METRICS.service.decide, [METRICS.laneDimension]: METRICS.lanes[lane] },
+        statistic: "Maximum",
+        period,
+      }),
+    },
+    label: `oldest ${lane} item age (s)`,
+    period,
   });
 }
 

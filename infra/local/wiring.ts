@@ -255,6 +255,7 @@ async function startDecidePollers(
         handler: createDecideHandler(
           async () => deps,
           () => deliveriesFromEnv(env),
+          () => `${LOCAL_ARN}:batch`,
         ),
         batchSize: options.decideBatchSize ?? DECIDE_FUNCTION.batchSize,
         functionName: name === "intake" ? "decide" : "decide-batch",

@@ -8,34 +8,11 @@ import measured from "./capacity/measured-times.json" with { type: "json" };
 import type { EventPattern } from "./event-pattern.ts";
 import { EVENT_SOURCE } from "./events.ts";
 
-// The batch jobs' and the live checks' numbers have files of their own; they are part of the
-// topology all the same.
+// The batch jobs', the live checks' and the custom metrics' names have files of their own; they are
+// part of the topology all the same.
 export * from "./topology/batch.ts";
 export * from "./topology/live-checks.ts";
-
-/**
- * The custom metrics: one namespace, and the `service` dimension each function emits them under
- * (CloudWatch dimensions are case-sensitive: the functions and the alarms both read these).
- */
-export const METRICS = {
-  namespace: "DecisionPipeline",
-  service: {
-    decide: "decide",
-    reviewIntake: "review-intake",
-    autoAction: "auto-action",
-    reviewBacklog: "review-backlog",
-    audit: "audit",
-    batchFiles: "batch-files",
-  },
-  /** The review backlog's metrics and their dimension. */
-  pendingReviews: "PendingReviews",
-  oldestPendingReviewMinutes: "OldestPendingReviewMinutes",
-  /** The daily audit estimate's metrics (rate, upper bound, labels), per policy. */
-  autoErrorRate: "AutoErrorRate",
-  autoErrorUpperBound: "AutoErrorUpperBound",
-  auditLabels: "AuditLabels",
-  policyDimension: "policy",
-} as const;
+export * from "./topology/metrics.ts";
 
 /** Receives before a message of a target's queue (auto action, review, rejected) goes to its dead-letter queue. */
 export const MAX_RECEIVE_COUNT = 5;

@@ -7,6 +7,7 @@
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
 import { DEAD_LETTER_SOURCES } from "../../shared/domain/dead-letters.ts";
+import { METRICS } from "../../shared/domain/topology.ts";
 import { synthStack } from "../helpers/synth-stack.ts";
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
@@ -198,12 +199,21 @@ describe("the alarms on-call reads", () => {
       Dimensions: Match.arrayWith([{ Name: "policy", Value: "ticket-routing" }]),
       Threshold: 240,
     });
+    // Endpoint errors: the decide function's count of failures that are not overload refusals.
     template.hasResourceProperties("AWS::CloudWatch::Alarm", {
-      MetricName: "Invocation5XXErrors",
-      Namespace: "AWS/SageMaker",
+      MetricName: METRICS.endpointFailures,
+      Namespace: METRICS.namespace,
     });
+    // The intake's oldest item: the larger of SQS's figure and the decide function's.
     template.hasResourceProperties("AWS::CloudWatch::Alarm", {
-      MetricName: "ApproximateAgeOfOldestMessage",
+      Metrics: Match.arrayWith([
+        Match.objectLike({ Expression: "MAX([queued, FILL(received, 0)])" }),
+        Match.objectLike({
+          MetricStat: Match.objectLike({
+            Metric: Match.objectLike({ MetricName: METRICS.oldestItemAgeSeconds }),
+          }),
+        }),
+      ]),
       Threshold: 900,
     });
     template.hasResourceProperties("AWS::CloudWatch::Alarm", {

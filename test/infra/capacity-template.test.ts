@@ -1,7 +1,8 @@
 /**
  * The capacity model's template reader: it reads today's shape and the newer ones (target
  * tracking on concurrent requests at high resolution, a step policy with the alarm that invokes
- * it, a routing strategy, the container's queue), reads the stack as synthesized now, and names
+ * it, on one metric or on the oldest item's age expression, a routing strategy, the container's
+ * queue), reads the stack as synthesized now, and names
  * the resource and property whenever something it needs is missing or not a literal.
  */
 import { readFileSync } from "node:fs";
@@ -10,6 +11,7 @@ import { Template } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
 import { TemplateShapeError } from "../../shared/domain/capacity/errors.ts";
 import { readPipelineShape } from "../../shared/domain/capacity/template-reader.ts";
+import { METRICS } from "../../shared/domain/topology.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
 import { synthStack } from "../helpers/synth-stack.ts";
 
@@ -103,6 +105,42 @@ describe("the capacity model's template reader", () => {
         cooldown: 120,
       },
     ]);
+  });
+
+  it("reads a step policy's alarm on the oldest item's age: the maximum of SQS's and the decide function's", () => {
+    const json = newerScaling();
+    const alarm = json.Resources.AgeAlarm!.Properties;
+    const sqsAge = {
+      Namespace: "AWS/SQS",
+      MetricName: "ApproximateAgeOfOldestMessage",
+      Dimensions: alarm.Dimensions,
+    };
+    const withMetrics = (second: Record<string, unknown>, period = 60) => {
+      for (const key of ["MetricName", "Namespace", "Dimensions", "Period", "Statistic"]) delete alarm[key];
+      alarm.Metrics = [
+        { Id: "e", Expression: "MAX([queued, FILL(received, 0)])", ReturnData: true },
+        { Id: "queued", MetricStat: { Metric: sqsAge, Period: 60, Stat: "Maximum" }, ReturnData: false },
+        {
+          Id: "received",
+          MetricStat: { Metric: second, Period: period, Stat: "Maximum" },
+          ReturnData: false,
+        },
+      ];
+    };
+    withMetrics({
+      Namespace: METRICS.namespace,
+      MetricName: METRICS.oldestItemAgeSeconds,
+      Dimensions: [{ Name: METRICS.laneDimension, Value: "intake" }],
+    });
+    expect(read(json).policies[1]).toMatchObject({
+      kind: "step",
+      alarm: { metric: "oldestMessageAge", periodSeconds: 60, threshold: 300 },
+    });
+    // A maximum of two different things, or over two periods, is not one metric the model simulates.
+    withMetrics({ Namespace: "AWS/SQS", MetricName: "ApproximateNumberOfMessagesVisible" });
+    expect(() => read(json)).toThrow(/AgeAlarm: Metrics: a maximum of different metrics or periods/);
+    withMetrics({ Namespace: METRICS.namespace, MetricName: METRICS.oldestItemAgeSeconds }, 300);
+    expect(() => read(json)).toThrow(/AgeAlarm: Metrics: a maximum of different metrics or periods/);
   });
 
   it("finds a named endpoint and its scalable target by the name", () => {

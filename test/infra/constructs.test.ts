@@ -22,6 +22,7 @@ import { QueueConsumer } from "../../infra/constructs/queue-consumer.ts";
 import { RuleToQueue } from "../../infra/constructs/rule-to-queue.ts";
 import { DECISIONS_TABLE_SCHEMA } from "../../shared/adapters/decisions-table.ts";
 import { RULES } from "../../shared/domain/topology.ts";
+import { readsOldestItemAge } from "../helpers/alarm-metrics.ts";
 import { type Resource, synthStack } from "../helpers/synth-stack.ts";
 
 /** A bare stack, bundling skipped. */
@@ -228,7 +229,8 @@ describe("EndpointScaling", () => {
       maxCapacity: 5,
       concurrentRequestsTarget: 0.4,
     });
-    scaling.scaleOnBacklog(new sqs.Queue(stack, "Intake"));
+    const intake = new sqs.Queue(stack, "Intake");
+    scaling.scaleOnBacklog(intake);
     const template = Template.fromStack(stack);
     const [[, target]] = resourcesOf(stack, "AWS::ApplicationAutoScaling::ScalableTarget") as [
       [string, Resource],
@@ -247,10 +249,10 @@ describe("EndpointScaling", () => {
     template.hasResourceProperties("AWS::ApplicationAutoScaling::ScalingPolicy", {
       PolicyType: "StepScaling",
     });
-    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
-      MetricName: "ApproximateAgeOfOldestMessage",
-      Namespace: "AWS/SQS",
-    });
+    // The step policy's alarm: the larger of SQS's age and the decide function's oldest intake item.
+    const [[, alarm]] = resourcesOf(stack, "AWS::CloudWatch::Alarm") as [[string, Resource]];
+    const intakeId = stack.resolve((intake.node.defaultChild as sqs.CfnQueue).logicalId) as string;
+    expect(readsOldestItemAge(alarm.Properties, intakeId, "intake")).toBe(true);
   });
 });
 

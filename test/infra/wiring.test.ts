@@ -14,6 +14,8 @@ import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { DecisionStack } from "../../infra/decision-stack.ts";
 import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
 import { backoffCeilingMs } from "../../shared/domain/backoff.ts";
+import type { DecidesItems } from "../../shared/domain/decision-endpoint.ts";
+import { EndpointUnavailableError } from "../../shared/domain/errors.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import {
   DECIDE_FUNCTION,
@@ -23,10 +25,12 @@ import {
   TARGET_FUNCTION,
   TARGET_VISIBILITY_SECONDS,
 } from "../../shared/domain/topology.ts";
+import { inMemoryDecideDependencies } from "../helpers/decide-dependencies.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
 import { scheduledEvent } from "../helpers/scheduled-event.ts";
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
+const BATCH_ARN = "arn:aws:sqs:us-east-1:123456789012:batch";
 let resources: Record<string, Resource>;
 
 beforeAll(() => {
@@ -65,36 +69,40 @@ describe("alarms watch metrics the code emits", () => {
     });
     const { createDecideHandler } = await import("../../functions/decide.ts");
     const policies = await PolicyRegistry.fromFolder(join(REPO_ROOT, "events", "policies"));
-    const handler = createDecideHandler(async () => ({
-      policies,
-      now: () => new Date(),
-      store: new InMemoryDecisionStore(),
-      publisher: { publish: async () => undefined },
-      // Billing far ahead for the first item (auto), even for the second (human).
-      endpoint: {
-        decide: async (item) => ({
+    // Billing far ahead for the first item (auto), even for the second (human); the third fails
+    // on the endpoint (a container answering 500: the endpoint-errors alarm's metric).
+    const endpoint: DecidesItems = {
+      decide: async (item) => {
+        if (item.id === "C") throw new EndpointUnavailableError("model error 500 from decide");
+        return {
           logits: item.id === "A" ? [9, 0, 0, 0] : [0, 0, 0, 0],
           allowedTokenMass: 0.9,
           modelSha256: "a".repeat(64),
           promptSha256: "b".repeat(64),
           promptVersion: "t@1",
           latencyMs: 1,
-        }),
+        };
       },
-      publishLeaseMs: 1000,
-    }));
-    const record = (id: string) => ({
+    };
+    const handler = createDecideHandler(
+      async () => inMemoryDecideDependencies(policies, endpoint),
+      undefined,
+      () => BATCH_ARN,
+    );
+    // Each record carries its first send time, as SQS's do: the oldest item's age per lane.
+    const record = (id: string, sourceArn = "arn:aws:sqs:us-east-1:123456789012:intake") => ({
       messageId: id,
       receiptHandle: id,
       body: JSON.stringify({ id, policy: "ticket-routing", state: "charged twice" }),
-      attributes: {} as never,
+      attributes: { SentTimestamp: String(Date.now() - 60_000), ApproximateReceiveCount: "4" } as never,
       messageAttributes: {},
       md5OfBody: "",
       eventSource: "aws:sqs",
-      eventSourceARN: "arn:aws:sqs:us-east-1:123456789012:intake",
+      eventSourceARN: sourceArn,
       awsRegion: "us-east-1",
     });
-    await handler({ Records: [record("A"), record("B")] }, { functionName: "decide" } as never);
+    await handler({ Records: [record("A"), record("B"), record("C")] }, { functionName: "decide" } as never);
+    await handler({ Records: [record("D", BATCH_ARN)] }, { functionName: "decide" } as never);
     const { createReviewBacklogHandler } = await import("../../functions/review-backlog.ts");
     const backlog = createReviewBacklogHandler(async () => ({
       policies,
@@ -147,6 +155,13 @@ describe("alarms watch metrics the code emits", () => {
     }
     expect([...emitted].some((m) => m.includes("routed_auto"))).toBe(true);
     expect([...emitted].some((m) => m.includes("routed_human"))).toBe(true);
+    for (const lane of Object.values(METRICS.lanes))
+      expect(emitted).toContain(
+        `${METRICS.namespace}|${METRICS.oldestItemAgeSeconds}|${METRICS.laneDimension}=${lane},service=${METRICS.service.decide}`,
+      );
+    expect(emitted).toContain(
+      `${METRICS.namespace}|${METRICS.endpointFailures}|service=${METRICS.service.decide}`,
+    );
     expect([...emitted].filter((m) => m.includes(METRICS.oldestPendingReviewMinutes))).toHaveLength(
       policies.ids().length,
     );

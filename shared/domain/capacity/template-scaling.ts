@@ -4,6 +4,7 @@
  * Both today's shape (invocations per instance) and newer ones (concurrent requests at high
  * resolution, a step policy on the queue's oldest message) read the same way.
  */
+import { METRICS as PIPELINE_METRICS } from "../topology/metrics.ts";
 import { AWS_BEHAVIOUR } from "./aws-behaviour.ts";
 import { TemplateShapeError } from "./errors.ts";
 import type { AlarmShape, EndpointShape, PolicyShape, ScalingMetric, StepShape } from "./shape.ts";
@@ -34,6 +35,9 @@ const METRICS: Record<string, ScalingMetric> = {
   "AWS/SageMaker ConcurrentRequestsPerModel": "concurrentRequestsPerModel",
   "AWS/SQS ApproximateAgeOfOldestMessage": "oldestMessageAge",
   "AWS/SQS ApproximateNumberOfMessagesVisible": "visibleMessages",
+  // The decide function's oldest received item: the simulated queue's oldest age already counts
+  // every item however often received, so the two read as one.
+  [`${PIPELINE_METRICS.namespace} ${PIPELINE_METRICS.oldestItemAgeSeconds}`]: "oldestMessageAge",
 };
 
 const COMPARISONS: Record<string, AlarmShape["comparison"]> = {
@@ -183,12 +187,10 @@ function alarmOf(template: CfnTemplate, policy: TemplateResource): AlarmShape {
     );
   const alarm = alarms[0]!;
   const where = `AWS::CloudWatch::Alarm ${alarm.id}`;
-  if (alarm.properties.Metrics !== undefined)
-    throw new TemplateShapeError(where, "Metrics", "metric math the capacity model does not simulate");
-  const name = `${String(alarm.properties.Namespace)} ${String(alarm.properties.MetricName)}`;
-  const metric = METRICS[name];
-  if (!metric)
-    throw new TemplateShapeError(where, "MetricName", `the capacity model does not simulate ${name}`);
+  const { metric, periodSeconds } =
+    alarm.properties.Metrics === undefined
+      ? { metric: alarmMetric(where, alarm.properties), periodSeconds: numberAt(alarm, "Period") }
+      : maximumOf(where, alarm.properties.Metrics);
   const comparison = COMPARISONS[String(alarm.properties.ComparisonOperator)];
   if (!comparison)
     throw new TemplateShapeError(
@@ -201,8 +203,40 @@ function alarmOf(template: CfnTemplate, policy: TemplateResource): AlarmShape {
     metric,
     threshold: numberAt(alarm, "Threshold"),
     comparison,
-    periodSeconds: numberAt(alarm, "Period"),
+    periodSeconds,
     evaluationPeriods,
     datapointsToAlarm: numberAt(alarm, "DatapointsToAlarm", evaluationPeriods),
   };
+}
+
+/** The metric of an alarm on one metric (its Namespace and MetricName). */
+function alarmMetric(where: string, spec: { Namespace?: unknown; MetricName?: unknown }): ScalingMetric {
+  const name = `${String(spec.Namespace)} ${String(spec.MetricName)}`;
+  const metric = METRICS[name];
+  if (!metric)
+    throw new TemplateShapeError(where, "MetricName", `the capacity model does not simulate ${name}`);
+  return metric;
+}
+
+/**
+ * An alarm's metric math: the one form understood is the maximum (`MAX([...])`, `FILL` allowed)
+ * of metrics that all read as one the model produces, over one period.
+ */
+function maximumOf(where: string, queries: unknown): { metric: ScalingMetric; periodSeconds: number } {
+  const list = (Array.isArray(queries) ? queries : []) as {
+    Expression?: unknown;
+    ReturnData?: unknown;
+    MetricStat?: { Metric?: { Namespace?: unknown; MetricName?: unknown }; Period?: unknown };
+  }[];
+  const returned = list.filter((q) => q.ReturnData !== false && typeof q.Expression === "string");
+  const stats = list.flatMap((q) => (q.MetricStat ? [q.MetricStat] : []));
+  if (returned.length !== 1 || !/^MAX\(\[/.test(String(returned[0]!.Expression)) || stats.length === 0)
+    throw new TemplateShapeError(where, "Metrics", "metric math the capacity model does not simulate");
+  const metrics = new Set(stats.map((stat) => alarmMetric(where, stat.Metric ?? {})));
+  const periods = new Set(stats.map((stat) => stat.Period));
+  const [metric] = metrics;
+  const [period] = periods;
+  if (metrics.size !== 1 || periods.size !== 1 || typeof period !== "number")
+    throw new TemplateShapeError(where, "Metrics", "a maximum of different metrics or periods");
+  return { metric: metric!, periodSeconds: period };
 }

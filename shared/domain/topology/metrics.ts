@@ -1,0 +1,48 @@
+/**
+ * The custom metrics' part of the topology (`../topology.ts` re-exports it): what the functions
+ * emit and the alarms read, named once.
+ */
+
+/**
+ * The custom metrics: one namespace, and the `service` dimension each function emits them under
+ * (CloudWatch dimensions are case-sensitive: the functions and the alarms both read these).
+ */
+export const METRICS = {
+  namespace: "DecisionPipeline",
+  service: {
+    decide: "decide",
+    reviewIntake: "review-intake",
+    autoAction: "auto-action",
+    reviewBacklog: "review-backlog",
+    audit: "audit",
+    batchFiles: "batch-files",
+  },
+  /** The review backlog's metrics and their dimension. */
+  pendingReviews: "PendingReviews",
+  oldestPendingReviewMinutes: "OldestPendingReviewMinutes",
+  /** The daily audit estimate's metrics (rate, upper bound, labels), per policy. */
+  autoErrorRate: "AutoErrorRate",
+  autoErrorUpperBound: "AutoErrorUpperBound",
+  auditLabels: "AuditLabels",
+  policyDimension: "policy",
+  /**
+   * The decide function's per-invocation maximum of the age (now minus SentTimestamp) of the items
+   * it received, per lane. SQS's ApproximateAgeOfOldestMessage leaves out a message received three
+   * times or more, which an item returned by the overload backoff soon is; the alarms and the
+   * backlog step policy read the larger of the two.
+   */
+  oldestItemAgeSeconds: "oldest_item_age_seconds",
+  /** The dimension that tells the decide function's queues apart, and its values. */
+  laneDimension: "lane",
+  lanes: { intake: "intake", batch: "batch" },
+  /**
+   * Items whose endpoint call failed for a reason other than overload (a 5xx other than the
+   * busy answers, a model error, a timeout, an answer that breaks the contract): a broken
+   * model or container, unlike SageMaker's Invocation5XXErrors, which counts the endpoint's
+   * deliberate 503 queue_full answers as well.
+   */
+  endpointFailures: "endpoint_failures",
+} as const;
+
+/** A lane of the decide function: the queue an invocation's records came from. */
+export type Lane = keyof typeof METRICS.lanes;
