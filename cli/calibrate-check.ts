@@ -83,6 +83,11 @@ async function readRecent(path: string, summary: BaselineSummary, io: CommandIo)
     throw new UsageError(
       `none of the ${refused} rows of ${path} is a decision of ${summary.policy.id}@${summary.policy.version}: nothing to compare with its baseline`,
     );
+  // Nothing to compare is no finding: "no drift" over no decisions would be a false all-clear.
+  if (recent.length === 0)
+    throw new UsageError(
+      `${path} holds no decision to check (each line needs a distribution or probabilities and a route auto or human): nothing to compare with the baseline`,
+    );
   return recent;
 }
 

@@ -252,6 +252,18 @@ describe("decide calibrate", () => {
     expect(mixed.code).toBe(2);
     expect(mixed.stderr).toMatch(/line 1: refused: its options \(allow, remove\) are not the baseline's/);
     expect(mixed.stderr).toMatch(/line 2: refused: is a decision of ticket-routing@3/);
+    // Nothing to compare (an empty file, or lines that are no decisions) is no all-clear either.
+    await writeFile(join(dir, "empty.jsonl"), "");
+    await writeFile(
+      join(dir, "items.jsonl"),
+      JSON.stringify({ id: "A", policy: "ticket-routing", state: "x" }),
+    );
+    for (const file of ["empty.jsonl", "items.jsonl"]) {
+      const nothing = await check(file);
+      expect(nothing.code, file).toBe(2);
+      expect(nothing.stderr).toMatch(/holds no decision to check .*: nothing to compare with the baseline/);
+      expect(nothing.stdout).not.toMatch(/no drift/);
+    }
   });
 
   it("scores labelled states on a local model, with progress lines", async () => {
