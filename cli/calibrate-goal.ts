@@ -24,6 +24,14 @@ export function goalOf(values: Record<string, string | boolean | undefined>): Th
       throw new UsageError(`--${name} must be from ${range.min} to ${range.max}, got ${n}`);
     return n;
   };
+  // One goal sets the threshold: a second one given beside it would be silently ignored.
+  const goals = [["max-auto-error"], ["target-accuracy"], ["cost-wrong", "cost-review"]].filter((flags) =>
+    flags.some((flag) => values[flag] !== undefined),
+  );
+  if (goals.length > 1)
+    throw new UsageError(
+      `give one threshold goal: ${goals.map((flags) => flags.map((f) => `--${f}`).join("/")).join(" or ")}, not both`,
+    );
   const maxError = number("max-auto-error");
   const confidence = number("confidence");
   if (maxError !== undefined)
