@@ -10,11 +10,11 @@ import type { PolicyAudit } from "../shared/domain/audit/policy-audit.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import { AUDIT } from "../shared/domain/topology.ts";
 import { estimateAutoErrors, windowStart } from "../shared/use-cases/audit-estimate.ts";
-import { requiredFlag, UsageError } from "./args.ts";
+import { settingFrom, UsageError } from "./args.ts";
 import { AWS_FLAGS, awsOptions, decisionStore } from "./aws.ts";
 import { type CommandEnv, jsonLines, type OneShotCommand } from "./command.ts";
 
-export const auditUsage = `decide audit --from-table DECISIONS_TABLE [--policy ID] [--since YYYY-MM-DD] [--confidence 0.95]
+export const auditUsage = `decide audit [--from-table T] [--policy ID] [--since YYYY-MM-DD] [--confidence 0.95]
              [--policies-dir events/policies] [--json] [--region R] [--profile P]
 
 Estimates each policy's rate of wrong automatic actions (overall and per option chosen) from the
@@ -22,7 +22,7 @@ audit samples of decisions made since --since (default ${AUDIT.windowDays} days 
 decisions drawn for review at their confidence band's rate, each weighted by the inverse of its chance.
 Labels on items escalated for other reasons are not a random sample and are left out.
 Prints the estimate with its interval, the bands and what they rest on; exits 3 when an upper bound
-passes the policy's maxAutoError.
+passes the policy's maxAutoError. --from-table defaults to DECISIONS_TABLE (npm start exports it).
 Example: npx decide audit --from-table "$DECISIONS_TABLE" --policy content-moderation --since 2026-11-01`;
 
 /** Exit code when a policy's upper bound passes its error budget. */
@@ -75,7 +75,7 @@ function parse(argv: string[], env: CommandEnv): AuditOptions {
     strict: true,
   });
   return {
-    table: requiredFlag("from-table", values["from-table"] ?? env.DECISIONS_TABLE),
+    table: settingFrom("from-table", values["from-table"], "DECISIONS_TABLE", env),
     policyId: values.policy,
     since: sinceFlag(values.since, windowStart(new Date())),
     confidence: confidenceFlag(values.confidence, AUDIT.confidence),

@@ -14,18 +14,25 @@ import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import { WHAT_IF } from "../shared/domain/topology.ts";
 import { renderWhatIf } from "../shared/domain/what-if/report.ts";
 import { windowStart } from "../shared/use-cases/audit-estimate.ts";
-import { WhatIfError, type WhatIfResult, type WhatIfSource, whatIf } from "../shared/use-cases/what-if.ts";
-import { CommandError, integerFlag, requiredFlag, UsageError } from "./args.ts";
+import {
+  WhatIfError,
+  WhatIfNeedsScoringError,
+  type WhatIfResult,
+  type WhatIfSource,
+  whatIf,
+} from "../shared/use-cases/what-if.ts";
+import { CommandError, integerFlag, requiredFlag, settingFrom, UsageError } from "./args.ts";
 import { sinceFlag } from "./audit.ts";
 import { AWS_FLAGS, awsOptions, decisionStore } from "./aws.ts";
 import { openScoringSource, type ScoringFlags } from "./calibrate-scoring.ts";
 import type { ScoringSource } from "./calibrate-source.ts";
 import type { CommandEnv, CommandIo, OneShotCommand } from "./command.ts";
+import { cannotRead } from "./input-file.ts";
 import { costLines, whatIfLines } from "./what-if-text.ts";
 
 const DEFAULT_INSTANCE = REALTIME_INSTANCES.find((i) => i.name === "ml.c6i.xlarge")!;
 
-export const whatIfUsage = `decide what-if --candidate policy.json --from-table DECISIONS_TABLE
+export const whatIfUsage = `decide what-if --candidate policy.json [--from-table T]
                [--model file.gguf | --endpoint-name NAME | --url URL | --from-shadow]
                [--sample ${WHAT_IF.sample}] [--since YYYY-MM-DD] [--concurrency 4] [--out calibration-out]
                [--dollars-per-hour ${DEFAULT_INSTANCE.dollarsPerHour}] [--policies-dir events/policies] [--region R] [--profile P]
@@ -40,12 +47,13 @@ candidate leaves the prompt unchanged: calibration and routing changes); with --
 records the decide path wrote for this candidate version. Cost is the endpoint's busy time priced at
 --dollars-per-hour (default ${DEFAULT_INSTANCE.name} on demand, shared/domain/capacity/prices.ts).
 Writes <out>/<policy>.what-if.html (every item that would change) and <out>/<policy>.what-if.json.
+--from-table defaults to DECISIONS_TABLE (npm start exports it).
 Example: npx decide what-if --candidate content-moderation.v2.json --model demo.gguf --from-table "$DECISIONS_TABLE"`;
 
 /** Reads and validates the candidate policy file. */
 async function readCandidate(path: string): Promise<Policy> {
   const text = await readFile(path, "utf8").catch((error: unknown) => {
-    throw new UsageError(`cannot read --candidate ${path}: ${(error as Error).message}`);
+    throw cannotRead(`--candidate ${path}`, error);
   });
   try {
     return parsePolicy(JSON.parse(text), path);
@@ -152,7 +160,7 @@ function parse(argv: string[], env: CommandEnv): WhatIfOptions {
     strict: true,
   });
   const candidatePath = requiredFlag("candidate", values.candidate);
-  const table = requiredFlag("from-table", values["from-table"] ?? env.DECISIONS_TABLE);
+  const table = settingFrom("from-table", values["from-table"], "DECISIONS_TABLE", env);
   const sample = integerFlag("sample", values.sample, WHAT_IF.sample, 1, 100_000);
   const dollarsPerHour = Number(values["dollars-per-hour"] ?? DEFAULT_INSTANCE.dollarsPerHour);
   if (!(dollarsPerHour >= 0 && Number.isFinite(dollarsPerHour)))
@@ -188,6 +196,7 @@ async function run(options: WhatIfOptions, io: CommandIo): Promise<WhatIfRun> {
       { candidate, source, since, sample, onAnswer: progress(io.progress) },
     );
   } catch (error) {
+    if (error instanceof WhatIfNeedsScoringError) throw new UsageError(error.message, { cause: error });
     if (error instanceof WhatIfError) throw new CommandError(error.message, { cause: error });
     throw error;
   } finally {

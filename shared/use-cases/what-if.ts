@@ -6,6 +6,7 @@
  * any prompt), the stored raw logits (when the candidate leaves the prompt as it is: calibration
  * and routing changes), or the shadow records the decide path wrote for this candidate.
  */
+import { isDeepStrictEqual } from "node:util";
 import type { DecidesItems } from "../domain/decision-endpoint.ts";
 import type { DecisionRecord } from "../domain/decision-record.ts";
 import { type DecisionStore, everyDecision } from "../domain/decision-store.ts";
@@ -21,6 +22,11 @@ import { StratifiedSampler, type Weighted } from "../domain/what-if/sample.ts";
 /** A what-if that cannot run as asked (no such policy, nothing to compare, logits that do not fit). */
 export class WhatIfError extends Error {
   override name = "WhatIfError";
+}
+
+/** A candidate that changes the prompt asked to be answered from stored logits: a calling mistake. */
+export class WhatIfNeedsScoringError extends WhatIfError {
+  override name = "WhatIfNeedsScoringError";
 }
 
 /** Where the candidate's answers come from. */
@@ -66,6 +72,12 @@ export async function whatIf(deps: WhatIfDependencies, options: WhatIfOptions): 
   const { candidate, source } = options;
   const live = deps.policies.current(candidate.id);
   if (!live) throw new WhatIfError(`the candidate's policy "${candidate.id}" is not a policy here`);
+  // The live version answered from its own stored logits changes nothing: an all-clear that
+  // checked nothing. (Re-scored, the same policy is a fair question: a new model file.)
+  if (source.kind === "stored-logits" && isDeepStrictEqual(live, candidate))
+    throw new WhatIfError(
+      `the candidate is ${candidate.id} v${candidate.version} as it is live: nothing would change; give an edited copy`,
+    );
   const { picked, days } = await sampleSince(deps.store, deps.policies, options);
   if (picked.length === 0)
     throw new WhatIfError(
@@ -153,7 +165,7 @@ async function sampleSince(
     for (const version of versions) {
       const field = changedPromptField(policies.version(candidate.id, version), candidate);
       if (field)
-        throw new WhatIfError(
+        throw new WhatIfNeedsScoringError(
           `the candidate changes the prompt (${field}) of v${version}: its stored logits do not apply; give --model, --endpoint-name or --url to re-score`,
         );
     }

@@ -153,10 +153,21 @@ describe("decide what-if on decisions the decide path wrote", () => {
       JSON.stringify({ ...candidate, question: "Which team, really?" }),
     );
     const run = await whatIf(["--candidate", join(dir, "reworded.json")]);
-    expect(run.code).toBe(1);
+    // A calling mistake (a scoring flag is missing): exit 2 and where the usage is.
+    expect(run.code).toBe(2);
     expect(run.stderr).toMatch(
       /changes the prompt \(question\) of v1: its stored logits do not apply; give --model/,
     );
+    expect(run.stderr).toContain("see: npx decide what-if --help");
+  });
+
+  it("refuses the live version answered from its own stored logits: nothing could change", async () => {
+    const run = await whatIf([
+      "--candidate",
+      join(REPO_ROOT, "events", "policies", "ticket-routing.v1.json"),
+    ]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("the candidate is ticket-routing v1 as it is live: nothing would change");
   });
 
   it("reads the shadow records the decide path wrote for a candidate version", async () => {

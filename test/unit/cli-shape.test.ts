@@ -83,7 +83,9 @@ describe("audit", () => {
   it("takes the table from the env given, and prints JSON or nothing for no policy", () => {
     const options = auditCommand.parse(["--json"], { DECISIONS_TABLE: "given" });
     expect(options.table).toBe("given");
-    expect(() => auditCommand.parse([], {})).toThrow("--from-table is required");
+    expect(() => auditCommand.parse([], {})).toThrow(
+      "DECISIONS_TABLE is not set and --from-table is not given: is npm start running?",
+    );
     expect(auditCommand.print([], options)).toEqual({ lines: ["[]"], exitCode: 0 });
     expect(auditCommand.print([], { ...options, json: false })).toEqual({ lines: [], exitCode: 0 });
   });
@@ -200,7 +202,9 @@ describe("the other commands", () => {
       ratePerSecond: 2,
       durationSeconds: 600,
     });
-    expect(() => whatIfCommand.parse(["--candidate", "c.json"], {})).toThrow("--from-table is required");
+    expect(() => whatIfCommand.parse(["--candidate", "c.json"], {})).toThrow(
+      "DECISIONS_TABLE is not set and --from-table is not given: is npm start running?",
+    );
     expect(whatIfCommand.parse(["--candidate", "c.json"], { DECISIONS_TABLE: "t" }).table).toBe("t");
     expect(localCommand.parse([], { DECIDE_LOCAL_PORT_BASE: "20000" }).mode.ports?.endpoint).toBe(20000);
     expect(() => localCommand.parse([], { DECIDE_LOCAL_PORT_BASE: "1" })).toThrow("--port-base");
