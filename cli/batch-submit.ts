@@ -19,6 +19,7 @@ import { queueAt } from "./aws.ts";
 import { type BatchWhere, context } from "./batch-context.ts";
 import { type BatchFollowed, followBatch } from "./batch-status.ts";
 import type { CommandIo } from "./command.ts";
+import { cannotRead } from "./input-file.ts";
 import { refusedLineText } from "./terminal.ts";
 
 /** What `decide batch submit` was asked. */
@@ -45,7 +46,7 @@ export async function submit(options: SubmitOptions, io: CommandIo): Promise<Sub
   if (!registry.current(policyId))
     throw new UsageError(`--policy: unknown policy "${policyId}" (known: ${registry.ids().join(", ")})`);
   const body = await readFile(file).catch((error: unknown) => {
-    throw new UsageError(`cannot read ${file}: ${(error as Error).message}`);
+    throw cannotRead(file, error);
   });
   const ctx = context(options.where);
   // Locally this command is the intake function: it reads the file from the folder and queues it.

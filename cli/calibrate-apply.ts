@@ -14,6 +14,7 @@ import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import { UsageError } from "./args.ts";
 import { changeLines } from "./calibrate-print.ts";
 import type { Printed } from "./command.ts";
+import { cannotRead } from "./input-file.ts";
 
 /** The file written, and the versions it went from and to. */
 export interface Applied {
@@ -30,7 +31,7 @@ export interface Applied {
 export async function applyProposal(file: string, policiesDir: string): Promise<Applied> {
   const registry = await PolicyRegistry.fromFolder(policiesDir);
   const text = await readFile(file, "utf8").catch((error: unknown) => {
-    throw new UsageError(`cannot read --apply-proposal ${file}: ${(error as Error).message}`);
+    throw cannotRead(`--apply-proposal ${file}`, error);
   });
   let proposed: ReturnType<typeof parsePolicy>;
   try {

@@ -116,7 +116,7 @@ function fitPolicy(
   } catch (error) {
     if (error instanceof TooFewLabelsError)
       throw new UsageError(
-        `${policy.id}: ${error.labels} labelled rows fit the policy; calibration needs at least ${error.needed}`,
+        `${policy.id}: ${error.labels} labelled ${error.labels === 1 ? "row fits" : "rows fit"} the policy; calibration needs at least ${error.needed}`,
         { cause: error },
       );
     throw error;

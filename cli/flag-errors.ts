@@ -31,7 +31,11 @@ export function flagProblem(error: unknown, usage: string): string | undefined {
     }
     case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE": {
       const flag = /--[a-z0-9-]+/.exec(quoted)?.[0] ?? quoted;
-      return /does not take/.test(error.message) ? `${flag} takes no value` : `${flag} needs a value`;
+      if (/does not take/.test(error.message)) return `${flag} takes no value`;
+      // `--sample -5`: the parser takes "-5" for a flag, so the value seems missing.
+      if (/ambiguous/.test(error.message))
+        return `${flag} needs a value; for one that starts with "-", write ${flag}=-…`;
+      return `${flag} needs a value`;
     }
     case "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL":
       return `unexpected argument "${quoted}"`;

@@ -56,7 +56,7 @@ function parse(argv: string[]): MakeModelOptions {
   }
   if (!isModelShapeName(shapeName)) {
     throw new UsageError(
-      `--shape must be one of ${Object.keys(MODEL_SHAPES).join(", ")}, got "${shapeName}"`,
+      `--shape must be one of demo, ${Object.keys(MODEL_SHAPES).join(", ")}, got "${shapeName}"`,
     );
   }
   const out = requiredFlag("out", values.out);

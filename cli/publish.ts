@@ -179,7 +179,7 @@ async function run(options: PublishOptions, io: CommandIo): Promise<Published> {
 function print({ dryRun, sent, skipped, refused }: Published): Printed {
   const line = dryRun
     ? `dry run: ${sent} would be sent, ${skipped} already sent, ${refused} refused`
-    : `${sent} sent, ${skipped} already sent before, ${refused} refused lines not sent`;
+    : `${sent} sent, ${skipped} already sent before, ${refused} refused ${refused === 1 ? "line" : "lines"} not sent`;
   return { lines: [line], exitCode: exitCodeFor(refused) };
 }
 

@@ -15,6 +15,7 @@ import {
 } from "../shared/domain/contracts/system-one/index.ts";
 import { CommandError, integerFlag, requiredFlag, UsageError } from "./args.ts";
 import { jsonLines, type OneShotCommand } from "./command.ts";
+import { cannotRead } from "./input-file.ts";
 
 export const scoreUsage = `decide score --model <file.gguf> --input <decision.json | -> [--threads N] [--context-size N] [--reuse-off]
 
@@ -58,7 +59,7 @@ async function run({ modelPath, inputPath, threads, contextSize }: ScoreOptions)
     inputPath === "-"
       ? await readStdin()
       : await readFile(inputPath, "utf8").catch((error: unknown) => {
-          throw new UsageError(`cannot read --input ${inputPath}: ${(error as Error).message}`);
+          throw cannotRead(`--input ${inputPath}`, error);
         });
   const request = readRequest(text, inputPath);
   await using model = await DecisionModel.load({ modelPath, threads });
