@@ -81,6 +81,24 @@ export async function startStandIns(options: StandInOptions) {
   return { dynamo, sqsServer, sqsEndpoint, bus };
 }
 
+/**
+ * Powertools' logging and metrics settings for a process that hosts the functions: quiet (errors
+ * only, no EMF lines), so the local mode's terminal shows its summary, not every function's JSON
+ * logs. Unlike the functions' wiring, these are the process's own: Powertools reads them from
+ * the process environment as each function module creates its logger and metrics. A value the
+ * person already set wins (`POWERTOOLS_LOG_LEVEL=DEBUG npm start` shows the functions' logs).
+ */
+export const LOCAL_POWERTOOLS = {
+  POWERTOOLS_LOG_LEVEL: "ERROR",
+  POWERTOOLS_METRICS_DISABLED: "true",
+  POWERTOOLS_DEV: "false",
+} as const;
+
+/** Sets {@link LOCAL_POWERTOOLS} where the process environment leaves them unset. */
+export function quietPowertools(env: NodeJS.ProcessEnv = process.env): void {
+  for (const [name, value] of Object.entries(LOCAL_POWERTOOLS)) env[name] ??= value;
+}
+
 /** The functions' settings on the stand-ins, as the CDK app sets them on AWS. */
 export function wiringEnvironment(options: FunctionSettingsOptions, parts: StandIns): Record<string, string> {
   return {
@@ -95,9 +113,6 @@ export function wiringEnvironment(options: FunctionSettingsOptions, parts: Stand
     EVENT_BUS_NAME: parts.bus.name,
     DECISION_ENDPOINT_NAME: "decision-endpoint",
     POLICIES_DIR: join(options.root, "events", "policies"),
-    POWERTOOLS_LOG_LEVEL: "ERROR",
-    POWERTOOLS_METRICS_DISABLED: "true",
-    POWERTOOLS_DEV: "false",
     MAX_RECEIVE_COUNT: String(options.intake.maxReceiveCount),
     MAX_ITEM_FAILURES: String(options.intake.maxItemFailures),
     ...(options.batchFolder ? { BATCH_FOLDER: options.batchFolder } : {}),

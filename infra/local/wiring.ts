@@ -20,7 +20,7 @@ import {
   ruleDeadLetter,
 } from "./local-queues.ts";
 import { type SqsPoller, startSqsPoller } from "./sqs-poller.ts";
-import { startStandIns, wiringEnvironment } from "./stand-ins.ts";
+import { quietPowertools, startStandIns, wiringEnvironment } from "./stand-ins.ts";
 import { startTargetQueue, type TargetQueue, type TargetQueueOptions } from "./target-queue.ts";
 
 export { freePort, LOCAL_TABLE } from "./stand-ins.ts";
@@ -103,8 +103,10 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
   const parts = await startStandIns(options);
   const { dynamo, bus, sqsServer } = parts;
   // The functions' environment, passed to them explicitly (AWS_ENDPOINT_URL_* points their
-  // clients at the stand-ins); the process environment is left as it was.
+  // clients at the stand-ins); of the process environment only Powertools' own settings are
+  // filled in, before the functions create their loggers.
   const env = wiringEnvironment(options, parts);
+  quietPowertools();
   const sqs = sqsClient(localServiceOptions(parts.sqsEndpoint));
   const createQueue = (name: string, attributes: Record<string, string> = {}) =>
     SqsQueue.create(sqs, name, attributes);

@@ -74,5 +74,8 @@ describe.skipIf(!hasScript)("npm start in a terminal", () => {
     const live = out.slice(summary, stopping).replace(/(\^C)?\r\n$/, "");
     expect(live).not.toContain("\n");
     expect(live).toContain("\x1b[K");
+    // The functions' JSON logs and EMF metrics stay out of the terminal (Powertools kept quiet).
+    expect(out).not.toContain('"_aws"');
+    expect(out).not.toContain('"level":"INFO"');
   }, 300_000);
 });
