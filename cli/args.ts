@@ -89,3 +89,14 @@ export function requiredFlag(name: string, value: string | undefined): string {
   if (value === undefined || value === "") throw new UsageError(`--${name} is required`);
   return value;
 }
+
+/** `--since` as an ISO time: a date (YYYY-MM-DD) or an ISO date-time; `fallback` when absent. */
+export function sinceFlag(value: string | undefined, fallback: string): string {
+  if (value === undefined) return fallback;
+  const time = /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:\d{2})?)?$/.test(value)
+    ? Date.parse(value)
+    : Number.NaN;
+  if (Number.isNaN(time))
+    throw new UsageError(`--since must be a date (YYYY-MM-DD) or an ISO time, got "${value}"`);
+  return new Date(time).toISOString();
+}

@@ -10,7 +10,7 @@ import type { PolicyAudit } from "../shared/domain/audit/policy-audit.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import { AUDIT } from "../shared/domain/topology.ts";
 import { estimateAutoErrors, windowStart } from "../shared/use-cases/audit-estimate.ts";
-import { settingFrom, UsageError } from "./args.ts";
+import { settingFrom, sinceFlag, UsageError } from "./args.ts";
 import { AWS_FLAGS, awsOptions, decisionStore } from "./aws.ts";
 import { type CommandEnv, jsonLines, type OneShotCommand } from "./command.ts";
 
@@ -27,17 +27,6 @@ Example: npx decide audit --from-table "$DECISIONS_TABLE" --policy content-moder
 
 /** Exit code when a policy's upper bound passes its error budget. */
 export const OVER_BUDGET_EXIT_CODE = 3;
-
-/** `--since` as an ISO time: a date (YYYY-MM-DD) or an ISO date-time; `fallback` when absent. */
-export function sinceFlag(value: string | undefined, fallback: string): string {
-  if (value === undefined) return fallback;
-  const time = /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:\d{2})?)?$/.test(value)
-    ? Date.parse(value)
-    : Number.NaN;
-  if (Number.isNaN(time))
-    throw new UsageError(`--since must be a date (YYYY-MM-DD) or an ISO time, got "${value}"`);
-  return new Date(time).toISOString();
-}
 
 /** `--confidence` as a number in (0.5, 1). */
 export function confidenceFlag(value: string | undefined, fallback: number): number {

@@ -21,8 +21,7 @@ import {
   type WhatIfSource,
   whatIf,
 } from "../shared/use-cases/what-if.ts";
-import { CommandError, integerFlag, requiredFlag, settingFrom, UsageError } from "./args.ts";
-import { sinceFlag } from "./audit.ts";
+import { CommandError, integerFlag, requiredFlag, settingFrom, sinceFlag, UsageError } from "./args.ts";
 import { AWS_FLAGS, awsOptions, decisionStore } from "./aws.ts";
 import { openScoringSource, type ScoringFlags } from "./calibrate-scoring.ts";
 import type { ScoringSource } from "./calibrate-source.ts";
