@@ -90,13 +90,18 @@ export function requiredFlag(name: string, value: string | undefined): string {
   return value;
 }
 
-/** `--since` as an ISO time: a date (YYYY-MM-DD) or an ISO date-time; `fallback` when absent. */
-export function sinceFlag(value: string | undefined, fallback: string): string {
+/**
+ * `--since` as an ISO time: a date (YYYY-MM-DD) or an ISO date-time; `fallback` when absent. A
+ * time after `now` is refused: its window holds nothing, and an empty answer would read as "all clear".
+ */
+export function sinceFlag(value: string | undefined, fallback: string, now: Date = new Date()): string {
   if (value === undefined) return fallback;
   const time = /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:\d{2})?)?$/.test(value)
     ? Date.parse(value)
     : Number.NaN;
   if (Number.isNaN(time))
     throw new UsageError(`--since must be a date (YYYY-MM-DD) or an ISO time, got "${value}"`);
+  if (time > now.getTime())
+    throw new UsageError(`--since ${value} is in the future: nothing was decided after it yet`);
   return new Date(time).toISOString();
 }

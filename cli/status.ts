@@ -12,7 +12,7 @@ import { type DecisionRecord, RECORD_STATUSES } from "../shared/domain/decision-
 import { allTime, type DecisionStore, everyDecision } from "../shared/domain/decision-store.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import { replayFiltered } from "../shared/use-cases/replay.ts";
-import { settingFrom, UsageError } from "./args.ts";
+import { settingFrom, sinceFlag } from "./args.ts";
 import { awsOptions, decisionStore, queueAt } from "./aws.ts";
 import { type CommandEnv, jsonLines, type OneShotCommand } from "./command.ts";
 
@@ -147,12 +147,7 @@ function parse(argv: string[], env: CommandEnv): StatusOptions {
     strict: true,
   });
   const table = settingFrom("table", values.table, "DECISIONS_TABLE", env);
-  let since: string | undefined;
-  if (values.since) {
-    const time = Date.parse(values.since);
-    if (Number.isNaN(time)) throw new UsageError(`--since: "${values.since}" is not a date (YYYY-MM-DD)`);
-    since = new Date(time).toISOString();
-  }
+  const since = values.since === undefined ? undefined : sinceFlag(values.since, "");
   return {
     table,
     since,

@@ -59,7 +59,7 @@ describe("status", () => {
     );
     expect(START_HINT).toContain("is npm start running?");
     expect(() => statusCommand.parse(["--since", "soon"], { DECISIONS_TABLE: "t" })).toThrow(
-      '--since: "soon" is not a date (YYYY-MM-DD)',
+      '--since must be a date (YYYY-MM-DD) or an ISO time, got "soon"',
     );
   });
 
@@ -85,6 +85,10 @@ describe("audit", () => {
     expect(options.table).toBe("given");
     expect(() => auditCommand.parse([], {})).toThrow(
       "DECISIONS_TABLE is not set and --from-table is not given: is npm start running?",
+    );
+    // A window that starts in the future holds nothing: refused, not answered with an empty all-clear.
+    expect(() => auditCommand.parse(["--since", "2999-01-01"], { DECISIONS_TABLE: "given" })).toThrow(
+      "--since 2999-01-01 is in the future: nothing was decided after it yet",
     );
     expect(auditCommand.print([], options)).toEqual({ lines: ["[]"], exitCode: 0 });
     expect(auditCommand.print([], { ...options, json: false })).toEqual({ lines: [], exitCode: 0 });
