@@ -18,7 +18,7 @@ import { Stack } from "aws-cdk-lib";
 import type * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
 import * as ecrAssets from "aws-cdk-lib/aws-ecr-assets";
 import { Platform } from "aws-cdk-lib/aws-ecr-assets";
-import type * as iam from "aws-cdk-lib/aws-iam";
+import * as iam from "aws-cdk-lib/aws-iam";
 import * as kms from "aws-cdk-lib/aws-kms";
 import * as sagemaker from "aws-cdk-lib/aws-sagemaker";
 import { NagSuppressions } from "cdk-nag";
@@ -183,10 +183,18 @@ export class DecisionEndpoint extends Construct {
     if (this.mode === "serverless") return; // Serverless has one fleet: nothing to bake.
     const resource = alarm.node.defaultChild as cloudwatch.CfnAlarm;
     const evaluationSeconds = (resource.evaluationPeriods ?? 1) * Number(resource.period ?? 60);
+    const bakingSeconds = Math.max(
+      ENDPOINT_DEPLOYMENT.minimumBakingSeconds,
+      evaluationSeconds + ENDPOINT_DEPLOYMENT.bakingMarginSeconds,
+    );
+    // SageMaker reads the alarm's state with the endpoint's execution role.
+    this.role.addToPolicy(
+      new iam.PolicyStatement({ actions: ["cloudwatch:DescribeAlarms"], resources: [alarm.alarmArn] }),
+    );
     this.endpoint.deploymentConfig = {
       blueGreenUpdatePolicy: {
         trafficRoutingConfiguration: { type: "ALL_AT_ONCE", waitIntervalInSeconds: 0 },
-        terminationWaitInSeconds: Math.min(3600, evaluationSeconds + ENDPOINT_DEPLOYMENT.bakingMarginSeconds),
+        terminationWaitInSeconds: Math.min(3600, bakingSeconds),
         maximumExecutionTimeoutInSeconds: ENDPOINT_DEPLOYMENT.maximumExecutionSeconds,
       },
       autoRollbackConfiguration: { alarms: [{ alarmName: alarm.alarmName }] },

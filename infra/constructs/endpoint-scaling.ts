@@ -86,6 +86,8 @@ export class EndpointScaling extends Construct {
       adjustmentType: appscaling.AdjustmentType.CHANGE_IN_CAPACITY,
       metricAggregationType: appscaling.MetricAggregationType.MAXIMUM,
       cooldown: Duration.seconds(ENDPOINT_SCALING.scaleOutCooldownSeconds),
+      evaluationPeriods: ENDPOINT_SCALING.backlogLookbackPeriods,
+      datapointsToAlarm: 1,
     });
   }
 }

@@ -142,6 +142,10 @@ export class HealthAlarms extends Construct {
         metric: metric ?? queue.metricApproximateAgeOfOldestMessage(maximum),
         threshold: Duration.minutes(limit).toSeconds(),
         description: `${what} have waited over ${limit} minutes: its consumer is behind or failing`,
+        // The decide function's age of an item in backoff comes and goes: any recent period holds it.
+        ...(metric
+          ? { evaluationPeriods: ON_CALL_ALARMS.oldestAgeLookbackPeriods, datapointsToAlarm: 1 }
+          : {}),
       });
     // The batch lane's items wait out an overload as the intake's do: the larger of SQS's age and
     // the decide function's (SQS leaves out an item received three times or more).

@@ -207,6 +207,8 @@ export class Operations extends Construct {
           props.maxMessageAge ?? Duration.minutes(ON_CALL_ALARMS.oldestMessageMinutes.intake)
         ).toSeconds(),
         description: "Items wait too long for a decision: the endpoint or the decide function is behind",
+        evaluationPeriods: ON_CALL_ALARMS.oldestAgeLookbackPeriods,
+        datapointsToAlarm: 1,
       }),
     };
   }
@@ -219,11 +221,15 @@ export class Operations extends Construct {
       // function counts the items the endpoint failed for any other reason (a 500, a model error,
       // a timeout, an answer that breaks the contract); no invocations, no failures: not breaching.
       endpointErrors: this.signal("EndpointErrors", {
-        metric: pipelineMetric(METRICS.endpointFailures, Duration.minutes(5)),
+        metric: pipelineMetric(
+          METRICS.endpointFailures,
+          Duration.seconds(ON_CALL_ALARMS.endpointFailures.periodSeconds),
+        ),
         threshold: 0,
         description:
           "The decision endpoint fails items (5xx other than its busy answers, model errors, timeouts, broken answers): the model or container is broken",
-        evaluationPeriods: 2,
+        evaluationPeriods: ON_CALL_ALARMS.endpointFailures.evaluationPeriods,
+        datapointsToAlarm: ON_CALL_ALARMS.endpointFailures.datapointsToAlarm,
       }),
       modelLatency: this.signal("ModelLatency", {
         metric: endpointMetric(props.endpoint, "ModelLatency", "p90"),

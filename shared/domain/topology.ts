@@ -200,6 +200,18 @@ export const ON_CALL_ALARMS = {
   endpointMemoryPercent: 85,
   /** Minutes CPU or the instance count must stay at its level before the alarm fires. */
   sustainedMinutes: 15,
+  /**
+   * The endpoint-errors (rollback) alarm: failed items in 2 of the last 5 minutes. One-minute
+   * periods, so that it can fire well inside a deployment's baking period; 2 of 5, so that one
+   * failed call does not roll a deployment back or page anyone.
+   */
+  endpointFailures: { periodSeconds: 60, evaluationPeriods: 5, datapointsToAlarm: 2 },
+  /**
+   * Five-minute periods an oldest-age alarm looks back over: any one above the threshold holds it.
+   * An item waiting out the overload backoff (up to 15 min) is measured by the decide function
+   * only when it is received again, so the age it reports comes and goes between periods.
+   */
+  oldestAgeLookbackPeriods: 3,
 } as const;
 
 /** Human review: how long opening an item claims it, and how long a reviewer may change their own label. */
@@ -279,8 +291,10 @@ export const ENDPOINT_SCALING = {
   scaleInCooldownSeconds: 300,
   /** Oldest intake message age (s) that adds one instance, and the age that adds two. */
   backlogStepSeconds: { addOne: 120, addTwo: 600 },
-  /** The step policy's evaluation: one-minute maximum of the age. */
+  /** The step policy's evaluation: one-minute maximum of the age ... */
   backlogPeriodSeconds: 60,
+  /** ... held while any of the last 5 minutes was over a step (an item in backoff is seen only when received again). */
+  backlogLookbackPeriods: 5,
 } as const;
 
 /**
@@ -289,6 +303,11 @@ export const ENDPOINT_SCALING = {
  */
 export const ENDPOINT_DEPLOYMENT = {
   bakingMarginSeconds: 120,
+  /**
+   * The shortest baking period: the alarm's window plus the time its metric takes to arrive
+   * (the decide function's EMF lines reach CloudWatch in a minute or two) and to be evaluated.
+   */
+  minimumBakingSeconds: 900,
   /** The longest a deployment may take, new instances' start included (SageMaker allows up to 8 h). */
   maximumExecutionSeconds: 3600,
 } as const;

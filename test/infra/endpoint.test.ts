@@ -6,7 +6,13 @@
 import { Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
 import measured from "../../shared/domain/capacity/measured-times.json" with { type: "json" };
-import { DECIDE_FUNCTION, ENDPOINT_SCALING, METRICS } from "../../shared/domain/topology.ts";
+import {
+  DECIDE_FUNCTION,
+  ENDPOINT_DEPLOYMENT,
+  ENDPOINT_SCALING,
+  METRICS,
+  ON_CALL_ALARMS,
+} from "../../shared/domain/topology.ts";
 import { readsOldestItemAge } from "../helpers/alarm-metrics.ts";
 import { synthStack } from "../helpers/synth-stack.ts";
 
@@ -19,6 +25,12 @@ beforeAll(() => {
 
 const ofType = (type: string, within: Record<string, Resource> = resources) =>
   Object.entries(within).filter(([, r]) => r.Type === type);
+
+/** The logical id of the role the SageMaker model runs under (its ExecutionRoleArn). */
+function endpointConfigRole(): string | undefined {
+  const [, model] = ofType("AWS::SageMaker::Model")[0]!;
+  return (model.Properties.ExecutionRoleArn as { "Fn::GetAtt"?: string[] })["Fn::GetAtt"]?.[0];
+}
 
 describe("scaling on the work", () => {
   it("tracks concurrent requests per instance at a target an instance reaches below saturation", () => {
@@ -85,6 +97,10 @@ describe("scaling on the work", () => {
       q.MetricStat ? [q.MetricStat.Period] : [],
     );
     expect(periods).toEqual([ENDPOINT_SCALING.backlogPeriodSeconds, ENDPOINT_SCALING.backlogPeriodSeconds]);
+    // Any of the last minutes over a step holds it: an item in backoff is measured only when it
+    // is received again, so a single quiet minute must not stop the scale-out.
+    expect(alarm.Properties.EvaluationPeriods).toBe(ENDPOINT_SCALING.backlogLookbackPeriods);
+    expect(alarm.Properties.DatapointsToAlarm).toBe(1);
   });
 
   it("scales between the minimum and maximum asked for, and refuses a maximum under the minimum", () => {
@@ -124,10 +140,32 @@ describe("deploys that keep capacity", () => {
       Statistic: "Sum",
       Threshold: 0,
       TreatMissingData: "notBreaching",
+      // One-minute periods, 2 of 5 with failures: it can fire well inside the baking period,
+      // where 2 consecutive 5-minute periods plus the metric's delay could outlast a 12-minute bake.
+      Period: ON_CALL_ALARMS.endpointFailures.periodSeconds,
+      EvaluationPeriods: ON_CALL_ALARMS.endpointFailures.evaluationPeriods,
+      DatapointsToAlarm: ON_CALL_ALARMS.endpointFailures.datapointsToAlarm,
     });
-    // The old fleet is kept until the alarm has had its whole window to fire.
+    // The old fleet is kept until the alarm has had its whole window to fire, and the metric its
+    // time to arrive.
     const window = (alarm.Properties.EvaluationPeriods as number) * (alarm.Properties.Period as number);
-    expect(deployment.BlueGreenUpdatePolicy.TerminationWaitInSeconds).toBeGreaterThanOrEqual(window);
+    const baking = deployment.BlueGreenUpdatePolicy.TerminationWaitInSeconds;
+    expect(baking).toBeGreaterThanOrEqual(window);
+    expect(baking).toBeGreaterThanOrEqual(ENDPOINT_DEPLOYMENT.minimumBakingSeconds);
+    // SageMaker reads the alarm with the endpoint's execution role, which must allow it.
+    const roleId = (endpointConfigRole() ?? "") as string;
+    const statements = ofType("AWS::IAM::Policy")
+      .filter(([, p]) => JSON.stringify(p.Properties.Roles).includes(roleId))
+      .flatMap(
+        ([, p]) =>
+          (p.Properties.PolicyDocument as { Statement: { Action: unknown; Resource: unknown }[] }).Statement,
+      );
+    expect(statements).toContainEqual(
+      expect.objectContaining({
+        Action: "cloudwatch:DescribeAlarms",
+        Resource: { "Fn::GetAtt": [rollback!.AlarmName.Ref, "Arn"] },
+      }),
+    );
   });
 
   it("makes a new instance type a new endpoint with its own scaling, never an in-place change of a scaled variant", () => {

@@ -114,6 +114,12 @@ describe("alarms on-call needs", () => {
       expect(found[0]![1].Properties.Threshold).toBe(limit * 60);
       // No invocation, no item received: not a breach (the queue's own figure still counts).
       expect(found[0]![1].Properties.TreatMissingData).toBe("notBreaching");
+      // Any period over the limit in the lookback holds it: an item in backoff is measured only
+      // when received again, and an alarm that dropped to OK in between would flap.
+      expect(found[0]![1].Properties).toMatchObject({
+        EvaluationPeriods: ON_CALL_ALARMS.oldestAgeLookbackPeriods,
+        DatapointsToAlarm: 1,
+      });
       expect(signals("ApproximateAgeOfOldestMessage", logicalId(queue)), lane).toEqual([]);
     }
   });
