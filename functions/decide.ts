@@ -31,29 +31,38 @@ const logger = new Logger({ serviceName: METRICS.service.decide });
 // Metrics warnings (such as an empty flush) go through the logger, so its level governs them.
 const metrics = new Metrics({ namespace: METRICS.namespace, serviceName: METRICS.service.decide, logger });
 
-/** Builds the dependencies from the environment (once per container). */
-export async function dependenciesFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<DecideDependencies> {
+/**
+ * The decision endpoint client from the environment. A Lambda execution environment runs one
+ * invocation at a time, so its client batches only that invocation's records; the local mode
+ * builds one per poller for the same reason.
+ */
+export function endpointFromEnv(env: NodeJS.ProcessEnv = process.env): DecideDependencies["endpoint"] {
   const settings = decideSettings(env);
-  const shared = await sharedDependencies(env);
-  const batches = batchDependenciesFromEnv(env);
   const calls = {
     timeoutMs: settings.endpointTimeoutMs,
     attempts: settings.endpointAttempts,
     baseDelayMs: settings.endpointBaseDelayMs,
   };
+  // The records of one SQS batch go to the endpoint in one call (grouped there by policy).
+  return settings.endpointBatchItems > 1
+    ? new BatchingDecisionEndpoint(sagemakerClient(env), settings.endpointName, {
+        ...calls,
+        maxItems: settings.endpointBatchItems,
+        windowMs: settings.endpointBatchWindowMs,
+        maxBodyBytes: settings.endpointBatchBodyBytes,
+      })
+    : new SageMakerDecisionEndpoint(sagemakerClient(env), settings.endpointName, calls);
+}
+
+/** Builds the dependencies from the environment (once per container). */
+export async function dependenciesFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<DecideDependencies> {
+  const settings = decideSettings(env);
+  const shared = await sharedDependencies(env);
+  const batches = batchDependenciesFromEnv(env);
   return {
     ...shared,
     ...(batches ? { batches } : {}),
-    // The records of one SQS batch go to the endpoint in one call (grouped there by policy).
-    endpoint:
-      settings.endpointBatchItems > 1
-        ? new BatchingDecisionEndpoint(sagemakerClient(env), settings.endpointName, {
-            ...calls,
-            maxItems: settings.endpointBatchItems,
-            windowMs: settings.endpointBatchWindowMs,
-            maxBodyBytes: settings.endpointBatchBodyBytes,
-          })
-        : new SageMakerDecisionEndpoint(sagemakerClient(env), settings.endpointName, calls),
+    endpoint: endpointFromEnv(env),
     publishLeaseMs: settings.publishLeaseMs,
   };
 }

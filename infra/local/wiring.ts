@@ -116,13 +116,19 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
   if (queues.batchFiles) env.BATCH_FILES_QUEUE_URL = queues.batchFiles.url;
 
   // Imported here, not above: the local mode loads the functions only when it starts them.
-  const { dependenciesFromEnv } = await import("../../functions/decide.ts");
+  const { dependenciesFromEnv, endpointFromEnv } = await import("../../functions/decide.ts");
   const baseDeps = await dependenciesFromEnv(env);
   const deps = hooks.wrap ? hooks.wrap(baseDeps) : baseDeps;
+  // Each poller stands for one Lambda execution environment, with its own endpoint client: a
+  // shared one would merge the records of several invocations into one call, as Lambda never does.
+  const pollerDeps = () => {
+    const own = { ...baseDeps, endpoint: endpointFromEnv(env) };
+    return hooks.wrap ? hooks.wrap(own) : own;
+  };
   const targets = await startTargets({ createQueue, bus, queues, baseDeps, hooks });
   started.push(targets.stop);
   addQueueRules(bus, queues);
-  const pollers = await startDecidePollers(options, queues, deps, env);
+  const pollers = await startDecidePollers(options, queues, pollerDeps, env);
   started.push(pollers.stop);
   const { review, autoAction } = targets;
   const routes = localRoutes(
@@ -244,14 +250,15 @@ function addQueueRules(bus: LocalEventBus, queues: LocalQueues): void {
 async function startDecidePollers(
   options: WiringOptions,
   queues: LocalQueues,
-  deps: DecideDependencies,
+  pollerDeps: () => DecideDependencies,
   env: NodeJS.ProcessEnv,
 ) {
   const { createDecideHandler, deliveriesFromEnv } = await import("../../functions/decide.ts");
   const pollersOn = (queue: SqsQueue, name: string, count: number) => {
     const receives = new Map<string, number>();
-    return Array.from({ length: count }, () =>
-      startSqsPoller({
+    return Array.from({ length: count }, () => {
+      const deps = pollerDeps();
+      return startSqsPoller({
         queue,
         queueArn: `${LOCAL_ARN}:${name}`,
         handler: createDecideHandler(
@@ -262,8 +269,8 @@ async function startDecidePollers(
         batchSize: options.decideBatchSize ?? DECIDE_FUNCTION.batchSize,
         functionName: name === "intake" ? "decide" : "decide-batch",
         receives,
-      }),
-    );
+      });
+    });
   };
   const decide = pollersOn(queues.intake, "intake", options.decidePollers ?? 1);
   const batch = queues.batch

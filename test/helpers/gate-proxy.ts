@@ -14,6 +14,8 @@ export interface GateProxy {
   readonly url: string;
   /** Calls held at the gate before it opened. */
   readonly held: () => number;
+  /** The number of items each invocation call carried, in arrival order. */
+  readonly itemsPerCall: () => readonly number[];
   stop(): Promise<void>;
 }
 
@@ -25,6 +27,7 @@ export async function startGateProxy(target: string, hold: number, maxWaitMs: nu
   const waiting: (() => void)[] = [];
   let open = false;
   let held = 0;
+  const sizes: number[] = [];
   const wait = () =>
     new Promise<void>((resolve) => {
       held++;
@@ -37,6 +40,7 @@ export async function startGateProxy(target: string, hold: number, maxWaitMs: nu
   const forward = async (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
+    if (req.method === "POST" && req.url?.endsWith("/invocations")) sizes.push(itemsIn(Buffer.concat(chunks)));
     if (!open && req.method === "POST") await wait();
     const headers: Record<string, string> = {};
     for (const name of FORWARDED) {
@@ -72,6 +76,7 @@ export async function startGateProxy(target: string, hold: number, maxWaitMs: nu
   return {
     url: `http://127.0.0.1:${port}`,
     held: () => held,
+    itemsPerCall: () => sizes,
     stop: () =>
       new Promise<void>((resolve) => {
         for (const release of waiting.splice(0)) release();
@@ -79,4 +84,14 @@ export async function startGateProxy(target: string, hold: number, maxWaitMs: nu
         server.closeAllConnections();
       }),
   };
+}
+
+/** Items in a request body: the length of a `{"batch":[…]}` call, else 1 (unreadable bodies too). */
+function itemsIn(body: Buffer): number {
+  try {
+    const parsed = JSON.parse(body.toString("utf8")) as { batch?: unknown };
+    return Array.isArray(parsed.batch) ? parsed.batch.length : 1;
+  } catch {
+    return 1;
+  }
 }
