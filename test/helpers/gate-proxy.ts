@@ -40,7 +40,8 @@ export async function startGateProxy(target: string, hold: number, maxWaitMs: nu
   const forward = async (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    if (req.method === "POST" && req.url?.endsWith("/invocations")) sizes.push(itemsIn(Buffer.concat(chunks)));
+    if (req.method === "POST" && req.url?.endsWith("/invocations"))
+      sizes.push(itemsIn(Buffer.concat(chunks)));
     if (!open && req.method === "POST") await wait();
     const headers: Record<string, string> = {};
     for (const name of FORWARDED) {
