@@ -6,7 +6,9 @@
  * no dead letters and less than half a minute of backlog at the end. It prints a Markdown table:
  * instances, the decide function's concurrency, cost per 1,000 and per month, and the quotas to raise.
  *
- * Flags: --template FILE, --rates 1,10,100,1000, --instance-type ml.c6i.xlarge, --minutes 30.
+ * Flags: --template FILE, --rates 1,10,100,1000, --instance-type ml.c6i.xlarge, --minutes 30,
+ * --routing random|least-outstanding|least-outstanding-exact (what if the endpoint routed so,
+ * whatever the template asks; the exact one knows every instance's load, a bound no router beats).
  */
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
@@ -20,7 +22,7 @@ import {
 import { withInstanceCounts, withInstanceType } from "../../shared/domain/capacity/overrides.ts";
 import { formatDollars } from "../../shared/domain/capacity/report.ts";
 import type { SimulationResult } from "../../shared/domain/capacity/result.ts";
-import type { PipelineShape } from "../../shared/domain/capacity/shape.ts";
+import type { PipelineShape, Routing } from "../../shared/domain/capacity/shape.ts";
 import { simulate } from "../../shared/domain/capacity/simulate.ts";
 import { readPipelineShape } from "../../shared/domain/capacity/template-reader.ts";
 
@@ -30,18 +32,26 @@ const { values } = parseArgs({
     rates: { type: "string", default: "1,10,100,1000" },
     "instance-type": { type: "string", default: "ml.c6i.xlarge" },
     minutes: { type: "string", default: "30" },
+    routing: { type: "string" },
   },
 });
+const ROUTINGS: readonly Routing[] = ["random", "least-outstanding", "least-outstanding-exact"];
+const routing = values.routing as Routing | undefined;
+if (routing !== undefined && !ROUTINGS.includes(routing)) {
+  console.error(`sizing: --routing must be one of ${ROUTINGS.join(", ")}, got "${routing}"`);
+  process.exit(2);
+}
 const seconds = Number(values.minutes) * 60;
 const instanceType = values["instance-type"];
 const template = JSON.parse(readFileSync(values.template, "utf8")) as {
   Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }>;
 };
 // The container's own defaults only matter for a template that sets none (today's sets the deadline).
-const base = withInstanceType(
+const read = withInstanceType(
   readPipelineShape(template, { containerDefaults: { queueSize: 16, deadlineSeconds: 60 } }),
   instanceType,
 ).shape;
+const base: PipelineShape = routing ? { ...read, endpoint: { ...read.endpoint, routing } } : read;
 
 interface Row {
   readonly instances: number;
@@ -120,7 +130,7 @@ function quotas(row: Row, rate: number, keptUp: boolean): string {
 }
 
 console.log(
-  `# sizing: ${values.template}, ${instanceType}, steady ${values.minutes} min, ${MEASURED_TIMES.source}`,
+  `# sizing: ${values.template}, ${instanceType}, routing ${base.endpoint.routing}, steady ${values.minutes} min, ${MEASURED_TIMES.source}`,
 );
 console.log(
   "\n| items/s | workload | instances | decide concurrency (peak / MaximumConcurrency) | p99 | $ per 1,000 | $ per month | quotas to raise |",

@@ -7,7 +7,7 @@ import type { PipelineShape } from "../../shared/domain/capacity/shape.ts";
 
 /**
  * `servers` instances, each fed by exactly one concurrent run of one item (batch size 1, no
- * batching window, least-outstanding routing), no deadline, no admission limit, no scaling and
+ * batching window, routing to the least busy of all instances), no deadline, no admission limit, no scaling and
  * no timeouts that could bite: what waits, waits in the queue, first come first served.
  */
 export function queueingShape(servers: number): PipelineShape {
@@ -20,7 +20,7 @@ export function queueingShape(servers: number): PipelineShape {
       minInstances: servers,
       maxInstances: servers,
       serverless: undefined,
-      routing: "least-outstanding",
+      routing: "least-outstanding-exact",
       queueSize: 1_000_000,
       deadlineSeconds: Number.POSITIVE_INFINITY,
       deadlineScope: "call",

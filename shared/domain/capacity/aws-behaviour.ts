@@ -37,6 +37,13 @@ export const AWS_BEHAVIOUR = {
     defaultCooldownSeconds: 300,
     /** Serverless: seconds to start a cold container (image pull and model load); an assumption. */
     serverlessColdStartSeconds: 30,
+    /**
+     * LEAST_OUTSTANDING_REQUESTS routes "to the instances that have more capacity"; AWS does not
+     * say how many it compares. We assume the less busy of 2 drawn at random (the classic "power
+     * of two choices"): worse than knowing every instance's load, so the model errs towards
+     * more instances.
+     */
+    leastOutstandingDraws: 2,
   },
   scaling: {
     /** Target tracking scales out after this many consecutive datapoints above the target... */

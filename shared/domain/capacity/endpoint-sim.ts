@@ -153,7 +153,16 @@ export class SimEndpoint {
     }
     const list = this.inService;
     if (list.length === 0) return undefined;
-    if (this.shape.routing === "random") return list[Math.floor(this.ctx.random.nextFloat() * list.length)];
+    const draw = () => list[Math.floor(this.ctx.random.nextFloat() * list.length)]!;
+    if (this.shape.routing === "random") return draw();
+    if (this.shape.routing === "least-outstanding") {
+      let best = draw();
+      for (let n = 1; n < AWS_BEHAVIOUR.sageMaker.leastOutstandingDraws; n++) {
+        const other = draw();
+        if (other.inflight < best.inflight) best = other;
+      }
+      return best;
+    }
     let best = list[0]!;
     for (const i of list) if (i.inflight < best.inflight) best = i;
     return best;

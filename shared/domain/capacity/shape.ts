@@ -4,8 +4,13 @@
  * Times are in seconds throughout.
  */
 
-/** How SageMaker picks an instance for a request. */
-export type Routing = "random" | "least-outstanding";
+/**
+ * How SageMaker picks an instance for a request: RANDOM (its default), LEAST_OUTSTANDING_REQUESTS
+ * as the model assumes it works (the less busy of a few instances drawn at random:
+ * `AWS_BEHAVIOUR.sageMaker.leastOutstandingDraws`), or the least busy of all instances, which no
+ * template can ask for: the best any router could do, for queueing checks and bounds.
+ */
+export type Routing = "random" | "least-outstanding" | "least-outstanding-exact";
 
 /** The endpoint: real-time instances or a serverless endpoint. */
 export interface EndpointShape {
