@@ -273,6 +273,10 @@ export class DecisionEndpoint extends Construct {
       initialInstanceCount: props.initialInstanceCount ?? 1,
       initialVariantWeight: 1,
       containerStartupHealthCheckTimeoutInSeconds: 600,
+      // An instance admits two calls and refuses the rest (503 queue_full, then a backoff of 30 s
+      // or more): SageMaker's default random routing refuses calls while other instances stand
+      // idle, and the capacity model needed 1.8 times the busy instance count to keep up.
+      routingConfig: { routingStrategy: "LEAST_OUTSTANDING_REQUESTS" },
     };
   }
 }
