@@ -14,10 +14,39 @@ import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 
 /**
  * Every call gets an answer or an error: the SDK waits forever on a connection that never
- * answers unless told otherwise. A timed-out call is retried by the SDK (3 tries), then fails
- * like any other transient error. (SageMaker calls carry their own per-call abort signal.)
+ * answers unless told otherwise. A call with no response headers after `requestTimeout` fails
+ * with a TimeoutError (`throwOnRequestTimeout`: without it the SDK only logs a warning), is
+ * retried by the SDK (3 tries), then fails like any other transient error. These services answer
+ * in milliseconds; S3, whose uploads from the command line may take minutes on a slow link, gets
+ * {@link S3_TIMEOUTS} instead, and SageMaker {@link ENDPOINT_TIMEOUTS}.
  */
-export const SDK_REQUEST_TIMEOUTS = { connectionTimeout: 3_000, requestTimeout: 10_000 } as const;
+export const SDK_REQUEST_TIMEOUTS = {
+  connectionTimeout: 3_000,
+  requestTimeout: 10_000,
+  throwOnRequestTimeout: true,
+} as const;
+
+/**
+ * S3: no bound on the whole request (a large upload is slow, not stuck), but a socket silent for
+ * 30 s fails, so a stalled connection still ends.
+ */
+export const S3_TIMEOUTS = { connectionTimeout: 3_000, socketTimeout: 30_000 } as const;
+
+/** SageMaker ends a real-time invocation the container has not answered within 60 s. */
+const SAGEMAKER_INVOCATION_LIMIT_MS = 60_000;
+
+/**
+ * SageMaker runtime: each call carries its own abort signal (the endpoint clients' per-call
+ * timeout, 50 s, 55 s serverless), which is what bounds an invocation. The request timeout only
+ * catches a connection nothing else ends, so it sits above SageMaker's own 60 s limit: below the
+ * time a batched call takes (ten fresh items, about 15 s) it would cut every full batch short,
+ * as older SDK releases did with a 10 s request timeout applied as a socket idle timeout.
+ */
+export const ENDPOINT_TIMEOUTS = {
+  connectionTimeout: 3_000,
+  requestTimeout: SAGEMAKER_INVOCATION_LIMIT_MS + 5_000,
+  throwOnRequestTimeout: true,
+} as const;
 
 /** Where and as whom the clients connect; everything optional (the SDK's own chain otherwise). */
 export interface AwsClientOptions {
@@ -59,9 +88,11 @@ export function localServiceOptions(endpoint: string): AwsClientOptions {
   return { endpoint, region: "us-east-1", credentials: { accessKeyId: "local", secretAccessKey: "local" } };
 }
 
-function config(options: AwsClientOptions) {
+type Timeouts = typeof SDK_REQUEST_TIMEOUTS | typeof S3_TIMEOUTS | typeof ENDPOINT_TIMEOUTS;
+
+function config(options: AwsClientOptions, timeouts: Timeouts = SDK_REQUEST_TIMEOUTS) {
   return {
-    requestHandler: SDK_REQUEST_TIMEOUTS,
+    requestHandler: timeouts,
     ...(options.region ? { region: options.region } : {}),
     ...(options.endpoint ? { endpoint: options.endpoint } : {}),
     ...(options.credentials ? { credentials: { ...options.credentials } } : {}),
@@ -93,7 +124,7 @@ export function eventBridgeClient(options: AwsClientOptions = {}): EventBridgeCl
 
 /** A SageMaker runtime client that tries once: the decide path has its own retry loop and deadline. */
 export function sageMakerRuntimeClient(options: AwsClientOptions = {}): SageMakerRuntimeClient {
-  return new SageMakerRuntimeClient({ ...config(options), maxAttempts: 1 });
+  return new SageMakerRuntimeClient({ ...config(options, ENDPOINT_TIMEOUTS), maxAttempts: 1 });
 }
 
 /**
@@ -101,5 +132,8 @@ export function sageMakerRuntimeClient(options: AwsClientOptions = {}): SageMake
  * serve buckets by path, not by subdomain).
  */
 export function s3Client(options: AwsClientOptions = {}): S3Client {
-  return new S3Client({ ...config(options), ...(options.endpoint ? { forcePathStyle: true } : {}) });
+  return new S3Client({
+    ...config(options, S3_TIMEOUTS),
+    ...(options.endpoint ? { forcePathStyle: true } : {}),
+  });
 }
