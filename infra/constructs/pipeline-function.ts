@@ -82,7 +82,10 @@ export function functionFactory(scope: Construct, defaults: FunctionDefaults): F
         mainFields: ["module", "main"],
         // Some dependencies still call require(); give the ES module bundle one.
         banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
-        externalModules: ["@aws-sdk/*"],
+        // The AWS SDK is bundled, at the version package-lock.json pins and the tests ran, not
+        // left to whatever version the runtime ships: the clients' timeouts mean different things
+        // in different SDK releases (shared/adapters/aws-clients.ts). `npm run synth` checks it.
+        bundleAwsSDK: true,
         commandHooks: {
           beforeBundling: () => [],
           beforeInstall: () => [],
