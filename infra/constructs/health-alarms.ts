@@ -11,14 +11,13 @@
  */
 import { Duration, Lazy } from "aws-cdk-lib";
 import * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
-import type * as dynamodb from "aws-cdk-lib/aws-dynamodb";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { DECIDE_FUNCTION, ON_CALL_ALARMS, TABLE_ACCESS } from "../../shared/domain/topology.ts";
 import type { AlarmTopic } from "./alarm-topic.ts";
 import type { DecisionPipeline } from "./decision-pipeline.ts";
 import { vcpusOf } from "./instance-types.ts";
-import { type EndpointVariant, endpointMetric, oldestItemAge } from "./pipeline-metrics.ts";
+import { type EndpointVariant, endpointMetric, oldestItemAge, sparseSum } from "./pipeline-metrics.ts";
 import { type ThresholdAlarmSpec, thresholdAlarm } from "./threshold-alarm.ts";
 
 /** What the health alarms read of the endpoint. */
@@ -42,9 +41,7 @@ const sum = { period: fiveMinutes, statistic: "Sum" } as const;
 const maximum = { period: fiveMinutes, statistic: "Maximum" } as const;
 
 /** The DynamoDB operations the functions call, as the `Operation` dimension names them. */
-const TABLE_OPERATIONS = [
-  ...new Set([...Object.values(TABLE_ACCESS).flat(), "TransactWriteItems"]),
-] as dynamodb.Operation[];
+const TABLE_OPERATIONS = [...new Set([...Object.values(TABLE_ACCESS).flat(), "TransactWriteItems"])];
 
 /** The signals (children of this construct) and the composite alarm over them. */
 export class HealthAlarms extends Construct {
@@ -63,11 +60,20 @@ export class HealthAlarms extends Construct {
       threshold: 0,
       description: "The review API answers with 5xx: reviewers may be locked out",
     });
-    this.signal("TableThrottles", {
-      metric: props.pipeline.table.metricThrottledRequestsForOperations({
-        operations: TABLE_OPERATIONS,
+    // CDK's metricThrottledRequestsForOperations adds the operations' counts bare.
+    const { table } = props.pipeline;
+    const throttled = (operation: string) =>
+      table.metric("ThrottledRequests", {
+        dimensionsMap: { TableName: table.tableName, Operation: operation },
         ...sum,
-      }),
+      });
+    this.signal("TableThrottles", {
+      metric: sparseSum(
+        Object.fromEntries(
+          TABLE_OPERATIONS.map((operation) => [operation.toLowerCase(), throttled(operation)]),
+        ),
+        { label: "throttled requests", period: fiveMinutes },
+      ),
       threshold: 0,
       description: "DynamoDB throttled requests on the decisions table",
     });
@@ -171,12 +177,10 @@ export class HealthAlarms extends Construct {
           ...sum,
         });
       this.signal(`${indexName.charAt(0).toUpperCase()}${indexName.slice(1)}IndexThrottles`, {
-        metric: new cloudwatch.MathExpression({
-          expression: "reads + writes",
-          usingMetrics: { reads: events("ReadThrottleEvents"), writes: events("WriteThrottleEvents") },
-          label: `${indexName} throttle events`,
-          period: fiveMinutes,
-        }),
+        metric: sparseSum(
+          { reads: events("ReadThrottleEvents"), writes: events("WriteThrottleEvents") },
+          { label: `${indexName} throttle events`, period: fiveMinutes },
+        ),
         threshold: 0,
         description: `DynamoDB throttles the decisions table's ${indexName} index (reads or writes)`,
       });

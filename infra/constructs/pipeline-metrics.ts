@@ -75,10 +75,37 @@ export function oldestItemAge(queue: sqs.IQueue, lane: Lane, period: Duration): 
   });
 }
 
-/** The share of decisions routed to people, over fifteen minutes (0 when there were none). */
-export function escalationRate(): cloudwatch.MathExpression {
+/**
+ * `FILL(id, 0)`: a count that has no datapoint where nothing happened (the functions' EMF counts,
+ * DynamoDB's throttles) read as 0. Metric math leaves a result empty at a timestamp where any
+ * series it combines has none, and an alarm reads empty as missing data.
+ */
+export const zeroFilled = (id: string) => `FILL(${id}, 0)`;
+
+/**
+ * The sum of sparse counts, each zero-filled: a period with throttled writes only is still
+ * a sum (the bare `reads + writes` would be empty there, and the alarm would stay OK).
+ */
+export function sparseSum(
+  usingMetrics: Record<string, cloudwatch.IMetric>,
+  options: { label: string; period: Duration },
+): cloudwatch.MathExpression {
   return new cloudwatch.MathExpression({
-    expression: "IF((auto + human) > 0, human / (auto + human), 0)",
+    expression: Object.keys(usingMetrics).map(zeroFilled).join(" + "),
+    usingMetrics,
+    ...options,
+  });
+}
+
+/**
+ * The share of decisions routed to people, over fifteen minutes (0 when there were none). Both
+ * counts are zero-filled: when every item escalates, `routed_auto` has no datapoint, and the
+ * bare ratio would be empty exactly when it should be 1.
+ */
+export function escalationRate(): cloudwatch.MathExpression {
+  const [auto, human] = [zeroFilled("auto"), zeroFilled("human")];
+  return new cloudwatch.MathExpression({
+    expression: `IF((${auto} + ${human}) > 0, ${human} / (${auto} + ${human}), 0)`,
     usingMetrics: { auto: pipelineMetric("routed_auto"), human: pipelineMetric("routed_human") },
     label: "escalation rate",
     period: Duration.minutes(15),

@@ -24,6 +24,8 @@ import { synthStack } from "../helpers/synth-stack.ts";
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
 type Alarm = Record<string, unknown> & { Dimensions?: { Name: string; Value: unknown }[] };
+/** One entry of an alarm's `Metrics`: a metric math expression or a metric it reads. */
+type MathQuery = { Id: string; Expression?: string; MetricStat?: { Metric: { Namespace: string } } };
 
 let stack: DecisionStack;
 let resources: Record<string, Resource>;
@@ -142,6 +144,32 @@ describe("alarms on-call needs", () => {
         expect(metrics, `${index} ${name}`).toContain(`"MetricName":"${name}"`);
       expect(found[0]![1].Properties.Threshold).toBe(0);
     }
+  });
+
+  it("zero-fills every sparse count an alarm's metric math combines, so one empty series cannot empty the result", () => {
+    // Metric math leaves a result empty where any series it combines has no datapoint, and an
+    // alarm reads empty as missing (here: not breaching). Counts of things that did not happen
+    // have no datapoint; SQS's queue metrics arrive every minute and may stay bare.
+    const combining = [...ofType("AWS::CloudWatch::Alarm"), ...ofType("AWS::CloudWatch::Alarm", serverless)]
+      .map(([id, a]) => [id, a.Properties.Metrics as MathQuery[] | undefined] as const)
+      .filter(([, metrics]) => (metrics ?? []).filter((m) => m.MetricStat).length >= 2);
+    expect(combining.length).toBeGreaterThanOrEqual(4);
+    const bare: string[] = [];
+    for (const [id, metrics] of combining) {
+      const expression = metrics!.find((m) => m.Expression)!.Expression!;
+      for (const m of metrics!.filter((m) => m.MetricStat && m.MetricStat.Metric.Namespace !== "AWS/SQS")) {
+        const outsideFill = expression.replaceAll(`FILL(${m.Id}, 0)`, "");
+        if (new RegExp(`\\b${m.Id}\\b`).test(outsideFill)) bare.push(`${id}: ${m.Id} in ${expression}`);
+      }
+    }
+    expect(bare).toEqual([]);
+    // The two the template review found: the escalation rate (empty when every item escalates)
+    // and the table's throttles (empty unless every operation throttled in the same period).
+    const expressions = combining.map(([, metrics]) => metrics!.find((m) => m.Expression)!.Expression!);
+    expect(expressions).toContain(
+      "IF((FILL(auto, 0) + FILL(human, 0)) > 0, FILL(human, 0) / (FILL(auto, 0) + FILL(human, 0)), 0)",
+    );
+    expect(expressions.some((e) => e.startsWith("FILL(getitem, 0) + "))).toBe(true);
   });
 
   it("watches the endpoint's 4xx, CPU, memory and instances held at the maximum", () => {
