@@ -24,7 +24,7 @@ import * as sagemaker from "aws-cdk-lib/aws-sagemaker";
 import { NagSuppressions } from "cdk-nag";
 import { Construct } from "constructs";
 import { endpointAdmission } from "../../shared/domain/capacity-plan.ts";
-import { ENDPOINT_DEPLOYMENT } from "../../shared/domain/topology.ts";
+import { bakingSecondsFor, ENDPOINT_DEPLOYMENT, ON_CALL_ALARMS } from "../../shared/domain/topology.ts";
 import { endpointRole } from "./endpoint-role.ts";
 import { EndpointScaling } from "./endpoint-scaling.ts";
 import { hasInstanceStorage, isGpuInstance } from "./instance-types.ts";
@@ -103,6 +103,16 @@ export class DecisionEndpoint extends Construct {
   public readonly maxConcurrency: number;
   /** The scaling of a real-time endpoint; undefined for serverless, which scales itself. */
   public readonly scaling: EndpointScaling | undefined;
+
+  /**
+   * Seconds a deployment may run two fleets under this variant's name (the new one starting,
+   * then baking beside the old): their instances' metrics add up meanwhile. 0 for serverless.
+   */
+  get deploymentOverlapSeconds(): number {
+    if (this.mode === "serverless") return 0;
+    const { periodSeconds, evaluationPeriods } = ON_CALL_ALARMS.endpointFailures;
+    return ENDPOINT_DEPLOYMENT.containerStartupSeconds + bakingSecondsFor(periodSeconds * evaluationPeriods);
+  }
 
   constructor(scope: Construct, id: string, props: DecisionEndpointProps) {
     super(scope, id);
@@ -183,10 +193,7 @@ export class DecisionEndpoint extends Construct {
     if (this.mode === "serverless") return; // Serverless has one fleet: nothing to bake.
     const resource = alarm.node.defaultChild as cloudwatch.CfnAlarm;
     const evaluationSeconds = (resource.evaluationPeriods ?? 1) * Number(resource.period ?? 60);
-    const bakingSeconds = Math.max(
-      ENDPOINT_DEPLOYMENT.minimumBakingSeconds,
-      evaluationSeconds + ENDPOINT_DEPLOYMENT.bakingMarginSeconds,
-    );
+    const bakingSeconds = bakingSecondsFor(evaluationSeconds);
     // SageMaker reads the alarm's state with the endpoint's execution role.
     this.role.addToPolicy(
       new iam.PolicyStatement({ actions: ["cloudwatch:DescribeAlarms"], resources: [alarm.alarmArn] }),
@@ -194,7 +201,7 @@ export class DecisionEndpoint extends Construct {
     this.endpoint.deploymentConfig = {
       blueGreenUpdatePolicy: {
         trafficRoutingConfiguration: { type: "ALL_AT_ONCE", waitIntervalInSeconds: 0 },
-        terminationWaitInSeconds: Math.min(3600, bakingSeconds),
+        terminationWaitInSeconds: bakingSeconds,
         maximumExecutionTimeoutInSeconds: ENDPOINT_DEPLOYMENT.maximumExecutionSeconds,
       },
       autoRollbackConfiguration: { alarms: [{ alarmName: alarm.alarmName }] },
@@ -272,7 +279,7 @@ export class DecisionEndpoint extends Construct {
       instanceType: this.instanceType,
       initialInstanceCount: props.initialInstanceCount ?? 1,
       initialVariantWeight: 1,
-      containerStartupHealthCheckTimeoutInSeconds: 600,
+      containerStartupHealthCheckTimeoutInSeconds: ENDPOINT_DEPLOYMENT.containerStartupSeconds,
       // An instance admits two calls and refuses the rest (503 queue_full, then a backoff of 30 s
       // or more): SageMaker's default random routing refuses calls while other instances stand
       // idle, and the capacity model needed 1.8 times the busy instance count to keep up.

@@ -26,6 +26,8 @@ export interface EndpointHealth extends EndpointVariant {
   readonly instanceType: string;
   /** The scaling maximum (real-time). */
   readonly maxConcurrency: number;
+  /** Seconds a deployment may run the old and new fleets side by side (0 for serverless). */
+  readonly deploymentOverlapSeconds: number;
 }
 
 /** Properties of {@link HealthAlarms}. */
@@ -207,14 +209,17 @@ export class HealthAlarms extends Construct {
       description: "An endpoint instance is near the end of its memory",
     });
     // No metric counts the instances; each one reports its CPU once a minute, so the one-minute
-    // sample count of CPUUtilization is the number in service.
+    // sample count of CPUUtilization is the number in service. A blue/green deployment runs a new
+    // fleet beside the old under the same variant, and the count doubles while it lasts: the
+    // alarm needs more minutes at the maximum than a deployment can overlap.
+    const minutes = sustained + Math.ceil(endpoint.deploymentOverlapSeconds / 60);
     this.signal("EndpointAtMaximum", {
       metric: instanceMetric("CPUUtilization", "SampleCount", Duration.minutes(1)),
       threshold: endpoint.maxConcurrency,
       atLeast: true,
-      evaluationPeriods: sustained,
-      datapointsToAlarm: sustained - 2,
-      description: `The endpoint has run at its maximum of ${endpoint.maxConcurrency} instances for ${sustained} minutes: raise -c maxInstanceCount`,
+      evaluationPeriods: minutes + 2,
+      datapointsToAlarm: minutes,
+      description: `The endpoint has run at its maximum of ${endpoint.maxConcurrency} instances for ${minutes} minutes (longer than a deployment runs two fleets): raise -c maxInstanceCount`,
     });
   }
 }

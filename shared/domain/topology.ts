@@ -310,7 +310,22 @@ export const ENDPOINT_DEPLOYMENT = {
   minimumBakingSeconds: 900,
   /** The longest a deployment may take, new instances' start included (SageMaker allows up to 8 h). */
   maximumExecutionSeconds: 3600,
+  /** The longest a new instance may take to pass /ping (the variant's startup health check). */
+  containerStartupSeconds: 600,
 } as const;
+
+/**
+ * Seconds a blue/green deployment bakes the new fleet beside the old: the rollback alarm's
+ * evaluation window plus a margin, and never under the minimum.
+ */
+export const bakingSecondsFor = (alarmWindowSeconds: number): number =>
+  Math.min(
+    3600,
+    Math.max(
+      ENDPOINT_DEPLOYMENT.minimumBakingSeconds,
+      alarmWindowSeconds + ENDPOINT_DEPLOYMENT.bakingMarginSeconds,
+    ),
+  );
 
 /** Seconds per decision on the reference instance, fresh and under a cached preamble (`npm run bench:cost`). */
 export const MEASURED_SECONDS_PER_ITEM = {

@@ -185,12 +185,30 @@ describe("alarms on-call needs", () => {
       Threshold: ON_CALL_ALARMS.endpointCpuShare * 400,
     });
     // The one-minute sample count is the instances in service: at the maximum asked for (6).
-    expect(cpu.find((a) => a.Statistic === "SampleCount")).toMatchObject({
+    const atMaximum = cpu.find((a) => a.Statistic === "SampleCount")!;
+    expect(atMaximum).toMatchObject({
       Period: 60,
       Threshold: 6,
       ComparisonOperator: "GreaterThanOrEqualToThreshold",
-      EvaluationPeriods: ON_CALL_ALARMS.sustainedMinutes,
     });
+    // A blue/green deployment runs the new fleet (starting, then baking) beside the old under the
+    // same variant, so the count doubles: at 3 of 6 instances, a deployment alone would read 6.
+    // The alarm needs more minutes at the maximum than that overlap can last, read from the template.
+    const [, endpoint] = ofType("AWS::SageMaker::Endpoint")[0]!;
+    const [, config] = ofType("AWS::SageMaker::EndpointConfig")[0]!;
+    const bake = (
+      endpoint.Properties as {
+        DeploymentConfig: { BlueGreenUpdatePolicy: { TerminationWaitInSeconds: number } };
+      }
+    ).DeploymentConfig.BlueGreenUpdatePolicy.TerminationWaitInSeconds;
+    const startup = (
+      config.Properties.ProductionVariants as { ContainerStartupHealthCheckTimeoutInSeconds: number }[]
+    )[0]!.ContainerStartupHealthCheckTimeoutInSeconds;
+    expect(bake).toBeGreaterThanOrEqual(900);
+    expect((atMaximum.DatapointsToAlarm as number) * 60).toBeGreaterThanOrEqual(
+      bake + startup + ON_CALL_ALARMS.sustainedMinutes * 60,
+    );
+    expect(atMaximum.EvaluationPeriods as number).toBeGreaterThan(atMaximum.DatapointsToAlarm as number);
     expect(signals("MemoryUtilization")).toHaveLength(1);
     // A serverless endpoint has no instances of its own to watch; its errors are still signals.
     expect(signals("CPUUtilization", undefined, serverless)).toHaveLength(0);
