@@ -55,8 +55,8 @@ process.exitCode = await new Promise<number>((resolve) => lint.on("close", (stat
 /**
  * The Lambda functions whose bundle (an ES module) imports `@aws-sdk/...` as an external module:
  * an import statement at the start of a line (as esbuild writes them; the SDK's doc comments
- * quote such imports after a `*`) or a dynamic `import("@aws-sdk/...")`. The SDK's own optional
- * `require("@aws-sdk/signature-v4-crt")`, inside a try, stays: it is not used here.
+ * quote such imports after a `*`) or a dynamic import of an `@aws-sdk/` module. The SDK's own
+ * optional require of `@aws-sdk/signature-v4-crt`, inside a try, stays: it is not used here.
  */
 async function bundlesImportingTheSdk(out: string): Promise<string[]> {
   const found: string[] = [];
