@@ -5,19 +5,18 @@
  * advice that some feature flags keep their default (the flags this app depends on are set in
  * cdk.json; `npx cdk flags --unstable=flags` lists the rest). Then cfn-lint checks the template
  * (`npm run lint:template`). Arguments go to cdk (`npm run synth -- -c endpointMode=serverless`).
- * Before that it checks that no function bundle imports the AWS SDK from the runtime (the SDK is
- * bundled at the pinned version: `infra/constructs/pipeline-function.ts`).
- * The exit code is cdk's, else the bundle check's, else cfn-lint's.
+ * Before that it checks the function bundles (`bundle-checks.ts`): none imports the AWS SDK from
+ * the runtime (it is bundled at the pinned version: `infra/constructs/pipeline-function.ts`), and
+ * each loads under Node and exports its handler. The exit code is cdk's, else the bundle
+ * checks', else cfn-lint's.
  */
 import { spawn } from "node:child_process";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { bundlesThatDoNotLoad, functionBundles, importsTheSdkFromTheRuntime } from "./bundle-checks.ts";
 
 const NOISE = [/^Bundling asset /, /feature flags are not configured/];
-/** An import of the AWS SDK left external, as esbuild writes one (see bundlesImportingTheSdk). */
-const EXTERNAL_SDK_IMPORT = /^(?:import|export)\b[^;\n]*\bfrom\s*"@aws-sdk\/|\bimport\(\s*"@aws-sdk\//m;
-
 const child = spawn("npx", ["cdk", "synth", "--quiet", "--no-notices", ...process.argv.slice(2)], {
   stdio: ["ignore", "pipe", "pipe"],
   env: { ...process.env, FORCE_COLOR: "0" },
@@ -42,34 +41,21 @@ if (code === 0) {
   }
 }
 if (code !== 0) process.exit(code);
-const runtimeImports = await bundlesImportingTheSdk("cdk.out");
+const bundles = await functionBundles("cdk.out");
+const runtimeImports = bundles.filter(importsTheSdkFromTheRuntime).map((b) => b.id);
 if (runtimeImports.length > 0) {
   console.error(
     `synth: these function bundles import the AWS SDK from the Lambda runtime instead of bundling the pinned version: ${runtimeImports.join(", ")}`,
   );
   process.exit(1);
 }
+const broken = await bundlesThatDoNotLoad(bundles);
+if (broken.length > 0) {
+  console.error(`synth: these function bundles do not load:\n${broken.join("\n")}`);
+  process.exit(1);
+}
+console.log(
+  `bundles: ${bundles.length} function bundles load and export their handler; none takes the AWS SDK from the runtime`,
+);
 const lint = spawn("npm", ["run", "--silent", "lint:template"], { stdio: "inherit" });
 process.exitCode = await new Promise<number>((resolve) => lint.on("close", (status) => resolve(status ?? 1)));
-
-/**
- * The Lambda functions whose bundle (an ES module) imports `@aws-sdk/...` as an external module:
- * an import statement at the start of a line (as esbuild writes them; the SDK's doc comments
- * quote such imports after a `*`) or a dynamic import of an `@aws-sdk/` module. The SDK's own
- * optional require of `@aws-sdk/signature-v4-crt`, inside a try, stays: it is not used here.
- */
-async function bundlesImportingTheSdk(out: string): Promise<string[]> {
-  const found: string[] = [];
-  for (const file of (await readdir(out)).filter((f) => f.endsWith(".template.json"))) {
-    const template = JSON.parse(await readFile(join(out, file), "utf8")) as {
-      Resources?: Record<string, { Type: string; Metadata?: Record<string, unknown> }>;
-    };
-    for (const [id, resource] of Object.entries(template.Resources ?? {})) {
-      const asset = resource.Metadata?.["aws:asset:path"];
-      if (resource.Type !== "AWS::Lambda::Function" || typeof asset !== "string") continue;
-      const code = await readFile(join(out, asset, "index.mjs"), "utf8").catch(() => "");
-      if (EXTERNAL_SDK_IMPORT.test(code)) found.push(id);
-    }
-  }
-  return found;
-}
