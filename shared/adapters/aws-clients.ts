@@ -28,9 +28,10 @@ export const SDK_REQUEST_TIMEOUTS = {
 
 /**
  * S3: no bound on the whole request (a large upload is slow, not stuck), but a socket silent for
- * 30 s fails, so a stalled connection still ends.
+ * 2 minutes fails, so a stalled connection still ends. The silence counts while a download waits
+ * on its reader too (the batch intake pauses the stream while it sends lines on), hence minutes.
  */
-export const S3_TIMEOUTS = { connectionTimeout: 3_000, socketTimeout: 30_000 } as const;
+export const S3_TIMEOUTS = { connectionTimeout: 3_000, socketTimeout: 120_000 } as const;
 
 /** SageMaker ends a real-time invocation the container has not answered within 60 s. */
 const SAGEMAKER_INVOCATION_LIMIT_MS = 60_000;
