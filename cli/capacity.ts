@@ -6,19 +6,19 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { costOf } from "../shared/domain/capacity/cost.ts";
-import { TemplateShapeError, UnknownCapacityError } from "../shared/domain/capacity/errors.ts";
-import type { LoadProfile } from "../shared/domain/capacity/load.ts";
+import { costOf } from "../infra/capacity/cost.ts";
+import { TemplateShapeError, UnknownCapacityError } from "../infra/capacity/errors.ts";
+import type { LoadProfile } from "../infra/capacity/load.ts";
 import {
   instanceSecondsPerItem,
   serverlessSecondsPerItem,
   type Workload,
-} from "../shared/domain/capacity/measured-times.ts";
-import { withInstanceCounts, withInstanceType } from "../shared/domain/capacity/overrides.ts";
-import { describeRun, minuteTable, summaryLine } from "../shared/domain/capacity/report.ts";
-import type { PipelineShape } from "../shared/domain/capacity/shape.ts";
-import { simulate } from "../shared/domain/capacity/simulate.ts";
-import { type ContainerDefaults, readPipelineShape } from "../shared/domain/capacity/template-reader.ts";
+} from "../infra/capacity/measured-times.ts";
+import { withInstanceCounts, withInstanceType } from "../infra/capacity/overrides.ts";
+import { describeRun, minuteTable, summaryLine } from "../infra/capacity/report.ts";
+import type { PipelineShape } from "../infra/capacity/shape.ts";
+import { simulate } from "../infra/capacity/simulate.ts";
+import { type ContainerDefaults, readPipelineShape } from "../infra/capacity/template-reader.ts";
 import { CommandError, integerFlag, requiredFlag, UsageError } from "./args.ts";
 import type { OneShotCommand, Printed } from "./command.ts";
 import { parseDuration } from "./duration.ts";
@@ -36,7 +36,7 @@ first): SQS, the decide function's event source mapping, its endpoint calls and 
 endpoint's instances with their admission queue and deadline, SageMaker's auto scaling and
 Lambda's scale-up, visibility timeouts and dead letters. --burst X multiplies the rate by X for
 --burst-for from --burst-at (default 5m; a burst to the end is a step). Per-item times are the
-ones \`npm run bench:cost\` measured (shared/domain/capacity/measured-times.json), fresh items
+ones \`npm run bench:cost\` measured (shared/domain/topology/measured-times.json), fresh items
 unless --preamble-cached. --instance-type and --max-instances ask "what if" as a deploy with
 -c instanceType / -c maxInstanceCount would (the concurrency the stack derives follows).
 Durations: 90s, 30m, 2h, 1d. Prints a row per minute and ends with one summary line.`;

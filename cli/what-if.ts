@@ -8,7 +8,7 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { REALTIME_INSTANCES } from "../shared/domain/capacity/prices.ts";
+import { REALTIME_INSTANCES } from "../infra/capacity/prices.ts";
 import { type Policy, PolicyError, parsePolicy } from "../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import { WHAT_IF } from "../shared/domain/topology.ts";
@@ -44,7 +44,7 @@ The candidate's answers come from --model (in process), --endpoint-name (SageMak
 server): re-scored, for any change of model or prompt; with none of these, from the stored logits (when the
 candidate leaves the prompt unchanged: calibration and routing changes); with --from-shadow, from the shadow
 records the decide path wrote for this candidate version. Cost is the endpoint's busy time priced at
---dollars-per-hour (default ${DEFAULT_INSTANCE.name} on demand, shared/domain/capacity/prices.ts).
+--dollars-per-hour (default ${DEFAULT_INSTANCE.name} on demand, infra/capacity/prices.ts).
 Writes <out>/<policy>.what-if.html (every item that would change) and <out>/<policy>.what-if.json.
 --from-table defaults to DECISIONS_TABLE (npm start exports it).
 Example: npx decide what-if --candidate content-moderation.v2.json --model demo.gguf --from-table "$DECISIONS_TABLE"`;

@@ -14,8 +14,8 @@ import * as appscaling from "aws-cdk-lib/aws-applicationautoscaling";
 import type * as sagemaker from "aws-cdk-lib/aws-sagemaker";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
-import measured from "../../shared/domain/capacity/measured-times.json" with { type: "json" };
 import { concurrentRequestsTarget } from "../../shared/domain/capacity-plan.ts";
+import measured from "../../shared/domain/topology/measured-times.json" with { type: "json" };
 import { ENDPOINT_SCALING } from "../../shared/domain/topology.ts";
 import { oldestItemAge } from "./pipeline-metrics.ts";
 

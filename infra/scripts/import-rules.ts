@@ -43,11 +43,15 @@ export const IMPORT_RULES = {
     forbiddenPackages: ["@aws-sdk/"],
   },
   functions: { may: ["shared"], forbiddenPackages: ["@aws-sdk/"] },
+  "infra/capacity": { may: ["shared/domain"], forbiddenPackages: ["@aws-sdk/"] },
   "infra/constructs": { may: ["shared/domain", "shared/adapters"], forbiddenPackages: ["@aws-sdk/"] },
   "infra/local": { may: ["functions", "endpoint", "shared"], forbiddenPackages: ["@aws-sdk/"] },
   "infra/scripts": { may: ["infra", "endpoint", "shared"], forbiddenPackages: ["@aws-sdk/"] },
   infra: { may: ["infra/constructs", "shared/domain"], forbiddenPackages: ["@aws-sdk/"] },
-  cli: { may: ["infra/local", "endpoint", "functions", "shared"], forbiddenPackages: ["@aws-sdk/"] },
+  cli: {
+    may: ["infra/local", "infra/capacity", "endpoint", "functions", "shared"],
+    forbiddenPackages: ["@aws-sdk/"],
+  },
   bin: { may: ["cli"] },
 } as const satisfies Record<string, ImportRule>;
 

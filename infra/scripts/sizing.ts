@@ -12,19 +12,15 @@
  */
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { AWS_BEHAVIOUR } from "../../shared/domain/capacity/aws-behaviour.ts";
-import { costOf } from "../../shared/domain/capacity/cost.ts";
-import {
-  instanceSecondsPerItem,
-  MEASURED_TIMES,
-  type Workload,
-} from "../../shared/domain/capacity/measured-times.ts";
-import { withInstanceCounts, withInstanceType } from "../../shared/domain/capacity/overrides.ts";
-import { formatDollars } from "../../shared/domain/capacity/report.ts";
-import type { SimulationResult } from "../../shared/domain/capacity/result.ts";
-import type { PipelineShape, Routing } from "../../shared/domain/capacity/shape.ts";
-import { simulate } from "../../shared/domain/capacity/simulate.ts";
-import { readPipelineShape } from "../../shared/domain/capacity/template-reader.ts";
+import { AWS_BEHAVIOUR } from "../capacity/aws-behaviour.ts";
+import { costOf } from "../capacity/cost.ts";
+import { instanceSecondsPerItem, MEASURED_TIMES, type Workload } from "../capacity/measured-times.ts";
+import { withInstanceCounts, withInstanceType } from "../capacity/overrides.ts";
+import { formatDollars } from "../capacity/report.ts";
+import type { SimulationResult } from "../capacity/result.ts";
+import type { PipelineShape, Routing } from "../capacity/shape.ts";
+import { simulate } from "../capacity/simulate.ts";
+import { readPipelineShape } from "../capacity/template-reader.ts";
 
 const { values } = parseArgs({
   options: {

@@ -4,9 +4,9 @@
  * the two cannot drift apart.
  */
 
-import measured from "./capacity/measured-times.json" with { type: "json" };
 import type { EventPattern } from "./event-pattern.ts";
 import { EVENT_SOURCE } from "./events.ts";
+import measured from "./topology/measured-times.json" with { type: "json" };
 
 // The batch jobs', the endpoint's, the live checks' and the custom metrics' numbers have files of
 // their own; they are part of the topology all the same.

@@ -2,12 +2,12 @@
  * `npm run bench:cost`: cost per 1,000 decisions from measured times. Measures, on the generated
  * Qwen2-0.5B-shaped model in Q8_0 and Q4_0, the time per decision for three workloads (one fresh
  * ~200-token decision; items under a cached ~300-token policy preamble; 21 yes/no questions on one
- * state, per question), then prices them with the assumptions in shared/domain/capacity/prices.ts: cost per
+ * state, per question), then prices them with the assumptions in infra/capacity/prices.ts: cost per
  * 1,000 decisions and idle cost per month for real-time instances and serverless memory sizes,
  * and the monthly volume at which serverless stops being cheaper. GPU rows stay unmeasured.
  *
  * The Q8_0 times per fresh item and per item under a cached preamble go to
- * shared/domain/capacity/measured-times.json, where the capacity model (`decide capacity`) and
+ * shared/domain/topology/measured-times.json, where the capacity model (`decide capacity`) and
  * the topology's sizing read them, unless --dry-run.
  *
  * Flags: --threads N (default: the host default), --items N (default 20), --dry-run.
@@ -18,8 +18,8 @@ import { parseArgs } from "node:util";
 import { DecisionModel } from "../../endpoint/runtime/decision-model.ts";
 import { hostThreads } from "../../endpoint/runtime/host-cores.ts";
 import { DecisionScorer } from "../../endpoint/scorer/scorer.ts";
-import { MEASURED_TIMES_PATH, measuredTimesJson } from "../../shared/domain/capacity/measured-times.ts";
-import { HOURS_PER_MONTH, REALTIME_INSTANCES, SERVERLESS } from "../../shared/domain/capacity/prices.ts";
+import { MEASURED_TIMES_PATH, measuredTimesJson } from "../../infra/capacity/measured-times.ts";
+import { HOURS_PER_MONTH, REALTIME_INSTANCES, SERVERLESS } from "../../infra/capacity/prices.ts";
 import { decisionRequest, type KeyedQuestion } from "../helpers/decision-requests.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
 import { benchModelPath, machineLine, median, timed, words } from "./bench-helpers.ts";
@@ -138,7 +138,7 @@ for (const r of results)
 
 const dollars = (x: number) =>
   x >= 100 ? `$${x.toFixed(0)}` : x >= 1 ? `$${x.toFixed(2)}` : `$${x.toFixed(4)}`;
-console.log("\ncost per 1,000 decisions, fully busy (prices: shared/domain/capacity/prices.ts)");
+console.log("\ncost per 1,000 decisions, fully busy (prices: infra/capacity/prices.ts)");
 console.log(
   "| deployment | idle per month | Q8_0 fresh | Q8_0 cached preamble | Q8_0 per question of 21 | Q4_0 fresh | Q4_0 cached preamble |",
 );

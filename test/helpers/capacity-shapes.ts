@@ -3,7 +3,7 @@
  * the model's parts (the intake queue as the shared queue, one function run per instance), and
  * small variations of it.
  */
-import type { PipelineShape } from "../../shared/domain/capacity/shape.ts";
+import type { PipelineShape } from "../../infra/capacity/shape.ts";
 
 /**
  * `servers` instances, each fed by exactly one concurrent run of one item (batch size 1, no

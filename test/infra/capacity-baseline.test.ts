@@ -11,13 +11,10 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import {
-  instanceSecondsPerItem,
-  serverlessSecondsPerItem,
-} from "../../shared/domain/capacity/measured-times.ts";
-import type { PipelineShape } from "../../shared/domain/capacity/shape.ts";
-import { simulate } from "../../shared/domain/capacity/simulate.ts";
-import { readPipelineShape } from "../../shared/domain/capacity/template-reader.ts";
+import { instanceSecondsPerItem, serverlessSecondsPerItem } from "../../infra/capacity/measured-times.ts";
+import type { PipelineShape } from "../../infra/capacity/shape.ts";
+import { simulate } from "../../infra/capacity/simulate.ts";
+import { readPipelineShape } from "../../infra/capacity/template-reader.ts";
 import { variant } from "../helpers/capacity-shapes.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
 

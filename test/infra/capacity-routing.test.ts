@@ -8,10 +8,10 @@
  */
 import { Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
-import { instanceSecondsPerItem } from "../../shared/domain/capacity/measured-times.ts";
-import type { PipelineShape, Routing } from "../../shared/domain/capacity/shape.ts";
-import { simulate } from "../../shared/domain/capacity/simulate.ts";
-import { readPipelineShape } from "../../shared/domain/capacity/template-reader.ts";
+import { instanceSecondsPerItem } from "../../infra/capacity/measured-times.ts";
+import type { PipelineShape, Routing } from "../../infra/capacity/shape.ts";
+import { simulate } from "../../infra/capacity/simulate.ts";
+import { readPipelineShape } from "../../infra/capacity/template-reader.ts";
 import { synthStack } from "../helpers/synth-stack.ts";
 
 type Json = { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> };

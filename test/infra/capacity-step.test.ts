@@ -7,9 +7,9 @@
  */
 import { Template } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
-import { instanceSecondsPerItem } from "../../shared/domain/capacity/measured-times.ts";
-import { simulate } from "../../shared/domain/capacity/simulate.ts";
-import { readPipelineShape } from "../../shared/domain/capacity/template-reader.ts";
+import { instanceSecondsPerItem } from "../../infra/capacity/measured-times.ts";
+import { simulate } from "../../infra/capacity/simulate.ts";
+import { readPipelineShape } from "../../infra/capacity/template-reader.ts";
 import { synthStack } from "../helpers/synth-stack.ts";
 
 describe("the new template under a step from 1 to 100 items/s", () => {

@@ -5,7 +5,7 @@
  */
 import { Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
-import measured from "../../shared/domain/capacity/measured-times.json" with { type: "json" };
+import measured from "../../shared/domain/topology/measured-times.json" with { type: "json" };
 import {
   DECIDE_FUNCTION,
   ENDPOINT_DEPLOYMENT,

@@ -4,13 +4,13 @@
  * figure (a GPU) or no price are refused by name.
  */
 import { describe, expect, it } from "vitest";
-import { UnknownCapacityError } from "../../shared/domain/capacity/errors.ts";
+import { UnknownCapacityError } from "../../infra/capacity/errors.ts";
 import {
   instanceSecondsPerItem,
   MEASURED_TIMES,
   measuredTimesJson,
   serverlessSecondsPerItem,
-} from "../../shared/domain/capacity/measured-times.ts";
+} from "../../infra/capacity/measured-times.ts";
 
 describe("measured per-item times", () => {
   it("hold positive seconds measured on a known core count", () => {

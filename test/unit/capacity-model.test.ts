@@ -5,9 +5,9 @@
  * throttling, and the load profile.
  */
 import { describe, expect, it } from "vitest";
-import { arrivalTimes, expectedArrivals } from "../../shared/domain/capacity/load.ts";
-import { overloadShape } from "../../shared/domain/capacity/overload.ts";
-import { simulate } from "../../shared/domain/capacity/simulate.ts";
+import { arrivalTimes, expectedArrivals } from "../../infra/capacity/load.ts";
+import { overloadShape } from "../../infra/capacity/overload.ts";
+import { simulate } from "../../infra/capacity/simulate.ts";
 import { SeededRandom } from "../../shared/domain/random.ts";
 import { queueingShape, variant } from "../helpers/capacity-shapes.ts";
 

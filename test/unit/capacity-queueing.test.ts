@@ -4,7 +4,7 @@
  * agree with Erlang's C formula. And a run is repeatable: the same seed gives the same run.
  */
 import { describe, expect, it } from "vitest";
-import { simulate } from "../../shared/domain/capacity/simulate.ts";
+import { simulate } from "../../infra/capacity/simulate.ts";
 import { queueingShape } from "../helpers/capacity-shapes.ts";
 import { erlangC } from "../helpers/erlang-c.ts";
 

@@ -8,7 +8,7 @@
  * @example
  * const result = simulate({ shape, load: { ratePerSecond: 10, durationSeconds: 1800 }, secondsPerItem: 1.546 });
  */
-import { SeededRandom } from "../random.ts";
+import { SeededRandom } from "../../shared/domain/random.ts";
 import { FUNCTION_OVERHEAD_SECONDS } from "./aws-behaviour.ts";
 import { SimEndpoint } from "./endpoint-sim.ts";
 import { EventHeap } from "./event-heap.ts";

@@ -4,7 +4,7 @@
  * (the event source concurrency and batch size, and the container's admission) through the
  * capacity plan the CDK app uses, so the model sees what `-c maxInstanceCount` would deploy.
  */
-import { capacityPlan } from "../capacity-plan.ts";
+import { capacityPlan } from "../../shared/domain/capacity-plan.ts";
 import type { PipelineShape } from "./shape.ts";
 
 /** A changed shape and one line per value that changed. */

@@ -4,8 +4,9 @@
  * machine measured (an assumption `prices.ts` states); serverless memory sizes get the speed
  * `prices.ts` assumes for them. A GPU, or a type with no price, has no figure: an error says so.
  */
+
+import measured from "../../shared/domain/topology/measured-times.json" with { type: "json" };
 import { UnknownCapacityError } from "./errors.ts";
-import measured from "./measured-times.json" with { type: "json" };
 import { GPU_INSTANCES, REALTIME_INSTANCES, SERVERLESS } from "./prices.ts";
 
 /** The measured figures. */
@@ -23,7 +24,7 @@ export interface MeasuredTimes {
 export const MEASURED_TIMES: MeasuredTimes = measured;
 
 /** Where `npm run bench:cost` writes the figures, relative to the repository root. */
-export const MEASURED_TIMES_PATH = "shared/domain/capacity/measured-times.json";
+export const MEASURED_TIMES_PATH = "shared/domain/topology/measured-times.json";
 
 /** The file's text for `times` (what `npm run bench:cost` writes), seconds to the millisecond. */
 export function measuredTimesJson(times: MeasuredTimes): string {
@@ -56,7 +57,7 @@ export function instanceSecondsPerItem(
       instanceType,
       gpu
         ? `${instanceType} is a GPU instance: no decision time was measured on one, so the capacity model has no figure for it`
-        : `no price or core count for ${instanceType} in shared/domain/capacity/prices.ts (known: ${REALTIME_INSTANCES.map((i) => i.name).join(", ")})`,
+        : `no price or core count for ${instanceType} in infra/capacity/prices.ts (known: ${REALTIME_INSTANCES.map((i) => i.name).join(", ")})`,
     );
   }
   return (times.secondsPerItem[workload] * times.referencePhysicalCores) / instance.physicalCores;
@@ -72,7 +73,7 @@ export function serverlessSecondsPerItem(
   if (!size)
     throw new UnknownCapacityError(
       `serverless ${memoryMiB} MB`,
-      `no assumed speed for serverless ${memoryMiB} MB in shared/domain/capacity/prices.ts (known: ${SERVERLESS.memorySizes.map((s) => s.memoryMiB).join(", ")})`,
+      `no assumed speed for serverless ${memoryMiB} MB in infra/capacity/prices.ts (known: ${SERVERLESS.memorySizes.map((s) => s.memoryMiB).join(", ")})`,
     );
   return times.secondsPerItem[workload] / size.speedVsBench;
 }

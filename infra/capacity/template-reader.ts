@@ -5,7 +5,7 @@
  * their queues. Absent properties take the service's documented default; a value the model needs
  * and has no default for fails with an error naming the resource and the property.
  */
-import { DECIDE_FUNCTION } from "../topology.ts";
+import { DECIDE_FUNCTION } from "../../shared/domain/topology.ts";
 import { AWS_BEHAVIOUR } from "./aws-behaviour.ts";
 import { TemplateShapeError } from "./errors.ts";
 import { overloadFor } from "./overload.ts";

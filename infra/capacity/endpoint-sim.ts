@@ -9,7 +9,7 @@
  * `maxConcurrency` containers of one request each, cold-started on first use, and a throttle
  * (ThrottlingException) past that.
  */
-import type { SeededRandom } from "../random.ts";
+import type { SeededRandom } from "../../shared/domain/random.ts";
 import { AWS_BEHAVIOUR } from "./aws-behaviour.ts";
 import { type EndpointRequest, ITEM, SimInstance } from "./endpoint-request.ts";
 import type { EventHeap } from "./event-heap.ts";

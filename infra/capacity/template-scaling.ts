@@ -4,7 +4,7 @@
  * Both today's shape (invocations per instance) and newer ones (concurrent requests at high
  * resolution, a step policy on the queue's oldest message) read the same way.
  */
-import { METRICS as PIPELINE_METRICS } from "../topology/metrics.ts";
+import { METRICS as PIPELINE_METRICS } from "../../shared/domain/topology/metrics.ts";
 import { AWS_BEHAVIOUR } from "./aws-behaviour.ts";
 import { TemplateShapeError } from "./errors.ts";
 import type { AlarmShape, EndpointShape, PolicyShape, ScalingMetric, StepShape } from "./shape.ts";

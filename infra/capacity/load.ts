@@ -2,7 +2,7 @@
  * The offered load: Poisson arrivals at a steady rate, optionally multiplied for a while (a
  * burst, or a step when it lasts to the end), drawn from a seeded generator so a run repeats.
  */
-import type { SeededRandom } from "../random.ts";
+import type { SeededRandom } from "../../shared/domain/random.ts";
 
 /** A burst: the rate times `factor` from `startSeconds` for `durationSeconds`. */
 export interface Burst {
