@@ -7,7 +7,7 @@
  *   check (the interval's upper end above the budget) flagged it in most windows;
  * - one exactly at its budget is called over in at most the stated 2.5% of windows, and one at
  *   8% under a 3% budget is called over in most;
- * - 0 wrong of 237 audit labels is within a 5% budget (it read "over" before);
+ * - 0 wrong of 237 audit labels is never over a 5% budget (it read "over" before);
  * - no audit label at all, labels that speak for only 4.8% or 33% of automatic decisions, or
  *   reviewers who skip the hard samples, never read "within budget" (all three did before).
  */
@@ -81,19 +81,29 @@ describe("the budget verdict on simulated audit windows", () => {
     expect(over.over_budget / 150).toBeGreaterThan(0.9);
   });
 
-  it("reads 0 wrong of 237 audit labels as within a 5% budget", () => {
-    const samples = Array.from(
-      { length: 237 },
-      (): VerdictSample => ({
-        stratum: "1|all",
-        inclusionProbability: 0.05,
-        chosen: "allow",
-        label: "allow",
-      }),
-    );
+  it("never reads 0 wrong of 237 audit labels as over a 5% budget (the old check did)", () => {
+    const label = (stratum: string, inclusionProbability: number): VerdictSample => ({
+      stratum,
+      inclusionProbability,
+      chosen: "allow",
+      label: "allow",
+    });
+    // 200 labels of a band audited at 50%, 37 of one audited at 1% that stands for most decisions.
+    const samples = [
+      ...Array.from({ length: 200 }, () => label("1|<0.95", 0.5)),
+      ...Array.from({ length: 37 }, () => label("1|>=0.99", 0.01)),
+    ];
+    expect(estimateAutoError(samples).interval[1]).toBeGreaterThan(0.05);
     const verdict = budgetVerdict(samples, 0.05);
-    expect(verdict.state).toBe("within_budget");
-    expect(verdict.upper).toBeLessThan(0.02);
+    expect(verdict.state).toBe("not_enough_labels");
+    expect(verdict.lower).toBe(0);
+    // In one band audited alike, the same 237 labels show it within the budget.
+    const even = budgetVerdict(
+      Array.from({ length: 237 }, () => label("1|all", 0.05)),
+      0.05,
+    );
+    expect(even.state).toBe("within_budget");
+    expect(even.upper).toBeLessThan(0.02);
   });
 
   it("says not enough labels, with how many per band would settle it, when nothing is labelled", () => {
