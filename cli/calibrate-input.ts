@@ -26,6 +26,8 @@ export interface CalibrationInput {
   readonly masses: MassRow[];
   /** The prior on content-free items (--prior). */
   readonly prior?: number[];
+  /** The lowest threshold the labels may certify (decisions table only: `thresholdFloor`). */
+  readonly floor?: number;
 }
 
 interface Row {

@@ -162,7 +162,12 @@ async function proposeOne(
     since: policy.calibratedAt ?? null,
     until: now.toISOString(),
   };
-  const summary = calibratePolicy(policy, labelled.rows, { goal, now, labelSource });
+  const summary = calibratePolicy(policy, labelled.rows, {
+    goal,
+    now,
+    labelSource,
+    thresholdFloor: labelled.floor,
+  });
   const offOptions = labelled.masses.length > 0 ? proposeMassFloor(labelled.masses) : undefined;
   const proposed: Policy = {
     ...summary.proposedPolicy,

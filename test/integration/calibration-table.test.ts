@@ -162,7 +162,7 @@ describe("calibration from the decisions table", () => {
     );
     expect(proposed.code, proposed.stderr).toBe(0);
     const line = proposed.stdout.match(
-      /auto threshold (0\.\d+): wrong automatic actions ≤ 5\.0% with 95% confidence \(observed (\d+) of (\d+) automated, coverage (\d+\.\d)%\)/,
+      /auto threshold (0\.\d+): wrong automatic actions ≤ 5\.0% with 95% confidence \(observed (\d+) of (\d+) automated, coverage (\d+\.\d)%; labels: 300 escalations\)/,
     );
     expect(line, proposed.stdout).not.toBeNull();
     const file = join(out, "ticket-routing", "v2-from-600-labels", "policy.json");
