@@ -55,6 +55,11 @@ export interface DecisionRecord {
    */
   readonly certification?: CertificationDraw;
   /**
+   * When the item joined the review queue, where that is not when it was decided (a
+   * certification sample): the queue orders it, and ages it, by this.
+   */
+  readonly queuedAt?: string;
+  /**
    * Near-duplicates share a group and count once in a certificate (set by a reviewer; else the
    * item's `metadata.group`, else the item alone).
    */

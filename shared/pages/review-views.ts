@@ -19,6 +19,11 @@ function describe(policy: Policy | undefined, id: string | undefined): string {
 /** Why the item came to people, in words and numbers. */
 export function reasonText(record: DecisionRecord, policy: Policy | undefined): string {
   const top = `${percent(record.topProbability)} for <em>${html(describe(policy, record.chosen))}</em>`;
+  // Drawn at random so that a certificate can rest on its label: say so first, whatever routed it.
+  if (record.certification) {
+    const acted = record.route === "auto" ? " (already applied; your label does not undo it)" : "";
+    return `Certification sample: drawn at random (chance ${percent(record.certification.inclusionProbability)}) to check automatic actions; ${top}${acted}`;
+  }
   const threshold = policy ? `${percent(policy.autoThreshold)} threshold` : "threshold";
   switch (record.reason) {
     case "below_threshold":
@@ -46,10 +51,11 @@ export function itemPath(record: Pick<DecisionRecord, "itemId" | "policyId" | "p
   return `/items/${encodeURIComponent(record.policyId)}/${record.policyVersion}/${encodeURIComponent(record.itemId)}`;
 }
 
-/** Badges: audit sample waiting for a second reviewer, disputed, taken by someone else. */
+/** Badges: certification sample, audit sample waiting for a second reviewer, disputed, taken by someone else. */
 export function badges(record: DecisionRecord, reviewer: Reviewer, now: number): string {
   const out: string[] = [];
   // A disputed item had its second review: only an admin's label is missing.
+  if (record.certification) out.push(`<span class="badge">certification sample</span>`);
   if (record.disputed) out.push(`<span class="badge">disputed: an admin decides</span>`);
   else if (record.firstReview)
     out.push(

@@ -53,7 +53,8 @@ export interface FlowShape {
   readonly groupSize?: number;
 }
 
-interface Decision {
+/** One generated decision: raw logits, live confidence and choice, and its chance of being wrong. */
+export interface Decision {
   readonly logits: number[];
   /** Live confidence (raw softmax) and chosen option. */
   readonly live: number;
@@ -63,7 +64,7 @@ interface Decision {
 }
 
 /** Raw logits of one decision: a top option and a gap drawn so that confidences crowd near 1. */
-function decisionOf(random: SeededRandom, shape: FlowShape): Decision {
+export function decisionOf(random: SeededRandom, shape: FlowShape): Decision {
   const u = random.nextFloat();
   const top = u < 0.55 ? 0 : u < 0.8 ? 1 : u < 0.93 ? 2 : 3;
   const logits = [0, 0, 0, 0].map(() => random.nextFloat());

@@ -3,11 +3,10 @@
  * that a certificate can rest on them (`decide calibrate --plan --request N`). The frame is every
  * decision of the version made up to the draw whose top option may be automated and whose
  * calibrated top probability is at least `minProbability` (automated ones included: reviewing
- * them never undoes their action). It is cut into confidence bands and each band gives its share
- * of the N (proportional allocation, so every decision of the frame had about the same chance);
- * the exact chance of each band, drawn ÷ decisions, is stored with every drawn record, together
- * with the frame itself, so that any labelled decision's chance of having been drawn can be
- * computed later (`label-selection.ts`).
+ * them never undoes their action). The draw is spread over the frame's confidence
+ * (`certification-draw.ts`); the chance of each band of the frame (one band when the draw is
+ * even) is stored with every drawn record, together with the frame itself, so that any labelled
+ * decision's chance of having been drawn can be computed later (`label-selection.ts`).
  */
 /** What a draw covered and at what rate: stored on every record it drew. */
 export interface CertificationFrame {
