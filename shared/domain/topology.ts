@@ -10,6 +10,7 @@ import measured from "./topology/measured-times.json" with { type: "json" };
 
 // The batch jobs', the endpoint's, the live checks' and the custom metrics' numbers have files of
 // their own; they are part of the topology all the same.
+export * from "./topology/async.ts";
 export * from "./topology/batch.ts";
 export * from "./topology/endpoint.ts";
 export * from "./topology/live-checks.ts";
