@@ -73,6 +73,11 @@ export const ASYNC_LANE = {
   },
 } as const;
 
+/** The async lane's functions' metrics: their `service` dimension (in the `DecisionPipeline` namespace). */
+export const ASYNC_METRICS = {
+  service: { submit: "async-submit", results: "async-results" },
+} as const;
+
 /** The lanes that can run on the async endpoint: the batch lane, and the live intake too with `-c endpointMode=async`. */
 export const ASYNC_SOURCES = ["batch", "intake"] as const;
 
