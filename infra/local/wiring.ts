@@ -132,21 +132,7 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
   const pollers = await startDecidePollers(options, queues, pollerDeps, env);
   started.push(pollers.stop);
   const { review, autoAction } = targets;
-  const routes = localRoutes(
-    queues,
-    {
-      review: { queue: review.url, dlq: review.deadLetters.url },
-      autoAction: { queue: autoAction.url, dlq: autoAction.deadLetters.url },
-    },
-    bus.name,
-  );
-  Object.assign(env, {
-    INTAKE_QUEUE_URL: queues.intake.url,
-    DLQ_URL: queues.deadLetters.url,
-    REVIEW_QUEUE_URL: review.url,
-    ...(queues.batch ? { BATCH_QUEUE_URL: queues.batch.url } : {}),
-    DEAD_LETTER_ROUTES: JSON.stringify(routes),
-  });
+  exportQueues(env, queues, targets, asyncLane, bus.name);
   return {
     env,
     bus,
@@ -174,6 +160,37 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
       await dynamo.stop();
     },
   };
+}
+
+/** The queues and dead-letter routes `decide status`, `publish` and `replay` read, added to `env`. */
+function exportQueues(
+  env: Record<string, string>,
+  queues: LocalQueues,
+  targets: { review: TargetQueue; autoAction: TargetQueue },
+  asyncLane: LocalAsyncLane | undefined,
+  busName: string,
+): void {
+  const { review, autoAction } = targets;
+  const routes = localRoutes(
+    queues,
+    {
+      review: { queue: review.url, dlq: review.deadLetters.url },
+      autoAction: { queue: autoAction.url, dlq: autoAction.deadLetters.url },
+      ...(asyncLane
+        ? {
+            asyncResults: { queue: asyncLane.notifications.url, dlq: asyncLane.notificationsDeadLetters.url },
+          }
+        : {}),
+    },
+    busName,
+  );
+  Object.assign(env, {
+    INTAKE_QUEUE_URL: queues.intake.url,
+    DLQ_URL: queues.deadLetters.url,
+    REVIEW_QUEUE_URL: review.url,
+    ...(queues.batch ? { BATCH_QUEUE_URL: queues.batch.url } : {}),
+    DEAD_LETTER_ROUTES: JSON.stringify(routes),
+  });
 }
 
 /** The targets as deployed: rule → queue (dead letters after the receive limit) → function. */

@@ -6,7 +6,9 @@
  * matching ones. A rule target's dead letters hold the event the bus could not deliver (the whole
  * event, as EventBridge stores it): they go back by putting that event on the bus again. Job
  * failures (on-failure records of the asynchronously invoked functions, and the schedules'
- * undelivered events) are listed, not moved: a scheduled job runs again on its schedule.
+ * undelivered events) are listed, not moved: a scheduled job runs again on its schedule. The async
+ * lane's notifications (`async-results`, only where the batch lane is async) go back to their
+ * queue: a notification settled again decides nothing twice.
  *
  * The CDK app, the local mode and `decide replay` read this one list.
  */
@@ -36,6 +38,7 @@ export const DEAD_LETTER_SOURCES = {
   "rejected-rule": RETURN_KIND.bus,
   "requested-rule": RETURN_KIND.bus,
   "job-failures": RETURN_KIND.none,
+  "async-results": RETURN_KIND.queue,
 } as const satisfies Record<string, ReturnKind>;
 
 /** A dead-letter source's name. */

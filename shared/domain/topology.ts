@@ -184,6 +184,10 @@ export const TABLE_ACCESS = {
   BatchIntake: ["GetItem", "PutItem", "UpdateItem"],
   /** the batch and its claims (GetItem, UpdateItem), its members a page at a time (Query). */
   BatchFiles: ["GetItem", "UpdateItem", "Query"],
+  /** object records (GetItem, PutItem); an item that cannot be parsed is rejected on the decide path (PutItem, UpdateItem). */
+  AsyncSubmit: ["GetItem", "PutItem", "UpdateItem"],
+  /** the decide path (as Decide), object records (GetItem, PutItem, UpdateItem). */
+  AsyncResults: ["GetItem", "PutItem", "UpdateItem", "Query"],
 } as const satisfies Record<string, readonly TableAction[]>;
 
 /**
