@@ -176,7 +176,7 @@ describe("the async lane (-c batchLane=async, the default)", () => {
     expect(mappingsOf("PipelineAsyncResults")).toEqual([
       expect.objectContaining({
         EventSourceArn: expect.objectContaining({
-          "Fn::GetAtt": [expect.stringMatching(/^AsyncLaneNotificationsQueue/), "Arn"],
+          "Fn::GetAtt": [expect.stringMatching(/^PipelineAsyncNotificationsQueue/), "Arn"],
         }),
         BatchSize: 1,
       }),

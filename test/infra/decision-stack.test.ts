@@ -222,7 +222,7 @@ describe("DecisionStack", () => {
           ]),
         },
       },
-      16,
+      18,
     );
     // The decide queues: the function dead-letters failing items itself; SQS's limit is the backstop.
     template.hasResourceProperties("AWS::SQS::Queue", {
