@@ -9,9 +9,6 @@
 import { createHash } from "node:crypto";
 import { ASYNC_LANE, type AsyncSource, MEASURED_SECONDS_PER_ITEM, SIZING_MARGIN } from "./topology.ts";
 
-/** An object's id: `o-` and 24 hex digits. */
-export const OBJECT_ID_PATTERN = /^o-[0-9a-f]{24}$/;
-
 /** Where an object is in its life: open until its items are settled or dead-lettered. */
 export type AsyncObjectState = "submitted" | "settled" | "dead_lettered";
 
