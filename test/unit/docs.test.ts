@@ -7,7 +7,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { COMMANDS } from "../../cli/main.ts";
+import { COMMANDS, usageOf } from "../../cli/main.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
 
 /** README.md and every Markdown page under docs/, by path from the root. */
@@ -104,8 +104,7 @@ describe("the README and the guides", () => {
     const unknown = shown.filter((c) => !(c.command in COMMANDS)).map((c) => `${c.page}: ${c.command}`);
     expect(unknown).toEqual([]);
     const usages = new Map<string, string>();
-    for (const name of new Set(shown.map((c) => c.command)))
-      usages.set(name, (await COMMANDS[name]!.load()).usage);
+    for (const name of new Set(shown.map((c) => c.command))) usages.set(name, await usageOf(name));
     const wrongFlags = shown.flatMap((c) =>
       [...c.args.matchAll(/(?<![\w-])(--[a-z][a-z0-9-]*)/g)]
         .map((m) => m[1]!)
