@@ -133,7 +133,7 @@ export const COMMANDS: Record<
 };
 
 /** The flags every command takes (the entry point reads them), as each usage ends. */
-const COMMON_FLAGS = `Every command also takes:
+export const COMMON_FLAGS = `Every command also takes:
   ${ENV_FILE_USAGE}
   --debug           show stack traces`;
 
