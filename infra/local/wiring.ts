@@ -48,6 +48,8 @@ export interface WiringOptions extends AsyncLaneWiring {
   readonly ports: { readonly dynamodb: number; readonly sqs: number; readonly bus: number };
   /** Folder for DynamoDB Local's data; in memory when unset. */
   readonly dynamoDbPath?: string;
+  /** Events the bus's log keeps. @default every event */
+  readonly recentEvents?: number;
   /**
    * The decide queues (intake, batch lane): visibility timeout, the item failures before the
    * decide function dead-letters an item, and SQS's own receive limit (the backstop).
@@ -68,6 +70,8 @@ export interface WiringOptions extends AsyncLaneWiring {
   readonly hooks?: WiringHooks;
   /** Each part that starts registers its stop here first, so a failed start can undo it. */
   readonly started: (() => Promise<unknown>)[];
+  /** Names each part as it starts, and where it listens once it does. */
+  readonly say?: (line: string) => void;
 }
 
 /** The wired pipeline. */
@@ -119,6 +123,7 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
   if (queues.batchFiles) env.BATCH_FILES_QUEUE_URL = queues.batchFiles.url;
 
   // Imported here, not above: the local mode loads the functions only when it starts them.
+  options.say?.("functions: loading decide, auto-action, review intake and the batch steps...");
   const { dependenciesFromEnv, endpointFromEnv } = await import("../../functions/decide.ts");
   const baseDeps = await dependenciesFromEnv(env);
   const deps = hooks.wrap ? hooks.wrap(baseDeps) : baseDeps;
