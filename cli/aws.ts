@@ -16,6 +16,7 @@ import {
   type EndpointClientOptions,
   SageMakerDecisionEndpoint,
 } from "../shared/adapters/decision-endpoint.ts";
+import { DynamoDbAsyncObjectStore } from "../shared/adapters/dynamodb-async-objects.ts";
 import { DynamoDbBatchStore } from "../shared/adapters/dynamodb-batch-store.ts";
 import { DynamoDbDecisionStore } from "../shared/adapters/dynamodb-decision-store.ts";
 import { EventPublisher, type EventPublisherOptions } from "../shared/adapters/event-publisher.ts";
@@ -62,6 +63,11 @@ export function decisionStore(table: string, options: AwsClientOptions): DynamoD
   return new DynamoDbDecisionStore(documentClient(options), table);
 }
 
+/** The async lane's object records in the decisions table. */
+export function asyncObjectStore(table: string, options: AwsClientOptions): DynamoDbAsyncObjectStore {
+  return new DynamoDbAsyncObjectStore(documentClient(options), table);
+}
+
 /**
  * A queue by URL. A URL outside AWS (the local mode's `http://127.0.0.1:9324/...`) is also the
  * endpoint when none is configured: the SDK would otherwise resolve AWS's own endpoint, warn on
@@ -76,13 +82,23 @@ export function queueAt(url: string, options: AwsClientOptions): SqsQueue {
   );
 }
 
-/** An event publisher to `busName`, trying as the topology says (`EVENT_PUBLISHING`). */
+/**
+ * The source of the events an operator's `decide` command puts on the bus: only the pipeline's
+ * functions may put the pipeline's own source (the bus's policy refuses it to anyone else).
+ */
+const CLI_SOURCE = "decide.cli";
+
+/** An event publisher to `busName`, trying as the topology says (`EVENT_PUBLISHING`), as {@link CLI_SOURCE}. */
 export function publisherTo(
   busName: string,
   options: AwsClientOptions,
   publisher: Pick<EventPublisherOptions, "source"> = {},
 ): EventPublisher {
-  return new EventPublisher(eventBridgeClient(options), busName, { ...EVENT_PUBLISHING, ...publisher });
+  return new EventPublisher(eventBridgeClient(options), busName, {
+    ...EVENT_PUBLISHING,
+    source: CLI_SOURCE,
+    ...publisher,
+  });
 }
 
 /** The SageMaker endpoint `name`, through the SageMaker runtime client, called as `client` says. */

@@ -8,13 +8,12 @@
  */
 import { Aspects, Stack } from "aws-cdk-lib";
 import type * as dynamodb from "aws-cdk-lib/aws-dynamodb";
-import * as events from "aws-cdk-lib/aws-events";
 import * as iam from "aws-cdk-lib/aws-iam";
 import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import type * as s3 from "aws-cdk-lib/aws-s3";
 import { Construct } from "constructs";
 import { decideConcurrency } from "../../shared/domain/capacity-plan.ts";
-import type { DeadLetterSource } from "../../shared/domain/dead-letters.ts";
+import type { RuleDelivery } from "../../shared/domain/dead-letters.ts";
 import {
   DECIDE_FUNCTION,
   METRICS,
@@ -23,10 +22,12 @@ import {
   TABLE_ACCESS,
   TARGET_FUNCTION,
 } from "../../shared/domain/topology.ts";
+import { type AsyncNotificationQueues, asyncNotificationQueues } from "./async-notifications.ts";
 import { BatchJobs } from "./batch-jobs.ts";
-import { type DeadLetterHome, replayFunction } from "./dead-letter-routes.ts";
+import { type DeadLetterHome, type DeadLetterSources, replayFunction } from "./dead-letter-routes.ts";
 import { DecisionsTable } from "./decisions-table.ts";
 import { PipelineBucket } from "./pipeline-bucket.ts";
+import { PipelineBus } from "./pipeline-bus.ts";
 import { type FunctionFactory, FunctionFindings, functionFactory } from "./pipeline-function.ts";
 import { createPipelineQueues, type PipelineQueues } from "./pipeline-queues.ts";
 import { QueueConsumer } from "./queue-consumer.ts";
@@ -50,6 +51,11 @@ export interface DecisionPipelineProps {
   readonly policiesDir?: string;
   /** Concurrent batch-lane invocations of the decide function. @default BATCH_LANE.maxConcurrency */
   readonly batchMaxConcurrency?: number;
+  /**
+   * Who consumes the batch lane's queue: the decide function (real-time calls), or the async
+   * lane's submit function, which the stack adds (`async-lane.ts`). @default "realtime"
+   */
+  readonly batchLane?: "realtime" | "async";
   /** Prefix of the reviewers' hosted sign-in domain. @default derived from the account and stack */
   readonly reviewDomainPrefix?: string;
 }
@@ -94,7 +100,7 @@ export class DecisionPipeline extends Construct {
   public readonly table: dynamodb.Table;
   /** The table's global secondary indexes, by name. */
   public readonly tableIndexNames: readonly string[];
-  public readonly bus: events.EventBus;
+  public readonly bus: PipelineBus;
   /** Calibration proposals (`calibration/`) and batch files. */
   public readonly bucket: s3.Bucket;
   public readonly functions: PipelineFunctions;
@@ -103,7 +109,11 @@ export class DecisionPipeline extends Construct {
   /** The bus's rules into their queues, each with its dead-letter queue. */
   public readonly rules: Record<RuleName, RuleToQueue>;
   /** Every dead-letter queue, by source, and where its letters go home. */
-  public readonly deadLetterSources: Record<DeadLetterSource, DeadLetterHome>;
+  public readonly deadLetterSources: DeadLetterSources;
+  /** The async lane's notifications queue and its dead-letter queue (batch lane "async" only). */
+  public readonly asyncNotifications: AsyncNotificationQueues | undefined;
+  /** Creates a function as the pipeline's own (runtime, bundling, log group, table grants). */
+  public readonly functionFactory: FunctionFactory;
 
   constructor(scope: Construct, id: string, props: DecisionPipelineProps) {
     super(scope, id);
@@ -111,7 +121,7 @@ export class DecisionPipeline extends Construct {
     const decisions = new DecisionsTable(this, "Decisions");
     this.table = decisions.table;
     this.tableIndexNames = decisions.indexNames;
-    this.bus = new events.EventBus(this, "Bus", { eventBusName: `${Stack.of(this).stackName}-decisions` });
+    this.bus = new PipelineBus(this, "Bus", { eventBusName: `${Stack.of(this).stackName}-decisions` });
     const fn = functionFactory(this, {
       table: this.table,
       environment: {
@@ -123,6 +133,7 @@ export class DecisionPipeline extends Construct {
       },
       ...(props.policiesDir ? { policiesDir: props.policiesDir } : {}),
     });
+    this.functionFactory = fn;
     const concurrency = decideConcurrency({
       mode: props.endpointMode ?? "realtime",
       minInstances: props.endpointMinInstances ?? 1,
@@ -147,8 +158,10 @@ export class DecisionPipeline extends Construct {
       failures,
       maxConcurrency: concurrency.batch,
       batchSize: concurrency.batchSize,
+      decideConsumesBatch: props.batchLane !== "async",
     });
     this.rules = this.routeRules();
+    this.asyncNotifications = props.batchLane === "async" ? asyncNotificationQueues(this) : undefined;
     this.deadLetterSources = this.sources(batchJobs);
     this.functions = {
       decide,
@@ -261,9 +274,12 @@ export class DecisionPipeline extends Construct {
   }
 
   /** Every dead-letter queue and where its letters go home (`shared/domain/dead-letters.ts`). */
-  private sources(batchJobs: BatchJobs): Record<DeadLetterSource, DeadLetterHome> {
+  private sources(batchJobs: BatchJobs): DeadLetterSources {
     const q = this.queues;
-    const rule = (name: RuleName): DeadLetterHome => ({ queue: this.rules[name].deadLetters, bus: this.bus });
+    const rule = (name: RuleName): DeadLetterHome => ({
+      queue: this.rules[name].deadLetters,
+      ruleTarget: { queue: this.rules[name].target, deliver: this.rules[name].deliver },
+    });
     return {
       intake: { queue: q.deadLetters, home: q.intake },
       batch: { queue: q.batchDeadLetters, home: q.batch },
@@ -275,23 +291,31 @@ export class DecisionPipeline extends Construct {
       "rejected-rule": rule("rejected"),
       "requested-rule": rule("requested"),
       "job-failures": { queue: q.jobFailures },
+      ...(this.asyncNotifications
+        ? {
+            "async-results": {
+              queue: this.asyncNotifications.deadLetters,
+              home: this.asyncNotifications.queue,
+            },
+          }
+        : {}),
     };
   }
 
   /** The bus's rules, each into its queue, each with its own dead-letter queue. */
   private routeRules(): Record<RuleName, RuleToQueue> {
-    const rule = (name: RuleName, queue: PipelineQueues["intake"], message?: events.RuleTargetInput) =>
+    const rule = (name: RuleName, queue: PipelineQueues["intake"], deliver?: RuleDelivery) =>
       new RuleToQueue(this, `${name[0]!.toUpperCase()}${name.slice(1)}Rule`, {
         bus: this.bus,
         rule: name,
         queue,
-        ...(message ? { message } : {}),
+        ...(deliver ? { deliver } : {}),
       });
     return {
       auto: rule("auto", this.queues.autoAction),
       human: rule("human", this.queues.review),
       rejected: rule("rejected", this.queues.rejected),
-      requested: rule("requested", this.queues.intake, events.RuleTargetInput.fromEventPath("$.detail")),
+      requested: rule("requested", this.queues.intake, "detail"),
     };
   }
 }

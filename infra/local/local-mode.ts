@@ -20,6 +20,7 @@ import { repairOutbox } from "./local-outbox.ts";
 import { everyPending, type LocalSummary, summaryOf } from "./local-summary.ts";
 import { ensurePortFree, ensurePortsFree, type LocalPorts, resolveLocalPorts } from "./ports.ts";
 import { startLocalReviewServer } from "./review-server.ts";
+import { LOCAL_RECENT_EVENTS } from "./stand-ins.ts";
 import { startLocalWiring } from "./wiring.ts";
 
 /** Options of {@link startLocalMode}. */
@@ -99,10 +100,9 @@ async function startParts(
   });
   const endpoint = await startEndpoint(options, ports.endpoint, plan, started, say);
 
-  const wiring = await startPipeline(options, ports, endpoint.url, plan, started);
+  const wiring = await startPipeline(options, ports, endpoint.url, plan, started, say);
   const { env, queues } = wiring;
-  say(`DynamoDB Local: ${env.AWS_ENDPOINT_URL_DYNAMODB}, data in ${join(options.dataDir, "dynamodb")}`);
-  say(`SQS: ${env.AWS_ENDPOINT_URL_SQS}; event bus: ${env.AWS_ENDPOINT_URL_EVENTBRIDGE}`);
+  say("review page: starting...");
   const { sharedDependencies } = await import("../../functions/dependencies.ts");
   const shared = await sharedDependencies(env);
   // The last run's workers are gone: an event it decided but had not published yet (a stop
@@ -157,6 +157,7 @@ async function startPipeline(
   endpointUrl: string,
   plan: CapacityPlan,
   started: (() => Promise<unknown>)[],
+  say: (line: string) => void,
 ) {
   if (spawnSync("java", ["-version"]).status !== 0) {
     throw new Error(
@@ -168,6 +169,7 @@ async function startPipeline(
     root: options.root,
     ports,
     dynamoDbPath: join(options.dataDir, "dynamodb"),
+    recentEvents: LOCAL_RECENT_EVENTS,
     batchFolder: join(options.dataDir, "bucket"),
     decidePollers: plan.intake,
     batchPollers: plan.batch,
@@ -179,6 +181,7 @@ async function startPipeline(
       maxReceiveCount: DECIDE_QUEUES.maxReceiveCount,
     },
     started,
+    say,
   });
 }
 
@@ -212,12 +215,13 @@ async function startEndpoint(
 ): Promise<RunningServer> {
   let model = options.model;
   if (!model) {
-    model = await ensureDemoModel(options.dataDir, defaultDemoInputs(options.root));
-    say(
-      `model: ${model} (the demo: a computed bag-of-words model for the sample policies, not a language model)`,
+    model = await ensureDemoModel(options.dataDir, defaultDemoInputs(options.root), () =>
+      say("demo model: fitting its word evidence to the sample policies (first start only)..."),
     );
+    say(`demo model: ${model} (a computed bag-of-words model for the sample policies, not a language model)`);
   }
   await ensurePortFree("endpoint", port);
+  say("endpoint: loading the model...");
   const endpoint: RunningServer = await startServer(
     resolveServerConfig(
       {

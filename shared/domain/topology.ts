@@ -10,6 +10,7 @@ import measured from "./topology/measured-times.json" with { type: "json" };
 
 // The batch jobs', the endpoint's, the live checks' and the custom metrics' numbers have files of
 // their own; they are part of the topology all the same.
+export * from "./topology/async.ts";
 export * from "./topology/batch.ts";
 export * from "./topology/endpoint.ts";
 export * from "./topology/live-checks.ts";
@@ -169,8 +170,8 @@ export const TABLE_ACCESS = {
   /** the queue and the decisions view (Query on an index, BatchGetItem of a page), get, the conditional transition. */
   Review: ["GetItem", "UpdateItem", "Query", "BatchGetItem"],
   ReviewPage: ["GetItem", "UpdateItem", "Query", "BatchGetItem"],
-  /** failure notes. */
-  Replay: ["GetItem"],
+  /** failure notes; the record a rule letter names (get, latest), to check the letter against it. */
+  Replay: ["GetItem", "Query"],
   /** the sample of recent decisions (Query on the time index, BatchGetItem of the sample). */
   Drift: ["Query", "BatchGetItem"],
   /** each policy's pending count and oldest item (Query on the list index, keys only). */
@@ -183,6 +184,10 @@ export const TABLE_ACCESS = {
   BatchIntake: ["GetItem", "PutItem", "UpdateItem"],
   /** the batch and its claims (GetItem, UpdateItem), its members a page at a time (Query). */
   BatchFiles: ["GetItem", "UpdateItem", "Query"],
+  /** object records (GetItem, PutItem); an item that cannot be parsed is rejected on the decide path (PutItem, UpdateItem). */
+  AsyncSubmit: ["GetItem", "PutItem", "UpdateItem"],
+  /** the decide path (as Decide), object records (GetItem, PutItem, UpdateItem). */
+  AsyncResults: ["GetItem", "PutItem", "UpdateItem", "Query"],
 } as const satisfies Record<string, readonly TableAction[]>;
 
 /**

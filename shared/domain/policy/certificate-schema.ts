@@ -10,7 +10,7 @@ import { CALIBRATION_RANGES } from "../calibration/ranges.ts";
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/, "must be a SHA-256 in hex");
 const range = (r: { readonly min: number; readonly max: number }) => z.number().min(r.min).max(r.max);
 
-/** The method every certificate names (README, "Ship a policy change safely"). */
+/** The method every certificate names (docs/calibration.md, "Ship a policy change safely"). */
 export const CERTIFICATE_METHOD = "learn-then-test fixed-sequence, Clopper-Pearson";
 
 /**
