@@ -65,7 +65,7 @@ the audit rate takes to supply the rest at the last day's volume. --request N dr
 sample of N such decisions, evenly across confidence bands, and puts it into the review queue (first by
 default), each marked "certification sample" with its chance of being drawn.
 
-decide calibrate --apply-proposal <out>/<policy>/v2-from-N-labels/policy.json [--policies-dir events/policies]
+decide calibrate --apply-proposal <out>/<policy>/v2-from-N-labels[-max-error-E-at-C]/policy.json [--policies-dir events/policies]
                  [--from-table DECISIONS_TABLE | --input labelled.jsonl]
 The explicit step: checks that the proposal changes only calibration fields (temperature, prior,
 optionBias, autoThreshold, predictionSet, minAllowedTokenMass, certificate, baseline, calibratedAt),
