@@ -10,9 +10,11 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { type LocalMode, type LocalModeOptions, startLocalMode } from "../infra/local/local-mode.ts";
 import { LOCAL_SERVICES, type LocalService, resolveLocalPorts } from "../infra/local/ports.ts";
+import { counted } from "../shared/domain/plural.ts";
 import { integerFlag } from "./args.ts";
 import type { CommandEnv, CommandIo, LongRunningCommand } from "./command.ts";
 import { envFileText } from "./env-file.ts";
+import { npmTookFlags } from "./npm-flags.ts";
 import { startupProgress } from "./startup-progress.ts";
 import { type StatusLine, statusLine } from "./terminal.ts";
 
@@ -45,6 +47,8 @@ interface LocalOptions {
 
 /** The flags, and for the ports the variables that `localOptions` names. */
 function parse(argv: string[], env: CommandEnv): LocalOptions {
+  const npm = npmTookFlags(LOCAL_FLAGS, argv, env);
+  if (npm) throw npm;
   const flags = localFlags(argv);
   return { mode: localOptions(flags, env), samples: !flags["no-samples"] };
 }
@@ -72,7 +76,7 @@ async function run(options: LocalOptions, io: CommandIo): Promise<number> {
   io.say(nextSteps(local, envFile));
   if (before.decided + before.rejected > 0) {
     io.say(
-      `kept ${before.decided} decisions and ${before.rejected} rejections from earlier runs (--fresh starts empty)`,
+      `kept ${counted(before.decided, "decision")} and ${counted(before.rejected, "rejection")} from earlier runs (--fresh starts empty)`,
     );
   }
   if (options.samples) {
@@ -98,22 +102,25 @@ async function run(options: LocalOptions, io: CommandIo): Promise<number> {
  */
 export const localCommand: LongRunningCommand<LocalOptions> = { parse, run };
 
+/** The flags of `decide local`, as `parseArgs` takes them. */
+const LOCAL_FLAGS = {
+  model: { type: "string" },
+  fresh: { type: "boolean", default: false },
+  "no-samples": { type: "boolean", default: false },
+  port: { type: "string" },
+  "port-base": { type: "string" },
+  "dynamodb-port": { type: "string" },
+  "sqs-port": { type: "string" },
+  "bus-port": { type: "string" },
+  "review-port": { type: "string" },
+  "data-dir": { type: "string" },
+} as const;
+
 /** The flags of `decide local`. */
 function localFlags(argv: string[]) {
   return parseArgs({
     args: argv,
-    options: {
-      model: { type: "string" },
-      fresh: { type: "boolean", default: false },
-      "no-samples": { type: "boolean", default: false },
-      port: { type: "string" },
-      "port-base": { type: "string" },
-      "dynamodb-port": { type: "string" },
-      "sqs-port": { type: "string" },
-      "bus-port": { type: "string" },
-      "review-port": { type: "string" },
-      "data-dir": { type: "string" },
-    },
+    options: LOCAL_FLAGS,
     strict: true,
   }).values;
 }

@@ -13,6 +13,7 @@ import { type RunningServer, startServer } from "../../endpoint/server/server.ts
 import { type CapacityPlan, capacityPlan } from "../../shared/domain/capacity-plan.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { MAX_BATCH, type MessageQueue } from "../../shared/domain/message-queue.ts";
+import { counted } from "../../shared/domain/plural.ts";
 import type { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { DECIDE_QUEUES, REVIEW } from "../../shared/domain/topology.ts";
 import type { LocalEventBus } from "./event-bus.ts";
@@ -284,7 +285,7 @@ async function resumeBatches(
     try {
       const after = await runIntake(deps, batch.source);
       say(
-        `resumed batch ${batch.batchId}: ${after.counts.accepted} items queued again (decided ones are not decided twice)`,
+        `resumed batch ${batch.batchId}: ${counted(after.counts.accepted, "item")} queued again (decided ones are not decided twice)`,
       );
       resumed++;
     } catch (error) {
