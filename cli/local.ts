@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { type LocalMode, type LocalModeOptions, startLocalMode } from "../infra/local/local-mode.ts";
 import { LOCAL_SERVICES, type LocalService, resolveLocalPorts } from "../infra/local/ports.ts";
+import { LOCAL_ACCESS_KEYS } from "../infra/local/stand-ins.ts";
 import { counted } from "../shared/domain/plural.ts";
 import { integerFlag } from "./args.ts";
 import type { CommandEnv, CommandIo, LongRunningCommand } from "./command.ts";
@@ -182,8 +183,17 @@ export const SHARED_VARIABLES = [
   "DEAD_LETTER_ROUTES",
 ] as const;
 
+/**
+ * Their values for this run. A person signs as an operator, not as the pipeline's functions: the
+ * local bus tells the two apart, as the deployed bus's policy does.
+ */
 function sharedVariables(local: LocalMode): Record<string, string> {
-  return Object.fromEntries(SHARED_VARIABLES.map((name) => [name, local.env[name] ?? ""]));
+  return Object.fromEntries(
+    SHARED_VARIABLES.map((name) => [
+      name,
+      name === "AWS_ACCESS_KEY_ID" ? LOCAL_ACCESS_KEYS.operator : (local.env[name] ?? ""),
+    ]),
+  );
 }
 
 /** The one line to set the variables in another terminal, the commands to try and the review page. */
