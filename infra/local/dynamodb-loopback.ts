@@ -7,7 +7,7 @@
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -29,16 +29,24 @@ function dynamoDbLocalFiles(): { jar: string; libraries: string } {
 function compiledLauncher(classPath: string): string {
   const hash = createHash("sha256").update(readFileSync(SOURCE)).update(classPath).digest("hex").slice(0, 12);
   const out = join(CACHE, hash);
-  if (existsSync(join(out, "LoopbackDynamoDbLocal.class"))) return out;
+  if (existsSync(out)) return out;
+  // Into a folder of this process's own, then renamed into place: parallel starts (test files)
+  // never read a class another one is still writing; the first rename wins, the others' go.
+  const temporary = `${out}.${process.pid}.tmp`;
   const compiled = spawnSync(
     "java",
-    ["-m", "jdk.compiler/com.sun.tools.javac.Main", "-nowarn", "-cp", classPath, "-d", out, SOURCE],
+    ["-m", "jdk.compiler/com.sun.tools.javac.Main", "-nowarn", "-cp", classPath, "-d", temporary, SOURCE],
     { encoding: "utf8" },
   );
   if (compiled.status !== 0)
     throw new Error(
       `could not compile the DynamoDB Local launcher: ${(compiled.stderr || compiled.stdout).slice(-500)}`,
     );
+  try {
+    renameSync(temporary, out);
+  } catch {
+    rmSync(temporary, { recursive: true, force: true });
+  }
   return out;
 }
 
