@@ -191,6 +191,7 @@ function sharedVariables(local: LocalMode): Record<string, string> {
   return Object.fromEntries(
     SHARED_VARIABLES.map((name) => [
       name,
+      // A person signs as an operator, not as the pipeline's functions (the local bus tells them apart).
       name === "AWS_ACCESS_KEY_ID" ? LOCAL_ACCESS_KEYS.operator : (local.env[name] ?? ""),
     ]),
   );

@@ -48,8 +48,6 @@ export interface EventBusOptions {
   readonly failEntry?: (entry: Record<string, unknown>) => boolean;
   /** Delivery tries per target before the event is recorded as undeliverable. @default 3 */
   readonly deliveryAttempts?: number;
-  /** Events the log keeps, the oldest dropped first. @default every event (tests count them all) */
-  readonly recentEvents?: number;
   /**
    * The bus's resource policy, as deployed (`infra/constructs/pipeline-bus.ts`): entries with
    * this source, or one of these detail types, are refused unless the caller's access key (read
@@ -60,6 +58,8 @@ export interface EventBusOptions {
     readonly detailTypes: readonly string[];
     readonly principals: readonly string[];
   };
+  /** Events the log keeps, the oldest dropped first. @default every event (tests count them all) */
+  readonly recentEvents?: number;
 }
 
 /** A running local bus. */
