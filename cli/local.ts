@@ -38,7 +38,8 @@ A port in use stops the start with one line naming the service and the flag that
  * How long a start takes, measured (docs/getting-started.md, "Expected times"): a first start
  * fits the demo model and DynamoDB Local creates its files; a later one reuses both.
  */
-const START_TIMES = "a first start takes about 40 s on 2 shared cores, a later one about 15 s";
+const START_TIMES =
+  "a first start took 40 to 62 s on 2 busy shared cores, most of it fitting the demo model; a later one 17 s";
 
 /** What `decide local` was asked: the local mode's options, and whether to send the samples. */
 interface LocalOptions {

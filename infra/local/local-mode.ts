@@ -16,6 +16,7 @@ import { MAX_BATCH, type MessageQueue } from "../../shared/domain/message-queue.
 import { counted } from "../../shared/domain/plural.ts";
 import type { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { DECIDE_QUEUES, REVIEW } from "../../shared/domain/topology.ts";
+import { fitInChild } from "./demo-fit-child.ts";
 import type { LocalEventBus } from "./event-bus.ts";
 import { repairOutbox } from "./local-outbox.ts";
 import { everyPending, type LocalSummary, summaryOf } from "./local-summary.ts";
@@ -216,8 +217,11 @@ async function startEndpoint(
 ): Promise<RunningServer> {
   let model = options.model;
   if (!model) {
-    model = await ensureDemoModel(options.dataDir, defaultDemoInputs(options.root), () =>
-      say("demo model: fitting its word evidence to the sample policies (first start only)..."),
+    model = await ensureDemoModel(
+      options.dataDir,
+      defaultDemoInputs(options.root),
+      () => say("demo model: fitting its word evidence to the sample policies (first start only)..."),
+      (out, inputs) => fitInChild(options.root, out, inputs),
     );
     say(`demo model: ${model} (a computed bag-of-words model for the sample policies, not a language model)`);
   }
