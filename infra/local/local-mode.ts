@@ -13,8 +13,10 @@ import { type RunningServer, startServer } from "../../endpoint/server/server.ts
 import { type CapacityPlan, capacityPlan } from "../../shared/domain/capacity-plan.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { MAX_BATCH, type MessageQueue } from "../../shared/domain/message-queue.ts";
+import { counted } from "../../shared/domain/plural.ts";
 import type { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { DECIDE_QUEUES, REVIEW } from "../../shared/domain/topology.ts";
+import { fitInChild } from "./demo-fit-child.ts";
 import type { LocalEventBus } from "./event-bus.ts";
 import { repairOutbox } from "./local-outbox.ts";
 import { everyPending, type LocalSummary, summaryOf } from "./local-summary.ts";
@@ -215,8 +217,11 @@ async function startEndpoint(
 ): Promise<RunningServer> {
   let model = options.model;
   if (!model) {
-    model = await ensureDemoModel(options.dataDir, defaultDemoInputs(options.root), () =>
-      say("demo model: fitting its word evidence to the sample policies (first start only)..."),
+    model = await ensureDemoModel(
+      options.dataDir,
+      defaultDemoInputs(options.root),
+      () => say("demo model: fitting its word evidence to the sample policies (first start only)..."),
+      (out, inputs) => fitInChild(options.root, out, inputs),
     );
     say(`demo model: ${model} (a computed bag-of-words model for the sample policies, not a language model)`);
   }
@@ -284,7 +289,7 @@ async function resumeBatches(
     try {
       const after = await runIntake(deps, batch.source);
       say(
-        `resumed batch ${batch.batchId}: ${after.counts.accepted} items queued again (decided ones are not decided twice)`,
+        `resumed batch ${batch.batchId}: ${counted(after.counts.accepted, "item")} queued again (decided ones are not decided twice)`,
       );
       resumed++;
     } catch (error) {
