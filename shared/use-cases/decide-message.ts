@@ -25,7 +25,7 @@
 import { createHash } from "node:crypto";
 import { BATCH_ID_PATTERN } from "../domain/batch.ts";
 import { predictionSet } from "../domain/calibration/conformal.ts";
-import { calibratedProbabilities } from "../domain/calibration/map.ts";
+import { actingTier } from "../domain/cascade.ts";
 import { publishedEvent } from "../domain/contracts/events.ts";
 import type { DecidesItems } from "../domain/decision-endpoint.ts";
 import { type DecisionRecord, fieldOf } from "../domain/decision-record.ts";
@@ -37,9 +37,10 @@ import { type Item, type ItemProblem, parseItem } from "../domain/item.ts";
 import type { Policy } from "../domain/policy/policy.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
 import { confidence } from "../domain/probability.ts";
-import { type Route, routeDecision } from "../domain/routing.ts";
+import type { Route } from "../domain/routing.ts";
 import type { ShadowScore } from "../domain/shadow.ts";
 import { type BatchDependencies, settleRecord } from "./batch-progress.ts";
+import { scoreThroughTiers, type TierOutcome, tierAnswer } from "./cascade-scoring.ts";
 import { startShadow } from "./shadow-scoring.ts";
 
 /** What {@link decideMessage} needs. */
@@ -94,6 +95,7 @@ export function eventFor(record: DecisionRecord): PipelineEvent {
     modelSha256: fieldOf(record, "modelSha256"),
     promptSha256: fieldOf(record, "promptSha256"),
     decidedAt: record.createdAt,
+    ...(record.tiers ? { tier: actingTier(record.tiers) } : {}),
     ...(record.supersedes ? { supersedes: record.supersedes } : {}),
   });
 }
@@ -143,9 +145,9 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
 
   // The shadow candidate (when the item is in its sample) is scored at the same time; it never fails.
   const shadow = startShadow(item, policy, deps);
-  let decision: Awaited<ReturnType<DecidesItems["decide"]>>;
+  let tiers: TierOutcome[];
   try {
-    decision = await deps.endpoint.decide(item, policy);
+    tiers = await scoreThroughTiers(item, policy, deps.endpoint);
   } catch (error) {
     if (error instanceof EndpointRejectedError) {
       const record = await reject(
@@ -161,7 +163,7 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
     }
     throw error;
   }
-  const record = decidedRecord(item, policy, decision, existing, shadow ? await shadow : undefined, now);
+  const record = decidedRecord(item, policy, tiers, existing, shadow ? await shadow : undefined, now);
   let winner: DecisionRecord;
   let created: boolean;
   // Written holding the publish lease: the write that creates the record is also the claim.
@@ -190,18 +192,19 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
 /**
  * The record of a decided item: the calibrated distribution and its route, the raw logits, the
  * hashes that scored it, its audit band and chance of being drawn, and the shadow score if any.
+ * Under a cascade these are the acting tier's (the last one asked), and `tiers` keeps every
+ * tier's answer in the order they were asked.
  */
 function decidedRecord(
   item: Item,
   policy: Policy,
-  decision: Awaited<ReturnType<DecidesItems["decide"]>>,
+  tiers: readonly TierOutcome[],
   existing: DecisionRecord | undefined,
   shadow: ShadowScore | undefined,
   now: string,
 ): DecisionRecord {
-  // The policy's calibration map (prior, temperature, offsets); the record keeps the raw logits.
-  const probabilities = calibratedProbabilities(decision.logits, policy);
-  const routing = routeDecision(policy, probabilities, item.id, decision.allowedTokenMass, decision);
+  // The tier's calibration map (prior, temperature, offsets); the record keeps the raw logits.
+  const { decision, probabilities, routing, policy: acting } = tiers.at(-1)!;
   return {
     itemId: item.id,
     policyId: policy.id,
@@ -221,7 +224,7 @@ function decidedRecord(
     confidence: confidence(probabilities),
     ...(routing.certificateProblem ? { certificateProblem: routing.certificateProblem } : {}),
     allowedTokenMass: decision.allowedTokenMass,
-    temperature: policy.temperature,
+    temperature: acting.temperature,
     modelSha256: decision.modelSha256,
     promptSha256: decision.promptSha256,
     promptVersion: decision.promptVersion,
@@ -230,6 +233,7 @@ function decidedRecord(
     ...(routing.audit
       ? { auditBand: routing.audit.band, auditInclusionProbability: routing.audit.inclusionProbability }
       : {}),
+    ...(policy.cascade ? { tiers: tiers.map(tierAnswer) } : {}),
     ...(shadow ? { shadow } : {}),
     state: item.state,
     ...(item.metadata ? { metadata: item.metadata } : {}),

@@ -6,7 +6,9 @@
  * any prompt), the stored raw logits (when the candidate leaves the prompt as it is: calibration
  * and routing changes), or the shadow records the decide path wrote for this candidate.
  */
+
 import { isDeepStrictEqual } from "node:util";
+import { tierReading } from "../domain/cascade.ts";
 import type { DecidesItems } from "../domain/decision-endpoint.ts";
 import type { DecisionRecord } from "../domain/decision-record.ts";
 import { type DecisionStore, everyDecision } from "../domain/decision-store.ts";
@@ -201,7 +203,8 @@ async function answerAll(
       out[i] =
         source.kind === "shadow"
           ? stored(record, record.shadow?.rawLogits, record.shadow?.allowedTokenMass)
-          : stored(record, record.rawLogits, record.allowedTokenMass);
+          : // The first tier's answer: a cascade's record holds the acting tier's at its top.
+            stored(record, tierReading(record, 0)?.rawLogits, tierReading(record, 0)?.allowedTokenMass);
       options.onAnswer?.(i + 1, picked.length);
     }
     return out;
