@@ -15,6 +15,8 @@ import { DetailType, type PipelineEvent } from "../../shared/domain/events.ts";
 import type { Item } from "../../shared/domain/item.ts";
 import { type Policy, parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
+import { reasonText } from "../../shared/pages/review-views.ts";
+import { tierAnswers } from "../../shared/pages/tier-answers.ts";
 import { type DecideDependencies, decideMessage } from "../../shared/use-cases/decide-message.ts";
 
 const CASCADE = parsePolicy({
@@ -185,5 +187,19 @@ describe("deciding through the tiers", () => {
     expect(tierReading(stored, 1)?.rawLogits).toEqual([4, 0, 0, 0]);
     expect(tierReading({ rawLogits: [1, 2] }, 0)?.rawLogits).toEqual([1, 2]);
     expect(tierReading({ rawLogits: [1, 2] }, 1)).toBeUndefined();
+  });
+
+  it("shows reviewers each tier's answer, and the acting tier's threshold in the reason", async () => {
+    const endpoint = new ModelsEndpoint({ small: [1, 0.5, 0, 0], large: [1.2, 0, 0, 0] });
+    await decideMessage(body(), deps(endpoint));
+    const stored = (await record())!;
+    expect(stored).toMatchObject({ route: "human", reason: "below_threshold" });
+    expect(reasonText(stored, CASCADE)).toMatch(/below the 70% threshold/);
+    const table = tierAnswers(stored, CASCADE);
+    expect(table).toContain("1. small");
+    expect(table).toContain("below its 80% threshold: passed on");
+    expect(table).toContain("2. large");
+    expect(table).toContain("below its 70% threshold: to people");
+    expect(tierAnswers({ ...stored, tiers: undefined }, CASCADE)).toBe("");
   });
 });
