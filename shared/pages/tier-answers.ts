@@ -35,8 +35,7 @@ export function tierAnswers(record: DecisionRecord, policy: Policy | undefined):
   if (!tiers || tiers.length === 0) return "";
   const rows = tiers
     .map((answer, i) => {
-      const threshold =
-        policy?.cascade && i < 1 + policy.cascade.length ? tierPolicy(policy, i).autoThreshold : undefined;
+      const threshold = policy && i < tierCount(policy) ? tierPolicy(policy, i).autoThreshold : undefined;
       const option = policy?.options.find((o) => o.id === answer.chosen)?.description ?? answer.chosen;
       return `<tr><td>${i + 1}. ${html(answer.model ?? "the endpoint's model")}</td><td>${html(option)} <span>${percent(answer.topProbability)}</span></td><td>${html(outcome(answer, threshold, i === tiers.length - 1))}</td></tr>`;
     })
