@@ -57,16 +57,28 @@ export function defaultDemoInputs(root: string): DemoModelInputs {
 const templatesOf = (inputs: DemoModelInputs) =>
   inputs.templates ?? join(dirname(inputs.training), "demo-templates.json");
 
+/** How {@link ensureDemoModel} makes a missing file. */
+export interface EnsureDemoOptions {
+  /** Which demo model. @default "demo" */
+  readonly name?: DemoModelName;
+  /**
+   * Writes it (in this process unless told: the local mode fits it in a child process, so that
+   * its own event loop keeps reporting progress during the fit). @default writeDemoFile
+   */
+  readonly write?: (out: string, inputs: DemoModelInputs, name: DemoModelName) => Promise<unknown>;
+}
+
 /**
- * The demo model `name` for `inputs` in `dir`, written first (`onFit` told) when that content has
- * no file yet. @default name "demo"
+ * The demo model `options.name` for `inputs` in `dir`, written first (`onFit` told) when that
+ * content has no file yet.
  */
 export async function ensureDemoModel(
   dir: string,
   inputs: DemoModelInputs,
   onFit: () => void = () => undefined,
-  name: DemoModelName = "demo",
+  options: EnsureDemoOptions = {},
 ): Promise<string> {
+  const name = options.name ?? "demo";
   const hash = createHash("sha256").update(name);
   for (const module of CONSTRUCTION) hash.update(await readFile(new URL(module, import.meta.url)));
   hash.update(
@@ -79,7 +91,7 @@ export async function ensureDemoModel(
   onFit();
   await mkdir(dir, { recursive: true });
   const temporary = `${path}.${process.pid}.tmp`;
-  await writeDemoFile(temporary, inputs, name);
+  await (options.write ?? writeDemoFile)(temporary, inputs, name);
   await rename(temporary, path);
   return path;
 }

@@ -12,6 +12,7 @@ import { type RunningServer, startServer } from "../../endpoint/server/server.ts
 import { type CapacityPlan, capacityPlan } from "../../shared/domain/capacity-plan.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { MAX_BATCH, type MessageQueue } from "../../shared/domain/message-queue.ts";
+import { counted } from "../../shared/domain/plural.ts";
 import type { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { DECIDE_QUEUES, REVIEW } from "../../shared/domain/topology.ts";
 import type { LocalEventBus } from "./event-bus.ts";
@@ -27,8 +28,13 @@ import { startLocalWiring } from "./wiring.ts";
 export interface LocalModeOptions {
   /** Folder for the database and the generated model. */
   readonly dataDir: string;
-  /** A GGUF model; otherwise a generated one (random weights) is used. */
+  /** A GGUF model; otherwise the demo model is used. */
   readonly model?: string;
+  /**
+   * Where the demo models are fitted and kept; they depend on the checkout alone, so every data
+   * folder shares them. @default <root>/.cache/demo-models
+   */
+  readonly modelsDir?: string;
   /** Delete the data from earlier runs first. */
   readonly fresh?: boolean;
   /** Ports by service (0 picks a free one); unset ones take their defaults (`infra/local/ports.ts`). */
@@ -280,7 +286,7 @@ async function resumeBatches(
     try {
       const after = await runIntake(deps, batch.source);
       say(
-        `resumed batch ${batch.batchId}: ${after.counts.accepted} items queued again (decided ones are not decided twice)`,
+        `resumed batch ${batch.batchId}: ${counted(after.counts.accepted, "item")} queued again (decided ones are not decided twice)`,
       );
       resumed++;
     } catch (error) {

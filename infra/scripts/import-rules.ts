@@ -42,6 +42,10 @@ export const IMPORT_RULES = {
     may: ["endpoint/chat", "endpoint/runtime", "endpoint/scorer", "endpoint/models", "shared/domain"],
     forbiddenPackages: ["@aws-sdk/"],
   },
+  "endpoint/openapi": {
+    may: ["endpoint/server", "endpoint/chat", "shared/domain"],
+    forbiddenPackages: ["@aws-sdk/"],
+  },
   functions: { may: ["shared"], forbiddenPackages: ["@aws-sdk/"] },
   "infra/capacity": { may: ["shared/domain"], forbiddenPackages: ["@aws-sdk/"] },
   "infra/constructs": { may: ["shared/domain", "shared/adapters"], forbiddenPackages: ["@aws-sdk/"] },

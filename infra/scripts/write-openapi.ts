@@ -1,10 +1,10 @@
 /**
  * `npm run reference` (its second half): writes docs/openapi.json, the decision endpoint's HTTP
- * API generated from its zod schemas (`endpoint/server/openapi.ts`).
+ * API generated from its zod schemas (`endpoint/openapi/openapi.ts`).
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import { openApiDocument } from "../../endpoint/server/openapi.ts";
+import { openApiDocument } from "../../endpoint/openapi/openapi.ts";
 
 const root = new URL("../../", import.meta.url);
 const { version } = JSON.parse(await readFile(new URL("package.json", root), "utf8")) as { version: string };

@@ -25,12 +25,15 @@ export interface TierOutcome {
 
 /**
  * Asks `policy`'s tiers in order until one does not pass the item on, or the last has answered;
- * returns every answer, the acting (or last) tier's last.
+ * returns every answer, the acting (or last) tier's last. `unverified`: why the certificate the
+ * policy requires did not verify on its labels, where the caller checked (routing then
+ * automates nothing).
  */
 export async function scoreThroughTiers(
   item: Item,
   policy: Policy,
   endpoint: DecidesItems,
+  unverified?: string,
 ): Promise<TierOutcome[]> {
   const outcomes: TierOutcome[] = [];
   const tiers = tierCount(policy);
@@ -38,7 +41,8 @@ export async function scoreThroughTiers(
     const view = tierPolicy(policy, index);
     const decision = await endpoint.decide(item, view);
     const probabilities = calibratedProbabilities(decision.logits, view);
-    const routing = routeDecision(view, probabilities, item.id, decision.allowedTokenMass, decision);
+    const mass = decision.allowedTokenMass;
+    const routing = routeDecision(view, probabilities, item.id, mass, decision, unverified);
     outcomes.push({ policy: view, decision, probabilities, routing });
     if (!passesOn(routing.reason)) break;
   }

@@ -41,6 +41,7 @@ import type { Route } from "../domain/routing.ts";
 import type { ShadowScore } from "../domain/shadow.ts";
 import { type BatchDependencies, settleRecord } from "./batch-progress.ts";
 import { scoreThroughTiers, type TierOutcome, tierAnswer } from "./cascade-scoring.ts";
+import { type CertificateVerdicts, certificateVerdictsFor } from "./certificate-labels.ts";
 import { startShadow } from "./shadow-scoring.ts";
 
 /** What {@link decideMessage} needs. */
@@ -58,6 +59,11 @@ export interface DecideDependencies {
    * its batch once, after its event went out. Absent where no batch can arrive.
    */
   readonly batches?: BatchDependencies;
+  /**
+   * Where a policy that requires a certificate has it checked against its labels (once per
+   * version). @default one per store, kept for the life of the process
+   */
+  readonly certificates?: CertificateVerdicts;
   /** Test seam: runs after the record is written and before its event (crash injection). */
   readonly afterRecordWrite?: (record: DecisionRecord) => void | Promise<void>;
 }
@@ -145,9 +151,11 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
 
   // The shadow candidate (when the item is in its sample) is scored at the same time; it never fails.
   const shadow = startShadow(item, policy, deps);
+  // A policy that requires a certificate automates only on one its labels give back.
+  const unverified = await certificateVerdictsFor(deps).requiredProblem(policy);
   let tiers: TierOutcome[];
   try {
-    tiers = await scoreThroughTiers(item, policy, deps.endpoint);
+    tiers = await scoreThroughTiers(item, policy, deps.endpoint, unverified);
   } catch (error) {
     if (error instanceof EndpointRejectedError) {
       const record = await reject(

@@ -43,7 +43,7 @@ const dir = join(REPO_ROOT, ".cache", "demo-models");
 const inputs = defaultDemoInputs(REPO_ROOT);
 const [small, large] = [
   await ensureDemoModel(dir, inputs),
-  await ensureDemoModel(dir, inputs, undefined, "demo-large"),
+  await ensureDemoModel(dir, inputs, undefined, { name: "demo-large" }),
 ];
 const policies = await PolicyRegistry.fromFolder(inputs.policiesDir);
 const rows = (await readFile(join(REPO_ROOT, "events", "items", "demo-heldout.jsonl"), "utf8"))

@@ -46,7 +46,7 @@ export async function demoModelPath(): Promise<string> {
 
 /** Path of `demo-large`, the demo model a cascade asks second (endpoint/models/demo-models.ts). */
 export async function demoLargeModelPath(): Promise<string> {
-  return ensureDemoModel(CACHE_DIR, defaultDemoInputs(REPO_ROOT), undefined, "demo-large");
+  return ensureDemoModel(CACHE_DIR, defaultDemoInputs(REPO_ROOT), undefined, { name: "demo-large" });
 }
 
 /** Path of a shared third-party model, or undefined (with the reason) when it is absent. */

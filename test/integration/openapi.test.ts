@@ -13,8 +13,8 @@ import {
   healthSchema,
   modelErrorSchema,
   modelListSchema,
-} from "../../endpoint/server/http-schemas.ts";
-import { openApiDocument } from "../../endpoint/server/openapi.ts";
+} from "../../endpoint/openapi/http-schemas.ts";
+import { openApiDocument } from "../../endpoint/openapi/openapi.ts";
 import type { RunningServer } from "../../endpoint/server/server.ts";
 import { systemOneResponseSchema } from "../../shared/domain/contracts/system-one/index.ts";
 import { postJson, startTestEndpoint } from "../helpers/endpoint.ts";

@@ -8,7 +8,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cliReference } from "../../cli/reference.ts";
-import { openApiDocument } from "../../endpoint/server/openapi.ts";
+import { openApiDocument } from "../../endpoint/openapi/openapi.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
 
 describe("the generated reference pages", () => {

@@ -87,7 +87,7 @@ const envelope = z
   .strict();
 
 /**
- * The request as a document describes it (the OpenAPI page, `endpoint/server/openapi.ts`): the
+ * The request as a document describes it (the OpenAPI page, `endpoint/openapi/openapi.ts`): the
  * validation's own schemas, with choice criteria, which the validation reads in document order
  * as a plain object, described as the map of option id to description (or null) they are.
  */

@@ -10,7 +10,7 @@ import {
   systemOneRequestShape,
   systemOneResponseSchema,
 } from "../../shared/domain/contracts/system-one/index.ts";
-import { MAX_BATCH_ITEMS } from "./batch.ts";
+import { MAX_BATCH_ITEMS } from "../server/batch.ts";
 
 const count = z.number().int().nonnegative();
 
