@@ -2,6 +2,7 @@
  * The decision record kept in DynamoDB: one per item and policy version, written once.
  */
 import type { CertificationDraw } from "./calibration/certification-sample.ts";
+import type { TierAnswer } from "./cascade.ts";
 import type { ReviewClaim, ReviewEntry } from "./review.ts";
 import type { Route, RouteReason } from "./routing.ts";
 import type { ShadowScore } from "./shadow.ts";
@@ -64,6 +65,12 @@ export interface DecisionRecord {
    * item's `metadata.group`, else the item alone).
    */
   readonly group?: string;
+  /**
+   * Under a policy with a cascade: every tier's answer, in the order the tiers were asked (its
+   * model, hashes, distribution and logits). The record's own fields are the last one's: the
+   * tier that acted, or the last to pass the item to people.
+   */
+  readonly tiers?: readonly TierAnswer[];
   /** The shadow candidate's answer, when the item was in the shadow sample (never acted on). */
   readonly shadow?: ShadowScore;
   /** The item's state, kept for reviewers. */

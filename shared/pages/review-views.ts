@@ -3,11 +3,13 @@
  * distribution with the model's choice highlighted, the item as readable fields, the answer
  * buttons labelled with the option descriptions, who holds it, and its review history.
  */
+import { tierCount, tierPolicy } from "../domain/cascade.ts";
 import type { DecisionRecord } from "../domain/decision-record.ts";
 import type { Policy } from "../domain/policy/policy.ts";
 import { claimedByOther, type Reviewer } from "../domain/review.ts";
 import { html, stateFields, waited } from "./layout.ts";
 import { csrfField } from "./session.ts";
+import { tierAnswers } from "./tier-answers.ts";
 
 const percent = (p: number | undefined) => (p === undefined ? "-" : `${Math.round(p * 100)}%`);
 
@@ -16,7 +18,7 @@ function describe(policy: Policy | undefined, id: string | undefined): string {
   return policy?.options.find((o) => o.id === id)?.description ?? id ?? "-";
 }
 
-/** Why the item came to people, in words and numbers. */
+/** Why the item came to people, in words and numbers (the acting tier's, under a cascade). */
 export function reasonText(record: DecisionRecord, policy: Policy | undefined): string {
   const top = `${percent(record.topProbability)} for <em>${html(describe(policy, record.chosen))}</em>`;
   // Drawn at random so that a certificate can rest on its label: say so first, whatever routed it.
@@ -24,7 +26,9 @@ export function reasonText(record: DecisionRecord, policy: Policy | undefined): 
     const acted = record.route === "auto" ? " (already applied; your label does not undo it)" : "";
     return `Certification sample: drawn at random (chance ${percent(record.certification.inclusionProbability)}) to check automatic actions; ${top}${acted}`;
   }
-  const threshold = policy ? `${percent(policy.autoThreshold)} threshold` : "threshold";
+  const tier = (record.tiers?.length ?? 1) - 1;
+  const acting = policy && tier > 0 && tier < tierCount(policy) ? tierPolicy(policy, tier) : policy;
+  const threshold = acting ? `${percent(acting.autoThreshold)} threshold` : "threshold";
   switch (record.reason) {
     case "below_threshold":
       return `${top}, below the ${threshold}`;
@@ -176,5 +180,5 @@ export function itemCard(
       : "";
   return `<article data-item="${html(record.itemId)}" data-autofocus tabindex="-1" aria-labelledby="item-title">
 <h2 id="item-title">${html(record.itemId)} <small>${html(record.policyId)} v${record.policyVersion}, waited ${waited(record.createdAt, view.now)}</small> ${badges(record, reviewer, view.now)}</h2>
-<p class="reason">${reasonText(record, policy)}.</p>${view.claim ?? ""}${stateFields(record.state)}${bars(record, policy)}${status}${answers}${undo}${history(record, policy)}</article>`;
+<p class="reason">${reasonText(record, policy)}.</p>${view.claim ?? ""}${stateFields(record.state)}${bars(record, policy)}${tierAnswers(record, policy)}${status}${answers}${undo}${history(record, policy)}</article>`;
 }

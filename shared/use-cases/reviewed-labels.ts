@@ -9,6 +9,7 @@ import type { CertificationFrame } from "../domain/calibration/certification-sam
 import { selectionOf, thresholdFloor } from "../domain/calibration/label-selection.ts";
 import type { MassRow } from "../domain/calibration/off-options.ts";
 import type { LabelledLogits } from "../domain/calibration/temperature.ts";
+import { tierReading } from "../domain/cascade.ts";
 import type { DecisionRecord } from "../domain/decision-record.ts";
 import type { DecisionStore } from "../domain/decision-store.ts";
 import type { Policy } from "../domain/policy/policy.ts";
@@ -72,9 +73,13 @@ export async function reviewedLabels(
       : undefined;
   const rows: LabelledLogits[] = [];
   const problems: { line: number; reason: string }[] = [];
+  // The policy's own fields calibrate its first tier: a cascade's record keeps that tier's
+  // answer under `tiers` (its top holds the acting tier's).
+  const first = (record: DecisionRecord) => tierReading(record, 0) ?? {};
   for (const [i, record] of records.entries()) {
     const label = ids.indexOf(record.label ?? "");
-    if (label < 0 || record.rawLogits?.length !== ids.length) {
+    const answer = first(record);
+    if (label < 0 || answer.rawLogits?.length !== ids.length) {
       problems.push({
         line: i + 1,
         reason: `${record.itemId}: label "${record.label}" or its logits do not fit ${policy.id}@${policy.version}`,
@@ -83,18 +88,22 @@ export async function reviewedLabels(
     }
     if (lastDraw !== undefined && record.createdAt > lastDraw) continue;
     rows.push({
-      logits: record.rawLogits,
+      logits: answer.rawLogits,
       label,
       group: groupOf(record),
       key: record.itemId,
       ...selectionOf(record, policy, frames),
-      ...(record.modelSha256 ? { modelSha256: record.modelSha256 } : {}),
-      ...(record.promptVersion ? { promptVersion: record.promptVersion } : {}),
+      ...(answer.modelSha256 ? { modelSha256: answer.modelSha256 } : {}),
+      ...(answer.promptVersion ? { promptVersion: answer.promptVersion } : {}),
     });
   }
   const masses = records
-    .filter((r) => typeof r.allowedTokenMass === "number" && ids.includes(r.label ?? ""))
-    .map((r) => ({ mass: r.allowedTokenMass as number, correct: r.chosen === r.label }));
+    .map((r) => ({ r, answer: first(r) }))
+    .filter(({ r, answer }) => typeof answer.allowedTokenMass === "number" && ids.includes(r.label ?? ""))
+    .map(({ r, answer }) => ({
+      mass: answer.allowedTokenMass as number,
+      correct: answer.chosen === r.label,
+    }));
   const disputed = pending.filter(
     (r) => r.disputed === true && (since === undefined || (r.reviewedAt ?? r.updatedAt) >= since),
   );
