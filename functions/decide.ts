@@ -10,7 +10,11 @@ import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 import type { SQSRecord } from "aws-lambda";
 import { BatchingDecisionEndpoint } from "../shared/adapters/batching-endpoint.ts";
 import { SageMakerDecisionEndpoint } from "../shared/adapters/decision-endpoint.ts";
-import { EndpointsByModel, parseTierEndpoints } from "../shared/adapters/endpoints-by-model.ts";
+import {
+  EndpointsByModel,
+  parseTierEndpoints,
+  parseTierModels,
+} from "../shared/adapters/endpoints-by-model.ts";
 import { SqsQueueDirectory } from "../shared/adapters/sqs-queue-directory.ts";
 import { EndpointUnavailableError } from "../shared/domain/errors.ts";
 import { METRICS } from "../shared/domain/topology.ts";
@@ -41,7 +45,8 @@ export function endpointFromEnv(env: NodeJS.ProcessEnv = process.env): DecideDep
   const settings = decideSettings(env);
   const first = endpointClient(settings.endpointName, env);
   const tiers = parseTierEndpoints(env.TIER_ENDPOINTS);
-  if (tiers.size === 0) return first;
+  const onFirst = parseTierModels(env.TIER_MODELS);
+  if (tiers.size === 0 && onFirst === undefined) return first;
   // A cascade's later tiers on endpoints of their own: one client per endpoint.
   const clients = new Map([[settings.endpointName, first]]);
   const byModel = new Map(
@@ -50,7 +55,7 @@ export function endpointFromEnv(env: NodeJS.ProcessEnv = process.env): DecideDep
       return [model, clients.get(name)!] as const;
     }),
   );
-  return new EndpointsByModel(first, byModel);
+  return new EndpointsByModel(first, byModel, onFirst);
 }
 
 /** The client of one endpoint, batching when the settings say so. */

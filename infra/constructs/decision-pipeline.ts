@@ -91,6 +91,9 @@ function decideEnvironment(props: DecisionPipelineProps): Record<string, string>
     ENDPOINT_TIMEOUT_MS: String(tries.endpointTimeoutMs),
     ENDPOINT_ATTEMPTS: String(tries.endpointAttempts),
     PUBLISH_LEASE_MS: String(DECIDE_FUNCTION.publishLeaseMs),
+    // The endpoint serves one model: a cascade's later tiers are skipped (their items go to
+    // people as the first tier left them) until an endpoint of their own is in TIER_ENDPOINTS.
+    TIER_MODELS: "",
   };
 }
 

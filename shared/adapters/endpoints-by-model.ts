@@ -2,7 +2,10 @@
  * The decision endpoints of a cascade, by model: a policy's later tiers may run on endpoints of
  * their own (a larger model on a larger instance type), named by `TIER_ENDPOINTS` as
  * `{"<model>": "<endpoint name>"}`. A request for a model the map does not name goes to the
- * first endpoint, which serves it by name when it serves several (the local mode does).
+ * first endpoint, which serves it by name when it serves several (the local mode does). A
+ * deployed SageMaker endpoint serves one model: `TIER_MODELS` (comma-separated, set by the stack)
+ * names the later-tier models the first endpoint serves besides, so a tier no endpoint serves is
+ * skipped rather than refused item by item.
  */
 import type { DecidesItems, EndpointDecision } from "../domain/decision-endpoint.ts";
 import type { Item } from "../domain/item.ts";
@@ -10,10 +13,18 @@ import type { Policy } from "../domain/policy/policy.ts";
 
 /** Sends each request to the endpoint of the model its policy (or tier) names. */
 export class EndpointsByModel implements DecidesItems {
+  /**
+   * @param onFirst the later-tier models the first endpoint serves by name; undefined: all of them
+   */
   constructor(
     private readonly first: DecidesItems,
     private readonly byModel: ReadonlyMap<string, DecidesItems>,
+    private readonly onFirst?: ReadonlySet<string>,
   ) {}
+
+  serves(model: string): boolean {
+    return this.byModel.has(model) || this.onFirst === undefined || this.onFirst.has(model);
+  }
 
   decide(item: Item, policy: Policy): Promise<EndpointDecision> {
     const endpoint = (policy.model ? this.byModel.get(policy.model) : undefined) ?? this.first;
@@ -36,4 +47,15 @@ export function parseTierEndpoints(raw: string | undefined): Map<string, string>
   const bad = entries.find(([, name]) => typeof name !== "string" || name === "");
   if (bad) throw new Error(`TIER_ENDPOINTS: model "${bad[0]}" needs an endpoint name`);
   return new Map(entries as [string, string][]);
+}
+
+/** Reads `TIER_MODELS` (comma-separated model names); undefined when unset: the first serves every name. */
+export function parseTierModels(raw: string | undefined): Set<string> | undefined {
+  if (raw === undefined) return undefined;
+  return new Set(
+    raw
+      .split(",")
+      .map((name) => name.trim())
+      .filter((name) => name !== ""),
+  );
 }

@@ -15,4 +15,10 @@ export interface EndpointDecision extends DecisionAnswer {
 /** Something that decides items (the SageMaker endpoint, or a test double). */
 export interface DecidesItems {
   decide(item: Item, policy: Policy): Promise<EndpointDecision>;
+  /**
+   * Whether this deployment serves a cascade's later-tier model of that name. Absent: every model
+   * a policy names (the local endpoint serves them all by name). A tier it does not serve is not
+   * asked: the item goes to people as the tier before left it, instead of being refused.
+   */
+  serves?(model: string): boolean;
 }

@@ -4,7 +4,9 @@
  * decide path reads any answer: calibrated with that tier's map and routed with its threshold.
  * A failure of any tier fails the item as a failure of the first would (the message returns to
  * its queue, or the item is rejected when the endpoint refused it), so an item is decided whole
- * or not at all, and a redelivery asks the tiers again from the first.
+ * or not at all, and a redelivery asks the tiers again from the first. A later tier whose model
+ * this deployment does not serve (`DecidesItems.serves`) is not asked: the item goes to people
+ * as the tier before passed it on, which is what the policy does without that tier.
  */
 import { calibratedProbabilities } from "../domain/calibration/map.ts";
 import { passesOn, type TierAnswer, tierCount, tierPolicy } from "../domain/cascade.ts";
@@ -39,6 +41,7 @@ export async function scoreThroughTiers(
   const tiers = tierCount(policy);
   for (let index = 0; index < tiers; index++) {
     const view = tierPolicy(policy, index);
+    if (index > 0 && view.model && endpoint.serves && !endpoint.serves(view.model)) break;
     const decision = await endpoint.decide(item, view);
     const probabilities = calibratedProbabilities(decision.logits, view);
     const mass = decision.allowedTokenMass;

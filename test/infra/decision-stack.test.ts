@@ -345,6 +345,16 @@ describe("DecisionStack", () => {
     expect([...consumed].some((id) => id?.includes("ReviewQueue"))).toBe(true);
   });
 
+  it("tells the decide function that its one-model endpoint serves no cascade tier (TIER_MODELS empty)", () => {
+    // Without it, the sample moderation policy's second tier was asked by name and refused, and
+    // every post the first model passed on was rejected (test/unit/cascade.test.ts).
+    template.hasResourceProperties("AWS::Lambda::Function", {
+      Environment: {
+        Variables: Match.objectLike({ DECISION_ENDPOINT_NAME: Match.anyValue(), TIER_MODELS: "" }),
+      },
+    });
+  });
+
   it("allows InvokeEndpoint on this one endpoint only", () => {
     const policies = Object.values(template.findResources("AWS::IAM::Policy") as Record<string, Resource>);
     const statements = policies.flatMap(

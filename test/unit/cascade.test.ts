@@ -125,6 +125,23 @@ describe("deciding through the tiers", () => {
     expect(made()).toEqual([expect.objectContaining({ route: "auto", tier: { index: 2, model: "large" } })]);
   });
 
+  it("does not ask a tier this deployment does not serve: the first tier's doubt goes to people, nothing refused", async () => {
+    // A deployed stack's endpoint serves one model (TIER_MODELS empty): before, the second tier's
+    // request was refused by name and every item the first tier passed on was rejected.
+    const endpoint = Object.assign(
+      new ModelsEndpoint({ small: [1, 0.5, 0, 0], large: new Error("not served") }),
+      {
+        serves: (model: string) => model !== "large",
+      },
+    );
+    expect(await decideMessage(body(), deps(endpoint))).toEqual({ outcome: "decided", route: "human" });
+    expect(endpoint.asked).toEqual(["small"]);
+    const stored = (await record())!;
+    expect(stored.status).toBe("pending_review");
+    expect(stored.reason).toBe("below_threshold");
+    expect(stored.tiers?.map((t) => t.model) ?? ["small"]).toEqual(["small"]);
+  });
+
   it("stops at a first tier that is sure: one call, one tier on the record", async () => {
     const endpoint = new ModelsEndpoint({ small: [6, 0, 0, 0], large: new Error("not to be asked") });
     expect(await decideMessage(body(), deps(endpoint))).toEqual({ outcome: "decided", route: "auto" });

@@ -6,7 +6,11 @@
 import { describe, expect, it } from "vitest";
 import { endpointFromEnv } from "../../functions/decide.ts";
 import { BatchingDecisionEndpoint } from "../../shared/adapters/batching-endpoint.ts";
-import { EndpointsByModel, parseTierEndpoints } from "../../shared/adapters/endpoints-by-model.ts";
+import {
+  EndpointsByModel,
+  parseTierEndpoints,
+  parseTierModels,
+} from "../../shared/adapters/endpoints-by-model.ts";
 import type { DecidesItems, EndpointDecision } from "../../shared/domain/decision-endpoint.ts";
 import { TEAMS_POLICY } from "../helpers/policies.ts";
 
@@ -44,6 +48,19 @@ describe("endpoints by model", () => {
     expect(() => parseTierEndpoints("[1]")).toThrow(/must be an object/);
     expect(() => parseTierEndpoints('{"large":""}')).toThrow(/model "large" needs an endpoint name/);
     expect(() => parseTierEndpoints("{")).toThrow(/not JSON/);
+  });
+
+  it("says which later-tier models it serves: mapped ones, and on the first only those TIER_MODELS names", () => {
+    const first = answering("first", []);
+    const tier2 = new Map([["large", answering("tier2", [])]]);
+    expect(new EndpointsByModel(first, tier2).serves("huge")).toBe(true);
+    const deployed = new EndpointsByModel(first, tier2, parseTierModels(""));
+    expect([deployed.serves("large"), deployed.serves("huge")]).toEqual([true, false]);
+    expect(new EndpointsByModel(first, new Map(), parseTierModels(" huge, ")).serves("huge")).toBe(true);
+    expect(parseTierModels(undefined)).toBeUndefined();
+    const env = { DECISION_ENDPOINT_NAME: "stack-first", AWS_REGION: "us-east-1" };
+    const built = endpointFromEnv({ ...env, TIER_MODELS: "" });
+    expect(built.serves?.("demo-large")).toBe(false);
   });
 
   it("builds one client per endpoint in the decide function, the first alone without a map", () => {
