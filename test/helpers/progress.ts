@@ -92,3 +92,29 @@ export async function waitForProgress(
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
+
+/**
+ * Waits until `done()` holds, failing only when `progress()` (a figure that moves while the work
+ * goes on: output written, records made, requests answered) has not changed for
+ * `budgets.stallSeconds`; the error says `describe()`'s account of where things stood.
+ */
+export async function waitWhileProgressing(
+  what: string,
+  done: () => Promise<boolean>,
+  progress: () => Promise<number> | number,
+  budgets: Pick<Budgets, "stallSeconds">,
+  describe: () => string,
+): Promise<void> {
+  let last = await progress();
+  let lastChange = Date.now();
+  while (!(await done())) {
+    const now = await progress();
+    if (now !== last) {
+      last = now;
+      lastChange = Date.now();
+    } else if (Date.now() - lastChange > budgets.stallSeconds * 1000) {
+      throw new Error(`${what} made no progress for ${budgets.stallSeconds} s; ${describe()}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
