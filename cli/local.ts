@@ -171,21 +171,43 @@ function nextSteps(local: LocalMode): string {
   ].join("\n");
 }
 
-/** Shows the live summary every 2 s until SIGINT or SIGTERM. */
+/**
+ * Shows the live summary every 2 s until SIGINT or SIGTERM: one refresh at a time, the next 2 s
+ * after the last one ended (a slow table makes the summary slower, never the pipeline).
+ */
 async function summarizeUntilStopped(
   local: LocalMode,
   summaryLine: StatusLine,
   io: CommandIo,
 ): Promise<void> {
-  // The summary in progress, awaited before the services stop (it must not outlive them).
-  let summarizing: Promise<void> = Promise.resolve();
   let stopping = false;
-  const timer = setInterval(() => {
-    summarizing = local
+  let wake: () => void = () => undefined;
+  const stopped = new Promise<void>((resolve) => {
+    const stop = () => {
+      stopping = true;
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      wake();
+      resolve();
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+  // The summary in progress is awaited before the services stop (it must not outlive them).
+  while (!stopping) {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 2000);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    if (stopping) break;
+    await local
       .summary()
       .then((s) =>
         summaryLine.show(
-          `decided ${s.decided} (auto ${s.auto}, human ${s.human}, reviewed ${s.reviewed}), rejected ${s.rejected}, waiting ${s.waiting}, in DLQ ${s.deadLetters}`,
+          `decided ${s.decided} (auto ${s.auto}, human ${s.human}${s.humanCapped ? "+" : ""}, reviewed ${s.reviewed}), rejected ${s.rejected}, waiting ${s.waiting}, in DLQ ${s.deadLetters}`,
         ),
       )
       .catch((error: unknown) => {
@@ -195,17 +217,6 @@ async function summarizeUntilStopped(
         summaryLine.end();
         io.note(`summary failed: ${(error as Error).message}`);
       });
-  }, 2000);
-  await new Promise<void>((resolve) => {
-    const stop = () => {
-      stopping = true;
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
-      resolve();
-    };
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
-  });
-  clearInterval(timer);
-  await summarizing;
+  }
+  await stopped;
 }

@@ -18,7 +18,7 @@ import { DECIDE_QUEUES, REVIEW } from "../../shared/domain/topology.ts";
 import { stopOrphanedDynamoDb } from "./dynamodb-local.ts";
 import type { LocalEventBus } from "./event-bus.ts";
 import { repairOutbox } from "./local-outbox.ts";
-import { everyPending, type LocalSummary, summaryOf } from "./local-summary.ts";
+import { everyPending, LiveSummary, type LocalSummary } from "./local-summary.ts";
 import { ensurePortFree, ensurePortsFree, type LocalPorts, resolveLocalPorts } from "./ports.ts";
 import { startLocalReviewServer } from "./review-server.ts";
 import { startLocalWiring } from "./wiring.ts";
@@ -118,6 +118,9 @@ async function startParts(
     outbox.stop();
     await outbox.done.catch(() => undefined);
   });
+  // The live summary's first count (one pass over the table); refreshes after it read what changed.
+  const counts = LiveSummary.start({ ...shared, queues });
+  started.push(() => counts.catch(() => undefined));
   const reviewServer = await startReviewServer(shared, env, ports.review, started);
   const reviewUrl = reviewServer.url;
   say(`review page: ${reviewUrl} (local sign-in at ${reviewUrl}/auth/login)`);
@@ -144,11 +147,12 @@ async function startParts(
     reviewQueueDepth: async () => (await queues.review.depth()).visible,
     pendingReview: () => everyPending(shared),
     feedSamples: () => feedSamples(options.root, queues.intake),
-    summary: () => summaryOf(shared, queues),
+    summary: async () => (await counts).summary(),
     async stop() {
       outbox.stop();
       await outbox.done.catch(() => undefined);
       await resuming.catch(() => 0);
+      await counts.catch(() => undefined);
       await reviewServer.close();
       await wiring.stop();
       await endpoint.close(5_000);
