@@ -156,7 +156,9 @@ describe("the local mode under SIGKILL and Ctrl-C", () => {
       await decidedMore(store, afterKill, 20, local.output);
       process.kill(-local.child.pid!, "SIGINT");
       await exited(local.child);
-      expect(local.child.exitCode, local.output().slice(-2000)).toBe(0);
+      // A clean stop, or (when Ctrl-C came while it was still starting) the signal's default.
+      const ending = local.child.exitCode ?? local.child.signalCode;
+      expect(ending === 0 || ending === "SIGINT", local.output().slice(-2000)).toBe(true);
 
       // The third start finishes the work.
       local = startLocal(base, dataDir);
