@@ -19,16 +19,18 @@ import {
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import { type DecisionRecord, type RecordStatus, recordKey } from "../domain/decision-record.ts";
-import type {
-  CreateOutcome,
-  DecisionFilter,
-  DecisionPage,
-  DecisionSample,
-  DecisionStore,
-  RecordKey as Key,
-  PendingSummary,
-  RecordPage,
-  ReviewWrite,
+import {
+  type CreateOutcome,
+  conditionOf,
+  type DecisionFilter,
+  type DecisionPage,
+  type DecisionSample,
+  type DecisionStore,
+  type RecordKey as Key,
+  type PendingSummary,
+  type RecordPage,
+  type ReviewWrite,
+  type TransitionCondition,
 } from "../domain/decision-store.ts";
 import { StoreUnavailableError } from "../domain/errors.ts";
 import type { ReviewClaim } from "../domain/review.ts";
@@ -163,13 +165,25 @@ export class DynamoDbDecisionStore implements DecisionStore {
 
   async transition(
     key: Key,
-    from: RecordStatus,
+    from: RecordStatus | TransitionCondition,
     to: RecordStatus,
     fields: Record<string, unknown> = {},
     now = new Date(),
   ): Promise<boolean> {
+    const condition = conditionOf(from);
     const names: Record<string, string> = { "#status": "status", "#updatedAt": "updatedAt" };
-    const values: Record<string, unknown> = { ":from": from, ":to": to, ":now": now.toISOString() };
+    const values: Record<string, unknown> = {
+      ":from": condition.status,
+      ":to": to,
+      ":now": now.toISOString(),
+    };
+    const conditions = ["#status = :from"];
+    if ("chosen" in condition) {
+      // The effect applies the decision the record holds, never one an event names.
+      Object.assign(names, { "#chosen": "chosen", "#route": "route" });
+      Object.assign(values, { ":chosen": condition.chosen, ":route": condition.route });
+      conditions.push("#chosen = :chosen", "#route = :route");
+    }
     const sets = ["#status = :to", "#updatedAt = :now"];
     for (const [i, [field, value]] of Object.entries(fields).entries()) {
       names[`#f${i}`] = field;
@@ -177,7 +191,7 @@ export class DynamoDbDecisionStore implements DecisionStore {
       sets.push(`#f${i} = :f${i}`);
     }
     let removes: string[] = [];
-    if (from !== to) {
+    if (condition.status !== to) {
       // Into (or out of) the pending and reviewed lists, in the same conditional write.
       const reviewedAt = typeof fields.reviewedAt === "string" ? fields.reviewedAt : now.toISOString();
       const move = listMoveClauses(key, to, reviewedAt);
@@ -188,7 +202,7 @@ export class DynamoDbDecisionStore implements DecisionStore {
     }
     return this.updateIf("transition", key, {
       UpdateExpression: `SET ${sets.join(", ")}${removes.length ? ` REMOVE ${removes.join(", ")}` : ""}`,
-      ConditionExpression: "#status = :from",
+      ConditionExpression: conditions.join(" AND "),
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: values,
     });
