@@ -9,7 +9,7 @@ import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { checkProposal } from "../shared/domain/calibration/proposal-check.ts";
-import { type Policy, PolicyError, parsePolicy } from "../shared/domain/policy/policy.ts";
+import { type Policy, PolicyError, parsePolicyText } from "../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import { UsageError } from "./args.ts";
 import { changeLines } from "./calibrate-print.ts";
@@ -33,9 +33,9 @@ export async function applyProposal(file: string, policiesDir: string): Promise<
   const text = await readFile(file, "utf8").catch((error: unknown) => {
     throw cannotRead(`--apply-proposal ${file}`, error);
   });
-  let proposed: ReturnType<typeof parsePolicy>;
+  let proposed: Policy;
   try {
-    proposed = parsePolicy(JSON.parse(text), file);
+    proposed = parsePolicyText(text, file);
   } catch (error) {
     if (error instanceof PolicyError || error instanceof SyntaxError)
       throw new UsageError(`${file} is not a valid policy: ${error.message}`);
