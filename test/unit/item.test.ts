@@ -107,7 +107,9 @@ describe("a state whose only key is __proto__, and a __proto__ subtree (issue 36
       expect.stringMatching(/^state\.__proto__(\.a)+: is nested more than 32 levels deep$/),
     ]);
     expect(
-      problemsOf('{"id":"P-4","policy":"tickets","state":"x","metadata":{"__proto__":{"n":9007199254740993}}}'),
+      problemsOf(
+        '{"id":"P-4","policy":"tickets","state":"x","metadata":{"__proto__":{"n":9007199254740993}}}',
+      ),
     ).toEqual([
       "metadata.__proto__.n: integer 9007199254740992 is beyond ±2^53 and loses precision in JSON; send it as a string",
     ]);
