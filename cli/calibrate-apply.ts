@@ -26,7 +26,7 @@ export interface Applied {
 /**
  * Writes a proposed policy into the policies folder as `<id>.v<N>.json`, after checking that it
  * is a valid policy, the next version of one the folder holds, and changes only calibration
- * fields within their ranges; never over an existing file.
+ * fields within their ranges, at least one that the decisions use; never over an existing file.
  */
 export async function applyProposal(file: string, policiesDir: string): Promise<Applied> {
   const registry = await PolicyRegistry.fromFolder(policiesDir);
@@ -47,8 +47,13 @@ export async function applyProposal(file: string, policiesDir: string): Promise<
     throw new UsageError(
       `${file} proposes version ${proposed.version} of ${proposed.id}, but ${policiesDir} is at version ${current.version}: only version ${current.version + 1} applies`,
     );
-  const refusals = checkProposal(current, proposed).refusals;
+  const { changes, refusals } = checkProposal(current, proposed);
   if (refusals.length > 0) throw new UsageError(`${file} cannot be applied: ${refusals.join("; ")}`);
+  // A version that decides exactly as the current one would only make the record's version lie.
+  if (changes.every((change) => change.field === "calibratedAt"))
+    throw new UsageError(
+      `${file} changes nothing the decisions use${changes.length ? " (only calibratedAt)" : ""}: ${proposed.id} stays at version ${current.version}, nothing written`,
+    );
   const target = join(policiesDir, `${proposed.id}.v${proposed.version}.json`);
   if (existsSync(target)) throw new UsageError(`${target} exists already; refusing to overwrite it`);
   await writeFile(target, `${JSON.stringify(proposed, null, 2)}\n`);

@@ -47,3 +47,24 @@ describe("a policy file that repeats a key", () => {
     expect(whatIf.stderr).not.toMatch(/at .*\.(ts|js):\d+/);
   });
 });
+
+describe("a proposal that changes nothing", () => {
+  it("is not applied as a new version (issue 36, observation 7)", async () => {
+    const folder = await mkdtemp(join(tmpdir(), "policies-"));
+    await copyFile(POLICY, join(folder, "ticket-routing.v1.json"));
+    const current = JSON.parse(await readFile(POLICY, "utf8")) as { version: number };
+    const same = join(folder, "..", `same-${Date.now()}.json`);
+    await writeFile(same, JSON.stringify({ ...current, version: current.version + 1 }));
+    await expect(applyProposal(same, folder)).rejects.toThrow(
+      /changes nothing the decisions use: ticket-routing stays at version 1, nothing written/,
+    );
+    const stamped = join(folder, "..", `stamped-${Date.now()}.json`);
+    await writeFile(
+      stamped,
+      JSON.stringify({ ...current, version: current.version + 1, calibratedAt: "2026-12-01T00:00:00.000Z" }),
+    );
+    await expect(applyProposal(stamped, folder)).rejects.toThrow(/\(only calibratedAt\)/);
+    const registry = await PolicyRegistry.fromFolder(folder);
+    expect(registry.current("ticket-routing")?.version).toBe(current.version);
+  });
+});
