@@ -3,7 +3,8 @@
  * the decisions of the window, read a page at a time, so memory stays flat but the reads grow
  * with the window: narrow it with --since on a busy table), whether each policy's certificate
  * still holds for the model and prompt layout that decided its latest item, queue depths, and the
- * dead-letter queue by failure reason. Works against the local mode or AWS (AWS CLI conventions:
+ * dead-letter queue by failure reason. A certificate is "verified" only once it was recomputed on
+ * its labels in the table. Works against the local mode or AWS (AWS CLI conventions:
  * --region, --profile; AWS_ENDPOINT_URL_* for local).
  */
 import { parseArgs } from "node:util";
@@ -11,6 +12,7 @@ import { certificateProblem } from "../shared/domain/calibration/provenance.ts";
 import { type DecisionRecord, RECORD_STATUSES } from "../shared/domain/decision-record.ts";
 import { allTime, type DecisionStore, everyDecision } from "../shared/domain/decision-store.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
+import { verifyCertificate } from "../shared/use-cases/certificate-labels.ts";
 import { replayFiltered } from "../shared/use-cases/replay.ts";
 import { settingFrom, sinceFlag } from "./args.ts";
 import { awsOptions, decisionStore, queueAt } from "./aws.ts";
@@ -22,7 +24,9 @@ export const statusUsage = `decide status --table NAME [--since YYYY-MM-DD] [--p
 Counts records per state and policy (decided since --since, else all; the policies come from --policies-dir or
 POLICIES_DIR, rejected items of any policy included), queue depths, and the dead-letter queue by noted failure reason.
 For each policy with a certificate (or one that requires it), says whether it still holds for the model
-and prompt layout that decided the policy's latest item ("certificate stale: model changed").
+and prompt layout that decided the policy's latest item ("certificate stale: model changed"), and
+"certificate verified" only when recomputing it on the labels it names in the table gives it back
+(else "certificate unverified" and why).
 The table, queue URLs and region come from flags or DECISIONS_TABLE, INTAKE_QUEUE_URL, DLQ_URL, REVIEW_QUEUE_URL,
 BATCH_QUEUE_URL (the batch lane; \`decide batch list\` shows the batches themselves).`;
 
@@ -48,11 +52,17 @@ async function recordsOf(store: DecisionStore, filter: Parameters<typeof everyDe
   return { counts, latest };
 }
 
-/** Whether each certified policy's certificate holds for what decided its latest item. */
-function certificatesOf(
+/**
+ * Whether each certified policy's certificate holds for what decided its latest item, and whether
+ * it is verified: recomputed on the labels it names in the table. Only then does it say
+ * "certificate verified"; a certificate whose counts hold but whose labels were not found says
+ * "certificate unverified" and why.
+ */
+async function certificatesOf(
   registry: PolicyRegistry,
+  store: DecisionStore,
   latest: ReadonlyMap<string, DecisionRecord>,
-): Record<string, string> {
+): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const id of registry.ids()) {
     const policy = registry.current(id)!;
@@ -63,14 +73,17 @@ function certificatesOf(
         ? { modelSha256: last.modelSha256, promptVersion: last.promptVersion }
         : undefined;
     const problem = certificateProblem(policy, scoredBy);
+    const verdict = problem ? undefined : await verifyCertificate({ store, policies: registry }, policy);
+    const off = policy.requireCertificate ? " (automation off: the policy requires a certificate)" : "";
     const key = `${id}@${policy.version}`;
-    if (problem)
-      out[key] =
-        `${problem}${policy.requireCertificate ? " (automation off: the policy requires a certificate)" : ""}`;
-    else
+    if (problem) out[key] = `${problem}${off}`;
+    else if (!verdict!.verified) out[key] = `${verdict!.reason}${off}`;
+    else {
+      const recomputed = `recomputed on its ${verdict!.labels} labels in the table`;
       out[key] = scoredBy
-        ? `certificate holds (${policy.certificate!.modelSha256!.slice(0, 12)}…, ${scoredBy.promptVersion})`
-        : "certificate holds for the policy; no decision yet to check the model against";
+        ? `certificate verified: ${recomputed} (${policy.certificate!.modelSha256!.slice(0, 12)}…, ${scoredBy.promptVersion})`
+        : `certificate verified: ${recomputed}; no decision yet to check the model against`;
+    }
   }
   return out;
 }
@@ -176,7 +189,7 @@ async function run(options: StatusOptions): Promise<Status> {
     if (url) depths[name] = await queueAt(url, aws).depth();
   return {
     records: counts,
-    certificates: certificatesOf(policies, latest),
+    certificates: await certificatesOf(policies, store, latest),
     queues: depths,
     deadLetters: await deadLettersOf(store, options.queues["dead-letter"], aws),
   };

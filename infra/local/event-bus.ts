@@ -2,17 +2,25 @@
  * A local EventBridge bus: a PutEvents endpoint (JSON 1.1, `AWSEvents.PutEvents`) and rules
  * that match event patterns and deliver to targets, as the cloud bus does (asynchronously, after
  * answering). It is one named bus: entries for any other bus are refused with
- * ResourceNotFoundException, so a mistyped `--event-bus` fails instead of vanishing. Faults can
- * be injected per entry, since a real bus cannot fail on demand. Given a journal, an accepted
- * event that some rule matches is kept on disk (before the bus answers) until every matching
- * rule has delivered it or dead-lettered it; `recover()` delivers again what an earlier run had
- * accepted and not delivered (its targets are idempotent: EventBridge too delivers at least once).
+ * ResourceNotFoundException, so a mistyped `--event-bus` fails instead of vanishing. Like the
+ * deployed bus, it can refuse the pipeline's own source and detail types to callers other than
+ * the pipeline's functions (told apart by the access key they sign with). Faults can be injected
+ * per entry, since a real bus cannot fail on demand. It keeps a log of the events it accepted
+ * (bounded by `recentEvents`), which `decide events` reads at `GET /local/events`. Given a
+ * journal, an accepted event that some rule matches is kept on disk (before the bus answers)
+ * until every matching rule has delivered it or dead-lettered it; `recover()` delivers again what
+ * an earlier run had accepted and not delivered (its targets are idempotent: EventBridge too
+ * delivers at least once).
  */
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type EventPattern, matchesPattern } from "../../shared/domain/event-pattern.ts";
+import { EventLog } from "./event-log.ts";
 import { JournaledMap } from "./journal.ts";
+
+/** Where `decide events` reads the log: a path of this stand-in's own, beside PutEvents at `/`. */
+export const EVENT_LOG_PATH = "/local/events";
 
 /** An event as targets receive it (the EventBridge event envelope). */
 export interface BusEvent {
@@ -47,13 +55,25 @@ export interface EventBusOptions {
   readonly deliveryAttempts?: number;
   /** File that keeps accepted events until they are delivered (`journal.ts`); in memory when unset. */
   readonly journal?: string;
+  /**
+   * The bus's resource policy, as deployed (`infra/constructs/pipeline-bus.ts`): entries with
+   * this source, or one of these detail types, are refused unless the caller's access key (read
+   * from the request's SigV4 credential) is one of `principals`. @default none: anyone may put anything
+   */
+  readonly pipelineOnly?: {
+    readonly source: string;
+    readonly detailTypes: readonly string[];
+    readonly principals: readonly string[];
+  };
+  /** Events the log keeps, the oldest dropped first. @default every event (tests count them all) */
+  readonly recentEvents?: number;
 }
 
 /** A running local bus. */
 export interface LocalEventBus {
   readonly endpoint: string;
   readonly name: string;
-  /** Every event accepted, in order. */
+  /** The events accepted, in order: all of them, or the last `recentEvents`. */
   readonly events: BusEvent[];
   /** Deliveries that failed every try. */
   readonly undeliverable: { rule: string; event: BusEvent; error: string }[];
@@ -72,7 +92,7 @@ export interface LocalEventBus {
 export async function startEventBus(options: EventBusOptions = {}): Promise<LocalEventBus> {
   const name = options.name ?? "default";
   const rules: BusRule[] = [...(options.rules ?? [])];
-  const events: BusEvent[] = [];
+  const log = new EventLog<BusEvent>(options.recentEvents ?? Number.MAX_SAFE_INTEGER);
   const undeliverable: LocalEventBus["undeliverable"] = [];
   const pending = new Set<Promise<unknown>>();
   const kept = JournaledMap.open<BusEvent>(options.journal);
@@ -91,6 +111,10 @@ export async function startEventBus(options: EventBusOptions = {}): Promise<Loca
   });
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    if (request.method === "GET") {
+      readLog(log, request, response);
+      return;
+    }
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const target = request.headers["x-amz-target"];
@@ -105,10 +129,14 @@ export async function startEventBus(options: EventBusOptions = {}): Promise<Loca
       return;
     }
     const accepted: BusEvent[] = [];
+    const caller = accessKeyOf(request.headers.authorization);
     const results = entries.map((entry) => {
-      const outcome = options.failEntry?.(entry)
-        ? { result: { ErrorCode: "InternalFailure", ErrorMessage: "injected failure" } }
-        : entryOutcome(entry);
+      const refused = policyRefusal(entry, caller, options.pipelineOnly);
+      const outcome = refused
+        ? { result: refused }
+        : options.failEntry?.(entry)
+          ? { result: { ErrorCode: "InternalFailure", ErrorMessage: "injected failure" } }
+          : entryOutcome(entry);
       if (outcome.event) accepted.push(outcome.event);
       return outcome.result;
     });
@@ -120,7 +148,7 @@ export async function startEventBus(options: EventBusOptions = {}): Promise<Loca
       Entries: results,
     });
     for (const event of accepted) {
-      events.push(event);
+      log.append(event);
       deliver(event);
     }
   }
@@ -133,7 +161,9 @@ export async function startEventBus(options: EventBusOptions = {}): Promise<Loca
   return {
     endpoint: `http://127.0.0.1:${port}`,
     name,
-    events,
+    get events() {
+      return log.events();
+    },
     undeliverable,
     addRule: (rule) => rules.push(rule),
     idle,
@@ -148,6 +178,22 @@ export async function startEventBus(options: EventBusOptions = {}): Promise<Loca
       kept.close();
     },
   };
+}
+
+/** `GET /local/events?after=N&limit=M`: the logged events after N (see `EventLog.after`). */
+function readLog(log: EventLog<BusEvent>, request: IncomingMessage, response: ServerResponse): void {
+  const url = new URL(request.url ?? "/", "http://bus");
+  if (url.pathname !== EVENT_LOG_PATH) {
+    reply(response, 404, { __type: "UnknownOperationException", message: `no GET ${url.pathname}` });
+    return;
+  }
+  const after = Number(url.searchParams.get("after") ?? "0");
+  const limit = Number(url.searchParams.get("limit") ?? "500");
+  if (!Number.isInteger(after) || after < 0 || !Number.isInteger(limit) || limit < 1) {
+    reply(response, 400, { __type: "ValidationException", message: "after and limit are whole numbers" });
+    return;
+  }
+  reply(response, 200, log.after(after, limit));
 }
 
 /**
@@ -206,6 +252,34 @@ function refusalOf(
   const elsewhere = entries.map(busNameOf).find((bus) => bus !== name);
   if (elsewhere !== undefined)
     return { __type: "ResourceNotFoundException", message: `Event bus ${elsewhere} does not exist.` };
+  return undefined;
+}
+
+/** The access key a SigV4-signed request was signed with ("Credential=KEY/date/region/..."). */
+function accessKeyOf(authorization: string | undefined): string | undefined {
+  return /Credential=([^/,\s]+)\//.exec(authorization ?? "")?.[1];
+}
+
+/**
+ * The per-entry error EventBridge gives an entry its bus policy denies (the `events:source` and
+ * `events:detail-type` conditions are evaluated for each entry), or undefined when it may pass.
+ */
+function policyRefusal(
+  entry: Record<string, unknown>,
+  caller: string | undefined,
+  policy: EventBusOptions["pipelineOnly"],
+): { ErrorCode: string; ErrorMessage: string } | undefined {
+  if (!policy || (caller !== undefined && policy.principals.includes(caller))) return undefined;
+  if (entry.Source === policy.source)
+    return {
+      ErrorCode: "NotAuthorizedForSourceException",
+      ErrorMessage: `Not authorized for the source ${policy.source}: only the pipeline's functions put it`,
+    };
+  if (typeof entry.DetailType === "string" && policy.detailTypes.includes(entry.DetailType))
+    return {
+      ErrorCode: "NotAuthorizedForDetailTypeException",
+      ErrorMessage: `Not authorized for the detail-type ${entry.DetailType}: only the pipeline's functions put it`,
+    };
   return undefined;
 }
 

@@ -21,6 +21,7 @@ import { repairOutbox } from "./local-outbox.ts";
 import { everyPending, LiveSummary, type LocalSummary } from "./local-summary.ts";
 import { ensurePortFree, ensurePortsFree, type LocalPorts, resolveLocalPorts } from "./ports.ts";
 import { startLocalReviewServer } from "./review-server.ts";
+import { LOCAL_RECENT_EVENTS } from "./stand-ins.ts";
 import { startLocalWiring } from "./wiring.ts";
 
 /** Options of {@link startLocalMode}. */
@@ -103,12 +104,11 @@ async function startParts(
   });
   const endpoint = await startEndpoint(options, ports.endpoint, plan, started, say);
 
-  const wiring = await startPipeline(options, ports, endpoint.url, plan, started);
+  const wiring = await startPipeline(options, ports, endpoint.url, plan, started, say);
   const { env, queues } = wiring;
-  say(`DynamoDB Local: ${env.AWS_ENDPOINT_URL_DYNAMODB}, data in ${join(options.dataDir, "dynamodb")}`);
-  say(`SQS: ${env.AWS_ENDPOINT_URL_SQS}; event bus: ${env.AWS_ENDPOINT_URL_EVENTBRIDGE}`);
   const left = recoveredLine(wiring.recovered);
   if (left) say(left);
+  say("review page: starting...");
   const { sharedDependencies } = await import("../../functions/dependencies.ts");
   const shared = await sharedDependencies(env);
   // The last run's workers are gone: an event it decided but had not published yet (a stop
@@ -167,6 +167,7 @@ async function startPipeline(
   endpointUrl: string,
   plan: CapacityPlan,
   started: (() => Promise<unknown>)[],
+  say: (line: string) => void,
 ) {
   if (spawnSync("java", ["-version"]).status !== 0) {
     throw new Error(
@@ -180,6 +181,7 @@ async function startPipeline(
     dynamoDbPath: join(options.dataDir, "dynamodb"),
     // The queues and the bus keep what they accepted here, so no stop loses a message.
     queuesPath: join(options.dataDir, "queues"),
+    recentEvents: LOCAL_RECENT_EVENTS,
     batchFolder: join(options.dataDir, "bucket"),
     decidePollers: plan.intake,
     batchPollers: plan.batch,
@@ -191,6 +193,7 @@ async function startPipeline(
       maxReceiveCount: DECIDE_QUEUES.maxReceiveCount,
     },
     started,
+    say,
   });
 }
 
@@ -233,12 +236,13 @@ async function startEndpoint(
 ): Promise<RunningServer> {
   let model = options.model;
   if (!model) {
-    model = await ensureDemoModel(options.dataDir, defaultDemoInputs(options.root));
-    say(
-      `model: ${model} (the demo: a computed bag-of-words model for the sample policies, not a language model)`,
+    model = await ensureDemoModel(options.dataDir, defaultDemoInputs(options.root), () =>
+      say("demo model: fitting its word evidence to the sample policies (first start only)..."),
     );
+    say(`demo model: ${model} (a computed bag-of-words model for the sample policies, not a language model)`);
   }
   await ensurePortFree("endpoint", port);
+  say("endpoint: loading the model...");
   const endpoint: RunningServer = await startServer(
     resolveServerConfig(
       {

@@ -5,6 +5,7 @@
  */
 import { join } from "node:path";
 import { ensureDecisionsTable } from "../../shared/adapters/dynamodb-admin.ts";
+import { EVENT_SOURCE, PIPELINE_DETAIL_TYPES } from "../../shared/domain/events.ts";
 import { startDynamoDbLocal } from "./dynamodb-local.ts";
 import { startEventBus } from "./event-bus.ts";
 import { ensurePortFree } from "./ports.ts";
@@ -21,11 +22,21 @@ export interface StandInOptions {
   readonly dynamoDbPath?: string;
   /** Folder for the queues' and the bus's journals (messages and events not yet done); in memory when unset. */
   readonly queuesPath?: string;
+  /** Events the bus's log keeps (`decide events` reads it). @default every event */
+  readonly recentEvents?: number;
   /** Makes the bus fail matching PutEvents entries. */
   readonly hooks?: { readonly failBusEntry?: (entry: Record<string, unknown>) => boolean };
   /** Each part that starts registers its stop here first, so a failed start can undo it. */
   readonly started: (() => Promise<unknown>)[];
+  /** Names each part as it starts ("...: starting...") and where it listens once it does. */
+  readonly say?: (line: string) => void;
 }
+
+/**
+ * Events the local mode's bus keeps for `decide events`: a few batches' worth (an event is about
+ * 1 KiB, so at most about 10 MiB), however long it runs.
+ */
+export const LOCAL_RECENT_EVENTS = 10_000;
 
 /** What the functions' settings are made of, besides where the stand-ins listen. */
 export interface FunctionSettingsOptions {
@@ -59,13 +70,18 @@ export type StandIns = Awaited<ReturnType<typeof startStandIns>>;
 /** Starts DynamoDB Local, local SQS and the bus, each on its port (checked free first). */
 export async function startStandIns(options: StandInOptions) {
   const { started, hooks = {} } = options;
+  const say = options.say ?? (() => undefined);
   await ensurePortFree("dynamodb", options.ports.dynamodb);
+  say("DynamoDB Local: starting Java...");
   const dynamo = await startDynamoDbLocal({
     port: options.ports.dynamodb || (await freePort()),
     ...(options.dynamoDbPath ? { path: options.dynamoDbPath } : {}),
   });
   started.push(() => dynamo.stop());
   await ensureDecisionsTable(dynamo.endpoint, LOCAL_TABLE);
+  say(
+    `DynamoDB Local: ${dynamo.endpoint}${options.dynamoDbPath ? `, data in ${options.dynamoDbPath}` : " (in memory)"}`,
+  );
   await ensurePortFree("sqs", options.ports.sqs);
   const sqs = await startLocalSqs({
     port: options.ports.sqs || (await freePort()),
@@ -77,11 +93,18 @@ export async function startStandIns(options: StandInOptions) {
   await ensurePortFree("bus", options.ports.bus);
   const bus = await startEventBus({
     name: "decisions",
+    pipelineOnly: {
+      source: EVENT_SOURCE,
+      detailTypes: PIPELINE_DETAIL_TYPES,
+      principals: [LOCAL_ACCESS_KEYS.pipeline],
+    },
     ...(options.ports.bus ? { port: options.ports.bus } : {}),
     ...(hooks.failBusEntry ? { failEntry: hooks.failBusEntry } : {}),
     ...(options.queuesPath ? { journal: join(options.queuesPath, "bus.jsonl") } : {}),
+    ...(options.recentEvents ? { recentEvents: options.recentEvents } : {}),
   });
   started.push(() => bus.stop());
+  say(`queues: local SQS at ${sqsEndpoint}; event bus: ${bus.endpoint}`);
   return { dynamo, sqs, sqsEndpoint, bus };
 }
 
@@ -103,11 +126,19 @@ export function quietPowertools(env: NodeJS.ProcessEnv = process.env): void {
   for (const [name, value] of Object.entries(LOCAL_POWERTOOLS)) env[name] ??= value;
 }
 
+/**
+ * The access keys the stand-ins tell apart, as IAM tells roles apart: the pipeline's functions,
+ * and everyone else (operators and upstream producers; what `npm start` tells a person to use).
+ */
+// DynamoDB Local accepts only letters and digits in an access key.
+export const LOCAL_ACCESS_KEYS = { pipeline: "localpipeline", operator: "local" } as const;
+
 /** The functions' settings on the stand-ins, as the CDK app sets them on AWS. */
 export function wiringEnvironment(options: FunctionSettingsOptions, parts: StandIns): Record<string, string> {
   return {
     AWS_REGION: "us-east-1",
-    AWS_ACCESS_KEY_ID: "local",
+    // The functions sign as the pipeline (the local bus lets only them put its own events).
+    AWS_ACCESS_KEY_ID: LOCAL_ACCESS_KEYS.pipeline,
     AWS_SECRET_ACCESS_KEY: "local",
     AWS_ENDPOINT_URL_DYNAMODB: parts.dynamo.endpoint,
     AWS_ENDPOINT_URL_SQS: parts.sqsEndpoint,

@@ -5,6 +5,7 @@ import {
   BATCH_LANE,
   DECIDE_FUNCTION,
   MAX_RECEIVE_COUNT,
+  METRICS,
   RULES,
   TARGET_FUNCTION,
   TARGET_VISIBILITY_SECONDS,
@@ -31,8 +32,11 @@ export interface WiringHooks {
   readonly wrap?: (deps: DecideDependencies) => DecideDependencies;
   /** Makes the bus fail matching PutEvents entries. */
   readonly failBusEntry?: (entry: Record<string, unknown>) => boolean;
-  /** Called each time a target applies an effect: an action, or a review task created. */
-  readonly onEffect?: (effect: "actioned" | "queued", itemId: string) => void;
+  /**
+   * Called each time a target applies an effect (an action, or a review task created), or refuses
+   * an event that does not match its decision record.
+   */
+  readonly onEffect?: (effect: "actioned" | "queued" | "refused", itemId: string) => void;
 }
 
 /** Options of {@link startLocalWiring}. */
@@ -47,6 +51,8 @@ export interface WiringOptions {
   readonly dynamoDbPath?: string;
   /** Folder for the queues' and the bus's journals, so a stop loses no message; in memory when unset. */
   readonly queuesPath?: string;
+  /** Events the bus's log keeps. @default every event */
+  readonly recentEvents?: number;
   /**
    * The decide queues (intake, batch lane): visibility timeout, the item failures before the
    * decide function dead-letters an item, and SQS's own receive limit (the backstop).
@@ -69,6 +75,8 @@ export interface WiringOptions {
   readonly hooks?: WiringHooks;
   /** Each part that starts registers its stop here first, so a failed start can undo it. */
   readonly started: (() => Promise<unknown>)[];
+  /** Names each part as it starts, and where it listens once it does. */
+  readonly say?: (line: string) => void;
 }
 
 /** The wired pipeline. */
@@ -120,6 +128,7 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
   if (queues.batchFiles) env.BATCH_FILES_QUEUE_URL = queues.batchFiles.url;
 
   // Imported here, not above: the local mode loads the functions only when it starts them.
+  options.say?.("functions: loading decide, auto-action, review intake and the batch steps...");
   const { dependenciesFromEnv, endpointFromEnv } = await import("../../functions/decide.ts");
   const baseDeps = await dependenciesFromEnv(env);
   const deps = hooks.wrap ? hooks.wrap(baseDeps) : baseDeps;
@@ -137,14 +146,10 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
   const pollers = await startDecidePollers(options, queues, pollerDeps, env);
   started.push(pollers.stop);
   const { review, autoAction } = targets;
-  const routes = localRoutes(
-    queues,
-    {
-      review: { queue: review.url, dlq: review.deadLetters.url },
-      autoAction: { queue: autoAction.url, dlq: autoAction.deadLetters.url },
-    },
-    bus.name,
-  );
+  const routes = localRoutes(queues, {
+    review: { queue: review.url, dlq: review.deadLetters.url },
+    autoAction: { queue: autoAction.url, dlq: autoAction.deadLetters.url },
+  });
   Object.assign(env, {
     INTAKE_QUEUE_URL: queues.intake.url,
     DLQ_URL: queues.deadLetters.url,
@@ -211,7 +216,7 @@ async function startTargets(parts: {
       "auto",
       createAutoActionHandler(
         async () => baseDeps,
-        (detail, outcome) => outcome === "actioned" && hooks.onEffect?.("actioned", detail.itemId),
+        (detail, outcome) => effectOf(outcome, hooks, detail.itemId),
       ),
     );
     running.push(autoAction);
@@ -220,7 +225,7 @@ async function startTargets(parts: {
       "human",
       createReviewIntakeHandler(
         async () => baseDeps,
-        (detail, outcome) => outcome === "queued" && hooks.onEffect?.("queued", detail.itemId),
+        (detail, outcome) => effectOf(outcome, hooks, detail.itemId),
       ),
     );
     running.push(review);
@@ -229,6 +234,12 @@ async function startTargets(parts: {
     await stop();
     throw error;
   }
+}
+
+/** Reports a target's outcome to the effect hook: an action, a review task, or a refused event. */
+function effectOf(outcome: string, hooks: WiringHooks, itemId: string): void {
+  if (outcome === "actioned" || outcome === "queued") hooks.onEffect?.(outcome, itemId);
+  else if (outcome === METRICS.eventMismatch) hooks.onEffect?.("refused", itemId);
 }
 
 /** The rules whose targets are plain queues: rejected items, and requests into the intake. */

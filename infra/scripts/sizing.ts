@@ -1,5 +1,5 @@
 /**
- * `npm run sizing`: the README's sizing table, from the capacity model on the synthesized template
+ * `npm run sizing`: the sizing table of docs/deploying.md, from the capacity model on the synthesized template
  * (`npm run synth` first; `--template` for another) and the per-item times `npm run bench:cost`
  * measured. For each rate and workload it finds the fewest instances (held fixed, the minimum and
  * maximum both, with what the stack derives from them) that keep up with a steady 30-minute load:

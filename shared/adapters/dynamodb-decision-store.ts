@@ -34,11 +34,12 @@ import {
 } from "../domain/decision-store.ts";
 import { StoreUnavailableError } from "../domain/errors.ts";
 import type { ReviewClaim } from "../domain/review.ts";
-import { INDEX_ATTRIBUTES, indexAttributesOf, listMoveClauses } from "./decision-index-keys.ts";
+import { INDEX_ATTRIBUTES, indexAttributesOf } from "./decision-index-keys.ts";
 import { getMany } from "./dynamodb-batch-get.ts";
 import { tableCall } from "./dynamodb-calls.ts";
 import * as reads from "./dynamodb-decision-reads.ts";
 import * as reviews from "./dynamodb-review-writes.ts";
+import { transitionUpdate } from "./dynamodb-transition.ts";
 
 function isConditionFailure(error: unknown): boolean {
   return (
@@ -170,42 +171,7 @@ export class DynamoDbDecisionStore implements DecisionStore {
     fields: Record<string, unknown> = {},
     now = new Date(),
   ): Promise<boolean> {
-    const condition = conditionOf(from);
-    const names: Record<string, string> = { "#status": "status", "#updatedAt": "updatedAt" };
-    const values: Record<string, unknown> = {
-      ":from": condition.status,
-      ":to": to,
-      ":now": now.toISOString(),
-    };
-    const conditions = ["#status = :from"];
-    if ("chosen" in condition) {
-      // The effect applies the decision the record holds, never one an event names.
-      Object.assign(names, { "#chosen": "chosen", "#route": "route" });
-      Object.assign(values, { ":chosen": condition.chosen, ":route": condition.route });
-      conditions.push("#chosen = :chosen", "#route = :route");
-    }
-    const sets = ["#status = :to", "#updatedAt = :now"];
-    for (const [i, [field, value]] of Object.entries(fields).entries()) {
-      names[`#f${i}`] = field;
-      values[`:f${i}`] = value;
-      sets.push(`#f${i} = :f${i}`);
-    }
-    let removes: string[] = [];
-    if (condition.status !== to) {
-      // Into (or out of) the pending and reviewed lists, in the same conditional write.
-      const reviewedAt = typeof fields.reviewedAt === "string" ? fields.reviewedAt : now.toISOString();
-      const move = listMoveClauses(key, to, reviewedAt);
-      Object.assign(names, move.names);
-      Object.assign(values, move.values);
-      sets.push(...move.sets);
-      removes = move.removes;
-    }
-    return this.updateIf("transition", key, {
-      UpdateExpression: `SET ${sets.join(", ")}${removes.length ? ` REMOVE ${removes.join(", ")}` : ""}`,
-      ConditionExpression: conditions.join(" AND "),
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
-    });
+    return this.updateIf("transition", key, transitionUpdate(key, conditionOf(from), to, fields, now));
   }
 
   async setOnce(key: Key, field: string, value: string): Promise<boolean> {

@@ -201,7 +201,11 @@ export async function auditView(
     };
   const audits = await estimateAutoErrors(
     { store, policies },
-    { since: filters.sinceIso ?? windowStart(now), ...(filters.policy ? { policyId: filters.policy } : {}) },
+    {
+      since: filters.sinceIso ?? windowStart(now),
+      now,
+      ...(filters.policy ? { policyId: filters.policy } : {}),
+    },
   );
   return { status: 200, body: `<h1>Live error rate</h1>${back}${auditSectionHtml(audits, html)}` };
 }

@@ -127,7 +127,8 @@ describe("decide CLI", () => {
 
   it("says what a fresh shell lacks: the variable npm start exports, with the hint, in one line", async () => {
     const fresh = { DECISIONS_TABLE: "", BATCH_FOLDER: "", BATCH_BUCKET: "", INTAKE_QUEUE_URL: "" };
-    const hint = "is npm start running? export the variables it printed";
+    const hint =
+      "is npm start running? source the env file it wrote (source .cache/local/env) or pass --local-env FILE";
     for (const args of [["status"], ["batch", "list"], ["batch", "status", "b-x"]]) {
       const result = await decideWith(args, fresh);
       expect(result.code, args.join(" ")).toBe(2);
