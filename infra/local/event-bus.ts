@@ -15,9 +15,9 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { type EventPattern, matchesPattern } from "../../shared/domain/event-pattern.ts";
+import type { EventPattern } from "../../shared/domain/event-pattern.ts";
+import { keptDelivery } from "./bus-delivery.ts";
 import { EventLog } from "./event-log.ts";
-import { JournaledMap } from "./journal.ts";
 
 /** Where `decide events` reads the log: a path of this stand-in's own, beside PutEvents at `/`. */
 export const EVENT_LOG_PATH = "/local/events";
@@ -95,14 +95,7 @@ export async function startEventBus(options: EventBusOptions = {}): Promise<Loca
   const log = new EventLog<BusEvent>(options.recentEvents ?? Number.MAX_SAFE_INTEGER);
   const undeliverable: LocalEventBus["undeliverable"] = [];
   const pending = new Set<Promise<unknown>>();
-  const kept = JournaledMap.open<BusEvent>(options.journal);
-  const deliverOnce = deliveryTo(rules, options.deliveryAttempts ?? 3, undeliverable, pending);
-  // Kept until every rule it matched has delivered or dead-lettered it (else the next start tries again).
-  const deliver = (event: BusEvent) => {
-    const done = deliverOnce(event).then((settled) => settled && kept.delete(event.id));
-    pending.add(done);
-    void done.finally(() => pending.delete(done));
-  };
+  const { deliver, keep, recover, close } = keptDelivery(rules, options, undeliverable, pending);
 
   const server: Server = createServer((request, response) => {
     void handle(request, response).catch((error: unknown) => {
@@ -140,9 +133,7 @@ export async function startEventBus(options: EventBusOptions = {}): Promise<Loca
       if (outcome.event) accepted.push(outcome.event);
       return outcome.result;
     });
-    // On disk before the answer: an event the bus accepted is delivered even if the process dies now.
-    for (const event of accepted)
-      if (rules.some((rule) => matchesPattern(rule.pattern, event))) kept.set(event.id, event);
+    keep(accepted);
     reply(response, 200, {
       FailedEntryCount: results.filter((r) => "ErrorCode" in r).length,
       Entries: results,
@@ -167,15 +158,11 @@ export async function startEventBus(options: EventBusOptions = {}): Promise<Loca
     undeliverable,
     addRule: (rule) => rules.push(rule),
     idle,
-    recover() {
-      const left = [...kept.entries()].map(([, event]) => event);
-      for (const event of left) deliver(event);
-      return left.length;
-    },
+    recover,
     async stop() {
       await idle();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      kept.close();
+      close();
     },
   };
 }
@@ -194,48 +181,6 @@ function readLog(log: EventLog<BusEvent>, request: IncomingMessage, response: Se
     return;
   }
   reply(response, 200, log.after(after, limit));
-}
-
-/**
- * Delivers an event to every rule it matches, asynchronously (tracked in `pending`), each with
- * `attempts` tries; a delivery that fails every try is recorded in `undeliverable` and handed
- * to the rule's dead letter, when it has one. The promise says whether every matching rule
- * settled the event (delivered it, or put it in its dead letter).
- */
-function deliveryTo(
-  rules: readonly BusRule[],
-  attempts: number,
-  undeliverable: LocalEventBus["undeliverable"],
-  pending: Set<Promise<unknown>>,
-): (event: BusEvent) => Promise<boolean> {
-  return (event) => {
-    const deliveries: Promise<boolean>[] = [];
-    for (const rule of rules) {
-      if (!matchesPattern(rule.pattern, event)) continue;
-      const delivery = (async () => {
-        let error = "";
-        for (let attempt = 1; attempt <= attempts; attempt++) {
-          try {
-            await rule.target(event);
-            return true;
-          } catch (e) {
-            error = (e as Error).message;
-            await new Promise((resolve) => setTimeout(resolve, 20 * attempt));
-          }
-        }
-        undeliverable.push({ rule: rule.name, event, error });
-        if (!rule.deadLetter) return true;
-        return rule.deadLetter(event, error).then(
-          () => true,
-          () => false,
-        );
-      })();
-      pending.add(delivery);
-      deliveries.push(delivery);
-      void delivery.finally(() => pending.delete(delivery));
-    }
-    return Promise.all(deliveries).then((settled) => settled.every(Boolean));
-  };
 }
 
 /** Why a whole request is refused (its operation, its entry count, a bus that is not this one). */
