@@ -25,7 +25,11 @@ export interface DynamoDbLocalOptions {
   readonly port: number;
   /** Folder for the database file; in memory when unset. */
   readonly path?: string;
-  /** Longest wait for it to answer. @default 60000 */
+  /**
+   * Longest it may go without answering and without using any CPU time (a start that is slow on a
+   * loaded machine is still working; a hung one is not). Where /proc is absent, the longest wait.
+   * @default 60000
+   */
   readonly timeoutMs?: number;
 }
 
@@ -46,7 +50,9 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
   const pidFile = options.path ? join(options.path, PID_FILE) : undefined;
   if (pidFile && child.pid) writeFileSync(pidFile, String(child.pid));
   const endpoint = `http://127.0.0.1:${options.port}`;
-  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+  const stallMs = options.timeoutMs ?? 60_000;
+  let deadline = Date.now() + stallMs;
+  let cpu = cpuTicks(child.pid);
   const kill = async () => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill("SIGTERM");
@@ -59,8 +65,15 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
       if (child.exitCode !== null)
         throw new Error(`DynamoDB Local exited with code ${child.exitCode}: ${output.slice(-500)}`);
       if (await tablesAnswer(endpoint)) break;
+      const used = cpuTicks(child.pid);
+      if (used !== undefined && used !== cpu) {
+        cpu = used;
+        deadline = Date.now() + stallMs;
+      }
       if (Date.now() > deadline)
-        throw new Error(`DynamoDB Local did not answer on ${endpoint}: ${output.slice(-500)}`);
+        throw new Error(
+          `DynamoDB Local did not answer on ${endpoint} and did no work for ${stallMs / 1000} s: ${output.slice(-500)}`,
+        );
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   } catch (error) {
@@ -69,6 +82,17 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
     throw error;
   }
   return { endpoint, stop: kill };
+}
+
+/** The CPU time (user and system clock ticks) process `pid` has used, from /proc; undefined without it. */
+function cpuTicks(pid: number | undefined): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The file, in DynamoDB Local's data folder, that names its running process. */
