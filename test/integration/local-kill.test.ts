@@ -21,11 +21,11 @@ import { allTime, everyDecision } from "../../shared/domain/decision-store.ts";
 import { MAX_BATCH } from "../../shared/domain/message-queue.ts";
 import { DECIDE } from "../helpers/decide-cli.ts";
 import { freePort } from "../helpers/local-pipeline.ts";
-import { REPO_ROOT } from "../helpers/models.ts";
-import { waitForProgress, waitWhileProgressing } from "../helpers/progress.ts";
+import { demoModelPath, REPO_ROOT } from "../helpers/models.ts";
+import { PROGRESS_BOUND_TEST_MS, waitForProgress, waitWhileProgressing } from "../helpers/progress.ts";
 
 /** Items in the flood: the nine samples again and again under new ids. */
-const FLOOD = 270;
+const FLOOD = 180;
 /** A stop may wait for nothing to change this long (a loaded machine) before the test fails. */
 const STALL = { stallSeconds: 240 };
 
@@ -41,10 +41,14 @@ async function freeBase(): Promise<number> {
 }
 
 /** `decide local` in its own process group, so Ctrl-C can reach it and its Java child as a terminal's would. */
-function startLocal(base: number, dataDir: string): { child: ChildProcess; output: () => string } {
+function startLocal(
+  base: number,
+  dataDir: string,
+  model: string,
+): { child: ChildProcess; output: () => string } {
   const child = spawn(
     process.execPath,
-    [DECIDE, "local", "--no-samples", "--port-base", String(base), "--data-dir", dataDir],
+    [DECIDE, "local", "--no-samples", "--port-base", String(base), "--data-dir", dataDir, "--model", model],
     { cwd: REPO_ROOT, detached: true, stdio: ["ignore", "pipe", "pipe"] },
   );
   let output = "";
@@ -119,91 +123,97 @@ async function decidedMore(store: DynamoDbDecisionStore, from: number, count: nu
 }
 
 describe("the local mode under SIGKILL and Ctrl-C", () => {
-  it("decides every item sent exactly once, applies every action once, and leaves no queue holding anything", async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), "local-kill-"));
-    const base = await freeBase();
-    const ports = resolveLocalPorts(base);
-    const { store, queue, destroy } = clients(ports);
-    const intake = queue("intake");
-    const samples = (await import("node:fs")).readFileSync(
-      join(REPO_ROOT, "events/items/samples.jsonl"),
-      "utf8",
-    );
-    const lines = samples.split("\n").filter(Boolean);
-    const items = Array.from({ length: FLOOD }, (_, i) => {
-      const item = JSON.parse(lines[i % lines.length]!) as { id: string };
-      return JSON.stringify({ ...item, id: `${item.id}-F${i}` });
-    });
-    let local = startLocal(base, dataDir);
-    try {
-      await ready(local, intake);
-      for (let i = 0; i < items.length; i += MAX_BATCH) {
-        const failed = await intake.sendBatch(
-          items.slice(i, i + MAX_BATCH).map((body, j) => ({ id: String(j), body })),
-        );
-        expect(failed).toEqual([]);
-      }
-      // SIGKILL once some are decided and most still wait: node alone (its DynamoDB Local lives on).
-      await decidedMore(store, 0, 20, local.output);
-      local.child.kill("SIGKILL");
-      await exited(local.child);
-      const afterKill = (await floodRecords(store))?.length ?? 0;
-      expect(afterKill).toBeLessThan(FLOOD);
-
-      // Started again, then Ctrl-C to the whole group while it works.
-      local = startLocal(base, dataDir);
-      await ready(local, intake);
-      await decidedMore(store, afterKill, 20, local.output);
-      process.kill(-local.child.pid!, "SIGINT");
-      await exited(local.child);
-      // A clean stop, or (when Ctrl-C came while it was still starting) the signal's default.
-      const ending = local.child.exitCode ?? local.child.signalCode;
-      expect(ending === 0 || ending === "SIGINT", local.output().slice(-2000)).toBe(true);
-
-      // The third start finishes the work.
-      local = startLocal(base, dataDir);
-      await ready(local, intake);
-      const settled = (records: DecisionRecord[]) =>
-        records.filter(
-          (r) =>
-            r.eventPublished === true &&
-            r.status !== "auto_approved" &&
-            (r.status !== "pending_review" || r.reviewQueuedBy !== undefined) &&
-            (r.status !== "actioned" || r.actionEventPublished === true),
-        ).length;
-      await waitForProgress(
-        "the flood after two stops",
-        async () => FLOOD - settled((await floodRecords(store)) ?? []),
-        STALL,
-        local.output,
+  it(
+    "decides every item sent exactly once, applies every action once, and leaves no queue holding anything",
+    async () => {
+      const dataDir = await mkdtemp(join(tmpdir(), "local-kill-"));
+      const base = await freeBase();
+      const ports = resolveLocalPorts(base);
+      const { store, queue, destroy } = clients(ports);
+      const intake = queue("intake");
+      const samples = (await import("node:fs")).readFileSync(
+        join(REPO_ROOT, "events/items/samples.jsonl"),
+        "utf8",
       );
-      const records = (await floodRecords(store))!;
-      const byItem = new Map<string, number>();
-      for (const record of records) byItem.set(record.itemId, (byItem.get(record.itemId) ?? 0) + 1);
-      const sent = items.map((body) => (JSON.parse(body) as { id: string }).id);
-      expect(sent.filter((id) => !byItem.has(id))).toEqual([]); // lost
-      expect([...byItem].filter(([, n]) => n > 1)).toEqual([]); // decided twice
-      const auto = records.filter((r) => r.route === "auto");
-      expect(auto.length).toBeGreaterThan(0);
-      // Applied once: the action names the decision's own event (a conditional transition).
-      for (const record of auto)
-        expect(record).toMatchObject({ status: "actioned", actionEventPublished: true });
-      expect(records.filter((r) => r.route === "human").every((r) => r.reviewQueuedBy)).toBe(true);
-      // Nothing waits anywhere: the intake, its dead letters, the targets' queues.
-      for (const name of ["intake", "intake-dlq", "auto-action", "review", "auto-action-dlq", "review-dlq"])
+      const lines = samples.split("\n").filter(Boolean);
+      const items = Array.from({ length: FLOOD }, (_, i) => {
+        const item = JSON.parse(lines[i % lines.length]!) as { id: string };
+        return JSON.stringify({ ...item, id: `${item.id}-F${i}` });
+      });
+      // The demo model fitted once per machine, not once per data folder.
+      const model = await demoModelPath();
+      let local = startLocal(base, dataDir, model);
+      try {
+        await ready(local, intake);
+        for (let i = 0; i < items.length; i += MAX_BATCH) {
+          const failed = await intake.sendBatch(
+            items.slice(i, i + MAX_BATCH).map((body, j) => ({ id: String(j), body })),
+          );
+          expect(failed).toEqual([]);
+        }
+        // SIGKILL once some are decided and most still wait: node alone (its DynamoDB Local lives on).
+        await decidedMore(store, 0, 20, local.output);
+        local.child.kill("SIGKILL");
+        await exited(local.child);
+        const afterKill = (await floodRecords(store))?.length ?? 0;
+        expect(afterKill).toBeLessThan(FLOOD);
+
+        // Started again, then Ctrl-C to the whole group while it works.
+        local = startLocal(base, dataDir, model);
+        await ready(local, intake);
+        await decidedMore(store, afterKill, 20, local.output);
+        process.kill(-local.child.pid!, "SIGINT");
+        await exited(local.child);
+        // A clean stop, or (when Ctrl-C came while it was still starting) the signal's default.
+        const ending = local.child.exitCode ?? local.child.signalCode;
+        expect(ending === 0 || ending === "SIGINT", local.output().slice(-2000)).toBe(true);
+
+        // The third start finishes the work.
+        local = startLocal(base, dataDir, model);
+        await ready(local, intake);
+        const settled = (records: DecisionRecord[]) =>
+          records.filter(
+            (r) =>
+              r.eventPublished === true &&
+              r.status !== "auto_approved" &&
+              (r.status !== "pending_review" || r.reviewQueuedBy !== undefined) &&
+              (r.status !== "actioned" || r.actionEventPublished === true),
+          ).length;
         await waitForProgress(
-          `the ${name} queue`,
-          async () => (await queue(name).depth()).visible,
+          "the flood after two stops",
+          async () => FLOOD - settled((await floodRecords(store)) ?? []),
           STALL,
           local.output,
         );
-    } finally {
-      if (local.child.exitCode === null && local.child.signalCode === null) {
-        process.kill(-local.child.pid!, "SIGINT");
-        await exited(local.child);
+        const records = (await floodRecords(store))!;
+        const byItem = new Map<string, number>();
+        for (const record of records) byItem.set(record.itemId, (byItem.get(record.itemId) ?? 0) + 1);
+        const sent = items.map((body) => (JSON.parse(body) as { id: string }).id);
+        expect(sent.filter((id) => !byItem.has(id))).toEqual([]); // lost
+        expect([...byItem].filter(([, n]) => n > 1)).toEqual([]); // decided twice
+        const auto = records.filter((r) => r.route === "auto");
+        expect(auto.length).toBeGreaterThan(0);
+        // Applied once: the action names the decision's own event (a conditional transition).
+        for (const record of auto)
+          expect(record).toMatchObject({ status: "actioned", actionEventPublished: true });
+        expect(records.filter((r) => r.route === "human").every((r) => r.reviewQueuedBy)).toBe(true);
+        // Nothing waits anywhere: the intake, its dead letters, the targets' queues.
+        for (const name of ["intake", "intake-dlq", "auto-action", "review", "auto-action-dlq", "review-dlq"])
+          await waitForProgress(
+            `the ${name} queue`,
+            async () => (await queue(name).depth()).visible,
+            STALL,
+            local.output,
+          );
+      } finally {
+        if (local.child.exitCode === null && local.child.signalCode === null) {
+          process.kill(-local.child.pid!, "SIGINT");
+          await exited(local.child);
+        }
+        await stopOrphanedDynamoDb(join(dataDir, "dynamodb"));
+        destroy();
       }
-      await stopOrphanedDynamoDb(join(dataDir, "dynamodb"));
-      destroy();
-    }
-  }, 3_600_000);
+    },
+    PROGRESS_BOUND_TEST_MS,
+  );
 });
