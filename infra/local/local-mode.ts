@@ -4,6 +4,7 @@
  * the way the stack deploys them. Handlers reach the stand-ins through AWS_ENDPOINT_URL_*.
  */
 import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { Logger } from "@aws-lambda-powertools/logger";
@@ -13,8 +14,8 @@ import { type RunningServer, startServer } from "../../endpoint/server/server.ts
 import { type CapacityPlan, capacityPlan } from "../../shared/domain/capacity-plan.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { MAX_BATCH, type MessageQueue } from "../../shared/domain/message-queue.ts";
-import type { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { DECIDE_QUEUES, REVIEW } from "../../shared/domain/topology.ts";
+import { resumeAndWatch } from "./batch-resume.ts";
 import { stopOrphanedDynamoDb } from "./dynamodb-local.ts";
 import type { LocalEventBus } from "./event-bus.ts";
 import { repairOutbox } from "./local-outbox.ts";
@@ -30,6 +31,11 @@ export interface LocalModeOptions {
   readonly dataDir: string;
   /** A GGUF model; otherwise a generated one (random weights) is used. */
   readonly model?: string;
+  /**
+   * A decision endpoint already running (`decide serve`, or any server with the SageMaker routes)
+   * to use instead of starting one in this process; `model` and the endpoint's port are then unused.
+   */
+  readonly endpointUrl?: string;
   /** Delete the data from earlier runs first. */
   readonly fresh?: boolean;
   /** Ports by service (0 picks a free one); unset ones take their defaults (`infra/local/ports.ts`). */
@@ -54,7 +60,7 @@ export interface LocalMode {
   readonly dlqUrl: string;
   readonly reviewQueueUrl: string;
   readonly bus: LocalEventBus;
-  /** Resolves when the batches an earlier run left unfinished have been queued again. */
+  /** Resolves when the batches whose intake an earlier run cut off have been read again; how many. */
   readonly resumed: Promise<number>;
   /** Messages in the review queue (visible and in flight), which the review intake drains. */
   reviewQueueDepth(): Promise<number>;
@@ -102,8 +108,12 @@ async function startParts(
     maxInstances: 1,
     ...(options.batchPollers ? { batchMaxConcurrency: options.batchPollers } : {}),
   });
-  const endpoint = await startEndpoint(options, ports.endpoint, plan, started, say);
-
+  // An endpoint already running (decide serve, another model server) stands in for the in-process one.
+  const endpoint = options.endpointUrl
+    ? { url: options.endpointUrl, close: async (_graceMs: number) => undefined }
+    : await startEndpoint(options, ports.endpoint, plan, started, say);
+  // Whether the queues kept what the last run left (a data folder from before they did has no journal).
+  const queuesKept = existsSync(join(options.dataDir, "queues", "sqs.jsonl"));
   const wiring = await startPipeline(options, ports, endpoint.url, plan, started, say);
   const { env, queues } = wiring;
   const left = recoveredLine(wiring.recovered);
@@ -125,22 +135,20 @@ async function startParts(
   const reviewUrl = reviewServer.url;
   say(`review page: ${reviewUrl} (local sign-in at ${reviewUrl}/auth/login)`);
   say(`batch files: ${env.BATCH_FOLDER} (stands in for the pipeline bucket)`);
-  // Batches a stop interrupted are read again (their queue did not survive the restart); the
-  // decide path does not decide an item twice, so this loses nothing and counts nothing twice.
-  const resuming = resumeBatches(
-    env,
-    shared,
-    { batch: wiring.queues.batch!, files: wiring.queues.batchFiles! },
-    say,
+  // Batches whose intake a stop cut off are read again, now and whenever a reader stops while
+  // this runs (`batch-resume.ts`); the decide path does not decide an item twice.
+  const batchIntakes = resumeAndWatch(
+    { env, shared, queues: { batch: queues.batch!, files: queues.batchFiles! }, say },
+    queuesKept,
   );
-  started.push(() => resuming);
+  started.push(batchIntakes.stop);
 
   return {
     endpointUrl: endpoint.url,
     reviewUrl,
     env,
     intakeUrl: queues.intake.url,
-    resumed: resuming,
+    resumed: batchIntakes.resumed,
     dlqUrl: queues.deadLetters.url,
     reviewQueueUrl: queues.review.url,
     bus: wiring.bus,
@@ -151,7 +159,7 @@ async function startParts(
     async stop() {
       outbox.stop();
       await outbox.done.catch(() => undefined);
-      await resuming.catch(() => 0);
+      await batchIntakes.stop();
       await counts.catch(() => undefined);
       await reviewServer.close();
       await wiring.stop();
@@ -276,41 +284,4 @@ async function feedSamples(root: string, intake: MessageQueue): Promise<number> 
     if (failed.length > 0) throw new Error(`samples not sent: ${failed.map((f) => f.reason).join(", ")}`);
   }
   return lines.length;
-}
-
-/** Runs intake again for every batch that is not completed; returns how many. */
-async function resumeBatches(
-  env: Record<string, string>,
-  shared: { policies: PolicyRegistry; now: () => Date },
-  queues: { batch: MessageQueue; files: MessageQueue },
-  say: (line: string) => void,
-): Promise<number> {
-  const { DynamoDbBatchStore } = await import("../../shared/adapters/dynamodb-batch-store.ts");
-  const { FsObjectStore } = await import("../../shared/adapters/fs-object-store.ts");
-  const { dynamoClient } = await import("../../functions/clients.ts");
-  const { runIntake } = await import("../../shared/use-cases/batch-intake.ts");
-  const { queueBatchFiles } = await import("../../shared/use-cases/batch-files.ts");
-  const batches = new DynamoDbBatchStore(dynamoClient(env), env.DECISIONS_TABLE!);
-  const deps = {
-    batches,
-    objects: new FsObjectStore(env.BATCH_FOLDER!),
-    queue: queues.batch,
-    files: queueBatchFiles(queues.files),
-    policies: shared.policies,
-    now: shared.now,
-  };
-  let resumed = 0;
-  for (const batch of await batches.listBatches(1000)) {
-    if (batch.status === "completed") continue;
-    try {
-      const after = await runIntake(deps, batch.source);
-      say(
-        `resumed batch ${batch.batchId}: ${after.counts.accepted} items queued again (decided ones are not decided twice)`,
-      );
-      resumed++;
-    } catch (error) {
-      say(`could not resume batch ${batch.batchId}: ${(error as Error).message}`);
-    }
-  }
-  return resumed;
 }
