@@ -17,7 +17,7 @@ import { envFileText } from "./env-file.ts";
 import { startupProgress } from "./startup-progress.ts";
 import { type StatusLine, statusLine } from "./terminal.ts";
 
-export const localUsage = `decide local [--model file.gguf] [--fresh] [--no-samples] [--data-dir .cache/local]
+export const localUsage = `decide local [--model file.gguf | --endpoint-url URL] [--fresh] [--no-samples] [--data-dir .cache/local]
              [--port-base N] [--port 8080] [--dynamodb-port 8000] [--sqs-port 9324] [--bus-port 9195] [--review-port 8090]
 
 Starts the decision endpoint (--port), DynamoDB Local (needs Java 17), local SQS queues (intake,
@@ -30,7 +30,9 @@ review page at N..N+4 and keeps the data in .cache/local-N, so two instances run
 Each port also reads a variable (a flag wins): ${Object.values(LOCAL_SERVICES)
   .map(({ flag, env }) => `${flag} ${env}`)
   .join(", ")}.
-A port in use stops the start with one line naming the service and the flag that moves it.`;
+A port in use stops the start with one line naming the service and the flag that moves it.
+--endpoint-url uses a decision endpoint already running (npx decide serve --model F --port P)
+instead of starting one in this process.`;
 
 /**
  * How long a start takes, measured (docs/getting-started.md, "Expected times"): a first start
@@ -105,6 +107,7 @@ function localFlags(argv: string[]) {
     args: argv,
     options: {
       model: { type: "string" },
+      "endpoint-url": { type: "string" },
       fresh: { type: "boolean", default: false },
       "no-samples": { type: "boolean", default: false },
       port: { type: "string" },
@@ -146,6 +149,7 @@ function localOptions(flags: ReturnType<typeof localFlags>, env: CommandEnv): Om
     ),
     fresh: flags.fresh ?? false,
     ...(flags.model ? { model: flags.model } : {}),
+    ...(flags["endpoint-url"] ? { endpointUrl: flags["endpoint-url"] } : {}),
     ports: resolveLocalPorts(
       base,
       Object.fromEntries(Object.entries(overrides).filter(([, value]) => value !== undefined)),
