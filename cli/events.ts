@@ -10,6 +10,7 @@ import { get } from "node:http";
 import { parseArgs } from "node:util";
 import { EVENT_LOG_PATH } from "../infra/local/event-bus.ts";
 import { type EventPattern, matchesPattern } from "../shared/domain/event-pattern.ts";
+import { counted } from "../shared/domain/plural.ts";
 import { CommandError, integerFlag, MissingSettingError, UsageError } from "./args.ts";
 import type { CommandEnv, CommandIo, OneShotCommand, Printed } from "./command.ts";
 
@@ -204,7 +205,10 @@ async function follow(
     let printed = 0;
     while (!stopped) {
       const page = await readLog(options.busUrl, after);
-      if (page.missed > 0) io.note(`(${page.missed} events left the bus's log before they could be read)`);
+      if (page.missed > 0)
+        io.note(
+          `(${counted(page.missed, "event")} left the bus's log before ${page.missed === 1 ? "it" : "they"} could be read)`,
+        );
       for (const { seq, event } of page.events) {
         after = seq;
         if (!matches(event)) continue;

@@ -98,9 +98,9 @@ export const COMMANDS: Record<
   capacity: {
     what: "simulates a load on the synthesized stack: instances, backlog, dead letters, cost",
     summary:
-      "decide capacity --rate R [--for 30m] [--burst X --burst-for D] [--template F] [--max-instances N]",
+      "decide capacity --rate R [--for 30m] [--burst X --burst-for D] [--template F] [--max-instances N] | --lane batch --items N",
     load: async () => {
-      const m = await import("./capacity.ts");
+      const m = await import("./capacity-lanes.ts");
       return { command: m.capacityCommand, usage: m.capacityUsage };
     },
   },

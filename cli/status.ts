@@ -15,7 +15,7 @@ import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import { verifyCertificate } from "../shared/use-cases/certificate-labels.ts";
 import { replayFiltered } from "../shared/use-cases/replay.ts";
 import { settingFrom, sinceFlag } from "./args.ts";
-import { awsOptions, decisionStore, queueAt } from "./aws.ts";
+import { asyncObjectStore, awsOptions, decisionStore, queueAt } from "./aws.ts";
 import { type CommandEnv, jsonLines, type OneShotCommand } from "./command.ts";
 
 /** The usage text of `decide status`. */
@@ -28,7 +28,8 @@ and prompt layout that decided the policy's latest item ("certificate stale: mod
 "certificate verified" only when recomputing it on the labels it names in the table gives it back
 (else "certificate unverified" and why).
 The table, queue URLs and region come from flags or DECISIONS_TABLE, INTAKE_QUEUE_URL, DLQ_URL, REVIEW_QUEUE_URL,
-BATCH_QUEUE_URL (the batch lane; \`decide batch list\` shows the batches themselves).`;
+BATCH_QUEUE_URL (the batch lane; \`decide batch list\` shows the batches themselves). The async backlog is the
+async lane's objects not yet settled (queued or running on the async endpoint), read from the table.`;
 
 /** What the command reports. */
 interface Status {
@@ -36,6 +37,8 @@ interface Status {
   readonly certificates: Record<string, string>;
   readonly queues: Record<string, { visible: number; inFlight: number }>;
   readonly deadLetters: Record<string, number>;
+  /** The async lane's open objects (queued or running on the async endpoint, or being settled). */
+  readonly asyncBacklog: { objects: number; items: number; oldestSubmittedAt: string | undefined };
 }
 
 /** Counts per policy and state, and each policy's latest decision (by when it was made). */
@@ -109,6 +112,22 @@ async function deadLettersOf(
   return reasons;
 }
 
+/** Open objects read at most (a batch of a million items is about 2,600). */
+const ASYNC_BACKLOG_CAP = 10_000;
+
+/** The async lane's open objects, from their records in the table (none where the lane is not deployed). */
+async function asyncBacklogOf(
+  table: string,
+  aws: ReturnType<typeof awsOptions>,
+): Promise<Status["asyncBacklog"]> {
+  const open = await asyncObjectStore(table, aws).open(ASYNC_BACKLOG_CAP);
+  return {
+    objects: open.length,
+    items: open.reduce((sum, object) => sum + object.itemCount, 0),
+    oldestSubmittedAt: open[0]?.submittedAt,
+  };
+}
+
 /** The lines of `status`, as a person reads them. */
 function statusLines(status: Status): string[] {
   const lines = ["records by policy and state:"];
@@ -124,6 +143,10 @@ function statusLines(status: Status): string[] {
   lines.push("queues:");
   for (const [name, depth] of Object.entries(status.queues))
     lines.push(`  ${name.padEnd(12)} ${depth.visible} waiting, ${depth.inFlight} in flight`);
+  const backlog = status.asyncBacklog;
+  lines.push(
+    `async backlog: ${backlog.objects}${backlog.objects >= ASYNC_BACKLOG_CAP ? " or more" : ""} objects (${backlog.items} items) open on the async endpoint${backlog.oldestSubmittedAt ? `, oldest submitted ${backlog.oldestSubmittedAt}` : ""}`,
+  );
   lines.push("dead letters by failure reason:");
   for (const [reason, n] of Object.entries(status.deadLetters)) lines.push(`  ${reason}: ${n}`);
   if (Object.keys(status.deadLetters).length === 0) lines.push("  (none)");
@@ -192,6 +215,7 @@ async function run(options: StatusOptions): Promise<Status> {
     certificates: await certificatesOf(policies, store, latest),
     queues: depths,
     deadLetters: await deadLettersOf(store, options.queues["dead-letter"], aws),
+    asyncBacklog: await asyncBacklogOf(options.table, aws),
   };
 }
 

@@ -3,7 +3,9 @@
  * instanceType, minInstanceCount (or initialInstanceCount: the scaling minimum, and the count a new
  * variant starts with), maxInstanceCount, imageUri, alarmEmail, batchMaxConcurrency, endpointMode
  * (realtime | serverless), serverlessMemoryMiB, serverlessMaxConcurrency,
- * serverlessProvisionedConcurrency (e.g. `npx cdk deploy -c endpointMode=serverless`).
+ * serverlessProvisionedConcurrency (e.g. `npx cdk deploy -c endpointMode=serverless`), batchLane
+ * (async, the default: SageMaker Asynchronous Inference; or realtime), asyncInstanceType,
+ * asyncMaxInstanceCount.
  */
 import { App, Aspects } from "aws-cdk-lib";
 import { AwsSolutionsChecks, ServerlessChecks } from "cdk-nag";
@@ -23,7 +25,18 @@ new DecisionStack(app, context("stackName") ?? "DecisionPipeline", {
   ...(context("alarmEmail") ? { alarmEmail: context("alarmEmail") } : {}),
   ...(number("batchMaxConcurrency") ? { batchMaxConcurrency: number("batchMaxConcurrency") } : {}),
   ...endpointModeOf(context("endpointMode")),
+  ...batchLaneOf(context("batchLane")),
+  ...(context("asyncInstanceType") ? { asyncInstanceType: context("asyncInstanceType") } : {}),
+  ...(number("asyncMaxInstanceCount") ? { asyncMaxInstanceCount: number("asyncMaxInstanceCount") } : {}),
 });
+
+/** The batch lane from context: async (the default) or realtime, refusing anything else by name. */
+function batchLaneOf(lane: string | undefined) {
+  if (lane === undefined) return {};
+  if (lane !== "async" && lane !== "realtime")
+    throw new Error(`-c batchLane must be async or realtime, got "${lane}"`);
+  return { batchLane: lane as "async" | "realtime" };
+}
 
 /** The scaling minimum, under either name; both given must agree. */
 function minInstancesOf(min: number | undefined, initial: number | undefined) {

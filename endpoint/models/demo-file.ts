@@ -40,11 +40,16 @@ export function defaultDemoInputs(root: string): DemoModelInputs {
   };
 }
 
-/** The demo model for `inputs` in `dir`, written first (`onFit` told) when that content has no file yet. */
+/**
+ * The demo model for `inputs` in `dir`, written first (`onFit` told) when that content has no file
+ * yet, by `write` (in this process unless told: the local mode fits it in a child process, so that
+ * its own event loop keeps reporting progress during the fit).
+ */
 export async function ensureDemoModel(
   dir: string,
   inputs: DemoModelInputs,
   onFit: () => void = () => undefined,
+  write: (out: string, inputs: DemoModelInputs) => Promise<unknown> = writeDemoFile,
 ): Promise<string> {
   const hash = createHash("sha256");
   for (const module of CONSTRUCTION) hash.update(await readFile(new URL(module, import.meta.url)));
@@ -56,7 +61,7 @@ export async function ensureDemoModel(
   onFit();
   await mkdir(dir, { recursive: true });
   const temporary = `${path}.${process.pid}.tmp`;
-  await writeDemoFile(temporary, inputs);
+  await write(temporary, inputs);
   await rename(temporary, path);
   return path;
 }

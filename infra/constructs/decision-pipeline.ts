@@ -13,7 +13,7 @@ import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import type * as s3 from "aws-cdk-lib/aws-s3";
 import { Construct } from "constructs";
 import { decideConcurrency } from "../../shared/domain/capacity-plan.ts";
-import type { DeadLetterSource, RuleDelivery } from "../../shared/domain/dead-letters.ts";
+import type { RuleDelivery } from "../../shared/domain/dead-letters.ts";
 import {
   DECIDE_FUNCTION,
   METRICS,
@@ -22,8 +22,9 @@ import {
   TABLE_ACCESS,
   TARGET_FUNCTION,
 } from "../../shared/domain/topology.ts";
+import { type AsyncNotificationQueues, asyncNotificationQueues } from "./async-notifications.ts";
 import { BatchJobs } from "./batch-jobs.ts";
-import { type DeadLetterHome, replayFunction } from "./dead-letter-routes.ts";
+import { type DeadLetterHome, type DeadLetterSources, replayFunction } from "./dead-letter-routes.ts";
 import { DecisionsTable } from "./decisions-table.ts";
 import { PipelineBucket } from "./pipeline-bucket.ts";
 import { PipelineBus } from "./pipeline-bus.ts";
@@ -50,6 +51,11 @@ export interface DecisionPipelineProps {
   readonly policiesDir?: string;
   /** Concurrent batch-lane invocations of the decide function. @default BATCH_LANE.maxConcurrency */
   readonly batchMaxConcurrency?: number;
+  /**
+   * Who consumes the batch lane's queue: the decide function (real-time calls), or the async
+   * lane's submit function, which the stack adds (`async-lane.ts`). @default "realtime"
+   */
+  readonly batchLane?: "realtime" | "async";
   /** Prefix of the reviewers' hosted sign-in domain. @default derived from the account and stack */
   readonly reviewDomainPrefix?: string;
 }
@@ -103,7 +109,11 @@ export class DecisionPipeline extends Construct {
   /** The bus's rules into their queues, each with its dead-letter queue. */
   public readonly rules: Record<RuleName, RuleToQueue>;
   /** Every dead-letter queue, by source, and where its letters go home. */
-  public readonly deadLetterSources: Record<DeadLetterSource, DeadLetterHome>;
+  public readonly deadLetterSources: DeadLetterSources;
+  /** The async lane's notifications queue and its dead-letter queue (batch lane "async" only). */
+  public readonly asyncNotifications: AsyncNotificationQueues | undefined;
+  /** Creates a function as the pipeline's own (runtime, bundling, log group, table grants). */
+  public readonly functionFactory: FunctionFactory;
 
   constructor(scope: Construct, id: string, props: DecisionPipelineProps) {
     super(scope, id);
@@ -123,6 +133,7 @@ export class DecisionPipeline extends Construct {
       },
       ...(props.policiesDir ? { policiesDir: props.policiesDir } : {}),
     });
+    this.functionFactory = fn;
     const concurrency = decideConcurrency({
       mode: props.endpointMode ?? "realtime",
       minInstances: props.endpointMinInstances ?? 1,
@@ -147,8 +158,10 @@ export class DecisionPipeline extends Construct {
       failures,
       maxConcurrency: concurrency.batch,
       batchSize: concurrency.batchSize,
+      decideConsumesBatch: props.batchLane !== "async",
     });
     this.rules = this.routeRules();
+    this.asyncNotifications = props.batchLane === "async" ? asyncNotificationQueues(this) : undefined;
     this.deadLetterSources = this.sources(batchJobs);
     this.functions = {
       decide,
@@ -261,7 +274,7 @@ export class DecisionPipeline extends Construct {
   }
 
   /** Every dead-letter queue and where its letters go home (`shared/domain/dead-letters.ts`). */
-  private sources(batchJobs: BatchJobs): Record<DeadLetterSource, DeadLetterHome> {
+  private sources(batchJobs: BatchJobs): DeadLetterSources {
     const q = this.queues;
     const rule = (name: RuleName): DeadLetterHome => ({
       queue: this.rules[name].deadLetters,
@@ -278,6 +291,14 @@ export class DecisionPipeline extends Construct {
       "rejected-rule": rule("rejected"),
       "requested-rule": rule("requested"),
       "job-failures": { queue: q.jobFailures },
+      ...(this.asyncNotifications
+        ? {
+            "async-results": {
+              queue: this.asyncNotifications.deadLetters,
+              home: this.asyncNotifications.queue,
+            },
+          }
+        : {}),
     };
   }
 

@@ -10,6 +10,7 @@
  */
 import type { BatchRecord } from "../../shared/domain/batch.ts";
 import type { MessageQueue } from "../../shared/domain/message-queue.ts";
+import { counted } from "../../shared/domain/plural.ts";
 import type { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { BATCH_LANE } from "../../shared/domain/topology.ts";
 
@@ -45,7 +46,7 @@ async function intakeParts(parts: ResumeParts) {
     try {
       const after = await runIntake(deps, batch.source);
       parts.say(
-        `resumed batch ${batch.batchId} (${why}): ${after.counts.accepted} items queued again (decided ones are not decided twice)`,
+        `resumed batch ${batch.batchId} (${why}): ${counted(after.counts.accepted, "item")} queued again (decided ones are not decided twice)`,
       );
       return true;
     } catch (error) {

@@ -16,6 +16,7 @@ import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { MAX_BATCH, type MessageQueue } from "../../shared/domain/message-queue.ts";
 import { DECIDE_QUEUES, REVIEW } from "../../shared/domain/topology.ts";
 import { resumeAndWatch } from "./batch-resume.ts";
+import { fitInChild } from "./demo-fit-child.ts";
 import { stopOrphanedDynamoDb } from "./dynamodb-local.ts";
 import type { LocalEventBus } from "./event-bus.ts";
 import { repairOutbox } from "./local-outbox.ts";
@@ -244,8 +245,11 @@ async function startEndpoint(
 ): Promise<RunningServer> {
   let model = options.model;
   if (!model) {
-    model = await ensureDemoModel(options.dataDir, defaultDemoInputs(options.root), () =>
-      say("demo model: fitting its word evidence to the sample policies (first start only)..."),
+    model = await ensureDemoModel(
+      options.dataDir,
+      defaultDemoInputs(options.root),
+      () => say("demo model: fitting its word evidence to the sample policies (first start only)..."),
+      (out, inputs) => fitInChild(options.root, out, inputs),
     );
     say(`demo model: ${model} (a computed bag-of-words model for the sample policies, not a language model)`);
   }

@@ -11,6 +11,7 @@ import {
   TARGET_VISIBILITY_SECONDS,
 } from "../../shared/domain/topology.ts";
 import type { DecideDependencies } from "../../shared/use-cases/decide-message.ts";
+import { type AsyncLaneWiring, type LocalAsyncLane, startAsyncLaneOf } from "./async-lane.ts";
 import { startBatchFilesPoller } from "./batch-files-step.ts";
 import type { LocalEventBus } from "./event-bus.ts";
 import {
@@ -39,10 +40,8 @@ export interface WiringHooks {
   readonly onEffect?: (effect: "actioned" | "queued" | "refused", itemId: string) => void;
 }
 
-/** Options of {@link startLocalWiring}. */
-export interface WiringOptions {
-  /** URL the decide function calls as the SageMaker runtime. */
-  readonly endpointUrl: string;
+/** Options of {@link startLocalWiring} (the async lane's: `batchLane`, `asyncLane`). */
+export interface WiringOptions extends AsyncLaneWiring {
   /** Repository root: the policies folder. */
   readonly root: string;
   /** Ports of the stand-ins (0: a free one; a fixed port is checked free first). */
@@ -68,8 +67,6 @@ export interface WiringOptions {
   readonly decideBatchSize?: number;
   /** The batch lane: pollers on its queue (its maximum concurrency). @default BATCH_LANE.maxConcurrency */
   readonly batchPollers?: number;
-  /** Folder standing in for the pipeline bucket (batch files and results); no batch lane when unset. */
-  readonly batchFolder?: string;
   /** Extra function settings (ENDPOINT_TIMEOUT_MS and the like). */
   readonly settings?: Readonly<Record<string, string>>;
   readonly hooks?: WiringHooks;
@@ -104,6 +101,8 @@ export interface LocalWiring {
   };
   /** What an earlier run left (with `queuesPath`): messages by queue, and events not yet delivered. */
   readonly recovered: { readonly messages: Readonly<Record<string, number>>; readonly events: number };
+  /** The async lane, when the batch lane runs on it. */
+  readonly asyncLane?: LocalAsyncLane;
   /** Creates another queue on the local SQS. */
   createQueue(name: string, attributes?: Record<string, string>): Promise<SqsQueue>;
   stop(): Promise<void>;
@@ -141,22 +140,14 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
   const targets = await startTargets({ createQueue, bus, queues, baseDeps, hooks });
   started.push(targets.stop);
   addQueueRules(bus, queues);
+  const asyncLane = await startAsyncLaneOf(options, queues, env, createQueue);
+  if (asyncLane) started.push(asyncLane.stop);
   // Every rule is in place: the events an earlier run accepted and had not delivered go out now.
   const recoveredEvents = bus.recover();
   const pollers = await startDecidePollers(options, queues, pollerDeps, env);
   started.push(pollers.stop);
   const { review, autoAction } = targets;
-  const routes = localRoutes(queues, {
-    review: { queue: review.url, dlq: review.deadLetters.url },
-    autoAction: { queue: autoAction.url, dlq: autoAction.deadLetters.url },
-  });
-  Object.assign(env, {
-    INTAKE_QUEUE_URL: queues.intake.url,
-    DLQ_URL: queues.deadLetters.url,
-    REVIEW_QUEUE_URL: review.url,
-    ...(queues.batch ? { BATCH_QUEUE_URL: queues.batch.url } : {}),
-    DEAD_LETTER_ROUTES: JSON.stringify(routes),
-  });
+  exportQueues(env, queues, targets, asyncLane);
   return {
     env,
     bus,
@@ -171,8 +162,10 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
     baseDeps,
     pollers: { ...pollers.all, targets: [autoAction.poller, review.poller] },
     recovered: { messages: parts.sqs.recovered, events: recoveredEvents },
+    ...(asyncLane ? { asyncLane } : {}),
     createQueue,
     async stop() {
+      await asyncLane?.stop();
       await pollers.stop();
       await targets.stop();
       await bus.stop();
@@ -183,6 +176,32 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
       await dynamo.stop();
     },
   };
+}
+
+/** The queues and dead-letter routes `decide status`, `publish` and `replay` read, added to `env`. */
+function exportQueues(
+  env: Record<string, string>,
+  queues: LocalQueues,
+  targets: { review: TargetQueue; autoAction: TargetQueue },
+  asyncLane: LocalAsyncLane | undefined,
+): void {
+  const { review, autoAction } = targets;
+  const routes = localRoutes(queues, {
+    review: { queue: review.url, dlq: review.deadLetters.url },
+    autoAction: { queue: autoAction.url, dlq: autoAction.deadLetters.url },
+    ...(asyncLane
+      ? {
+          asyncResults: { queue: asyncLane.notifications.url, dlq: asyncLane.notificationsDeadLetters.url },
+        }
+      : {}),
+  });
+  Object.assign(env, {
+    INTAKE_QUEUE_URL: queues.intake.url,
+    DLQ_URL: queues.deadLetters.url,
+    REVIEW_QUEUE_URL: review.url,
+    ...(queues.batch ? { BATCH_QUEUE_URL: queues.batch.url } : {}),
+    DEAD_LETTER_ROUTES: JSON.stringify(routes),
+  });
 }
 
 /** The targets as deployed: rule → queue (dead letters after the receive limit) → function. */
@@ -291,9 +310,11 @@ async function startDecidePollers(
     });
   };
   const decide = pollersOn(queues.intake, "intake", options.decidePollers ?? 1);
-  const batch = queues.batch
-    ? pollersOn(queues.batch, "batch", options.batchPollers ?? BATCH_LANE.maxConcurrency)
-    : [];
+  // On the async lane the submit function consumes the batch queue (`async-lane.ts`).
+  const batch =
+    queues.batch && options.batchLane === "realtime"
+      ? pollersOn(queues.batch, "batch", options.batchPollers ?? BATCH_LANE.maxConcurrency)
+      : [];
   const files = queues.batchFiles ? [await startBatchFilesPoller(queues.batchFiles, LOCAL_ARN, env)] : [];
   const stop = () => Promise.all([...decide, ...batch, ...files].map((poller) => poller.stop()));
   return { all: { decide, batch, files }, stop };

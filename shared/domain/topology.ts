@@ -10,6 +10,7 @@ import measured from "./topology/measured-times.json" with { type: "json" };
 
 // The batch jobs', the endpoint's, the live checks' and the custom metrics' numbers have files of
 // their own; they are part of the topology all the same.
+export * from "./topology/async.ts";
 export * from "./topology/batch.ts";
 export * from "./topology/endpoint.ts";
 export * from "./topology/live-checks.ts";
@@ -183,6 +184,10 @@ export const TABLE_ACCESS = {
   BatchIntake: ["GetItem", "PutItem", "UpdateItem"],
   /** the batch and its claims (GetItem, UpdateItem), its members a page at a time (Query). */
   BatchFiles: ["GetItem", "UpdateItem", "Query"],
+  /** object records (GetItem, PutItem); an item that cannot be parsed is rejected on the decide path (PutItem, UpdateItem). */
+  AsyncSubmit: ["GetItem", "PutItem", "UpdateItem"],
+  /** the decide path (as Decide), object records (GetItem, PutItem, UpdateItem). */
+  AsyncResults: ["GetItem", "PutItem", "UpdateItem", "Query"],
 } as const satisfies Record<string, readonly TableAction[]>;
 
 /**

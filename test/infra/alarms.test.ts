@@ -184,10 +184,11 @@ describe("the alarms on-call reads", () => {
       template.findResources("AWS::CloudWatch::Alarm") as Record<string, Resource>,
     ).filter((a) => a.Properties.AlarmName !== undefined);
     // Two per dead-letter queue, rejected items, the escalation rate, events refused at their
-    // record (forged), one review service-level alarm per policy (three samples) and two
+    // record (forged), one review service-level alarm per policy (three samples), two
     // error-budget alarms (over it; too few labels to judge it) per policy that sets maxAutoError
-    // (ticket-routing); the health signals notify through the composite.
-    expect(alarms).toHaveLength(2 * Object.keys(DEAD_LETTER_SOURCES).length + 8);
+    // (ticket-routing), and the async lane's four (oldest request, wake-up, failed invocations,
+    // failed notifications); the health signals notify through the composite.
+    expect(alarms).toHaveLength(2 * Object.keys(DEAD_LETTER_SOURCES).length + 8 + 4);
     for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toHaveLength(1);
     // content-moderation asks for review within 60 minutes; the others take the default.
     template.hasResourceProperties("AWS::CloudWatch::Alarm", {

@@ -221,8 +221,9 @@ describe("alarms on-call needs", () => {
     expect(props.OKActions).toEqual(props.AlarmActions);
     for (const id of members) expect(resources[id]!.Properties.AlarmActions, id).toBeUndefined();
     // Others' signals join through health.add: the composite is rendered once the app is done
-    // (three of the operations' own, and the Audit function's errors and throttles).
-    expect(members.size).toBe(Object.keys(stack.operations.health.signals).length + 3 + 2);
+    // (three of the operations' own, the Audit function's errors and throttles, and those of the
+    // async lane's submit and result functions).
+    expect(members.size).toBe(Object.keys(stack.operations.health.signals).length + 3 + 2 + 4);
   });
 
   it("breaches the review service levels when the backlog function stops reporting", () => {

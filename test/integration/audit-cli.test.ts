@@ -151,7 +151,7 @@ describe("decide audit on the decisions table", () => {
       ["<0.9", 20, 20, 4],
       [">=0.9", 25, 20, 1],
     ]);
-    expect(calm!.notes.join("\n")).toContain("1 audit samples are disputed between reviewers");
+    expect(calm!.notes.join("\n")).toContain("1 audit sample is disputed between reviewers and waits");
   });
 
   it("prints the estimate, its bands and a verdict in three states, and exits 0, 3 or 4 by it", async () => {

@@ -185,7 +185,7 @@ describe("decide CLI", () => {
     const source = await decide(["replay", "--from", "intak", "--dry-run"]);
     expect(source.code).toBe(2);
     expect(source.stderr).toMatch(
-      /^decide replay: --from: unknown dead-letter source "intak"; did you mean "intake"\? \(one of intake, batch, .*job-failures\)\nsee: npx decide replay --help\n$/,
+      /^decide replay: --from: unknown dead-letter source "intak"; did you mean "intake"\? \(one of intake, batch, .*job-failures, async-results\)\nsee: npx decide replay --help\n$/,
     );
     const unknown = await decide(["stauts"]);
     expect(unknown.stderr).toBe(

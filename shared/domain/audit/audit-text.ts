@@ -97,10 +97,10 @@ export function auditLines(audit: PolicyAudit): string[] {
 export function auditSectionHtml(audits: readonly PolicyAudit[], esc: (text: string) => string): string {
   const rows = audits
     .flatMap((a) => [
-      `<tr><td data-label="policy">${esc(a.policyId)}</td><td data-label="chosen">all</td><td data-label="estimate">${esc(estimateText(a.overall))}</td><td data-label="error budget">${esc(budgetText(a) ?? "no budget set")}</td></tr>`,
+      `<tr><td data-label="policy"><span class="id">${esc(a.policyId)}</span></td><td data-label="chosen">all</td><td data-label="estimate">${esc(estimateText(a.overall))}</td><td data-label="error budget">${esc(budgetText(a) ?? "no budget set")}</td></tr>`,
       ...a.byOption.map(
         (o) =>
-          `<tr><td data-label="policy">${esc(a.policyId)}</td><td data-label="chosen">${esc(o.option)}</td><td data-label="estimate">${esc(estimateText(o.estimate))}</td><td data-label="error budget"></td></tr>`,
+          `<tr><td data-label="policy"><span class="id">${esc(a.policyId)}</span></td><td data-label="chosen">${esc(o.option)}</td><td data-label="estimate">${esc(estimateText(o.estimate))}</td><td data-label="error budget"></td></tr>`,
       ),
     ])
     .join("");

@@ -6,6 +6,7 @@
  * or unaudited bands). Pure: the records are read by `shared/use-cases/audit-estimate.ts`.
  */
 import type { DecisionRecord } from "../decision-record.ts";
+import { counted } from "../plural.ts";
 import type { PolicyRegistry } from "../policy/registry.ts";
 import { AUDIT } from "../topology.ts";
 import { bandName, bandStart } from "./bands.ts";
@@ -79,12 +80,14 @@ export function auditPolicy(
   const usable = samples.filter((s): s is VerdictSample => s !== undefined);
   const notes: string[] = [];
   if (usable.length < own.length)
-    notes.push(`${own.length - usable.length} audit samples carry no inclusion probability and are left out`);
+    notes.push(
+      `${counted(own.length - usable.length, "audit sample carries", "audit samples carry")} no inclusion probability and ${own.length - usable.length === 1 ? "is" : "are"} left out`,
+    );
   // A disputed sample waits for an admin: counted as unlabelled, though it is likelier wrong.
   const disputed = own.filter((r) => r.disputed && r.status === "pending_review").length;
   if (disputed > 0)
     notes.push(
-      `${disputed} audit samples are disputed between reviewers and wait for an admin's label: counted as unlabelled until then`,
+      `${counted(disputed, "audit sample is", "audit samples are")} disputed between reviewers and ${disputed === 1 ? "waits" : "wait"} for an admin's label: counted as unlabelled until then`,
     );
   const strata = strataOf(usable);
   for (const s of strata)
