@@ -61,12 +61,18 @@ function progress(stream: NodeJS.WriteStream, size: number | undefined) {
   const started = performance.now();
   const line = statusLine(stream);
   let lastStep = -1;
+  // The count last put on a line: the closing line is not written again for the same count.
+  let shown = -1;
   const show = (sent: number, bytesRead: number, last = false) => {
+    if (last && sent === shown) return;
     const seconds = (performance.now() - started) / 1000;
     const rate = `${(sent / Math.max(seconds, 1e-3)).toFixed(0)}/s`;
     if (size === undefined) {
       const step = Math.floor(sent / 10_000);
-      if (step !== lastStep || last) line.show(`sent ${sent}, ${rate}`);
+      if (step !== lastStep || last) {
+        line.show(`sent ${sent}, ${rate}`);
+        shown = sent;
+      }
       lastStep = step;
       return;
     }
@@ -77,9 +83,13 @@ function progress(stream: NodeJS.WriteStream, size: number | undefined) {
       const width = 30;
       const filled = Math.round(share * width);
       line.show(`[${"#".repeat(filled)}${"-".repeat(width - filled)}] ${text}`);
+      shown = sent;
     } else {
       const step = Math.floor(share * 10);
-      if (step !== lastStep || last) line.show(text);
+      if (step !== lastStep || last) {
+        line.show(text);
+        shown = sent;
+      }
       lastStep = step;
     }
   };

@@ -108,6 +108,8 @@ describe("decide publish", () => {
 
     const again = await publish([file, "--queue-url", queue.QueueUrl!]);
     expect(again.stdout).toMatch(/0 sent, 995 already sent before, 5 refused/);
+    // Nothing sent: no progress line at all (main once printed "sent 0/0" and "sent 0/1 (0%)").
+    expect(again.stderr).not.toMatch(/^sent /m);
     expect(await drain(queue.QueueUrl!)).toHaveLength(0);
   });
 
@@ -120,6 +122,10 @@ describe("decide publish", () => {
     );
     const result = await publish([file, "--queue-url", queue.QueueUrl!]);
     expect(result.stdout).toMatch(/1 sent/);
+    // One item: its one progress line counts it, with the whole file read, never a 0 first.
+    expect(result.stderr.match(/^sent .*$/gm)).toEqual([
+      expect.stringMatching(/^sent 1, 100% of the file read, /),
+    ]);
     expect(result.stderr).toMatch(/line 3: refused: state: must not be empty/);
     const batch = await sqs.send(
       new ReceiveMessageCommand({ QueueUrl: queue.QueueUrl!, MaxNumberOfMessages: 10 }),
