@@ -226,7 +226,18 @@ await feed();
 say(`all ${sent.size} items sent; waiting until each is decided and its effect applied`);
 const everythingDone = async () => {
   const s = await counts.summary().catch(() => undefined);
-  return s !== undefined && s.decided + s.rejected >= sent.size && s.waiting === 0 && s.deadLetters === 0;
+  // In flight counts too: a message whose effects a fault cut off comes back when its visibility lapses.
+  const inFlight = await intake.depth().then(
+    (d) => d.inFlight,
+    () => 1,
+  );
+  return (
+    s !== undefined &&
+    s.decided + s.rejected >= sent.size &&
+    s.waiting === 0 &&
+    inFlight === 0 &&
+    s.deadLetters === 0
+  );
 };
 for (let replays = 0; !(await everythingDone()); ) {
   await sleep(10_000);
@@ -257,10 +268,17 @@ for (let replays = 0; !(await everythingDone()); ) {
 }
 settled = true;
 await rotation;
-// Effects (actions, review tasks) follow their decisions: a last minute for them to land.
-await sleep(60_000);
+// Effects (actions, review tasks, events under a lapsed publish lease) follow their decisions:
+// counted again until nothing is missing, or until the missing count has not fallen for 3 minutes.
+let count = await countSoak(store, policies.ids(), `${runId}-`, sent);
+for (let still = 0; count.eventsMissing > 0 && still < 12; ) {
+  await sleep(15_000);
+  const again = await countSoak(store, policies.ids(), `${runId}-`, sent);
+  still = again.eventsMissing < count.eventsMissing ? 0 : still + 1;
+  say(`${again.eventsMissing} records still owe an event or effect`);
+  count = again;
+}
 clearInterval(sampler);
-const count = await countSoak(store, policies.ids(), `${runId}-`, sent);
 
 process.kill(-local.child.pid!, "SIGINT");
 await exited(local.child);
