@@ -4,7 +4,8 @@
  * intake function would) and follows the batch to the end unless told not to wait.
  */
 import { randomBytes } from "node:crypto";
-import { readFile } from "node:fs/promises";
+import { createReadStream } from "node:fs";
+import { stat } from "node:fs/promises";
 import { basename } from "node:path";
 import { systemClock } from "../shared/domain/clock.ts";
 import { readLines } from "../shared/domain/input/lines.ts";
@@ -47,9 +48,7 @@ export async function submit(options: SubmitOptions, io: CommandIo): Promise<Sub
   const registry = await PolicyRegistry.fromFolder(options.policiesDir);
   if (!registry.current(policyId))
     throw new UsageError(`--policy: unknown policy "${policyId}" (known: ${registry.ids().join(", ")})`);
-  const body = await readFile(file).catch((error: unknown) => {
-    throw cannotRead(file, error);
-  });
+  await regularFile(file);
   const ctx = context(options.where);
   // Locally this command is the intake function: it reads the file from the folder and queues it.
   const local = options.local && {
@@ -62,7 +61,8 @@ export async function submit(options: SubmitOptions, io: CommandIo): Promise<Sub
   // The services first: a file stored while they are down would be a batch nobody knows of.
   await ctx.batches.getBatch(batchId);
   await local?.queue.depth();
-  await ctx.objects.put(key, body);
+  // Streamed from the file: memory does not grow with it.
+  await ctx.objects.putStream(key, createReadStream(file));
   io.say(`batch ${batchId}: ${file} stored as ${key}`);
   let refused = 0;
   const listRefused = async () => {
@@ -96,6 +96,18 @@ export async function submit(options: SubmitOptions, io: CommandIo): Promise<Sub
     ...(local ? {} : { onIntakeDone: listRefused }),
   });
   return { refused, followed };
+}
+
+/**
+ * Checks that `file` is a regular file: a device or a pipe (/dev/zero, /dev/stdin) has no end a
+ * batch could wait for, and would be stored until the disk is full.
+ */
+async function regularFile(file: string): Promise<void> {
+  const info = await stat(file).catch((error: unknown) => {
+    throw cannotRead(file, error);
+  });
+  if (info.isDirectory()) throw cannotRead(file, new Error("it is a folder, not a file"));
+  if (!info.isFile()) throw new UsageError(`${file} is not a regular file: a batch is a file with an end`);
 }
 
 /** Notes the lines intake refused, as `decide publish` does; returns how many. */

@@ -12,7 +12,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { certificateOnLabelsProblem } from "../shared/domain/calibration/certificate-recompute.ts";
 import { checkProposal } from "../shared/domain/calibration/proposal-check.ts";
-import { type Policy, PolicyError, parsePolicy } from "../shared/domain/policy/policy.ts";
+import { type Policy, PolicyError, parsePolicyText } from "../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import { verifyCertificate } from "../shared/use-cases/certificate-labels.ts";
 import { UsageError } from "./args.ts";
@@ -43,7 +43,7 @@ async function readProposal(file: string): Promise<Policy> {
     throw cannotRead(`--apply-proposal ${file}`, error);
   });
   try {
-    return parsePolicy(JSON.parse(text), file);
+    return parsePolicyText(text, file);
   } catch (error) {
     if (error instanceof PolicyError || error instanceof SyntaxError)
       throw new UsageError(`${file} is not a valid policy: ${error.message}`);
@@ -86,9 +86,10 @@ async function checkCertificateLabels(
 
 /**
  * Writes a proposed policy into the policies folder as `<id>.v<N>.json`, after checking that it
- * is a valid policy, the next version of one the folder holds, changes only calibration fields
- * within their ranges, and carries a certificate that holds (recomputed on its labels when they
- * are at hand); never over an existing file.
+ * is a valid policy (no key repeated), the next version of one the folder holds, changes only
+ * calibration fields within their ranges, at least one that the decisions use, and carries a
+ * certificate that holds (recomputed on its labels when they are at hand); never over an
+ * existing file.
  */
 export async function applyProposal(
   file: string,
@@ -103,8 +104,13 @@ export async function applyProposal(
     throw new UsageError(
       `${file} proposes version ${proposed.version} of ${proposed.id}, but ${policiesDir} is at version ${current.version}: only version ${current.version + 1} applies`,
     );
-  const refusals = checkProposal(current, proposed).refusals;
+  const { changes, refusals } = checkProposal(current, proposed);
   if (refusals.length > 0) throw new UsageError(`${file} cannot be applied: ${refusals.join("; ")}`);
+  // A version that decides exactly as the current one would only make the record's version lie.
+  if (changes.every((change) => change.field === "calibratedAt"))
+    throw new UsageError(
+      `${file} changes nothing the decisions use${changes.length ? " (only calibratedAt)" : ""}: ${proposed.id} stays at version ${current.version}, nothing written`,
+    );
   const certificateCheck = proposed.certificate
     ? await checkCertificateLabels(file, proposed, registry, labels)
     : undefined;

@@ -19,8 +19,8 @@ import { npmTookFlags } from "./npm-flags.ts";
 import { startupProgress } from "./startup-progress.ts";
 import { type StatusLine, statusLine } from "./terminal.ts";
 
-export const localUsage = `decide local [--model file.gguf] [--fresh] [--no-samples] [--data-dir .cache/local] [--models-dir .cache/demo-models]
-             [--port-base N] [--port 8080] [--dynamodb-port 8000] [--sqs-port 9324] [--bus-port 9195] [--review-port 8090]
+export const localUsage = `decide local [--model file.gguf | --endpoint-url URL] [--fresh] [--no-samples] [--data-dir .cache/local]
+             [--models-dir .cache/demo-models] [--port-base N] [--port 8080] [--dynamodb-port 8000] [--sqs-port 9324] [--bus-port 9195] [--review-port 8090]
 
 Starts the decision endpoint (--port), DynamoDB Local (needs Java 17), local SQS queues (intake,
 batch, auto-action, review, rejected, and a dead-letter queue per source as deployed), the local event bus with the deployed rules, the
@@ -33,7 +33,9 @@ review page at N..N+4 and keeps the data in .cache/local-N, so two instances run
 Each port also reads a variable (a flag wins): ${Object.values(LOCAL_SERVICES)
   .map(({ flag, env }) => `${flag} ${env}`)
   .join(", ")}.
-A port in use stops the start with one line naming the service and the flag that moves it.`;
+A port in use stops the start with one line naming the service and the flag that moves it.
+--endpoint-url uses a decision endpoint already running (npx decide serve --model F --port P)
+instead of starting one in this process.`;
 
 /**
  * How long a start takes, measured (docs/getting-started.md, "Expected times"): a first start
@@ -108,6 +110,7 @@ export const localCommand: LongRunningCommand<LocalOptions> = { parse, run };
 /** The flags of `decide local`, as `parseArgs` takes them. */
 const LOCAL_FLAGS = {
   model: { type: "string" },
+  "endpoint-url": { type: "string" },
   fresh: { type: "boolean", default: false },
   "no-samples": { type: "boolean", default: false },
   port: { type: "string" },
@@ -157,6 +160,7 @@ function localOptions(flags: ReturnType<typeof localFlags>, env: CommandEnv): Om
     fresh: flags.fresh ?? false,
     ...(flags.model ? { model: flags.model } : {}),
     ...(flags["models-dir"] ? { modelsDir: resolve(flags["models-dir"]) } : {}),
+    ...(flags["endpoint-url"] ? { endpointUrl: flags["endpoint-url"] } : {}),
     ports: resolveLocalPorts(
       base,
       Object.fromEntries(Object.entries(overrides).filter(([, value]) => value !== undefined)),
@@ -222,21 +226,43 @@ function nextSteps(local: LocalMode, envFile: string): string {
   ].join("\n");
 }
 
-/** Shows the live summary every 2 s until SIGINT or SIGTERM. */
+/**
+ * Shows the live summary every 2 s until SIGINT or SIGTERM: one refresh at a time, the next 2 s
+ * after the last one ended (a slow table makes the summary slower, never the pipeline).
+ */
 async function summarizeUntilStopped(
   local: LocalMode,
   summaryLine: StatusLine,
   io: CommandIo,
 ): Promise<void> {
-  // The summary in progress, awaited before the services stop (it must not outlive them).
-  let summarizing: Promise<void> = Promise.resolve();
   let stopping = false;
-  const timer = setInterval(() => {
-    summarizing = local
+  let wake: () => void = () => undefined;
+  const stopped = new Promise<void>((resolve) => {
+    const stop = () => {
+      stopping = true;
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      wake();
+      resolve();
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+  // The summary in progress is awaited before the services stop (it must not outlive them).
+  while (!stopping) {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 2000);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    if (stopping) break;
+    await local
       .summary()
       .then((s) =>
         summaryLine.show(
-          `decided ${s.decided} (auto ${s.auto}, human ${s.human}, reviewed ${s.reviewed}), rejected ${s.rejected}, waiting ${s.waiting}, in DLQ ${s.deadLetters}`,
+          `decided ${s.decided} (auto ${s.auto}, human ${s.human}${s.humanCapped ? "+" : ""}, reviewed ${s.reviewed}), rejected ${s.rejected}, waiting ${s.waiting}, in DLQ ${s.deadLetters}`,
         ),
       )
       .catch((error: unknown) => {
@@ -246,17 +272,6 @@ async function summarizeUntilStopped(
         summaryLine.end();
         io.note(`summary failed: ${(error as Error).message}`);
       });
-  }, 2000);
-  await new Promise<void>((resolve) => {
-    const stop = () => {
-      stopping = true;
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
-      resolve();
-    };
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
-  });
-  clearInterval(timer);
-  await summarizing;
+  }
+  await stopped;
 }

@@ -1,29 +1,32 @@
 /**
- * `decide publish`: async batch moderation. Validates every line of a JSONL or CSV file (bad lines
- * reported with their numbers and reasons, never sent), sends the rest in batches of 10 with
- * retries, shows progress (a bar with rate and ETA on a terminal, plain lines otherwise), and
- * resumes without re-sending ids already sent. AWS CLI conventions: --region, --profile,
+ * `decide publish`: async batch moderation. Reads a JSONL or CSV file line by line, validating
+ * each (bad lines reported with their numbers and reasons, never sent) and sending the rest in
+ * batches of 10 with retries as it goes, so memory does not grow with the file; shows progress
+ * (a bar with rate and ETA on a terminal, plain lines otherwise), and resumes without re-sending
+ * ids already sent. AWS CLI conventions: --region, --profile,
  * --queue-url, or --event-bus for "Decision Requested" events; AWS_ENDPOINT_URL_* for local runs.
  */
-import { appendFile, readFile } from "node:fs/promises";
+import { appendFile, readFile, stat } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { formatOf, INPUT_FORMATS, type InputFormat } from "../shared/domain/input/item-lines.ts";
 import { MAX_LINE_BYTES } from "../shared/domain/input/lines.ts";
+import { MAX_BATCH } from "../shared/domain/message-queue.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
-import { readItems } from "../shared/use-cases/publish/read-items.ts";
+import { type PublishableItem, readItems } from "../shared/use-cases/publish/read-items.ts";
 import { type PublishTarget, sendItems } from "../shared/use-cases/publish/send-items.ts";
 import { MissingSettingError, UsageError } from "./args.ts";
 import { AWS_FLAGS, awsOptions, publisherTo, queueAt } from "./aws.ts";
 import type { CommandEnv, CommandIo, OneShotCommand, Printed } from "./command.ts";
 import { openInput } from "./input-file.ts";
-import { exitCodeFor, redrawLine, refusedLineText } from "./terminal.ts";
+import { exitCodeFor, refusedLineText, statusLine } from "./terminal.ts";
 
 export const publishUsage = `decide publish <file.jsonl | file.csv | -> [--queue-url URL | --event-bus NAME] [--region R] [--profile P]
                [--policies-dir events/policies] [--format jsonl|csv] [--resume-file F] [--dry-run]
 
-Validates every line (bad ones are listed with their line numbers and not sent), then sends the
-rest in batches of 10 to the intake queue (--queue-url, default INTAKE_QUEUE_URL as \`npm start\`
-exports it) or as "Decision Requested" events to a bus (--event-bus). Ids recorded in the resume
+Reads the file line by line, validating each (bad ones are listed with their line numbers and
+not sent) and sending the rest in batches of 10 as it goes, to the intake queue (--queue-url,
+default INTAKE_QUEUE_URL as \`npm start\` exports it) or as "Decision Requested" events to a bus
+(--event-bus); memory does not grow with the file. Ids recorded in the resume
 file (default <file>.sent) are not sent again. Lines: UTF-8 (a byte-order mark is dropped, CRLF
 is fine), at most ${MAX_LINE_BYTES} bytes each. CSV: a header with id, policy and state; other
 columns become metadata. Exits 1 when some lines were refused.`;
@@ -49,33 +52,56 @@ function targetOf(
   throw new MissingSettingError("queue-url", "INTAKE_QUEUE_URL", "--event-bus NAME");
 }
 
-/** Progress on `stream`: a redrawn bar on a terminal, a line every 10% otherwise. */
-function progress(stream: NodeJS.WriteStream, total: number) {
+/**
+ * Progress on `stream`, by the share of the file read (the lines are validated and sent as they
+ * are read, so the item count is known only at the end): a redrawn bar on a terminal, a line
+ * every 10% otherwise, and the last; from standard input (no size), a line every 10,000 items.
+ */
+function progress(stream: NodeJS.WriteStream, size: number | undefined) {
   const started = performance.now();
-  let lastPlain = -1;
-  return (sent: number) => {
+  const line = statusLine(stream);
+  let lastStep = -1;
+  // The count last put on a line: the closing line is not written again for the same count.
+  let shown = -1;
+  const show = (sent: number, bytesRead: number, last = false) => {
+    if (last && sent === shown) return;
     const seconds = (performance.now() - started) / 1000;
-    const rate = sent / Math.max(seconds, 1e-3);
-    const eta = rate > 0 ? Math.round((total - sent) / rate) : 0;
-    const share = total ? sent / total : 1;
+    const rate = `${(sent / Math.max(seconds, 1e-3)).toFixed(0)}/s`;
+    if (size === undefined) {
+      const step = Math.floor(sent / 10_000);
+      if (step !== lastStep || last) {
+        line.show(`sent ${sent}, ${rate}`);
+        shown = sent;
+      }
+      lastStep = step;
+      return;
+    }
+    const share = size > 0 ? Math.min(1, bytesRead / size) : 1;
+    const eta = share > 0 ? Math.round((seconds / share) * (1 - share)) : 0;
+    const text = `sent ${sent}, ${Math.round(share * 100)}% of the file read, ${rate}, ETA ${eta} s`;
     if (stream.isTTY) {
       const width = 30;
       const filled = Math.round(share * width);
-      redrawLine(
-        stream,
-        `[${"#".repeat(filled)}${"-".repeat(width - filled)}] ${sent}/${total} ${rate.toFixed(0)}/s ETA ${eta} s`,
-      );
-      if (sent === total) stream.write("\n");
+      line.show(`[${"#".repeat(filled)}${"-".repeat(width - filled)}] ${text}`);
+      shown = sent;
     } else {
-      const decile = Math.floor(share * 10);
-      if (decile !== lastPlain) {
-        lastPlain = decile;
-        stream.write(
-          `sent ${sent}/${total} (${Math.round(share * 100)}%), ${rate.toFixed(0)}/s, ETA ${eta} s\n`,
-        );
+      const step = Math.floor(share * 10);
+      if (step !== lastStep || last) {
+        line.show(text);
+        shown = sent;
       }
+      lastStep = step;
     }
   };
+  return { show, end: () => line.end() };
+}
+
+/** The chunks of `source`, counting their bytes into `read.bytes`. */
+async function* counted(source: AsyncIterable<Uint8Array>, read: { bytes: number }) {
+  for await (const chunk of source) {
+    read.bytes += chunk.byteLength;
+    yield chunk;
+  }
 }
 
 /** What `decide publish` was asked. */
@@ -143,36 +169,56 @@ async function alreadySent(resumeFile: string | undefined): Promise<Set<string>>
   );
 }
 
-/** Validates every line (refused ones noted on stderr), then sends those not sent before. */
+/**
+ * Reads, validates and sends line by line, ten at a time (memory stays at a batch, plus the ids
+ * seen, however large the file): refused lines are noted on stderr as they are read, ids the
+ * resume file records are skipped, and each batch sent is recorded there.
+ */
 async function run(options: PublishOptions, io: CommandIo): Promise<Published> {
   const { target, resumeFile } = options;
   const aws = awsOptions(options.aws);
   const policies = await PolicyRegistry.fromFolder(options.policiesDir);
-  const { items, rejected } = await readItems(
-    await openInput(options.input),
-    options.format,
-    (id) => policies.current(id) !== undefined,
-  );
-  for (const bad of rejected) io.note(refusedLineText(bad.line, bad.problems));
   const already = await alreadySent(resumeFile);
-  const todo = items.filter((item) => !already.has(item.id));
-  const counts = { skipped: items.length - todo.length, refused: rejected.length };
-  if (target === undefined || options.dryRun) return { dryRun: true, sent: todo.length, ...counts };
-  const to: PublishTarget =
-    "queueUrl" in target
-      ? { kind: "queue", queue: queueAt(target.queueUrl, aws) }
-      : { kind: "bus", publisher: publisherTo(target.busName, aws, { source: PUBLISH_SOURCE }) };
-  const show = progress(io.progress, todo.length);
-  let sent = 0;
-  show(0);
-  await sendItems(todo, to, {
-    onBatch: async (ids) => {
-      if (resumeFile) await appendFile(resumeFile, `${ids.join("\n")}\n`);
-      sent += ids.length;
-      show(sent);
-    },
-  });
-  return { dryRun: false, sent, ...counts };
+  const read = { bytes: 0 };
+  const size = options.input === "-" ? undefined : (await stat(options.input).catch(() => undefined))?.size;
+  const source = counted(await openInput(options.input), read);
+  const dryRun = target === undefined || options.dryRun;
+  const to: PublishTarget | undefined =
+    dryRun || target === undefined
+      ? undefined
+      : "queueUrl" in target
+        ? { kind: "queue", queue: queueAt(target.queueUrl, aws) }
+        : { kind: "bus", publisher: publisherTo(target.busName, aws, { source: PUBLISH_SOURCE }) };
+  const bar = progress(io.progress, size);
+  const counts = { sent: 0, skipped: 0, refused: 0 };
+  let batch: PublishableItem[] = [];
+  const flush = async () => {
+    if (batch.length === 0) return;
+    if (to) await sendItems(batch, to, { onBatch: (ids) => record(resumeFile, ids) });
+    counts.sent += batch.length;
+    batch = [];
+    if (to) bar.show(counts.sent, read.bytes);
+  };
+  for await (const entry of readItems(source, options.format, (id) => policies.current(id) !== undefined)) {
+    if ("refused" in entry) {
+      bar.end();
+      io.note(refusedLineText(entry.refused.line, entry.refused.problems));
+      counts.refused++;
+    } else if (already.has(entry.item.id)) counts.skipped++;
+    else {
+      batch.push(entry.item);
+      if (batch.length === MAX_BATCH) await flush();
+    }
+  }
+  await flush();
+  if (to && counts.sent > 0) bar.show(counts.sent, read.bytes, true);
+  bar.end();
+  return { dryRun, ...counts };
+}
+
+/** Appends the ids of a batch sent to the resume file (when there is one). */
+async function record(resumeFile: string | undefined, ids: readonly string[]): Promise<void> {
+  if (resumeFile) await appendFile(resumeFile, `${ids.join("\n")}\n`);
 }
 
 /** The counts in one line; exit 1 when some lines were refused. */

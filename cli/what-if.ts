@@ -9,7 +9,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { REALTIME_INSTANCES } from "../infra/capacity/prices.ts";
-import { type Policy, PolicyError, parsePolicy } from "../shared/domain/policy/policy.ts";
+import { type Policy, PolicyError, parsePolicyText } from "../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import { WHAT_IF } from "../shared/domain/topology.ts";
 import { renderWhatIf } from "../shared/domain/what-if/report.ts";
@@ -55,7 +55,7 @@ async function readCandidate(path: string): Promise<Policy> {
     throw cannotRead(`--candidate ${path}`, error);
   });
   try {
-    return parsePolicy(JSON.parse(text), path);
+    return parsePolicyText(text, path);
   } catch (error) {
     if (error instanceof PolicyError || error instanceof SyntaxError)
       throw new UsageError(`--candidate ${path} is not a valid policy: ${error.message}`);

@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import type { Logger } from "@aws-lambda-powertools/logger";
 import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { parseJsonDocument, parseJsonStrict } from "../../shared/domain/contracts/json.ts";
+import { duplicateKeyError, parseJsonDocumentInSlices } from "../../shared/domain/contracts/json.ts";
 import { ApiError, invalidField } from "./api-error.ts";
 import { batchDocument, type Invocation } from "./batch.ts";
 import { errorResponse } from "./responses.ts";
@@ -54,16 +54,21 @@ export function bodyLimitOf(maxSize: number): MiddlewareHandler<AppEnv> {
   });
 }
 
+/** Lets the event loop answer what waits (a /ping) between slices of a large body's scan. */
+const letOthersIn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /** Reads a JSON body: checks the content type and refuses malformed JSON and duplicate keys. */
 export async function readJson(c: Context): Promise<unknown> {
   checkJsonType(c);
-  return parseJsonStrict(await c.req.text());
+  const { value, duplicates } = await parseJsonDocumentInSlices(await c.req.text(), letOthersIn);
+  if (duplicates[0]) throw duplicateKeyError(duplicates[0]);
+  return value;
 }
 
 /** A SageMaker invocation's body: a batch's items refused while parsing (a repeated key) answer alone. */
 export async function readInvocation(c: Context): Promise<Invocation> {
   checkJsonType(c);
-  return batchDocument(parseJsonDocument(await c.req.text()));
+  return batchDocument(await parseJsonDocumentInSlices(await c.req.text(), letOthersIn));
 }
 
 function checkJsonType(c: Context): void {

@@ -6,12 +6,17 @@
  * deployed bus, it can refuse the pipeline's own source and detail types to callers other than
  * the pipeline's functions (told apart by the access key they sign with). Faults can be injected
  * per entry, since a real bus cannot fail on demand. It keeps a log of the events it accepted
- * (bounded by `recentEvents`), which `decide events` reads at `GET /local/events`.
+ * (bounded by `recentEvents`), which `decide events` reads at `GET /local/events`. Given a
+ * journal, an accepted event that some rule matches is kept on disk (before the bus answers)
+ * until every matching rule has delivered it or dead-lettered it; `recover()` delivers again what
+ * an earlier run had accepted and not delivered (its targets are idempotent: EventBridge too
+ * delivers at least once).
  */
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { type EventPattern, matchesPattern } from "../../shared/domain/event-pattern.ts";
+import type { EventPattern } from "../../shared/domain/event-pattern.ts";
+import { keptDelivery } from "./bus-delivery.ts";
 import { EventLog } from "./event-log.ts";
 
 /** Where `decide events` reads the log: a path of this stand-in's own, beside PutEvents at `/`. */
@@ -48,6 +53,8 @@ export interface EventBusOptions {
   readonly failEntry?: (entry: Record<string, unknown>) => boolean;
   /** Delivery tries per target before the event is recorded as undeliverable. @default 3 */
   readonly deliveryAttempts?: number;
+  /** File that keeps accepted events until they are delivered (`journal.ts`); in memory when unset. */
+  readonly journal?: string;
   /**
    * The bus's resource policy, as deployed (`infra/constructs/pipeline-bus.ts`): entries with
    * this source, or one of these detail types, are refused unless the caller's access key (read
@@ -73,6 +80,11 @@ export interface LocalEventBus {
   addRule(rule: BusRule): void;
   /** Resolves when every delivery started so far has finished. */
   idle(): Promise<void>;
+  /**
+   * Delivers again the events an earlier run accepted and had not delivered (call it once every
+   * rule is added); returns how many.
+   */
+  recover(): number;
   stop(): Promise<void>;
 }
 
@@ -82,8 +94,8 @@ export async function startEventBus(options: EventBusOptions = {}): Promise<Loca
   const rules: BusRule[] = [...(options.rules ?? [])];
   const log = new EventLog<BusEvent>(options.recentEvents ?? Number.MAX_SAFE_INTEGER);
   const undeliverable: LocalEventBus["undeliverable"] = [];
-  const pending = new Set<Promise<void>>();
-  const deliver = deliveryTo(rules, options.deliveryAttempts ?? 3, undeliverable, pending);
+  const pending = new Set<Promise<unknown>>();
+  const { deliver, keep, recover, close } = keptDelivery(rules, options, undeliverable, pending);
 
   const server: Server = createServer((request, response) => {
     void handle(request, response).catch((error: unknown) => {
@@ -121,6 +133,7 @@ export async function startEventBus(options: EventBusOptions = {}): Promise<Loca
       if (outcome.event) accepted.push(outcome.event);
       return outcome.result;
     });
+    keep(accepted);
     reply(response, 200, {
       FailedEntryCount: results.filter((r) => "ErrorCode" in r).length,
       Entries: results,
@@ -145,9 +158,11 @@ export async function startEventBus(options: EventBusOptions = {}): Promise<Loca
     undeliverable,
     addRule: (rule) => rules.push(rule),
     idle,
+    recover,
     async stop() {
       await idle();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      close();
     },
   };
 }
@@ -166,40 +181,6 @@ function readLog(log: EventLog<BusEvent>, request: IncomingMessage, response: Se
     return;
   }
   reply(response, 200, log.after(after, limit));
-}
-
-/**
- * Delivers an event to every rule it matches, asynchronously (tracked in `pending`), each with
- * `attempts` tries; a delivery that fails every try is recorded in `undeliverable` and handed
- * to the rule's dead letter, when it has one.
- */
-function deliveryTo(
-  rules: readonly BusRule[],
-  attempts: number,
-  undeliverable: LocalEventBus["undeliverable"],
-  pending: Set<Promise<void>>,
-): (event: BusEvent) => void {
-  return (event) => {
-    for (const rule of rules) {
-      if (!matchesPattern(rule.pattern, event)) continue;
-      const delivery = (async () => {
-        let error = "";
-        for (let attempt = 1; attempt <= attempts; attempt++) {
-          try {
-            await rule.target(event);
-            return;
-          } catch (e) {
-            error = (e as Error).message;
-            await new Promise((resolve) => setTimeout(resolve, 20 * attempt));
-          }
-        }
-        undeliverable.push({ rule: rule.name, event, error });
-        await rule.deadLetter?.(event, error).catch(() => undefined);
-      })();
-      pending.add(delivery);
-      void delivery.finally(() => pending.delete(delivery));
-    }
-  };
 }
 
 /** Why a whole request is refused (its operation, its entry count, a bus that is not this one). */

@@ -4,6 +4,7 @@
  * the way the stack deploys them. Handlers reach the stand-ins through AWS_ENDPOINT_URL_*.
  */
 import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { Logger } from "@aws-lambda-powertools/logger";
@@ -12,13 +13,13 @@ import { type RunningServer, startServer } from "../../endpoint/server/server.ts
 import { type CapacityPlan, capacityPlan } from "../../shared/domain/capacity-plan.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { MAX_BATCH, type MessageQueue } from "../../shared/domain/message-queue.ts";
-import { counted } from "../../shared/domain/plural.ts";
-import type { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { DECIDE_QUEUES, REVIEW } from "../../shared/domain/topology.ts";
+import { resumeAndWatch } from "./batch-resume.ts";
+import { stopOrphanedDynamoDb } from "./dynamodb-local.ts";
 import type { LocalEventBus } from "./event-bus.ts";
 import { localModels } from "./local-models.ts";
 import { repairOutbox } from "./local-outbox.ts";
-import { everyPending, type LocalSummary, summaryOf } from "./local-summary.ts";
+import { everyPending, LiveSummary, type LocalSummary } from "./local-summary.ts";
 import { ensurePortFree, ensurePortsFree, type LocalPorts, resolveLocalPorts } from "./ports.ts";
 import { startLocalReviewServer } from "./review-server.ts";
 import { LOCAL_RECENT_EVENTS } from "./stand-ins.ts";
@@ -35,6 +36,11 @@ export interface LocalModeOptions {
    * folder shares them. @default <root>/.cache/demo-models
    */
   readonly modelsDir?: string;
+  /**
+   * A decision endpoint already running (`decide serve`, or any server with the SageMaker routes)
+   * to use instead of starting one in this process; `model` and the endpoint's port are then unused.
+   */
+  readonly endpointUrl?: string;
   /** Delete the data from earlier runs first. */
   readonly fresh?: boolean;
   /** Ports by service (0 picks a free one); unset ones take their defaults (`infra/local/ports.ts`). */
@@ -59,7 +65,7 @@ export interface LocalMode {
   readonly dlqUrl: string;
   readonly reviewQueueUrl: string;
   readonly bus: LocalEventBus;
-  /** Resolves when the batches an earlier run left unfinished have been queued again. */
+  /** Resolves when the batches whose intake an earlier run cut off have been read again; how many. */
   readonly resumed: Promise<number>;
   /** Messages in the review queue (visible and in flight), which the review intake drains. */
   reviewQueueDepth(): Promise<number>;
@@ -92,6 +98,9 @@ async function startParts(
 ): Promise<LocalMode> {
   const say = options.say ?? (() => undefined);
   const ports = resolveLocalPorts(undefined, options.ports);
+  // A run killed with SIGKILL leaves its DynamoDB Local running on the data folder (and its port).
+  if (await stopOrphanedDynamoDb(join(options.dataDir, "dynamodb")))
+    say("stopped the DynamoDB Local a killed earlier run had left running");
   // Every port first: one taken port stops the start at once, naming each, before anything runs.
   await ensurePortsFree(ports);
   if (options.fresh) await rm(options.dataDir, { recursive: true, force: true });
@@ -104,10 +113,16 @@ async function startParts(
     maxInstances: 1,
     ...(options.batchPollers ? { batchMaxConcurrency: options.batchPollers } : {}),
   });
-  const endpoint = await startEndpoint(options, ports.endpoint, plan, started, say);
-
+  // An endpoint already running (decide serve, another model server) stands in for the in-process one.
+  const endpoint = options.endpointUrl
+    ? { url: options.endpointUrl, close: async (_graceMs: number) => undefined }
+    : await startEndpoint(options, ports.endpoint, plan, started, say);
+  // Whether the queues kept what the last run left (a data folder from before they did has no journal).
+  const queuesKept = existsSync(join(options.dataDir, "queues", "sqs.jsonl"));
   const wiring = await startPipeline(options, ports, endpoint.url, plan, started, say);
   const { env, queues } = wiring;
+  const left = recoveredLine(wiring.recovered);
+  if (left) say(left);
   say("review page: starting...");
   const { sharedDependencies } = await import("../../functions/dependencies.ts");
   const shared = await sharedDependencies(env);
@@ -118,37 +133,39 @@ async function startParts(
     outbox.stop();
     await outbox.done.catch(() => undefined);
   });
+  // The live summary's first count (one pass over the table); refreshes after it read what changed.
+  const counts = LiveSummary.start({ ...shared, queues });
+  started.push(() => counts.catch(() => undefined));
   const reviewServer = await startReviewServer(shared, env, ports.review, started);
   const reviewUrl = reviewServer.url;
   say(`review page: ${reviewUrl} (local sign-in at ${reviewUrl}/auth/login)`);
   say(`batch files: ${env.BATCH_FOLDER} (stands in for the pipeline bucket)`);
-  // Batches a stop interrupted are read again (their queue did not survive the restart); the
-  // decide path does not decide an item twice, so this loses nothing and counts nothing twice.
-  const resuming = resumeBatches(
-    env,
-    shared,
-    { batch: wiring.queues.batch!, files: wiring.queues.batchFiles! },
-    say,
+  // Batches whose intake a stop cut off are read again, now and whenever a reader stops while
+  // this runs (`batch-resume.ts`); the decide path does not decide an item twice.
+  const batchIntakes = resumeAndWatch(
+    { env, shared, queues: { batch: queues.batch!, files: queues.batchFiles! }, say },
+    queuesKept,
   );
-  started.push(() => resuming);
+  started.push(batchIntakes.stop);
 
   return {
     endpointUrl: endpoint.url,
     reviewUrl,
     env,
     intakeUrl: queues.intake.url,
-    resumed: resuming,
+    resumed: batchIntakes.resumed,
     dlqUrl: queues.deadLetters.url,
     reviewQueueUrl: queues.review.url,
     bus: wiring.bus,
     reviewQueueDepth: async () => (await queues.review.depth()).visible,
     pendingReview: () => everyPending(shared),
     feedSamples: () => feedSamples(options.root, queues.intake),
-    summary: () => summaryOf(shared, queues),
+    summary: async () => (await counts).summary(),
     async stop() {
       outbox.stop();
       await outbox.done.catch(() => undefined);
-      await resuming.catch(() => 0);
+      await batchIntakes.stop();
+      await counts.catch(() => undefined);
       await reviewServer.close();
       await wiring.stop();
       await endpoint.close(5_000);
@@ -175,6 +192,8 @@ async function startPipeline(
     root: options.root,
     ports,
     dynamoDbPath: join(options.dataDir, "dynamodb"),
+    // The queues and the bus keep what they accepted here, so no stop loses a message.
+    queuesPath: join(options.dataDir, "queues"),
     recentEvents: LOCAL_RECENT_EVENTS,
     batchFolder: join(options.dataDir, "bucket"),
     decidePollers: plan.intake,
@@ -189,6 +208,15 @@ async function startPipeline(
     started,
     say,
   });
+}
+
+/** "recovered 1,558 messages ... (intake 1,500, auto-action 58) and 3 events", or nothing when none. */
+function recoveredLine(recovered: { messages: Readonly<Record<string, number>>; events: number }) {
+  const byQueue = Object.entries(recovered.messages).sort(([, a], [, b]) => b - a);
+  const messages = byQueue.reduce((sum, [, count]) => sum + count, 0);
+  if (messages === 0 && recovered.events === 0) return undefined;
+  const where = byQueue.map(([queue, count]) => `${queue} ${count}`).join(", ");
+  return `recovered what the last run left: ${messages} queued ${messages === 1 ? "message" : "messages"}${where ? ` (${where})` : ""} and ${recovered.events} undelivered ${recovered.events === 1 ? "event" : "events"}`;
 }
 
 /** The review pages and API on `port` (checked free first), with the local sign-in stub. */
@@ -257,41 +285,4 @@ async function feedSamples(root: string, intake: MessageQueue): Promise<number> 
     if (failed.length > 0) throw new Error(`samples not sent: ${failed.map((f) => f.reason).join(", ")}`);
   }
   return lines.length;
-}
-
-/** Runs intake again for every batch that is not completed; returns how many. */
-async function resumeBatches(
-  env: Record<string, string>,
-  shared: { policies: PolicyRegistry; now: () => Date },
-  queues: { batch: MessageQueue; files: MessageQueue },
-  say: (line: string) => void,
-): Promise<number> {
-  const { DynamoDbBatchStore } = await import("../../shared/adapters/dynamodb-batch-store.ts");
-  const { FsObjectStore } = await import("../../shared/adapters/fs-object-store.ts");
-  const { dynamoClient } = await import("../../functions/clients.ts");
-  const { runIntake } = await import("../../shared/use-cases/batch-intake.ts");
-  const { queueBatchFiles } = await import("../../shared/use-cases/batch-files.ts");
-  const batches = new DynamoDbBatchStore(dynamoClient(env), env.DECISIONS_TABLE!);
-  const deps = {
-    batches,
-    objects: new FsObjectStore(env.BATCH_FOLDER!),
-    queue: queues.batch,
-    files: queueBatchFiles(queues.files),
-    policies: shared.policies,
-    now: shared.now,
-  };
-  let resumed = 0;
-  for (const batch of await batches.listBatches(1000)) {
-    if (batch.status === "completed") continue;
-    try {
-      const after = await runIntake(deps, batch.source);
-      say(
-        `resumed batch ${batch.batchId}: ${counted(after.counts.accepted, "item")} queued again (decided ones are not decided twice)`,
-      );
-      resumed++;
-    } catch (error) {
-      say(`could not resume batch ${batch.batchId}: ${(error as Error).message}`);
-    }
-  }
-  return resumed;
 }

@@ -1,7 +1,12 @@
 /**
- * The local mode's outbox repair at start: the last run's queues did not survive it, so the
- * events its records still owe (decided, actioned, reviewed, revised) are sent from the records,
- * each under the same rules as on the deployed path (`shared/use-cases/outbox.ts`).
+ * The local mode's outbox repair at start: the events the last run's records still owe (decided,
+ * actioned, reviewed, revised) are sent from the records, each under the same rules as on the
+ * deployed path (`shared/use-cases/outbox.ts`). And a decision whose event went out but whose
+ * effect never happened (an `auto_approved` record not actioned, an escalation not queued for
+ * review) is announced again under its own stable event id: its queues keep their messages across
+ * a restart now, but a data folder from before that, or a message a stop cut off between the bus
+ * and a queue, would otherwise leave it waiting forever. Its target applies it once (a
+ * conditional transition), however many times it arrives.
  */
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { allTime, type DecisionStore, everyDecision } from "../../shared/domain/decision-store.ts";
@@ -9,6 +14,7 @@ import type { PublishesEvents } from "../../shared/domain/events.ts";
 import { counted } from "../../shared/domain/plural.ts";
 import type { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { DECIDE_FUNCTION, LOCAL_OUTBOX_RETRY_MS, REVIEW } from "../../shared/domain/topology.ts";
+import { eventFor } from "../../shared/use-cases/decide-message.ts";
 import { sendOwedEvents } from "../../shared/use-cases/outbox.ts";
 
 /** What the repair reads and sends with. */
@@ -31,6 +37,7 @@ export async function publishLeftovers(
   say: (line: string) => void = () => undefined,
 ): Promise<{ sent: number; waiting: DecisionRecord[] }> {
   const deps = { ...shared, publishLeaseMs: DECIDE_FUNCTION.publishLeaseMs, timings: REVIEW };
+  const startedAt = shared.now().toISOString();
   let sent = 0;
   const waiting: DecisionRecord[] = [];
   for await (const record of records) {
@@ -38,6 +45,11 @@ export async function publishLeftovers(
       const outcome = await sendOwedEvents(record, deps);
       sent += outcome.sent.length;
       if (outcome.leaseHeld) waiting.push(record);
+      // Decided by an earlier run (this run's own are on their way), announced, its effect not applied.
+      if (record.createdAt < startedAt && awaitsEffect(record)) {
+        await shared.publisher.publish([eventFor(record)]);
+        sent++;
+      }
     } catch (error) {
       // One record that cannot make its event (a broken invariant) must not keep the others' back.
       say(`could not send the events ${record.itemId} owes: ${(error as Error).message}`);
@@ -77,4 +89,10 @@ export function repairOutbox(
       stopped = true;
     },
   };
+}
+
+/** Whether the record's event went out and the effect its route asks for has not happened yet. */
+function awaitsEffect(record: DecisionRecord): boolean {
+  if (record.eventPublished !== true) return false;
+  return record.status === "auto_approved" || (record.status === "pending_review" && !record.reviewQueuedBy);
 }

@@ -20,6 +20,8 @@ export interface StandInOptions {
   readonly ports: { readonly dynamodb: number; readonly sqs: number; readonly bus: number };
   /** Folder for DynamoDB Local's data; in memory when unset. */
   readonly dynamoDbPath?: string;
+  /** Folder for the queues' and the bus's journals (messages and events not yet done); in memory when unset. */
+  readonly queuesPath?: string;
   /** Events the bus's log keeps (`decide events` reads it). @default every event */
   readonly recentEvents?: number;
   /** Makes the bus fail matching PutEvents entries. */
@@ -81,12 +83,13 @@ export async function startStandIns(options: StandInOptions) {
     `DynamoDB Local: ${dynamo.endpoint}${options.dynamoDbPath ? `, data in ${options.dynamoDbPath}` : " (in memory)"}`,
   );
   await ensurePortFree("sqs", options.ports.sqs);
-  const sqsServer = await startLocalSqs({
+  const sqs = await startLocalSqs({
     port: options.ports.sqs || (await freePort()),
     hostname: "127.0.0.1",
+    ...(options.queuesPath ? { path: join(options.queuesPath, "sqs.jsonl") } : {}),
   });
-  started.push(async () => sqsServer.close());
-  const sqsEndpoint = `http://127.0.0.1:${(sqsServer.address() as { port: number }).port}`;
+  started.push(() => sqs.close());
+  const sqsEndpoint = sqs.endpoint;
   await ensurePortFree("bus", options.ports.bus);
   const bus = await startEventBus({
     name: "decisions",
@@ -97,11 +100,12 @@ export async function startStandIns(options: StandInOptions) {
     },
     ...(options.ports.bus ? { port: options.ports.bus } : {}),
     ...(hooks.failBusEntry ? { failEntry: hooks.failBusEntry } : {}),
+    ...(options.queuesPath ? { journal: join(options.queuesPath, "bus.jsonl") } : {}),
     ...(options.recentEvents ? { recentEvents: options.recentEvents } : {}),
   });
   started.push(() => bus.stop());
   say(`queues: local SQS at ${sqsEndpoint}; event bus: ${bus.endpoint}`);
-  return { dynamo, sqsServer, sqsEndpoint, bus };
+  return { dynamo, sqs, sqsEndpoint, bus };
 }
 
 /**

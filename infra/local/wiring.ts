@@ -48,6 +48,8 @@ export interface WiringOptions extends AsyncLaneWiring {
   readonly ports: { readonly dynamodb: number; readonly sqs: number; readonly bus: number };
   /** Folder for DynamoDB Local's data; in memory when unset. */
   readonly dynamoDbPath?: string;
+  /** Folder for the queues' and the bus's journals, so a stop loses no message; in memory when unset. */
+  readonly queuesPath?: string;
   /** Events the bus's log keeps. @default every event */
   readonly recentEvents?: number;
   /**
@@ -97,6 +99,8 @@ export interface LocalWiring {
     readonly files: SqsPoller[];
     readonly targets: SqsPoller[];
   };
+  /** What an earlier run left (with `queuesPath`): messages by queue, and events not yet delivered. */
+  readonly recovered: { readonly messages: Readonly<Record<string, number>>; readonly events: number };
   /** The async lane, when the batch lane runs on it. */
   readonly asyncLane?: LocalAsyncLane;
   /** Creates another queue on the local SQS. */
@@ -108,7 +112,7 @@ export interface LocalWiring {
 export async function startLocalWiring(options: WiringOptions): Promise<LocalWiring> {
   const { started, hooks = {} } = options;
   const parts = await startStandIns(options);
-  const { dynamo, bus, sqsServer } = parts;
+  const { dynamo, bus } = parts;
   // The functions' environment, passed to them explicitly (AWS_ENDPOINT_URL_* points their
   // clients at the stand-ins); of the process environment only Powertools' own settings are
   // filled in, before the functions create their loggers.
@@ -138,6 +142,8 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
   addQueueRules(bus, queues);
   const asyncLane = await startAsyncLaneOf(options, queues, env, createQueue);
   if (asyncLane) started.push(asyncLane.stop);
+  // Every rule is in place: the events an earlier run accepted and had not delivered go out now.
+  const recoveredEvents = bus.recover();
   const pollers = await startDecidePollers(options, queues, pollerDeps, env);
   started.push(pollers.stop);
   const { review, autoAction } = targets;
@@ -155,6 +161,7 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
     deps,
     baseDeps,
     pollers: { ...pollers.all, targets: [autoAction.poller, review.poller] },
+    recovered: { messages: parts.sqs.recovered, events: recoveredEvents },
     ...(asyncLane ? { asyncLane } : {}),
     createQueue,
     async stop() {
@@ -162,7 +169,7 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
       await pollers.stop();
       await targets.stop();
       await bus.stop();
-      sqsServer.close();
+      await parts.sqs.close();
       sqs.destroy();
       const { destroyClients } = await import("../../functions/clients.ts");
       destroyClients(env);

@@ -57,6 +57,8 @@ export interface BatchRecord {
   readonly createdAt: string;
   /** When intake finished reading the file (the accepted count is final from then). */
   readonly submittedAt?: string;
+  /** While "submitting": until when the intake reading the file holds it (it renews this as it reads). */
+  readonly intakeUntil?: string;
   readonly completedAt?: string;
   /** Object keys of the results and errors files, once written. */
   readonly results?: { readonly results: string; readonly errors: string };

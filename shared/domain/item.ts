@@ -124,9 +124,13 @@ export function parseItem(text: string, knownPolicy?: (id: string) => boolean): 
       })),
     );
   } else {
-    problems.push(...structureProblems("state", parsed.data.state));
-    if (parsed.data.metadata) problems.push(...structureProblems("metadata", parsed.data.metadata));
-    if (isEmptyState(parsed.data.state)) problems.push({ field: "state", message: "must not be empty" });
+    // The values JSON.parse made, not zod's copies: a copy drops a `__proto__` key (and so the
+    // subtree under it, which the checks would not see, or the only key of a state).
+    const state = ownValue(json, "state");
+    const metadata = ownValue(json, "metadata");
+    problems.push(...structureProblems("state", state));
+    if (metadata !== undefined) problems.push(...structureProblems("metadata", metadata));
+    if (isEmptyState(state)) problems.push({ field: "state", message: "must not be empty" });
     if (knownPolicy && !knownPolicy(parsed.data.policy)) {
       problems.push({ field: "policy", message: `unknown policy "${parsed.data.policy}"` });
     }

@@ -11,7 +11,7 @@ import { Hono } from "hono";
 import { mayReview } from "../domain/review.ts";
 import { nowOf } from "../use-cases/review-common.ts";
 import { claimItem, claimNext, ReviewError } from "../use-cases/review-decision.ts";
-import { decisionsView } from "./decisions-view.ts";
+import { auditView, decisionsView } from "./decisions-view.ts";
 import { page } from "./layout.ts";
 import { failPage, keyOf, type ReviewAppDependencies, type ReviewEnv } from "./review-context.ts";
 import { reviewPosts } from "./review-posts.ts";
@@ -83,6 +83,10 @@ export function createReviewApp(deps: ReviewAppDependencies): Hono<ReviewEnv> {
     return c.redirect(itemPath(next), 303);
   });
   app.route("/", reviewPosts(deps));
+  app.get("/decisions/audit", async (c) => {
+    const view = await auditView(deps.store, deps.policies, (name) => c.req.query(name), nowOf(deps));
+    return c.html(page("Live error rate", view.body, c.get("reviewer")), view.status);
+  });
   app.get("/decisions", async (c) => {
     const view = await decisionsView(deps.store, deps.policies, (name) => c.req.query(name), nowOf(deps));
     return c.html(page("Decisions", view.body, c.get("reviewer")), view.status);

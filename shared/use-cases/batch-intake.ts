@@ -66,13 +66,15 @@ export async function runIntake(
   const stream = await deps.objects.read(key);
   if (!stream) throw new RangeError(`${key}: no such object`);
   const counts = { lines: 0, accepted: 0, rejected: 0 };
-  const run = {
+  const run: IntakeRun = {
     deps,
     batchId,
     policyId,
     counts,
+    holdLease: intakeLease(deps, batchId),
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   };
+  await run.holdLease();
   // The whole read runs as the refused-lines file is written: it is never held in memory.
   await deps.objects.putStream(
     batchKeys(batchId).rejected,
@@ -92,6 +94,24 @@ interface IntakeRun {
   readonly policyId: string;
   readonly counts: { lines: number; accepted: number; rejected: number };
   readonly onProgress?: IntakeProgress;
+  /** Renews the batch's intake lease when a third of it has passed. */
+  readonly holdLease: () => Promise<void>;
+}
+
+/**
+ * The batch's intake lease (`intakeUntil`), taken now and renewed as the read goes on: while it
+ * holds, the batch has a reader; once it lapses with the batch still submitting, the reader is
+ * gone and another may read the file again (intake is a pure function of the file).
+ */
+function intakeLease(deps: IntakeDependencies, batchId: string): () => Promise<void> {
+  const leaseMs = BATCH_LANE.intakeLeaseSeconds * 1000;
+  let renewAt = 0;
+  return async () => {
+    const now = deps.now().getTime();
+    if (now < renewAt) return;
+    renewAt = now + leaseMs / 3;
+    await deps.batches.updateBatch(batchId, { intakeUntil: new Date(now + leaseMs).toISOString() });
+  };
 }
 
 /** A refused line's problems. */
@@ -122,6 +142,7 @@ async function* refusedLines(
     if (sending.length > 0) await sendItems(sending, { kind: "queue", queue: deps.queue });
     pending = [];
     run.onProgress?.({ ...counts });
+    await run.holdLease();
   };
   const written = () => {
     const text = refused

@@ -4,8 +4,8 @@
  * flag, sends the event, then sets the flag; a crash in between leaves the flag unset, and this
  * step sends what is owed. The decision event goes under the publish lease, as on the decide path,
  * so two workers never send it at once; every event carries a stable id, so a repeat is harmless.
- * The deployed pipeline repairs on redelivery; the local mode, whose queues do not survive a
- * restart, runs this over its records when it starts.
+ * The deployed pipeline repairs on redelivery; the local mode also runs this over its records
+ * when it starts (a stop between a record and its event leaves nothing to redeliver).
  */
 import { type DecisionRecord, fieldOf } from "../domain/decision-record.ts";
 import { publishActioned } from "./apply-decision.ts";

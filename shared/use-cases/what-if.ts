@@ -8,15 +8,17 @@
  */
 
 import { isDeepStrictEqual } from "node:util";
+import { backoff } from "../domain/backoff.ts";
 import type { TierAnswer } from "../domain/cascade.ts";
 import type { DecidesItems } from "../domain/decision-endpoint.ts";
 import type { DecisionRecord } from "../domain/decision-record.ts";
 import { type DecisionStore, everyDecision } from "../domain/decision-store.ts";
-import { EndpointRejectedError } from "../domain/errors.ts";
+import { EndpointOverloadedError, EndpointRejectedError } from "../domain/errors.ts";
 import type { Item } from "../domain/item.ts";
 import type { Policy } from "../domain/policy/policy.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
 import { type ShadowScore, shadowScore } from "../domain/shadow.ts";
+import { WHAT_IF } from "../domain/topology.ts";
 import { compareDecisions, type WhatIfRow, type WhatIfSummary } from "../domain/what-if/compare.ts";
 import { changedPromptField } from "../domain/what-if/prompt-fields.ts";
 import { StratifiedSampler, type Weighted } from "../domain/what-if/sample.ts";
@@ -224,14 +226,14 @@ async function answerAll(
       const record = picked[i]!.record;
       try {
         const item = { id: record.itemId, policy: candidate.id, state: record.state as Item["state"] };
-        const answer = await source.endpoint.decide(item, candidate);
+        const answer = await answerWhenFree(source.endpoint, item, candidate);
         busy(answer.latencyMs);
         out[i] = shadowScore(candidate, answer, record.itemId, answer.latencyMs, unverified);
       } catch (error) {
         // A failure retries could not get past stops every worker: the run cannot be complete.
         if (!(error instanceof EndpointRejectedError)) {
           failed = true;
-          throw error;
+          throw stoppedBy(error, record.itemId, done, picked.length);
         }
         refused.push({ itemId: record.itemId, reason: error.message });
       }
@@ -240,4 +242,28 @@ async function answerAll(
   };
   await Promise.all(Array.from({ length: Math.min(source.concurrency, picked.length) }, worker));
   return out;
+}
+
+/** The candidate's answer, asked again (with backoff) while the endpoint answers that it is busy. */
+async function answerWhenFree(endpoint: DecidesItems, item: Item, candidate: Policy) {
+  for (let attempt = 1; ; attempt++) {
+    await backoff(attempt, WHAT_IF.busyBaseDelayMs);
+    try {
+      return await endpoint.decide(item, candidate);
+    } catch (error) {
+      if (!(error instanceof EndpointOverloadedError) || attempt >= WHAT_IF.busyTries) throw error;
+    }
+  }
+}
+
+/** What stopped a re-scoring run, in one line: the endpoint's state, the item, how far it got. */
+function stoppedBy(error: unknown, itemId: string, done: number, total: number): WhatIfError {
+  const what =
+    error instanceof EndpointOverloadedError
+      ? `the endpoint stayed busy (${error.reason}) through ${WHAT_IF.busyTries} tries`
+      : `the endpoint failed (${String((error as Error).message ?? error).split("\n")[0]})`;
+  return new WhatIfError(
+    `${what} on item ${itemId}, after ${done} of ${total} answers: nothing was written; try again later or with a lower --concurrency`,
+    { cause: error },
+  );
 }

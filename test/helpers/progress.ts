@@ -92,3 +92,62 @@ export async function waitForProgress(
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
+
+/**
+ * Waits until `done()` holds, failing only when `progress()` (a figure that moves while the work
+ * goes on: output written, records made, requests answered) has not changed for
+ * `budgets.stallSeconds`; the error says `describe()`'s account of where things stood.
+ */
+export async function waitWhileProgressing(
+  what: string,
+  done: () => Promise<boolean>,
+  progress: () => Promise<number | string> | number | string,
+  budgets: Pick<Budgets, "stallSeconds">,
+  describe: () => string,
+): Promise<void> {
+  let last = await progress();
+  let lastChange = Date.now();
+  while (!(await done())) {
+    const now = await progress();
+    if (now !== last) {
+      last = now;
+      lastChange = Date.now();
+    } else if (Date.now() - lastChange > budgets.stallSeconds * 1000) {
+      throw new Error(
+        `${what} made no progress for ${budgets.stallSeconds} s (at ${String(now)}); ${describe()}`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/**
+ * The vitest time limit of a test whose every wait fails on lack of progress (its own stall
+ * limits): long enough never to be what ends it on a loaded machine, so that only a hang outside
+ * those waits meets it.
+ */
+export const PROGRESS_BOUND_TEST_MS = 3_600_000;
+
+/**
+ * Waits until `check()` gives a value, failing only when `progress()` (anything that moves while
+ * the work goes on) has not changed for `stallSeconds`.
+ */
+export async function untilValue<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  progress: () => Promise<number | string> | number | string,
+  stallSeconds = 120,
+): Promise<T> {
+  let value: T | undefined;
+  await waitWhileProgressing(
+    what,
+    async () => {
+      value = await check();
+      return value !== undefined;
+    },
+    progress,
+    { stallSeconds },
+    () => "",
+  );
+  return value as T;
+}

@@ -85,6 +85,15 @@ describe("decide CLI", () => {
     const noPolicy = await decide(["batch", "submit", "events/items/moderation-batch.jsonl"]);
     expect(noPolicy.code).toBe(2);
     expect(noPolicy.stderr).toMatch(/--policy is required/);
+    // A device has no end: it was read into memory (1 GB in 30 s) before anything was said.
+    const endless = await decideWith(["batch", "submit", "/dev/zero", "--policy", "content-moderation"], {
+      DECISIONS_TABLE: "decisions",
+      BATCH_FOLDER: dir,
+      BATCH_QUEUE_URL: "http://127.0.0.1:1/123456789012/batch",
+      BATCH_FILES_QUEUE_URL: "http://127.0.0.1:1/123456789012/batch-files",
+    });
+    expect(endless.code).toBe(2);
+    expect(endless.stderr).toMatch(/\/dev\/zero is not a regular file: a batch is a file with an end/);
     const nowhere = await decideWith(["batch", "list"], {
       DECISIONS_TABLE: "decisions",
       BATCH_BUCKET: "",

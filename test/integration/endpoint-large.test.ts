@@ -43,3 +43,46 @@ describe("a huge state", () => {
     expect(pings.length).toBeGreaterThan(0);
   });
 });
+
+describe("a 5.8 MB array of numbers", () => {
+  // Issue 36, observation 5: reading and checking such a body held the event loop for 8-9 s
+  // (a path string built per number, then the garbage collector), so /ping went unanswered
+  // and SageMaker would take the instance out of service. Asserted on the shape of the answers,
+  // not on a millisecond figure: the pings must keep coming while the request is worked on,
+  // with no silence that covers most of it.
+  it("leaves /ping answering while it is read and validated", async () => {
+    const values = Array.from({ length: 700_000 }, (_, i) => Math.round(Math.sin(i) * 1e6) / 1e3);
+    const body = JSON.stringify({
+      state: { values },
+      questions: { q: { type: "choice", instructions: "Which?", criteria: { a: "A", b: "B" } } },
+    });
+    expect(body.length).toBeGreaterThan(5_500_000);
+    let done = false;
+    const answered: number[] = [];
+    const pinger = (async () => {
+      while (!done) {
+        const response = await fetch(`${endpoint().url}/ping`);
+        await response.arrayBuffer();
+        expect(response.status).toBe(200);
+        answered.push(performance.now());
+      }
+    })();
+    // A first answer, so the pinger runs before the request goes out.
+    while (answered.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    const sent = performance.now();
+    const response = await postJson(`${endpoint().url}/invocations`, body);
+    const received = performance.now();
+    done = true;
+    await pinger;
+    expect(response.status).toBe(422);
+    const during = answered.filter((t) => t > sent && t < received);
+    const marks = [sent, ...during, received];
+    const longestSilence = Math.max(...marks.slice(1).map((t, i) => t - marks[i]!));
+    const took = received - sent;
+    console.log(
+      `/ping during a ${(body.length / 1e6).toFixed(1)} MB number array: ${during.length} answered in ${took.toFixed(0)} ms, longest silence ${longestSilence.toFixed(0)} ms`,
+    );
+    expect(during.length).toBeGreaterThanOrEqual(3);
+    expect(longestSilence).toBeLessThan(0.6 * took);
+  });
+});

@@ -100,13 +100,16 @@ describe("decide publish", () => {
     expect(String(reported[1]![1])).toMatch(/state: must not be empty/);
     expect(String(reported[2]![1])).toMatch(/unknown policy "no-such-policy"/);
     expect(String(reported[4]![1])).toMatch(/repeats line 6/);
-    expect(first.stderr).toMatch(/^sent 995\/995 \(100%\)/m); // plain progress lines off a terminal
+    // Plain progress lines off a terminal, by the share of the file read (it is sent as it is read).
+    expect(first.stderr).toMatch(/^sent 995, 100% of the file read, \d+\/s, ETA 0 s$/m);
     const received = await drain(queue.QueueUrl!);
     expect(received).toHaveLength(995);
     expect(new Set(received).size).toBe(995);
 
     const again = await publish([file, "--queue-url", queue.QueueUrl!]);
     expect(again.stdout).toMatch(/0 sent, 995 already sent before, 5 refused/);
+    // Nothing sent: no progress line at all (main once printed "sent 0/0" and "sent 0/1 (0%)").
+    expect(again.stderr).not.toMatch(/^sent /m);
     expect(await drain(queue.QueueUrl!)).toHaveLength(0);
   });
 
@@ -119,6 +122,10 @@ describe("decide publish", () => {
     );
     const result = await publish([file, "--queue-url", queue.QueueUrl!]);
     expect(result.stdout).toMatch(/1 sent/);
+    // One item: its one progress line counts it, with the whole file read, never a 0 first.
+    expect(result.stderr.match(/^sent .*$/gm)).toEqual([
+      expect.stringMatching(/^sent 1, 100% of the file read, /),
+    ]);
     expect(result.stderr).toMatch(/line 3: refused: state: must not be empty/);
     const batch = await sqs.send(
       new ReceiveMessageCommand({ QueueUrl: queue.QueueUrl!, MaxNumberOfMessages: 10 }),

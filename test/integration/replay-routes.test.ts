@@ -6,12 +6,10 @@
  * rule would have delivered it (a pipeline event only after a check against its decision record:
  * `forged-events.test.ts`); job failures are listed, never moved.
  */
-import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalEventBus, startEventBus } from "../../infra/local/event-bus.ts";
 import { redriveTo, ruleDeadLetter } from "../../infra/local/local-queues.ts";
-import { startLocalSqs } from "../../infra/local/sqs-server.ts";
+import { type LocalSqs, startLocalSqs } from "../../infra/local/sqs-server.ts";
 import { eventBridgeClient, localServiceOptions, sqsClient } from "../../shared/adapters/aws-clients.ts";
 import { EventPublisher } from "../../shared/adapters/event-publisher.ts";
 import { SqsQueue } from "../../shared/adapters/sqs-queue.ts";
@@ -20,14 +18,14 @@ import { DetailType } from "../../shared/domain/events.ts";
 import { EVENT_PUBLISHING, RULES } from "../../shared/domain/topology.ts";
 import { runDecide } from "../helpers/decide-cli.ts";
 
-let sqsServer: Server;
+let localSqs: LocalSqs;
 let bus: LocalEventBus;
 let env: NodeJS.ProcessEnv;
 const q: Record<string, SqsQueue> = {};
 
 beforeAll(async () => {
-  sqsServer = await startLocalSqs({ port: 0, hostname: "127.0.0.1" });
-  const endpoint = `http://127.0.0.1:${(sqsServer.address() as AddressInfo).port}`;
+  localSqs = await startLocalSqs({ port: 0, hostname: "127.0.0.1" });
+  const endpoint = localSqs.endpoint;
   const sqs = sqsClient(localServiceOptions(endpoint));
   for (const name of ["intake-dlq", "review-dlq", "human-rule-dlq", "requested-rule-dlq", "job-failures"])
     q[name] = await SqsQueue.create(sqs, name);
@@ -63,7 +61,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await bus?.stop();
-  sqsServer?.close();
+  await localSqs?.close();
 });
 
 const item = (id: string, policy: string) => JSON.stringify({ id, policy, state: `state of ${id}` });

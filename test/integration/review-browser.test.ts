@@ -238,7 +238,7 @@ describe.skipIf(!hasBrowser)("review pages in Chromium", () => {
       // A batch none of these decisions came in: the filter leaves no row.
       const otherBatch = await page.goto(`${pages.server.url}/decisions?batch=b-none-of-these`);
       expect(otherBatch?.status()).toBe(200);
-      // The decisions' rows (the live-audit table above them is about the policies, not the batch).
+      // No decision of these came in that batch.
       expect(await page.locator(DECISION_ROWS).count()).toBe(0);
       await page.goto(`${pages.server.url}/decisions`);
       await page.locator("details summary").first().click();

@@ -6,6 +6,8 @@
  * from the shadow records the decide path wrote for a candidate version.
  */
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -204,5 +206,38 @@ describe("decide what-if on decisions the decide path wrote", () => {
     const rescored = await summaryIn(join(dir, "rescored"));
     expect(fromShadow.coverage).toEqual(rescored.coverage);
     expect(fromShadow.flipped).toEqual(rescored.flipped);
+  });
+
+  it("against an endpoint that stays busy, ends in one line saying so, with no stack (issue 36, observation 7)", async () => {
+    // A busy endpoint is a fault a real one cannot be held in on demand: this one answers every
+    // call as the container does when its admission queue is full.
+    let calls = 0;
+    const busy = createServer((_request, response) => {
+      calls++;
+      response.writeHead(503, { "content-type": "application/json", "retry-after": "1" });
+      response.end(
+        JSON.stringify({
+          error: { type: "overloaded_error", code: "queue_full", message: "the admission queue is full" },
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => busy.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(busy.address() as AddressInfo).port}`;
+      const run = await whatIf([
+        ...["--candidate", join(dir, "candidate.json"), "--url", url, "--concurrency", "1"],
+        ...["--out", join(dir, "busy")],
+      ]);
+      expect(run.code).toBe(1);
+      expect(run.stderr.trim().split("\n")).toHaveLength(1);
+      // The --url client tries a busy server again itself, then reports it unavailable.
+      expect(run.stderr).toMatch(
+        /^decide what-if: the endpoint failed \(.* answered 503: .*queue_full.*\) on item WI-\d+, after 0 of \d+ answers: nothing was written; try again later or with a lower --concurrency$/m,
+      );
+      expect(run.stderr).not.toMatch(/at .*\.(ts|js):\d+/);
+      expect(calls).toBeGreaterThan(1);
+    } finally {
+      busy.close();
+    }
   });
 });

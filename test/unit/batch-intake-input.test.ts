@@ -121,3 +121,33 @@ describe("batch intake input", () => {
     expect(Object.keys(refused[0]!)).toEqual(["line", "id", "stage", "problems"]);
   });
 });
+
+describe("the intake lease", () => {
+  it("is taken when intake starts and renewed as it reads, so a stopped reader shows", async () => {
+    let now = new Date("2026-12-01T10:00:00.000Z");
+    const batches = new InMemoryBatchStore();
+    const leases: string[] = [];
+    const watched = Object.create(batches) as InMemoryBatchStore;
+    watched.updateBatch = async (batchId, fields) => {
+      if (fields.intakeUntil) leases.push(fields.intakeUntil);
+      return batches.updateBatch(batchId, fields);
+    };
+    const key = "incoming/tickets/b-lease-000001/tickets.jsonl";
+    const lines = Array.from({ length: 100 }, (_, i) =>
+      JSON.stringify({ id: `L-${i}`, state: `ticket ${i}` }),
+    );
+    await objects.put(key, `${lines.join("\n")}\n`);
+    // Each group of ten lines takes 10 s of the clock: the lease (60 s) is renewed every 20 s.
+    const clockQueue = recordingQueue({
+      push: (...messages: OutgoingMessage[]) => {
+        sent.push(...messages);
+        now = new Date(now.getTime() + 10_000);
+      },
+    });
+    const batch = await runIntake({ ...deps(), batches: watched, queue: clockQueue, now: () => now }, key);
+    expect(batch.counts.accepted).toBe(100);
+    expect(leases[0]).toBe("2026-12-01T10:01:00.000Z");
+    expect(leases.length).toBeGreaterThanOrEqual(4);
+    expect(leases.at(-1)! > "2026-12-01T10:02:00.000Z").toBe(true);
+  });
+});

@@ -91,3 +91,27 @@ describe("a __proto__ key in an item", () => {
     expect(JSON.stringify(record?.state)).toBe('{"__proto__":{"admin":true},"body":"hi"}');
   });
 });
+
+describe("a state whose only key is __proto__, and a __proto__ subtree (issue 36, observation 7)", () => {
+  it("is an item like any other state with one key, as the endpoint's contract takes it", () => {
+    // It was refused as "must not be empty": zod's copy of the state had dropped the key.
+    const parsed = parseItem('{"id":"P-2","policy":"tickets","state":{"__proto__":{"admin":true}}}');
+    expect(parsed.ok).toBe(true);
+    expect(JSON.stringify((parsed as { item: Item }).item.state)).toBe('{"__proto__":{"admin":true}}');
+  });
+
+  it("gets the depth and 2^53 checks below the key, in the state and the metadata", () => {
+    // They walked zod's copy, which had no __proto__ subtree to check.
+    const deep = `${'{"a":'.repeat(40)}1${"}".repeat(40)}`;
+    expect(problemsOf(`{"id":"P-3","policy":"tickets","state":{"__proto__":${deep}}}`)).toEqual([
+      expect.stringMatching(/^state\.__proto__(\.a)+: is nested more than 32 levels deep$/),
+    ]);
+    expect(
+      problemsOf(
+        '{"id":"P-4","policy":"tickets","state":"x","metadata":{"__proto__":{"n":9007199254740993}}}',
+      ),
+    ).toEqual([
+      "metadata.__proto__.n: integer 9007199254740992 is beyond ±2^53 and loses precision in JSON; send it as a string",
+    ]);
+  });
+});

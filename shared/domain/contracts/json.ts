@@ -4,6 +4,11 @@
  * (JSON.parse silently keeps the last, which would hide a duplicated option id).
  */
 
+import { JsonInputError } from "./json-error.ts";
+import { type JsonDuplicate, type JsonScan, scanJson, scanJsonInSlices } from "./json-scan.ts";
+
+export { JsonInputError } from "./json-error.ts";
+
 /** A number that must serialize as a float: `0.0`, `1.0`, `0.25`, `1.0e-7`. */
 export class JsonFloat {
   constructor(readonly value: number) {}
@@ -67,17 +72,6 @@ export function stringifyJson(value: unknown, indent?: number): string {
   return text.replace(/"\\u0000(\d+)\\u0000"/g, (_match, index: string) => literals[Number(index)]!);
 }
 
-/** Where parsing found a problem. */
-export class JsonInputError extends Error {
-  override name = "JsonInputError";
-  constructor(
-    message: string,
-    readonly param?: string,
-  ) {
-    super(message);
-  }
-}
-
 /** Deepest nesting of objects and arrays a body may have: bounded so that nothing recurses past the stack. */
 export const MAX_JSON_DEPTH = 64;
 
@@ -107,13 +101,6 @@ export function ownValue(node: unknown, key: string): unknown {
   return Object.getOwnPropertyDescriptor(node, key)?.value;
 }
 
-/** An object that repeats a key: the key, and the path of the object from the root. */
-export interface JsonDuplicate {
-  readonly key: string;
-  /** Keys and array indexes from the root to the object that repeats `key`. */
-  readonly at: readonly string[];
-}
-
 /** The error for a repeated key, its path given from `from` (a sub-document's root) down. */
 export function duplicateKeyError(duplicate: JsonDuplicate, from: readonly string[] = []): JsonInputError {
   const path = [...duplicate.at.slice(from.length), duplicate.key].filter(Boolean).join(".");
@@ -137,14 +124,11 @@ export function jsonStructureProblem(text: string, maxDepth = MAX_JSON_DEPTH): J
 /** A parsed document, with the repeated keys it holds; see {@link parseJsonDocument}. */
 export interface JsonDocument {
   readonly value: unknown;
-  /** Every object that repeats a key (the first {@link MAX_DUPLICATES_REPORTED}). */
+  /** Every object that repeats a key (the first `MAX_DUPLICATES_REPORTED`). */
   readonly duplicates: readonly JsonDuplicate[];
   /** Remembers the key order of the sub-document at `root` (`["batch", "0"]`) for {@link orderedKeys}. */
   keyOrderFrom(root: readonly string[]): void;
 }
-
-/** Repeated keys one document reports at most. */
-export const MAX_DUPLICATES_REPORTED = 100;
 
 /**
  * Parses JSON text, rejecting syntax errors and nesting deeper than `maxDepth`, and reports the
@@ -154,7 +138,26 @@ export const MAX_DUPLICATES_REPORTED = 100;
  */
 export function parseJsonDocument(text: string, maxDepth = MAX_JSON_DEPTH): JsonDocument {
   // The scan runs first: it is iterative, so a body nested 10,000 deep is refused, not recursed into.
-  const scan = scanJson(text, maxDepth);
+  return documentOf(text, scanJson(text, maxDepth));
+}
+
+/**
+ * {@link parseJsonDocument} for a server: the scan awaits `pause()` between slices of the text,
+ * so a large body (megabytes) leaves room for other requests while it is read. JSON.parse
+ * itself runs in one piece, with a pause after it.
+ */
+export async function parseJsonDocumentInSlices(
+  text: string,
+  pause: () => Promise<void>,
+  maxDepth = MAX_JSON_DEPTH,
+): Promise<JsonDocument> {
+  const document = documentOf(text, await scanJsonInSlices(text, maxDepth, pause));
+  // What follows (validation, the prompt) is a piece of its own, after JSON.parse's.
+  await pause();
+  return document;
+}
+
+function documentOf(text: string, scan: JsonScan): JsonDocument {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -180,84 +183,4 @@ export function parseJsonStrict(text: string, maxDepth = MAX_JSON_DEPTH): unknow
   const { value, duplicates } = parseJsonDocument(text, maxDepth);
   if (duplicates[0]) throw duplicateKeyError(duplicates[0]);
   return value;
-}
-
-/** Object paths are remembered this deep (batch.<i>.questions.<key>.criteria is 5). */
-const KEY_ORDER_DEPTH = 5;
-
-/**
- * Scans JSON text once: the first object that repeats a key, and each shallow object's keys in
- * document order. Syntax errors are left to JSON.parse; a malformed text only yields a partial scan.
- */
-function scanJson(
-  text: string,
-  maxDepth: number,
-): { duplicates: JsonDuplicate[]; keys: Map<string, string[]> } {
-  type Frame = { keys: string[] | undefined; seen: Set<string> | undefined; name: string; index: number };
-  const stack: Frame[] = [];
-  const keys = new Map<string, string[]>();
-  const duplicates: JsonDuplicate[] = [];
-  let pendingKey: string | undefined;
-  const names = () => stack.slice(1).map((f) => f.name);
-  for (let i = 0; i < text.length; i++) {
-    const char = text[i];
-    if (char === '"') {
-      let end = i + 1;
-      let escaped = false;
-      while (end < text.length && text[end] !== '"') {
-        if (text[end] === "\\") {
-          escaped = true;
-          end += 2;
-        } else end++;
-      }
-      const frame = stack.at(-1);
-      let next = end + 1;
-      while (next < text.length && isJsonSpace(text.charCodeAt(next))) next++;
-      if (frame?.seen && text[next] === ":") {
-        let key: string;
-        try {
-          key = escaped ? (JSON.parse(text.slice(i, end + 1)) as string) : text.slice(i + 1, end);
-        } catch {
-          return { duplicates, keys }; // not JSON: JSON.parse reports it
-        }
-        if (frame.seen.has(key) && duplicates.length < MAX_DUPLICATES_REPORTED)
-          duplicates.push({ key, at: names() });
-        frame.seen.add(key);
-        frame.keys?.push(key);
-        pendingKey = key;
-      }
-      i = end;
-    } else if (char === "{" || char === "[") {
-      const parent = stack.at(-1);
-      const name = parent?.seen ? (pendingKey ?? "") : parent ? String(parent.index) : "";
-      if (stack.length >= maxDepth) {
-        const where = [...names(), name].filter(Boolean).slice(0, 8).join(".");
-        throw new JsonInputError(`the body is nested more than ${maxDepth} levels deep`, where || undefined);
-      }
-      const isObject = char === "{";
-      stack.push({
-        keys: isObject && stack.length <= KEY_ORDER_DEPTH ? [] : undefined,
-        seen: isObject ? new Set() : undefined,
-        name,
-        index: 0,
-      });
-      pendingKey = undefined;
-    } else if (char === "}" || char === "]") {
-      const frame = stack.pop();
-      if (frame?.keys)
-        keys.set(
-          stack.length === 0 ? "" : [...stack.slice(1).map((f) => f.name), frame.name].join("\u0000"),
-          frame.keys,
-        );
-    } else if (char === ",") {
-      const frame = stack.at(-1);
-      if (frame && !frame.seen) frame.index++;
-    }
-  }
-  return { duplicates, keys };
-}
-
-/** JSON's whitespace: space, tab, line feed, carriage return. */
-function isJsonSpace(code: number): boolean {
-  return code === 32 || code === 9 || code === 10 || code === 13;
 }

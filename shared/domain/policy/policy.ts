@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { CALIBRATION_RANGES } from "../calibration/ranges.ts";
+import { JsonInputError, parseJsonStrict } from "../contracts/json.ts";
 import {
   OPTION_ORDERS,
   optionRuleBreach,
@@ -166,4 +167,21 @@ export function parsePolicy(input: unknown, source = "policy"): Policy {
 /** `id@version`, the key a decision record keeps. */
 export function policyKey(policy: Pick<Policy, "id" | "version">): string {
   return `${policy.id}@${policy.version}`;
+}
+
+/**
+ * Validates a policy file's text: JSON that repeats no key (JSON.parse keeps the last of two
+ * silently, so a file saying `autoThreshold` twice would mean whichever came last), then the
+ * policy. The error names the file, and the repeated key with its path.
+ */
+export function parsePolicyText(text: string, source: string): Policy {
+  let json: unknown;
+  try {
+    json = parseJsonStrict(text);
+  } catch (error) {
+    if (!(error instanceof JsonInputError)) throw error;
+    const where = error.param ? `${error.param}: ` : "";
+    throw new PolicyError(`${source}: ${where}${error.message.replace("the body is not", "not")}`);
+  }
+  return parsePolicy(json, source);
 }

@@ -5,7 +5,7 @@
  */
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { type Policy, PolicyError, parsePolicy, policyKey } from "./policy.ts";
+import { type Policy, PolicyError, parsePolicyText, policyKey } from "./policy.ts";
 
 /** An immutable set of policy versions. */
 export class PolicyRegistry {
@@ -42,13 +42,7 @@ export class PolicyRegistry {
     const policies = await Promise.all(
       files.map(async (name) => {
         const path = join(folder, name);
-        let json: unknown;
-        try {
-          json = JSON.parse(await readFile(path, "utf8"));
-        } catch (error) {
-          throw new PolicyError(`${path}: not valid JSON (${(error as Error).message})`);
-        }
-        return parsePolicy(json, path);
+        return parsePolicyText(await readFile(path, "utf8"), path);
       }),
     );
     return new PolicyRegistry(policies);

@@ -25,6 +25,12 @@ export const BATCH_LANE = {
   /** The intake function: it streams the file, so memory does not grow with its size. */
   intakeMemoryMiB: 512,
   intakeTimeoutSeconds: 900,
+  /**
+   * How long intake holds a batch it reads (renewed every third of it while it reads): a batch
+   * still "submitting" past its lease lost its reader (an interrupted local `batch submit`), and
+   * the local mode reads it again.
+   */
+  intakeLeaseSeconds: 60,
 } as const;
 
 /**

@@ -18,4 +18,11 @@ export const AUDIT = {
 } as const;
 
 /** `decide what-if`: the items it re-scores unless told otherwise. */
-export const WHAT_IF = { sample: 500, windowDays: 30 } as const;
+export const WHAT_IF = {
+  sample: 500,
+  windowDays: 30,
+  /** Tries per item while the endpoint answers that it is busy (503 queue_full, throttled), with backoff. */
+  busyTries: 5,
+  /** First backoff between those tries; doubles each try, with full jitter. */
+  busyBaseDelayMs: 500,
+} as const;
