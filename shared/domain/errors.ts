@@ -77,6 +77,20 @@ export class EventPublishError extends PipelineError {
   }
 }
 
+/**
+ * The item is decided but its decision event is not sent yet, and another write holds the publish
+ * lease: a delivery deciding it at the same time, one that died after its write, or this
+ * delivery's own write whose answer was lost (the SDK's retry then found the record). The message
+ * must come back: its next delivery (after the lease, which is shorter than the visibility
+ * timeout) sends the event, where deleting it would leave the event owed with nothing to send it.
+ */
+export class EventOwedError extends PipelineError {
+  override name = "EventOwedError";
+  constructor(readonly itemId: string) {
+    super(`the decision event of ${itemId} waits for a publish lease another write holds`, true);
+  }
+}
+
 /** The event bus named does not exist: retrying cannot help. */
 export class EventBusNotFoundError extends PipelineError {
   override name = "EventBusNotFoundError";

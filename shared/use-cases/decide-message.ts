@@ -30,7 +30,7 @@ import { publishedEvent } from "../domain/contracts/events.ts";
 import type { DecidesItems } from "../domain/decision-endpoint.ts";
 import { type DecisionRecord, fieldOf } from "../domain/decision-record.ts";
 import type { DecisionStore } from "../domain/decision-store.ts";
-import { EndpointRejectedError, StoreRejectedError } from "../domain/errors.ts";
+import { EndpointRejectedError, EventOwedError, StoreRejectedError } from "../domain/errors.ts";
 import type { PublishesEvents } from "../domain/events.ts";
 import { DetailType, type PipelineEvent } from "../domain/events.ts";
 import { type Item, type ItemProblem, parseItem } from "../domain/item.ts";
@@ -142,7 +142,7 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
   // added is the same item, not a new one.
   const existing = await deps.store.latest(item.id, policy.id);
   if (existing && (!item.redecide || existing.policyVersion >= policy.version)) {
-    await ensurePublished(existing, deps);
+    if (!(await ensurePublished(existing, deps))) throw new EventOwedError(existing.itemId);
     // Counted again harmlessly: the batch counts a member once, and a crash after the record
     // but before the count is repaired here.
     await settleBatch(item.batchId, existing, deps);
@@ -192,7 +192,8 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
     return { outcome: "rejected" };
   }
   await deps.afterRecordWrite?.(winner);
-  await ensurePublished(winner, deps, created);
+  // Not created: the lease is someone's, perhaps our own write's whose answer was lost.
+  if (!(await ensurePublished(winner, deps, created))) throw new EventOwedError(winner.itemId);
   await settleBatch(item.batchId, winner, deps);
   return winner.route ? { outcome: "decided", route: winner.route } : { outcome: "decided" };
 }

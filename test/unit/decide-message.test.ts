@@ -7,7 +7,7 @@ import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-
 import { systemOneRequest } from "../../shared/domain/contracts/system-one/index.ts";
 import type { DecidesItems, EndpointDecision } from "../../shared/domain/decision-endpoint.ts";
 import type { DecisionStore } from "../../shared/domain/decision-store.ts";
-import { EndpointUnavailableError, StoreRejectedError } from "../../shared/domain/errors.ts";
+import { EndpointUnavailableError, EventOwedError, StoreRejectedError } from "../../shared/domain/errors.ts";
 import type { PublishesEvents } from "../../shared/domain/events.ts";
 import { DetailType, type PipelineEvent } from "../../shared/domain/events.ts";
 import type { Policy } from "../../shared/domain/policy/policy.ts";
@@ -133,6 +133,25 @@ describe("decideMessage", () => {
     expect((await store.get({ itemId: "T-1", policyId: "tickets", policyVersion: 1 }))?.eventPublished).toBe(
       true,
     );
+  });
+
+  it("keeps the message while its event is owed: a write whose answer was lost, found by the SDK's retry", async () => {
+    // The first put stored the record under this delivery's lease, its answer was lost, and the
+    // retried put found the record: created false. Before, the lease (its own) could not be
+    // claimed, decideMessage answered "decided", the message was deleted and no event ever left.
+    const lostAnswer: DecisionStore = Object.assign(Object.create(store) as DecisionStore, {
+      create: async (record: Parameters<DecisionStore["create"]>[0], leaseUntil?: number) => {
+        await store.create(record, leaseUntil);
+        return { created: false, record: (await store.get(record))! };
+      },
+    });
+    await expect(decideMessage(item(), deps({ store: lostAnswer }))).rejects.toBeInstanceOf(EventOwedError);
+    expect(publisher.made()).toHaveLength(0);
+    // Redelivered before the lease ends: still owed, still kept.
+    await expect(decideMessage(item(), deps())).rejects.toBeInstanceOf(EventOwedError);
+    clock += 2000; // past the lease, as the visibility timeout always is
+    expect(await decideMessage(item(), deps())).toEqual({ outcome: "already_decided" });
+    expect(publisher.made()).toHaveLength(1);
   });
 
   it("re-sends the same event (same id) when marking it published failed, and the targets apply it once", async () => {
