@@ -10,6 +10,7 @@ import { agreementText } from "../shared/domain/calibration/report.ts";
 import type { Policy } from "../shared/domain/policy/policy.ts";
 import { CommandError, UsageError } from "./args.ts";
 import type { Fitted } from "./calibrate-fit.ts";
+import { fitHeadline } from "./calibrate-headline.ts";
 import type { Printed } from "./command.ts";
 
 /** "temperature 0.571 (gain 0.041 ± 0.008), ...; prior with temperature: not tried (...)" */
@@ -34,7 +35,7 @@ export function printFitted(fitted: Fitted): Printed {
   const { policy, summary, paths } = fitted;
   const proposed = summary.proposedPolicy;
   const lines = [
-    `${policy.id}: ${summary.labels} labels; ECE ${summary.current.ece.toFixed(3)} now -> ${summary.calibrated.ece.toFixed(3)} proposed (out of fold)`,
+    `${policy.id}: ${fitHeadline(summary)}`,
     `  calibration: ${summary.comparison.verdict}`,
     `  ${candidatesLine(summary.comparison)}`,
     `  temperature ${policy.temperature} -> ${proposed.temperature}`,
