@@ -13,6 +13,7 @@ import { type ProposalOutcome, proposeCalibrations } from "../shared/use-cases/p
 import { UsageError } from "./args.ts";
 import { awsOptions, decisionStore, publisherTo } from "./aws.ts";
 import { fitHeadline, isSmallSet } from "./calibrate-headline.ts";
+import { thresholdLines } from "./calibrate-print.ts";
 import type { Printed } from "./command.ts";
 
 /** What `decide calibrate --propose` was asked. */
@@ -90,7 +91,7 @@ function outcomeLines(outcome: ProposalOutcome, out: string): string[] {
   return [
     `${head}: ${proposedLead(s, outcome.proposedVersion!)}, temperature ${s.proposedPolicy.temperature}, autoThreshold ${s.proposedPolicy.autoThreshold} (${(s.threshold.coverage * 100).toFixed(1)}% automated)`,
     `  calibration: ${s.comparison.verdict}`,
-    ...s.threshold.notes.map((note) => `  ${s.certificate ? "" : "note: "}${note}`),
+    ...thresholdLines(s),
     `  policy: ${where}\n  report: ${join(out, outcome.keys.report)}`,
     // Production is untouched until a person applies the proposal (the verdict above may say
     // `no change` of the map while the threshold or certificate changes).
