@@ -1,9 +1,11 @@
 /**
- * Proposals that cannot hurt much (issue 33, item 4). Labels are drawn as the product's reviewers
- * produce them for a four-option policy: the model's logits u (uniform in ±spread per option), the
- * label drawn from softmax(u), the model reporting u · t (t = 1: the calibration in use is right).
- * Fresh NLL is measured on 3,000 new rows of the same model. Assumption: logit spreads of 3, 6 and
- * 10 (from hesitant to very sharp models), 20 to 30 labels, each item its own group.
+ * Proposals that cannot hurt much (issue 33, item 4), on the small-set case of the issue's check:
+ * a four-option policy whose every item in a small set is labelled (as a labelled file, or the
+ * first reviews of a new policy, holds them; not selected by routing): the model's logits u
+ * (uniform in ±spread per option), the label drawn from softmax(u), the model reporting u · t
+ * (t = 1: the calibration in use is right). Fresh NLL is measured on 3,000 new rows of the same
+ * model. Assumption: logit spreads of 3, 6 and 10 (from hesitant to very sharp models), 20 to 30
+ * labels, each item its own group.
  */
 import { describe, expect, it } from "vitest";
 import { printProposals } from "../../cli/calibrate-propose.ts";
