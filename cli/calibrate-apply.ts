@@ -5,7 +5,9 @@
  * options, routing, audit settings), or holds a calibration field outside its documented range,
  * is refused with the field named. A certificate it carries is checked, not believed: its counts
  * must give its claim, and where its labels are at hand (the decisions table, or the labelled
- * file) it is recomputed on them. What it writes it prints, field by field.
+ * file) it is recomputed on them. A proposal that would send every item to people (no threshold
+ * qualified) is refused unless `--accept-no-automation` is given, with the plan command that says
+ * how many labels a certificate needs. What it writes it prints, field by field.
  */
 import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
@@ -27,6 +29,32 @@ export interface LabelsAtHand {
   readonly table?: string | undefined;
   readonly input?: string | undefined;
   readonly aws?: { readonly region?: string | undefined; readonly profile?: string | undefined };
+}
+
+/** How `--apply-proposal` was asked to apply. */
+export interface ApplyOptions {
+  /** Where the certificate's labels are. @default none at hand */
+  readonly labels?: LabelsAtHand;
+  /** Apply a proposal that automates nothing while the current version automates. @default false */
+  readonly acceptNoAutomation?: boolean;
+}
+
+/** Whether a version automates nothing: its threshold is 1, or its certificate found no threshold. */
+const automatesNothing = (p: Policy) => p.autoThreshold >= 1 || p.certificate?.threshold === null;
+
+/**
+ * The refusal of a proposal that would turn automation off, naming the plan command; undefined
+ * when it automates, or when the current version already automates nothing.
+ */
+function noAutomationRefusal(file: string, current: Policy, proposed: Policy): UsageError | undefined {
+  if (!automatesNothing(proposed) || automatesNothing(current)) return undefined;
+  // The plan for the target the proposal was certified for, else the policy's error budget.
+  const maxError = proposed.certificate?.maxError ?? current.maxAutoError ?? 0.02;
+  const confidence = proposed.certificate?.confidence ?? 0.95;
+  const plan = `npx decide calibrate --plan --policy ${proposed.id} --max-auto-error ${maxError} --confidence ${confidence}`;
+  return new UsageError(
+    `${file} cannot be applied: no certificate: applying this sends every item to people (autoThreshold ${current.autoThreshold} -> ${proposed.autoThreshold}); plan the labels a certificate needs with  ${plan}, or give --accept-no-automation to apply it anyway`,
+  );
 }
 
 /** The file written, the versions it went from and to, and how its certificate was checked. */
@@ -87,15 +115,16 @@ async function checkCertificateLabels(
 /**
  * Writes a proposed policy into the policies folder as `<id>.v<N>.json`, after checking that it
  * is a valid policy (no key repeated), the next version of one the folder holds, changes only
- * calibration fields within their ranges, at least one that the decisions use, and carries a
- * certificate that holds (recomputed on its labels when they are at hand); never over an
- * existing file.
+ * calibration fields within their ranges, at least one that the decisions use, automates
+ * something where the current version does (or is accepted not to), and carries a certificate
+ * that holds (recomputed on its labels when they are at hand); never over an existing file.
  */
 export async function applyProposal(
   file: string,
   policiesDir: string,
-  labels: LabelsAtHand = {},
+  options: ApplyOptions = {},
 ): Promise<Applied> {
+  const labels = options.labels ?? {};
   const registry = await PolicyRegistry.fromFolder(policiesDir);
   const proposed = await readProposal(file);
   const current = registry.current(proposed.id);
@@ -111,6 +140,8 @@ export async function applyProposal(
     throw new UsageError(
       `${file} changes nothing the decisions use${changes.length ? " (only calibratedAt)" : ""}: ${proposed.id} stays at version ${current.version}, nothing written`,
     );
+  const noAutomation = options.acceptNoAutomation ? undefined : noAutomationRefusal(file, current, proposed);
+  if (noAutomation) throw noAutomation;
   const certificateCheck = proposed.certificate
     ? await checkCertificateLabels(file, proposed, registry, labels)
     : undefined;

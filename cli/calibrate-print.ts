@@ -4,12 +4,16 @@
  * proposed version changes, reviewer agreement and the off-options guard. The temperature shown
  * is the proposed version's, as in the report and the summary.
  */
+
+import type { CalibrationSummary } from "../shared/domain/calibration/calibrate.ts";
 import { type CandidateComparison, candidateLabel } from "../shared/domain/calibration/candidates.ts";
+import { benchText } from "../shared/domain/calibration/certificate-bench.ts";
 import { checkProposal, fieldText } from "../shared/domain/calibration/proposal-check.ts";
 import { agreementText } from "../shared/domain/calibration/report.ts";
 import type { Policy } from "../shared/domain/policy/policy.ts";
 import { CommandError, UsageError } from "./args.ts";
 import type { Fitted } from "./calibrate-fit.ts";
+import { fitHeadline } from "./calibrate-headline.ts";
 import type { Printed } from "./command.ts";
 
 /** "temperature 0.571 (gain 0.041 ± 0.008), ...; prior with temperature: not tried (...)" */
@@ -20,6 +24,19 @@ function candidatesLine(comparison: CandidateComparison): string {
   );
   const skipped = comparison.skipped.map((s) => `${candidateLabel(s.name)}: not tried (${s.reason})`);
   return `candidates (out-of-fold NLL; now ${comparison.current.nll.toFixed(3)}): ${[...tried, ...skipped].join("; ")}`;
+}
+
+/**
+ * The threshold's notes, indented; with a certificate, its sentence first and the bench's
+ * P(certified) and P(wrong | certified) at its setting right after it.
+ */
+export function thresholdLines(summary: CalibrationSummary): string[] {
+  const certificate = summary.certificate;
+  const bench = certificate ? benchText(certificate) : undefined;
+  return summary.threshold.notes.flatMap((note, i) => {
+    const line = `  ${certificate ? "" : "note: "}${note}`;
+    return i === 0 && bench ? [line, `  ${bench}`] : [line];
+  });
 }
 
 /** One line per field the proposal changes: "temperature 1 -> 1.8353". */
@@ -34,12 +51,12 @@ export function printFitted(fitted: Fitted): Printed {
   const { policy, summary, paths } = fitted;
   const proposed = summary.proposedPolicy;
   const lines = [
-    `${policy.id}: ${summary.labels} labels; ECE ${summary.current.ece.toFixed(3)} now -> ${summary.calibrated.ece.toFixed(3)} proposed (out of fold)`,
+    `${policy.id}: ${fitHeadline(summary)}`,
     `  calibration: ${summary.comparison.verdict}`,
     `  ${candidatesLine(summary.comparison)}`,
     `  temperature ${policy.temperature} -> ${proposed.temperature}`,
     `  autoThreshold ${policy.autoThreshold} -> ${proposed.autoThreshold} (${(summary.threshold.coverage * 100).toFixed(1)}% automated)`,
-    ...summary.threshold.notes.map((note) => `  ${summary.certificate ? "" : "note: "}${note}`),
+    ...thresholdLines(summary),
     `  proposed version ${proposed.version} changes: ${changeLines(policy, proposed).join("; ") || "nothing"}`,
   ];
   if (fitted.agreement) lines.push(`  ${agreementText(fitted.agreement)}`);

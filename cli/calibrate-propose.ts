@@ -5,12 +5,15 @@
  */
 import { join, resolve } from "node:path";
 import { FsObjectStore } from "../shared/adapters/fs-object-store.ts";
+import type { CalibrationSummary } from "../shared/domain/calibration/calibrate.ts";
 import type { ThresholdGoal } from "../shared/domain/calibration/threshold.ts";
 import { systemClock } from "../shared/domain/clock.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import { type ProposalOutcome, proposeCalibrations } from "../shared/use-cases/propose-calibration.ts";
 import { UsageError } from "./args.ts";
 import { awsOptions, decisionStore, publisherTo } from "./aws.ts";
+import { fitHeadline, isSmallSet } from "./calibrate-headline.ts";
+import { thresholdLines } from "./calibrate-print.ts";
 import type { Printed } from "./command.ts";
 
 /** What `decide calibrate --propose` was asked. */
@@ -57,6 +60,13 @@ export function printProposals(outcomes: readonly ProposalOutcome[], options: Pr
   return { lines, exitCode: 0 };
 }
 
+/** "proposed version 2 from 1200 labels: ECE ..."; below `SMALL_LABEL_SET` labels, the count and fold gains first. */
+function proposedLead(s: CalibrationSummary, version: number): string {
+  return isSmallSet(s)
+    ? `${fitHeadline(s)}: proposed version ${version}`
+    : `proposed version ${version} from ${fitHeadline(s).replace("labels;", "labels:")}`;
+}
+
 /** One policy's outcome, in a few lines. */
 function outcomeLines(outcome: ProposalOutcome, out: string): string[] {
   const head = `${outcome.policyId}@${outcome.version}`;
@@ -79,9 +89,9 @@ function outcomeLines(outcome: ProposalOutcome, out: string): string[] {
   const s = outcome.summary!;
   const where = join(out, outcome.keys.policy);
   return [
-    `${head}: proposed version ${outcome.proposedVersion} from ${outcome.labels} labels: ECE ${s.current.ece.toFixed(3)} now -> ${s.calibrated.ece.toFixed(3)} proposed (out of fold), temperature ${s.proposedPolicy.temperature}, autoThreshold ${s.proposedPolicy.autoThreshold} (${(s.threshold.coverage * 100).toFixed(1)}% automated)`,
+    `${head}: ${proposedLead(s, outcome.proposedVersion!)}, temperature ${s.proposedPolicy.temperature}, autoThreshold ${s.proposedPolicy.autoThreshold} (${(s.threshold.coverage * 100).toFixed(1)}% automated)`,
     `  calibration: ${s.comparison.verdict}`,
-    ...s.threshold.notes.map((note) => `  ${s.certificate ? "" : "note: "}${note}`),
+    ...thresholdLines(s),
     `  policy: ${where}\n  report: ${join(out, outcome.keys.report)}`,
     // Production is untouched until a person applies the proposal (the verdict above may say
     // `no change` of the map while the threshold or certificate changes).

@@ -66,14 +66,16 @@ sample of N such decisions, evenly across confidence bands, and puts it into the
 default), each marked "certification sample" with its chance of being drawn.
 
 decide calibrate --apply-proposal <out>/<policy>/v2-from-N-labels[-max-error-E-at-C]/policy.json [--policies-dir events/policies]
-                 [--from-table DECISIONS_TABLE | --input labelled.jsonl]
+                 [--from-table DECISIONS_TABLE | --input labelled.jsonl] [--accept-no-automation]
 The explicit step: checks that the proposal changes only calibration fields (temperature, prior,
 optionBias, autoThreshold, predictionSet, minAllowedTokenMass, certificate, baseline, calibratedAt),
 each within its documented range, refuses anything else naming the field, writes it as the policy's
 next version file and prints what changed, field by field. A certificate must give its claim from its
 own counts (the exact bound recomputed at its confidence, at most its target); with its labels at hand
 (--from-table, else DECISIONS_TABLE when set; or the labelled --input file) it is recomputed on them and
-refused unless they give it back.
+refused unless they give it back. A proposal that sends every item to people (no threshold qualified)
+where the current version automates is refused, naming the plan command (decide calibrate --plan),
+unless --accept-no-automation is given.
 
 decide calibrate --check --baseline <out>/<policy>.summary.json --recent recent-decisions.jsonl [--event-bus NAME]
 Compares recent decision records (distribution, route, allowedTokenMass) with the calibration
@@ -103,6 +105,7 @@ const CALIBRATE_FLAGS = {
   propose: { type: "boolean", default: false },
   "min-labels": { type: "string" },
   "apply-proposal": { type: "string" },
+  "accept-no-automation": { type: "boolean", default: false },
   prior: { type: "boolean", default: false },
   plan: { type: "boolean", default: false },
   request: { type: "string" },
@@ -122,6 +125,7 @@ type CalibrateOptions =
       readonly file: string;
       readonly policiesDir: string;
       readonly labels: LabelsAtHand;
+      readonly acceptNoAutomation: boolean;
     }
   | ({ readonly mode: "propose" } & ProposeOptions)
   | ({ readonly mode: "plan" } & PlanOptions)
@@ -155,6 +159,7 @@ function parse(argv: string[], env: CommandEnv): CalibrateOptions {
       file: values["apply-proposal"],
       policiesDir,
       labels: { ...labels, aws },
+      acceptNoAutomation: values["accept-no-automation"],
     };
   }
   if (values.plan) return { mode: "plan", ...planOptions(values, table, env) };
@@ -250,7 +255,10 @@ async function run(options: CalibrateOptions, io: CommandIo): Promise<Calibrated
     case "apply-proposal":
       return {
         mode: "apply-proposal",
-        applied: await applyProposal(options.file, options.policiesDir, options.labels),
+        applied: await applyProposal(options.file, options.policiesDir, {
+          labels: options.labels,
+          acceptNoAutomation: options.acceptNoAutomation,
+        }),
       };
     case "propose":
       return { mode: "propose", outcomes: await proposeFromTable(options) };

@@ -111,4 +111,25 @@ describe("decide calibrate --apply-proposal", () => {
     expect(run.stdout).toMatch(/^ {2}temperature 1 -> 1\.8353$/m);
     expect(run.stdout).toMatch(/^ {2}autoThreshold 0\.8 -> 0\.9512$/m);
   });
+
+  it("refuses a proposal that automates nothing unless --accept-no-automation is given, naming the plan command", async () => {
+    // Before: applied (exit 0), and every ticket went to people from then on.
+    const { policies, file } = await folder({ ...current, version: 2, autoThreshold: 1 });
+    const refused = await runDecide(["calibrate", "--apply-proposal", file, "--policies-dir", policies]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr.split("\n")[0]).toBe(
+      `decide calibrate: ${file} cannot be applied: no certificate: applying this sends every item to people (autoThreshold 0.8 -> 1); plan the labels a certificate needs with  npx decide calibrate --plan --policy ticket-routing --max-auto-error 0.05 --confidence 0.95, or give --accept-no-automation to apply it anyway`,
+    );
+    await expect(readFile(join(policies, "ticket-routing.v2.json"))).rejects.toThrow(/ENOENT/);
+    const accepted = await runDecide([
+      "calibrate",
+      "--apply-proposal",
+      file,
+      "--policies-dir",
+      policies,
+      "--accept-no-automation",
+    ]);
+    expect(accepted.code, accepted.stderr).toBe(0);
+    expect(accepted.stdout).toMatch(/^ {2}autoThreshold 0\.8 -> 1$/m);
+  });
 });

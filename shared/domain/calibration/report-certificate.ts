@@ -2,11 +2,12 @@
  * The calibration report's certificate section, one story on one page: the certified threshold and
  * its bound (once), where the labels it rests on came from and how each counts, and the
  * certificate beside the live audit estimate of the same version, with what it means when the two
- * disagree.
+ * disagree, and the bench's P(certified) and P(wrong | certified) at its setting.
  */
 import type { PolicyAudit } from "../audit/policy-audit.ts";
 import type { Certification } from "./calibrate-parts.ts";
 import { certificateSentence, kindsText } from "./certificate.ts";
+import { benchText } from "./certificate-bench.ts";
 import { escapeHtml, pct } from "./report-style.ts";
 
 /** Where the certificate's labels came from, in words. */
@@ -43,7 +44,8 @@ export function certificateSectionHtml(
   live: PolicyAudit | undefined,
   version: number,
 ): string {
+  const bench = benchText(c);
   return `<p id="certificate"><strong>${escapeHtml(certificateSentence(c))}</strong>. Method: Learn then Test (fixed-sequence testing from the strictest threshold down).</p>
 <p id="certificate-sources">${escapeHtml(sourcesText(c))}</p>
-<p id="certificate-live">${escapeHtml(liveText(c, live, version))}</p>`;
+<p id="certificate-live">${escapeHtml(liveText(c, live, version))}</p>${bench ? `\n<p id="certificate-bench">${escapeHtml(bench)}</p>` : ""}`;
 }

@@ -36,10 +36,18 @@ export function applyTemperature(rows: readonly LabelledLogits[], t: number): La
   return rows.map((r) => ({ probabilities: softmax(r.logits, t), label: r.label }));
 }
 
-/** The temperature minimizing NLL on `rows`. */
-export function fitTemperature(rows: readonly LabelledLogits[]): number {
-  if (rows.length === 0) return 1;
-  const loss = (logT: number) => negativeLogLikelihood(applyTemperature(rows, Math.exp(logT)));
+/**
+ * The temperature minimizing NLL on `rows`; with `toward`, plus a pull of log T toward
+ * `toward.temperature` of `toward.strength` · (log T − log T0)² on the summed NLL.
+ */
+export function fitTemperature(
+  rows: readonly LabelledLogits[],
+  toward?: { readonly temperature: number; readonly strength: number },
+): number {
+  if (rows.length === 0) return toward?.temperature ?? 1;
+  const pull = (logT: number) =>
+    toward ? (toward.strength * (logT - Math.log(toward.temperature)) ** 2) / rows.length : 0;
+  const loss = (logT: number) => negativeLogLikelihood(applyTemperature(rows, Math.exp(logT))) + pull(logT);
   let lo = Math.log(MIN_TEMPERATURE);
   let hi = Math.log(MAX_TEMPERATURE);
   const phi = (Math.sqrt(5) - 1) / 2;
