@@ -33,10 +33,12 @@ export const DECIDE_QUEUES = {
   maxReceiveCount: 1000,
   retentionDays: 14,
   /**
-   * An overloaded item's visibility: `firstSeconds` doubled per receive up to `maxSeconds` (it
-   * comes back soon after an overload ends), drawn between half and all of it to spread returns.
+   * An overloaded item's visibility: the wait the fleet lets it expect (the capacity follower's
+   * reading: backlog × seconds per item ÷ instances, at least `shortestFirstSeconds`), or
+   * `firstSeconds` without a recent reading, doubled per receive up to `maxSeconds` (it comes back
+   * soon after an overload ends), drawn between half and all of it to spread returns.
    */
-  overloadBackoff: { firstSeconds: 30, maxSeconds: 900 },
+  overloadBackoff: { firstSeconds: 30, maxSeconds: 900, shortestFirstSeconds: 2 },
 } as const;
 
 /** The decide function's settings (the queue's visibility timeout is six times its timeout, as AWS advises). */

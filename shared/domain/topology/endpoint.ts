@@ -56,3 +56,25 @@ export const bakingSecondsFor = (alarmWindowSeconds: number): number =>
       alarmWindowSeconds + ENDPOINT_DEPLOYMENT.bakingMarginSeconds,
     ),
   );
+
+/**
+ * The capacity follower (`functions/follow-capacity.ts`): every `periodSeconds` it reads the
+ * endpoint's instance counts and the intake's depth, sets the intake mapping's concurrency to what
+ * the instances in service admit, publishes the backlog per instance that scaling tracks, and
+ * records the expected wait the decide function's overload backoff starts from. A reading older
+ * than `staleAfterSeconds` is not used (the follower has stopped; the fixed schedule applies).
+ */
+export const CAPACITY_FOLLOWER = {
+  periodSeconds: 60,
+  staleAfterSeconds: 300,
+  /**
+   * Intake batches per instance in service. An instance admits two calls (one runs, one waits),
+   * but least-outstanding routing compares a few instances, not all: with as many batches as
+   * admission slots, a saturated fleet has one free slot at a time, and the capacity model
+   * refused up to 80% of calls in a minute of a 10x burst; at three quarters of the slots, up
+   * to 40%, with the same throughput.
+   */
+  concurrencyPerInstance: 1.5,
+  /** The most concurrent batches one SQS mapping takes. */
+  maxMappingConcurrency: 1000,
+} as const;
