@@ -98,8 +98,6 @@ export class DecisionStack extends Stack {
       endpointMode: this.endpoint.mode,
       ...(props.batchMaxConcurrency ? { batchMaxConcurrency: props.batchMaxConcurrency } : {}),
     });
-    // Items waiting in the intake add instances even when the requests per instance look normal.
-    this.endpoint.scaling?.scaleOnBacklog(this.pipeline.queues.intake);
     this.operations = new Operations(this, "Operations", {
       pipeline: this.pipeline,
       endpoint: this.endpoint,

@@ -221,8 +221,12 @@ export class SimScaler {
     if (!invoke) return undefined;
     state.lastInvoked = now;
     const diff = value - alarm.threshold;
-    const step = p.steps.find(
-      (s) => (s.lower === undefined || diff >= s.lower) && (s.upper === undefined || diff < s.upper),
+    // Above the threshold an interval holds its lower bound, below it its upper bound (AAS's rule).
+    const below = alarm.comparison === "below" || alarm.comparison === "atOrBelow";
+    const step = p.steps.find((s) =>
+      below
+        ? (s.lower === undefined || diff > s.lower) && (s.upper === undefined || diff <= s.upper)
+        : (s.lower === undefined || diff >= s.lower) && (s.upper === undefined || diff < s.upper),
     );
     if (!step) return undefined;
     const cooling = now - Math.max(state.lastOut, state.lastIn) < p.cooldown;

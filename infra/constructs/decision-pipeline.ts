@@ -17,6 +17,7 @@ import { decideConcurrency } from "../../shared/domain/capacity-plan.ts";
 import type { DeadLetterSource } from "../../shared/domain/dead-letters.ts";
 import {
   DECIDE_FUNCTION,
+  MEASURED_SECONDS_PER_ITEM,
   METRICS,
   type RuleName,
   SERVERLESS_DECIDE,
@@ -24,6 +25,7 @@ import {
   TARGET_FUNCTION,
 } from "../../shared/domain/topology.ts";
 import { BatchJobs } from "./batch-jobs.ts";
+import { CapacityFollower } from "./capacity-follower.ts";
 import { type DeadLetterHome, replayFunction } from "./dead-letter-routes.ts";
 import { DecisionsTable } from "./decisions-table.ts";
 import { PipelineBucket } from "./pipeline-bucket.ts";
@@ -75,6 +77,8 @@ export interface PipelineFunctions {
   readonly batchIntake: NodejsFunction;
   /** Writes each batch's results and errors files, on a message its completion sends. */
   readonly batchFiles: NodejsFunction;
+  /** Holds the intake's concurrency to the endpoint's instances in service (real-time only). */
+  readonly capacityFollower?: NodejsFunction;
 }
 
 /** The decide function's endpoint settings: serverless endpoints cold-start, so each try may wait longer. */
@@ -129,7 +133,7 @@ export class DecisionPipeline extends Construct {
       maxInstances: props.endpointMaxInstances ?? 1,
       ...(props.batchMaxConcurrency ? { batchMaxConcurrency: props.batchMaxConcurrency } : {}),
     });
-    const decide = this.decideFunction(fn, props, concurrency);
+    const { decide, intakeSource } = this.decideFunction(fn, props, concurrency);
     const targets = this.targetFunctions(fn);
     const { review, reviewPage, access } = this.reviewFunctions(fn, props);
     this.reviewAccess = access;
@@ -163,6 +167,19 @@ export class DecisionPipeline extends Construct {
       reviewBacklog: jobs.reviewBacklogFunction,
       batchIntake: batchJobs.intakeFunction,
       batchFiles: batchJobs.filesFunction,
+      ...(props.endpointMode === "serverless"
+        ? {}
+        : {
+            capacityFollower: new CapacityFollower(this, "Follower", {
+              fn,
+              endpointName: props.endpointName,
+              endpointArn: props.endpointArn,
+              intake: this.queues.intake,
+              mapping: intakeSource,
+              secondsPerItem: MEASURED_SECONDS_PER_ITEM.fresh,
+              failures,
+            }).function,
+          }),
     };
     // The decide function dead-letters an item that keeps failing itself (overload does not
     // count), into the dead-letter queue each of its queues' redrive policy names.
@@ -195,13 +212,16 @@ export class DecisionPipeline extends Construct {
     return { review, reviewPage, access };
   }
 
-  /** The decide function on the intake queue (the batch lane adds its own mapping), allowed to call the one endpoint. */
+  /**
+   * The decide function on the intake queue (the batch lane adds its own mapping), allowed to call
+   * the one endpoint; its intake event source, whose concurrency the capacity follower moves.
+   */
   private decideFunction(
     fn: FunctionFactory,
     props: DecisionPipelineProps,
     concurrency: { readonly intake: number; readonly batchSize: number },
   ) {
-    const decide = new QueueConsumer(this, "Decide", {
+    const consumer = new QueueConsumer(this, "Decide", {
       fn,
       file: "decide.ts",
       settings: {
@@ -218,12 +238,13 @@ export class DecisionPipeline extends Construct {
           maxConcurrency: concurrency.intake,
         },
       ],
-    }).function;
+    });
+    const decide = consumer.function;
     decide.addToRolePolicy(
       new iam.PolicyStatement({ actions: ["sagemaker:InvokeEndpoint"], resources: [props.endpointArn] }),
     );
     this.bus.grantPutEventsTo(decide);
-    return decide;
+    return { decide, intakeSource: consumer.sources[0]! };
   }
 
   /** The rule targets' consumers: auto-action and review intake, each on its queue. */

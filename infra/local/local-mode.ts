@@ -14,7 +14,7 @@ import { type CapacityPlan, capacityPlan } from "../../shared/domain/capacity-pl
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { MAX_BATCH, type MessageQueue } from "../../shared/domain/message-queue.ts";
 import type { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
-import { DECIDE_QUEUES, REVIEW } from "../../shared/domain/topology.ts";
+import { DECIDE_QUEUES, MEASURED_SECONDS_PER_ITEM, REVIEW } from "../../shared/domain/topology.ts";
 import type { LocalEventBus } from "./event-bus.ts";
 import { repairOutbox } from "./local-outbox.ts";
 import { everyPending, type LocalSummary, summaryOf } from "./local-summary.ts";
@@ -170,6 +170,8 @@ async function startPipeline(
     dynamoDbPath: join(options.dataDir, "dynamodb"),
     batchFolder: join(options.dataDir, "bucket"),
     decidePollers: plan.intake,
+    // The pollers follow the local endpoint's one instance, as the deployed capacity follower does.
+    follow: { instances: 1, secondsPerItem: MEASURED_SECONDS_PER_ITEM.fresh },
     batchPollers: plan.batch,
     decideBatchSize: plan.batchSize,
     // Shorter than the deployed one (six times the function timeout): local batches are small and quick.

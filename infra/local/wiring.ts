@@ -12,6 +12,7 @@ import {
 import type { DecideDependencies } from "../../shared/use-cases/decide-message.ts";
 import { startBatchFilesPoller } from "./batch-files-step.ts";
 import type { LocalEventBus } from "./event-bus.ts";
+import { startLocalFollower } from "./local-follower.ts";
 import {
   createLocalQueues,
   LOCAL_ARN,
@@ -19,6 +20,7 @@ import {
   localRoutes,
   ruleDeadLetter,
 } from "./local-queues.ts";
+import { PollerGroup } from "./poller-group.ts";
 import { type SqsPoller, startSqsPoller } from "./sqs-poller.ts";
 import { quietPowertools, startStandIns, wiringEnvironment } from "./stand-ins.ts";
 import { startTargetQueue, type TargetQueue, type TargetQueueOptions } from "./target-queue.ts";
@@ -56,6 +58,16 @@ export interface WiringOptions {
   };
   /** Decide pollers (Lambda concurrency). @default 1 */
   readonly decidePollers?: number;
+  /**
+   * The capacity follower: the decide pollers follow this many endpoint instances, and the
+   * overload backoff starts from the expected wait at `secondsPerItem`. @default none: the
+   * pollers stay at `decidePollers`, the backoff on its fixed schedule
+   */
+  readonly follow?: {
+    readonly instances: number;
+    readonly secondsPerItem: number;
+    readonly periodMs?: number;
+  };
   /** Records per decide invocation (both lanes). @default DECIDE_FUNCTION.batchSize */
   readonly decideBatchSize?: number;
   /** The batch lane: pollers on its queue (its maximum concurrency). @default BATCH_LANE.maxConcurrency */
@@ -130,6 +142,7 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
   addQueueRules(bus, queues);
   const pollers = await startDecidePollers(options, queues, pollerDeps, env);
   started.push(pollers.stop);
+  if (options.follow) started.push(await followCapacityLocally(options.follow, queues, pollers.intake, env));
   const { review, autoAction } = targets;
   const routes = localRoutes(
     queues,
@@ -241,6 +254,23 @@ function addQueueRules(bus: LocalEventBus, queues: LocalQueues): void {
   });
 }
 
+/** The capacity follower on the local intake, its pollers and the local table; returns its stop. */
+async function followCapacityLocally(
+  follow: NonNullable<WiringOptions["follow"]>,
+  queues: LocalQueues,
+  intakePollers: PollerGroup,
+  env: NodeJS.ProcessEnv,
+): Promise<() => Promise<void>> {
+  const { DynamoDbFleetReadings } = await import("../../shared/adapters/dynamodb-fleet-readings.ts");
+  const { dynamoClient } = await import("../../functions/clients.ts");
+  return startLocalFollower({
+    ...follow,
+    intake: queues.intake,
+    mapping: intakePollers,
+    readings: new DynamoDbFleetReadings(dynamoClient(env), env.DECISIONS_TABLE!),
+  });
+}
+
 /**
  * The decide function's pollers on the intake and the batch lane, and the batch files step's.
  * One handler per poller, as Lambda runs one invocation per execution environment at a time (the
@@ -254,8 +284,7 @@ async function startDecidePollers(
   env: NodeJS.ProcessEnv,
 ) {
   const { createDecideHandler, deliveriesFromEnv } = await import("../../functions/decide.ts");
-  const pollersOn = (queue: SqsQueue, name: string, count: number) => {
-    const receives = new Map<string, number>();
+  const pollersOn = (queue: SqsQueue, name: string, count: number, receives = new Map<string, number>()) => {
     return Array.from({ length: count }, () => {
       const deps = pollerDeps();
       return startSqsPoller({
@@ -272,11 +301,16 @@ async function startDecidePollers(
       });
     });
   };
-  const decide = pollersOn(queues.intake, "intake", options.decidePollers ?? 1);
+  // The intake's pollers are a group the capacity follower may resize, as it sets the mapping's concurrency.
+  const intakeReceives = new Map<string, number>();
+  const intake = new PollerGroup(
+    () => pollersOn(queues.intake, "intake", 1, intakeReceives)[0]!,
+    options.decidePollers ?? 1,
+  );
   const batch = queues.batch
     ? pollersOn(queues.batch, "batch", options.batchPollers ?? BATCH_LANE.maxConcurrency)
     : [];
   const files = queues.batchFiles ? [await startBatchFilesPoller(queues.batchFiles, LOCAL_ARN, env)] : [];
-  const stop = () => Promise.all([...decide, ...batch, ...files].map((poller) => poller.stop()));
-  return { all: { decide, batch, files }, stop };
+  const stop = () => Promise.all([intake.stop(), ...[...batch, ...files].map((poller) => poller.stop())]);
+  return { all: { decide: intake.pollers, batch, files }, intake, stop };
 }

@@ -23,6 +23,34 @@ export interface FleetReading {
   readonly at: number;
 }
 
+/** Where the latest reading is kept: written by the follower, read by the decide function. */
+export interface FleetReadings {
+  /** The latest reading, if any was recorded. */
+  latest(): Promise<FleetReading | undefined>;
+  /** Records `reading` as the latest. */
+  record(reading: FleetReading): Promise<void>;
+}
+
+/** The endpoint's instances as SageMaker reports them, and whether a deployment's new fleet bakes. */
+export interface FleetCounts {
+  readonly inService: number;
+  readonly desired: number;
+  /** A blue/green deployment's new fleet takes traffic and is being watched by the rollback alarms. */
+  readonly baking: boolean;
+}
+
+/** The endpoint, as far as the follower reads it. */
+export interface EndpointFleet {
+  counts(): Promise<FleetCounts>;
+}
+
+/** The intake mapping's concurrency, as far as the follower sets it. */
+export interface MappingConcurrency {
+  /** Its `MaximumConcurrency` now (undefined: none set). */
+  current(): Promise<number | undefined>;
+  set(maximum: number): Promise<void>;
+}
+
 /**
  * The intake mapping's `MaximumConcurrency` for `instances` in service: `perInstance` concurrent
  * batches each (`CAPACITY_FOLLOWER.concurrencyPerInstance`), rounded down, within what a mapping

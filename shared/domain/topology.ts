@@ -185,6 +185,8 @@ export const TABLE_ACCESS = {
   BatchIntake: ["GetItem", "PutItem", "UpdateItem"],
   /** the batch and its claims (GetItem, UpdateItem), its members a page at a time (Query). */
   BatchFiles: ["GetItem", "UpdateItem", "Query"],
+  /** the fleet reading, overwritten each period (the decide function reads it with its GetItem). */
+  CapacityFollower: ["PutItem"],
 } as const satisfies Record<string, readonly TableAction[]>;
 
 /**

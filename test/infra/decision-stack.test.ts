@@ -13,6 +13,7 @@ import type { DecisionStack } from "../../infra/decision-stack.ts";
 import { createTableInput } from "../../shared/adapters/decisions-table.ts";
 import { decideConcurrency } from "../../shared/domain/capacity-plan.ts";
 import { matchesPattern } from "../../shared/domain/event-pattern.ts";
+import { intakeConcurrencyFor } from "../../shared/domain/fleet-reading.ts";
 import {
   DECIDE_FUNCTION,
   DECIDE_QUEUES,
@@ -120,7 +121,7 @@ describe("DecisionStack", () => {
     );
   });
 
-  it("deploys the endpoint on a CPU instance with the model from S3 and scales on concurrent requests", () => {
+  it("deploys the endpoint on a CPU instance with the model from S3 and scales on the work", () => {
     template.hasResourceProperties("AWS::SageMaker::EndpointConfig", {
       ProductionVariants: [
         Match.objectLike({
@@ -142,9 +143,15 @@ describe("DecisionStack", () => {
     });
     template.hasResourceProperties("AWS::ApplicationAutoScaling::ScalingPolicy", {
       TargetTrackingScalingPolicyConfiguration: Match.objectLike({
-        PredefinedMetricSpecification: {
-          PredefinedMetricType: "SageMakerVariantConcurrentRequestsPerModelHighResolution",
-        },
+        CustomizedMetricSpecification: Match.objectLike({
+          Metrics: Match.arrayWith([
+            Match.objectLike({
+              MetricStat: Match.objectLike({
+                Metric: Match.objectLike({ MetricName: "ConcurrentRequestsPerModel" }),
+              }),
+            }),
+          ]),
+        }),
       }),
     });
   });
@@ -257,8 +264,8 @@ describe("DecisionStack", () => {
     )
       .filter(([id]) => !id.startsWith("BucketNotificationsHandler"))
       .map(([, f]) => f);
-    // The pipeline's 13 and the daily Audit function.
-    expect(functions).toHaveLength(14);
+    // The pipeline's 13, the capacity follower and the daily Audit function.
+    expect(functions).toHaveLength(15);
     for (const f of functions) {
       expect(f.Properties.Runtime).toBe("nodejs22.x");
       expect(f.Properties.Architectures).toEqual(["arm64"]);
@@ -283,15 +290,18 @@ describe("DecisionStack", () => {
       BatchSize: planned.batchSize,
       MaximumBatchingWindowInSeconds: DECIDE_FUNCTION.maxBatchingWindowSeconds,
       FunctionResponseTypes: ["ReportBatchItemFailures"],
-      ScalingConfig: { MaximumConcurrency: 4 * DECIDE_FUNCTION.concurrencyPerInstance },
+      // What the one instance at the minimum admits; the capacity follower moves it from there.
+      ScalingConfig: { MaximumConcurrency: planned.intake },
     });
+    expect(planned.intake).toBe(intakeConcurrencyFor(1));
   });
 
   it("sizes the mappings, the batch size and the endpoint's admission so every admitted item is served in time", () => {
     const sizing = templateSizing(template);
     expectSizingFits(sizing);
-    // Scaling out has work: the intake keeps two calls per instance at the maximum (4).
-    expect(sizing.intake.concurrency).toBe(8);
+    // The pollers start at what the minimum (1 instance) admits, not the maximum (4): the capacity
+    // follower raises them with the instances in service.
+    expect(sizing.intake.concurrency).toBe(2);
     expect(sizing).toMatchObject({ instances: 1, queueSize: 1 });
   });
 

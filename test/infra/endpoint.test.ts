@@ -1,7 +1,8 @@
 /**
  * The endpoint as deployed, read from the template JSON: it scales on the work it is given
- * (concurrent requests per instance, a target an instance reaches below saturation, a backlog
- * step as safety net, quick scale-out and slow scale-in), between the minimum and maximum asked for.
+ * (concurrent requests per instance at a target an instance reaches below saturation, capped;
+ * the capacity follower's backlog per instance), adds instances on target tracking only and
+ * removes them with a guard, between the minimum and maximum asked for.
  */
 import { Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -12,8 +13,8 @@ import {
   ENDPOINT_SCALING,
   METRICS,
   ON_CALL_ALARMS,
+  SCALING_MATH,
 } from "../../shared/domain/topology.ts";
-import { readsOldestItemAge } from "../helpers/alarm-metrics.ts";
 import { synthStack } from "../helpers/synth-stack.ts";
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
@@ -33,24 +34,50 @@ function endpointConfigRole(): string | undefined {
 }
 
 describe("scaling on the work", () => {
-  it("tracks concurrent requests per instance at a target an instance reaches below saturation", () => {
-    const policies = ofType("AWS::ApplicationAutoScaling::ScalingPolicy").map(([, p]) => p.Properties);
-    const tracking = policies.find((p) => p.PolicyType === "TargetTrackingScaling")!
-      .TargetTrackingScalingPolicyConfiguration as {
-      PredefinedMetricSpecification: { PredefinedMetricType: string };
-      TargetValue: number;
-      ScaleOutCooldown: number;
-      ScaleInCooldown: number;
-    };
-    expect(tracking.PredefinedMetricSpecification.PredefinedMetricType).toBe(
-      "SageMakerVariantConcurrentRequestsPerModelHighResolution",
+  const policies = () =>
+    ofType("AWS::ApplicationAutoScaling::ScalingPolicy").map(([id, p]) => ({ id, ...p.Properties })) as {
+      id: string;
+      PolicyType: string;
+      TargetTrackingScalingPolicyConfiguration?: {
+        CustomizedMetricSpecification: {
+          Metrics?: { Id: string; Expression?: string; MetricStat?: { Metric: { MetricName: string } } }[];
+          MetricName?: string;
+          Dimensions?: { Name: string; Value: string }[];
+        };
+        TargetValue: number;
+        ScaleOutCooldown: number;
+        DisableScaleIn: boolean;
+      };
+      StepScalingPolicyConfiguration?: {
+        AdjustmentType: string;
+        Cooldown: number;
+        StepAdjustments: { ScalingAdjustment: number; MetricIntervalUpperBound?: number }[];
+      };
+    }[];
+
+  it("only adds instances on target tracking: concurrent requests (capped) and the follower's backlog per instance", () => {
+    const tracking = policies().filter((p) => p.PolicyType === "TargetTrackingScaling");
+    expect(tracking).toHaveLength(2);
+    for (const p of tracking) {
+      const config = p.TargetTrackingScalingPolicyConfiguration!;
+      // Scale-in is the guard's alone; a scale-out waits about an instance's start before the next.
+      expect(config.DisableScaleIn).toBe(true);
+      expect(config.ScaleOutCooldown).toBeGreaterThanOrEqual(ENDPOINT_SCALING.scaleOutCooldownSeconds);
+    }
+    const work = tracking.find(
+      (p) => p.TargetTrackingScalingPolicyConfiguration!.CustomizedMetricSpecification.Metrics,
+    )!;
+    const metrics = work.TargetTrackingScalingPolicyConfiguration!.CustomizedMetricSpecification.Metrics!;
+    expect(metrics.find((m) => m.MetricStat)?.MetricStat?.Metric.MetricName).toBe(
+      "ConcurrentRequestsPerModel",
     );
-    expect(tracking.ScaleOutCooldown).toBeLessThanOrEqual(60);
-    expect(tracking.ScaleInCooldown).toBeGreaterThanOrEqual(300);
-    expect(tracking.ScaleInCooldown).toBeLessThanOrEqual(600);
+    const target = work.TargetTrackingScalingPolicyConfiguration!.TargetValue;
+    // One scale-out adds at most workStep of the fleet: the metric is read no higher than that.
+    expect(metrics.find((m) => m.Expression)?.Expression).toBe(
+      SCALING_MATH.cappedWork(Math.round(target * ENDPOINT_SCALING.workStep * 100) / 100),
+    );
 
     // One request is one batch of items, evaluated one at a time; the deadline is the container's own.
-    const target = tracking.TargetValue;
     const service = DECIDE_FUNCTION.endpointBatchItems * measured.secondsPerItem.fresh;
     const model = ofType("AWS::SageMaker::Model")[0]![1].Properties as {
       PrimaryContainer: { Environment: Record<string, string> };
@@ -62,45 +89,44 @@ describe("scaling on the work", () => {
     const meanResponse = (target * service) / (2 * (1 - target)) + service;
     expect(meanResponse).toBeLessThanOrEqual(deadline);
 
-    // And the decide function can put that many requests in flight on every instance.
-    const [, scalable] = ofType("AWS::ApplicationAutoScaling::ScalableTarget")[0]!;
-    const inFlight = ofType("AWS::Lambda::EventSourceMapping")
-      .map(
-        ([, m]) =>
-          (m.Properties.ScalingConfig as { MaximumConcurrency?: number } | undefined)?.MaximumConcurrency,
-      )
-      .reduce<number>((sum, n) => sum + (n ?? 0), 0);
-    expect(inFlight).toBeGreaterThanOrEqual(target * (scalable.Properties.MaxCapacity as number));
+    const backlog = tracking.find((p) => p !== work)!.TargetTrackingScalingPolicyConfiguration!;
+    expect(backlog.CustomizedMetricSpecification).toMatchObject({
+      MetricName: METRICS.follower.backlogPerInstance,
+      Dimensions: [{ Name: "service", Value: METRICS.service.capacityFollower }],
+    });
+    expect(backlog.TargetValue * measured.secondsPerItem.fresh).toBeLessThanOrEqual(
+      ENDPOINT_SCALING.backlogSeconds,
+    );
   });
 
-  it("adds instances, one then two, when the intake's oldest message waits, and never removes any that way", () => {
-    const [[id, step]] = ofType("AWS::ApplicationAutoScaling::ScalingPolicy").filter(
-      ([, p]) => p.Properties.PolicyType === "StepScaling",
-    ) as [[string, Resource]];
-    const config = step.Properties.StepScalingPolicyConfiguration as {
-      AdjustmentType: string;
-      Cooldown: number;
-      StepAdjustments: { ScalingAdjustment: number }[];
-    };
-    expect(config.AdjustmentType).toBe("ChangeInCapacity");
-    expect(config.Cooldown).toBeLessThanOrEqual(60);
-    expect(config.StepAdjustments.map((s) => s.ScalingAdjustment)).toEqual([1, 2]);
-    const [, alarm] = ofType("AWS::CloudWatch::Alarm").find(([, a]) =>
-      JSON.stringify(a.Properties.AlarmActions).includes(id),
-    )!;
-    expect(alarm.Properties.Threshold).toBe(ENDPOINT_SCALING.backlogStepSeconds.addOne);
-    // The larger of SQS's age (which leaves out items received three times or more: the ones the
-    // overload backoff keeps returning) and the oldest age the decide function received.
-    const intake = Object.keys(resources).find((r) => /^PipelineIntakeQueue[0-9A-F]{8}$/.test(r))!;
-    expect(readsOldestItemAge(alarm.Properties, intake, "intake")).toBe(true);
-    const periods = (alarm.Properties.Metrics as { MetricStat?: { Period: number } }[]).flatMap((q) =>
-      q.MetricStat ? [q.MetricStat.Period] : [],
+  it("fires on no age: no policy's alarm reads the oldest item, which an overload backoff inflates", () => {
+    const stepIds = policies()
+      .filter((p) => p.PolicyType === "StepScaling")
+      .map((p) => p.id);
+    const stepAlarms = ofType("AWS::CloudWatch::Alarm").filter(([, a]) =>
+      stepIds.some((id) => JSON.stringify(a.Properties.AlarmActions ?? []).includes(id)),
     );
-    expect(periods).toEqual([ENDPOINT_SCALING.backlogPeriodSeconds, ENDPOINT_SCALING.backlogPeriodSeconds]);
-    // Any of the last minutes over a step holds it: an item in backoff is measured only when it
-    // is received again, so a single quiet minute must not stop the scale-out.
-    expect(alarm.Properties.EvaluationPeriods).toBe(ENDPOINT_SCALING.backlogLookbackPeriods);
-    expect(alarm.Properties.DatapointsToAlarm).toBe(1);
+    expect(stepAlarms.length).toBe(1);
+    const text = JSON.stringify(stepAlarms[0]![1].Properties);
+    expect(text).not.toMatch(/ApproximateAgeOfOldestMessage|oldest_item_age/);
+  });
+
+  it("removes instances one step at a time, only while those left stay under the target", () => {
+    const [step] = policies().filter((p) => p.PolicyType === "StepScaling");
+    const config = step!.StepScalingPolicyConfiguration!;
+    expect(config.AdjustmentType).toBe("PercentChangeInCapacity");
+    expect(config.StepAdjustments.every((s) => s.ScalingAdjustment < 0)).toBe(true);
+    expect(config.Cooldown).toBeGreaterThanOrEqual(ENDPOINT_SCALING.scaleInCooldownSeconds);
+    const [, alarm] = ofType("AWS::CloudWatch::Alarm").find(([, a]) =>
+      JSON.stringify(a.Properties.AlarmActions ?? []).includes(step!.id),
+    )!;
+    expect(alarm.Properties).toMatchObject({
+      ComparisonOperator: "LessThanOrEqualToThreshold",
+      EvaluationPeriods: ENDPOINT_SCALING.scaleInMinutes,
+      DatapointsToAlarm: ENDPOINT_SCALING.scaleInMinutes,
+    });
+    const queries = alarm.Properties.Metrics as { Expression?: string }[];
+    expect(queries.find((q) => q.Expression)?.Expression).toBe(SCALING_MATH.workWithOneFewer);
   });
 
   it("scales between the minimum and maximum asked for, and refuses a maximum under the minimum", () => {

@@ -4,27 +4,54 @@
  */
 
 /**
- * Real-time endpoint auto scaling. Target tracking follows SageMaker's high-resolution
- * `ConcurrentRequestsPerModel` (requests in the container, queued ones included, every 10 s):
- * one model evaluates one request (a batch of up to `endpointBatchItems` items) at a time, so the
- * metric is the busy share of an instance's one slot. A step policy on the intake queue's oldest
- * message is the safety net for a backlog the concurrency does not show (a capped event source).
+ * Real-time endpoint auto scaling, on the work and once: nothing fires on the age of the oldest
+ * item (an overload backoff inflates it and an alarm on it re-invokes its policy every minute).
+ * Two target-tracking policies only add instances: one on SageMaker's `ConcurrentRequestsPerModel`
+ * (requests running and queued in the container, per instance: the busy share of its one slot),
+ * one on the intake's backlog per instance (visible and in-flight items ÷ instances asked for,
+ * published by the capacity follower). One step policy removes them, and only while the
+ * instances left would stay under the target (the work metric × n ÷ (n − 1) at or below
+ * `scaleInShareOfTarget` of it): proportional scale-in rounds a low steady rate down to a count
+ * that is then overloaded, and flaps.
  */
 export const ENDPOINT_SCALING = {
   /** Requests one instance evaluates at once (llama.cpp on one sequence). */
   requestsServedAtOnce: 1,
   /** The busiest the target may make an instance, whatever the deadline allows. */
   maxUtilization: 0.7,
-  /** Add capacity quickly (a new instance takes minutes to pass /ping) ... */
-  scaleOutCooldownSeconds: 60,
-  /** ... and remove it slowly (SageMaker advises 300 s or more). */
+  /**
+   * A scale-out on the work metric adds at most this share of the fleet: the metric is read no
+   * higher than target × this. New instances take minutes to start; meanwhile the fleet drains
+   * what waited and reads saturated, and an uncapped metric (2 calls per instance) asked for
+   * 2.9 times the fleet on each evaluation. Bursts are the backlog policy's.
+   */
+  workStep: 1.3,
+  /** Seconds of work per instance the backlog policy keeps the backlog under: about an instance's start. */
+  backlogSeconds: 300,
+  /** Scale-out cooldown: about the time a new instance takes to pass /ping. */
+  scaleOutCooldownSeconds: 300,
+  /** The scale-in guard: the work metric with one instance fewer, at or below this share of the target... */
+  scaleInShareOfTarget: 0.9,
+  /** ... for this many one-minute periods in a row ... */
+  scaleInMinutes: 15,
+  /** ... and no sooner than this after the last change. */
   scaleInCooldownSeconds: 300,
-  /** Oldest intake message age (s) that adds one instance, and the age that adds two. */
-  backlogStepSeconds: { addOne: 120, addTwo: 600 },
-  /** The step policy's evaluation: one-minute maximum of the age ... */
-  backlogPeriodSeconds: 60,
-  /** ... held while any of the last 5 minutes was over a step (an item in backoff is seen only when received again). */
-  backlogLookbackPeriods: 5,
+} as const;
+
+/**
+ * The scaling policies' metric math, written once: the CDK app builds the policies from it and
+ * the capacity model recognizes it in a template. `work` is SageMaker's ConcurrentRequestsPerModel,
+ * `instances` the capacity follower's instances in service.
+ */
+export const SCALING_MATH = {
+  /** The work metric, read no higher than `cap`. */
+  cappedWork: (cap: number) => `IF(work > ${cap}, ${cap}, work)`,
+  /**
+   * The work metric as it would read with one instance fewer; with one instance, or without the
+   * follower's count, a value no threshold reaches (no scale-in). Idle: no work datapoint reads 0.
+   */
+  workWithOneFewer:
+    "IF(FILL(instances, 0) > 1, FILL(work, 0) * FILL(instances, 0) / (FILL(instances, 0) - 1), 1000)",
 } as const;
 
 /**
