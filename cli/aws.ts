@@ -76,13 +76,23 @@ export function queueAt(url: string, options: AwsClientOptions): SqsQueue {
   );
 }
 
-/** An event publisher to `busName`, trying as the topology says (`EVENT_PUBLISHING`). */
+/**
+ * The source of the events an operator's `decide` command puts on the bus: only the pipeline's
+ * functions may put the pipeline's own source (the bus's policy refuses it to anyone else).
+ */
+const CLI_SOURCE = "decide.cli";
+
+/** An event publisher to `busName`, trying as the topology says (`EVENT_PUBLISHING`), as {@link CLI_SOURCE}. */
 export function publisherTo(
   busName: string,
   options: AwsClientOptions,
   publisher: Pick<EventPublisherOptions, "source"> = {},
 ): EventPublisher {
-  return new EventPublisher(eventBridgeClient(options), busName, { ...EVENT_PUBLISHING, ...publisher });
+  return new EventPublisher(eventBridgeClient(options), busName, {
+    ...EVENT_PUBLISHING,
+    source: CLI_SOURCE,
+    ...publisher,
+  });
 }
 
 /** The SageMaker endpoint `name`, through the SageMaker runtime client, called as `client` says. */

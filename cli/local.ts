@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { type LocalMode, type LocalModeOptions, startLocalMode } from "../infra/local/local-mode.ts";
 import { LOCAL_SERVICES, type LocalService, resolveLocalPorts } from "../infra/local/ports.ts";
+import { LOCAL_ACCESS_KEYS } from "../infra/local/stand-ins.ts";
 import { integerFlag } from "./args.ts";
 import type { CommandEnv, CommandIo, LongRunningCommand } from "./command.ts";
 import { type StatusLine, statusLine } from "./terminal.ts";
@@ -151,11 +152,13 @@ function nextSteps(local: LocalMode): string {
     "BATCH_FOLDER",
     "DEAD_LETTER_ROUTES",
   ]
+    // A person signs as an operator, not as the pipeline's functions (the local bus tells them apart).
+    .map((name) => [
+      name,
+      name === "AWS_ACCESS_KEY_ID" ? LOCAL_ACCESS_KEYS.operator : (local.env[name] ?? ""),
+    ])
     // JSON (the routes) needs quoting for the shell; the URLs and names hold no single quote.
-    .map(
-      (name) =>
-        `export ${name}=${/^[\w:/.@-]*$/.test(local.env[name] ?? "") ? local.env[name] : `'${local.env[name]}'`}`,
-    )
+    .map(([name, value]) => `export ${name}=${/^[\w:/.@-]*$/.test(value!) ? value : `'${value}'`}`)
     .join("\n");
   return [
     "",

@@ -2,9 +2,11 @@
  * `decide replay`: sends dead letters back where they came from, all of them (SQS redrive to the
  * source queue) or a filtered selection, with a dry run that lists what would move. A source
  * (`--from review`) names its dead-letter queue and its home from the routes that `npm start`
- * exports and the stack outputs (`DeadLetterRoutes`); `--dlq-url` with `--queue-url` or
- * `--event-bus` names them directly (the intake's, `DLQ_URL` and `INTAKE_QUEUE_URL`, by default). Uses the AWS CLI's conventions: --region and --profile (or
- * AWS_REGION and AWS_PROFILE), and AWS_ENDPOINT_URL_SQS / _EVENTBRIDGE for the local mode.
+ * exports and the stack outputs (`DeadLetterRoutes`); `--dlq-url` with `--queue-url` names them
+ * directly (the intake's, `DLQ_URL` and `INTAKE_QUEUE_URL`, by default). A rule's letters go to
+ * the rule's target queue, each pipeline event checked against its decision record first. Uses
+ * the AWS CLI's conventions: --region and --profile (or AWS_REGION and AWS_PROFILE), and
+ * AWS_ENDPOINT_URL_SQS / _DYNAMODB for the local mode.
  */
 import { parseArgs } from "node:util";
 import type { AwsClientOptions } from "../shared/adapters/aws-clients.ts";
@@ -16,28 +18,32 @@ import {
   isDeadLetterSource,
   queueArnOf,
   RETURN_KIND,
+  type ReturnKind,
+  type RuleDelivery,
   routeOf,
 } from "../shared/domain/dead-letters.ts";
+import type { DecisionStore } from "../shared/domain/decision-store.ts";
 import {
-  homeBus,
   homeQueue,
+  homeRuleTarget,
   type ReplayReport,
   replayFiltered,
   type SendsHome,
 } from "../shared/use-cases/replay.ts";
 import { MissingSettingError, requiredFlag, UsageError } from "./args.ts";
-import { awsOptions, decisionStore, publisherTo, queueAt } from "./aws.ts";
+import { awsOptions, decisionStore, queueAt } from "./aws.ts";
 import type { CommandEnv, OneShotCommand, Printed } from "./command.ts";
 import { parseDuration } from "./duration.ts";
 import { closest } from "./suggest.ts";
 
 export const replayUsage = `decide replay --from SOURCE [--policy ID] [--reason TEXT] [--older-than 2h] [--newer-than 1d] [--dry-run]
-decide replay --dlq-url URL (--queue-url URL | --event-bus NAME) [filters as above] [--dry-run]
+decide replay --dlq-url URL --queue-url URL [filters as above] [--dry-run]
 decide replay --all (--from SOURCE | --dlq-arn ARN [--queue-arn ARN])
 
 Sends matching dead letters home and deletes them from the dead-letter queue (--dry-run lists
-them only): a queue's own dead letters go back to that queue, a rule's undelivered events back
-on the bus. SOURCE is one of ${Object.keys(DEAD_LETTER_SOURCES).join(", ")}; its queue
+them only): a queue's own dead letters go back to that queue, a rule's undelivered events to the
+rule's target queue; a pipeline event goes only as the event its decision record stands for
+(needs --table or DECISIONS_TABLE), a letter that is not is left in place. SOURCE is one of ${Object.keys(DEAD_LETTER_SOURCES).join(", ")}; its queue
 and home come from --routes JSON or DEAD_LETTER_ROUTES (npm start exports it; deployed, the stack
 output DeadLetterRoutes). job-failures are listed, never moved. --reason matches the failure noted
 by the decide function (needs --table or DECISIONS_TABLE) or the one the bus or Lambda recorded.
@@ -51,7 +57,6 @@ const OPTIONS = {
   routes: { type: "string" },
   "dlq-url": { type: "string" },
   "queue-url": { type: "string" },
-  "event-bus": { type: "string" },
   "dlq-arn": { type: "string" },
   "queue-arn": { type: "string" },
   all: { type: "boolean", default: false },
@@ -70,8 +75,10 @@ type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; strict: tru
 /** Where the letters are and where they go, from `--from` or the direct flags. */
 interface Target {
   readonly dlqUrl: string;
-  readonly kind: "queue" | "bus" | "none";
+  readonly kind: ReturnKind;
   readonly home?: string;
+  /** What a rule delivers to its target queue (kind "rule"). */
+  readonly deliver?: RuleDelivery;
 }
 
 function targetOf(values: Values, env: CommandEnv): Target {
@@ -79,15 +86,12 @@ function targetOf(values: Values, env: CommandEnv): Target {
   const given = values["dlq-url"];
   const dlqUrl = given || env.DLQ_URL;
   if (!dlqUrl) throw new MissingSettingError("dlq-url", "DLQ_URL", "--from SOURCE");
-  if (values["queue-url"] && values["event-bus"])
-    throw new UsageError("give --queue-url or --event-bus, not both");
-  if (values["event-bus"]) return { dlqUrl, kind: RETURN_KIND.bus, home: values["event-bus"] };
   // DLQ_URL holds the intake's dead letters, so its home is the intake queue exported with it;
   // a dead-letter queue named by flag has no home to assume.
   const home = values["queue-url"] || (given ? undefined : env.INTAKE_QUEUE_URL);
   if (home) return { dlqUrl, kind: RETURN_KIND.queue, home };
   if (values["dry-run"]) return { dlqUrl, kind: RETURN_KIND.none };
-  throw new UsageError("--queue-url or --event-bus is required (where the letters go home)");
+  throw new UsageError("--queue-url is required (where the letters go home), or name a --from SOURCE");
 }
 
 /** The target of `--from source`, from the routes `--routes` or DEAD_LETTER_ROUTES give. */
@@ -102,20 +106,25 @@ function routeTarget(source: string, routesFlag: string | undefined, env: Comman
   if (!routes) throw new MissingSettingError("routes", "DEAD_LETTER_ROUTES");
   try {
     const route = routeOf(routes, source);
-    return { dlqUrl: route.dlqUrl, kind: route.kind, ...homeOf(route) };
+    return {
+      dlqUrl: route.dlqUrl,
+      kind: route.kind,
+      ...(route.queueUrl ? { home: route.queueUrl } : {}),
+      ...(route.kind === RETURN_KIND.rule ? { deliver: route.deliver ?? "event" } : {}),
+    };
   } catch (error) {
     if (error instanceof DeadLetterRouteError) throw new UsageError(`--from: ${error.message}`);
     throw error;
   }
 }
 
-const homeOf = (route: { queueUrl?: string; busName?: string }) =>
-  route.queueUrl ? { home: route.queueUrl } : route.busName ? { home: route.busName } : {};
-
-function sendHomeOf(target: Target, aws: AwsClientOptions): SendsHome | undefined {
+function sendHomeOf(target: Target, aws: AwsClientOptions, store?: DecisionStore): SendsHome | undefined {
   if (target.kind === RETURN_KIND.queue) return homeQueue(queueAt(target.home!, aws));
-  // An event keeps its own source when it goes back on the bus.
-  if (target.kind === RETURN_KIND.bus) return homeBus(publisherTo(target.home!, aws));
+  if (target.kind === RETURN_KIND.rule)
+    return homeRuleTarget(queueAt(target.home!, aws), {
+      deliver: target.deliver ?? "event",
+      ...(store ? { store } : {}),
+    });
   return undefined;
 }
 
@@ -169,6 +178,10 @@ function parse(argv: string[], env: CommandEnv): ReplayOptions {
   const table = values.table ?? env.DECISIONS_TABLE;
   if (values.reason && !table)
     throw new UsageError("--reason needs --table (or DECISIONS_TABLE) to read noted failures");
+  if (target.kind === RETURN_KIND.rule && target.deliver !== "detail" && !dryRun && !table)
+    throw new UsageError(
+      `--from ${values.from}: each event is checked against its decision record before it goes; give --table (or DECISIONS_TABLE)`,
+    );
   const filter = {
     ...(values.policy ? { policy: values.policy } : {}),
     ...(values.reason ? { reason: values.reason } : {}),
@@ -187,7 +200,7 @@ async function run(options: ReplayOptions): Promise<Replayed> {
     };
   const { target, dryRun, table } = options;
   const store = table ? decisionStore(table, aws) : undefined;
-  const sendHome = sendHomeOf(target, aws);
+  const sendHome = sendHomeOf(target, aws, store);
   const report = await replayFiltered({
     deadLetters: queueAt(target.dlqUrl, aws),
     ...(sendHome ? { sendHome } : {}),

@@ -3,7 +3,8 @@
  * (`shared/domain/dead-letters.ts`): `{"source": "review", "mode": "redrive"}` moves that
  * queue's dead letters back to it with SQS's own StartMessageMoveTask; `{"source":
  * "human-rule", "mode": "filtered", "filter": {...}, "dryRun": false}` lists (or sends home) only
- * the matching letters: back to the source queue, or the stored events back on the bus. The
+ * the matching letters: back to the source queue, or the stored events to their rule's target
+ * queue, each pipeline event only as the event its decision record stands for. The
  * routes come from `DEAD_LETTER_ROUTES`, written by the CDK app.
  */
 import { Logger } from "@aws-lambda-powertools/logger";
@@ -11,12 +12,10 @@ import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
 import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import middy from "@middy/core";
 import { z } from "zod";
-import { EventPublisher } from "../shared/adapters/event-publisher.ts";
 import { redriveAll, SqsQueue } from "../shared/adapters/sqs-queue.ts";
 import { DEAD_LETTER_SOURCES, queueArnOf, RETURN_KIND, routeOf } from "../shared/domain/dead-letters.ts";
-import { EVENT_PUBLISHING } from "../shared/domain/topology.ts";
-import { homeBus, homeQueue, replayFiltered } from "../shared/use-cases/replay.ts";
-import { eventBridgeClient, sqsClient } from "./clients.ts";
+import { homeQueue, homeRuleTarget, replayFiltered } from "../shared/use-cases/replay.ts";
+import { sqsClient } from "./clients.ts";
 import { requireEnv } from "./config.ts";
 import { sharedDependencies } from "./dependencies.ts";
 import { tracer } from "./tracing.ts";
@@ -62,8 +61,11 @@ async function lambdaHandler(event: unknown): Promise<unknown> {
   const sendHome =
     route.kind === RETURN_KIND.queue
       ? homeQueue(new SqsQueue(sqsClient(), route.queueUrl!))
-      : route.kind === RETURN_KIND.bus
-        ? homeBus(new EventPublisher(eventBridgeClient(), route.busName!, EVENT_PUBLISHING))
+      : route.kind === RETURN_KIND.rule
+        ? homeRuleTarget(new SqsQueue(sqsClient(), route.queueUrl!), {
+            deliver: route.deliver ?? "event",
+            store: deps.store,
+          })
         : undefined;
   const report = await replayFiltered({
     deadLetters: new SqsQueue(sqsClient(), route.dlqUrl),

@@ -4,15 +4,15 @@
  * `queued` counts the review tasks created, the signal that reviewers have new work.
  */
 import { METRICS } from "../shared/domain/topology.ts";
-import type { DecisionMadeDetail } from "../shared/use-cases/apply-decision.ts";
+import type { DecisionMadeDetail } from "../shared/use-cases/event-authority.ts";
 import { type QueueOutcome, queueForReview } from "../shared/use-cases/queue-for-review.ts";
 import { type SharedDependencies, sharedDependencies } from "./dependencies.ts";
-import { createEventQueueHandler } from "./event-queue-handler.ts";
+import { createEventQueueHandler, type EventOutcome } from "./event-queue-handler.ts";
 
 /** The handler for given dependencies; `onOutcome` lets tests and the local mode count effects. */
 export function createReviewIntakeHandler(
   dependencies: () => Promise<Pick<SharedDependencies, "store">>,
-  onOutcome?: (detail: DecisionMadeDetail, outcome: QueueOutcome) => void,
+  onOutcome?: (detail: DecisionMadeDetail, outcome: QueueOutcome | EventOutcome) => void,
 ) {
   return createEventQueueHandler({
     serviceName: METRICS.service.reviewIntake,

@@ -1,35 +1,36 @@
 /**
  * The ways home of the pipeline's dead letters, as deployed: each dead-letter queue with the
- * queue its letters came from or the bus their events go back on (`shared/domain/dead-letters.ts`),
+ * queue its letters came from or the rule target queue their events go to (`shared/domain/dead-letters.ts`),
  * written as the routes the replay function, the stack output and `decide replay --from` read,
  * and the replay function with exactly the permissions those routes need.
  */
 import { Stack } from "aws-cdk-lib";
-import type * as events from "aws-cdk-lib/aws-events";
 import * as iam from "aws-cdk-lib/aws-iam";
 import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import type { Construct } from "constructs";
-import type { DeadLetterRoutes, DeadLetterSource } from "../../shared/domain/dead-letters.ts";
+import type { DeadLetterRoutes, DeadLetterSource, RuleDelivery } from "../../shared/domain/dead-letters.ts";
 import { TABLE_ACCESS } from "../../shared/domain/topology.ts";
 import type { FunctionFactory } from "./pipeline-function.ts";
 
-/** One dead-letter queue and its letters' home: the queue they came from, or the bus. */
+/** One dead-letter queue and its letters' home: the queue they came from, or a rule's target. */
 export interface DeadLetterHome {
   readonly queue: sqs.Queue;
+  /** The queue the letters came from (a queue's own dead letters). */
   readonly home?: sqs.Queue;
-  readonly bus?: events.IEventBus;
+  /** The rule's target queue and what the rule delivers to it (a rule's undelivered events). */
+  readonly ruleTarget?: { readonly queue: sqs.IQueue; readonly deliver: RuleDelivery };
 }
 
 /** The routes as the replay function, the stack output and `decide replay --from` read them. */
 export function deadLetterRoutesOf(sources: Record<DeadLetterSource, DeadLetterHome>): DeadLetterRoutes {
   return Object.fromEntries(
-    Object.entries(sources).map(([source, { queue, home, bus }]) => [
+    Object.entries(sources).map(([source, { queue, home, ruleTarget }]) => [
       source,
       {
         dlqUrl: queue.queueUrl,
         ...(home ? { queueUrl: home.queueUrl } : {}),
-        ...(bus ? { busName: bus.eventBusName } : {}),
+        ...(ruleTarget ? { queueUrl: ruleTarget.queue.queueUrl, deliver: ruleTarget.deliver } : {}),
       },
     ]),
   );
@@ -37,7 +38,8 @@ export function deadLetterRoutesOf(sources: Record<DeadLetterSource, DeadLetterH
 
 /**
  * The operator's replay function: reads every dead-letter queue and sends letters home (to their
- * queue, by re-send or SQS's redrive, or their events back on the bus), per `DEAD_LETTER_ROUTES`.
+ * queue, by re-send or SQS's redrive, or their events to the rule's target queue, each checked
+ * against its decision record), per `DEAD_LETTER_ROUTES`.
  */
 export function replayFunction(
   scope: Construct,
@@ -50,7 +52,7 @@ export function replayFunction(
     environment: { DEAD_LETTER_ROUTES: Stack.of(scope).toJsonString(deadLetterRoutesOf(sources)) },
     tableAccess: TABLE_ACCESS.Replay,
   });
-  for (const { queue, home, bus } of Object.values(sources)) {
+  for (const { queue, home, ruleTarget } of Object.values(sources)) {
     queue.grantConsumeMessages(replay);
     if (home) {
       home.grantSendMessages(replay);
@@ -58,7 +60,7 @@ export function replayFunction(
         new iam.PolicyStatement({ actions: ["sqs:StartMessageMoveTask"], resources: [queue.queueArn] }),
       );
     }
-    if (bus) bus.grantPutEventsTo(replay);
+    ruleTarget?.queue.grantSendMessages(replay);
   }
   return replay;
 }

@@ -8,13 +8,12 @@
  */
 import { Aspects, Stack } from "aws-cdk-lib";
 import type * as dynamodb from "aws-cdk-lib/aws-dynamodb";
-import * as events from "aws-cdk-lib/aws-events";
 import * as iam from "aws-cdk-lib/aws-iam";
 import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import type * as s3 from "aws-cdk-lib/aws-s3";
 import { Construct } from "constructs";
 import { decideConcurrency } from "../../shared/domain/capacity-plan.ts";
-import type { DeadLetterSource } from "../../shared/domain/dead-letters.ts";
+import type { DeadLetterSource, RuleDelivery } from "../../shared/domain/dead-letters.ts";
 import {
   DECIDE_FUNCTION,
   MEASURED_SECONDS_PER_ITEM,
@@ -29,6 +28,7 @@ import { CapacityFollower } from "./capacity-follower.ts";
 import { type DeadLetterHome, replayFunction } from "./dead-letter-routes.ts";
 import { DecisionsTable } from "./decisions-table.ts";
 import { PipelineBucket } from "./pipeline-bucket.ts";
+import { PipelineBus } from "./pipeline-bus.ts";
 import { type FunctionFactory, FunctionFindings, functionFactory } from "./pipeline-function.ts";
 import { createPipelineQueues, type PipelineQueues } from "./pipeline-queues.ts";
 import { QueueConsumer } from "./queue-consumer.ts";
@@ -98,7 +98,7 @@ export class DecisionPipeline extends Construct {
   public readonly table: dynamodb.Table;
   /** The table's global secondary indexes, by name. */
   public readonly tableIndexNames: readonly string[];
-  public readonly bus: events.EventBus;
+  public readonly bus: PipelineBus;
   /** Calibration proposals (`calibration/`) and batch files. */
   public readonly bucket: s3.Bucket;
   public readonly functions: PipelineFunctions;
@@ -115,7 +115,7 @@ export class DecisionPipeline extends Construct {
     const decisions = new DecisionsTable(this, "Decisions");
     this.table = decisions.table;
     this.tableIndexNames = decisions.indexNames;
-    this.bus = new events.EventBus(this, "Bus", { eventBusName: `${Stack.of(this).stackName}-decisions` });
+    this.bus = new PipelineBus(this, "Bus", { eventBusName: `${Stack.of(this).stackName}-decisions` });
     const fn = functionFactory(this, {
       table: this.table,
       environment: {
@@ -284,7 +284,10 @@ export class DecisionPipeline extends Construct {
   /** Every dead-letter queue and where its letters go home (`shared/domain/dead-letters.ts`). */
   private sources(batchJobs: BatchJobs): Record<DeadLetterSource, DeadLetterHome> {
     const q = this.queues;
-    const rule = (name: RuleName): DeadLetterHome => ({ queue: this.rules[name].deadLetters, bus: this.bus });
+    const rule = (name: RuleName): DeadLetterHome => ({
+      queue: this.rules[name].deadLetters,
+      ruleTarget: { queue: this.rules[name].target, deliver: this.rules[name].deliver },
+    });
     return {
       intake: { queue: q.deadLetters, home: q.intake },
       batch: { queue: q.batchDeadLetters, home: q.batch },
@@ -301,18 +304,18 @@ export class DecisionPipeline extends Construct {
 
   /** The bus's rules, each into its queue, each with its own dead-letter queue. */
   private routeRules(): Record<RuleName, RuleToQueue> {
-    const rule = (name: RuleName, queue: PipelineQueues["intake"], message?: events.RuleTargetInput) =>
+    const rule = (name: RuleName, queue: PipelineQueues["intake"], deliver?: RuleDelivery) =>
       new RuleToQueue(this, `${name[0]!.toUpperCase()}${name.slice(1)}Rule`, {
         bus: this.bus,
         rule: name,
         queue,
-        ...(message ? { message } : {}),
+        ...(deliver ? { deliver } : {}),
       });
     return {
       auto: rule("auto", this.queues.autoAction),
       human: rule("human", this.queues.review),
       rejected: rule("rejected", this.queues.rejected),
-      requested: rule("requested", this.queues.intake, events.RuleTargetInput.fromEventPath("$.detail")),
+      requested: rule("requested", this.queues.intake, "detail"),
     };
   }
 }

@@ -1,8 +1,8 @@
 /**
  * Operations: the alarms, sent to an encrypted SNS topic (`alarm-topic.ts`), and a dashboard
  * (`pipeline-dashboard.ts`). Alarms that each ask for their own action notify on their own: the
- * dead-letter queues (each says how to replay), rejected items waiting, the escalation rate and
- * each policy's review service level. The health signals (the intake's oldest message, the
+ * dead-letter queues (each says how to replay), rejected items waiting, the escalation rate, events
+ * refused because they do not match their decision record, and each policy's review service level. The health signals (the intake's oldest message, the
  * endpoint's errors and latency, and those of `health-alarms.ts`) notify through the one
  * composite "pipeline unhealthy" alarm.
  */
@@ -22,6 +22,7 @@ import {
   backlogMetric,
   endpointMetric,
   escalationRate,
+  eventMismatches,
   oldestItemAge,
   pipelineMetric,
 } from "./pipeline-metrics.ts";
@@ -105,7 +106,7 @@ const DEAD_LETTER_ALARMS: Record<DeadLetterSource, { id: string; description: st
 
 /** The pipeline's alarms by name. */
 export type PipelineAlarms = Record<
-  "rejectedItems" | "oldestMessage" | "endpointErrors" | "modelLatency" | "escalationRate",
+  "rejectedItems" | "oldestMessage" | "endpointErrors" | "modelLatency" | "escalationRate" | "forgedEvents",
   cloudwatch.Alarm
 >;
 
@@ -138,7 +139,17 @@ export class Operations extends Construct {
       endpoint: props.endpoint,
       topic: this.alarmTopic,
     });
-    this.alarms = { ...this.queueAlarms(props), ...this.endpointAlarms(props) };
+    this.alarms = {
+      ...this.queueAlarms(props),
+      ...this.endpointAlarms(props),
+      // A security signal, not a health one: it notifies on its own.
+      forgedEvents: this.alarm("ForgedEvents", {
+        metric: eventMismatches(),
+        threshold: 0,
+        description:
+          "A target refused an event that does not match its decision record (a forged or altered Decision Made): see the auto-action and review intake logs, 'event does not match its decision record'",
+      }),
+    };
     const levels = Object.entries(props.reviewServiceLevels ?? {});
     this.reviewAlarms = Object.fromEntries(
       levels.map(([policyId, minutes], i) => [

@@ -98,6 +98,26 @@ export function sparseSum(
 }
 
 /**
+ * Events the targets refused because they do not match the decision record they name (the
+ * auto-action's and the review intake's `event_mismatch`), summed over five minutes, zero-filled.
+ */
+export function eventMismatches(): cloudwatch.MathExpression {
+  const period = Duration.minutes(5);
+  const refused = (service: string) =>
+    new cloudwatch.Metric({
+      namespace: METRICS.namespace,
+      metricName: METRICS.eventMismatch,
+      dimensionsMap: { service },
+      statistic: "Sum",
+      period,
+    });
+  return sparseSum(
+    { auto: refused(METRICS.service.autoAction), review: refused(METRICS.service.reviewIntake) },
+    { label: "events refused: not their record's", period },
+  );
+}
+
+/**
  * The share of decisions routed to people, over fifteen minutes (0 when there were none). Both
  * counts are zero-filled: when every item escalates, `routed_auto` has no datapoint, and the
  * bare ratio would be empty exactly when it should be 1.

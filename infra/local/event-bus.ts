@@ -2,8 +2,10 @@
  * A local EventBridge bus: a PutEvents endpoint (JSON 1.1, `AWSEvents.PutEvents`) and rules
  * that match event patterns and deliver to targets, as the cloud bus does (asynchronously, after
  * answering). It is one named bus: entries for any other bus are refused with
- * ResourceNotFoundException, so a mistyped `--event-bus` fails instead of vanishing. Faults can
- * be injected per entry, since a real bus cannot fail on demand.
+ * ResourceNotFoundException, so a mistyped `--event-bus` fails instead of vanishing. Like the
+ * deployed bus, it can refuse the pipeline's own source and detail types to callers other than
+ * the pipeline's functions (told apart by the access key they sign with). Faults can be injected
+ * per entry, since a real bus cannot fail on demand.
  */
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -41,6 +43,16 @@ export interface EventBusOptions {
   readonly failEntry?: (entry: Record<string, unknown>) => boolean;
   /** Delivery tries per target before the event is recorded as undeliverable. @default 3 */
   readonly deliveryAttempts?: number;
+  /**
+   * The bus's resource policy, as deployed (`infra/constructs/pipeline-bus.ts`): entries with
+   * this source, or one of these detail types, are refused unless the caller's access key (read
+   * from the request's SigV4 credential) is one of `principals`. @default none: anyone may put anything
+   */
+  readonly pipelineOnly?: {
+    readonly source: string;
+    readonly detailTypes: readonly string[];
+    readonly principals: readonly string[];
+  };
 }
 
 /** A running local bus. */
@@ -87,10 +99,14 @@ export async function startEventBus(options: EventBusOptions = {}): Promise<Loca
       return;
     }
     const accepted: BusEvent[] = [];
+    const caller = accessKeyOf(request.headers.authorization);
     const results = entries.map((entry) => {
-      const outcome = options.failEntry?.(entry)
-        ? { result: { ErrorCode: "InternalFailure", ErrorMessage: "injected failure" } }
-        : entryOutcome(entry);
+      const refused = policyRefusal(entry, caller, options.pipelineOnly);
+      const outcome = refused
+        ? { result: refused }
+        : options.failEntry?.(entry)
+          ? { result: { ErrorCode: "InternalFailure", ErrorMessage: "injected failure" } }
+          : entryOutcome(entry);
       if (outcome.event) accepted.push(outcome.event);
       return outcome.result;
     });
@@ -171,6 +187,34 @@ function refusalOf(
   const elsewhere = entries.map(busNameOf).find((bus) => bus !== name);
   if (elsewhere !== undefined)
     return { __type: "ResourceNotFoundException", message: `Event bus ${elsewhere} does not exist.` };
+  return undefined;
+}
+
+/** The access key a SigV4-signed request was signed with ("Credential=KEY/date/region/..."). */
+function accessKeyOf(authorization: string | undefined): string | undefined {
+  return /Credential=([^/,\s]+)\//.exec(authorization ?? "")?.[1];
+}
+
+/**
+ * The per-entry error EventBridge gives an entry its bus policy denies (the `events:source` and
+ * `events:detail-type` conditions are evaluated for each entry), or undefined when it may pass.
+ */
+function policyRefusal(
+  entry: Record<string, unknown>,
+  caller: string | undefined,
+  policy: EventBusOptions["pipelineOnly"],
+): { ErrorCode: string; ErrorMessage: string } | undefined {
+  if (!policy || (caller !== undefined && policy.principals.includes(caller))) return undefined;
+  if (entry.Source === policy.source)
+    return {
+      ErrorCode: "NotAuthorizedForSourceException",
+      ErrorMessage: `Not authorized for the source ${policy.source}: only the pipeline's functions put it`,
+    };
+  if (typeof entry.DetailType === "string" && policy.detailTypes.includes(entry.DetailType))
+    return {
+      ErrorCode: "NotAuthorizedForDetailTypeException",
+      ErrorMessage: `Not authorized for the detail-type ${entry.DetailType}: only the pipeline's functions put it`,
+    };
   return undefined;
 }
 

@@ -8,7 +8,7 @@
  * works the same against both.
  */
 import type { SqsQueue } from "../../shared/adapters/sqs-queue.ts";
-import type { DeadLetterRoutes, DeadLetterSource } from "../../shared/domain/dead-letters.ts";
+import type { DeadLetterRoutes, DeadLetterSource, RuleDelivery } from "../../shared/domain/dead-letters.ts";
 import { MAX_RECEIVE_COUNT, type RuleName } from "../../shared/domain/topology.ts";
 
 /** The local SQS's ARN prefix (its account and region). */
@@ -84,21 +84,24 @@ export async function createLocalQueues(
   };
 }
 
-/** The dead-letter routes of the local queues, with the targets' queues and the bus. */
+/** The dead-letter routes of the local queues, with the targets' queues (each rule's target too). */
 export function localRoutes(
   queues: LocalQueues,
   targets: { review: { queue: string; dlq: string }; autoAction: { queue: string; dlq: string } },
-  busName: string,
 ): DeadLetterRoutes {
-  const rule = (name: RuleName) => ({ dlqUrl: queues.ruleDeadLetters[name].url, busName });
+  const rule = (name: RuleName, queueUrl: string, deliver: RuleDelivery = "event") => ({
+    dlqUrl: queues.ruleDeadLetters[name].url,
+    queueUrl,
+    deliver,
+  });
   const routes: Partial<Record<DeadLetterSource, DeadLetterRoutes[DeadLetterSource]>> = {
     intake: { dlqUrl: queues.deadLetters.url, queueUrl: queues.intake.url },
     review: { dlqUrl: targets.review.dlq, queueUrl: targets.review.queue },
     "auto-action": { dlqUrl: targets.autoAction.dlq, queueUrl: targets.autoAction.queue },
-    "auto-rule": rule("auto"),
-    "human-rule": rule("human"),
-    "rejected-rule": rule("rejected"),
-    "requested-rule": rule("requested"),
+    "auto-rule": rule("auto", targets.autoAction.queue),
+    "human-rule": rule("human", targets.review.queue),
+    "rejected-rule": rule("rejected", queues.rejected.url),
+    "requested-rule": rule("requested", queues.intake.url, "detail"),
     "job-failures": { dlqUrl: queues.jobFailures.url },
   };
   if (queues.batch && queues.batchDeadLetters)

@@ -5,6 +5,7 @@
  */
 import { join } from "node:path";
 import { ensureDecisionsTable } from "../../shared/adapters/dynamodb-admin.ts";
+import { EVENT_SOURCE, PIPELINE_DETAIL_TYPES } from "../../shared/domain/events.ts";
 import { startDynamoDbLocal } from "./dynamodb-local.ts";
 import { startEventBus } from "./event-bus.ts";
 import { ensurePortFree } from "./ports.ts";
@@ -74,6 +75,11 @@ export async function startStandIns(options: StandInOptions) {
   await ensurePortFree("bus", options.ports.bus);
   const bus = await startEventBus({
     name: "decisions",
+    pipelineOnly: {
+      source: EVENT_SOURCE,
+      detailTypes: PIPELINE_DETAIL_TYPES,
+      principals: [LOCAL_ACCESS_KEYS.pipeline],
+    },
     ...(options.ports.bus ? { port: options.ports.bus } : {}),
     ...(hooks.failBusEntry ? { failEntry: hooks.failBusEntry } : {}),
   });
@@ -99,11 +105,19 @@ export function quietPowertools(env: NodeJS.ProcessEnv = process.env): void {
   for (const [name, value] of Object.entries(LOCAL_POWERTOOLS)) env[name] ??= value;
 }
 
+/**
+ * The access keys the stand-ins tell apart, as IAM tells roles apart: the pipeline's functions,
+ * and everyone else (operators and upstream producers; what `npm start` tells a person to use).
+ */
+// DynamoDB Local accepts only letters and digits in an access key.
+export const LOCAL_ACCESS_KEYS = { pipeline: "localpipeline", operator: "local" } as const;
+
 /** The functions' settings on the stand-ins, as the CDK app sets them on AWS. */
 export function wiringEnvironment(options: FunctionSettingsOptions, parts: StandIns): Record<string, string> {
   return {
     AWS_REGION: "us-east-1",
-    AWS_ACCESS_KEY_ID: "local",
+    // The functions sign as the pipeline (the local bus lets only them put its own events).
+    AWS_ACCESS_KEY_ID: LOCAL_ACCESS_KEYS.pipeline,
     AWS_SECRET_ACCESS_KEY: "local",
     AWS_ENDPOINT_URL_DYNAMODB: parts.dynamo.endpoint,
     AWS_ENDPOINT_URL_SQS: parts.sqsEndpoint,

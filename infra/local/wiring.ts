@@ -5,6 +5,7 @@ import {
   BATCH_LANE,
   DECIDE_FUNCTION,
   MAX_RECEIVE_COUNT,
+  METRICS,
   RULES,
   TARGET_FUNCTION,
   TARGET_VISIBILITY_SECONDS,
@@ -33,8 +34,11 @@ export interface WiringHooks {
   readonly wrap?: (deps: DecideDependencies) => DecideDependencies;
   /** Makes the bus fail matching PutEvents entries. */
   readonly failBusEntry?: (entry: Record<string, unknown>) => boolean;
-  /** Called each time a target applies an effect: an action, or a review task created. */
-  readonly onEffect?: (effect: "actioned" | "queued", itemId: string) => void;
+  /**
+   * Called each time a target applies an effect (an action, or a review task created), or refuses
+   * an event that does not match its decision record.
+   */
+  readonly onEffect?: (effect: "actioned" | "queued" | "refused", itemId: string) => void;
 }
 
 /** Options of {@link startLocalWiring}. */
@@ -144,14 +148,10 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
   started.push(pollers.stop);
   if (options.follow) started.push(await followCapacityLocally(options.follow, queues, pollers.intake, env));
   const { review, autoAction } = targets;
-  const routes = localRoutes(
-    queues,
-    {
-      review: { queue: review.url, dlq: review.deadLetters.url },
-      autoAction: { queue: autoAction.url, dlq: autoAction.deadLetters.url },
-    },
-    bus.name,
-  );
+  const routes = localRoutes(queues, {
+    review: { queue: review.url, dlq: review.deadLetters.url },
+    autoAction: { queue: autoAction.url, dlq: autoAction.deadLetters.url },
+  });
   Object.assign(env, {
     INTAKE_QUEUE_URL: queues.intake.url,
     DLQ_URL: queues.deadLetters.url,
@@ -217,7 +217,7 @@ async function startTargets(parts: {
       "auto",
       createAutoActionHandler(
         async () => baseDeps,
-        (detail, outcome) => outcome === "actioned" && hooks.onEffect?.("actioned", detail.itemId),
+        (detail, outcome) => effectOf(outcome, hooks, detail.itemId),
       ),
     );
     running.push(autoAction);
@@ -226,7 +226,7 @@ async function startTargets(parts: {
       "human",
       createReviewIntakeHandler(
         async () => baseDeps,
-        (detail, outcome) => outcome === "queued" && hooks.onEffect?.("queued", detail.itemId),
+        (detail, outcome) => effectOf(outcome, hooks, detail.itemId),
       ),
     );
     running.push(review);
@@ -235,6 +235,12 @@ async function startTargets(parts: {
     await stop();
     throw error;
   }
+}
+
+/** Reports a target's outcome to the effect hook: an action, a review task, or a refused event. */
+function effectOf(outcome: string, hooks: WiringHooks, itemId: string): void {
+  if (outcome === "actioned" || outcome === "queued") hooks.onEffect?.(outcome, itemId);
+  else if (outcome === METRICS.eventMismatch) hooks.onEffect?.("refused", itemId);
 }
 
 /** The rules whose targets are plain queues: rejected items, and requests into the intake. */

@@ -19,24 +19,27 @@ import {
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import { type DecisionRecord, type RecordStatus, recordKey } from "../domain/decision-record.ts";
-import type {
-  CreateOutcome,
-  DecisionFilter,
-  DecisionPage,
-  DecisionSample,
-  DecisionStore,
-  RecordKey as Key,
-  PendingSummary,
-  RecordPage,
-  ReviewWrite,
+import {
+  type CreateOutcome,
+  conditionOf,
+  type DecisionFilter,
+  type DecisionPage,
+  type DecisionSample,
+  type DecisionStore,
+  type RecordKey as Key,
+  type PendingSummary,
+  type RecordPage,
+  type ReviewWrite,
+  type TransitionCondition,
 } from "../domain/decision-store.ts";
 import { StoreUnavailableError } from "../domain/errors.ts";
 import type { ReviewClaim } from "../domain/review.ts";
-import { INDEX_ATTRIBUTES, indexAttributesOf, listMoveClauses } from "./decision-index-keys.ts";
+import { INDEX_ATTRIBUTES, indexAttributesOf } from "./decision-index-keys.ts";
 import { getMany } from "./dynamodb-batch-get.ts";
 import { tableCall } from "./dynamodb-calls.ts";
 import * as reads from "./dynamodb-decision-reads.ts";
 import * as reviews from "./dynamodb-review-writes.ts";
+import { transitionUpdate } from "./dynamodb-transition.ts";
 
 function isConditionFailure(error: unknown): boolean {
   return (
@@ -163,35 +166,12 @@ export class DynamoDbDecisionStore implements DecisionStore {
 
   async transition(
     key: Key,
-    from: RecordStatus,
+    from: RecordStatus | TransitionCondition,
     to: RecordStatus,
     fields: Record<string, unknown> = {},
     now = new Date(),
   ): Promise<boolean> {
-    const names: Record<string, string> = { "#status": "status", "#updatedAt": "updatedAt" };
-    const values: Record<string, unknown> = { ":from": from, ":to": to, ":now": now.toISOString() };
-    const sets = ["#status = :to", "#updatedAt = :now"];
-    for (const [i, [field, value]] of Object.entries(fields).entries()) {
-      names[`#f${i}`] = field;
-      values[`:f${i}`] = value;
-      sets.push(`#f${i} = :f${i}`);
-    }
-    let removes: string[] = [];
-    if (from !== to) {
-      // Into (or out of) the pending and reviewed lists, in the same conditional write.
-      const reviewedAt = typeof fields.reviewedAt === "string" ? fields.reviewedAt : now.toISOString();
-      const move = listMoveClauses(key, to, reviewedAt);
-      Object.assign(names, move.names);
-      Object.assign(values, move.values);
-      sets.push(...move.sets);
-      removes = move.removes;
-    }
-    return this.updateIf("transition", key, {
-      UpdateExpression: `SET ${sets.join(", ")}${removes.length ? ` REMOVE ${removes.join(", ")}` : ""}`,
-      ConditionExpression: "#status = :from",
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
-    });
+    return this.updateIf("transition", key, transitionUpdate(key, conditionOf(from), to, fields, now));
   }
 
   async setOnce(key: Key, field: string, value: string): Promise<boolean> {

@@ -5,16 +5,18 @@
  * production: nothing survives the process.
  */
 import { type DecisionRecord, type RecordStatus, recordKey } from "../domain/decision-record.ts";
-import type {
-  CreateOutcome,
-  DecisionFilter,
-  DecisionPage,
-  DecisionSample,
-  DecisionStore,
-  PendingSummary,
-  RecordKey,
-  RecordPage,
-  ReviewWrite,
+import {
+  type CreateOutcome,
+  conditionOf,
+  type DecisionFilter,
+  type DecisionPage,
+  type DecisionSample,
+  type DecisionStore,
+  type PendingSummary,
+  type RecordKey,
+  type RecordPage,
+  type ReviewWrite,
+  type TransitionCondition,
 } from "../domain/decision-store.ts";
 import type { ReviewClaim } from "../domain/review.ts";
 import { sortKeyOf } from "./decision-index-keys.ts";
@@ -80,13 +82,16 @@ export class InMemoryDecisionStore implements DecisionStore {
 
   async transition(
     key: RecordKey,
-    from: RecordStatus,
+    from: RecordStatus | TransitionCondition,
     to: RecordStatus,
     fields: Record<string, unknown> = {},
     now = new Date(),
   ): Promise<boolean> {
     const stored = this.records.get(InMemoryDecisionStore.id(key));
-    if (stored?.status !== from) return false;
+    const condition = conditionOf(from);
+    if (stored?.status !== condition.status) return false;
+    if ("chosen" in condition && (stored.chosen !== condition.chosen || stored.route !== condition.route))
+      return false;
     this.update(stored, { ...structuredClone(fields), status: to, updatedAt: now.toISOString() });
     return true;
   }

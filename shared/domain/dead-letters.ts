@@ -4,9 +4,12 @@
  * (StartMessageMoveTask without a destination, which only works for messages that arrived through
  * a redrive policy: hence one dead-letter queue per source), and a filtered replay re-sends the
  * matching ones. A rule target's dead letters hold the event the bus could not deliver (the whole
- * event, as EventBridge stores it): they go back by putting that event on the bus again. Job
- * failures (on-failure records of the asynchronously invoked functions, and the schedules'
- * undelivered events) are listed, not moved: a scheduled job runs again on its schedule.
+ * event, as EventBridge stores it): they go to that rule's target queue, as the rule would have
+ * delivered them, and to no other consumer of the bus (putting them on the bus again would reach
+ * every rule a second time, and would need the right to put the pipeline's own source on the
+ * bus, which only the pipeline's functions hold). Job failures (on-failure records of the
+ * asynchronously invoked functions, and the schedules' undelivered events) are listed, not moved:
+ * a scheduled job runs again on its schedule.
  *
  * The CDK app, the local mode and `decide replay` read this one list.
  */
@@ -15,8 +18,8 @@
 export const RETURN_KIND = {
   /** Back to the queue they came from. */
   queue: "queue",
-  /** The stored event, put on the bus again. */
-  bus: "bus",
+  /** The stored event, delivered to the rule's target queue as the rule would have. */
+  rule: "rule",
   /** Listed only. */
   none: "none",
 } as const;
@@ -31,10 +34,10 @@ export const DEAD_LETTER_SOURCES = {
   "batch-files": RETURN_KIND.queue,
   review: RETURN_KIND.queue,
   "auto-action": RETURN_KIND.queue,
-  "auto-rule": RETURN_KIND.bus,
-  "human-rule": RETURN_KIND.bus,
-  "rejected-rule": RETURN_KIND.bus,
-  "requested-rule": RETURN_KIND.bus,
+  "auto-rule": RETURN_KIND.rule,
+  "human-rule": RETURN_KIND.rule,
+  "rejected-rule": RETURN_KIND.rule,
+  "requested-rule": RETURN_KIND.rule,
   "job-failures": RETURN_KIND.none,
 } as const satisfies Record<string, ReturnKind>;
 
@@ -45,11 +48,17 @@ export type DeadLetterSource = keyof typeof DEAD_LETTER_SOURCES;
 export interface DeadLetterRoute {
   /** The dead-letter queue's URL. */
   readonly dlqUrl: string;
-  /** The queue they came from (kind "queue"). */
+  /** The queue they came from (kind "queue"), or the rule's target queue (kind "rule"). */
   readonly queueUrl?: string;
-  /** The bus their events go back on (kind "bus"). */
-  readonly busName?: string;
+  /**
+   * What the rule delivers to its target (kind "rule"): the whole event, or only its detail (the
+   * requested rule's input path `$.detail`). @default "event"
+   */
+  readonly deliver?: RuleDelivery;
 }
+
+/** What a rule puts in its target queue: the whole event or its detail. */
+export type RuleDelivery = "event" | "detail";
 
 /** The routes of every source, as the stack output `DeadLetterRoutes` and `npm start` give them. */
 export type DeadLetterRoutes = Partial<Record<DeadLetterSource, DeadLetterRoute>>;
@@ -90,10 +99,8 @@ export function routeOf(routesJson: string, source: string): DeadLetterRoute & {
   const route = routes[source];
   const kind = DEAD_LETTER_SOURCES[source];
   if (!route?.dlqUrl) throw new DeadLetterRouteError(`no dead-letter queue is known for "${source}"`, source);
-  if (kind === RETURN_KIND.queue && !route.queueUrl)
+  if ((kind === RETURN_KIND.queue || kind === RETURN_KIND.rule) && !route.queueUrl)
     throw new DeadLetterRouteError(`the route of "${source}" names no queue to return to`, source);
-  if (kind === RETURN_KIND.bus && !route.busName)
-    throw new DeadLetterRouteError(`the route of "${source}" names no event bus to return to`, source);
   return { ...route, kind };
 }
 

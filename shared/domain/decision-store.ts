@@ -94,6 +94,20 @@ export interface DecisionSample {
   readonly slices: number;
 }
 
+/** The state a record must be in for a transition: its status, and the decision it holds. */
+export interface TransitionCondition {
+  readonly status: RecordStatus;
+  readonly chosen: string;
+  readonly route: Route;
+}
+
+/** The status a transition starts from, and the decision fields it requires. */
+export function conditionOf(
+  from: RecordStatus | TransitionCondition,
+): TransitionCondition | { status: RecordStatus } {
+  return typeof from === "string" ? { status: from } : from;
+}
+
 /** Reads and writes decision records. */
 export interface DecisionStore {
   /** The record for an item and policy version, read consistently. */
@@ -116,11 +130,12 @@ export interface DecisionStore {
   markPublished(key: RecordKey, now?: Date): Promise<void>;
   /**
    * Moves a record from one status to another, with extra fields; false when it was not in
-   * `from` (already moved: the caller's retry or a duplicate).
+   * `from` (already moved: the caller's retry or a duplicate). `from` may also name the choice and
+   * route the record must hold, so that an effect applies only the decision the record made.
    */
   transition(
     key: RecordKey,
-    from: RecordStatus,
+    from: RecordStatus | TransitionCondition,
     to: RecordStatus,
     fields?: Record<string, unknown>,
     now?: Date,

@@ -103,3 +103,29 @@ export class StoreRejectedError extends PipelineError {
     super(message, false, options);
   }
 }
+
+/** What an event said, or what its record holds: the fields a target compares. */
+export interface DecisionFacts {
+  readonly eventId: string;
+  readonly route: string;
+  readonly chosen: string;
+  readonly policyVersion: number;
+}
+
+/**
+ * An event that does not match the record it names (a forged or altered "Decision Made", or a
+ * replayed letter carrying another decision): never applied, never retried; the caller counts it,
+ * logs both sides and alarms.
+ */
+export class EventRecordMismatchError extends PipelineError {
+  override name = "EventRecordMismatchError";
+  constructor(
+    message: string,
+    readonly itemId: string,
+    readonly policyId: string,
+    readonly event: DecisionFacts,
+    readonly record: Partial<DecisionFacts> & { readonly status?: string },
+  ) {
+    super(message, false);
+  }
+}

@@ -23,6 +23,18 @@ export const DetailType = {
 } as const;
 export type DetailTypeName = (typeof DetailType)[keyof typeof DetailType];
 
+/**
+ * The detail types only the pipeline's own functions may put on its bus, as they alone may put
+ * the source {@link EVENT_SOURCE}: the bus's resource policy (`infra/constructs/pipeline-bus.ts`)
+ * and the local bus refuse them from anyone else, under any source, since a consumer may act on
+ * them. Left out: the upstream "Decision Requested", and the calibration notices an operator's
+ * `decide calibrate --event-bus` also puts (under its own source, `decide.cli`).
+ */
+export const PIPELINE_DETAIL_TYPES: readonly DetailTypeName[] = Object.values(DetailType).filter(
+  (type) =>
+    !([DetailType.requested, DetailType.drift, DetailType.calibrationProposed] as string[]).includes(type),
+);
+
 /** One event to publish (the PutEvents entry without the bus name). */
 export interface PipelineEvent {
   readonly detailType: DetailTypeName;

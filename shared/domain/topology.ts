@@ -171,8 +171,8 @@ export const TABLE_ACCESS = {
   /** the queue and the decisions view (Query on an index, BatchGetItem of a page), get, the conditional transition. */
   Review: ["GetItem", "UpdateItem", "Query", "BatchGetItem"],
   ReviewPage: ["GetItem", "UpdateItem", "Query", "BatchGetItem"],
-  /** failure notes. */
-  Replay: ["GetItem"],
+  /** failure notes; the record a rule letter names (get, latest), to check the letter against it. */
+  Replay: ["GetItem", "Query"],
   /** the sample of recent decisions (Query on the time index, BatchGetItem of the sample). */
   Drift: ["Query", "BatchGetItem"],
   /** each policy's pending count and oldest item (Query on the list index, keys only). */

@@ -2,46 +2,66 @@
  * The auto-action target: applies a confident decision at most once, however often its
  * "Decision Made" event arrives. For the sample policies "applying" means recording the action on
  * the decision record (with the id of the event that caused it) and announcing it with "Item
- * Actioned"; the conditional status transition (auto_approved → actioned) is the ledger, so a
- * redelivered or re-sent event changes nothing.
+ * Actioned"; the conditional status transition (auto_approved → actioned, on the record's own
+ * choice and route) is the ledger, so a redelivered or re-sent event changes nothing. What is
+ * applied is read from the record, never from the event: an event that is not the one its record
+ * stands for, or a choice the record's policy never automates, is refused
+ * (`event-authority.ts`).
  */
 
-import { type DecisionMade, publishedEvent } from "../domain/contracts/events.ts";
+import { publishedEvent } from "../domain/contracts/events.ts";
 import type { DecisionStore } from "../domain/decision-store.ts";
 import type { PublishesEvents } from "../domain/events.ts";
 import { DetailType } from "../domain/events.ts";
-
-/** The "Decision Made" detail fields the target reads (the event's schema, `contracts/events.ts`). */
-export type DecisionMadeDetail = Pick<
-  DecisionMade,
-  "itemId" | "policyId" | "policyVersion" | "chosen" | "route" | "eventId"
->;
+import type { PolicyRegistry } from "../domain/policy/registry.ts";
+import { type DecisionMadeDetail, verifiedRecord } from "./event-authority.ts";
 
 /** What happened. */
 export type ApplyOutcome = "actioned" | "already_actioned" | "not_automatic";
 
-/** Applies the decision in `detail` exactly once. */
+/** What {@link applyDecision} needs. */
+export interface ApplyDependencies {
+  readonly store: DecisionStore;
+  readonly publisher: PublishesEvents;
+  /** Which options each policy version may automate. */
+  readonly policies: PolicyRegistry;
+  readonly now: () => Date;
+}
+
+/** Applies the decision the record behind `detail` holds, exactly once. */
 export async function applyDecision(
   detail: DecisionMadeDetail,
-  deps: { store: DecisionStore; publisher: PublishesEvents; now: () => Date },
+  deps: ApplyDependencies,
 ): Promise<ApplyOutcome> {
   if (detail.route !== "auto") return "not_automatic";
-  const now = deps.now();
-  const action = `${detail.policyId}:${detail.chosen}`;
-  const applied = await deps.store.transition(detail, "auto_approved", "actioned", {
-    action,
-    actionedAt: now.toISOString(),
-    actionEventId: detail.eventId,
-    actionEventPublished: false,
-  });
-  if (!applied) {
-    // Already actioned (a redelivered event): announce it only if that announcement failed.
-    const record = await deps.store.get(detail);
-    if (record?.status !== "actioned" || record.actionEventPublished) return "already_actioned";
-  }
-  await publishActioned({ ...detail, action, causedBy: detail.eventId }, deps);
-  if (!applied) return "already_actioned";
-  return "actioned";
+  const record = await verifiedRecord(detail, "auto", deps);
+  const chosen = record.chosen!;
+  const applied = await deps.store.transition(
+    record,
+    { status: "auto_approved", chosen, route: "auto" },
+    "actioned",
+    {
+      action: `${record.policyId}:${chosen}`,
+      actionedAt: deps.now().toISOString(),
+      actionEventId: detail.eventId,
+      actionEventPublished: false,
+    },
+  );
+  // Already actioned (a redelivered event): announce it only if that announcement failed.
+  const actioned = applied ? undefined : await deps.store.get(record);
+  if (!applied && (actioned?.status !== "actioned" || actioned.actionEventPublished !== false))
+    return "already_actioned";
+  await publishActioned(
+    {
+      itemId: record.itemId,
+      policyId: record.policyId,
+      policyVersion: record.policyVersion,
+      action: actioned?.action ?? `${record.policyId}:${chosen}`,
+      causedBy: actioned?.actionEventId ?? detail.eventId,
+    },
+    deps,
+  );
+  return applied ? "actioned" : "already_actioned";
 }
 
 /** What "Item Actioned" announces: the item, its policy version, the action and the event that caused it. */

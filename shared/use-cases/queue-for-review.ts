@@ -3,11 +3,12 @@
  * the review queue that reviewers work from (the table's `pending_review` status index) exactly
  * once: the event id is written to the record with a set-once condition, so an event that
  * arrives twice (redelivery, or a re-send after a partial failure of the decide function) creates
- * no second review task. The caller counts the tasks created (a metric), which is what tells
- * reviewers new work is waiting.
+ * no second review task. Only the event its record stands for queues it (`event-authority.ts`):
+ * a forged or altered one is refused. The caller counts the tasks created (a metric), which is
+ * what tells reviewers new work is waiting.
  */
 import type { DecisionStore } from "../domain/decision-store.ts";
-import type { DecisionMadeDetail } from "./apply-decision.ts";
+import { type DecisionMadeDetail, verifiedRecord } from "./event-authority.ts";
 
 /** What happened to the event. */
 export type QueueOutcome = "queued" | "already_queued" | "not_for_review";
@@ -18,13 +19,7 @@ export async function queueForReview(
   deps: { store: DecisionStore },
 ): Promise<QueueOutcome> {
   if (detail.route !== "human") return "not_for_review";
-  const record = await deps.store.get(detail);
-  // Thrown, not swallowed: a "Decision Made" always follows its record, so a missing one is a
-  // read that should be retried, and the queue's redrive keeps the event if it never appears.
-  if (!record)
-    throw new Error(
-      `no decision record for ${detail.itemId} under ${detail.policyId}@${detail.policyVersion}`,
-    );
+  const record = await verifiedRecord(detail, "human", deps);
   if (record.reviewQueuedBy) return "already_queued";
-  return (await deps.store.setOnce(detail, "reviewQueuedBy", detail.eventId)) ? "queued" : "already_queued";
+  return (await deps.store.setOnce(record, "reviewQueuedBy", detail.eventId)) ? "queued" : "already_queued";
 }

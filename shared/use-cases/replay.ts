@@ -1,19 +1,19 @@
 /**
  * Replaying a dead-letter queue after a fix: a filtered walk (by policy, failure reason and age)
  * that sends each matching letter home, or first only lists what it would move. Home is where
- * the letter came from (`shared/domain/dead-letters.ts`): its queue, or the bus for an event a
- * rule could not deliver. Replayed items that were already decided are not decided again (the
- * decide path is idempotent per item and policy), and a replayed event is applied at most once
- * by its `eventId`.
+ * the letter came from (`shared/domain/dead-letters.ts`): its queue, or the target queue of the
+ * rule that could not deliver it. Replayed items that were already decided are not decided again
+ * (the decide path is idempotent per item and policy), a replayed pipeline event goes only as the
+ * event its decision record stands for, and it is applied at most once by its `eventId`. The
+ * filters choose which letters to look at; they never decide what a letter may do.
  */
-import {
-  DetailType,
-  type DetailTypeName,
-  type PipelineEvent,
-  type PublishesEvents,
-} from "../domain/events.ts";
+import type { RuleDelivery } from "../domain/dead-letters.ts";
+import type { DecisionRecord } from "../domain/decision-record.ts";
+import type { DecisionStore } from "../domain/decision-store.ts";
+import { DetailType, EVENT_SOURCE } from "../domain/events.ts";
 import type { MessageQueue, QueueMessage } from "../domain/message-queue.ts";
 import { type DeadLetter, describeDeadLetter } from "./dead-letter-description.ts";
+import { eventFor } from "./decide-message.ts";
 
 /** Which dead letters to send home. */
 export interface ReplayFilter {
@@ -62,28 +62,100 @@ export function homeQueue(queue: MessageQueue): SendsHome {
   return async (message) => void (await queue.send(message.body));
 }
 
-/** A rule target's dead letters (whole EventBridge events) go back on the bus through `publisher`. */
-export function homeBus(publisher: PublishesEvents): SendsHome {
-  return (message) => publisher.publish([storedEvent(message.body)]);
+/**
+ * A rule's dead letters (whole EventBridge events) go to the rule's target queue, as the rule
+ * would have delivered them: the event (`deliver: "event"`) or its detail (`"detail"`, the
+ * requested rule's input path). What goes is checked first ({@link ruleDelivery}).
+ */
+export function homeRuleTarget(
+  queue: MessageQueue,
+  options: { readonly deliver: RuleDelivery; readonly store?: DecisionStore },
+): SendsHome {
+  return async (message) => void (await queue.send(await ruleDelivery(message.body, options)));
 }
 
-/** The event a rule could not deliver, as EventBridge stored it in the dead-letter queue, ready to put again. */
-export function storedEvent(body: string): PipelineEvent {
-  const event = JSON.parse(body) as { source?: unknown; "detail-type"?: unknown; detail?: unknown };
-  const known = Object.values(DetailType) as string[];
+/**
+ * What a rule letter delivers, or why it may not go: a letter is only what its sender wrote, so
+ * nothing in it decides what is sent. A pipeline event ("Decision Made", "Decision Rejected")
+ * goes only when its event id is the one of the record it names, and what goes is that record's
+ * own event (`eventFor(record)`) in the letter's envelope; an upstream "Decision Requested" goes
+ * as its detail, under its producer's source (never the pipeline's), to be validated as any item.
+ */
+export async function ruleDelivery(
+  body: string,
+  options: { readonly deliver: RuleDelivery; readonly store?: DecisionStore },
+): Promise<string> {
+  const event = envelopeOf(body);
+  const detailType = event["detail-type"];
+  if (options.deliver === "detail") {
+    if (event.source === EVENT_SOURCE || detailType !== DetailType.requested)
+      throw new TypeError(
+        `a ${detailType} from ${event.source} is not an upstream "Decision Requested": the requested rule never delivers it`,
+      );
+    return JSON.stringify(event.detail);
+  }
+  if (event.source !== EVENT_SOURCE)
+    throw new TypeError(`source "${event.source}" is not the pipeline's: its rules never deliver it`);
+  if (!options.store)
+    throw new TypeError(
+      "a pipeline event is checked against its decision record first: this needs the decisions table (--table or DECISIONS_TABLE)",
+    );
+  const record = await recordOf(detailType, event.detail, options.store);
+  const own = eventFor(record);
+  const differs = DECISIVE_FIELDS.filter(
+    (field) => field in own.detail && own.detail[field] !== event.detail[field],
+  );
+  if (own.detailType !== detailType) differs.unshift("detail-type");
+  if (differs.length > 0)
+    throw new TypeError(
+      `not the event its record stands for (its ${differs.join(", ")} differ from the record's ${own.detailType} ${String(own.detail.eventId)}): not replayed`,
+    );
+  return JSON.stringify({ ...event, detail: own.detail });
+}
+
+/** The fields of a pipeline event that say what was decided: a letter must agree with its record on each. */
+const DECISIVE_FIELDS = ["eventId", "itemId", "policyId", "policyVersion", "route", "chosen"];
+
+/** An EventBridge event as a rule's dead-letter queue stores it. */
+interface StoredEnvelope {
+  readonly source: string;
+  readonly "detail-type": string;
+  readonly detail: Record<string, unknown>;
+  readonly [field: string]: unknown;
+}
+
+function envelopeOf(body: string): StoredEnvelope {
+  let event: Record<string, unknown>;
+  try {
+    event = JSON.parse(body) as Record<string, unknown>;
+  } catch {
+    throw new TypeError("not an EventBridge event: the body is not JSON");
+  }
   if (typeof event.source !== "string" || typeof event["detail-type"] !== "string")
     throw new TypeError("not an EventBridge event: no source or detail-type");
-  if (!known.includes(event["detail-type"]))
-    throw new TypeError(`not a pipeline event: detail-type "${event["detail-type"]}"`);
-  if (typeof event.detail !== "object" || event.detail === null)
+  if (typeof event.detail !== "object" || event.detail === null || Array.isArray(event.detail))
     throw new TypeError("the event has no detail");
-  const detail = event.detail as Record<string, unknown>;
-  return {
-    source: event.source,
-    detailType: event["detail-type"] as DetailTypeName,
-    detail,
-    eventKey: `replay:${String(detail.eventId ?? detail.itemId ?? detail.id ?? "")}`,
-  };
+  return event as unknown as StoredEnvelope;
+}
+
+/** The record a pipeline event names (a rejection names no version: the item's latest, or version 0). */
+async function recordOf(
+  detailType: string,
+  detail: Record<string, unknown>,
+  store: DecisionStore,
+): Promise<DecisionRecord> {
+  const { itemId, policyId, policyVersion } = detail;
+  if (typeof itemId !== "string" || typeof policyId !== "string")
+    throw new TypeError(`a ${detailType} without an item or policy id`);
+  const record =
+    detailType === DetailType.made && typeof policyVersion === "number"
+      ? await store.get({ itemId, policyId, policyVersion })
+      : detailType === DetailType.rejected
+        ? ((await store.get({ itemId, policyId, policyVersion: 0 })) ??
+          (await store.latest(itemId, policyId)))
+        : undefined;
+  if (!record) throw new TypeError(`no decision record for ${itemId} under ${policyId}: not replayed`);
+  return record;
 }
 
 /**

@@ -110,6 +110,20 @@ export function decisionStoreContract(name: string, make: () => DecisionStore): 
       expect(await store.get(record)).toMatchObject({ status: "reviewed", label: "billing" });
     });
 
+    it("moves a status only while the record holds the choice and route it was checked with", async () => {
+      const store = make();
+      const record = pendingRecord();
+      await store.create(record);
+      const holding = { status: "pending_review" as const, route: record.route!, chosen: record.chosen! };
+      expect(await store.transition(record, { ...holding, chosen: "not-its-choice" }, "reviewed")).toBe(
+        false,
+      );
+      expect(await store.transition(record, { ...holding, route: "auto" }, "reviewed")).toBe(false);
+      expect((await store.get(record))?.status).toBe("pending_review");
+      expect(await store.transition(record, holding, "reviewed", { label: "billing" })).toBe(true);
+      expect(await store.get(record)).toMatchObject({ status: "reviewed", label: "billing" });
+    });
+
     it("sets a ledger field once, and never on a missing record", async () => {
       const store = make();
       const record = pendingRecord();

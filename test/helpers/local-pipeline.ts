@@ -62,8 +62,15 @@ export interface LocalPipeline {
   readonly endpoint: RunningServer;
   readonly deps: DecideDependencies;
   readonly routed: { auto: BusEvent[]; human: BusEvent[]; rejected: BusEvent[] };
-  /** Effects per item: actions applied by auto-action, review tasks created by the review intake. */
-  readonly effects: { actioned: Map<string, number>; queued: Map<string, number> };
+  /**
+   * Effects per item: actions applied by auto-action, review tasks created by the review intake,
+   * and events either refused because they did not match the item's decision record.
+   */
+  readonly effects: {
+    actioned: Map<string, number>;
+    queued: Map<string, number>;
+    refused: Map<string, number>;
+  };
   readonly pollers: SqsPoller[];
   /** The functions' environment (the stand-ins' endpoints, table and bus): the process's is untouched. */
   readonly env: Readonly<Record<string, string>>;
@@ -93,7 +100,7 @@ async function startPipeline(
   });
   started.push(() => endpoint.close());
   const endpointUrl = options.endpointUrl ? await options.endpointUrl(endpoint.url) : endpoint.url;
-  const effects: LocalPipeline["effects"] = { actioned: new Map(), queued: new Map() };
+  const effects: LocalPipeline["effects"] = { actioned: new Map(), queued: new Map(), refused: new Map() };
   const visibilitySeconds = resolveLazy(options.visibilityTimeoutSeconds) ?? 2;
   const backoff = resolveLazy(options.overloadBackoff) ?? { firstSeconds: 1, maxSeconds: visibilitySeconds };
   const wiring = await startLocalWiring({
@@ -118,8 +125,7 @@ async function startPipeline(
       ...(options.wrap ? { wrap: options.wrap } : {}),
       ...(options.failBusEntry ? { failBusEntry: options.failBusEntry } : {}),
       onEffect: (effect, itemId) => {
-        const map = effect === "actioned" ? effects.actioned : effects.queued;
-        map.set(itemId, (map.get(itemId) ?? 0) + 1);
+        effects[effect].set(itemId, (effects[effect].get(itemId) ?? 0) + 1);
       },
     },
     started,

@@ -183,10 +183,11 @@ describe("the alarms on-call reads", () => {
     const alarms = Object.values(
       template.findResources("AWS::CloudWatch::Alarm") as Record<string, Resource>,
     ).filter((a) => a.Properties.AlarmName !== undefined);
-    // Two per dead-letter queue, rejected items, the escalation rate, one review service-level
-    // alarm per policy (three samples) and one error-budget alarm per policy that sets
-    // maxAutoError (ticket-routing); the health signals notify through the composite.
-    expect(alarms).toHaveLength(2 * Object.keys(DEAD_LETTER_SOURCES).length + 6);
+    // Two per dead-letter queue, rejected items, the escalation rate, events refused at their
+    // record (forged), one review service-level alarm per policy (three samples) and one
+    // error-budget alarm per policy that sets maxAutoError (ticket-routing); the health signals
+    // notify through the composite.
+    expect(alarms).toHaveLength(2 * Object.keys(DEAD_LETTER_SOURCES).length + 7);
     for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toHaveLength(1);
     // content-moderation asks for review within 60 minutes; the others take the default.
     template.hasResourceProperties("AWS::CloudWatch::Alarm", {

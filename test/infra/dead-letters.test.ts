@@ -93,7 +93,7 @@ describe("dead letters with a way home", () => {
     }
   });
 
-  it("lets the replay function send each source's letters home: its queue by redrive or re-send, or the bus", () => {
+  it("lets the replay function send each source's letters home: its queue by redrive or re-send, or the rule's target", () => {
     const [, replay] = ofType("AWS::Lambda::Function").find(([id]) =>
       /^PipelineReplay[0-9A-F]{8}$/.test(id),
     )!;
@@ -119,8 +119,19 @@ describe("dead letters with a way home", () => {
         expect(allowed("sqs:SendMessage", from), `send to ${from}`).toBe(true);
         expect(allowed("sqs:StartMessageMoveTask", to), `redrive ${to}`).toBe(true);
       }
+      if (resources[from]?.Type === "AWS::Events::Rule") {
+        // A rule's letters go to that rule's target queue, never back on the bus.
+        const targets = (resources[from]!.Properties.Targets as { Arn: unknown }[])
+          .map((target) => refOf(target.Arn)!)
+          .filter((target) => resources[target]?.Type === "AWS::SQS::Queue");
+        for (const target of targets)
+          expect(allowed("sqs:SendMessage", target), `send to ${target}`).toBe(true);
+        if (targets.length > 0)
+          expect(allowed("sqs:StartMessageMoveTask", to), `no redrive of ${to}`).toBe(false);
+      }
     }
-    expect(allowed("events:PutEvents", "PipelineBus955C15C7")).toBe(true);
-    expect(Object.values(DEAD_LETTER_SOURCES)).toContain(RETURN_KIND.bus);
+    // Replay puts nothing on the bus: only the pipeline's functions that publish may.
+    expect(statements.some((s) => [s.Action].flat().includes("events:PutEvents"))).toBe(false);
+    expect(Object.values(DEAD_LETTER_SOURCES)).toContain(RETURN_KIND.rule);
   });
 });

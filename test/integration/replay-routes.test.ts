@@ -2,8 +2,9 @@
  * `decide replay` as a user runs it, on the local SQS and the local bus: a dry run counts every
  * letter that stays, filtered or not; a letter the queue dead-lettered keeps the time it was first
  * sent (so --older-than means what it says); a review queue's letters go back to the review queue
- * (re-send and SQS's redrive); a rule's undelivered event goes back on the bus and reaches its
- * target; job failures are listed, never moved.
+ * (re-send and SQS's redrive); a rule's undelivered event goes to that rule's target queue, as the
+ * rule would have delivered it (a pipeline event only after a check against its decision record:
+ * `forged-events.test.ts`); job failures are listed, never moved.
  */
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -15,7 +16,7 @@ import { eventBridgeClient, localServiceOptions, sqsClient } from "../../shared/
 import { EventPublisher } from "../../shared/adapters/event-publisher.ts";
 import { SqsQueue } from "../../shared/adapters/sqs-queue.ts";
 import type { DeadLetterRoutes } from "../../shared/domain/dead-letters.ts";
-import { DetailType, pipelineEvent } from "../../shared/domain/events.ts";
+import { DetailType } from "../../shared/domain/events.ts";
 import { EVENT_PUBLISHING, RULES } from "../../shared/domain/topology.ts";
 import { runDecide } from "../helpers/decide-cli.ts";
 
@@ -23,32 +24,30 @@ let sqsServer: Server;
 let bus: LocalEventBus;
 let env: NodeJS.ProcessEnv;
 const q: Record<string, SqsQueue> = {};
-const delivered: unknown[] = [];
-let targetDown = true;
 
 beforeAll(async () => {
   sqsServer = await startLocalSqs({ port: 0, hostname: "127.0.0.1" });
   const endpoint = `http://127.0.0.1:${(sqsServer.address() as AddressInfo).port}`;
   const sqs = sqsClient(localServiceOptions(endpoint));
-  for (const name of ["intake-dlq", "review-dlq", "human-rule-dlq", "job-failures"])
+  for (const name of ["intake-dlq", "review-dlq", "human-rule-dlq", "requested-rule-dlq", "job-failures"])
     q[name] = await SqsQueue.create(sqs, name);
   q.intake = await SqsQueue.create(sqs, "intake", redriveTo("intake-dlq", 5));
   // One receive, then a dead letter: the review queue's visibility gives the letter a known age.
   q.review = await SqsQueue.create(sqs, "review", { VisibilityTimeout: "2", ...redriveTo("review-dlq", 1) });
   bus = await startEventBus({ name: "decisions", deliveryAttempts: 2 });
   bus.addRule({
-    name: "human",
-    pattern: RULES.human.pattern,
-    target: async (event) => {
-      if (targetDown) throw new Error("the review queue is unreachable");
-      delivered.push(event);
+    name: "requested",
+    pattern: RULES.requested.pattern,
+    target: async () => {
+      throw new Error("the intake queue is unreachable");
     },
-    deadLetter: ruleDeadLetter(q["human-rule-dlq"]!, "human", "review"),
+    deadLetter: ruleDeadLetter(q["requested-rule-dlq"]!, "requested", "intake"),
   });
   const routes: DeadLetterRoutes = {
     intake: { dlqUrl: q["intake-dlq"]!.url, queueUrl: q.intake.url },
     review: { dlqUrl: q["review-dlq"]!.url, queueUrl: q.review.url },
-    "human-rule": { dlqUrl: q["human-rule-dlq"]!.url, busName: bus.name },
+    "human-rule": { dlqUrl: q["human-rule-dlq"]!.url, queueUrl: q.review.url },
+    "requested-rule": { dlqUrl: q["requested-rule-dlq"]!.url, queueUrl: q.intake.url, deliver: "detail" },
     "job-failures": { dlqUrl: q["job-failures"]!.url },
   };
   env = {
@@ -116,29 +115,43 @@ describe("decide replay", () => {
     expect(JSON.parse(home!.body)).toMatchObject({ id: "R-1" });
   });
 
-  it("puts a rule's undelivered event back on the bus, where it reaches its target", async () => {
-    const event = pipelineEvent(DetailType.made, "made:H-1", {
-      itemId: "H-1",
-      policyId: "ticket-routing",
-      route: "human",
-    });
-    await new EventPublisher(
-      eventBridgeClient(localServiceOptions(bus.endpoint)),
-      bus.name,
-      EVENT_PUBLISHING,
-    ).publish([event]);
-    await until(async () => (await q["human-rule-dlq"]!.depth()).visible === 1);
-    const listed = await runDecide(["replay", "--from", "human-rule", "--dry-run"], env);
-    expect(listed.stdout).toMatch(
-      /would replay Decision Made H-1 policy=ticket-routing .*reason="LOCAL_DELIVERY_FAILED: the review queue is unreachable"/,
-    );
-    targetDown = false; // the fix
-    const replayed = await runDecide(["replay", "--from", "human-rule"], env);
-    expect(summary(replayed.stdout)).toBe("1 matched, 1 moved, 0 left in the dead-letter queue");
-    await bus.idle();
-    expect(delivered).toEqual([
-      expect.objectContaining({ source: "decision-pipeline", detail: event.detail }),
+  it("delivers a rule's undelivered event to the rule's target queue, as the rule would have", async () => {
+    // An upstream producer's "Decision Requested" that the bus could not deliver to the intake.
+    await new EventPublisher(eventBridgeClient(localServiceOptions(bus.endpoint)), bus.name, {
+      ...EVENT_PUBLISHING,
+      source: "shop.orders",
+    }).publish([
+      {
+        detailType: DetailType.requested,
+        eventKey: "req",
+        detail: JSON.parse(item("Q-1", "ticket-routing")),
+      },
     ]);
+    await until(async () => (await q["requested-rule-dlq"]!.depth()).visible === 1);
+    const listed = await runDecide(["replay", "--from", "requested-rule", "--dry-run"], env);
+    expect(listed.stdout).toMatch(
+      /would replay Decision Requested Q-1 policy=ticket-routing .*reason="LOCAL_DELIVERY_FAILED: the intake queue is unreachable"/,
+    );
+    const replayed = await runDecide(["replay", "--from", "requested-rule"], env);
+    expect(summary(replayed.stdout)).toBe("1 matched, 1 moved, 0 left in the dead-letter queue");
+    // The rule's input path: the item itself, not the event around it.
+    let home: unknown[] = [];
+    await until(async () => {
+      home = [...home, ...(await q.intake!.receive()).map((m) => JSON.parse(m.body))];
+      return home.some((body) => (body as { id?: string }).id === "Q-1");
+    });
+    expect(home.find((body) => (body as { id?: string }).id === "Q-1")).toEqual(
+      JSON.parse(item("Q-1", "ticket-routing")),
+    );
+  });
+
+  it("checks a pipeline event against its decision record, so it needs the table", async () => {
+    await q["human-rule-dlq"]!.send(
+      JSON.stringify({ source: "decision-pipeline", "detail-type": "Decision Made", detail: {} }),
+    );
+    const refused = await runDecide(["replay", "--from", "human-rule"], env);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/checked against its decision record before it goes; give --table/);
   });
 
   it("lists job failures and refuses to move them", async () => {
@@ -168,7 +181,7 @@ describe("decide replay", () => {
       exported,
     );
     expect(named.code).toBe(2);
-    expect(named.stderr).toMatch(/--queue-url or --event-bus is required \(where the letters go home\)/);
+    expect(named.stderr).toMatch(/--queue-url is required \(where the letters go home\)/);
     const moved = await runDecide(["replay", "--policy", "env-defaults"], exported);
     expect(summary(moved.stdout)).toMatch(/^1 matched, 1 moved, \d+ left in the dead-letter queue$/);
     let home: unknown[] = [];

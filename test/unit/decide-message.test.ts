@@ -12,8 +12,9 @@ import type { PublishesEvents } from "../../shared/domain/events.ts";
 import { DetailType, type PipelineEvent } from "../../shared/domain/events.ts";
 import type { Policy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
-import { applyDecision, type DecisionMadeDetail } from "../../shared/use-cases/apply-decision.ts";
+import { applyDecision } from "../../shared/use-cases/apply-decision.ts";
 import { type DecideDependencies, decideMessage } from "../../shared/use-cases/decide-message.ts";
+import type { DecisionMadeDetail } from "../../shared/use-cases/event-authority.ts";
 import { queueForReview } from "../../shared/use-cases/queue-for-review.ts";
 import { TEAMS_POLICY } from "../helpers/policies.ts";
 
@@ -153,6 +154,7 @@ describe("decideMessage", () => {
         await applyDecision(event.detail as unknown as DecisionMadeDetail, {
           store,
           publisher,
+          policies: new PolicyRegistry([policyV1]),
           now: () => new Date(clock),
         }),
       );

@@ -56,6 +56,11 @@ export const METRICS = {
    * deliberate 503 queue_full answers as well.
    */
   endpointFailures: "endpoint_failures",
+  /**
+   * Events a target refused because they do not match the decision record they name (a forged or
+   * altered "Decision Made"): counted by the auto-action and review intake functions, alarmed.
+   */
+  eventMismatch: "event_mismatch",
 } as const;
 
 /** A lane of the decide function: the queue an invocation's records came from. */
