@@ -114,7 +114,7 @@ export class DecisionStack extends Stack {
     });
 
     // A deployment whose new fleet answers with errors rolls back.
-    this.endpoint.rollbackOn(this.operations.alarms.endpointErrors);
+    this.endpoint.rollbackOn([this.operations.alarms.endpointErrors]);
 
     this.contracts = new EventContracts(this, "Contracts");
     new CfnOutput(this, "SchemaRegistryName", { value: this.contracts.registry.attrRegistryName });

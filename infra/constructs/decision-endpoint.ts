@@ -14,7 +14,7 @@
  */
 import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import { Stack } from "aws-cdk-lib";
+import { ArnFormat, Stack, Token } from "aws-cdk-lib";
 import type * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
 import * as ecrAssets from "aws-cdk-lib/aws-ecr-assets";
 import { Platform } from "aws-cdk-lib/aws-ecr-assets";
@@ -25,6 +25,8 @@ import { NagSuppressions } from "cdk-nag";
 import { Construct } from "constructs";
 import { endpointAdmission } from "../../shared/domain/capacity-plan.ts";
 import { bakingSecondsFor, ENDPOINT_DEPLOYMENT, ON_CALL_ALARMS } from "../../shared/domain/topology.ts";
+import { alarmNameOf } from "./alarm-topic.ts";
+import { type GuardrailAlarms, guardrailAlarms, guardrailWindows } from "./deployment-guardrail.ts";
 import { endpointRole } from "./endpoint-role.ts";
 import { EndpointScaling } from "./endpoint-scaling.ts";
 import { hasInstanceStorage, isGpuInstance } from "./instance-types.ts";
@@ -103,15 +105,27 @@ export class DecisionEndpoint extends Construct {
   public readonly maxConcurrency: number;
   /** The scaling of a real-time endpoint; undefined for serverless, which scales itself. */
   public readonly scaling: EndpointScaling | undefined;
+  /** The alarms a deployment rolls back on, on the new fleet's own metrics (real-time only). */
+  public readonly guardrail: GuardrailAlarms | undefined;
+
+  /**
+   * Seconds each stage of a deployment bakes (the canary, then all the traffic): the longest
+   * window of the guardrail's alarms and the decide function's endpoint-failure alarm, with the
+   * margin the topology gives.
+   */
+  get bakingSeconds(): number {
+    const { periodSeconds, evaluationPeriods } = ON_CALL_ALARMS.endpointFailures;
+    return bakingSecondsFor(Math.max(periodSeconds * evaluationPeriods, ...guardrailWindows()));
+  }
 
   /**
    * Seconds a deployment may run two fleets under this variant's name (the new one starting,
-   * then baking beside the old): their instances' metrics add up meanwhile. 0 for serverless.
+   * then baking beside the old through both stages): their instances' metrics add up meanwhile.
+   * 0 for serverless.
    */
   get deploymentOverlapSeconds(): number {
     if (this.mode === "serverless") return 0;
-    const { periodSeconds, evaluationPeriods } = ON_CALL_ALARMS.endpointFailures;
-    return ENDPOINT_DEPLOYMENT.containerStartupSeconds + bakingSecondsFor(periodSeconds * evaluationPeriods);
+    return ENDPOINT_DEPLOYMENT.containerStartupSeconds + 2 * this.bakingSeconds;
   }
 
   constructor(scope: Construct, id: string, props: DecisionEndpointProps) {
@@ -168,6 +182,8 @@ export class DecisionEndpoint extends Construct {
     // Ref of AWS::SageMaker::Endpoint is its ARN.
     this.endpointArn = this.endpoint.ref;
     this.maxConcurrency = serverless ? serverless.maxConcurrency : (props.maxInstanceCount ?? 4);
+    // Each deployment makes a new configuration; the alarms follow its name, so they see the new fleet.
+    this.guardrail = serverless ? undefined : guardrailAlarms(this, this, config.attrEndpointConfigName);
     this.scaling = serverless
       ? undefined
       : // Named after the variant: a new instance type brings a new scalable target and new
@@ -185,26 +201,50 @@ export class DecisionEndpoint extends Construct {
   }
 
   /**
-   * Deploys every update of a real-time endpoint blue/green: the new fleet takes all traffic at
-   * once and the old one is kept for a baking period, during which `alarm` firing rolls traffic
-   * back. The baking period covers the alarm's whole evaluation window.
+   * Deploys every update of a real-time endpoint blue/green: a canary of half the new fleet takes
+   * its share of the traffic first, then all of it; each stage bakes long enough for every
+   * rollback alarm's whole window: the new fleet's own (`deployment-guardrail.ts`) and `others`
+   * (the decide function's endpoint failures). Any of them firing rolls traffic back.
    */
-  rollbackOn(alarm: cloudwatch.Alarm): void {
-    if (this.mode === "serverless") return; // Serverless has one fleet: nothing to bake.
-    const resource = alarm.node.defaultChild as cloudwatch.CfnAlarm;
-    const evaluationSeconds = (resource.evaluationPeriods ?? 1) * Number(resource.period ?? 60);
-    const bakingSeconds = bakingSecondsFor(evaluationSeconds);
-    // SageMaker reads the alarm's state with the endpoint's execution role.
+  rollbackOn(others: readonly cloudwatch.Alarm[]): void {
+    const guardrail = this.guardrail;
+    if (!guardrail) return; // Serverless has one fleet: nothing to bake.
+    const alarms = [guardrail.refusing, guardrail.slower, guardrail.silent, ...others];
+    const bakingSeconds = this.bakingSeconds;
+    // SageMaker reads the alarms' state with the endpoint's execution role. By name, not by a
+    // reference: the new fleet's alarms follow the configuration, whose model needs this role.
+    const names = alarms.map((alarm) => {
+      const resource = alarm.node.defaultChild as cloudwatch.CfnAlarm;
+      if (resource.alarmName === undefined || Token.isUnresolved(resource.alarmName))
+        resource.alarmName = alarmNameOf(alarm);
+      // The alarms watch the new configuration before the endpoint starts deploying it.
+      this.endpoint.node.addDependency(alarm);
+      return resource.alarmName;
+    });
     this.role.addToPolicy(
-      new iam.PolicyStatement({ actions: ["cloudwatch:DescribeAlarms"], resources: [alarm.alarmArn] }),
+      new iam.PolicyStatement({
+        actions: ["cloudwatch:DescribeAlarms"],
+        resources: names.map((name) =>
+          Stack.of(this).formatArn({
+            service: "cloudwatch",
+            resource: "alarm",
+            resourceName: name,
+            arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+          }),
+        ),
+      }),
     );
     this.endpoint.deploymentConfig = {
       blueGreenUpdatePolicy: {
-        trafficRoutingConfiguration: { type: "ALL_AT_ONCE", waitIntervalInSeconds: 0 },
+        trafficRoutingConfiguration: {
+          type: "CANARY",
+          canarySize: { type: "CAPACITY_PERCENT", value: ENDPOINT_DEPLOYMENT.canaryCapacityPercent },
+          waitIntervalInSeconds: bakingSeconds,
+        },
         terminationWaitInSeconds: bakingSeconds,
         maximumExecutionTimeoutInSeconds: ENDPOINT_DEPLOYMENT.maximumExecutionSeconds,
       },
-      autoRollbackConfiguration: { alarms: [{ alarmName: alarm.alarmName }] },
+      autoRollbackConfiguration: { alarms: names.map((alarmName) => ({ alarmName })) },
     };
   }
 

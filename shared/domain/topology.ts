@@ -198,6 +198,12 @@ export const TABLE_ACCESS = {
 export const ON_CALL_ALARMS = {
   // The batch files step's requests wait at most a rewrite delay, and a job at most its timeout.
   oldestMessageMinutes: { intake: 15, batch: 360, batchFiles: 60, autoAction: 15, review: 15 },
+  /**
+   * Intake items in flight (received, or hidden by an overload backoff) that page on-call: a
+   * tenth of what SQS holds in flight per queue, far above what the pollers hold (1.5 batches of
+   * up to 10 per instance) while the intake drains.
+   */
+  intakeInFlight: 12_000,
   decideDurationShare: 0.8,
   /** p90 time of one endpoint call, as a share of the deadline every admitted item must meet. */
   modelLatencyShareOfDeadline: 0.8,

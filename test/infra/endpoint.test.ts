@@ -11,8 +11,8 @@ import {
   DECIDE_FUNCTION,
   ENDPOINT_DEPLOYMENT,
   ENDPOINT_SCALING,
+  GUARDRAIL_MATH,
   METRICS,
-  ON_CALL_ALARMS,
   SCALING_MATH,
 } from "../../shared/domain/topology.ts";
 import { synthStack } from "../helpers/synth-stack.ts";
@@ -142,43 +142,56 @@ describe("scaling on the work", () => {
 });
 
 describe("deploys that keep capacity", () => {
-  it("retains the instance count scaling reached, and rolls a deployment back on the endpoint error alarm", () => {
-    const [, endpoint] = ofType("AWS::SageMaker::Endpoint")[0]!;
+  it("retains the instance count scaling reached, shifts traffic by canary, and rolls back on the new fleet's own metrics", () => {
+    const [endpointId, endpoint] = ofType("AWS::SageMaker::Endpoint")[0]!;
     expect(endpoint.Properties.RetainAllVariantProperties).toBe(true);
     const deployment = endpoint.Properties.DeploymentConfig as {
       BlueGreenUpdatePolicy: {
         TerminationWaitInSeconds: number;
-        TrafficRoutingConfiguration: { Type: string };
+        TrafficRoutingConfiguration: {
+          Type: string;
+          CanarySize: { Type: string; Value: number };
+          WaitIntervalInSeconds: number;
+        };
       };
-      AutoRollbackConfiguration: { Alarms: { AlarmName: { Ref: string } }[] };
+      AutoRollbackConfiguration: { Alarms: { AlarmName: string }[] };
     };
-    expect(deployment.BlueGreenUpdatePolicy.TrafficRoutingConfiguration.Type).toBe("ALL_AT_ONCE");
-    const [rollback] = deployment.AutoRollbackConfiguration.Alarms;
-    const alarm = resources[rollback!.AlarmName.Ref]!;
-    expect(alarm.Type).toBe("AWS::CloudWatch::Alarm");
-    // Not SageMaker's Invocation5XXErrors, which counts the container's deliberate 503 queue_full
-    // answers: a busy hour would roll back a good deployment. The decide function's count of
-    // failures other than overload refusals (a container answering 500 to everything raises it).
-    expect(alarm.Properties).toMatchObject({
-      Namespace: METRICS.namespace,
-      MetricName: METRICS.endpointFailures,
-      Dimensions: [{ Name: "service", Value: METRICS.service.decide }],
-      Statistic: "Sum",
-      Threshold: 0,
-      TreatMissingData: "notBreaching",
-      // One-minute periods, 2 of 5 with failures: it can fire well inside the baking period,
-      // where 2 consecutive 5-minute periods plus the metric's delay could outlast a 12-minute bake.
-      Period: ON_CALL_ALARMS.endpointFailures.periodSeconds,
-      EvaluationPeriods: ON_CALL_ALARMS.endpointFailures.evaluationPeriods,
-      DatapointsToAlarm: ON_CALL_ALARMS.endpointFailures.datapointsToAlarm,
+    const routing = deployment.BlueGreenUpdatePolicy.TrafficRoutingConfiguration;
+    expect(routing).toMatchObject({
+      Type: "CANARY",
+      CanarySize: { Type: "CAPACITY_PERCENT", Value: ENDPOINT_DEPLOYMENT.canaryCapacityPercent },
     });
-    // The old fleet is kept until the alarm has had its whole window to fire, and the metric its
-    // time to arrive.
-    const window = (alarm.Properties.EvaluationPeriods as number) * (alarm.Properties.Period as number);
-    const baking = deployment.BlueGreenUpdatePolicy.TerminationWaitInSeconds;
-    expect(baking).toBeGreaterThanOrEqual(window);
-    expect(baking).toBeGreaterThanOrEqual(ENDPOINT_DEPLOYMENT.minimumBakingSeconds);
-    // SageMaker reads the alarm with the endpoint's execution role, which must allow it.
+    const byName = (name: string) =>
+      ofType("AWS::CloudWatch::Alarm").find(([, a]) => a.Properties.AlarmName === name)!;
+    const alarms = deployment.AutoRollbackConfiguration.Alarms.map((a) => byName(a.AlarmName));
+    expect(alarms).toHaveLength(4);
+    // The new fleet's own metrics: SageMaker's, on the new configuration's name.
+    const [, config] = ofType("AWS::SageMaker::EndpointConfig")[0]!;
+    const configId = Object.entries(resources).find(([, r]) => r === config)![0];
+    const onNewFleet = alarms.filter(([, a]) =>
+      JSON.stringify(a.Properties.Metrics ?? []).includes(configId),
+    );
+    const expressions = onNewFleet.map(
+      ([, a]) => (a.Properties.Metrics as { Expression?: string }[]).find((m) => m.Expression)!.Expression,
+    );
+    expect(expressions.sort()).toEqual(Object.values(GUARDRAIL_MATH).sort());
+    // The decide function's endpoint failures (500s, model errors, timeouts) still roll back.
+    expect(alarms.map(([, a]) => a.Properties.MetricName)).toContain(METRICS.endpointFailures);
+    // The alarms are updated to the new configuration before the endpoint deploys it.
+    const dependsOn = (endpoint as unknown as { DependsOn?: string[] }).DependsOn ?? [];
+    for (const [id] of alarms) expect(dependsOn, id).toContain(id);
+    // Each stage bakes for every alarm's whole window and the metric's delay.
+    for (const [, a] of alarms) {
+      const queries = (a.Properties.Metrics ?? []) as { MetricStat?: { Period: number } }[];
+      const period = queries.find((q) => q.MetricStat)?.MetricStat?.Period ?? (a.Properties.Period as number);
+      const window = (a.Properties.EvaluationPeriods as number) * period;
+      expect(routing.WaitIntervalInSeconds).toBeGreaterThanOrEqual(window);
+      expect(deployment.BlueGreenUpdatePolicy.TerminationWaitInSeconds).toBeGreaterThanOrEqual(window);
+    }
+    expect(deployment.BlueGreenUpdatePolicy.TerminationWaitInSeconds).toBeGreaterThanOrEqual(
+      ENDPOINT_DEPLOYMENT.minimumBakingSeconds,
+    );
+    // SageMaker reads the alarms with the endpoint's execution role, which must allow it.
     const roleId = (endpointConfigRole() ?? "") as string;
     const statements = ofType("AWS::IAM::Policy")
       .filter(([, p]) => JSON.stringify(p.Properties.Roles).includes(roleId))
@@ -186,12 +199,10 @@ describe("deploys that keep capacity", () => {
         ([, p]) =>
           (p.Properties.PolicyDocument as { Statement: { Action: unknown; Resource: unknown }[] }).Statement,
       );
-    expect(statements).toContainEqual(
-      expect.objectContaining({
-        Action: "cloudwatch:DescribeAlarms",
-        Resource: { "Fn::GetAtt": [rollback!.AlarmName.Ref, "Arn"] },
-      }),
-    );
+    const describe = statements.find((st) => st.Action === "cloudwatch:DescribeAlarms")!;
+    for (const name of deployment.AutoRollbackConfiguration.Alarms.map((a) => a.AlarmName))
+      expect(JSON.stringify(describe.Resource), name).toContain(`:alarm:${name}`);
+    expect(endpointId).toBeDefined();
   });
 
   it("makes a new instance type a new endpoint with its own scaling, never an in-place change of a scaled variant", () => {

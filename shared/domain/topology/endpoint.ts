@@ -55,8 +55,10 @@ export const SCALING_MATH = {
 } as const;
 
 /**
- * Updates of a real-time endpoint: blue/green, all traffic at once, the old fleet kept while the
- * endpoint's error alarm could still fire (its evaluation window plus this margin), then removed.
+ * Updates of a real-time endpoint: blue/green, a canary of half the new fleet first, then all the
+ * traffic; the old fleet kept while the rollback alarms, which watch the new fleet's own metrics
+ * (SageMaker publishes them with its EndpointConfigName), could still fire (their evaluation
+ * window plus this margin), then removed.
  */
 export const ENDPOINT_DEPLOYMENT = {
   bakingMarginSeconds: 120,
@@ -65,10 +67,30 @@ export const ENDPOINT_DEPLOYMENT = {
    * (the decide function's EMF lines reach CloudWatch in a minute or two) and to be evaluated.
    */
   minimumBakingSeconds: 900,
-  /** The longest a deployment may take, new instances' start included (SageMaker allows up to 8 h). */
+  /** The longest a deployment may take, new instances' start and both bakes included (SageMaker allows up to 8 h). */
   maximumExecutionSeconds: 3600,
   /** The longest a new instance may take to pass /ping (the variant's startup health check). */
   containerStartupSeconds: 600,
+  /** The canary: this share of the new fleet's capacity takes its part of the traffic first (SageMaker's largest). */
+  canaryCapacityPercent: 50,
+  /** The new fleet refuses (5xx) more than this share of its calls... */
+  refusedShare: 0.95,
+  /** ... or answers this many times slower than the whole variant (old and new fleets together)... */
+  slowerThanVariant: 1.25,
+  /** ... or, while it bakes, answers no call at all for this many minutes: roll back. */
+  silentMinutes: 5,
+} as const;
+
+/**
+ * The rollback alarms' metric math, written once (the CDK app builds the alarms from it; the
+ * capacity model's deployment simulation recognizes it). `calls` and `refused` are the new fleet's
+ * Invocations and Invocation5XXErrors, `green` and `variant` its and the variant's ModelLatency,
+ * `baking` the capacity follower's 1 while a deployment's new fleet bakes.
+ */
+export const GUARDRAIL_MATH = {
+  refusedShare: "IF(FILL(calls, 0) > 0, FILL(refused, 0) / FILL(calls, 0), 0)",
+  slowerThanVariant: "IF(FILL(variant, 0) > 0, FILL(green, 0) / FILL(variant, 0), 0)",
+  silentWhileBaking: "IF(FILL(baking, 0) > 0 AND FILL(calls, 0) - FILL(refused, 0) < 1, 1, 0)",
 } as const;
 
 /**
