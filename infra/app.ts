@@ -3,7 +3,8 @@
  * instanceType, minInstanceCount (or initialInstanceCount: the scaling minimum, and the count a new
  * variant starts with), maxInstanceCount, imageUri, alarmEmail, batchMaxConcurrency, endpointMode
  * (realtime | serverless), serverlessMemoryMiB, serverlessMaxConcurrency,
- * serverlessProvisionedConcurrency (e.g. `npx cdk deploy -c endpointMode=serverless`).
+ * serverlessProvisionedConcurrency (e.g. `npx cdk deploy -c endpointMode=serverless`),
+ * reserveConcurrency=false (an account whose Lambda concurrency quota is under 130).
  */
 import { App, Aspects } from "aws-cdk-lib";
 import { AwsSolutionsChecks, ServerlessChecks } from "cdk-nag";
@@ -23,7 +24,15 @@ new DecisionStack(app, context("stackName") ?? "DecisionPipeline", {
   ...(context("alarmEmail") ? { alarmEmail: context("alarmEmail") } : {}),
   ...(number("batchMaxConcurrency") ? { batchMaxConcurrency: number("batchMaxConcurrency") } : {}),
   ...endpointModeOf(context("endpointMode")),
+  ...reserveOf(context("reserveConcurrency")),
 });
+
+/** Whether to reserve the review functions' concurrency: true unless `-c reserveConcurrency=false`. */
+function reserveOf(value: string | undefined) {
+  if (value === undefined || value === "true") return {};
+  if (value !== "false") throw new Error(`-c reserveConcurrency must be true or false, got "${value}"`);
+  return { reserveConcurrency: false };
+}
 
 /** The scaling minimum, under either name; both given must agree. */
 function minInstancesOf(min: number | undefined, initial: number | undefined) {

@@ -56,6 +56,8 @@ export interface DecisionStackProps extends StackProps {
   readonly batchMaxConcurrency?: number;
   /** Serverless memory and concurrency (endpointMode "serverless"). */
   readonly serverless?: ServerlessSettings;
+  /** Reserve concurrency for the sign-in, authorizer and review functions. @default true */
+  readonly reserveConcurrency?: boolean;
 }
 
 /** The decision endpoint and pipeline. */
@@ -97,6 +99,7 @@ export class DecisionStack extends Stack {
       endpointMaxInstances: this.endpoint.maxConcurrency,
       endpointMode: this.endpoint.mode,
       ...(props.batchMaxConcurrency ? { batchMaxConcurrency: props.batchMaxConcurrency } : {}),
+      ...(props.reserveConcurrency === false ? { reserveConcurrency: false } : {}),
     });
     this.operations = new Operations(this, "Operations", {
       pipeline: this.pipeline,

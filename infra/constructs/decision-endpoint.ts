@@ -14,7 +14,7 @@
  */
 import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import { ArnFormat, Stack, Token } from "aws-cdk-lib";
+import { ArnFormat, RemovalPolicy, Stack, Token } from "aws-cdk-lib";
 import type * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
 import * as ecrAssets from "aws-cdk-lib/aws-ecr-assets";
 import { Platform } from "aws-cdk-lib/aws-ecr-assets";
@@ -27,7 +27,7 @@ import { endpointAdmission } from "../../shared/domain/capacity-plan.ts";
 import { bakingSecondsFor, ENDPOINT_DEPLOYMENT, ON_CALL_ALARMS } from "../../shared/domain/topology.ts";
 import { alarmNameOf } from "./alarm-topic.ts";
 import { type GuardrailAlarms, guardrailAlarms, guardrailWindows } from "./deployment-guardrail.ts";
-import { endpointRole } from "./endpoint-role.ts";
+import { ecrRepositoryArn, endpointLogGroup, endpointRole } from "./endpoint-role.ts";
 import { EndpointScaling } from "./endpoint-scaling.ts";
 import { hasInstanceStorage, isGpuInstance } from "./instance-types.ts";
 import {
@@ -35,14 +35,6 @@ import {
   SERVERLESS_LIMITS,
   type ServerlessSettings,
 } from "./serverless-settings.ts";
-
-/** The ECR repository ARN of an image URI in ECR, or undefined for other registries. */
-export function ecrRepositoryArn(imageUri: string): string | undefined {
-  const match = /^(\d{12})\.dkr\.ecr\.([a-z0-9-]+)\.amazonaws\.com(?:\.cn)?\/([^:@]+)/.exec(imageUri);
-  if (!match) return undefined;
-  const partition = imageUri.includes(".amazonaws.com.cn/") ? "aws-cn" : "aws";
-  return `arn:${partition}:ecr:${match[2]}:${match[1]}:repository/${match[3]}`;
-}
 
 /** Properties of {@link DecisionEndpoint}. */
 export interface DecisionEndpointProps {
@@ -147,7 +139,18 @@ export class DecisionEndpoint extends Construct {
           exclude: ["node_modules", ".cache", "cdk.out", ".git", "test-output"],
         });
     const image = props.imageUri ?? asset!.imageUri;
-    this.role = endpointRole(this, props, asset ? asset.repository.repositoryArn : ecrRepositoryArn(image));
+    // A real-time endpoint is named after its variant, so a new instance type is a new endpoint
+    // (CloudFormation creates it, moves every reference, then deletes the old one): SageMaker
+    // refuses to change the instance type of, or remove, a variant registered with auto scaling.
+    // Every other update keeps the endpoint and its variant and retains the instance count that
+    // scaling reached, instead of resetting it to the initial count.
+    const name = serverless ? undefined : endpointNameOf(Stack.of(this).stackName, this.variantName);
+    const logs = name ? endpointLogGroup(this, name) : undefined;
+    this.role = endpointRole(
+      this,
+      { ...props, logGroupName: logs?.logGroupName },
+      asset ? asset.repository.repositoryArn : ecrRepositoryArn(image),
+    );
     const model = this.createModel(props, image, gpu, serverless);
     this.storageKey =
       serverless || hasInstanceStorage(this.instanceType)
@@ -155,6 +158,7 @@ export class DecisionEndpoint extends Construct {
         : new kms.Key(this, "StorageKey", {
             enableKeyRotation: true,
             description: "Encrypts the decision endpoint's ML storage volumes",
+            removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
           });
     const config = new sagemaker.CfnEndpointConfig(this, "Config", {
       ...(this.storageKey ? { kmsKeyId: this.storageKey.keyArn } : {}),
@@ -168,16 +172,12 @@ export class DecisionEndpoint extends Construct {
             "Serverless Inference takes no KMS key for storage; its ephemeral storage is encrypted by SageMaker",
         },
       ]);
-    // A real-time endpoint is named after its variant, so a new instance type is a new endpoint
-    // (CloudFormation creates it, moves every reference, then deletes the old one): SageMaker
-    // refuses to change the instance type of, or remove, a variant registered with auto scaling.
-    // Every other update keeps the endpoint and its variant and retains the instance count that
-    // scaling reached, instead of resetting it to the initial count.
-    const name = serverless ? undefined : endpointNameOf(Stack.of(this).stackName, this.variantName);
     this.endpoint = new sagemaker.CfnEndpoint(this, "Endpoint", {
       endpointConfigName: config.attrEndpointConfigName,
       ...(name ? { endpointName: name, retainAllVariantProperties: true } : {}),
     });
+    // Its log group exists, with its retention, before SageMaker would create one that never expires.
+    if (logs) this.endpoint.node.addDependency(logs);
     this.endpointName = name ?? this.endpoint.attrEndpointName;
     // Ref of AWS::SageMaker::Endpoint is its ARN.
     this.endpointArn = this.endpoint.ref;

@@ -18,6 +18,7 @@ import {
   DECIDE_FUNCTION,
   MEASURED_SECONDS_PER_ITEM,
   METRICS,
+  RESERVED_CONCURRENCY,
   type RuleName,
   SERVERLESS_DECIDE,
   TABLE_ACCESS,
@@ -54,6 +55,8 @@ export interface DecisionPipelineProps {
   readonly batchMaxConcurrency?: number;
   /** Prefix of the reviewers' hosted sign-in domain. @default derived from the account and stack */
   readonly reviewDomainPrefix?: string;
+  /** Reserve concurrency for the sign-in, authorizer and review functions (`RESERVED_CONCURRENCY`). @default true */
+  readonly reserveConcurrency?: boolean;
 }
 
 /** The pipeline's functions, by role. */
@@ -126,6 +129,7 @@ export class DecisionPipeline extends Construct {
         POWERTOOLS_LOG_LEVEL: "INFO",
       },
       ...(props.policiesDir ? { policiesDir: props.policiesDir } : {}),
+      ...(props.reserveConcurrency === false ? { reserveConcurrency: false } : {}),
     });
     const concurrency = decideConcurrency({
       mode: props.endpointMode ?? "realtime",
@@ -194,6 +198,7 @@ export class DecisionPipeline extends Construct {
       memoryMiB: 256,
       timeoutSeconds: 30,
       tableAccess: TABLE_ACCESS.Review,
+      reservedConcurrency: RESERVED_CONCURRENCY.review,
     });
     this.bus.grantPutEventsTo(review);
     // The review pages, reached (with the review API) only through the authorized HTTP API.
@@ -201,6 +206,7 @@ export class DecisionPipeline extends Construct {
       memoryMiB: 256,
       timeoutSeconds: 30,
       tableAccess: TABLE_ACCESS.ReviewPage,
+      reservedConcurrency: RESERVED_CONCURRENCY.reviewPage,
     });
     this.bus.grantPutEventsTo(reviewPage);
     const access = new ReviewAccess(this, "ReviewAccess", {
@@ -263,7 +269,9 @@ export class DecisionPipeline extends Construct {
           timeoutSeconds: TARGET_FUNCTION.timeoutSeconds,
           tableAccess,
         },
-        sources: [{ queue, batchSize: TARGET_FUNCTION.batchSize }],
+        sources: [
+          { queue, batchSize: TARGET_FUNCTION.batchSize, maxConcurrency: TARGET_FUNCTION.maxConcurrency },
+        ],
       }).function;
     const autoAction = consumer(
       "AutoAction",

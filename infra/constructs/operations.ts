@@ -9,7 +9,7 @@
  * slower or silent during its bake, and those of `health-alarms.ts`) notify through the one
  * composite "pipeline unhealthy" alarm and, each transition once, through the state-change rule.
  */
-import { Duration } from "aws-cdk-lib";
+import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import type * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
 import * as kms from "aws-cdk-lib/aws-kms";
 import type * as sns from "aws-cdk-lib/aws-sns";
@@ -130,7 +130,11 @@ export class Operations extends Construct {
 
   constructor(scope: Construct, id: string, props: OperationsProps) {
     super(scope, id);
-    const key = new kms.Key(this, "AlarmsKey", { enableKeyRotation: true });
+    const key = new kms.Key(this, "AlarmsKey", {
+      enableKeyRotation: true,
+      // Kept when the stack goes (a key's deletion is final), not left behind by a failed first create.
+      removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
+    });
     this.alarmTopic = new AlarmTopic(this, "Alarms", {
       key,
       ...(props.alarmEmail ? { email: props.alarmEmail } : {}),

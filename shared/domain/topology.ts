@@ -12,6 +12,7 @@ import measured from "./topology/measured-times.json" with { type: "json" };
 // their own; they are part of the topology all the same.
 export * from "./topology/batch.ts";
 export * from "./topology/endpoint.ts";
+export * from "./topology/isolation.ts";
 export * from "./topology/live-checks.ts";
 export * from "./topology/metrics.ts";
 
@@ -104,8 +105,18 @@ export const EVENT_PUBLISHING = { attempts: 4, baseDelayMs: 50 } as const;
  */
 export const SERVERLESS_DECIDE = { endpointTimeoutMs: 55_000, endpointAttempts: 2 } as const;
 
-/** The target functions fed by a queue (auto-action, review intake): their settings. */
-export const TARGET_FUNCTION = { memoryMiB: 256, timeoutSeconds: 30, batchSize: 10 } as const;
+/**
+ * The target functions fed by a queue (auto-action, review intake): their settings. Their
+ * mappings' `maxConcurrency` keeps a replay or a surge of auto actions from taking the account's
+ * concurrency (an SQS mapping without one grows to 1,000 concurrent batches, the default
+ * account quota), which the sign-in, authorizer and review functions need.
+ */
+export const TARGET_FUNCTION = {
+  memoryMiB: 256,
+  timeoutSeconds: 30,
+  batchSize: 10,
+  maxConcurrency: 10,
+} as const;
 
 /** Visibility timeout of a target function's queue: six times its timeout, as AWS advises. */
 export const TARGET_VISIBILITY_SECONDS = TARGET_FUNCTION.timeoutSeconds * 6;
@@ -229,6 +240,16 @@ export const ON_CALL_ALARMS = {
 export const REVIEW = {
   claimMs: 5 * 60_000,
   changeWindowMs: 10 * 60_000,
+  /**
+   * Deployed sign-in: the ID and access tokens live this long (a revoked or removed reviewer is
+   * out within it); the refresh token, in an HttpOnly cookie only the sign-in routes see, renews
+   * them for the session's hours (an open page renews before expiry; sign-out revokes it).
+   */
+  tokenMinutes: 15,
+  sessionHours: 8,
+  /** Requests per second (and burst) the review API takes: its data routes, and the sign-in routes apart. */
+  apiThrottle: { rate: 20, burst: 50 },
+  authThrottle: { rate: 5, burst: 20 },
   /** Items per page of the review queue. */
   pageSize: 25,
   /** Pending-review age (minutes) at which a policy's alarm fires, unless the policy sets its own. */

@@ -33,7 +33,7 @@ const resourcesOf = (stack: Stack, type: string) =>
   Object.entries(Template.fromStack(stack).findResources(type) as Record<string, Resource>);
 
 describe("DecisionsTable", () => {
-  it("creates the table with every index its schema lists, on demand, with PITR, TTL and retention", () => {
+  it("creates the table with every index its schema lists, on demand, with PITR, TTL, deletion protection and retention", () => {
     const stack = bareStack();
     const decisions = new DecisionsTable(stack, "Decisions");
     const template = Template.fromStack(stack);
@@ -41,9 +41,11 @@ describe("DecisionsTable", () => {
     expect(spec.indexes.length).toBeGreaterThan(0);
     expect(decisions.indexNames).toEqual(spec.indexes.map((index) => index.name));
     template.hasResource("AWS::DynamoDB::Table", {
-      DeletionPolicy: "Retain",
+      DeletionPolicy: "RetainExceptOnCreate",
+      UpdateReplacePolicy: "Retain",
       Properties: Match.objectLike({
         BillingMode: "PAY_PER_REQUEST",
+        DeletionProtectionEnabled: true,
         PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
         TimeToLiveSpecification: { AttributeName: spec.ttlAttribute, Enabled: true },
         GlobalSecondaryIndexes: spec.indexes.map((index) => Match.objectLike({ IndexName: index.name })),

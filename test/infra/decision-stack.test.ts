@@ -73,7 +73,7 @@ describe("DecisionStack", () => {
     for (const s of suppressions) expect(s.reason.length).toBeGreaterThan(20);
   });
 
-  it("puts every review route behind the Cognito-token authorizer, except the three sign-in routes", () => {
+  it("puts every review route behind the Cognito-token authorizer, except the sign-in routes", () => {
     const resources = template.toJSON().Resources as Record<
       string,
       { Type: string; Properties: Record<string, unknown> }
@@ -82,7 +82,13 @@ describe("DecisionStack", () => {
     const open = routes
       .filter((r) => (r.Properties.AuthorizationType ?? "NONE") === "NONE")
       .map((r) => r.Properties.RouteKey);
-    expect(open.sort()).toEqual(["GET /auth/callback", "GET /auth/login", "GET /auth/logout"]);
+    expect(open.sort()).toEqual([
+      "GET /auth/callback",
+      "GET /auth/login",
+      "GET /auth/logout",
+      "GET /auth/refresh",
+      "POST /auth/refresh",
+    ]);
     const guarded = routes
       .filter((r) => r.Properties.AuthorizationType === "CUSTOM")
       .map((r) => r.Properties.RouteKey);
@@ -96,7 +102,7 @@ describe("DecisionStack", () => {
     const sameTarget = routes.filter((r) =>
       JSON.stringify(r.Properties.Target).includes(JSON.stringify(signInIntegration)),
     );
-    expect(sameTarget).toHaveLength(3);
+    expect(sameTarget).toHaveLength(5);
     template.hasResourceProperties("AWS::ApiGatewayV2::Authorizer", {
       AuthorizerType: "REQUEST",
       EnableSimpleResponses: true,
