@@ -37,14 +37,14 @@ export function adviceFor(error: unknown): string | undefined {
     const where = refused ? ` at ${refused.address}:${refused.port}` : "";
     return (
       `could not reach the service${where} (nothing answered).\n` +
-      "Is `npm start` running? In this terminal, export the variables it printed (or point the flags at AWS)."
+      "Is `npm start` running? In this terminal, source the env file it wrote (source .cache/local/env), or point the flags at AWS."
     );
   }
   if (/Region is missing/i.test(text)) {
-    return "no AWS region: set AWS_REGION (or --region), or export the variables `npm start` printed.";
+    return "no AWS region: set AWS_REGION (or --region), or source the env file `npm start` wrote.";
   }
   if (/CredentialsProviderError|Could not load credentials/i.test(text)) {
-    return "no AWS credentials: configure a profile (--profile) or export the variables `npm start` printed.";
+    return "no AWS credentials: configure a profile (--profile) or source the env file `npm start` wrote.";
   }
   return undefined;
 }

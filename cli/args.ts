@@ -24,8 +24,9 @@ export class CommandError extends Error {
   override name = "CommandError";
 }
 
-/** What to check when a variable that `npm start` exports is missing. */
-export const START_HINT = "is npm start running? export the variables it printed";
+/** What to check when a variable that `npm start` writes into its env file is missing. */
+export const START_HINT =
+  "is npm start running? source the env file it wrote (source .cache/local/env) or pass --local-env FILE";
 
 /** A setting that neither its flag nor the environment variable `npm start` exports gave. */
 export class MissingSettingError extends UsageError {

@@ -1,8 +1,10 @@
 /**
  * `decide audit`: the live rate of wrong automatic actions of each policy, with its interval,
  * estimated from audit samples only (inverse-probability weighting by confidence band; see
- * docs/architecture.md, "Live error rate from audits"). Exits 3 when a policy's upper bound passes
- * its `maxAutoError`, as the daily Audit function's alarm would.
+ * docs/architecture.md, "Live error rate from audits"). Against a policy's `maxAutoError` the
+ * verdict has three states, each with its evidence: within budget (exit 0), over budget (exit 3:
+ * the interval's lower end is above the budget, as the daily Audit function's alarm reads it), and
+ * not enough audit labels (exit 4, with how many more per band would settle it).
  */
 import { parseArgs } from "node:util";
 import { auditLines, overBudget } from "../shared/domain/audit/audit-text.ts";
@@ -21,12 +23,25 @@ Estimates each policy's rate of wrong automatic actions (overall and per option 
 audit samples of decisions made since --since (default ${AUDIT.windowDays} days ago): otherwise automatic
 decisions drawn for review at their confidence band's rate, each weighted by the inverse of its chance.
 Labels on items escalated for other reasons are not a random sample and are left out.
-Prints the estimate with its interval, the bands and what they rest on; exits 3 when an upper bound
-passes the policy's maxAutoError. --from-table defaults to DECISIONS_TABLE (npm start exports it).
+Prints the estimate with its interval, the bands and what they rest on, and against the policy's
+maxAutoError one of three verdicts: within budget (the upper end, reading overdue unlabelled samples
+and decisions no label speaks for as wrong, is within it: exit 0), OVER BUDGET (the lower end is above
+it: exit 3), or NOT ENOUGH AUDIT LABELS (neither: exit 4, with how many more labels per band would
+settle it). --from-table defaults to DECISIONS_TABLE (npm start exports it).
 Example: npx decide audit --from-table "$DECISIONS_TABLE" --policy content-moderation --since 2026-11-01`;
 
-/** Exit code when a policy's upper bound passes its error budget. */
-export const OVER_BUDGET_EXIT_CODE = 3;
+/** Exit code when a policy is over its error budget (the interval's lower end is above it). */
+const OVER_BUDGET_EXIT_CODE = 3;
+
+/** Exit code when a policy's audit labels are too few to say whether it is within its budget. */
+const NOT_ENOUGH_LABELS_EXIT_CODE = 4;
+
+/** The exit code of the verdicts: over budget wins, then not enough labels, else 0. */
+function exitCodeOf(audits: readonly PolicyAudit[]): number {
+  if (audits.some(overBudget)) return OVER_BUDGET_EXIT_CODE;
+  if (audits.some((a) => a.verdict?.state === "not_enough_labels")) return NOT_ENOUGH_LABELS_EXIT_CODE;
+  return 0;
+}
 
 /** `--confidence` as a number in (0.5, 1). */
 export function confidenceFlag(value: string | undefined, fallback: number): number {
@@ -85,18 +100,19 @@ async function run(options: AuditOptions): Promise<PolicyAudit[]> {
     { store: decisionStore(options.table, awsOptions(options.aws)), policies },
     {
       since: options.since,
+      now: new Date(),
       confidence: options.confidence,
       ...(options.policyId !== undefined ? { policyId: options.policyId } : {}),
     },
   );
 }
 
-/** `decide audit`: parse, run, print (exit 3 when a policy is over its budget). */
+/** `decide audit`: parse, run, print (exit 3 over budget, 4 not enough audit labels to say). */
 export const auditCommand: OneShotCommand<AuditOptions, PolicyAudit[]> = {
   parse,
   run,
   print: (audits, options) => {
-    const exitCode = audits.some(overBudget) ? OVER_BUDGET_EXIT_CODE : 0;
+    const exitCode = exitCodeOf(audits);
     if (options.json) return jsonLines(audits, exitCode);
     return { lines: audits.flatMap((audit) => auditLines(audit)), exitCode };
   },

@@ -16,6 +16,7 @@ import {
   type EndpointClientOptions,
   SageMakerDecisionEndpoint,
 } from "../shared/adapters/decision-endpoint.ts";
+import { DynamoDbAsyncObjectStore } from "../shared/adapters/dynamodb-async-objects.ts";
 import { DynamoDbBatchStore } from "../shared/adapters/dynamodb-batch-store.ts";
 import { DynamoDbDecisionStore } from "../shared/adapters/dynamodb-decision-store.ts";
 import { EventPublisher, type EventPublisherOptions } from "../shared/adapters/event-publisher.ts";
@@ -60,6 +61,11 @@ export function batchFiles(
 /** The decisions table. */
 export function decisionStore(table: string, options: AwsClientOptions): DynamoDbDecisionStore {
   return new DynamoDbDecisionStore(documentClient(options), table);
+}
+
+/** The async lane's object records in the decisions table. */
+export function asyncObjectStore(table: string, options: AwsClientOptions): DynamoDbAsyncObjectStore {
+  return new DynamoDbAsyncObjectStore(documentClient(options), table);
 }
 
 /**

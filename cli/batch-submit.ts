@@ -10,6 +10,7 @@ import { systemClock } from "../shared/domain/clock.ts";
 import { readLines } from "../shared/domain/input/lines.ts";
 import type { ItemProblem } from "../shared/domain/item.ts";
 import type { ObjectStore } from "../shared/domain/object-store.ts";
+import { counted } from "../shared/domain/plural.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import { queueBatchFiles } from "../shared/use-cases/batch-files.ts";
 import { runIntake } from "../shared/use-cases/batch-intake.ts";
@@ -20,6 +21,7 @@ import { type BatchWhere, context } from "./batch-context.ts";
 import { type BatchFollowed, followBatch } from "./batch-status.ts";
 import type { CommandIo } from "./command.ts";
 import { cannotRead } from "./input-file.ts";
+import { intakeProgress } from "./intake-progress.ts";
 import { refusedLineText } from "./terminal.ts";
 
 /** What `decide batch submit` was asked. */
@@ -67,18 +69,22 @@ export async function submit(options: SubmitOptions, io: CommandIo): Promise<Sub
     refused = await noteRefused(ctx.objects, batchId, io);
   };
   if (local) {
+    const progress = intakeProgress(io.progress);
     const batch = await runIntake(
       { batches: ctx.batches, objects: ctx.objects, policies: registry, now: systemClock, ...local },
       key,
-    ).catch(async (error: unknown) => {
-      // Without its batch record no one would ever read the file again: take it back.
-      if (!(await ctx.batches.getBatch(batchId).catch(() => undefined)))
-        await ctx.objects.delete(key).catch(() => undefined);
-      throw error;
-    });
+      { onProgress: progress.update },
+    )
+      .finally(progress.end)
+      .catch(async (error: unknown) => {
+        // Without its batch record no one would ever read the file again: take it back.
+        if (!(await ctx.batches.getBatch(batchId).catch(() => undefined)))
+          await ctx.objects.delete(key).catch(() => undefined);
+        throw error;
+      });
     await listRefused();
     io.say(
-      `read ${batch.counts.lines} lines: ${batch.counts.accepted} queued, ${batch.counts.rejected} refused`,
+      `read ${counted(batch.counts.lines, "line")}: ${batch.counts.accepted} queued, ${batch.counts.rejected} refused`,
     );
   }
   if (options.noWait) {

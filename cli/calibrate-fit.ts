@@ -59,12 +59,10 @@ export interface Fitted {
 }
 
 /** The labelled rows: from the decisions table or the input file, states and the prior scored. */
-async function gatherLabels(options: FitOptions, policy: Policy): Promise<CalibrationInput> {
-  const base: CalibrationInput = options.table
-    ? {
-        ...(await reviewedLabels(decisionStore(options.table, awsOptions(options.scoring)), policy)),
-        states: [],
-      }
+async function gatherLabels(options: FitOptions, policy: Policy, now: Date): Promise<CalibrationInput> {
+  const store = options.table ? decisionStore(options.table, awsOptions(options.scoring)) : undefined;
+  const base: CalibrationInput = store
+    ? { ...(await reviewedLabels(store, policy, undefined, now.toISOString())), states: [] }
     : { ...(await readRows(options.input!, policy)), agreement: undefined, masses: [] };
   if (base.states.length === 0 && !options.scoring.prior) return base;
   return scoreStatesAndPrior(options.scoring, policy, base, options.resume);
@@ -77,18 +75,23 @@ export async function fitFromLabels(options: FitOptions, io: CommandIo): Promise
   const policy = registry.current(policyId);
   if (!policy)
     throw new UsageError(`--policy: unknown policy "${policyId}" (known: ${registry.ids().join(", ")})`);
-  const input = await gatherLabels(options, policy);
+  // Labels up to now: a certificate names this window (or the file), so it can be read back.
+  const now = new Date();
+  const input = await gatherLabels(options, policy, now);
+  const labelSource = table
+    ? { kind: "table" as const, policyVersion: policy.version, since: null, until: now.toISOString() }
+    : { kind: "file" as const };
   for (const p of input.problems) io.note(`line ${p.line}: skipped: ${p.reason}`);
   if (input.problems.length) io.note(`${input.problems.length} rows skipped, ${input.rows.length} used`);
   const { goal, bins, binning } = options;
-  const summary = fitPolicy(policy, input, { goal, bins, binning });
+  const summary = fitPolicy(policy, input, { goal, bins, binning, labelSource }, now);
   const offOptions = input.masses.length > 0 ? proposeMassFloor(input.masses) : undefined;
   // From the decisions table, the report also shows the policy's live error rate from audits.
   const live = table
     ? await recentAudit(
         { store: decisionStore(table, awsOptions(options.scoring)), policies: registry },
         policy.id,
-        new Date(),
+        now,
       )
     : undefined;
   const paths = await writeOutputs(options.out, policy, summary, { ...input, offOptions, live });
@@ -106,11 +109,12 @@ function fitPolicy(
   policy: Policy,
   input: CalibrationInput,
   options: Omit<Parameters<typeof calibratePolicy>[2], "now" | "prior">,
+  now: Date,
 ): CalibrationSummary {
   try {
     return calibratePolicy(policy, input.rows, {
       ...options,
-      now: new Date(),
+      now,
       ...(input.prior ? { prior: input.prior } : {}),
     });
   } catch (error) {

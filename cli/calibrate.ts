@@ -10,7 +10,7 @@ import { parseArgs } from "node:util";
 import { MIN_FIT_LABELS } from "../shared/domain/calibration/ranges.ts";
 import { FULL_TRUST_LABELS } from "../shared/use-cases/propose-calibration.ts";
 import { integerFlag, requiredFlag, settingFrom, UsageError } from "./args.ts";
-import { type Applied, applyProposal, printApplied } from "./calibrate-apply.ts";
+import { type Applied, applyProposal, type LabelsAtHand, printApplied } from "./calibrate-apply.ts";
 import { type Checked, type CheckOptions, calibrateCheck, printChecked } from "./calibrate-check.ts";
 import { type FitOptions, type Fitted, fitFromLabels } from "./calibrate-fit.ts";
 import { goalOf } from "./calibrate-goal.ts";
@@ -55,10 +55,14 @@ fifth of items stays with people), writes a proposed next version with its repor
 change. Changes nothing.
 
 decide calibrate --apply-proposal <out>/<policy>/v2-from-N-labels/policy.json [--policies-dir events/policies]
+                 [--from-table DECISIONS_TABLE | --input labelled.jsonl]
 The explicit step: checks that the proposal changes only calibration fields (temperature, prior,
 optionBias, autoThreshold, predictionSet, minAllowedTokenMass, certificate, baseline, calibratedAt),
 each within its documented range, refuses anything else naming the field, writes it as the policy's
-next version file and prints what changed, field by field.
+next version file and prints what changed, field by field. A certificate must give its claim from its
+own counts (the exact bound recomputed at its confidence, at most its target); with its labels at hand
+(--from-table, else DECISIONS_TABLE when set; or the labelled --input file) it is recomputed on them and
+refused unless they give it back.
 
 decide calibrate --check --baseline <out>/<policy>.summary.json --recent recent-decisions.jsonl [--event-bus NAME]
 Compares recent decision records (distribution, route, allowedTokenMass) with the calibration
@@ -99,7 +103,12 @@ type CalibrateFlags = ReturnType<
 /** What `decide calibrate` was asked: one of its modes. */
 type CalibrateOptions =
   | ({ readonly mode: "check" } & CheckOptions)
-  | { readonly mode: "apply-proposal"; readonly file: string; readonly policiesDir: string }
+  | {
+      readonly mode: "apply-proposal";
+      readonly file: string;
+      readonly policiesDir: string;
+      readonly labels: LabelsAtHand;
+    }
   | ({ readonly mode: "propose" } & ProposeOptions)
   | ({ readonly mode: "fit" } & FitOptions);
 
@@ -119,8 +128,19 @@ function parse(argv: string[], env: CommandEnv): CalibrateOptions {
   }
   const policiesDir = values["policies-dir"];
   const table = values["from-table"] ?? values.table;
-  if (values["apply-proposal"])
-    return { mode: "apply-proposal", file: values["apply-proposal"], policiesDir };
+  if (values["apply-proposal"]) {
+    // The certificate's labels, where they are at hand: the table named (else the one `npm
+    // start` exports), or the labelled file.
+    const input = values.input;
+    const labels = { table: input === undefined ? (table ?? env.DECISIONS_TABLE) : undefined, input };
+    const aws = { region: values.region, profile: values.profile };
+    return {
+      mode: "apply-proposal",
+      file: values["apply-proposal"],
+      policiesDir,
+      labels: { ...labels, aws },
+    };
+  }
   if (values.propose) {
     return {
       mode: "propose",
@@ -190,7 +210,10 @@ async function run(options: CalibrateOptions, io: CommandIo): Promise<Calibrated
     case "check":
       return { mode: "check", checked: await calibrateCheck(options, io) };
     case "apply-proposal":
-      return { mode: "apply-proposal", applied: await applyProposal(options.file, options.policiesDir) };
+      return {
+        mode: "apply-proposal",
+        applied: await applyProposal(options.file, options.policiesDir, options.labels),
+      };
     case "propose":
       return { mode: "propose", outcomes: await proposeFromTable(options) };
     case "fit":

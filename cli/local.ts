@@ -4,14 +4,19 @@
  * runs in .cache/local unless --fresh is given.
  */
 
-import { join, resolve } from "node:path";
+import { rm, writeFile } from "node:fs/promises";
+import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { type LocalMode, type LocalModeOptions, startLocalMode } from "../infra/local/local-mode.ts";
 import { LOCAL_SERVICES, type LocalService, resolveLocalPorts } from "../infra/local/ports.ts";
 import { LOCAL_ACCESS_KEYS } from "../infra/local/stand-ins.ts";
+import { counted } from "../shared/domain/plural.ts";
 import { integerFlag } from "./args.ts";
 import type { CommandEnv, CommandIo, LongRunningCommand } from "./command.ts";
+import { envFileText } from "./env-file.ts";
+import { npmTookFlags } from "./npm-flags.ts";
+import { startupProgress } from "./startup-progress.ts";
 import { type StatusLine, statusLine } from "./terminal.ts";
 
 export const localUsage = `decide local [--model file.gguf] [--fresh] [--no-samples] [--data-dir .cache/local]
@@ -29,6 +34,13 @@ Each port also reads a variable (a flag wins): ${Object.values(LOCAL_SERVICES)
   .join(", ")}.
 A port in use stops the start with one line naming the service and the flag that moves it.`;
 
+/**
+ * How long a start takes, measured (docs/getting-started.md, "Expected times"): a first start
+ * fits the demo model and DynamoDB Local creates its files; a later one reuses both.
+ */
+const START_TIMES =
+  "a first start took 40 to 62 s on 2 busy shared cores, most of it fitting the demo model; a later one 17 s";
+
 /** What `decide local` was asked: the local mode's options, and whether to send the samples. */
 interface LocalOptions {
   readonly mode: Omit<LocalModeOptions, "say">;
@@ -37,6 +49,8 @@ interface LocalOptions {
 
 /** The flags, and for the ports the variables that `localOptions` names. */
 function parse(argv: string[], env: CommandEnv): LocalOptions {
+  const npm = npmTookFlags(LOCAL_FLAGS, argv, env);
+  if (npm) throw npm;
   const flags = localFlags(argv);
   return { mode: localOptions(flags, env), samples: !flags["no-samples"] };
 }
@@ -45,17 +59,26 @@ function parse(argv: string[], env: CommandEnv): LocalOptions {
 async function run(options: LocalOptions, io: CommandIo): Promise<number> {
   // The live summary: redrawn in place on a terminal; any other line ends it first.
   const summaryLine = statusLine(process.stdout);
+  // While it starts, each line has its time and a starting step counts its seconds; after, plain lines.
+  const startup = startupProgress(process.stdout);
+  let starting = true;
   const say = (line: string) => {
+    if (starting) return startup.say(line);
     summaryLine.end();
     io.say(line);
   };
-  const local = await startLocalMode({ ...options.mode, say });
+  startup.say(`starting the local pipeline (${START_TIMES})`);
+  const local = await startLocalMode({ ...options.mode, say }).finally(() => startup.stop());
+  startup.say("ready: every part answers");
+  starting = false;
+  const envFile = join(options.mode.dataDir, "env");
+  await writeFile(envFile, envFileText(sharedVariables(local), ENV_FILE_COMMENT), { mode: 0o600 });
   const before = await local.summary();
   // What to do next comes last, where it stays on screen.
-  io.say(nextSteps(local));
+  io.say(nextSteps(local, envFile));
   if (before.decided + before.rejected > 0) {
     io.say(
-      `kept ${before.decided} decisions and ${before.rejected} rejections from earlier runs (--fresh starts empty)`,
+      `kept ${counted(before.decided, "decision")} and ${counted(before.rejected, "rejection")} from earlier runs (--fresh starts empty)`,
     );
   }
   if (options.samples) {
@@ -68,6 +91,8 @@ async function run(options: LocalOptions, io: CommandIo): Promise<number> {
   }
   await summarizeUntilStopped(local, summaryLine, io);
   say("stopping...");
+  // The file names this run's ports: gone with it, so that no command reaches for a stopped run.
+  await rm(envFile, { force: true });
   await local.stop();
   io.say("stopped");
   return 0;
@@ -79,22 +104,25 @@ async function run(options: LocalOptions, io: CommandIo): Promise<number> {
  */
 export const localCommand: LongRunningCommand<LocalOptions> = { parse, run };
 
+/** The flags of `decide local`, as `parseArgs` takes them. */
+const LOCAL_FLAGS = {
+  model: { type: "string" },
+  fresh: { type: "boolean", default: false },
+  "no-samples": { type: "boolean", default: false },
+  port: { type: "string" },
+  "port-base": { type: "string" },
+  "dynamodb-port": { type: "string" },
+  "sqs-port": { type: "string" },
+  "bus-port": { type: "string" },
+  "review-port": { type: "string" },
+  "data-dir": { type: "string" },
+} as const;
+
 /** The flags of `decide local`. */
 function localFlags(argv: string[]) {
   return parseArgs({
     args: argv,
-    options: {
-      model: { type: "string" },
-      fresh: { type: "boolean", default: false },
-      "no-samples": { type: "boolean", default: false },
-      port: { type: "string" },
-      "port-base": { type: "string" },
-      "dynamodb-port": { type: "string" },
-      "sqs-port": { type: "string" },
-      "bus-port": { type: "string" },
-      "review-port": { type: "string" },
-      "data-dir": { type: "string" },
-    },
+    options: LOCAL_FLAGS,
     strict: true,
   }).values;
 }
@@ -133,42 +161,59 @@ function localOptions(flags: ReturnType<typeof localFlags>, env: CommandEnv): Om
   };
 }
 
-/** The variables to export in another terminal, the commands to try and the review page. */
-function nextSteps(local: LocalMode): string {
-  const exports = [
-    "AWS_REGION",
-    "AWS_ACCESS_KEY_ID",
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_ENDPOINT_URL_DYNAMODB",
-    "AWS_ENDPOINT_URL_SQS",
-    "AWS_ENDPOINT_URL_EVENTBRIDGE",
-    "DECISIONS_TABLE",
-    "EVENT_BUS_NAME",
-    "INTAKE_QUEUE_URL",
-    "DLQ_URL",
-    "REVIEW_QUEUE_URL",
-    "BATCH_QUEUE_URL",
-    "BATCH_FILES_QUEUE_URL",
-    "BATCH_FOLDER",
-    "DEAD_LETTER_ROUTES",
-  ]
-    // A person signs as an operator, not as the pipeline's functions (the local bus tells them apart).
-    .map((name) => [
+/** What the env file says about itself. */
+const ENV_FILE_COMMENT =
+  "Written by npm start (decide local) for this run; removed when it stops. In another terminal: source this file, or pass --local-env FILE to a decide command.";
+
+/** The variables with which the other commands reach this run (the env file's). */
+export const SHARED_VARIABLES = [
+  "AWS_REGION",
+  "AWS_ACCESS_KEY_ID",
+  "AWS_SECRET_ACCESS_KEY",
+  "AWS_ENDPOINT_URL_DYNAMODB",
+  "AWS_ENDPOINT_URL_SQS",
+  "AWS_ENDPOINT_URL_EVENTBRIDGE",
+  "DECISIONS_TABLE",
+  "EVENT_BUS_NAME",
+  "INTAKE_QUEUE_URL",
+  "DLQ_URL",
+  "REVIEW_QUEUE_URL",
+  "BATCH_QUEUE_URL",
+  "BATCH_FILES_QUEUE_URL",
+  "BATCH_FOLDER",
+  "DEAD_LETTER_ROUTES",
+] as const;
+
+/**
+ * Their values for this run. A person signs as an operator, not as the pipeline's functions: the
+ * local bus tells the two apart, as the deployed bus's policy does.
+ */
+function sharedVariables(local: LocalMode): Record<string, string> {
+  return Object.fromEntries(
+    SHARED_VARIABLES.map((name) => [
       name,
+      // A person signs as an operator, not as the pipeline's functions (the local bus tells them apart).
       name === "AWS_ACCESS_KEY_ID" ? LOCAL_ACCESS_KEYS.operator : (local.env[name] ?? ""),
-    ])
-    // JSON (the routes) needs quoting for the shell; the URLs and names hold no single quote.
-    .map(([name, value]) => `export ${name}=${/^[\w:/.@-]*$/.test(value!) ? value : `'${value}'`}`)
-    .join("\n");
+    ]),
+  );
+}
+
+/** The one line to set the variables in another terminal, the commands to try and the review page. */
+function nextSteps(local: LocalMode, envFile: string): string {
+  // Relative when it is below the working folder, as a person would type it.
+  const shown = relative(process.cwd(), envFile).startsWith("..")
+    ? envFile
+    : relative(process.cwd(), envFile);
   return [
     "",
     "In another terminal, to look or to send more:",
-    exports,
+    `source ${shown}   # sets the ${SHARED_VARIABLES.length} variables the commands read (or: npx decide <command> --local-env ${shown})`,
     "npx decide publish events/items/samples.jsonl   # to INTAKE_QUEUE_URL",
     "npx decide batch submit events/items/moderation-batch.jsonl --policy content-moderation",
+    'npx decide events --follow --detail-type "Decision Made"   # what a consumer of the bus receives',
     "",
     `Review page: ${local.reviewUrl}`,
-    "Status:      npx decide status (after the exports above)",
+    "Status:      npx decide status",
     "Replay:      npx decide replay --from intake --dry-run (or review, batch, auto-action, human-rule, ...)",
     "",
   ].join("\n");

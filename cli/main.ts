@@ -5,6 +5,7 @@ import { DecisionRuntimeError } from "../endpoint/runtime/errors.ts";
 import { adviceFor } from "./advice.ts";
 import { CommandError, UsageError } from "./args.ts";
 import { type Command, runCommand } from "./command.ts";
+import { applyEnvFile, ENV_FILE_USAGE, takeEnvFileFlag } from "./env-file.ts";
 import { flagProblem } from "./flag-errors.ts";
 import { closest } from "./suggest.ts";
 
@@ -70,6 +71,14 @@ export const COMMANDS: Record<
       return { command: m.batchCommand, usage: m.batchUsage };
     },
   },
+  events: {
+    what: "prints what the local bus delivers, as a consumer of the deployed bus receives it",
+    summary: 'decide events [--follow] [--detail-type "Decision Made"] [--policy ID] [--pattern JSON]',
+    load: async () => {
+      const m = await import("./events.ts");
+      return { command: m.eventsCommand, usage: m.eventsUsage };
+    },
+  },
   status: {
     what: "counts records per state and policy, queues and dead letters",
     summary: "decide status [--table NAME] [--queue-url URL] [--dlq-url URL]",
@@ -89,9 +98,9 @@ export const COMMANDS: Record<
   capacity: {
     what: "simulates a load on the synthesized stack: instances, backlog, dead letters, cost",
     summary:
-      "decide capacity --rate R [--for 30m] [--burst X --burst-for D] [--template F] [--max-instances N]",
+      "decide capacity --rate R [--for 30m] [--burst X --burst-for D] [--template F] [--max-instances N] | --lane batch --items N",
     load: async () => {
-      const m = await import("./capacity.ts");
+      const m = await import("./capacity-lanes.ts");
       return { command: m.capacityCommand, usage: m.capacityUsage };
     },
   },
@@ -123,6 +132,16 @@ export const COMMANDS: Record<
   },
 };
 
+/** The flags every command takes (the entry point reads them), as each usage ends. */
+export const COMMON_FLAGS = `Every command also takes:
+  ${ENV_FILE_USAGE}
+  --debug           show stack traces`;
+
+/** A command's usage as \`decide <command> --help\` prints it: its own, then the common flags. */
+export async function usageOf(name: string): Promise<string> {
+  return `${(await COMMANDS[name]!.load()).usage}\n\n${COMMON_FLAGS}`;
+}
+
 function overview(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length));
   return `Usage: decide <command> [flags]\n\nCommands:\n${Object.entries(COMMANDS)
@@ -130,13 +149,24 @@ function overview(): string {
       ([name, command]) =>
         `  ${name.padEnd(width)}  ${command.what}\n  ${" ".repeat(width)}  ${command.summary}`,
     )
-    .join("\n")}\n\nRun "decide <command> --help" for details; add --debug to see stack traces.`;
+    .join("\n")}\n\nRun "decide <command> --help" for details.\n${COMMON_FLAGS}`;
 }
 
 /** Runs the CLI with `argv` (without node and script); returns the process exit code. */
 export async function main(argv: string[]): Promise<number> {
   const debug = argv.includes("--debug");
-  const [name, ...rest] = argv.filter((arg) => arg !== "--debug");
+  let given: string[];
+  try {
+    const taken = takeEnvFileFlag(argv.filter((arg) => arg !== "--debug"));
+    // Into the process environment, as `source` would: the AWS SDK reads its endpoints there.
+    if (taken.envFile !== undefined) applyEnvFile(taken.envFile, process.env);
+    given = taken.argv;
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    console.error(`decide: ${error.message}`);
+    return 2;
+  }
+  const [name, ...rest] = given;
   if (name === undefined) {
     console.error(`decide: no command given\n\n${overview()}`);
     return 2;
@@ -155,7 +185,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const command = await entry.load();
   if (rest.includes("--help") || rest.includes("-h")) {
-    console.log(command.usage);
+    console.log(await usageOf(name));
     return 0;
   }
   try {

@@ -3,7 +3,8 @@
  * the decisions of the window, read a page at a time, so memory stays flat but the reads grow
  * with the window: narrow it with --since on a busy table), whether each policy's certificate
  * still holds for the model and prompt layout that decided its latest item, queue depths, and the
- * dead-letter queue by failure reason. Works against the local mode or AWS (AWS CLI conventions:
+ * dead-letter queue by failure reason. A certificate is "verified" only once it was recomputed on
+ * its labels in the table. Works against the local mode or AWS (AWS CLI conventions:
  * --region, --profile; AWS_ENDPOINT_URL_* for local).
  */
 import { parseArgs } from "node:util";
@@ -11,9 +12,10 @@ import { certificateProblem } from "../shared/domain/calibration/provenance.ts";
 import { type DecisionRecord, RECORD_STATUSES } from "../shared/domain/decision-record.ts";
 import { allTime, type DecisionStore, everyDecision } from "../shared/domain/decision-store.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
+import { verifyCertificate } from "../shared/use-cases/certificate-labels.ts";
 import { replayFiltered } from "../shared/use-cases/replay.ts";
 import { settingFrom, sinceFlag } from "./args.ts";
-import { awsOptions, decisionStore, queueAt } from "./aws.ts";
+import { asyncObjectStore, awsOptions, decisionStore, queueAt } from "./aws.ts";
 import { type CommandEnv, jsonLines, type OneShotCommand } from "./command.ts";
 
 /** The usage text of `decide status`. */
@@ -22,9 +24,12 @@ export const statusUsage = `decide status --table NAME [--since YYYY-MM-DD] [--p
 Counts records per state and policy (decided since --since, else all; the policies come from --policies-dir or
 POLICIES_DIR, rejected items of any policy included), queue depths, and the dead-letter queue by noted failure reason.
 For each policy with a certificate (or one that requires it), says whether it still holds for the model
-and prompt layout that decided the policy's latest item ("certificate stale: model changed").
+and prompt layout that decided the policy's latest item ("certificate stale: model changed"), and
+"certificate verified" only when recomputing it on the labels it names in the table gives it back
+(else "certificate unverified" and why).
 The table, queue URLs and region come from flags or DECISIONS_TABLE, INTAKE_QUEUE_URL, DLQ_URL, REVIEW_QUEUE_URL,
-BATCH_QUEUE_URL (the batch lane; \`decide batch list\` shows the batches themselves).`;
+BATCH_QUEUE_URL (the batch lane; \`decide batch list\` shows the batches themselves). The async backlog is the
+async lane's objects not yet settled (queued or running on the async endpoint), read from the table.`;
 
 /** What the command reports. */
 interface Status {
@@ -32,6 +37,8 @@ interface Status {
   readonly certificates: Record<string, string>;
   readonly queues: Record<string, { visible: number; inFlight: number }>;
   readonly deadLetters: Record<string, number>;
+  /** The async lane's open objects (queued or running on the async endpoint, or being settled). */
+  readonly asyncBacklog: { objects: number; items: number; oldestSubmittedAt: string | undefined };
 }
 
 /** Counts per policy and state, and each policy's latest decision (by when it was made). */
@@ -48,11 +55,17 @@ async function recordsOf(store: DecisionStore, filter: Parameters<typeof everyDe
   return { counts, latest };
 }
 
-/** Whether each certified policy's certificate holds for what decided its latest item. */
-function certificatesOf(
+/**
+ * Whether each certified policy's certificate holds for what decided its latest item, and whether
+ * it is verified: recomputed on the labels it names in the table. Only then does it say
+ * "certificate verified"; a certificate whose counts hold but whose labels were not found says
+ * "certificate unverified" and why.
+ */
+async function certificatesOf(
   registry: PolicyRegistry,
+  store: DecisionStore,
   latest: ReadonlyMap<string, DecisionRecord>,
-): Record<string, string> {
+): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const id of registry.ids()) {
     const policy = registry.current(id)!;
@@ -63,14 +76,17 @@ function certificatesOf(
         ? { modelSha256: last.modelSha256, promptVersion: last.promptVersion }
         : undefined;
     const problem = certificateProblem(policy, scoredBy);
+    const verdict = problem ? undefined : await verifyCertificate({ store, policies: registry }, policy);
+    const off = policy.requireCertificate ? " (automation off: the policy requires a certificate)" : "";
     const key = `${id}@${policy.version}`;
-    if (problem)
-      out[key] =
-        `${problem}${policy.requireCertificate ? " (automation off: the policy requires a certificate)" : ""}`;
-    else
+    if (problem) out[key] = `${problem}${off}`;
+    else if (!verdict!.verified) out[key] = `${verdict!.reason}${off}`;
+    else {
+      const recomputed = `recomputed on its ${verdict!.labels} labels in the table`;
       out[key] = scoredBy
-        ? `certificate holds (${policy.certificate!.modelSha256!.slice(0, 12)}…, ${scoredBy.promptVersion})`
-        : "certificate holds for the policy; no decision yet to check the model against";
+        ? `certificate verified: ${recomputed} (${policy.certificate!.modelSha256!.slice(0, 12)}…, ${scoredBy.promptVersion})`
+        : `certificate verified: ${recomputed}; no decision yet to check the model against`;
+    }
   }
   return out;
 }
@@ -96,6 +112,22 @@ async function deadLettersOf(
   return reasons;
 }
 
+/** Open objects read at most (a batch of a million items is about 2,600). */
+const ASYNC_BACKLOG_CAP = 10_000;
+
+/** The async lane's open objects, from their records in the table (none where the lane is not deployed). */
+async function asyncBacklogOf(
+  table: string,
+  aws: ReturnType<typeof awsOptions>,
+): Promise<Status["asyncBacklog"]> {
+  const open = await asyncObjectStore(table, aws).open(ASYNC_BACKLOG_CAP);
+  return {
+    objects: open.length,
+    items: open.reduce((sum, object) => sum + object.itemCount, 0),
+    oldestSubmittedAt: open[0]?.submittedAt,
+  };
+}
+
 /** The lines of `status`, as a person reads them. */
 function statusLines(status: Status): string[] {
   const lines = ["records by policy and state:"];
@@ -111,6 +143,10 @@ function statusLines(status: Status): string[] {
   lines.push("queues:");
   for (const [name, depth] of Object.entries(status.queues))
     lines.push(`  ${name.padEnd(12)} ${depth.visible} waiting, ${depth.inFlight} in flight`);
+  const backlog = status.asyncBacklog;
+  lines.push(
+    `async backlog: ${backlog.objects}${backlog.objects >= ASYNC_BACKLOG_CAP ? " or more" : ""} objects (${backlog.items} items) open on the async endpoint${backlog.oldestSubmittedAt ? `, oldest submitted ${backlog.oldestSubmittedAt}` : ""}`,
+  );
   lines.push("dead letters by failure reason:");
   for (const [reason, n] of Object.entries(status.deadLetters)) lines.push(`  ${reason}: ${n}`);
   if (Object.keys(status.deadLetters).length === 0) lines.push("  (none)");
@@ -176,9 +212,10 @@ async function run(options: StatusOptions): Promise<Status> {
     if (url) depths[name] = await queueAt(url, aws).depth();
   return {
     records: counts,
-    certificates: certificatesOf(policies, latest),
+    certificates: await certificatesOf(policies, store, latest),
     queues: depths,
     deadLetters: await deadLettersOf(store, options.queues["dead-letter"], aws),
+    asyncBacklog: await asyncBacklogOf(options.table, aws),
   };
 }
 

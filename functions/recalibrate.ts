@@ -2,7 +2,7 @@
  * The recalibration function, run on a schedule: for every policy whose current version has
  * gathered enough reviewer labels since it was calibrated, writes a proposed next version with
  * its report under `calibration/` in the pipeline bucket and emits "Calibration Proposed".
- * Nothing is applied: a person reviews the proposal and applies it (README, "Calibration").
+ * Nothing is applied: a person reviews the proposal and applies it (docs/calibration.md).
  */
 import { Logger } from "@aws-lambda-powertools/logger";
 import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";

@@ -3,8 +3,10 @@
  * instanceType, minInstanceCount (or initialInstanceCount: the scaling minimum, and the count a new
  * variant starts with), maxInstanceCount, imageUri, alarmEmail, batchMaxConcurrency, endpointMode
  * (realtime | serverless), serverlessMemoryMiB, serverlessMaxConcurrency,
- * serverlessProvisionedConcurrency (e.g. `npx cdk deploy -c endpointMode=serverless`),
- * reserveConcurrency=false (an account whose Lambda concurrency quota is under 130).
+ * serverlessProvisionedConcurrency (e.g. `npx cdk deploy -c endpointMode=serverless`), batchLane
+ * (async, the default: SageMaker Asynchronous Inference; or realtime), asyncInstanceType,
+ * asyncMaxInstanceCount, reserveConcurrency=false (an account whose Lambda concurrency quota is
+ * under 130).
  */
 import { App, Aspects } from "aws-cdk-lib";
 import { AwsSolutionsChecks, ServerlessChecks } from "cdk-nag";
@@ -24,8 +26,19 @@ new DecisionStack(app, context("stackName") ?? "DecisionPipeline", {
   ...(context("alarmEmail") ? { alarmEmail: context("alarmEmail") } : {}),
   ...(number("batchMaxConcurrency") ? { batchMaxConcurrency: number("batchMaxConcurrency") } : {}),
   ...endpointModeOf(context("endpointMode")),
+  ...batchLaneOf(context("batchLane")),
+  ...(context("asyncInstanceType") ? { asyncInstanceType: context("asyncInstanceType") } : {}),
+  ...(number("asyncMaxInstanceCount") ? { asyncMaxInstanceCount: number("asyncMaxInstanceCount") } : {}),
   ...reserveOf(context("reserveConcurrency")),
 });
+
+/** The batch lane from context: async (the default) or realtime, refusing anything else by name. */
+function batchLaneOf(lane: string | undefined) {
+  if (lane === undefined) return {};
+  if (lane !== "async" && lane !== "realtime")
+    throw new Error(`-c batchLane must be async or realtime, got "${lane}"`);
+  return { batchLane: lane as "async" | "realtime" };
+}
 
 /** Whether to reserve the review functions' concurrency: true unless `-c reserveConcurrency=false`. */
 function reserveOf(value: string | undefined) {

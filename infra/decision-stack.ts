@@ -10,6 +10,9 @@ import { Annotations, CfnOutput, CfnParameter, Stack, type StackProps } from "aw
 import type { Construct } from "constructs";
 import { parsePolicy } from "../shared/domain/policy/policy.ts";
 import { REVIEW } from "../shared/domain/topology.ts";
+import { AsyncLaneAlarms } from "./constructs/async-alarms.ts";
+import { AsyncDecisionEndpoint } from "./constructs/async-endpoint.ts";
+import { AsyncLane } from "./constructs/async-lane.ts";
 import { AuditJobs, autoErrorBudgets } from "./constructs/audit-jobs.ts";
 import { deadLetterRoutesOf } from "./constructs/dead-letter-routes.ts";
 import { DecisionEndpoint } from "./constructs/decision-endpoint.ts";
@@ -56,6 +59,15 @@ export interface DecisionStackProps extends StackProps {
   readonly batchMaxConcurrency?: number;
   /** Serverless memory and concurrency (endpointMode "serverless"). */
   readonly serverless?: ServerlessSettings;
+  /**
+   * The batch lane: SageMaker Asynchronous Inference (an async endpoint that scales to zero, fed
+   * by objects of many items), or the real-time endpoint through the decide function. @default "async"
+   */
+  readonly batchLane?: "async" | "realtime";
+  /** The async endpoint's instance type (CPU or GPU). @default the real-time instance type, or ml.c6i.xlarge */
+  readonly asyncInstanceType?: string;
+  /** The async endpoint's most instances. @default ASYNC_LANE.defaultMaxInstances */
+  readonly asyncMaxInstanceCount?: number;
   /** Reserve concurrency for the sign-in, authorizer and review functions. @default true */
   readonly reserveConcurrency?: boolean;
 }
@@ -69,6 +81,10 @@ export class DecisionStack extends Stack {
   public readonly audits: AuditJobs;
   /** The schema registry with the event and item contracts. */
   public readonly contracts: EventContracts;
+  /** The async endpoint, its lane and alarms (the batch lane on SageMaker Asynchronous Inference). */
+  public readonly asyncLane:
+    | { endpoint: AsyncDecisionEndpoint; lane: AsyncLane; alarms: AsyncLaneAlarms }
+    | undefined;
 
   constructor(scope: Construct, id: string, props: DecisionStackProps = {}) {
     super(scope, id, props);
@@ -99,6 +115,7 @@ export class DecisionStack extends Stack {
       endpointMaxInstances: this.endpoint.maxConcurrency,
       endpointMode: this.endpoint.mode,
       ...(props.batchMaxConcurrency ? { batchMaxConcurrency: props.batchMaxConcurrency } : {}),
+      batchLane: props.batchLane ?? "async",
       ...(props.reserveConcurrency === false ? { reserveConcurrency: false } : {}),
     });
     this.operations = new Operations(this, "Operations", {
@@ -115,6 +132,8 @@ export class DecisionStack extends Stack {
       failures: this.pipeline.queues.jobFailures,
       budgets: autoErrorBudgets(POLICIES_DIR),
     });
+
+    this.asyncLane = this.createAsyncLane(props, modelBucket.valueAsString, modelKey.valueAsString);
 
     // A deployment whose new fleet answers with errors rolls back.
     this.endpoint.rollbackOn([this.operations.alarms.endpointErrors]);
@@ -143,5 +162,32 @@ export class DecisionStack extends Stack {
     new CfnOutput(this, "DecisionsTable", { value: this.pipeline.table.tableName });
     new CfnOutput(this, "EventBusName", { value: this.pipeline.bus.eventBusName });
     new CfnOutput(this, "PipelineBucketName", { value: this.pipeline.bucket.bucketName });
+  }
+
+  /**
+   * The async endpoint (same image and model as the real-time one), the lane's functions and their
+   * alarms; none with `batchLane: "realtime"`.
+   */
+  private createAsyncLane(props: DecisionStackProps, modelBucket: string, modelKey: string) {
+    if ((props.batchLane ?? "async") !== "async") return undefined;
+    const endpoint = new AsyncDecisionEndpoint(this, "AsyncEndpoint", {
+      modelBucket,
+      modelKey,
+      bucket: this.pipeline.bucket,
+      ...((props.asyncInstanceType ?? props.instanceType)
+        ? { instanceType: props.asyncInstanceType ?? props.instanceType }
+        : {}),
+      ...(props.asyncMaxInstanceCount ? { maxInstanceCount: props.asyncMaxInstanceCount } : {}),
+      ...(props.imageUri ? { imageUri: props.imageUri } : {}),
+    });
+    const lane = new AsyncLane(this, "AsyncLane", { pipeline: this.pipeline, endpoint });
+    const alarms = new AsyncLaneAlarms(this, "AsyncAlarms", { endpoint, lane, operations: this.operations });
+    new CfnOutput(this, "AsyncEndpointName", { value: endpoint.endpointName });
+    new CfnOutput(this, "AsyncNotificationsDeadLetterQueueArn", {
+      value: lane.notificationsDeadLetters.queueArn,
+      description:
+        "Async notifications the result function could not settle: after a fix, aws sqs start-message-move-task --source-arn <this>",
+    });
+    return { endpoint, lane, alarms };
   }
 }

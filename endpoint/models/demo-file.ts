@@ -40,8 +40,17 @@ export function defaultDemoInputs(root: string): DemoModelInputs {
   };
 }
 
-/** The demo model for `inputs` in `dir`, written first when that content has no file yet. */
-export async function ensureDemoModel(dir: string, inputs: DemoModelInputs): Promise<string> {
+/**
+ * The demo model for `inputs` in `dir`, written first (`onFit` told) when that content has no file
+ * yet, by `write` (in this process unless told: the local mode fits it in a child process, so that
+ * its own event loop keeps reporting progress during the fit).
+ */
+export async function ensureDemoModel(
+  dir: string,
+  inputs: DemoModelInputs,
+  onFit: () => void = () => undefined,
+  write: (out: string, inputs: DemoModelInputs) => Promise<unknown> = writeDemoFile,
+): Promise<string> {
   const hash = createHash("sha256");
   for (const module of CONSTRUCTION) hash.update(await readFile(new URL(module, import.meta.url)));
   hash.update(await readFile(inputs.training));
@@ -49,9 +58,10 @@ export async function ensureDemoModel(dir: string, inputs: DemoModelInputs): Pro
     hash.update(`\n${file}\n`).update(await readFile(join(inputs.policiesDir, file)));
   const path = join(dir, `demo-${hash.digest("hex").slice(0, 12)}.gguf`);
   if (existsSync(path)) return path;
+  onFit();
   await mkdir(dir, { recursive: true });
   const temporary = `${path}.${process.pid}.tmp`;
-  await writeDemoFile(temporary, inputs);
+  await write(temporary, inputs);
   await rename(temporary, path);
   return path;
 }

@@ -152,7 +152,7 @@ function demoTensors(embeddings: Float32Array, output: Float32Array, vocab: numb
  * events/items/demo-dev.jsonl and demo-dev2.jsonl (never on the held-back file) as the value that
  * handles most clear items with no wrong automation while ambiguous ones still go to people
  * (gain 1: 43 and 39 of 50 handled; 1.25: 46 and 41; 1.5: 47 and 44 but fewer ambiguous items
- * escalated; README: figures).
+ * escalated; docs/getting-started.md: figures).
  */
 export async function writeDemoModel(
   out: string,

@@ -47,8 +47,11 @@ export interface Answers {
   ready(): DecisionScorer;
   /** Names the served model answers to, its own excepted. */
   aliases(): string[];
-  /** The System One answer body for one request body (an ApiError or a contract violation for a bad one). */
-  systemOne(c: Context<AppEnv>, body: unknown): Promise<unknown>;
+  /**
+   * The System One answer body for one request body (an ApiError or a contract violation for a
+   * bad one); `signal` ends it (default: the request's deadline, or its client leaving).
+   */
+  systemOne(c: Context<AppEnv>, body: unknown, signal?: AbortSignal): Promise<unknown>;
   chat(c: Context<AppEnv>, body: unknown): Promise<Response>;
   /**
    * A SageMaker invocation: one System One request, a batch of them (items refused while the

@@ -245,7 +245,7 @@ export function resolveServerConfig(
   return config as unknown as ServerConfig;
 }
 
-/** One line per setting, for `--help` and the README. */
+/** One line per setting, for `--help` and docs/http-api.md. */
 export function settingsHelp(): string {
   return Object.values(SETTINGS)
     .map((s) => `  --${s.flag.padEnd(16)} ${s.env.join(" / ").padEnd(36)} ${s.help}`)

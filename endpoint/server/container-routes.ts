@@ -1,5 +1,6 @@
 /**
- * The SageMaker routes: the container contract (`GET /ping`, `POST /invocations`), health, and
+ * The SageMaker routes: the container contract (`GET /ping`, `POST /invocations`: JSON for a
+ * real-time call, JSONL for an asynchronous one, `async-invocation.ts`), health, and
  * the SageMaker runtime API path (`POST /endpoints/{name}/invocations`), so that the AWS SDK can
  * be pointed at this server unchanged. On that path a failure comes back as the SageMaker
  * runtime service reports it: 424 ModelError wrapping the container's status and body.
@@ -7,12 +8,13 @@
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { stringifyJson } from "../../shared/domain/contracts/json.ts";
 import type { Answers, AppDependencies } from "./answers.ts";
+import { asyncJsonLines } from "./async-invocation.ts";
 import { type AppEnv, readInvocation } from "./request-context.ts";
 import { jsonResponse } from "./responses.ts";
 
 /** The sub-app of the SageMaker routes (mounted at the root). */
 export function containerRoutes(
-  deps: Pick<AppDependencies, "service">,
+  deps: Pick<AppDependencies, "service" | "config">,
   answers: Answers,
   limit: MiddlewareHandler<AppEnv>,
 ): Hono<AppEnv> {
@@ -20,7 +22,9 @@ export function containerRoutes(
   const routes = new Hono<AppEnv>();
   routes.get("/ping", (c) => (service.state === "ready" ? c.body(null, 200) : c.body(null, 503)));
   routes.get("/healthz", (c) => jsonResponse(c, service.health(), service.state === "ready" ? 200 : 503));
-  routes.post("/invocations", limit, async (c) => answers.invocation(c, await readInvocation(c)));
+  // An asynchronous invocation (JSONL, up to 1 GB) is streamed item by item before the body limit.
+  const jsonLines = asyncJsonLines(answers, deps.config.bodyLimit);
+  routes.post("/invocations", jsonLines, limit, async (c) => answers.invocation(c, await readInvocation(c)));
   // After the body limit: a body SageMaker itself would refuse is not the container's error.
   routes.post("/endpoints/:name/invocations", limit, asSageMakerRuntime, async (c) =>
     answers.invocation(c, await readInvocation(c)),

@@ -43,12 +43,14 @@ export const SERVERLESS = {
 export const HOURS_PER_MONTH = 730;
 
 /**
- * A GPU instance for comparison: priced, but no decision time was measured on one (no GPU was
- * lent to the benchmarks), so the capacity model refuses it rather than guess a speed.
+ * GPU instances, with the GPU each carries: the capacity model takes one only where
+ * `npm run bench:gpu` measured that GPU (`gpu-times.json`), and refuses it rather than guess a speed.
  */
-export const GPU_INSTANCES: readonly { readonly name: string; readonly dollarsPerHour: number }[] = [
-  { name: "ml.g5.xlarge", dollarsPerHour: 1.408 },
-];
+export const GPU_INSTANCES: readonly {
+  readonly name: string;
+  readonly dollarsPerHour: number;
+  readonly gpu: string;
+}[] = [{ name: "ml.g5.xlarge", dollarsPerHour: 1.408, gpu: "NVIDIA A10G" }];
 
 /** Lambda on arm64 (the decide function's architecture): per GB-second and per million requests. */
 export const LAMBDA = { dollarsPerGbSecond: 0.0000133334, dollarsPerMillionRequests: 0.2 } as const;

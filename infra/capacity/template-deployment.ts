@@ -145,14 +145,24 @@ function readAlarm(alarm: TemplateResource): RollbackAlarm {
   };
 }
 
-/** The deployment plan of the template's one real-time endpoint. */
+/** The deployment plan of the template's one real-time endpoint (the async lane's is left out). */
 export function readDeploymentPlan(template: CfnTemplate): DeploymentPlan {
-  const endpoints = template.ofType("AWS::SageMaker::Endpoint");
+  const endpoints = template
+    .ofType("AWS::SageMaker::Endpoint")
+    .filter(
+      (e) =>
+        !template.follow(
+          e,
+          "EndpointConfigName",
+          e.properties.EndpointConfigName,
+          "AWS::SageMaker::EndpointConfig",
+        ).properties.AsyncInferenceConfig,
+    );
   if (endpoints.length !== 1)
     throw new TemplateShapeError(
       "template",
       "AWS::SageMaker::Endpoint",
-      `expected one, found ${endpoints.length}`,
+      `expected one real-time endpoint, found ${endpoints.length}`,
     );
   const endpoint = endpoints[0]!;
   const base = "DeploymentConfig.BlueGreenUpdatePolicy";

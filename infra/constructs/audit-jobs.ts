@@ -1,7 +1,8 @@
 /**
  * Live audits: the daily Audit function (each policy's rate of wrong automatic actions from its
- * audit samples, published as metrics) and one alarm per policy that sets an error budget
- * (`maxAutoError`): it fires when the estimate's upper bound passes the budget. The function is
+ * audit samples, published as metrics) and two alarms per policy that sets an error budget
+ * (`maxAutoError`): over budget (the interval's lower end is above it) and not enough audit
+ * labels to judge it. The function is
  * invoked asynchronously by its schedule, with bounded retries and an on-failure destination.
  */
 import { readdirSync, readFileSync } from "node:fs";
@@ -38,6 +39,43 @@ export function autoErrorBudgets(dir: string): Record<string, number> {
   );
 }
 
+/** One policy's audit metric, as the daily function publishes it. */
+function perPolicy(metricName: string, policyId: string): cloudwatch.Metric {
+  return new cloudwatch.Metric({
+    namespace: METRICS.namespace,
+    metricName,
+    dimensionsMap: { service: METRICS.service.audit, [METRICS.policyDimension]: policyId },
+    statistic: "Maximum",
+    period: Duration.days(1),
+  });
+}
+
+/** The two alarms of one policy's budget: over it with evidence, and too few labels to judge it. */
+function budgetAlarms(
+  scope: Construct,
+  i: number,
+  policyId: string,
+  budget: number,
+): [cloudwatch.Alarm, cloudwatch.Alarm] {
+  const level = `${Math.round(AUDIT.confidence * 100)}%`;
+  return [
+    // Over budget needs evidence: the lower end of the interval above the budget. A policy
+    // exactly at its budget trips it in at most (1 - confidence) / 2 of daily windows.
+    thresholdAlarm(scope, `AutoErrorBudget${i}`, {
+      metric: perPolicy(METRICS.autoErrorLowerBound, policyId),
+      threshold: budget,
+      description: `The lower end of the ${level} interval on ${policyId}'s rate of wrong automatic actions is above its maxAutoError ${budget}: the policy is over its budget; check the audit report (decide audit) and send more to people`,
+    }),
+    // Too few audit labels to say either way (none at all included): the budget is unwatched.
+    thresholdAlarm(scope, `AuditInconclusive${i}`, {
+      metric: perPolicy(METRICS.auditInconclusive, policyId),
+      threshold: 1,
+      atLeast: true,
+      description: `${policyId}'s audit labels are too few to say whether it is within its maxAutoError ${budget}: decide audit says how many more per band would settle it (label the waiting samples, or raise the audit rate)`,
+    }),
+  ];
+}
+
 /** Properties of {@link AuditJobs}. */
 export interface AuditJobsProps {
   readonly table: dynamodb.Table;
@@ -52,7 +90,7 @@ export interface AuditJobsProps {
   readonly health: { add(alarm: cloudwatch.IAlarm): void };
   /** Where failed runs land. */
   readonly failures: sqs.IQueue;
-  /** Error budget per policy id (see {@link autoErrorBudgets}). One alarm per entry. */
+  /** Error budget per policy id (see {@link autoErrorBudgets}). Two alarms per entry. */
   readonly budgets: Readonly<Record<string, number>>;
   /** Folder whose *.json policies are bundled with the function. @default events/policies */
   readonly policiesDir?: string;
@@ -61,8 +99,10 @@ export interface AuditJobsProps {
 /** The daily audit estimate and the error-budget alarms. */
 export class AuditJobs extends Construct {
   public readonly auditFunction: NodejsFunction;
-  /** One alarm per policy with a budget: the estimate's upper bound passed it. */
+  /** One alarm per policy with a budget: over it with evidence (the interval's lower end above it). */
   public readonly budgetAlarms: Record<string, cloudwatch.Alarm>;
+  /** One alarm per policy with a budget: its audit labels are too few to judge it. */
+  public readonly inconclusiveAlarms: Record<string, cloudwatch.Alarm>;
 
   constructor(scope: Construct, id: string, props: AuditJobsProps) {
     super(scope, id);
@@ -114,23 +154,13 @@ export class AuditJobs extends Construct {
       }),
     );
 
-    this.budgetAlarms = Object.fromEntries(
-      Object.entries(props.budgets).map(([policyId, budget], i) => {
-        const alarm = thresholdAlarm(this, `AutoErrorBudget${i}`, {
-          metric: new cloudwatch.Metric({
-            namespace: METRICS.namespace,
-            metricName: METRICS.autoErrorUpperBound,
-            dimensionsMap: { service: METRICS.service.audit, [METRICS.policyDimension]: policyId },
-            statistic: "Maximum",
-            period: Duration.days(1),
-          }),
-          threshold: budget,
-          // No estimate (no audit label yet) is not a breach: the label count metric shows it.
-          description: `The ${Math.round(AUDIT.confidence * 100)}% upper bound on ${policyId}'s rate of wrong automatic actions passed its maxAutoError ${budget}: check the audit report (decide audit) before automating more`,
-        });
-        // Told both ways: into ALARM, and back to OK once the bound is under the budget again.
-        return [policyId, props.alarms.notify(alarm)];
-      }),
-    );
+    this.budgetAlarms = {};
+    this.inconclusiveAlarms = {};
+    for (const [i, [policyId, budget]] of Object.entries(props.budgets).entries()) {
+      const [over, inconclusive] = budgetAlarms(this, i, policyId, budget);
+      // Told both ways: into ALARM, and back to OK once the evidence says otherwise.
+      this.budgetAlarms[policyId] = props.alarms.notify(over);
+      this.inconclusiveAlarms[policyId] = props.alarms.notify(inconclusive);
+    }
   }
 }

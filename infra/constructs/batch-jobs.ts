@@ -45,6 +45,8 @@ export interface BatchJobsProps {
   readonly maxConcurrency?: number;
   /** Records per invocation (`decideConcurrency` in the topology). */
   readonly batchSize: number;
+  /** Whether the decide function consumes the batch lane (else the async lane's submit function does). @default true */
+  readonly decideConsumesBatch?: boolean;
 }
 
 /** The batch files queue and its dead-letter queue. */
@@ -107,17 +109,20 @@ export class BatchJobs extends Construct {
     this.filesFunction = this.filesStep(props);
     this.intakeFunction = this.intake(props);
 
-    // The batch lane: the same decide function, fed from its own queue at a bounded concurrency.
-    props.decideFunction.addEventSource(
-      new SqsEventSource(props.queue, {
-        batchSize: props.batchSize,
-        maxBatchingWindow: Duration.seconds(DECIDE_FUNCTION.maxBatchingWindowSeconds),
-        reportBatchItemFailures: true,
-        maxConcurrency: props.maxConcurrency ?? BATCH_LANE.maxConcurrency,
-      }),
-    );
-    // Its records' source tells the lanes apart in the oldest item's age the function reports.
-    props.decideFunction.addEnvironment("BATCH_QUEUE_ARN", props.queue.queueArn);
+    // The batch lane: the same decide function, fed from its own queue at a bounded concurrency
+    // (unless the async lane consumes it: `async-lane.ts`).
+    if (props.decideConsumesBatch ?? true) {
+      props.decideFunction.addEventSource(
+        new SqsEventSource(props.queue, {
+          batchSize: props.batchSize,
+          maxBatchingWindow: Duration.seconds(DECIDE_FUNCTION.maxBatchingWindowSeconds),
+          reportBatchItemFailures: true,
+          maxConcurrency: props.maxConcurrency ?? BATCH_LANE.maxConcurrency,
+        }),
+      );
+      // Its records' source tells the lanes apart in the oldest item's age the function reports.
+      props.decideFunction.addEnvironment("BATCH_QUEUE_ARN", props.queue.queueArn);
+    }
     // The decide and review functions count items and labels: they never read or write the files.
     for (const fn of [props.decideFunction, ...props.reviewFunctions]) this.asksForFiles(fn);
     suppressNotificationsHelper(this);

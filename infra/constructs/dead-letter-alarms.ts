@@ -1,6 +1,6 @@
 /**
  * The alarms of one dead-letter queue: one while it holds any message (depth), and one each time
- * more arrive (the visible count rose within a minute), so a second failure during an unresolved
+ * more arrive (the messages held rose within a minute), so a second failure during an unresolved
  * first notifies again instead of hiding in an alarm that is already on. Both notify on the way
  * back to OK.
  */
@@ -40,12 +40,18 @@ export class DeadLetterAlarms extends Construct {
       }),
     );
     // Redriven messages are not counted by NumberOfMessagesSent, so arrivals are read as a rise
-    // of the visible count, whatever put them there (a redrive policy, the bus, Lambda).
+    // of the messages held, whatever put them there (a redrive policy, the bus, Lambda). Held
+    // counts the hidden ones too: a replay's dry run receives the letters (hiding them) and makes
+    // them visible again, which a rise of the visible count alone would take for new arrivals.
+    const hidden = props.queue.metricApproximateNumberOfMessagesNotVisible({
+      period: Duration.minutes(1),
+      statistic: "Maximum",
+    });
     this.arrived = props.topic.notify(
       thresholdAlarm(this, "Arrived", {
         metric: new cloudwatch.MathExpression({
-          expression: "RATE(visible)",
-          usingMetrics: { visible },
+          expression: "RATE(visible + hidden)",
+          usingMetrics: { visible, hidden },
           label: "dead letters arriving per second",
           period: Duration.minutes(1),
         }),

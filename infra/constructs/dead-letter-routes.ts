@@ -22,10 +22,17 @@ export interface DeadLetterHome {
   readonly ruleTarget?: { readonly queue: sqs.IQueue; readonly deliver: RuleDelivery };
 }
 
+/** The dead-letter sources only some stacks have (the async lane's notifications, with -c batchLane=async). */
+export type OptionalDeadLetterSource = "async-results";
+
+/** Every dead-letter source of a stack and its way home; the optional ones where the stack has them. */
+export type DeadLetterSources = Record<Exclude<DeadLetterSource, OptionalDeadLetterSource>, DeadLetterHome> &
+  Partial<Record<OptionalDeadLetterSource, DeadLetterHome>>;
+
 /** The routes as the replay function, the stack output and `decide replay --from` read them. */
-export function deadLetterRoutesOf(sources: Record<DeadLetterSource, DeadLetterHome>): DeadLetterRoutes {
+export function deadLetterRoutesOf(sources: DeadLetterSources): DeadLetterRoutes {
   return Object.fromEntries(
-    Object.entries(sources).map(([source, { queue, home, ruleTarget }]) => [
+    (Object.entries(sources) as [string, DeadLetterHome][]).map(([source, { queue, home, ruleTarget }]) => [
       source,
       {
         dlqUrl: queue.queueUrl,
@@ -44,7 +51,7 @@ export function deadLetterRoutesOf(sources: Record<DeadLetterSource, DeadLetterH
 export function replayFunction(
   scope: Construct,
   fn: FunctionFactory,
-  sources: Record<DeadLetterSource, DeadLetterHome>,
+  sources: DeadLetterSources,
 ): NodejsFunction {
   const replay = fn("Replay", "replay.ts", {
     memoryMiB: 256,
@@ -52,7 +59,7 @@ export function replayFunction(
     environment: { DEAD_LETTER_ROUTES: Stack.of(scope).toJsonString(deadLetterRoutesOf(sources)) },
     tableAccess: TABLE_ACCESS.Replay,
   });
-  for (const { queue, home, ruleTarget } of Object.values(sources)) {
+  for (const { queue, home, ruleTarget } of Object.values(sources) as DeadLetterHome[]) {
     queue.grantConsumeMessages(replay);
     if (home) {
       home.grantSendMessages(replay);

@@ -9,11 +9,12 @@
 import { Aspects, Stack } from "aws-cdk-lib";
 import type * as dynamodb from "aws-cdk-lib/aws-dynamodb";
 import * as iam from "aws-cdk-lib/aws-iam";
+import type { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import type * as s3 from "aws-cdk-lib/aws-s3";
 import { Construct } from "constructs";
 import { decideConcurrency } from "../../shared/domain/capacity-plan.ts";
-import type { DeadLetterSource, RuleDelivery } from "../../shared/domain/dead-letters.ts";
+import type { RuleDelivery } from "../../shared/domain/dead-letters.ts";
 import {
   DECIDE_FUNCTION,
   MEASURED_SECONDS_PER_ITEM,
@@ -24,9 +25,11 @@ import {
   TABLE_ACCESS,
   TARGET_FUNCTION,
 } from "../../shared/domain/topology.ts";
+import { type AsyncNotificationQueues, asyncNotificationQueues } from "./async-notifications.ts";
 import { BatchJobs } from "./batch-jobs.ts";
 import { CapacityFollower } from "./capacity-follower.ts";
-import { type DeadLetterHome, replayFunction } from "./dead-letter-routes.ts";
+import { type DeadLetterSources, replayFunction } from "./dead-letter-routes.ts";
+import { deadLetterSourcesOf } from "./dead-letter-sources.ts";
 import { DecisionsTable } from "./decisions-table.ts";
 import { PipelineBucket } from "./pipeline-bucket.ts";
 import { PipelineBus } from "./pipeline-bus.ts";
@@ -53,6 +56,11 @@ export interface DecisionPipelineProps {
   readonly policiesDir?: string;
   /** Concurrent batch-lane invocations of the decide function. @default BATCH_LANE.maxConcurrency */
   readonly batchMaxConcurrency?: number;
+  /**
+   * Who consumes the batch lane's queue: the decide function (real-time calls), or the async
+   * lane's submit function, which the stack adds (`async-lane.ts`). @default "realtime"
+   */
+  readonly batchLane?: "realtime" | "async";
   /** Prefix of the reviewers' hosted sign-in domain. @default derived from the account and stack */
   readonly reviewDomainPrefix?: string;
   /** Reserve concurrency for the sign-in, authorizer and review functions (`RESERVED_CONCURRENCY`). @default true */
@@ -110,7 +118,11 @@ export class DecisionPipeline extends Construct {
   /** The bus's rules into their queues, each with its dead-letter queue. */
   public readonly rules: Record<RuleName, RuleToQueue>;
   /** Every dead-letter queue, by source, and where its letters go home. */
-  public readonly deadLetterSources: Record<DeadLetterSource, DeadLetterHome>;
+  public readonly deadLetterSources: DeadLetterSources;
+  /** The async lane's notifications queue and its dead-letter queue (batch lane "async" only). */
+  public readonly asyncNotifications: AsyncNotificationQueues | undefined;
+  /** Creates a function as the pipeline's own (runtime, bundling, log group, table grants). */
+  public readonly functionFactory: FunctionFactory;
 
   constructor(scope: Construct, id: string, props: DecisionPipelineProps) {
     super(scope, id);
@@ -131,6 +143,7 @@ export class DecisionPipeline extends Construct {
       ...(props.policiesDir ? { policiesDir: props.policiesDir } : {}),
       ...(props.reserveConcurrency === false ? { reserveConcurrency: false } : {}),
     });
+    this.functionFactory = fn;
     const concurrency = decideConcurrency({
       mode: props.endpointMode ?? "realtime",
       minInstances: props.endpointMinInstances ?? 1,
@@ -155,9 +168,11 @@ export class DecisionPipeline extends Construct {
       failures,
       maxConcurrency: concurrency.batch,
       batchSize: concurrency.batchSize,
+      decideConsumesBatch: props.batchLane !== "async",
     });
     this.rules = this.routeRules();
-    this.deadLetterSources = this.sources(batchJobs);
+    this.asyncNotifications = props.batchLane === "async" ? asyncNotificationQueues(this) : undefined;
+    this.deadLetterSources = deadLetterSourcesOf(this, batchJobs);
     this.functions = {
       decide,
       ...targets,
@@ -171,25 +186,27 @@ export class DecisionPipeline extends Construct {
       reviewBacklog: jobs.reviewBacklogFunction,
       batchIntake: batchJobs.intakeFunction,
       batchFiles: batchJobs.filesFunction,
-      ...(props.endpointMode === "serverless"
-        ? {}
-        : {
-            capacityFollower: new CapacityFollower(this, "Follower", {
-              fn,
-              endpointName: props.endpointName,
-              endpointArn: props.endpointArn,
-              intake: this.queues.intake,
-              mapping: intakeSource,
-              secondsPerItem: MEASURED_SECONDS_PER_ITEM.fresh,
-              failures,
-            }).function,
-          }),
+      ...this.capacityFollower(fn, props, intakeSource),
     };
     // The decide function dead-letters an item that keeps failing itself (overload does not
     // count), into the dead-letter queue each of its queues' redrive policy names.
     for (const queue of [this.queues.intake, this.queues.batch])
       queue.deadLetterQueue?.queue.grantSendMessages(decide);
     Aspects.of(this).add(new FunctionFindings());
+  }
+
+  /** The capacity follower of a real-time endpoint (a serverless one has no instances to follow). */
+  private capacityFollower(
+    fn: FunctionFactory,
+    props: DecisionPipelineProps,
+    mapping: SqsEventSource,
+  ): { capacityFollower?: NodejsFunction } {
+    if (props.endpointMode === "serverless") return {};
+    const { endpointName, endpointArn } = props;
+    const [intake, failures] = [this.queues.intake, this.queues.jobFailures];
+    const secondsPerItem = MEASURED_SECONDS_PER_ITEM.fresh;
+    const follower = { fn, endpointName, endpointArn, intake, mapping, secondsPerItem, failures };
+    return { capacityFollower: new CapacityFollower(this, "Follower", follower).function };
   }
 
   /** The review API and pages, reached only through the authorized HTTP API of {@link ReviewAccess}. */
@@ -287,27 +304,6 @@ export class DecisionPipeline extends Construct {
       TABLE_ACCESS.ReviewIntake,
     );
     return { autoAction, reviewIntake };
-  }
-
-  /** Every dead-letter queue and where its letters go home (`shared/domain/dead-letters.ts`). */
-  private sources(batchJobs: BatchJobs): Record<DeadLetterSource, DeadLetterHome> {
-    const q = this.queues;
-    const rule = (name: RuleName): DeadLetterHome => ({
-      queue: this.rules[name].deadLetters,
-      ruleTarget: { queue: this.rules[name].target, deliver: this.rules[name].deliver },
-    });
-    return {
-      intake: { queue: q.deadLetters, home: q.intake },
-      batch: { queue: q.batchDeadLetters, home: q.batch },
-      "batch-files": { queue: batchJobs.filesDeadLetterQueue, home: batchJobs.filesQueue },
-      review: { queue: q.reviewDeadLetters, home: q.review },
-      "auto-action": { queue: q.autoActionDeadLetters, home: q.autoAction },
-      "auto-rule": rule("auto"),
-      "human-rule": rule("human"),
-      "rejected-rule": rule("rejected"),
-      "requested-rule": rule("requested"),
-      "job-failures": { queue: q.jobFailures },
-    };
   }
 
   /** The bus's rules, each into its queue, each with its own dead-letter queue. */

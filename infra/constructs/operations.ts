@@ -105,6 +105,11 @@ const DEAD_LETTER_ALARMS: Record<DeadLetterSource, { id: string; description: st
     description:
       "A scheduled job or a batch file's intake failed after its retries: npx decide replay --from job-failures --dry-run shows why",
   },
+  "async-results": {
+    id: "AsyncNotificationDeadLetters",
+    description:
+      "An async notification could not be settled after its retries (its object's items are undecided): fix the cause, then npx decide replay --from async-results",
+  },
 };
 
 /** The pipeline's alarms by name. */
@@ -210,7 +215,7 @@ export class Operations extends Construct {
       (Object.keys(deadLetterSources) as DeadLetterSource[]).map((source) => [
         source,
         new DeadLetterAlarms(this, DEAD_LETTER_ALARMS[source].id, {
-          queue: deadLetterSources[source].queue,
+          queue: deadLetterSources[source]!.queue,
           description: DEAD_LETTER_ALARMS[source].description,
           topic: this.alarmTopic,
         }),

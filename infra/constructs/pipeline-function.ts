@@ -12,7 +12,7 @@ import { LogLevel, NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-n
 import * as logs from "aws-cdk-lib/aws-logs";
 import { NagSuppressions } from "cdk-nag";
 import type { Construct, IConstruct } from "constructs";
-import { BATCH_LANE, RECALIBRATION } from "../../shared/domain/topology.ts";
+import { ASYNC_LANE, BATCH_LANE, RECALIBRATION } from "../../shared/domain/topology.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -112,7 +112,14 @@ export function functionFactory(scope: Construct, defaults: FunctionDefaults): F
 }
 
 /** The pipeline bucket's prefixes the functions are granted, as cdk-nag writes them (slashes escaped). */
-const BUCKET_PREFIXES = [RECALIBRATION.prefix, BATCH_LANE.filesPrefix, BATCH_LANE.incomingPrefix];
+const BUCKET_PREFIXES = [
+  RECALIBRATION.prefix,
+  BATCH_LANE.filesPrefix,
+  BATCH_LANE.incomingPrefix,
+  ASYNC_LANE.prefixes.input,
+  ASYNC_LANE.prefixes.items,
+  ASYNC_LANE.prefixes.output,
+];
 const escaped = (prefix: string) => prefix.replaceAll("/", "\\/");
 
 const PINNED_RUNTIME =

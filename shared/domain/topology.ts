@@ -10,6 +10,7 @@ import measured from "./topology/measured-times.json" with { type: "json" };
 
 // The batch jobs', the endpoint's, the live checks' and the custom metrics' numbers have files of
 // their own; they are part of the topology all the same.
+export * from "./topology/async.ts";
 export * from "./topology/batch.ts";
 export * from "./topology/endpoint.ts";
 export * from "./topology/isolation.ts";
@@ -198,6 +199,10 @@ export const TABLE_ACCESS = {
   BatchFiles: ["GetItem", "UpdateItem", "Query"],
   /** the fleet reading, overwritten each period (the decide function reads it with its GetItem). */
   CapacityFollower: ["PutItem"],
+  /** object records (GetItem, PutItem); an item that cannot be parsed is rejected on the decide path (PutItem, UpdateItem). */
+  AsyncSubmit: ["GetItem", "PutItem", "UpdateItem"],
+  /** the decide path (as Decide), object records (GetItem, PutItem, UpdateItem). */
+  AsyncResults: ["GetItem", "PutItem", "UpdateItem", "Query"],
 } as const satisfies Record<string, readonly TableAction[]>;
 
 /**

@@ -174,6 +174,7 @@ export async function decisionsView(
             { store, policies },
             {
               since: filters.sinceIso ?? windowStart(now),
+              now,
               ...(filters.policy ? { policyId: filters.policy } : {}),
             },
           );

@@ -31,11 +31,11 @@ button[aria-pressed="true"] { outline: 3px solid #e65100; }
 .answers { display: flex; flex-wrap: wrap; gap: 0.2rem; }
 table { border-collapse: collapse; width: 100%; }
 th, td { border: 1px solid #ccc; padding: 0.3rem 0.5rem; text-align: left; vertical-align: top; overflow-wrap: break-word; word-break: normal; hyphens: none; }
-td > a, .badge, .id { white-space: nowrap; }
+td > a, .id { white-space: nowrap; }
 .excerpt { color: #444; font-size: 0.9em; margin-top: 0.2rem; }
 tr.detail td { background: #fafafa; }
 .reason { color: #8a4b00; } .flash { background: #e8f5e9; padding: 0.5rem; } .error { background: #ffebee; padding: 0.5rem; }
-.badge { display: inline-block; border-radius: 3px; padding: 0 0.35rem; font-size: 0.85em; background: #eceff1; }
+.badge { display: inline-block; max-width: 100%; border-radius: 3px; padding: 0 0.35rem; font-size: 0.85em; background: #eceff1; }
 .taken { color: #555; font-style: italic; }
 .toast { background: #263238; color: #fff; padding: 0.6rem 0.8rem; border-radius: 6px; display: flex; gap: 1rem; align-items: center; flex-wrap: wrap; margin: 0.5rem 0; }
 .toast button { margin: 0; } .toast form { margin: 0; } .toast a.dismiss { color: #fff; margin-left: auto; }

@@ -49,8 +49,11 @@ export function itemPath(record: Pick<DecisionRecord, "itemId" | "policyId" | "p
 /** Badges: audit sample waiting for a second reviewer, disputed, taken by someone else. */
 export function badges(record: DecisionRecord, reviewer: Reviewer, now: number): string {
   const out: string[] = [];
-  // A disputed item had its second review: only an admin's label is missing.
-  if (record.disputed) out.push(`<span class="badge">disputed: an admin decides</span>`);
+  // A disputed item had its second review: only an admin's label is missing, until one is given.
+  if (record.disputed && record.status === "pending_review")
+    out.push(`<span class="badge">disputed: an admin decides</span>`);
+  else if (record.disputed && record.label !== undefined)
+    out.push(`<span class="badge settled">dispute settled by ${html(record.reviewer ?? "an admin")}</span>`);
   else if (record.firstReview)
     out.push(
       `<span class="badge">second review needed (first: ${html(record.firstReview.reviewerName)})</span>`,

@@ -35,12 +35,21 @@ export async function auditRecords(
   return samples;
 }
 
-/** The estimates of one policy (or every policy the registry knows) since `since`. */
+/**
+ * The estimates of one policy (or every policy the registry knows) since `since`, as of `now`
+ * (when an unlabelled sample becomes overdue).
+ */
 export async function estimateAutoErrors(
   deps: AuditDependencies,
-  options: { readonly since: string; readonly policyId?: string; readonly confidence?: number },
+  options: {
+    readonly since: string;
+    readonly now: Date;
+    readonly policyId?: string;
+    readonly confidence?: number;
+  },
 ): Promise<PolicyAudit[]> {
   const ids = options.policyId ? [options.policyId] : deps.policies.ids();
+  const window = { since: options.since, now: options.now.toISOString() };
   const audits: PolicyAudit[] = [];
   for (const id of ids)
     audits.push(
@@ -48,7 +57,7 @@ export async function estimateAutoErrors(
         id,
         await auditRecords(deps.store, id, options.since),
         deps.policies,
-        options.since,
+        window,
         options.confidence,
       ),
     );
@@ -67,5 +76,6 @@ export async function recentAudit(
   now: Date,
 ): Promise<PolicyAudit> {
   const since = windowStart(now);
-  return auditPolicy(policyId, await auditRecords(deps.store, policyId, since), deps.policies, since);
+  const records = await auditRecords(deps.store, policyId, since);
+  return auditPolicy(policyId, records, deps.policies, { since, now: now.toISOString() });
 }

@@ -110,9 +110,10 @@ async function* refusedLines(
   const { deps, batchId, counts } = run;
   const refused: { line: number; text: string }[] = [];
   let pending: { line: number; id: string; body: string }[] = [];
-  const refuse = (line: number, problems: Problems) => {
+  const refuse = (line: number, problems: Problems, id?: string) => {
     counts.rejected++;
-    refused.push({ line, text: JSON.stringify({ line, stage: "intake", problems }) });
+    const named = id === undefined ? {} : { id };
+    refused.push({ line, text: JSON.stringify({ line, ...named, stage: "intake", problems }) });
   };
   const flush = async () => {
     if (pending.length === 0) return;
@@ -134,7 +135,7 @@ async function* refusedLines(
     counts.lines++;
     const { line } = entry;
     const item = entry.problems ? { problems: entry.problems } : itemOfLine(run, entry.body);
-    if ("problems" in item) refuse(line, item.problems);
+    if ("problems" in item) refuse(line, item.problems, entry.problems ? undefined : idOfLine(entry.body));
     else pending.push({ line, ...item });
     if (pending.length === BATCH_LANE.sendBatch || refused.length >= BATCH_LANE.refusedLinesHeld)
       await flush();
@@ -168,7 +169,7 @@ async function firstLines(
   deps: IntakeDependencies,
   batchId: string,
   group: readonly { line: number; id: string; body: string }[],
-  refuse: (line: number, problems: Problems) => void,
+  refuse: (line: number, problems: Problems, id?: string) => void,
 ): Promise<{ line: number; id: string; body: string }[]> {
   const firstInGroup = new Map<string, number>();
   for (const entry of group) if (!firstInGroup.has(entry.id)) firstInGroup.set(entry.id, entry.line);
@@ -181,9 +182,26 @@ async function firstLines(
   );
   return group.filter((entry, i) => {
     if (holders[i] === entry.line) return true;
-    refuse(entry.line, [{ field: "id", message: `"${entry.id}" repeats line ${holders[i]}` }]);
+    refuse(entry.line, [{ field: "id", message: `"${entry.id}" repeats line ${holders[i]}` }], entry.id);
     return false;
   });
+}
+
+/** Longest id a refused line's entry in the errors file repeats (a longer one is left out). */
+const MAX_SHOWN_ID = 256;
+
+/**
+ * The id a refused line names, for the errors file, so that the line can be found by the key its
+ * sender knows: any string under `id`, even one the item rules refuse; none when the line is not
+ * a JSON object or has no string id.
+ */
+function idOfLine(body: string): string | undefined {
+  try {
+    const id = (JSON.parse(body) as { id?: unknown } | null)?.id;
+    return typeof id === "string" && id !== "" && id.length <= MAX_SHOWN_ID ? id : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

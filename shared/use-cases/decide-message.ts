@@ -40,6 +40,7 @@ import { confidence } from "../domain/probability.ts";
 import { type Route, routeDecision } from "../domain/routing.ts";
 import type { ShadowScore } from "../domain/shadow.ts";
 import { type BatchDependencies, settleRecord } from "./batch-progress.ts";
+import { type CertificateVerdicts, certificateVerdictsFor } from "./certificate-labels.ts";
 import { startShadow } from "./shadow-scoring.ts";
 
 /** What {@link decideMessage} needs. */
@@ -57,6 +58,11 @@ export interface DecideDependencies {
    * its batch once, after its event went out. Absent where no batch can arrive.
    */
   readonly batches?: BatchDependencies;
+  /**
+   * Where a policy that requires a certificate has it checked against its labels (once per
+   * version). @default one per store, kept for the life of the process
+   */
+  readonly certificates?: CertificateVerdicts;
   /** Test seam: runs after the record is written and before its event (crash injection). */
   readonly afterRecordWrite?: (record: DecisionRecord) => void | Promise<void>;
 }
@@ -161,7 +167,10 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
     }
     throw error;
   }
-  const record = decidedRecord(item, policy, decision, existing, shadow ? await shadow : undefined, now);
+  // A policy that requires a certificate automates only on one its labels give back.
+  const unverified = await certificateVerdictsFor(deps).requiredProblem(policy);
+  const scored = { decision, existing, shadow: shadow ? await shadow : undefined, unverified };
+  const record = decidedRecord(item, policy, scored, now);
   let winner: DecisionRecord;
   let created: boolean;
   // Written holding the publish lease: the write that creates the record is also the claim.
@@ -194,14 +203,20 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
 function decidedRecord(
   item: Item,
   policy: Policy,
-  decision: Awaited<ReturnType<DecidesItems["decide"]>>,
-  existing: DecisionRecord | undefined,
-  shadow: ShadowScore | undefined,
+  scored: {
+    readonly decision: Awaited<ReturnType<DecidesItems["decide"]>>;
+    readonly existing: DecisionRecord | undefined;
+    readonly shadow: ShadowScore | undefined;
+    /** Why the certificate a policy requires did not verify on its labels. */
+    readonly unverified: string | undefined;
+  },
   now: string,
 ): DecisionRecord {
+  const { decision, existing, shadow } = scored;
   // The policy's calibration map (prior, temperature, offsets); the record keeps the raw logits.
   const probabilities = calibratedProbabilities(decision.logits, policy);
-  const routing = routeDecision(policy, probabilities, item.id, decision.allowedTokenMass, decision);
+  const mass = decision.allowedTokenMass;
+  const routing = routeDecision(policy, probabilities, item.id, mass, decision, scored.unverified);
   return {
     itemId: item.id,
     policyId: policy.id,

@@ -123,14 +123,16 @@ export async function proposeCalibrations(
   for (const id of ids) {
     const policy = deps.policies.current(id);
     if (!policy) throw new RangeError(`unknown policy "${id}" (known: ${deps.policies.ids().join(", ")})`);
-    const labelled = await reviewedLabels(deps.store, policy, policy.calibratedAt);
+    // The labels given up to now: a certificate names this window, so it can be read back.
+    const now = deps.now();
+    const labelled = await reviewedLabels(deps.store, policy, policy.calibratedAt, now.toISOString());
     const labels = labelled.rows.length;
     const base = { policyId: id, version: policy.version, labels };
     if (labels < minLabels) {
       outcomes.push({ ...base, status: "not_enough_labels", needed: minLabels });
       continue;
     }
-    outcomes.push(await proposeOne(policy, labelled, deps, settings));
+    outcomes.push(await proposeOne(policy, labelled, { ...deps, now: () => now }, settings));
   }
   return outcomes;
 }
@@ -154,7 +156,13 @@ async function proposeOne(
     return { ...base, status: "already_proposed", proposedVersion: policy.version + 1, keys };
   const now = deps.now();
   const goal = settings.goal ?? { kind: "target-accuracy", accuracy: 0.97 };
-  const summary = calibratePolicy(policy, labelled.rows, { goal, now });
+  const labelSource = {
+    kind: "table" as const,
+    policyVersion: policy.version,
+    since: policy.calibratedAt ?? null,
+    until: now.toISOString(),
+  };
+  const summary = calibratePolicy(policy, labelled.rows, { goal, now, labelSource });
   const offOptions = labelled.masses.length > 0 ? proposeMassFloor(labelled.masses) : undefined;
   const proposed: Policy = {
     ...summary.proposedPolicy,

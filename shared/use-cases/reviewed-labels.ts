@@ -21,7 +21,8 @@ export interface ReviewedLabels {
 
 /**
  * Reviewed decisions of `policy`'s current version, labelled at or after `since` (the version's
- * `calibratedAt` when it has one): the labels that version has not been fitted on. Each row names
+ * `calibratedAt` when it has one) and, when given, at or before `until` (a certificate's labels
+ * read back): the labels that version has not been fitted on. Each row names
  * the model and prompt layout that scored it (a certificate is bound to them). Reviewer agreement
  * also counts audit samples still pending because their two reviewers disagreed: such a sample
  * was reviewed twice, and did not agree.
@@ -30,12 +31,17 @@ export async function reviewedLabels(
   store: DecisionStore,
   policy: Policy,
   since?: string,
+  until?: string,
 ): Promise<ReviewedLabels> {
   const ids = policy.options.map((o) => o.id);
   const records: DecisionRecord[] = [];
   // The reviewed list is sorted by label time: only the labels since `since` are read.
   for await (const record of store.reviewedSince(policy.id, since ?? "0"))
-    if (record.policyVersion === policy.version) records.push(record);
+    if (
+      record.policyVersion === policy.version &&
+      (until === undefined || (record.reviewedAt ?? record.updatedAt) <= until)
+    )
+      records.push(record);
   // In the order they were decided, so the rows (and the problems' line numbers) read the same on every run.
   records.sort((a, b) =>
     decidedOrder(a) < decidedOrder(b) ? -1 : decidedOrder(a) > decidedOrder(b) ? 1 : 0,

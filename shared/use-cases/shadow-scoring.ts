@@ -5,15 +5,22 @@
  * costs no endpoint call at all.
  */
 import type { DecidesItems } from "../domain/decision-endpoint.ts";
+import type { DecisionStore } from "../domain/decision-store.ts";
 import type { Item } from "../domain/item.ts";
 import type { Policy } from "../domain/policy/policy.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
 import { inShadowSample, type ShadowScore, shadowScore } from "../domain/shadow.ts";
+import { type CertificateVerdicts, certificateVerdictsFor } from "./certificate-labels.ts";
 
-/** What shadow scoring needs: the registry that holds the candidate and the endpoint. */
+/**
+ * What shadow scoring needs: the registry that holds the candidate, the endpoint, and the store
+ * where a candidate that requires a certificate has it checked on its labels.
+ */
 export interface ShadowDependencies {
   readonly policies: PolicyRegistry;
   readonly endpoint: DecidesItems;
+  readonly store: DecisionStore;
+  readonly certificates?: CertificateVerdicts;
 }
 
 /**
@@ -28,8 +35,9 @@ export function startShadow(
   const candidate = deps.policies.shadowOf(policy);
   if (!candidate || !inShadowSample(item.id, policy)) return undefined;
   const started = performance.now();
-  return deps.endpoint.decide(item, candidate).then(
-    (answer) => shadowScore(candidate, answer, item.id, performance.now() - started),
+  const unverified = certificateVerdictsFor(deps).requiredProblem(candidate);
+  return Promise.all([deps.endpoint.decide(item, candidate), unverified]).then(
+    ([answer, problem]) => shadowScore(candidate, answer, item.id, performance.now() - started, problem),
     (error: unknown) => ({
       policyVersion: candidate.version,
       error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),

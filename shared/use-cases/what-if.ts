@@ -18,6 +18,7 @@ import { type ShadowScore, shadowScore } from "../domain/shadow.ts";
 import { compareDecisions, type WhatIfRow, type WhatIfSummary } from "../domain/what-if/compare.ts";
 import { changedPromptField } from "../domain/what-if/prompt-fields.ts";
 import { StratifiedSampler, type Weighted } from "../domain/what-if/sample.ts";
+import { certificateVerdictsFor } from "./certificate-labels.ts";
 
 /** A what-if that cannot run as asked (no such policy, nothing to compare, logits that do not fit). */
 export class WhatIfError extends Error {
@@ -84,11 +85,13 @@ export async function whatIf(deps: WhatIfDependencies, options: WhatIfOptions): 
       `no ${source.kind === "shadow" ? `shadow record of ${candidate.id} v${candidate.version}` : `decision of ${candidate.id}`} since ${options.since}`,
     );
   const refused: { itemId: string; reason: string }[] = [];
+  // The decide path's certificate check, labels included where the candidate requires one.
+  const unverified = await certificateVerdictsFor(deps).requiredProblem(candidate);
   const started = performance.now();
   let busyMs = 0;
   const answers = await answerAll(
     picked,
-    candidate,
+    { candidate, unverified },
     source,
     options,
     (latencyMs) => {
@@ -177,31 +180,31 @@ async function sampleSince(
 /** The candidate's answer on each picked record, in order; undefined where the endpoint refused it. */
 async function answerAll(
   picked: readonly Weighted<DecisionRecord>[],
-  candidate: Policy,
+  { candidate, unverified }: { readonly candidate: Policy; readonly unverified: string | undefined },
   source: WhatIfSource,
   options: WhatIfOptions,
   busy: (latencyMs: number) => void,
   refused: { itemId: string; reason: string }[],
 ): Promise<(ShadowScore | undefined)[]> {
   const out: (ShadowScore | undefined)[] = new Array(picked.length);
-  const stored = (r: DecisionRecord, logits: number[] | undefined, mass: number | null | undefined) => {
+  const stored = (r: DecisionRecord, answer: ShadowScore | DecisionRecord) => {
+    const logits = answer.rawLogits;
     if (logits?.length !== candidate.options.length)
       throw new WhatIfError(
         `${r.itemId}: its stored logits do not fit the candidate's ${candidate.options.length} options`,
       );
-    return shadowScore(
-      candidate,
-      { logits, allowedTokenMass: mass ?? null, promptSha256: r.promptSha256 ?? "" },
-      r.itemId,
-      0,
-    );
+    // What scored the stored logits: the shadow's own where it says, else the live record's.
+    const scoredBy = {
+      allowedTokenMass: answer.allowedTokenMass ?? null,
+      promptSha256: answer.promptSha256 ?? r.promptSha256 ?? "",
+      modelSha256: answer.modelSha256 ?? r.modelSha256,
+      promptVersion: answer === r.shadow ? r.shadow.promptVersion : r.promptVersion,
+    };
+    return shadowScore(candidate, { logits, ...scoredBy }, r.itemId, 0, unverified);
   };
   if (source.kind !== "rescore") {
     for (const [i, { record }] of picked.entries()) {
-      out[i] =
-        source.kind === "shadow"
-          ? stored(record, record.shadow?.rawLogits, record.shadow?.allowedTokenMass)
-          : stored(record, record.rawLogits, record.allowedTokenMass);
+      out[i] = stored(record, source.kind === "shadow" ? (record.shadow ?? { policyVersion: 0 }) : record);
       options.onAnswer?.(i + 1, picked.length);
     }
     return out;
@@ -217,7 +220,7 @@ async function answerAll(
         const item = { id: record.itemId, policy: candidate.id, state: record.state as Item["state"] };
         const answer = await source.endpoint.decide(item, candidate);
         busy(answer.latencyMs);
-        out[i] = shadowScore(candidate, answer, record.itemId, answer.latencyMs);
+        out[i] = shadowScore(candidate, answer, record.itemId, answer.latencyMs, unverified);
       } catch (error) {
         // A failure retries could not get past stops every worker: the run cannot be complete.
         if (!(error instanceof EndpointRejectedError)) {

@@ -1,6 +1,6 @@
 /**
  * `npm run bench:demo`: fits the demo model from the committed training set and prints how it
- * handles the held-back items (events/items/demo-heldout.jsonl), per policy. The README quotes
+ * handles the held-back items (events/items/demo-heldout.jsonl), per policy. docs/getting-started.md quotes
  * these figures.
  */
 import { mkdtemp, rm } from "node:fs/promises";

@@ -1,10 +1,10 @@
 /**
- * The README's "Ship a policy change safely" walk-through, end to end on DynamoDB Local, so that
- * the output it quotes comes from a run anyone can repeat: generated reviewed decisions (1,200
- * content-moderation ones, right 99.5% of the time when the model is sure and 70% when not, and
- * 20 ticket-routing ones), then the commands a person runs: a proposal without a certificate, one
- * certified with --max-auto-error, --apply-proposal, and `decide status` before and after another
- * model decides. Prints each command and its output.
+ * The "Ship a policy change safely" walk-through of docs/calibration.md, end to end on DynamoDB
+ * Local, so that the output it quotes comes from a run anyone can repeat: generated reviewed
+ * decisions (1,200 content-moderation ones, right 99.5% of the time when the model is sure and
+ * 70% when not, and 20 ticket-routing ones), then the commands a person runs: a proposal
+ * without a certificate, one certified with --max-auto-error, --apply-proposal, and
+ * `decide status` before and after another model decides. Prints each command and its output.
  *   npm run example:ship-safely
  */
 import { cp, mkdtemp, rm } from "node:fs/promises";
@@ -75,8 +75,8 @@ function labelled(policyId: string, count: number, seed: number, sure: number, u
 const dir = await mkdtemp(join(tmpdir(), "ship-safely-"));
 
 /**
- * Prints a command as the README shows it, runs it, and prints its output with the scratch
- * folders named as in the README (`calibration-out`, `events/policies`).
+ * Prints a command as docs/calibration.md shows it, runs it, and prints its output with the scratch
+ * folders named as in docs/calibration.md (`calibration-out`, `events/policies`).
  */
 async function step(title: string, args: string[], env: NodeJS.ProcessEnv, shown: string): Promise<void> {
   console.log(`\n## ${title}\n$ npx decide ${shown}`);

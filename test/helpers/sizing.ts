@@ -11,6 +11,7 @@ type Resource = { Type: string; Properties: Record<string, unknown> };
 /** What a template says about the decide path's load on the endpoint. */
 export interface TemplateSizing {
   readonly intake: { readonly concurrency: number; readonly batchSize: number };
+  /** The decide function's batch lane; 0 and 0 when the async lane reads the batch queue. */
   readonly batch: { readonly concurrency: number; readonly batchSize: number };
   /** Instances at the scaling minimum (real-time), or the serverless MaxConcurrency. */
   readonly instances: number;
@@ -25,11 +26,22 @@ export interface TemplateSizing {
 export function templateSizing(template: Template): TemplateSizing {
   const resources = Object.values(template.toJSON().Resources as Record<string, Resource>);
   const ofType = (type: string) => resources.filter((r) => r.Type === type);
-  const mapping = (queue: string) => {
-    const found = ofType("AWS::Lambda::EventSourceMapping").find((m) =>
-      JSON.stringify(m.Properties.EventSourceArn).includes(queue),
+  // The decide function's mappings only: on the async lane another function reads the batch queue.
+  const decideId = Object.entries(template.toJSON().Resources as Record<string, Resource>).find(
+    ([, r]) =>
+      r.Type === "AWS::Lambda::Function" &&
+      (r.Properties.Environment as { Variables?: Record<string, unknown> })?.Variables?.ENDPOINT_TIMEOUT_MS,
+  )?.[0];
+  const mapping = (queue: string, required = true) => {
+    const found = ofType("AWS::Lambda::EventSourceMapping").find(
+      (m) =>
+        JSON.stringify(m.Properties.EventSourceArn).includes(queue) &&
+        JSON.stringify(m.Properties.FunctionName).includes(`"${decideId}"`),
     );
-    if (!found) throw new Error(`no event source mapping on ${queue}`);
+    if (!found) {
+      if (!required) return { concurrency: 0, batchSize: 0 };
+      throw new Error(`no event source mapping of the decide function on ${queue}`);
+    }
     const scaling = found.Properties.ScalingConfig as { MaximumConcurrency: number };
     return { concurrency: scaling.MaximumConcurrency, batchSize: Number(found.Properties.BatchSize) };
   };
@@ -49,7 +61,8 @@ export function templateSizing(template: Template): TemplateSizing {
   if (!decide) throw new Error("no function with ENDPOINT_TIMEOUT_MS");
   return {
     intake: mapping("IntakeQueue"),
-    batch: mapping("BatchQueue"),
+    // Absent on the async lane (-c batchLane=async): the batch queue puts no load on this endpoint.
+    batch: mapping("BatchQueue", false),
     instances: variant.ServerlessConfig?.MaxConcurrency ?? variant.InitialInstanceCount!,
     serverless: variant.ServerlessConfig !== undefined,
     queueSize: Number(container.DECIDE_QUEUE_SIZE),

@@ -246,13 +246,14 @@ describe("the alarms on-call reads", () => {
       template.findResources("AWS::CloudWatch::Alarm") as Record<string, Resource>,
     ).filter((a) => a.Properties.AlarmActions !== undefined && !drivesScaling(a));
     // Two per dead-letter queue, rejected items, the escalation rate, events refused at their
-    // record (forged), one review service-level alarm per policy (three samples) and one
-    // error-budget alarm per policy that sets maxAutoError (ticket-routing); and the critical
-    // health alarms: the endpoint failing (its failures, a fleet refusing nearly every call), the
-    // intake not draining (its oldest item, items in flight) and table throttling (the table, each
-    // index). The warnings notify through the composite.
+    // record (forged), one review service-level alarm per policy (three samples), two
+    // error-budget alarms (over it; too few labels to judge it) per policy that sets maxAutoError
+    // (ticket-routing), the async lane's four (oldest request, wake-up, failed invocations,
+    // failed notifications); and the critical health alarms: the endpoint failing (its failures,
+    // a fleet refusing nearly every call), the intake not draining (its oldest item, items in
+    // flight) and table throttling (the table, each index). The warnings notify through the composite.
     const critical = 2 + 2 + 1 + DECISIONS_TABLE_SCHEMA.indexes.length;
-    expect(alarms).toHaveLength(2 * Object.keys(DEAD_LETTER_SOURCES).length + 7 + critical);
+    expect(alarms).toHaveLength(2 * Object.keys(DEAD_LETTER_SOURCES).length + 8 + 4 + critical);
     for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toHaveLength(1);
     // content-moderation asks for review within 60 minutes; the others take the default.
     template.hasResourceProperties("AWS::CloudWatch::Alarm", {
@@ -285,12 +286,18 @@ describe("the alarms on-call reads", () => {
     template.hasResourceProperties("AWS::CloudWatch::Alarm", {
       Metrics: Match.arrayWith([Match.objectLike({ Expression: Match.stringLikeRegexp("human") })]),
     });
+    // Over budget with evidence: the lower end of the interval above the budget.
     template.hasResourceProperties("AWS::CloudWatch::Alarm", {
-      MetricName: "AutoErrorUpperBound",
+      MetricName: METRICS.autoErrorLowerBound,
       Dimensions: Match.arrayWith([{ Name: "policy", Value: "ticket-routing" }]),
       Threshold: 0.05,
       ComparisonOperator: "GreaterThanThreshold",
       TreatMissingData: "notBreaching",
+    });
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      MetricName: METRICS.auditInconclusive,
+      Dimensions: Match.arrayWith([{ Name: "policy", Value: "ticket-routing" }]),
+      Threshold: 1,
     });
     template.resourceCountIs("AWS::CloudWatch::Dashboard", 1);
     template.hasResourceProperties("AWS::Events::Rule", { ScheduleExpression: "rate(1 day)" });

@@ -1,7 +1,8 @@
 /**
  * The live-audit construct on its own: a daily, retried Audit function that may only query the
- * table, and one error-budget alarm per policy that sets `maxAutoError` (the latest deciding
- * version's; a candidate version never sets the budget), on the upper bound the function emits.
+ * table, and two error-budget alarms per policy that sets `maxAutoError` (the latest deciding
+ * version's; a candidate version never sets the budget): over budget on the lower bound the
+ * function emits, and not enough audit labels to judge it.
  */
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -66,25 +67,35 @@ describe("AuditJobs", () => {
     const actions = JSON.stringify(template.findResources("AWS::IAM::Policy"));
     expect(actions).toContain("dynamodb:Query");
     expect(actions).not.toMatch(/dynamodb:(PutItem|UpdateItem|GetItem|Scan)/);
-    // The budget alarm notifies itself; the function's errors and throttles join the composite.
+    // The two budget alarms notify themselves; the function's errors and throttles join the composite.
     expect(signals).toHaveLength(2);
     const notifying = Object.values(template.findResources("AWS::CloudWatch::Alarm")).filter(
       (a) => a.Properties.AlarmActions !== undefined,
     );
-    expect(notifying).toHaveLength(1);
+    expect(notifying).toHaveLength(2);
+    const dimensions = Match.arrayWith([
+      { Name: METRICS.policyDimension, Value: "a" },
+      { Name: "service", Value: METRICS.service.audit },
+    ]);
+    // Over budget reads the lower end of the interval: evidence of a breach, not its absence.
     template.hasResourceProperties("AWS::CloudWatch::Alarm", {
       Namespace: METRICS.namespace,
-      MetricName: METRICS.autoErrorUpperBound,
-      Dimensions: Match.arrayWith([
-        { Name: METRICS.policyDimension, Value: "a" },
-        { Name: "service", Value: METRICS.service.audit },
-      ]),
+      MetricName: METRICS.autoErrorLowerBound,
+      Dimensions: dimensions,
+      ComparisonOperator: "GreaterThanThreshold",
       Threshold: 0.02,
       Period: 86_400,
       AlarmActions: [Match.anyValue()],
       AlarmName: Match.stringLikeRegexp("^AuditJobsTest-"),
     });
-    const [alarm] = notifying;
-    expect(alarm!.Properties.OKActions).toEqual(alarm!.Properties.AlarmActions);
+    // Too few labels to judge (none at all included) fires too: the budget is unwatched.
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      MetricName: METRICS.auditInconclusive,
+      Dimensions: dimensions,
+      ComparisonOperator: "GreaterThanOrEqualToThreshold",
+      Threshold: 1,
+      AlarmActions: [Match.anyValue()],
+    });
+    for (const alarm of notifying) expect(alarm.Properties.OKActions).toEqual(alarm.Properties.AlarmActions);
   });
 });

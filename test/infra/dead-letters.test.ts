@@ -93,6 +93,17 @@ describe("dead letters with a way home", () => {
         Threshold: 0,
         ComparisonOperator: "GreaterThanThreshold",
       });
+      // Arrivals are a rise of the letters held, visible or not: a replay's dry run hides the
+      // letters it reads and shows them again, which is no arrival.
+      const metrics = arrival!.Metrics as {
+        Expression?: string;
+        MetricStat?: { Metric: { MetricName: string } };
+      }[];
+      expect(metrics.find((m) => m.Expression)!.Expression).toBe("RATE(visible + hidden)");
+      expect(metrics.flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric.MetricName] : [])).sort()).toEqual([
+        "ApproximateNumberOfMessagesNotVisible",
+        "ApproximateNumberOfMessagesVisible",
+      ]);
       for (const alarm of [depth!, arrival!]) expect(alarm.OKActions).toEqual(alarm.AlarmActions);
     }
   });

@@ -172,9 +172,11 @@ describe("DecisionStack", () => {
   });
 
   it("deploys a serverless endpoint within the documented limits, cdk-nag clean, with cold-start-sized tries", () => {
+    // The real-time batch lane: both of the decide function's mappings share the serverless concurrency.
     const serverless = synthStack({
       endpointMode: "serverless",
       serverless: { memoryMiB: 6144, maxConcurrency: 10 },
+      batchLane: "realtime",
     });
     const errors = Annotations.fromStack(serverless).findError(
       "*",
@@ -220,9 +222,9 @@ describe("DecisionStack", () => {
   it("encrypts every queue, refuses plain HTTP, and dead-letters the intake after the receive limit", () => {
     const queues = template.findResources("AWS::SQS::Queue") as Record<string, Resource>;
     // Intake, batch, review, auto-action and their four dead-letter queues, the rejected items,
-    // the job failures, one dead-letter queue per bus rule, and the batch files step's queue with
-    // its dead-letter queue.
-    expect(Object.keys(queues)).toHaveLength(16);
+    // the job failures, one dead-letter queue per bus rule, the batch files step's queue with
+    // its dead-letter queue, and the async lane's notifications with theirs.
+    expect(Object.keys(queues)).toHaveLength(18);
     for (const queue of Object.values(queues)) expect(queue.Properties.SqsManagedSseEnabled).toBe(true);
     template.resourcePropertiesCountIs(
       "AWS::SQS::QueuePolicy",
@@ -233,7 +235,7 @@ describe("DecisionStack", () => {
           ]),
         },
       },
-      16,
+      18,
     );
     // The decide queues: the function dead-letters failing items itself; SQS's limit is the backstop.
     template.hasResourceProperties("AWS::SQS::Queue", {
@@ -270,8 +272,9 @@ describe("DecisionStack", () => {
     )
       .filter(([id]) => !id.startsWith("BucketNotificationsHandler"))
       .map(([, f]) => f);
-    // The pipeline's 13, the capacity follower and the daily Audit function.
-    expect(functions).toHaveLength(15);
+    // The pipeline's 13, the capacity follower, the daily Audit function, and the async lane's
+    // submit and result functions.
+    expect(functions).toHaveLength(17);
     for (const f of functions) {
       expect(f.Properties.Runtime).toBe("nodejs22.x");
       expect(f.Properties.Architectures).toEqual(["arm64"]);
@@ -321,8 +324,9 @@ describe("DecisionStack", () => {
       );
     const on = (action: string) =>
       statements.filter((s) => [s.Action].flat().includes(action)).map((s) => JSON.stringify(s.Resource));
-    for (const queue of ["IntakeQueue", "BatchQueue"])
-      expect(on("sqs:ChangeMessageVisibility").join(), queue).toMatch(queue);
+    // The batch queue is the async lane's (its submit function reads it): the decide function reads the intake.
+    expect(on("sqs:ChangeMessageVisibility").join()).toMatch("IntakeQueue");
+    expect(on("sqs:ChangeMessageVisibility").join()).not.toMatch("BatchQueue");
     expect(on("sqs:SendMessage").join()).toMatch(/DeadLetterQueue/);
     expect(on("sqs:SendMessage").join()).not.toMatch(/IntakeQueue|BatchQueue/);
   });

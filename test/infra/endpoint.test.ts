@@ -34,8 +34,11 @@ function endpointConfigRole(): string | undefined {
 }
 
 describe("scaling on the work", () => {
+  // The real-time endpoint's policies (the async lane's endpoint scales on its own backlog).
   const policies = () =>
-    ofType("AWS::ApplicationAutoScaling::ScalingPolicy").map(([id, p]) => ({ id, ...p.Properties })) as {
+    ofType("AWS::ApplicationAutoScaling::ScalingPolicy")
+      .filter(([, p]) => JSON.stringify(p.Properties.ScalingTargetId).startsWith('{"Ref":"EndpointScaling'))
+      .map(([id, p]) => ({ id, ...p.Properties })) as {
       id: string;
       PolicyType: string;
       TargetTrackingScalingPolicyConfiguration?: {

@@ -104,20 +104,27 @@ describe("sign-in", () => {
 });
 
 describe("least privilege", () => {
-  it("lets the endpoint write only its own log group, which exists with a retention before the endpoint", () => {
-    const [logsId, group] = ofType("AWS::Logs::LogGroup").find(([, g]) =>
-      String(g.Properties.LogGroupName).startsWith("/aws/sagemaker/Endpoints/"),
-    )!;
-    const endpoint = ofType("AWS::SageMaker::Endpoint")[0]![1];
-    expect(group.Properties.LogGroupName).toBe(
-      `/aws/sagemaker/Endpoints/${endpoint.Properties.EndpointName}`,
+  it("lets each endpoint write only its own log group, which exists with a retention before the endpoint", () => {
+    const endpoints = ofType("AWS::SageMaker::Endpoint");
+    expect(endpoints.length).toBe(2);
+    for (const [endpointId, endpoint] of endpoints) {
+      const [logsId, group] = ofType("AWS::Logs::LogGroup").find(
+        ([, g]) =>
+          g.Properties.LogGroupName === `/aws/sagemaker/Endpoints/${endpoint.Properties.EndpointName}`,
+      )!;
+      expect(group.Properties.RetentionInDays, endpointId).toBeGreaterThan(0);
+      expect(endpoint.DependsOn, endpointId).toContain(logsId);
+    }
+    const roles = ofType("AWS::IAM::Role").filter(([, r]) =>
+      JSON.stringify(r.Properties.AssumeRolePolicyDocument).includes("sagemaker.amazonaws.com"),
     );
-    expect(group.Properties.RetentionInDays).toBeGreaterThan(0);
-    expect(endpoint.DependsOn).toContain(logsId);
-    const [roleId] = ofType("AWS::IAM::Role").find(([id]) => id.startsWith("EndpointRole"))!;
-    const logs = statementsOf(roleId).filter((s) => [s.Action].flat().some((a) => a.startsWith("logs:")));
-    expect(JSON.stringify(logs)).not.toContain("/aws/sagemaker/*");
-    expect(JSON.stringify(logs)).toContain(logsId);
+    expect(roles.length).toBe(2);
+    for (const [roleId] of roles) {
+      const logs = statementsOf(roleId).filter((s) => [s.Action].flat().some((a) => a.startsWith("logs:")));
+      expect(logs.length, roleId).toBeGreaterThan(0);
+      expect(JSON.stringify(logs), roleId).not.toContain("/aws/sagemaker/*");
+      expect(JSON.stringify(logs), roleId).not.toContain("Endpoints/*");
+    }
   });
 
   it("grants no function s3:List*, s3:GetBucket* or object-lock actions; a listing only under its prefix", () => {
@@ -160,7 +167,9 @@ describe("what stays and what goes", () => {
       ...ofType("AWS::S3::Bucket"),
       ...ofType("AWS::KMS::Key"),
     ];
-    expect(retained.length).toBe(6);
+    // The table, the pool, the two buckets, the alarms' key, and the storage keys of both
+    // endpoints and the async lane's topics key.
+    expect(retained.length).toBe(8);
     for (const [id, r] of retained) {
       expect(r.DeletionPolicy, id).toBe("RetainExceptOnCreate");
       expect(r.UpdateReplacePolicy, id).toBe("Retain");

@@ -6,7 +6,7 @@
  */
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
-import { BATCH_LANE } from "../../shared/domain/topology.ts";
+import { ASYNC_LANE } from "../../shared/domain/topology.ts";
 import { type Resource, synthStack } from "../helpers/synth-stack.ts";
 
 let template: Template;
@@ -51,7 +51,7 @@ describe("the pipeline's files", () => {
     });
   });
 
-  it("starts batch intake from incoming/ and feeds the batch lane to the decide function at a bounded concurrency", () => {
+  it("starts batch intake from incoming/ and feeds the batch lane to the async lane's submit function at a bounded concurrency", () => {
     const notifications = JSON.stringify(template.findResources("Custom::S3BucketNotifications"));
     expect(notifications).toMatch(/"Name":"prefix","Value":"incoming\/"/);
     const mappings = Object.values(
@@ -61,11 +61,12 @@ describe("the pipeline's files", () => {
       JSON.stringify(m.Properties.EventSourceArn).includes("BatchQueue"),
     );
     expect(batchLane).toHaveLength(1);
+    // The default batch lane is async (-c batchLane=realtime gives it to the decide function).
     expect(batchLane[0]!.Properties).toMatchObject({
-      ScalingConfig: { MaximumConcurrency: BATCH_LANE.maxConcurrency },
+      ScalingConfig: { MaximumConcurrency: ASYNC_LANE.submit.maxConcurrency },
       FunctionResponseTypes: ["ReportBatchItemFailures"],
     });
-    expect(JSON.stringify(batchLane[0]!.Properties.FunctionName)).toMatch(/PipelineDecide/);
+    expect(JSON.stringify(batchLane[0]!.Properties.FunctionName)).toMatch(/PipelineAsyncSubmit/);
     const intake = JSON.stringify(
       Object.values(template.findResources("AWS::IAM::Policy") as Record<string, Resource>).filter((p) =>
         JSON.stringify(p.Properties.Roles).includes("BatchIntake"),

@@ -3,7 +3,8 @@
  * (audited at 50% and 10%) labelled through the review use case, beside what must stay out of the
  * estimate (a labelled escalation, an audit sample older than --since), a sample still waiting
  * and one disputed. The estimate weights each band by the decisions it stands for, so it differs
- * from the plain share of wrong audit labels; the exit code follows each policy's error budget.
+ * from the plain share of wrong audit labels; the verdict against each policy's error budget has
+ * three states (within, over, not enough labels) and the exit code follows it.
  */
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -22,10 +23,15 @@ import { TEAMS_POLICY } from "../helpers/policies.ts";
 
 const TABLE = "audit-cli";
 const bands = { edges: [0.9], rates: [0.5, 0.1] };
-/** One policy far over a 2% budget, one well within 50%: the same samples under each. */
+/**
+ * The same samples under three budgets: far over 0.5% (the lower end of the interval, 1.0%, is
+ * above it), well within 50% (the upper end, 41.6% with the 5 overdue unlabelled samples read as
+ * wrong, is under it), and undecided at 10% (the interval spans it).
+ */
 const POLICIES = [
-  { ...TEAMS_POLICY, id: "hot", auditSampleRate: 0, auditBands: bands, maxAutoError: 0.02 },
+  { ...TEAMS_POLICY, id: "hot", auditSampleRate: 0, auditBands: bands, maxAutoError: 0.005 },
   { ...TEAMS_POLICY, id: "calm", auditSampleRate: 0, auditBands: bands, maxAutoError: 0.5 },
+  { ...TEAMS_POLICY, id: "unsure", auditSampleRate: 0, auditBands: bands, maxAutoError: 0.1 },
 ];
 /**
  * Per policy: band <0.9 (π 0.5) 20 labelled, 4 wrong; band >=0.9 (π 0.1) 20 labelled, 1 wrong,
@@ -145,22 +151,32 @@ describe("decide audit on the decisions table", () => {
       ["<0.9", 20, 20, 4],
       [">=0.9", 25, 20, 1],
     ]);
-    expect(calm!.notes.join("\n")).toContain("1 audit samples are disputed between reviewers");
+    expect(calm!.notes.join("\n")).toContain("1 audit sample is disputed between reviewers and waits");
   });
 
-  it("prints the estimate and its bands, and exits 3 only for a policy over its budget", async () => {
+  it("prints the estimate, its bands and a verdict in three states, and exits 0, 3 or 4 by it", async () => {
     const calm = await audit(["--policy", "calm"]);
     expect(calm.code, calm.stderr).toBe(0);
     expect(calm.stdout).toMatch(
       /^calm: wrong automatic actions since 2026-11-01: 7\.1% \(95% interval \d+\.\d% to \d+\.\d%; 40 audit labels, 5 wrong\)/,
     );
-    expect(calm.stdout).toMatch(/within budget: the upper bound \d+\.\d% is at most maxAutoError 50\.0%/);
+    expect(calm.stdout).toMatch(
+      /within budget: at most \d+\.\d% wrong \(upper end of the 95% interval, 5 overdue unlabelled samples read as wrong\) is within maxAutoError 50\.0%; audit labels speak for 100\.0% of automatic decisions/,
+    );
+    expect(calm.stdout).toContain("5 audit samples drawn and not labelled, 5 of them for over 48 hours");
     expect(calm.stdout).toContain("chosen billing: 7.1%");
     expect(calm.stdout).toContain("v1 band <0.9: audited at 50.0%, 20 drawn, 20 labelled, 4 wrong");
     expect(calm.stdout).toContain("v1 band >=0.9: audited at 10.0%, 25 drawn, 20 labelled, 1 wrong");
     const hot = await audit(["--policy", "hot"]);
     expect(hot.code).toBe(3);
-    expect(hot.stdout).toMatch(/OVER BUDGET: the upper bound \d+\.\d% passes maxAutoError 2\.0%/);
+    expect(hot.stdout).toMatch(
+      /OVER BUDGET: at least \d+\.\d% wrong \(lower end of the 95% interval\) is above maxAutoError 0\.5%; a policy exactly at its budget is called over in at most 2\.5% of windows/,
+    );
+    const unsure = await audit(["--policy", "unsure"]);
+    expect(unsure.code).toBe(4);
+    expect(unsure.stdout).toMatch(
+      /NOT ENOUGH AUDIT LABELS to judge maxAutoError 10\.0%: the rate lies between \d+\.\d% and \d+\.\d% .*; at the rates seen, about \d+ more audit labels would settle it \(\d+ in v1 band <0\.9, \d+ in v1 band >=0\.9\)/,
+    );
     // Every policy at once: one over budget is enough for exit 3.
     const all = await audit([]);
     expect(all.code).toBe(3);
@@ -178,7 +194,7 @@ describe("decide audit on the decisions table", () => {
 
   it.each([
     [["--since", "last week"], /--since must be a date \(YYYY-MM-DD\) or an ISO time, got "last week"/],
-    [["--policy", "nope"], /--policy: unknown policy "nope" \(known: calm, hot\)/],
+    [["--policy", "nope"], /--policy: unknown policy "nope" \(known: calm, hot, unsure\)/],
     [["--confidence", "1.5"], /--confidence must be above 0\.5 and below 1, got "1\.5"/],
   ])("refuses %j with a one-line usage error", async (args, message) => {
     const run = await audit(args);

@@ -105,7 +105,9 @@ describe("batch jobs in the local mode", () => {
       );
       // Refused lines are listed as `decide publish` lists them, and make the exit code 1.
       expect(submitted.code, submitted.stderr).toBe(1);
-      expect(submitted.stdout).toMatch(/read 2000 lines: 1980 queued, 20 refused/);
+      expect(submitted.stdout).toMatch(/read 2,000 lines: 1980 queued, 20 refused/);
+      // What intake has read is shown while it reads (plain lines off a terminal).
+      expect(submitted.stderr).toMatch(/^reading: [\d,]+ lines? read, [\d,]+ queued, [\d,]+ refused$/m);
       const listed = [...submitted.stderr.matchAll(/^line (\d+): refused: \S/gm)].map((m) => Number(m[1]));
       expect(listed).toEqual(bad);
       const batchId = /batch (b-[0-9a-z-]+)/.exec(submitted.stdout)![1]!;
@@ -175,6 +177,9 @@ describe("batch jobs in the local mode", () => {
         .filter(Boolean)
         .map((l) => JSON.parse(l));
       expect(refused.map((e: { line: number }) => e.line).sort((a: number, b: number) => a - b)).toEqual(bad);
+      // Each refused line names the id it gave: none for the line that is not JSON.
+      const idOf = (line: number) => refused.find((e: { line: number }) => e.line === line)?.id;
+      expect([idOf(500), idOf(600), idOf(300), idOf(400)]).toEqual(["T-500", "bad id 600", undefined, "T-1"]);
 
       // The counts match the decision records of the batch.
       const mine: DecisionRecord[] = [];

@@ -2,8 +2,9 @@
  * Calibration from the decisions table on DynamoDB Local, through the CLI as a user runs it: too
  * few labels is a one-line usage error; an audit sample two reviewers disagreed on counts as
  * reviewed twice; `--propose --max-auto-error` certifies the threshold on the model and prompt
- * layout the labelled decisions name, `--apply-proposal` takes it, and `decide status` says the
- * certificate holds, then, once another model decides, "certificate stale: model changed".
+ * layout the labelled decisions name, `--apply-proposal` takes it after recomputing it on those
+ * labels, and `decide status` says the certificate is verified (recomputed on its labels in the
+ * table), then, once another model decides, "certificate stale: model changed".
  */
 import { cp, mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -175,9 +176,13 @@ describe("calibration from the decisions table", () => {
       labels: 600,
       automated: Number(line![3]),
     });
-    const applied = await runDecide(["calibrate", "--apply-proposal", file, "--policies-dir", policies], env);
+    const applied = await runDecide(
+      ["calibrate", "--apply-proposal", file, "--policies-dir", policies, "--from-table", "certified"],
+      env,
+    );
     expect(applied.code, applied.stderr).toBe(0);
     expect(applied.stdout).toMatch(/^ {2}certificate \(none\) -> ≤ 5\.0% wrong at 95% confidence/m);
+    expect(applied.stdout).toMatch(/^ {2}certificate verified: recomputed on its 600 labels in certified$/m);
 
     const status = async () => {
       const run = await runDecide(
@@ -190,7 +195,9 @@ describe("calibration from the decisions table", () => {
       ];
     };
     await store.create({ ...record(700, undefined, [6, 0, 0, 0]), policyVersion: 2 });
-    expect(await status()).toMatch(/^certificate holds/);
+    expect(await status()).toBe(
+      `certificate verified: recomputed on its 600 labels in the table (${MODEL.slice(0, 12)}…, ${LAYOUT})`,
+    );
     await store.create({
       ...record(701, undefined, [6, 0, 0, 0], "f".repeat(64)),
       policyVersion: 2,

@@ -118,7 +118,8 @@ describe("decide CLI", () => {
 
   it("says what a fresh shell lacks: the variable npm start exports, with the hint, in one line", async () => {
     const fresh = { DECISIONS_TABLE: "", BATCH_FOLDER: "", BATCH_BUCKET: "", INTAKE_QUEUE_URL: "" };
-    const hint = "is npm start running? export the variables it printed";
+    const hint =
+      "is npm start running? source the env file it wrote (source .cache/local/env) or pass --local-env FILE";
     for (const args of [["status"], ["batch", "list"], ["batch", "status", "b-x"]]) {
       const result = await decideWith(args, fresh);
       expect(result.code, args.join(" ")).toBe(2);
@@ -175,7 +176,7 @@ describe("decide CLI", () => {
     const source = await decide(["replay", "--from", "intak", "--dry-run"]);
     expect(source.code).toBe(2);
     expect(source.stderr).toMatch(
-      /^decide replay: --from: unknown dead-letter source "intak"; did you mean "intake"\? \(one of intake, batch, .*job-failures\)\nsee: npx decide replay --help\n$/,
+      /^decide replay: --from: unknown dead-letter source "intak"; did you mean "intake"\? \(one of intake, batch, .*job-failures, async-results\)\nsee: npx decide replay --help\n$/,
     );
     const unknown = await decide(["stauts"]);
     expect(unknown.stderr).toBe(

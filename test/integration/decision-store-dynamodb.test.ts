@@ -7,9 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalDynamoDb, startDynamoDbLocal } from "../../infra/local/dynamodb-local.ts";
 import { documentClient, localServiceOptions } from "../../shared/adapters/aws-clients.ts";
 import { ensureDecisionsTable } from "../../shared/adapters/dynamodb-admin.ts";
+import { DynamoDbAsyncObjectStore } from "../../shared/adapters/dynamodb-async-objects.ts";
 import { DynamoDbBatchStore } from "../../shared/adapters/dynamodb-batch-store.ts";
 import { DynamoDbDecisionStore } from "../../shared/adapters/dynamodb-decision-store.ts";
 import { StoreRejectedError } from "../../shared/domain/errors.ts";
+import { asyncObjectStoreContract } from "../helpers/async-objects.contract.ts";
 import { batchStoreContract } from "../helpers/batch-store.contract.ts";
 import { decisionStoreContract, pendingRecord } from "../helpers/decision-store.contract.ts";
 import { decisionStoreReviewContract } from "../helpers/decision-store-review.contract.ts";
@@ -30,6 +32,7 @@ afterAll(async () => {
 
 decisionStoreContract("DynamoDB Local", () => new DynamoDbDecisionStore(client, "contract"));
 decisionStoreReviewContract("DynamoDB Local", () => new DynamoDbDecisionStore(client, "contract"));
+asyncObjectStoreContract("DynamoDB Local", () => new DynamoDbAsyncObjectStore(client, "contract"));
 
 describe("DynamoDB decision store on the real table", () => {
   it("stores states DynamoDB cannot hold as maps (40 levels deep, empty keys) and reads them back", async () => {

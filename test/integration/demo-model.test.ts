@@ -105,7 +105,7 @@ describe("demo model", () => {
     expect(automated, JSON.stringify(answer)).toBe(false);
   });
 
-  // A regression floor, not a target: the README states the measured figures (npm run bench:demo).
+  // A regression floor, not a target: docs/getting-started.md states the measured figures (npm run bench:demo).
   it("handles most clear held-back items and automates few wrong ones", async () => {
     const total = demoFigures(await scoreHeldOut(await demoModelPath())).find((f) => f.policy === "all")!;
     expect(total.clear).toBeGreaterThanOrEqual(40);

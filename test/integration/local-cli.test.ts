@@ -1,16 +1,20 @@
 /**
  * `npm start` as a person sees it in a terminal (`decide local` under a pseudo-terminal made by
- * util-linux `script`): the live summary is one line redrawn in place, so the review page's
- * address printed above it stays on screen, and Ctrl-C stops it on a line of its own. Skips,
- * saying so, where `script` is not installed.
+ * util-linux `script`): each step is named as it starts, with its time (before, a first start
+ * printed nothing for 25 to 55 s); instead of 15 `export` lines to paste it writes an env file
+ * and prints one `source` line, and a fresh shell's commands reach it through that file; the live
+ * summary is one line redrawn in place, so the review page's address printed above it stays on
+ * screen, and Ctrl-C stops it on a line of its own and removes the file. Skips, saying so, where
+ * `script` is not installed.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtemp } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ensurePortsFree, resolveLocalPorts } from "../../infra/local/ports.ts";
-import { DECIDE } from "../helpers/decide-cli.ts";
+import { DECIDE, runDecide } from "../helpers/decide-cli.ts";
 import { freePort } from "../helpers/local-pipeline.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
 import { waitForProgress } from "../helpers/progress.ts";
@@ -56,6 +60,42 @@ describe.skipIf(!hasScript)("npm start in a terminal", () => {
         { stallSeconds: 180 },
         () => out.slice(-2000),
       );
+      await waitForProgress(
+        "the first decisions",
+        async () => (/decided [1-9]/.test(out) ? 0 : 1),
+        { stallSeconds: 180 },
+        () => out.slice(-2000),
+      );
+      // A fresh shell reaches it through the env file alone: no variable of this process.
+      const envFile = join(dataDir, "env");
+      const fresh = { PATH: process.env.PATH, HOME: process.env.HOME };
+      const clean = Object.fromEntries(Object.keys(process.env).map((name) => [name, undefined]));
+      const exports = (await readFile(envFile, "utf8")).split("\n").filter((l) => l.startsWith("export "));
+      expect(exports).toHaveLength(15);
+      const status = await runDecide(["status", "--local-env", envFile], { ...clean, ...fresh });
+      expect(status.code, status.stderr).toBe(0);
+      expect(status.stdout).toContain("queues:");
+      const sourced = spawnSync(
+        "bash",
+        [
+          "-c",
+          `source '${envFile}' && ${process.execPath} ${DECIDE} events --detail-type 'Decision Made' --one-line`,
+        ],
+        {
+          cwd: REPO_ROOT,
+          env: fresh,
+          encoding: "utf8",
+        },
+      );
+      expect(sourced.status, sourced.stderr).toBe(0);
+      const made = sourced.stdout
+        .split("\n")
+        .filter((l) => l.trim())
+        .map((l) => JSON.parse(l));
+      expect(made.length).toBeGreaterThan(0);
+      expect(
+        made.every((e) => e["detail-type"] === "Decision Made" && e.source === "decision-pipeline"),
+      ).toBe(true);
       // A few more summary periods (every 2 s; an unchanged summary is not drawn again).
       await new Promise((resolve) => setTimeout(resolve, 6500));
       child.stdin.write("\x03"); // Ctrl-C, as the terminal sends it
@@ -63,6 +103,19 @@ describe.skipIf(!hasScript)("npm start in a terminal", () => {
     } finally {
       if (child.exitCode === null) child.kill("SIGKILL");
     }
+    // Each step named as it starts, with its time, before what it became; one source line, no exports.
+    expect(out).toMatch(/ {2}0\.\d s {2}starting the local pipeline \(a first start took/);
+    const starting = out.indexOf("DynamoDB Local: starting Java...");
+    expect(starting).toBeGreaterThan(0);
+    expect(out.indexOf("DynamoDB Local: http://127.0.0.1:", starting)).toBeGreaterThan(starting);
+    expect(out).toMatch(/\d+\.\d s {2}endpoint: loading the model\.\.\./);
+    // The fit (about 8 s on an idle machine) runs in a child process: its step keeps counting.
+    expect(out).toMatch(/demo model: fitting [^\r\n]*\.\.\. 1 s/);
+    expect(out).toMatch(/\d+\.\d s {2}review page: http:\/\/127\.0\.0\.1:/);
+    expect(out).toMatch(/\d+\.\d s {2}ready: every part answers/);
+    expect(out).toContain(`source ${join(dataDir, "env")}`);
+    expect(out).not.toMatch(/^export /m);
+    expect(existsSync(join(dataDir, "env")), "the env file goes with the run").toBe(false);
     const review = out.indexOf("Review page:");
     const summary = out.indexOf("decided ", out.indexOf("sent 9 sample items"));
     const stopping = out.indexOf("stopping...", summary);

@@ -79,8 +79,9 @@ function decide(args: string[], env: Record<string, string>, input = ""): Promis
 }
 
 /**
- * The README's recipe for one dead letter in the local mode: a sample item put straight into the
- * intake's dead-letter queue, listed, then replayed; it was decided already, so it is not decided again.
+ * The recipe for one dead letter in the local mode (README, First steps; docs/operations.md): a
+ * sample item put straight into the intake's dead-letter queue, listed, then replayed; it was
+ * decided already, so it is not decided again.
  */
 async function deadLetterRecipe(env: Record<string, string>): Promise<void> {
   const routes = JSON.parse(env.DEAD_LETTER_ROUTES!) as Record<string, unknown>;

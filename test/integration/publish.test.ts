@@ -240,7 +240,7 @@ describe("decide publish", () => {
     expect(none.code).toBe(2);
     expect(none.stderr).toBe(
       "decide publish: INTAKE_QUEUE_URL is not set and --queue-url (or --event-bus NAME) is not given: " +
-        "is npm start running? export the variables it printed\nsee: npx decide publish --help\n",
+        "is npm start running? source the env file it wrote (source .cache/local/env) or pass --local-env FILE\nsee: npx decide publish --help\n",
     );
     const typo = await publish([join(dir, "items.jsonl"), "--queue", "x"]);
     expect(typo.code).toBe(2);

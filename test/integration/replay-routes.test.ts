@@ -67,7 +67,12 @@ afterAll(async () => {
 });
 
 const item = (id: string, policy: string) => JSON.stringify({ id, policy, state: `state of ${id}` });
-const summary = (stdout: string) => stdout.trim().split("\n").at(-1);
+/** The counts line (a dry run adds its note after it). */
+const summary = (stdout: string) =>
+  stdout
+    .trim()
+    .split("\n")
+    .findLast((line) => / matched, \d+ moved, /.test(line));
 
 async function until(check: () => Promise<boolean>): Promise<void> {
   // Fails on lack of progress: the local SQS moves a letter within a few visibility timeouts.

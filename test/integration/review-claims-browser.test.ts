@@ -192,6 +192,16 @@ describe.skipIf(!hasBrowser)("claims and the review flow in Chromium", () => {
       const badges = await root.page.locator("article h2 .badge").allInnerTexts();
       expect(badges).toEqual(["disputed: an admin decides"]);
       expect(await root.page.locator("button[name=label]").count()).toBe(4);
+      // Root settles it: the badge says so instead of still asking for an admin (before, it did).
+      await Promise.all([
+        root.page.waitForURL((url) => url.href !== pages.itemUrl(disputed)),
+        root.page.locator("button[name=label]").first().click(),
+      ]);
+      expect((await pages.store.get(disputed))?.status).toBe("reviewed");
+      await root.page.goto(pages.itemUrl(disputed));
+      expect(await root.page.locator("article h2 .badge").allInnerTexts()).toEqual([
+        "dispute settled by Root",
+      ]);
     } finally {
       for (const who of [ana, bo, root]) await who.context.close();
     }

@@ -1,7 +1,7 @@
 /**
  * The daily Audit function: each policy's estimate from its audit samples of the window before
- * the scheduled time, published as metrics (the budget alarm's upper bound only where there is a
- * label to rest on), and the results it returns and logs.
+ * the scheduled time, published as metrics (the verdict's bounds and state where the policy sets a
+ * budget, the rate only where there is a label to rest on), and the results it returns and logs.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createAuditHandler } from "../../functions/audit.ts";
@@ -87,18 +87,33 @@ describe("the Audit function", () => {
         .filter((m) => m.policy === policy)
         .map((m) => m.name)
         .sort();
-    expect(of("tickets")).toEqual([METRICS.auditLabels, METRICS.autoErrorRate, METRICS.autoErrorUpperBound]);
+    expect(of("tickets")).toEqual(
+      [
+        METRICS.auditCoverage,
+        METRICS.auditInconclusive,
+        METRICS.auditLabels,
+        METRICS.autoErrorLowerBound,
+        METRICS.autoErrorRate,
+        METRICS.autoErrorUpperBound,
+      ].sort(),
+    );
     expect(of("quiet")).toEqual([METRICS.auditLabels]);
     const value = (name: string) => metrics.find((m) => m.policy === "tickets" && m.name === name)!.value;
     expect(value(METRICS.auditLabels)).toBe(20);
     expect(value(METRICS.autoErrorRate)).toBeCloseTo(0.1, 10);
-    // The exact 95% upper bound of 2 in 20 is 31.7%: over the 5% budget, the alarm's case.
+    // 2 wrong of 20: the exact 95% interval runs from 1.2% to 31.7%, across the 5% budget.
     expect(value(METRICS.autoErrorUpperBound)).toBeCloseTo(0.317, 3);
-    const { results } = result as { results: { policyId: string; labelled: number; target?: number }[] };
-    const byPolicy = results.map((r) => [r.policyId, r.labelled, r.target]).sort();
+    expect(value(METRICS.autoErrorLowerBound)).toBeCloseTo(0.0123, 3);
+    // Neither end settles it: too few labels, the inconclusive alarm's case.
+    expect(value(METRICS.auditInconclusive)).toBe(1);
+    expect(value(METRICS.auditCoverage)).toBe(1);
+    const { results } = result as {
+      results: { policyId: string; labelled: number; target?: number; verdict?: string }[];
+    };
+    const byPolicy = results.map((r) => [r.policyId, r.labelled, r.target, r.verdict]).sort();
     expect(byPolicy).toEqual([
-      ["quiet", 0, undefined],
-      ["tickets", 20, 0.05],
+      ["quiet", 0, undefined, undefined],
+      ["tickets", 20, 0.05, "not_enough_labels"],
     ]);
   });
 });

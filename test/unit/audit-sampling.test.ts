@@ -139,7 +139,7 @@ describe("audit samples on the decide path", () => {
     );
     const [audit] = await estimateAutoErrors(
       { store, policies },
-      { since: "2026-11-01T00:00:00.000Z", policyId: "posts" },
+      { since: "2026-11-01T00:00:00.000Z", now: new Date("2026-12-01T00:00:00.000Z"), policyId: "posts" },
     );
     expect(audit!.overall.samples).toBe(samples.length);
     expect(audit!.overall.labelled).toBe(samples.length);

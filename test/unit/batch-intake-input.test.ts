@@ -99,4 +99,25 @@ describe("batch intake input", () => {
       },
     ]);
   });
+
+  it("names each refused line's item id in the errors file when the line gives one", async () => {
+    // Before, an entry had the line number only: {"line": 2, "stage": "intake", "problems": [...]}.
+    const lines = [
+      JSON.stringify({ id: "T-1", state: "charged twice" }),
+      JSON.stringify({ id: "T-2", state: "" }),
+      JSON.stringify({ id: "T-3", policy: "another", state: "x" }),
+      "{not json",
+      JSON.stringify({ state: "no id" }),
+      JSON.stringify({ id: "T-1", state: "again" }),
+    ];
+    const { refused } = await intake("tickets.jsonl", Buffer.from(`${lines.join("\n")}\n`));
+    expect(refused.map((r) => [r.line, (r as { id?: string }).id])).toEqual([
+      [2, "T-2"],
+      [3, "T-3"],
+      [4, undefined],
+      [5, undefined],
+      [6, "T-1"],
+    ]);
+    expect(Object.keys(refused[0]!)).toEqual(["line", "id", "stage", "problems"]);
+  });
 });

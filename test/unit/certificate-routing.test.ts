@@ -35,10 +35,11 @@ function certified(policy: Policy, threshold: number | null = policy.autoThresho
       method: CERTIFICATE_METHOD,
       threshold,
       bound: threshold === null ? null : 0.0199,
-      automated: 149,
+      // A certificate that qualified no threshold automates nothing (as calibration writes it).
+      automated: threshold === null ? 0 : 149,
       errors: 0,
       labels: 300,
-      coverage: 0.4967,
+      coverage: threshold === null ? 0 : 0.4967,
       modelSha256: MODEL,
       promptVersion: LAYOUT,
       policySha256: policyTextSha256(version),

@@ -69,10 +69,14 @@ describe("status", () => {
       certificates: {},
       queues: { intake: { visible: 2, inFlight: 1 } },
       deadLetters: {},
+      asyncBacklog: { objects: 2, items: 776, oldestSubmittedAt: "2026-12-01T10:00:00.000Z" },
     };
     const text = statusCommand.print(status, statusCommand.parse([], { DECISIONS_TABLE: "t" }));
     expect(text.exitCode).toBe(0);
     expect(text.lines).toContain("  intake       2 waiting, 1 in flight");
+    expect(text.lines).toContain(
+      "async backlog: 2 objects (776 items) open on the async endpoint, oldest submitted 2026-12-01T10:00:00.000Z",
+    );
     expect(text.lines.at(-1)).toBe("  (none)");
     const json = statusCommand.print(status, statusCommand.parse(["--json"], { DECISIONS_TABLE: "t" }));
     expect(JSON.parse(json.lines.join("\n"))).toEqual(status);

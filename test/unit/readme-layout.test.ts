@@ -1,7 +1,7 @@
 /**
- * The README's Layout section stays true: one row for each folder the import rules name, showing
- * that folder's rule as `infra/scripts/import-rules.ts` writes it, and every path the table names
- * exists in the repository.
+ * The Layout section (docs/development.md, moved there from the README) stays true: one row for
+ * each folder the import rules name, showing that folder's rule as `infra/scripts/import-rules.ts`
+ * writes it, and every path the table names exists in the repository.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -11,8 +11,10 @@ import { REPO_ROOT } from "../helpers/models.ts";
 
 /** The rows of the Layout table: the paths of the first cell and the text of the third. */
 function layoutRows(): { paths: string[]; rule: string }[] {
-  const readme = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
-  const section = readme.slice(readme.indexOf("\n## Layout\n"));
+  const guide = readFileSync(join(REPO_ROOT, "docs", "development.md"), "utf8");
+  const start = guide.indexOf("\n## Layout\n");
+  expect(start, "docs/development.md has a Layout section").toBeGreaterThan(0);
+  const section = guide.slice(start);
   const end = section.indexOf("\n## ", 1);
   return (end > 0 ? section.slice(0, end) : section)
     .split("\n")
@@ -24,7 +26,7 @@ function layoutRows(): { paths: string[]; rule: string }[] {
     });
 }
 
-describe("the README's Layout section", () => {
+describe("the Layout section of docs/development.md", () => {
   it("has one row per ruled folder, with the rule check:imports enforces", () => {
     const rows = layoutRows();
     for (const folder of Object.keys(IMPORT_RULES) as RuledFolder[]) {

@@ -6,10 +6,12 @@
  * or unaudited bands). Pure: the records are read by `shared/use-cases/audit-estimate.ts`.
  */
 import type { DecisionRecord } from "../decision-record.ts";
+import { counted } from "../plural.ts";
 import type { PolicyRegistry } from "../policy/registry.ts";
 import { AUDIT } from "../topology.ts";
 import { bandName, bandStart } from "./bands.ts";
-import { type AuditSample, type AutoErrorEstimate, estimateAutoError } from "./estimate.ts";
+import { type AutoErrorEstimate, estimateAutoError } from "./estimate.ts";
+import { type BudgetVerdict, budgetVerdict, type VerdictSample } from "./verdict.ts";
 
 /** One stratum's counts, for the table of bands. */
 export interface StratumCounts {
@@ -31,23 +33,37 @@ export interface PolicyAudit {
   /** By the option the model chose (the action taken). */
   readonly byOption: readonly { readonly option: string; readonly estimate: AutoErrorEstimate }[];
   readonly strata: readonly StratumCounts[];
+  /** Against the budget, when the policy sets one: within, over, or not enough labels (`verdict.ts`). */
+  readonly verdict?: BudgetVerdict;
   /** Plain-language caveats: thin or unaudited bands, disputed samples, samples without a probability. */
   readonly notes: readonly string[];
 }
 
-/** A record as an audit sample; undefined when its inclusion probability is unknown. */
-function sampleOf(record: DecisionRecord, policies: PolicyRegistry): AuditSample | undefined {
+/**
+ * A record as an audit sample, overdue when still unlabelled `AUDIT.overdueAfterHours` after it
+ * was drawn (at `now`); undefined when its inclusion probability is unknown.
+ */
+function sampleOf(record: DecisionRecord, policies: PolicyRegistry, now: number): VerdictSample | undefined {
   // Records from before audit bands carry no probability: their version's flat rate drew them.
   const pi =
     record.auditInclusionProbability ??
     policies.version(record.policyId, record.policyVersion)?.auditSampleRate;
   if (!(pi !== undefined && pi > 0 && pi <= 1) || record.chosen === undefined) return undefined;
+  const labelled = record.status === "reviewed" && record.label !== undefined;
+  const overdue = !labelled && Date.parse(record.createdAt) < now - AUDIT.overdueAfterHours * 3_600_000;
   return {
     stratum: `${record.policyVersion}|${record.auditBand ?? "all"}`,
     inclusionProbability: pi,
     chosen: record.chosen,
-    ...(record.status === "reviewed" && record.label !== undefined ? { label: record.label } : {}),
+    ...(labelled ? { label: record.label } : {}),
+    ...(overdue ? { overdue } : {}),
   };
+}
+
+/** The window an estimate reads: decisions made from `since` until `now` (ISO times). */
+export interface AuditWindow {
+  readonly since: string;
+  readonly now: string;
 }
 
 /** The audit estimate of one policy from its audit records (already read). */
@@ -55,20 +71,23 @@ export function auditPolicy(
   policyId: string,
   records: readonly DecisionRecord[],
   policies: PolicyRegistry,
-  since: string,
+  window: AuditWindow,
   confidence: number = AUDIT.confidence,
 ): PolicyAudit {
+  const since = window.since;
   const own = records.filter((r) => r.policyId === policyId);
-  const samples = own.map((r) => sampleOf(r, policies));
-  const usable = samples.filter((s): s is AuditSample => s !== undefined);
+  const samples = own.map((r) => sampleOf(r, policies, Date.parse(window.now)));
+  const usable = samples.filter((s): s is VerdictSample => s !== undefined);
   const notes: string[] = [];
   if (usable.length < own.length)
-    notes.push(`${own.length - usable.length} audit samples carry no inclusion probability and are left out`);
+    notes.push(
+      `${counted(own.length - usable.length, "audit sample carries", "audit samples carry")} no inclusion probability and ${own.length - usable.length === 1 ? "is" : "are"} left out`,
+    );
   // A disputed sample waits for an admin: counted as unlabelled, though it is likelier wrong.
   const disputed = own.filter((r) => r.disputed && r.status === "pending_review").length;
   if (disputed > 0)
     notes.push(
-      `${disputed} audit samples are disputed between reviewers and wait for an admin's label: counted as unlabelled until then`,
+      `${counted(disputed, "audit sample is", "audit samples are")} disputed between reviewers and ${disputed === 1 ? "waits" : "wait"} for an admin's label: counted as unlabelled until then`,
     );
   const strata = strataOf(usable);
   for (const s of strata)
@@ -86,9 +105,10 @@ export function auditPolicy(
         );
     }
   const options = [...new Set(usable.map((s) => s.chosen))].sort();
+  const budget = current?.maxAutoError;
   return {
     policyId,
-    ...(current?.maxAutoError !== undefined ? { target: current.maxAutoError } : {}),
+    ...(budget !== undefined ? { target: budget, verdict: budgetVerdict(usable, budget, confidence) } : {}),
     since,
     overall: estimateAutoError(usable, confidence),
     byOption: options.map((option) => ({
@@ -103,7 +123,7 @@ export function auditPolicy(
   };
 }
 
-function strataOf(samples: readonly AuditSample[]): StratumCounts[] {
+function strataOf(samples: readonly VerdictSample[]): StratumCounts[] {
   const byKey = new Map<string, StratumCounts>();
   for (const s of samples) {
     const [version, band] = s.stratum.split("|") as [string, string];

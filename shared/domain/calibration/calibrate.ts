@@ -4,17 +4,18 @@
  * or certified: `certificate.ts`), conformal prediction sets, and the proposed next policy version
  * (`proposal.ts`). Pure: callers bring the rows and write the outputs.
  */
+import type { LabelSource } from "../policy/certificate-schema.ts";
 import type { Policy } from "../policy/policy.ts";
 import { argmax, softmax } from "../probability.ts";
 import { type CandidateComparison, compareCandidates } from "./candidates.ts";
 import {
   type CertificatePoint,
   type CertificateResult,
-  type CertifiedItem,
   certificateCurve,
   certificateSentence,
   certifyThreshold,
 } from "./certificate.ts";
+import { certifiedItems, topAutomatable } from "./certified-items.ts";
 import { evaluateSets, fitConformal } from "./conformal.ts";
 import { type CalibrationMap, calibratedProbabilities, mapOf } from "./map.ts";
 import {
@@ -52,6 +53,8 @@ export interface CalibrateOptions {
   readonly conformalCoverage?: number;
   /** A label-free prior (from content-free inputs): the "prior" candidate. */
   readonly prior?: readonly number[];
+  /** Where the rows came from, written into a certificate so that it can be checked on them. */
+  readonly labelSource?: LabelSource;
 }
 
 /** Too few labelled rows to fit anything. */
@@ -130,25 +133,6 @@ function thresholdTable(calibrated: readonly LabelledDistribution[]): Calibratio
       coverage: automated.length / calibrated.length,
       automatedAccuracy: accuracy(automated),
     };
-  });
-}
-
-/** Whether the top option of `probabilities` may be automated at all (automatable, not out of scope). */
-function topAutomatable(policy: Policy, probabilities: readonly number[]): boolean {
-  const option = policy.options[argmax(probabilities)]!;
-  return option.automate && option.id !== policy.outOfScopeOption;
-}
-
-/** The labelled items as the certificate sees them, under the proposed (rounded) map. */
-function certifiedItems(
-  policy: Policy,
-  rows: readonly LabelledLogits[],
-  map: CalibrationMap,
-): CertifiedItem[] {
-  return rows.map((r) => {
-    const p = calibratedProbabilities(r.logits, map);
-    const k = argmax(p);
-    return { confidence: p[k]!, wrong: k !== r.label, automatable: topAutomatable(policy, p) };
   });
 }
 
@@ -245,7 +229,15 @@ export function calibratePolicy(
     conformal: rule,
     baseline,
     ...(certified
-      ? { certified: { result: certified.certificate, rows, ...provenanceOf(rows), at: options.now } }
+      ? {
+          certified: {
+            result: certified.certificate,
+            rows,
+            ...provenanceOf(rows),
+            at: options.now,
+            ...(options.labelSource ? { source: options.labelSource } : {}),
+          },
+        }
       : {}),
   });
   return {

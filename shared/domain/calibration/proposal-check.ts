@@ -1,11 +1,13 @@
 /**
  * What a calibration proposal changes, field by field, and whether apply may take it: a proposal
  * may differ from the current version only in the fields calibration owns (`ranges.ts`), each
- * inside its documented range, and a certificate it carries must hold for the version it is in.
+ * inside its documented range, and a certificate it carries must hold for the version it is in and
+ * give its claim from its own counts (`certificate-check.ts`).
  * Anything else (question, options, routing, audit settings) is refused by name. Pure: the
  * report, `--apply-proposal` and the proposing use case all run this one check.
  */
 import type { Policy } from "../policy/policy.ts";
+import { certificateCountsProblem } from "./certificate-check.ts";
 import { calibrationSha256, policyTextSha256 } from "./provenance.ts";
 import { CALIBRATION_FIELDS, CALIBRATION_RANGES, type CalibrationField, inRange } from "./ranges.ts";
 
@@ -102,6 +104,8 @@ function rangeProblem(field: CalibrationField, proposed: Policy): string | undef
 function certificateMismatch(proposed: Policy): string | undefined {
   const c = proposed.certificate;
   if (c === undefined) return undefined;
+  const invalid = certificateCountsProblem(c);
+  if (invalid) return invalid;
   if (c.policySha256 !== policyTextSha256(proposed))
     return "certificate: it was made for another policy text";
   if (c.calibrationSha256 !== calibrationSha256(proposed))

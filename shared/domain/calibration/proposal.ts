@@ -3,7 +3,11 @@
  * ranges apply accepts), the auto threshold, the prediction sets, the drift baseline and, when the
  * threshold was certified, its certificate. Every other field is the current version's.
  */
-import { CERTIFICATE_METHOD, type PolicyCertificate } from "../policy/certificate-schema.ts";
+import {
+  CERTIFICATE_METHOD,
+  type LabelSource,
+  type PolicyCertificate,
+} from "../policy/certificate-schema.ts";
 import type { Policy } from "../policy/policy.ts";
 import type { CertificateResult } from "./certificate.ts";
 import type { ConformalRule } from "./conformal.ts";
@@ -30,6 +34,8 @@ export interface ProposalParts {
     readonly modelSha256: string | null;
     readonly promptVersion: string | null;
     readonly at: Date;
+    /** Where the labels are, so that they can be read back and the certificate recomputed. */
+    readonly source?: LabelSource;
   };
 }
 
@@ -98,6 +104,7 @@ function certificateOf(
     policySha256: policyTextSha256(proposed),
     calibrationSha256: calibrationSha256(proposed),
     labelsSha256: labelSetSha256(certified.rows),
+    ...(certified.source ? { labelSource: certified.source } : {}),
     certifiedAt: certified.at.toISOString(),
   };
 }

@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import type { PolicyCertificate } from "../policy/certificate-schema.ts";
 import type { Policy } from "../policy/policy.ts";
+import { certificateCountsProblem } from "./certificate-check.ts";
 import type { LabelledLogits } from "./temperature.ts";
 
 const sha256 = (value: unknown) => createHash("sha256").update(JSON.stringify(value)).digest("hex");
@@ -71,13 +72,24 @@ export interface ScoredBy {
   readonly promptVersion: string;
 }
 
+// The decide path asks for every item: a certificate object's counts are checked once.
+const countsChecked = new WeakMap<PolicyCertificate, string | undefined>();
+
+function countsProblem(certificate: PolicyCertificate): string | undefined {
+  if (!countsChecked.has(certificate)) countsChecked.set(certificate, certificateCountsProblem(certificate));
+  return countsChecked.get(certificate);
+}
+
 /**
  * Why `policy`'s certificate does not hold (for the decision `scoredBy`, when given), or
- * undefined when it does: "no certificate", "certificate stale: model changed", ...
+ * undefined when it does: "no certificate", "certificate invalid: ..." (its own counts do not
+ * give its claim), "certificate stale: model changed", ...
  */
 export function certificateProblem(policy: Policy, scoredBy?: ScoredBy): string | undefined {
   const certificate: PolicyCertificate | undefined = policy.certificate;
   if (!certificate) return "no certificate";
+  const invalid = countsProblem(certificate);
+  if (invalid) return invalid;
   if (certificate.threshold === null) return "certificate: no threshold qualified";
   if (certificate.policySha256 !== policyTextSha256(policy)) return "certificate stale: policy changed";
   if (certificate.calibrationSha256 !== calibrationSha256(policy))

@@ -1,7 +1,7 @@
 /**
  * The fields a calibration owns and the documented range of each: what a fit may propose, what
  * `decide calibrate --apply-proposal` accepts, and what the fitters are bounded to. One
- * definition, so that a fit can never propose what apply refuses (README, "Ship a policy change
+ * definition, so that a fit can never propose what apply refuses (docs/calibration.md, "Ship a policy change
  * safely"). Everything else in a policy (question, options, routing, audit settings) changes only
  * through a policy file written by a person.
  */

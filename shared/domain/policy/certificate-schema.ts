@@ -10,8 +10,31 @@ import { CALIBRATION_RANGES } from "../calibration/ranges.ts";
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/, "must be a SHA-256 in hex");
 const range = (r: { readonly min: number; readonly max: number }) => z.number().min(r.min).max(r.max);
 
-/** The method every certificate names (README, "Ship a policy change safely"). */
+/** The method every certificate names (docs/calibration.md, "Ship a policy change safely"). */
 export const CERTIFICATE_METHOD = "learn-then-test fixed-sequence, Clopper-Pearson";
+
+/**
+ * Where a certificate's labels are, so that they can be read back and the certificate recomputed
+ * on them: the reviewed decisions of one policy version labelled in a window of the decisions
+ * table, or a labelled file (checked only where that file is given again).
+ */
+export const labelSourceSchema = z.discriminatedUnion("kind", [
+  z
+    .object({
+      kind: z.literal("table"),
+      /** The version whose decisions were labelled (the one the proposal replaces). */
+      policyVersion: z.number().int().min(1),
+      /** Labels given at or after this time; null: all of that version's labels. */
+      since: z.iso.datetime({ offset: true }).nullable(),
+      /** Labels given at or before this time (when the certificate was made). */
+      until: z.iso.datetime({ offset: true }),
+    })
+    .strict(),
+  z.object({ kind: z.literal("file") }).strict(),
+]);
+
+/** Where a certificate's labels are. */
+export type LabelSource = z.infer<typeof labelSourceSchema>;
 
 /** A policy version's certificate. */
 export const certificateSchema = z
@@ -38,6 +61,8 @@ export const certificateSchema = z
     calibrationSha256: sha256,
     /** The labelled set (item, label, logits). */
     labelsSha256: sha256,
+    /** Where that set is; absent on certificates made before it was recorded (they cannot be checked). */
+    labelSource: labelSourceSchema.optional(),
     certifiedAt: z.iso.datetime({ offset: true }),
   })
   .strict();

@@ -34,9 +34,16 @@ export const METRICS = {
   /** The review backlog's metrics and their dimension. */
   pendingReviews: "PendingReviews",
   oldestPendingReviewMinutes: "OldestPendingReviewMinutes",
-  /** The daily audit estimate's metrics (rate, upper bound, labels), per policy. */
+  /**
+   * The daily audit estimate's metrics, per policy: the rate, the budget verdict's bounds (the
+   * over-budget alarm reads the lower one), whether the labels are too few to judge the budget
+   * (1) or not (0), the share of automatic decisions the labels speak for, and the labels.
+   */
   autoErrorRate: "AutoErrorRate",
   autoErrorUpperBound: "AutoErrorUpperBound",
+  autoErrorLowerBound: "AutoErrorLowerBound",
+  auditInconclusive: "AuditInconclusive",
+  auditCoverage: "AuditCoverage",
   auditLabels: "AuditLabels",
   policyDimension: "policy",
   /**

@@ -12,6 +12,7 @@ export {
   parseSystemOneRequest,
   type SystemOneQuestion,
   type SystemOneRequest,
+  systemOneRequestShape,
 } from "./request.ts";
 export {
   answerIdsOf,

@@ -86,6 +86,22 @@ const envelope = z
   })
   .strict();
 
+/**
+ * The request as a document describes it (the OpenAPI page, `endpoint/openapi/openapi.ts`): the
+ * validation's own schemas, with choice criteria, which the validation reads in document order
+ * as a plain object, described as the map of option id to description (or null) they are.
+ */
+export const systemOneRequestShape = envelope.extend({
+  questions: z.record(
+    z.string(),
+    z.discriminatedUnion("type", [
+      questionSchemas.choice.extend({ criteria: z.record(z.string(), wording.nullable()) }),
+      questionSchemas.score,
+      questionSchemas.noul,
+    ]),
+  ),
+});
+
 /** One question as a client writes it. */
 export type SystemOneQuestion = {
   [T in QuestionType]: z.input<(typeof questionSchemas)[T]>;

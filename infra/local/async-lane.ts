@@ -1,0 +1,249 @@
+/**
+ * The async lane in the local mode, wired as the stack deploys it (`infra/constructs/async-lane.ts`):
+ * the batch lane's queue feeds the submit function through a poller that gathers up to an
+ * object's worth of records per invocation (the event source's batch size and batching window);
+ * the async endpoint's stand-in (`async-endpoint.ts`) runs the objects on the local container and
+ * puts its notifications on a queue of their own, dead-lettered after the receive limit; the
+ * result function consumes that queue one notification per invocation. The two functions get
+ * their own environment: their SageMaker client reaches the stand-in, not the container.
+ */
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
+import type { SqsQueue } from "../../shared/adapters/sqs-queue.ts";
+import { asyncItemsPerObject } from "../../shared/domain/async-objects.ts";
+import type { QueueMessage } from "../../shared/domain/message-queue.ts";
+import { MAX_RECEIVE_COUNT } from "../../shared/domain/topology.ts";
+import {
+  type LocalAsyncEndpoint,
+  type LocalAsyncEndpointOptions,
+  startLocalAsyncEndpoint,
+} from "./async-endpoint.ts";
+import { type CreatesQueue, LOCAL_ARN, redriveTo } from "./local-queues.ts";
+import { localLambdaContext, type SqsPoller, startSqsPoller } from "./sqs-poller.ts";
+
+/** The bucket name the local `s3://` locations use (the folder stands in for it). */
+export const LOCAL_BUCKET = "local-pipeline-bucket";
+
+/** The async endpoint's name locally. */
+export const LOCAL_ASYNC_ENDPOINT = "decision-endpoint-async";
+
+/** Options of {@link startLocalAsyncLane}. */
+export interface LocalAsyncLaneOptions {
+  /** The functions' environment (the stand-ins, the table, the bus); the lane's functions get a copy. */
+  readonly env: Readonly<Record<string, string>>;
+  readonly createQueue: CreatesQueue;
+  /** The batch lane's queue and its dead-letter queue. */
+  readonly batch: SqsQueue;
+  readonly batchDeadLetters: SqsQueue;
+  /** The bucket's folder and the container's URL. */
+  readonly folder: string;
+  readonly containerUrl: string;
+  /** Result function pollers (0: none; a test runs its own). @default 1 */
+  readonly resultPollers?: number;
+  /** The notifications' visibility timeout. @default 120 */
+  readonly resultsVisibilitySeconds?: number;
+  /** Items per object. @default asyncItemsPerObject() */
+  readonly itemsPerObject?: number;
+  /** How long the submit poller gathers records once the first arrived. @default 1000 */
+  readonly gatherMs?: number;
+  /** Extra settings of the lane's functions (MAX_ITEM_FAILURES and the like). */
+  readonly settings?: Readonly<Record<string, string>>;
+  /** The stand-in's test seams. */
+  readonly faults?: Pick<LocalAsyncEndpointOptions, "fail" | "rewriteAnswer">;
+}
+
+/** The running lane. */
+export interface LocalAsyncLane {
+  readonly endpoint: LocalAsyncEndpoint;
+  readonly notifications: SqsQueue;
+  readonly notificationsDeadLetters: SqsQueue;
+  /** The lane's functions' environment (a result function started elsewhere uses it). */
+  readonly env: Readonly<Record<string, string>>;
+  readonly submit: SqsPoller;
+  readonly results: SqsPoller[];
+  stop(): Promise<void>;
+}
+
+/** How the local wiring asks for the async lane. */
+export interface AsyncLaneWiring {
+  /** URL of the decision container. */
+  readonly endpointUrl: string;
+  /** Folder standing in for the pipeline bucket; no batch lane when unset. */
+  readonly batchFolder?: string;
+  /**
+   * Where the batch lane's items are scored: the async endpoint's stand-in through the submit and
+   * result functions (as the stack deploys by default), or the decide function's real-time calls.
+   * @default "async"
+   */
+  readonly batchLane?: "async" | "realtime";
+  /** The async lane's settings and test seams. */
+  readonly asyncLane?: Pick<
+    LocalAsyncLaneOptions,
+    "resultPollers" | "resultsVisibilitySeconds" | "itemsPerObject" | "gatherMs" | "settings" | "faults"
+  >;
+}
+
+/** The async lane on the batch queue, unless the batch lane is real-time (or there is none). */
+export async function startAsyncLaneOf(
+  wiring: AsyncLaneWiring,
+  queues: { readonly batch?: SqsQueue; readonly batchDeadLetters?: SqsQueue },
+  env: Readonly<Record<string, string>>,
+  createQueue: CreatesQueue,
+): Promise<LocalAsyncLane | undefined> {
+  if (wiring.batchLane === "realtime" || !wiring.batchFolder || !queues.batch || !queues.batchDeadLetters)
+    return undefined;
+  return startLocalAsyncLane({
+    ...wiring.asyncLane,
+    env,
+    createQueue,
+    batch: queues.batch,
+    batchDeadLetters: queues.batchDeadLetters,
+    folder: wiring.batchFolder,
+    containerUrl: wiring.endpointUrl,
+  });
+}
+
+/** Starts the stand-in, the notifications queue and the two functions' pollers. */
+export async function startLocalAsyncLane(options: LocalAsyncLaneOptions): Promise<LocalAsyncLane> {
+  const notificationsDeadLetters = await options.createQueue("async-results-dlq");
+  const notifications = await options.createQueue("async-results", {
+    VisibilityTimeout: String(options.resultsVisibilitySeconds ?? 120),
+    ...redriveTo("async-results-dlq", MAX_RECEIVE_COUNT),
+  });
+  const endpoint = await startLocalAsyncEndpoint({
+    endpointName: LOCAL_ASYNC_ENDPOINT,
+    folder: options.folder,
+    bucket: LOCAL_BUCKET,
+    containerUrl: options.containerUrl,
+    notifications,
+    ...options.faults,
+  });
+  const env: Record<string, string> = {
+    ...options.env,
+    AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME: endpoint.url,
+    ASYNC_ENDPOINT_NAME: LOCAL_ASYNC_ENDPOINT,
+    ASYNC_LOCATION_BUCKET: LOCAL_BUCKET,
+    BATCH_QUEUE_URL: options.batch.url,
+    BATCH_DLQ_URL: options.batchDeadLetters.url,
+    ...options.settings,
+  };
+  const { createAsyncSubmitHandler, submitDependenciesFromEnv } = await import(
+    "../../functions/async-submit.ts"
+  );
+  const { createAsyncResultsHandler, resultDependenciesFromEnv } = await import(
+    "../../functions/async-results.ts"
+  );
+  const submitDeps = submitDependenciesFromEnv(env);
+  const itemsPerObject = options.itemsPerObject ?? asyncItemsPerObject();
+  const submit = startGatheringPoller({
+    queue: options.batch,
+    queueArn: `${LOCAL_ARN}:batch`,
+    handler: createAsyncSubmitHandler(async () => ({ ...(await submitDeps), itemsPerObject }), env),
+    maxRecords: itemsPerObject,
+    gatherMs: options.gatherMs ?? 1000,
+  });
+  const resultDeps = resultDependenciesFromEnv(env);
+  const results = Array.from({ length: options.resultPollers ?? 1 }, () =>
+    startSqsPoller({
+      queue: notifications,
+      queueArn: `${LOCAL_ARN}:async-results`,
+      handler: createAsyncResultsHandler(() => resultDeps),
+      batchSize: 1,
+      functionName: "async-results",
+    }),
+  );
+  return {
+    endpoint,
+    notifications,
+    notificationsDeadLetters,
+    env,
+    submit,
+    results,
+    async stop() {
+      await Promise.all([submit, ...results].map((poller) => poller.stop()));
+      await endpoint.stop();
+      const { destroyClients } = await import("../../functions/clients.ts");
+      destroyClients(env);
+    },
+  };
+}
+
+/** The Lambda record of a received message. */
+function recordOf(message: QueueMessage, queueArn: string): SQSRecord {
+  return {
+    messageId: message.messageId,
+    receiptHandle: message.receiptHandle,
+    body: message.body,
+    attributes: {
+      ApproximateReceiveCount: String(message.receiveCount),
+      SentTimestamp: String(message.sentAt),
+      SenderId: "local",
+      ApproximateFirstReceiveTimestamp: String(Date.now()),
+    },
+    messageAttributes: {},
+    md5OfBody: "",
+    eventSource: "aws:sqs",
+    eventSourceARN: queueArn,
+    awsRegion: "us-east-1",
+  };
+}
+
+/**
+ * A poller that gathers up to `maxRecords` messages per invocation, as an event source mapping
+ * with a large batch size and a batching window does: it receives until it has them all, the
+ * queue is drained, or `gatherMs` passed since the first one.
+ */
+function startGatheringPoller(options: {
+  queue: SqsQueue;
+  queueArn: string;
+  handler: (event: SQSEvent, context: Context) => Promise<unknown>;
+  maxRecords: number;
+  gatherMs: number;
+}): SqsPoller {
+  const stats = { invocations: 0, records: 0, failures: 0, handlerErrors: 0 };
+  let running = true;
+  const gather = async (): Promise<QueueMessage[]> => {
+    const messages: QueueMessage[] = [];
+    const started = Date.now();
+    while (running && messages.length < options.maxRecords && Date.now() - started < options.gatherMs) {
+      const max = Math.min(10, options.maxRecords - messages.length);
+      const received = await options.queue.receive({ max }).catch(() => []);
+      if (received.length === 0) {
+        if (messages.length > 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        continue;
+      }
+      messages.push(...received);
+    }
+    return messages;
+  };
+  const loop = async () => {
+    while (running) {
+      const messages = await gather();
+      if (messages.length === 0) continue;
+      const records = messages.map((message) => recordOf(message, options.queueArn));
+      stats.invocations++;
+      stats.records += records.length;
+      let keep = new Set(records.map((r) => r.messageId));
+      try {
+        const response = (await options.handler(
+          { Records: records },
+          localLambdaContext("async-submit"),
+        )) as SQSBatchResponse;
+        keep = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
+      } catch {
+        stats.handlerErrors++;
+      }
+      stats.failures += keep.size;
+      const done = records.filter((record) => !keep.has(record.messageId)).map((r) => r.receiptHandle);
+      if (done.length > 0) await options.queue.delete(done).catch(() => undefined);
+    }
+  };
+  const worker = loop();
+  return {
+    stats,
+    async stop() {
+      running = false;
+      await worker;
+    },
+  };
+}

@@ -1,0 +1,37 @@
+/**
+ * A certificate recomputed on its labels: the labels read back (from the decisions table or a
+ * labelled file) must be the set it names (same SHA-256), and the certification run again on
+ * them, under the version's own calibration map, must give the same threshold and counts. A
+ * certificate that passes is "verified"; one whose labels are not at hand stays "unverified"
+ * however well its counts hold (`certificate-check.ts` checks those alone).
+ */
+import type { Policy } from "../policy/policy.ts";
+import { certifyThreshold } from "./certificate.ts";
+import { certifiedItems } from "./certified-items.ts";
+import { mapOf } from "./map.ts";
+import { labelSetSha256 } from "./provenance.ts";
+import type { LabelledLogits } from "./temperature.ts";
+
+/**
+ * Why `policy`'s certificate is not the one `rows` give, or undefined when recomputing it on them
+ * gives the same threshold, automated items and errors. `where` names the rows in the message.
+ */
+export function certificateOnLabelsProblem(
+  policy: Policy,
+  rows: readonly LabelledLogits[],
+  where: string,
+): string | undefined {
+  const c = policy.certificate;
+  if (!c) return "no certificate";
+  if (labelSetSha256(rows) !== c.labelsSha256)
+    return `its label set is not the ${rows.length} labels ${where} (the certificate names ${c.labels}): labels were changed or added since, or the certificate was not made on them`;
+  const again = certifyThreshold(certifiedItems(policy, rows, mapOf(policy)), c);
+  const same =
+    again.threshold === c.threshold &&
+    again.labels === c.labels &&
+    (c.threshold === null || (again.automated === c.automated && again.errors === c.errors));
+  if (same) return undefined;
+  const said = (t: number | null, automated: number, errors: number) =>
+    t === null ? "no threshold" : `threshold ${t} (${errors} wrong of ${automated} automated)`;
+  return `recomputed on the labels ${where} it certifies ${said(again.threshold, again.automated, again.errors)}, not ${said(c.threshold, c.automated, c.errors)}`;
+}

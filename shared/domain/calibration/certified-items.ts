@@ -1,0 +1,30 @@
+/**
+ * The labelled items as a certificate sees them: each row's calibrated top probability under a
+ * map, whether that top option is wrong, and whether it may be automated at all. One definition,
+ * used where a certificate is made (`calibrate.ts`) and where it is recomputed on its labels to
+ * be checked (`shared/use-cases/certificate-labels.ts`).
+ */
+import type { Policy } from "../policy/policy.ts";
+import { argmax } from "../probability.ts";
+import type { CertifiedItem } from "./certificate.ts";
+import { type CalibrationMap, calibratedProbabilities } from "./map.ts";
+import type { LabelledLogits } from "./temperature.ts";
+
+/** Whether the top option of `probabilities` may be automated at all (automatable, not out of scope). */
+export function topAutomatable(policy: Policy, probabilities: readonly number[]): boolean {
+  const option = policy.options[argmax(probabilities)]!;
+  return option.automate && option.id !== policy.outOfScopeOption;
+}
+
+/** The labelled items under `map`, in the rows' order. */
+export function certifiedItems(
+  policy: Policy,
+  rows: readonly LabelledLogits[],
+  map: CalibrationMap,
+): CertifiedItem[] {
+  return rows.map((r) => {
+    const p = calibratedProbabilities(r.logits, map);
+    const k = argmax(p);
+    return { confidence: p[k]!, wrong: k !== r.label, automatable: topAutomatable(policy, p) };
+  });
+}
