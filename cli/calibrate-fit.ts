@@ -115,6 +115,7 @@ function fitPolicy(
     return calibratePolicy(policy, input.rows, {
       ...options,
       now,
+      ...(input.floor !== undefined ? { thresholdFloor: input.floor } : {}),
       ...(input.prior ? { prior: input.prior } : {}),
     });
   } catch (error) {

@@ -1,7 +1,9 @@
 /**
  * `decide calibrate --input FILE`: the labelled rows of a JSONL file, as logits (stored
  * distributions) or as states still to be scored; rows that do not fit the policy come back as
- * problems with their line numbers, never dropped silently.
+ * problems with their line numbers, never dropped silently. A row may name its `group` of
+ * near-duplicates and its `inclusionProbability` (its chance of having been labelled); without
+ * one, the file is read as an even random sample.
  */
 import type { MassRow } from "../shared/domain/calibration/off-options.ts";
 import { CONTENT_FREE_STATES, estimatePrior } from "../shared/domain/calibration/prior.ts";
@@ -26,11 +28,32 @@ export interface CalibrationInput {
   readonly masses: MassRow[];
   /** The prior on content-free items (--prior). */
   readonly prior?: number[];
+  /** The lowest threshold the labels may certify (decisions table only: `thresholdFloor`). */
+  readonly floor?: number;
 }
 
 interface Row {
   readonly line: number;
   readonly value: Record<string, unknown>;
+}
+
+/**
+ * A row's group of near-duplicates (its `group`, else its `id`, else its line: they count once
+ * in a certificate) and its chance of having been labelled, when it gives one.
+ */
+function selectionOfRow(row: Row): { group: string; pi?: number; problem?: string } {
+  const v = row.value;
+  const group =
+    typeof v.group === "string" && v.group !== ""
+      ? `group:${v.group}`
+      : typeof v.id === "string"
+        ? v.id
+        : `line-${row.line}`;
+  const pi = v.inclusionProbability;
+  if (pi === undefined) return { group };
+  if (!(typeof pi === "number" && pi > 0 && pi <= 1))
+    return { group, problem: "inclusionProbability must be a number in (0, 1]" };
+  return { group, pi };
 }
 
 /** Reads labelled rows into logits; rows that do not fit are returned as problems. */
@@ -75,11 +98,17 @@ export async function readRows(
       });
       continue;
     }
-    const group = typeof v.id === "string" ? v.id : `line-${row.line}`;
+    const { group, pi, problem } = selectionOfRow(row);
+    if (problem) {
+      problems.push({ line: row.line, reason: problem });
+      continue;
+    }
     // Where the logits came from, when the row says (a certificate is bound to them).
     const scoredBy = {
       ...(typeof v.modelSha256 === "string" ? { modelSha256: v.modelSha256 } : {}),
       ...(typeof v.promptVersion === "string" ? { promptVersion: v.promptVersion } : {}),
+      // A row's chance of having been labelled, when the file says (else it stands for itself).
+      ...(typeof pi === "number" ? { inclusionProbability: pi } : {}),
     };
     if (Array.isArray(v.logits)) {
       if (

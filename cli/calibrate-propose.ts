@@ -9,6 +9,7 @@ import type { ThresholdGoal } from "../shared/domain/calibration/threshold.ts";
 import { systemClock } from "../shared/domain/clock.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import { type ProposalOutcome, proposeCalibrations } from "../shared/use-cases/propose-calibration.ts";
+import { UsageError } from "./args.ts";
 import { awsOptions, decisionStore, publisherTo } from "./aws.ts";
 import type { Printed } from "./command.ts";
 
@@ -27,6 +28,10 @@ export interface ProposeOptions {
 /** Runs the proposal for one policy or all; returns what happened to each. */
 export async function proposeFromTable(options: ProposeOptions): Promise<ProposalOutcome[]> {
   const registry = await PolicyRegistry.fromFolder(options.policiesDir);
+  if (options.policyId !== undefined && !registry.current(options.policyId))
+    throw new UsageError(
+      `--policy: unknown policy "${options.policyId}" (known: ${registry.ids().join(", ")})`,
+    );
   const client = awsOptions(options.aws);
   return proposeCalibrations(
     {
@@ -58,7 +63,7 @@ function outcomeLines(outcome: ProposalOutcome, out: string): string[] {
   switch (outcome.status) {
     case "not_enough_labels":
       return [
-        `${head}: ${outcome.labels} labels since it was calibrated, ${outcome.needed} needed: no proposal`,
+        `${head}: ${outcome.labels} labels ${outcome.calibrated ? "since it was calibrated" : "of this version"}, ${outcome.needed} needed: no proposal`,
       ];
     case "no_change":
       return [`${head}: ${outcome.labels} labels: ${outcome.verdict}; the threshold stays: no proposal`];

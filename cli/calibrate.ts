@@ -9,11 +9,13 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { MIN_FIT_LABELS } from "../shared/domain/calibration/ranges.ts";
 import { FULL_TRUST_LABELS } from "../shared/use-cases/propose-calibration.ts";
+import { QUEUE_ORDERS, type QueueOrder } from "../shared/use-cases/request-certification.ts";
 import { integerFlag, requiredFlag, settingFrom, UsageError } from "./args.ts";
 import { type Applied, applyProposal, type LabelsAtHand, printApplied } from "./calibrate-apply.ts";
 import { type Checked, type CheckOptions, calibrateCheck, printChecked } from "./calibrate-check.ts";
 import { type FitOptions, type Fitted, fitFromLabels } from "./calibrate-fit.ts";
 import { goalOf } from "./calibrate-goal.ts";
+import { type Planned, type PlanOptions, planFromLabels, printPlan } from "./calibrate-plan.ts";
 import { printFitted } from "./calibrate-print.ts";
 import { type ProposeOptions, printProposals, proposeFromTable } from "./calibrate-propose.ts";
 import { SCORING_FLAGS } from "./calibrate-scoring.ts";
@@ -54,7 +56,16 @@ fifth of items stays with people), writes a proposed next version with its repor
 --confidence as above). Nothing is proposed when neither the calibration nor the threshold would
 change. Changes nothing.
 
-decide calibrate --apply-proposal <out>/<policy>/v2-from-N-labels/policy.json [--policies-dir events/policies]
+decide calibrate --plan --policy ID --max-auto-error 0.02 [--confidence 0.95] [--from-table T | --input labelled.jsonl]
+                 [--request N [--queue-order first|by-time]]
+Before labelling: how many labels of decisions the policy would automate the certificate needs (with no
+error, and at the error rate seen so far), how many of the labels held count toward it (an audit sample
+drawn at 2% stands for 50 decisions; escalations are not decisions it would automate), and how long
+the audit rate takes to supply the rest at the last day's volume. --request N draws a certification
+sample of N such decisions, evenly across confidence bands, and puts it into the review queue (first by
+default), each marked "certification sample" with its chance of being drawn.
+
+decide calibrate --apply-proposal <out>/<policy>/v2-from-N-labels[-max-error-E-at-C]/policy.json [--policies-dir events/policies]
                  [--from-table DECISIONS_TABLE | --input labelled.jsonl]
 The explicit step: checks that the proposal changes only calibration fields (temperature, prior,
 optionBias, autoThreshold, predictionSet, minAllowedTokenMass, certificate, baseline, calibratedAt),
@@ -93,6 +104,9 @@ const CALIBRATE_FLAGS = {
   "min-labels": { type: "string" },
   "apply-proposal": { type: "string" },
   prior: { type: "boolean", default: false },
+  plan: { type: "boolean", default: false },
+  request: { type: "string" },
+  "queue-order": { type: "string", default: "first" },
 } as const;
 
 /** The parsed flags. */
@@ -110,6 +124,7 @@ type CalibrateOptions =
       readonly labels: LabelsAtHand;
     }
   | ({ readonly mode: "propose" } & ProposeOptions)
+  | ({ readonly mode: "plan" } & PlanOptions)
   | ({ readonly mode: "fit" } & FitOptions);
 
 /** What the mode found. */
@@ -117,6 +132,7 @@ type Calibrated =
   | { readonly mode: "check"; readonly checked: Checked }
   | { readonly mode: "apply-proposal"; readonly applied: Applied }
   | { readonly mode: "propose"; readonly outcomes: Awaited<ReturnType<typeof proposeFromTable>> }
+  | { readonly mode: "plan"; readonly planned: Planned }
   | { readonly mode: "fit"; readonly fitted: Fitted };
 
 function parse(argv: string[], env: CommandEnv): CalibrateOptions {
@@ -141,6 +157,7 @@ function parse(argv: string[], env: CommandEnv): CalibrateOptions {
       labels: { ...labels, aws },
     };
   }
+  if (values.plan) return { mode: "plan", ...planOptions(values, table, env) };
   if (values.propose) {
     return {
       mode: "propose",
@@ -162,6 +179,27 @@ function parse(argv: string[], env: CommandEnv): CalibrateOptions {
     };
   }
   return { mode: "fit", ...fitOptions(values, table) };
+}
+
+/** The plan's options: a certified goal, and the table (else DECISIONS_TABLE) or a labelled file. */
+function planOptions(values: CalibrateFlags, table: string | undefined, env: CommandEnv): PlanOptions {
+  const goal = goalOf(values);
+  if (goal.kind !== "max-auto-error")
+    throw new UsageError("--plan needs --max-auto-error (and --confidence, 0.95 by default)");
+  const order = values["queue-order"];
+  if (!QUEUE_ORDERS.includes(order as QueueOrder))
+    throw new UsageError(`--queue-order must be ${QUEUE_ORDERS.join(" or ")}, got "${order}"`);
+  const input = values.input;
+  return {
+    policyId: requiredFlag("policy", values.policy),
+    policiesDir: values["policies-dir"],
+    goal: { maxError: goal.maxError, confidence: goal.confidence },
+    input,
+    table: input === undefined ? settingFrom("from-table", table, "DECISIONS_TABLE", env) : undefined,
+    request: values.request === undefined ? undefined : integerFlag("request", values.request, 0, 1, 100_000),
+    order: order as QueueOrder,
+    aws: { region: values.region, profile: values.profile },
+  };
 }
 
 /** A fit's options; the goal and the bins checked before anything is read. */
@@ -216,6 +254,8 @@ async function run(options: CalibrateOptions, io: CommandIo): Promise<Calibrated
       };
     case "propose":
       return { mode: "propose", outcomes: await proposeFromTable(options) };
+    case "plan":
+      return { mode: "plan", planned: await planFromLabels(options) };
     case "fit":
       return { mode: "fit", fitted: await fitFromLabels(options, io) };
   }
@@ -229,6 +269,8 @@ function print(result: Calibrated, options: CalibrateOptions): Printed {
       return printApplied(result.applied);
     case "propose":
       return printProposals(result.outcomes, options as ProposeOptions);
+    case "plan":
+      return printPlan(result.planned);
     case "fit":
       return printFitted(result.fitted);
   }

@@ -19,13 +19,14 @@ import { npmTookFlags } from "./npm-flags.ts";
 import { startupProgress } from "./startup-progress.ts";
 import { type StatusLine, statusLine } from "./terminal.ts";
 
-export const localUsage = `decide local [--model file.gguf] [--fresh] [--no-samples] [--data-dir .cache/local]
+export const localUsage = `decide local [--model file.gguf] [--fresh] [--no-samples] [--data-dir .cache/local] [--models-dir .cache/demo-models]
              [--port-base N] [--port 8080] [--dynamodb-port 8000] [--sqs-port 9324] [--bus-port 9195] [--review-port 8090]
 
 Starts the decision endpoint (--port), DynamoDB Local (needs Java 17), local SQS queues (intake,
 batch, auto-action, review, rejected, and a dead-letter queue per source as deployed), the local event bus with the deployed rules, the
 review page and the functions; sends the sample items from events/items/samples.jsonl and prints
-a live summary. Ctrl-C stops it all.
+a live summary. Ctrl-C stops it all. The demo models (the first, and demo-large for the sample
+moderation policy's cascade) are fitted on first use into --models-dir, kept for every data folder.
 
 --port-base N (or DECIDE_LOCAL_PORT_BASE) puts the endpoint, DynamoDB Local, SQS, the bus and the
 review page at N..N+4 and keeps the data in .cache/local-N, so two instances run side by side.
@@ -116,6 +117,7 @@ const LOCAL_FLAGS = {
   "bus-port": { type: "string" },
   "review-port": { type: "string" },
   "data-dir": { type: "string" },
+  "models-dir": { type: "string" },
 } as const;
 
 /** The flags of `decide local`. */
@@ -154,6 +156,7 @@ function localOptions(flags: ReturnType<typeof localFlags>, env: CommandEnv): Om
     ),
     fresh: flags.fresh ?? false,
     ...(flags.model ? { model: flags.model } : {}),
+    ...(flags["models-dir"] ? { modelsDir: resolve(flags["models-dir"]) } : {}),
     ports: resolveLocalPorts(
       base,
       Object.fromEntries(Object.entries(overrides).filter(([, value]) => value !== undefined)),

@@ -3,23 +3,32 @@
  */
 import { parseArgs } from "node:util";
 import { GgmlTensorType, type GgmlTensorTypeName } from "../endpoint/gguf/format.ts";
+import { DEMO_MODELS, type DemoModelName } from "../endpoint/models/demo-models.ts";
 import { isModelShapeName, MODEL_SHAPES, type ModelShapeName } from "../endpoint/models/shapes.ts";
 import { synthesizeModel } from "../endpoint/models/synthesize.ts";
 import { integerFlag, requiredFlag, UsageError } from "./args.ts";
 import type { OneShotCommand, Printed } from "./command.ts";
 
-export const makeModelUsage = `decide make-model --shape <${Object.keys(MODEL_SHAPES).join("|")}|demo> --out <file.gguf> [--seed N] [--type F32|F16|Q8_0|Q4_0]
+export const makeModelUsage = `decide make-model --shape <${Object.keys(MODEL_SHAPES).join("|")}|demo|demo-large> --out <file.gguf> [--seed N] [--type F32|F16|Q8_0|Q4_0]
 
 Writes a llama-architecture GGUF model with deterministic weights (random: real timings, meaningless answers).
   tiny         2 layers, width 64, ~1.3k-token vocabulary, F32: about 1 MB, for tests
   qwen2-0.5b   Qwen2-0.5B dimensions, 151,936-token vocabulary, Q8_0: about 500 MB, for benchmarks
   qwen2-1.5b   Qwen2-1.5B dimensions, Q8_0: about 1.6 GB
   demo         a computed bag-of-words model for the sample policies (not a language model), fitted on
-               --training (default events/items/demo-training.jsonl) with --policies-dir (default events/policies)`;
+               --training (default events/items/demo-training.jsonl) with --policies-dir (default events/policies)
+  demo-large   the second tier of the sample moderation policy's cascade: the demo fitted on three times the
+               items, expanded from --templates (default events/items/demo-templates.json); about 4x the cost per item`;
 
-/** What `decide make-model` was asked: the demo model, or a generated shape. */
+/** What `decide make-model` was asked: a demo model, or a generated shape. */
 type MakeModelOptions =
-  | { readonly shape: "demo"; readonly out: string; readonly training: string; readonly policiesDir: string }
+  | {
+      readonly shape: DemoModelName;
+      readonly out: string;
+      readonly training: string;
+      readonly policiesDir: string;
+      readonly templates: string;
+    }
   | {
       readonly shape: ModelShapeName;
       readonly out: string;
@@ -29,7 +38,7 @@ type MakeModelOptions =
 
 /** What was written. */
 type MadeModel =
-  | { readonly shape: "demo"; readonly out: string; readonly words: number; readonly bytes: number }
+  | { readonly shape: DemoModelName; readonly out: string; readonly words: number; readonly bytes: number }
   | {
       readonly shape: ModelShapeName;
       readonly model: Awaited<ReturnType<typeof synthesizeModel>>;
@@ -46,17 +55,25 @@ function parse(argv: string[]): MakeModelOptions {
       type: { type: "string" },
       training: { type: "string", default: "events/items/demo-training.jsonl" },
       "policies-dir": { type: "string", default: "events/policies" },
+      templates: { type: "string", default: "events/items/demo-templates.json" },
     },
     strict: true,
   });
   const shapeName = requiredFlag("shape", values.shape);
-  if (shapeName === "demo") {
+  if (Object.hasOwn(DEMO_MODELS, shapeName)) {
     const out = requiredFlag("out", values.out);
-    return { shape: "demo", out, training: values.training!, policiesDir: values["policies-dir"]! };
+    const { training, templates } = values;
+    return {
+      shape: shapeName as DemoModelName,
+      out,
+      training: training!,
+      policiesDir: values["policies-dir"]!,
+      templates: templates!,
+    };
   }
   if (!isModelShapeName(shapeName)) {
     throw new UsageError(
-      `--shape must be one of demo, ${Object.keys(MODEL_SHAPES).join(", ")}, got "${shapeName}"`,
+      `--shape must be one of ${[...Object.keys(DEMO_MODELS), ...Object.keys(MODEL_SHAPES)].join(", ")}, got "${shapeName}"`,
     );
   }
   const out = requiredFlag("out", values.out);
@@ -71,13 +88,11 @@ function parse(argv: string[]): MakeModelOptions {
 }
 
 async function run(options: MakeModelOptions): Promise<MadeModel> {
-  if (options.shape === "demo") {
+  if (isDemo(options)) {
     const { writeDemoFile } = await import("../endpoint/models/demo-file.ts");
-    const made = await writeDemoFile(options.out, {
-      training: options.training,
-      policiesDir: options.policiesDir,
-    });
-    return { shape: "demo", out: options.out, words: made.words, bytes: made.bytes };
+    const { training, policiesDir, templates } = options;
+    const made = await writeDemoFile(options.out, { training, policiesDir, templates }, options.shape);
+    return { shape: options.shape, out: options.out, words: made.words, bytes: made.bytes };
   }
   const started = performance.now();
   const model = await synthesizeModel(MODEL_SHAPES[options.shape], {
@@ -88,11 +103,15 @@ async function run(options: MakeModelOptions): Promise<MadeModel> {
   return { shape: options.shape, model, seconds: ((performance.now() - started) / 1000).toFixed(1) };
 }
 
+function isDemo<T extends { readonly shape: string }>(made: T): made is Extract<T, { shape: DemoModelName }> {
+  return Object.hasOwn(DEMO_MODELS, made.shape);
+}
+
 function print(made: MadeModel): Printed {
-  if (made.shape === "demo")
+  if (isDemo(made))
     return {
       lines: [
-        `wrote ${made.out}: demo bag-of-words model (not a language model), ${made.words} words, ${(made.bytes / 2 ** 20).toFixed(1)} MiB`,
+        `wrote ${made.out}: ${made.shape} bag-of-words model (not a language model), ${made.words} words, ${(made.bytes / 2 ** 20).toFixed(1)} MiB`,
       ],
       exitCode: 0,
     };

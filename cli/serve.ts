@@ -23,7 +23,7 @@ function parse(argv: string[], env: CommandEnv): ServeOptions {
       s.flag,
       "switch" in s && s.switch
         ? { type: "boolean" as const }
-        : { type: "string" as const, multiple: s.flag === "model-alias" },
+        : { type: "string" as const, multiple: "repeatable" in s && s.repeatable === true },
     ]),
   );
   const { values } = parseArgs({ args: argv, options, strict: true });

@@ -11,6 +11,7 @@ import type { SQSRecord } from "aws-lambda";
 import { BatchingDecisionEndpoint } from "../shared/adapters/batching-endpoint.ts";
 import { SageMakerDecisionEndpoint } from "../shared/adapters/decision-endpoint.ts";
 import { DynamoDbFleetReadings } from "../shared/adapters/dynamodb-fleet-readings.ts";
+import { EndpointsByModel, parseTierEndpoints } from "../shared/adapters/endpoints-by-model.ts";
 import { SqsQueueDirectory } from "../shared/adapters/sqs-queue-directory.ts";
 import { EndpointUnavailableError } from "../shared/domain/errors.ts";
 import { METRICS } from "../shared/domain/topology.ts";
@@ -40,6 +41,23 @@ const metrics = new Metrics({ namespace: METRICS.namespace, serviceName: METRICS
  */
 export function endpointFromEnv(env: NodeJS.ProcessEnv = process.env): DecideDependencies["endpoint"] {
   const settings = decideSettings(env);
+  const first = endpointClient(settings.endpointName, env);
+  const tiers = parseTierEndpoints(env.TIER_ENDPOINTS);
+  if (tiers.size === 0) return first;
+  // A cascade's later tiers on endpoints of their own: one client per endpoint.
+  const clients = new Map([[settings.endpointName, first]]);
+  const byModel = new Map(
+    [...tiers].map(([model, name]) => {
+      if (!clients.has(name)) clients.set(name, endpointClient(name, env));
+      return [model, clients.get(name)!] as const;
+    }),
+  );
+  return new EndpointsByModel(first, byModel);
+}
+
+/** The client of one endpoint, batching when the settings say so. */
+function endpointClient(endpointName: string, env: NodeJS.ProcessEnv): DecideDependencies["endpoint"] {
+  const settings = decideSettings(env);
   const calls = {
     timeoutMs: settings.endpointTimeoutMs,
     attempts: settings.endpointAttempts,
@@ -47,13 +65,13 @@ export function endpointFromEnv(env: NodeJS.ProcessEnv = process.env): DecideDep
   };
   // The records of one SQS batch go to the endpoint in one call (grouped there by policy).
   return settings.endpointBatchItems > 1
-    ? new BatchingDecisionEndpoint(sagemakerClient(env), settings.endpointName, {
+    ? new BatchingDecisionEndpoint(sagemakerClient(env), endpointName, {
         ...calls,
         maxItems: settings.endpointBatchItems,
         windowMs: settings.endpointBatchWindowMs,
         maxBodyBytes: settings.endpointBatchBodyBytes,
       })
-    : new SageMakerDecisionEndpoint(sagemakerClient(env), settings.endpointName, calls);
+    : new SageMakerDecisionEndpoint(sagemakerClient(env), endpointName, calls);
 }
 
 /** Builds the dependencies from the environment (once per container). */

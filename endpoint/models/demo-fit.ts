@@ -172,19 +172,31 @@ export function fitEvidence(
   return evidence;
 }
 
+/** The options of a policy a training row names, as the fit reads them. */
+type PolicyOptions = (
+  id: string,
+) => { question: string; options: readonly { id: string; description: string }[] } | undefined;
+
 /** Training examples from a JSONL of `{policy, label, state}` and the policies' options. */
-export async function loadDemoExamples(
-  path: string,
-  policies: (
-    id: string,
-  ) => { question: string; options: readonly { id: string; description: string }[] } | undefined,
-): Promise<DemoExample[]> {
+export async function loadDemoExamples(path: string, policies: PolicyOptions): Promise<DemoExample[]> {
   const lines = (await readFile(path, "utf8")).split("\n").filter((l) => l.trim());
-  return lines.map((line, i) => {
-    const row = JSON.parse(line) as { policy: string; label: string; state: unknown };
+  return demoExamples(
+    lines.map((line) => JSON.parse(line) as { policy: string; label: string; state: unknown }),
+    policies,
+    path,
+  );
+}
+
+/** Training examples from rows of `{policy, label, state}`; `source` names them in an error. */
+export function demoExamples(
+  rows: readonly { policy: string; label: string; state: unknown }[],
+  policies: PolicyOptions,
+  source: string,
+): DemoExample[] {
+  return rows.map((row, i) => {
     const policy = policies(row.policy);
     const letter = policy?.options.findIndex((o) => o.id === row.label) ?? -1;
-    if (!policy || letter < 0) throw new Error(`${path} line ${i + 1}: unknown policy or label`);
+    if (!policy || letter < 0) throw new Error(`${source} line ${i + 1}: unknown policy or label`);
     return {
       text: ` ${typeof row.state === "string" ? row.state : JSON.stringify(row.state)}`,
       letter,

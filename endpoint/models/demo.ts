@@ -38,15 +38,30 @@ function piecesOf(feature: string): string[] {
   return wordStartPieces(feature);
 }
 
-/** The model's dimensions (one layer, width 32). */
-export function demoShape(): ModelShape {
+/**
+ * How much a demo model computes: its layers and feed-forward width. Only the first layer's
+ * attention carries the evidence; every feed-forward block and every later layer computes but
+ * writes nothing back (its output projection is zero), so a larger size changes what a decision
+ * costs, never what it answers. A cascade's second demo model uses it to cost what a larger model
+ * costs per item.
+ */
+export interface DemoSize {
+  readonly layers: number;
+  readonly ffn: number;
+}
+
+/** The first demo model's size: one layer, a feed-forward block as wide as the model. */
+export const SMALL_DEMO: DemoSize = { layers: 1, ffn: 32 };
+
+/** The model's dimensions (width 32). */
+export function demoShape(size: DemoSize = SMALL_DEMO): ModelShape {
   return {
     name: "demo",
-    layers: 1,
+    layers: size.layers,
     width: WIDTH,
     heads: 1,
     kvHeads: 1,
-    ffn: 32,
+    ffn: size.ffn,
     vocabSize: undefined,
     contextLength: 4096,
     ropeTheta: 10_000,
@@ -114,9 +129,29 @@ function demoOutput(vocabulary: Vocabulary, gain: number): Float32Array {
   return output;
 }
 
-/** The one layer's tensors around the given embeddings and output layer. */
-function demoTensors(embeddings: Float32Array, output: Float32Array, vocab: number): GgufTensorSpec[] {
-  const ffn = demoShape().ffn;
+/** A deterministic filler in [-0.5, 0.5): weights that are computed with, never read out. */
+function filler(n: number, seed: number): Float32Array {
+  const values = new Float32Array(n);
+  let state = seed >>> 0 || 1;
+  for (let i = 0; i < n; i++) {
+    state = (Math.imul(state, 1_664_525) + 1_013_904_223) >>> 0;
+    values[i] = state / 2 ** 32 - 0.5;
+  }
+  return values;
+}
+
+/**
+ * The tensors around the given embeddings and output layer: layer 0's attention averages the
+ * evidence into the answer position; every feed-forward block, and every layer after the first,
+ * computes on filler weights and adds nothing to the residual stream (zero output projections).
+ */
+function demoTensors(
+  embeddings: Float32Array,
+  output: Float32Array,
+  vocab: number,
+  size: DemoSize,
+): GgufTensorSpec[] {
+  const { ffn } = size;
   const zeros = (n: number) => new Float32Array(n);
   const identity = zeros(WIDTH * WIDTH);
   const passEvidence = zeros(WIDTH * WIDTH);
@@ -129,18 +164,32 @@ function demoTensors(embeddings: Float32Array, output: Float32Array, vocab: numb
     chunks: () => [encodeTensor("F32", values)],
   });
   const ones = new Float32Array(WIDTH).fill(1);
+  const layer = (b: number): GgufTensorSpec[] => [
+    tensor(`blk.${b}.attn_norm.weight`, [WIDTH], ones),
+    // Zero queries and keys: every position attends equally to all earlier ones.
+    tensor(`blk.${b}.attn_q.weight`, [WIDTH, WIDTH], zeros(WIDTH * WIDTH)),
+    tensor(`blk.${b}.attn_k.weight`, [WIDTH, WIDTH], zeros(WIDTH * WIDTH)),
+    tensor(`blk.${b}.attn_v.weight`, [WIDTH, WIDTH], identity),
+    // Only the first layer passes the averaged evidence on; later layers add nothing.
+    tensor(`blk.${b}.attn_output.weight`, [WIDTH, WIDTH], b === 0 ? passEvidence : zeros(WIDTH * WIDTH)),
+    tensor(`blk.${b}.ffn_norm.weight`, [WIDTH], ones),
+    // The smallest model's feed-forward block is all zeros, as it always was; a larger one computes
+    // on filler weights, and its zero down projection keeps the result out of the answer.
+    tensor(
+      `blk.${b}.ffn_gate.weight`,
+      [WIDTH, ffn],
+      ffn <= WIDTH ? zeros(WIDTH * ffn) : filler(WIDTH * ffn, 2 * b + 1),
+    ),
+    tensor(
+      `blk.${b}.ffn_up.weight`,
+      [WIDTH, ffn],
+      ffn <= WIDTH ? zeros(WIDTH * ffn) : filler(WIDTH * ffn, 2 * b + 2),
+    ),
+    tensor(`blk.${b}.ffn_down.weight`, [ffn, WIDTH], zeros(WIDTH * ffn)),
+  ];
   return [
     tensor("token_embd.weight", [WIDTH, vocab], embeddings),
-    tensor("blk.0.attn_norm.weight", [WIDTH], ones),
-    // Zero queries and keys: every position attends equally to all earlier ones.
-    tensor("blk.0.attn_q.weight", [WIDTH, WIDTH], zeros(WIDTH * WIDTH)),
-    tensor("blk.0.attn_k.weight", [WIDTH, WIDTH], zeros(WIDTH * WIDTH)),
-    tensor("blk.0.attn_v.weight", [WIDTH, WIDTH], identity),
-    tensor("blk.0.attn_output.weight", [WIDTH, WIDTH], passEvidence),
-    tensor("blk.0.ffn_norm.weight", [WIDTH], ones),
-    tensor("blk.0.ffn_gate.weight", [WIDTH, ffn], zeros(WIDTH * ffn)),
-    tensor("blk.0.ffn_up.weight", [WIDTH, ffn], zeros(WIDTH * ffn)),
-    tensor("blk.0.ffn_down.weight", [ffn, WIDTH], zeros(WIDTH * ffn)),
+    ...Array.from({ length: size.layers }, (_, b) => layer(b)).flat(),
     tensor("output_norm.weight", [WIDTH], ones),
     tensor("output.weight", [WIDTH, vocab], output),
   ];
@@ -159,12 +208,18 @@ export async function writeDemoModel(
   examples: readonly DemoExample[],
   gain = 1.25,
   fit: Parameters<typeof fitEvidence>[1] = {},
+  size: DemoSize = SMALL_DEMO,
 ): Promise<{ words: number; bytes: number }> {
   const evidence = fitEvidence(examples, fit);
   const vocabulary = demoVocabulary(evidence);
   const vocab = vocabulary.tokens.length;
-  const tensors = demoTensors(demoEmbeddings(vocabulary, evidence), demoOutput(vocabulary, gain), vocab);
-  const metadata = modelMetadata(demoShape(), vocabulary, "F32");
+  const tensors = demoTensors(
+    demoEmbeddings(vocabulary, evidence),
+    demoOutput(vocabulary, gain),
+    vocab,
+    size,
+  );
+  const metadata = modelMetadata(demoShape(size), vocabulary, "F32");
   metadata.set("general.name", {
     kind: "string",
     value: "decision-pipeline demo (bag of words, not a language model)",

@@ -84,13 +84,20 @@ export const modelListSchema = z.object({
   ),
 });
 
-/** `GET /healthz`: the model's state and the server's settings and queue. */
+const servedModel = z.object({
+  name: z.string(),
+  file: z.string(),
+  sha256: z.string().optional(),
+  bytes: count.optional(),
+});
+const queue = z.object({ waiting: count, running: z.boolean(), limit: count });
+const prefixCache = z.object({ slots: count, hits: count, misses: count, reused_tokens: count });
+
+/** `GET /healthz`: the models' state and the server's settings and queue. */
 export const healthSchema = z.object({
   status: z.enum(["loading", "ready", "failed", "stopping"]),
-  reason: z.string().optional().describe("why the model failed to load"),
-  model: z
-    .object({ name: z.string(), file: z.string(), sha256: z.string().optional(), bytes: count.optional() })
-    .nullable(),
+  reason: z.string().optional().describe("why a model failed to load"),
+  model: servedModel.nullable().describe("the first model (the one a request without `model` gets)"),
   threads: count,
   context_size: count,
   gpu: z.object({
@@ -100,8 +107,11 @@ export const healthSchema = z.object({
       .describe("the backend (cuda), false for CPU, null while loading"),
     note: z.string().optional(),
   }),
-  queue: z.object({ waiting: count, running: z.boolean(), limit: count }),
-  prefix_cache: z.object({ slots: count, hits: count, misses: count, reused_tokens: count }).nullable(),
+  queue: queue.describe("the first model's"),
+  prefix_cache: prefixCache.nullable().describe("the first model's"),
+  models: z
+    .array(servedModel.extend({ queue, prefix_cache: prefixCache }))
+    .describe("every model loaded so far, each with its own queue and prefix cache (--extra-model)"),
   uptime_s: count,
 });
 

@@ -12,12 +12,11 @@ import {
   systemOneResponse,
 } from "../../shared/domain/contracts/system-one/index.ts";
 import { isChatBody } from "../chat/chat-request.ts";
-import type { DecisionScorer } from "../scorer/scorer.ts";
 import { ApiError, invalidField } from "./api-error.ts";
 import { type Invocation, isBatchBody, scoreBatch } from "./batch.ts";
 import { handleChat } from "./chat-route.ts";
 import type { ServerConfig } from "./config.ts";
-import type { DecisionService } from "./decision-service.ts";
+import type { DecisionService, ServedModel } from "./decision-service.ts";
 import { type AppEnv, customAttributes } from "./request-context.ts";
 import { jsonResponse } from "./responses.ts";
 
@@ -43,8 +42,8 @@ const LOADING_RETRY_AFTER_S = 5;
 
 /** The answers the routes give. */
 export interface Answers {
-  /** The scorer, or the error a request gets while the model loads or after it failed. */
-  ready(): DecisionScorer;
+  /** Throws the error a request gets while the models load or after one failed. */
+  ready(): void;
   /** Names the served model answers to, its own excepted. */
   aliases(): string[];
   /**
@@ -60,10 +59,9 @@ export interface Answers {
   invocation(c: Context<AppEnv>, invocation: Invocation): Promise<Response>;
 }
 
-/** The scorer once the model is ready, or the error a request gets while it loads or after it failed. */
-function readyScorer(service: DecisionService): DecisionScorer {
-  const scorer = service.scorer;
-  if (scorer) return scorer;
+/** Throws the error a request gets while the models load or after one failed; passes once ready. */
+function checkReady(service: DecisionService): void {
+  if (service.state === "ready") return;
   if (service.state === "failed")
     throw new ApiError(
       500,
@@ -81,18 +79,27 @@ function readyScorer(service: DecisionService): DecisionScorer {
   );
 }
 
-/** The model names the server answers to, and the message for one it does not. */
+/**
+ * The model names the server answers to, and the message for one it does not. The first model
+ * answers to no name, its own, the aliases, and (with --any-model) any name no other model has;
+ * each model served beside it answers to its own name only.
+ */
 function modelNames(service: DecisionService, config: ServerConfig) {
   const aliases = () => [...new Set([...SYSTEM_ONE_ALIASES, ...config.modelAliases])];
+  const servedNames = () => service.models.map((served) => served.name);
   return {
     aliases,
-    accepts: (requested: string | undefined) =>
-      requested === undefined ||
-      config.anyModel ||
-      requested === service.modelName ||
-      aliases().includes(requested),
+    resolve: (requested: string | undefined): ServedModel | undefined => {
+      const [first] = service.models;
+      if (requested === undefined || aliases().includes(requested)) return first;
+      return service.modelNamed(requested) ?? (config.anyModel ? first : undefined);
+    },
     unknown: (requested: string) =>
-      `model: unknown model "${requested}"; this server serves "${service.modelName}" (also as ${aliases().join(", ")}; start it with --any-model to accept any name)`,
+      `model: unknown model "${requested}"; this server serves ${servedNames()
+        .map((name) => `"${name}"`)
+        .join(
+          ", ",
+        )} (the first also as ${aliases().join(", ")}; start it with --any-model to accept any name)`,
   };
 }
 
@@ -100,7 +107,7 @@ function modelNames(service: DecisionService, config: ServerConfig) {
 export function createAnswers(deps: AppDependencies): Answers {
   const { service, config } = deps;
   const names = modelNames(service, config);
-  const ready = () => readyScorer(service);
+  const ready = () => checkReady(service);
   const requestSignal = (c: Context) =>
     AbortSignal.any([AbortSignal.timeout(config.deadlineMs), c.req.raw.signal]);
 
@@ -113,32 +120,31 @@ export function createAnswers(deps: AppDependencies): Answers {
     body: unknown,
     signal: AbortSignal = requestSignal(c),
   ): Promise<unknown> {
-    const scorer = ready();
+    ready();
     const attributes = customAttributes(c.req.header("x-amzn-sagemaker-custom-attributes"));
     const tokenMass = attributes.get("token-mass");
     const request = parseSystemOneRequest(body, {
       tokenMass: tokenMass === undefined ? config.tokenMass : tokenMass === "true",
     });
     // System One: an unknown name is an invalid field (422).
-    if (!names.accepts(request.model))
-      throw invalidField("model", names.unknown(request.model!), "model_not_found");
-    const result = await scorer.score(request, {
+    const served = names.resolve(request.model);
+    if (!served) throw invalidField("model", names.unknown(request.model!), "model_not_found");
+    const result = await served.scorer.score(request, {
       signal,
       queueSignal: deps.shutdownSignal,
       // SageMaker passes CustomAttributes through: batch items wait behind live ones.
       priority: attributes.get("priority") === "batch" ? "batch" : "live",
     });
-    return systemOneResponse(request, result, service.modelName!);
+    return systemOneResponse(request, result, served.name);
   }
 
   async function chat(c: Context<AppEnv>, body: unknown): Promise<Response> {
-    const scorer = ready();
+    ready();
     return handleChat(c, body, {
-      scorer,
-      modelName: service.modelName!,
       // OpenAI chat: an unknown name is OpenAI's 404 model_not_found.
-      checkModelName: (requested) => {
-        if (!names.accepts(requested))
+      modelFor: (requested) => {
+        const served = names.resolve(requested);
+        if (!served)
           throw new ApiError(
             404,
             "invalid_request_error",
@@ -146,6 +152,7 @@ export function createAnswers(deps: AppDependencies): Answers {
             names.unknown(requested!),
             "model",
           );
+        return served;
       },
       signal: requestSignal(c),
       shutdownSignal: deps.shutdownSignal,

@@ -14,9 +14,11 @@ import { jsonResponse } from "./responses.ts";
 
 /** What the chat route needs from the app. */
 export interface ChatRouteContext {
-  readonly scorer: DecisionScorer;
-  readonly modelName: string;
-  readonly checkModelName: (requested: string | undefined) => void;
+  /** The served model a request's `model` names; throws the answer for a name not served. */
+  readonly modelFor: (requested: string | undefined) => {
+    readonly name: string;
+    readonly scorer: DecisionScorer;
+  };
   readonly signal: AbortSignal;
   /** Aborts on shutdown: refuses a queued request, ends a running stream with an error chunk. */
   readonly shutdownSignal: AbortSignal;
@@ -65,17 +67,17 @@ interface CompletionBase {
 /** Answers one chat completion request. */
 export async function handleChat(c: Context, body: unknown, route: ChatRouteContext): Promise<Response> {
   const request = parseChatRequest(body);
-  route.checkModelName(request.model);
+  const served = route.modelFor(request.model);
   const options = generationOptions(request, route.signal, route.shutdownSignal);
   const base: CompletionBase = {
     id: `chatcmpl-${randomUUID()}`,
     created: Math.floor(Date.now() / 1000),
-    model: route.modelName,
-    system_fingerprint: `decide-${route.scorer.model.sha256.slice(0, 12)}`,
+    model: served.name,
+    system_fingerprint: `decide-${served.scorer.model.sha256.slice(0, 12)}`,
   };
   return request.stream
-    ? streamChat(c, request, options, base, route)
-    : completeChat(c, request, options, base, route);
+    ? streamChat(c, request, options, base, served.scorer, route)
+    : completeChat(c, request, options, base, served.scorer);
 }
 
 /** One `chat.completion` body once the generation is done. */
@@ -84,9 +86,9 @@ async function completeChat(
   request: ChatRequest,
   options: Omit<GenerationOptions, "onText">,
   base: CompletionBase,
-  route: ChatRouteContext,
+  scorer: DecisionScorer,
 ): Promise<Response> {
-  const generation = await generateChat(route.scorer, request.messages, options);
+  const generation = await generateChat(scorer, request.messages, options);
   return jsonResponse(c, {
     ...base,
     object: "chat.completion",
@@ -108,6 +110,7 @@ function streamChat(
   request: ChatRequest,
   options: Omit<GenerationOptions, "onText">,
   base: CompletionBase,
+  scorer: DecisionScorer,
   route: ChatRouteContext,
 ): Response {
   const includeUsage = request.stream_options?.include_usage === true;
@@ -136,7 +139,7 @@ function streamChat(
       });
     let pending: Promise<unknown> = chunk({ role: "assistant", content: "" }, null);
     try {
-      const generation = await generateChat(route.scorer, request.messages, {
+      const generation = await generateChat(scorer, request.messages, {
         ...options,
         // A stream stops on shutdown too, and ends with an error chunk and [DONE].
         signal: AbortSignal.any([route.signal, abort.signal, route.shutdownSignal]),

@@ -11,6 +11,11 @@ export interface ServerConfig {
   readonly model: string;
   /** Name clients use for the model (`model` in requests); the file name without `.gguf` when unset. */
   readonly modelName: string | undefined;
+  /**
+   * More models served beside the first, each by its own name only (a cascade's later tiers):
+   * a request chooses one with its `model` field; each has its own scorer and prefix cache.
+   */
+  readonly extraModels: readonly ExtraModel[];
   /** More names accepted for the served model (besides the System One aliases clients send by default). */
   readonly modelAliases: readonly string[];
   /** Accept any model name, as llama.cpp's server does on a one-model endpoint. */
@@ -38,11 +43,20 @@ export interface ServerConfig {
   readonly prefixCacheMiB: number;
 }
 
+/** A model served by name beside the first (`--extra-model NAME=PATH`). */
+export interface ExtraModel {
+  readonly name: string;
+  /** GGUF file, or a folder holding one. */
+  readonly path: string;
+}
+
 /** One setting: its flag, its environment variable, its default and how to read it. */
 interface Setting<T> {
   readonly flag: string;
   /** A flag given bare (`--any-model`) rather than with a value. */
   readonly switch?: boolean;
+  /** A flag that may be given more than once (its values are joined with commas). */
+  readonly repeatable?: boolean;
   readonly env: readonly string[];
   readonly fallback: () => T;
   readonly parse: (raw: string, name: string) => T;
@@ -82,6 +96,27 @@ const list = (raw: string): string[] =>
     .map((item) => item.trim())
     .filter(Boolean);
 
+/** The characters of a model name a request may send (and a record may keep). */
+const MODEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+
+/** `NAME=PATH` entries, comma-separated; a name twice is refused. */
+const extraModels = (raw: string, name: string): ExtraModel[] => {
+  const models = list(raw).map((entry) => {
+    const at = entry.indexOf("=");
+    const modelName = entry.slice(0, Math.max(at, 0)).trim();
+    const path = entry.slice(at + 1).trim();
+    if (at < 0 || !MODEL_NAME.test(modelName) || !path)
+      throw new ConfigError(
+        `${name} takes NAME=PATH (a name of letters, digits, '.', '_', ':' or '-', then a GGUF file or folder), got "${entry}"`,
+      );
+    return { name: modelName, path };
+  });
+  const names = models.map((m) => m.name);
+  const twice = names.find((n, i) => names.indexOf(n) !== i);
+  if (twice) throw new ConfigError(`${name} names the model "${twice}" twice`);
+  return models;
+};
+
 /** Default folder where SageMaker unpacks the model archive. */
 export const SAGEMAKER_MODEL_DIR = "/opt/ml/model";
 
@@ -101,8 +136,17 @@ export const SETTINGS = {
     parse: text,
     help: "name clients send as `model`",
   },
+  extraModels: {
+    flag: "extra-model",
+    repeatable: true,
+    env: ["DECIDE_EXTRA_MODELS"],
+    fallback: () => [],
+    parse: extraModels,
+    help: "another model served by name: NAME=PATH (repeatable; comma-separated in the variable)",
+  },
   modelAliases: {
     flag: "model-alias",
+    repeatable: true,
     env: ["DECIDE_MODEL_ALIASES"],
     fallback: () => [],
     parse: list,

@@ -1,6 +1,6 @@
 /**
  * The endpoint's model lifecycle: loading in the background (the server answers 503 meanwhile),
- * then ready, or failed with the reason; one model and one scorer per process.
+ * then ready, or failed with the reason; one scorer per served model.
  */
 import { basename } from "node:path";
 import type { Logger } from "@aws-lambda-powertools/logger";
@@ -30,11 +30,23 @@ export function describeGpu(requested: GpuMode, active: string | false): GpuStat
   return { requested, active };
 }
 
-/** The model behind the endpoint. */
+/** One model the endpoint serves: its name, file, scorer (with its own prefix cache). */
+export interface ServedModel {
+  readonly name: string;
+  readonly file: string;
+  readonly model: DecisionModel;
+  readonly scorer: DecisionScorer;
+}
+
+/**
+ * The models behind the endpoint: the first (the default a request without `model` gets) and
+ * those served by name beside it (`extraModels`), each with its own scorer, queue and prefix
+ * cache. The service is ready once every one has loaded, and failed if any could not.
+ */
 export class DecisionService {
   private stateValue: ServiceState = "loading";
   private failure: string | undefined;
-  private loaded: { model: DecisionModel; scorer: DecisionScorer; file: string; name: string } | undefined;
+  private loaded: ServedModel[] = [];
   private gpuStatus: GpuStatus | undefined;
   private readonly startedAt = Date.now();
   /** Settles when loading ends; never rejects (see {@link state}). */
@@ -47,7 +59,7 @@ export class DecisionService {
     this.ready = this.load();
   }
 
-  /** Starts loading the configured model and returns at once. */
+  /** Starts loading the configured models and returns at once. */
   static start(config: ServerConfig, logger: Logger): DecisionService {
     return new DecisionService(config, logger);
   }
@@ -61,45 +73,39 @@ export class DecisionService {
     return this.failure;
   }
 
-  /** The scorer once ready. */
+  /** The first model's scorer once ready. */
   get scorer(): DecisionScorer | undefined {
-    return this.stateValue === "ready" ? this.loaded?.scorer : undefined;
+    return this.stateValue === "ready" ? this.loaded[0]?.scorer : undefined;
   }
 
-  /** The name clients use for the model. */
+  /** The name clients use for the first model. */
   get modelName(): string | undefined {
-    return this.loaded?.name;
+    return this.loaded[0]?.name;
+  }
+
+  /** Every served model once ready, the first (the default) first. */
+  get models(): readonly ServedModel[] {
+    return this.stateValue === "ready" ? this.loaded : [];
+  }
+
+  /** The served model called `name` once ready, or undefined. */
+  modelNamed(name: string): ServedModel | undefined {
+    return this.models.find((served) => served.name === name);
   }
 
   private async load(): Promise<void> {
-    const started = performance.now();
     try {
-      const file = await discoverModelFile(this.config.model);
-      const name = this.config.modelName ?? basename(file).replace(/\.gguf$/i, "");
-      this.logger.info("loading model", { file, gpu: this.config.gpu, threads: this.config.threads });
-      const model = await DecisionModel.load({
-        modelPath: file,
-        threads: this.config.threads,
-        gpu: this.config.gpu,
-      });
-      const scorer = await DecisionScorer.create(model, {
-        contextSize: this.config.contextSize,
-        maxQueue: this.config.queueSize,
-        flashAttention: this.config.flashAttention,
-        prefixSlots: this.config.prefixSlots === 0 ? "auto" : this.config.prefixSlots,
-        prefixCacheBytes: this.config.prefixCacheMiB * 1024 * 1024,
-      });
-      this.loaded = { model, scorer, file, name };
-      this.gpuStatus = describeGpu(this.config.gpu, model.gpu);
-      if (this.stateValue === "stopping") return;
+      const wanted = [{ name: this.config.modelName, path: this.config.model }, ...this.config.extraModels];
+      for (const { name, path } of wanted) {
+        const served = await this.loadOne(path, name);
+        this.loaded.push(served);
+        if (this.stateValue === "stopping") return;
+      }
+      const names = this.loaded.map((served) => served.name);
+      const twice = names.find((name, i) => names.indexOf(name) !== i);
+      if (twice) throw new Error(`two models are served as "${twice}": give each its own name`);
+      this.gpuStatus = describeGpu(this.config.gpu, this.loaded[0]!.model.gpu);
       this.stateValue = "ready";
-      this.logger.info("model ready", {
-        file,
-        name,
-        sha256: model.sha256,
-        gpu: this.gpuStatus,
-        loadMs: Math.round(performance.now() - started),
-      });
     } catch (error) {
       this.failure = error instanceof Error ? error.message : String(error);
       this.stateValue = "failed";
@@ -107,44 +113,84 @@ export class DecisionService {
     }
   }
 
-  /** The `/healthz` body. */
+  /** Loads one model and its scorer; `name` unset takes the file name without `.gguf`. */
+  private async loadOne(location: string, name: string | undefined): Promise<ServedModel> {
+    const started = performance.now();
+    const file = await discoverModelFile(location);
+    const served = name ?? basename(file).replace(/\.gguf$/i, "");
+    this.logger.info("loading model", {
+      file,
+      name: served,
+      gpu: this.config.gpu,
+      threads: this.config.threads,
+    });
+    const model = await DecisionModel.load({
+      modelPath: file,
+      threads: this.config.threads,
+      gpu: this.config.gpu,
+    });
+    const scorer = await DecisionScorer.create(model, {
+      contextSize: this.config.contextSize,
+      maxQueue: this.config.queueSize,
+      flashAttention: this.config.flashAttention,
+      prefixSlots: this.config.prefixSlots === 0 ? "auto" : this.config.prefixSlots,
+      prefixCacheBytes: this.config.prefixCacheMiB * 1024 * 1024,
+    });
+    this.logger.info("model ready", {
+      file,
+      name: served,
+      sha256: model.sha256,
+      gpu: describeGpu(this.config.gpu, model.gpu),
+      loadMs: Math.round(performance.now() - started),
+    });
+    return { name: served, file, model, scorer };
+  }
+
+  /** The `/healthz` body: the first model's fields at the top, every model under `models`. */
   health(): Record<string, unknown> {
-    const model = this.loaded?.model;
+    const first = this.loaded[0];
     return {
       status: this.stateValue,
       ...(this.failure ? { reason: this.failure } : {}),
-      model: this.loaded
-        ? { name: this.loaded.name, file: this.loaded.file, sha256: model?.sha256, bytes: model?.sizeBytes }
-        : null,
+      model: first ? modelHealth(first) : null,
       threads: this.config.threads,
       context_size: this.config.contextSize,
       gpu: this.gpuStatus ?? { requested: this.config.gpu, active: null },
-      queue: {
-        waiting: this.loaded?.scorer.queueDepth ?? 0,
-        running: this.loaded?.scorer.busy ?? false,
-        limit: this.config.queueSize,
-      },
-      prefix_cache: this.loaded
-        ? {
-            slots: this.loaded.scorer.cacheStats.slots,
-            hits: this.loaded.scorer.cacheStats.hits,
-            misses: this.loaded.scorer.cacheStats.misses,
-            reused_tokens: this.loaded.scorer.cacheStats.reusedTokens,
-          }
-        : null,
+      queue: first
+        ? queueHealth(first, this.config.queueSize)
+        : { waiting: 0, running: false, limit: this.config.queueSize },
+      prefix_cache: first ? cacheHealth(first) : null,
+      models: this.loaded.map((served) => ({
+        ...modelHealth(served),
+        queue: queueHealth(served, this.config.queueSize),
+        prefix_cache: cacheHealth(served),
+      })),
       uptime_s: Math.round((Date.now() - this.startedAt) / 1000),
     };
   }
 
-  /** Waits for queued work, then frees the model; safe to call twice. */
+  /** Waits for queued work, then frees every model; safe to call twice. */
   async close(): Promise<void> {
     this.stateValue = "stopping";
     await this.ready;
     const loaded = this.loaded;
-    this.loaded = undefined;
-    if (loaded) {
-      await loaded.scorer.dispose();
-      await loaded.model.dispose();
+    this.loaded = [];
+    for (const served of loaded) {
+      await served.scorer.dispose();
+      await served.model.dispose();
     }
   }
+}
+
+function modelHealth(served: ServedModel) {
+  return { name: served.name, file: served.file, sha256: served.model.sha256, bytes: served.model.sizeBytes };
+}
+
+function queueHealth(served: ServedModel, limit: number) {
+  return { waiting: served.scorer.queueDepth, running: served.scorer.busy, limit };
+}
+
+function cacheHealth(served: ServedModel) {
+  const stats = served.scorer.cacheStats;
+  return { slots: stats.slots, hits: stats.hits, misses: stats.misses, reused_tokens: stats.reusedTokens };
 }

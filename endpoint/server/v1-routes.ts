@@ -18,12 +18,17 @@ export function v1Routes(
   v1.post("/systemone", limit, async (c) => jsonResponse(c, await answers.systemOne(c, await readJson(c))));
   v1.post("/chat/completions", limit, async (c) => answers.chat(c, await readJson(c)));
   // Both list shapes in one body: OpenAI clients read `data`, System One clients read `models`.
+  // The first model answers to the aliases (and any name with --any-model); the others to their own.
   v1.get("/models", (c) => {
-    const name = service.modelName;
+    const names = service.models.map((served) => served.name);
     return jsonResponse(c, {
       object: "list",
-      data: name ? [{ id: name, object: "model", created: 0, owned_by: "decision-pipeline" }] : [],
-      models: name ? [{ name, aliases: answers.aliases(), any_name_accepted: config.anyModel }] : [],
+      data: names.map((id) => ({ id, object: "model", created: 0, owned_by: "decision-pipeline" })),
+      models: names.map((name, i) =>
+        i === 0
+          ? { name, aliases: answers.aliases(), any_name_accepted: config.anyModel }
+          : { name, aliases: [], any_name_accepted: false },
+      ),
     });
   });
   return v1;

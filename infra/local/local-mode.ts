@@ -7,7 +7,6 @@ import { spawnSync } from "node:child_process";
 import { mkdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { Logger } from "@aws-lambda-powertools/logger";
-import { defaultDemoInputs, ensureDemoModel } from "../../endpoint/models/demo-file.ts";
 import { resolveServerConfig } from "../../endpoint/server/config.ts";
 import { type RunningServer, startServer } from "../../endpoint/server/server.ts";
 import { type CapacityPlan, capacityPlan } from "../../shared/domain/capacity-plan.ts";
@@ -16,8 +15,8 @@ import { MAX_BATCH, type MessageQueue } from "../../shared/domain/message-queue.
 import { counted } from "../../shared/domain/plural.ts";
 import type { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { DECIDE_QUEUES, MEASURED_SECONDS_PER_ITEM, REVIEW } from "../../shared/domain/topology.ts";
-import { fitInChild } from "./demo-fit-child.ts";
 import type { LocalEventBus } from "./event-bus.ts";
+import { localModels } from "./local-models.ts";
 import { repairOutbox } from "./local-outbox.ts";
 import { everyPending, type LocalSummary, summaryOf } from "./local-summary.ts";
 import { ensurePortFree, ensurePortsFree, type LocalPorts, resolveLocalPorts } from "./ports.ts";
@@ -29,8 +28,13 @@ import { startLocalWiring } from "./wiring.ts";
 export interface LocalModeOptions {
   /** Folder for the database and the generated model. */
   readonly dataDir: string;
-  /** A GGUF model; otherwise a generated one (random weights) is used. */
+  /** A GGUF model; otherwise the demo model is used. */
   readonly model?: string;
+  /**
+   * Where the demo models are fitted and kept; they depend on the checkout alone, so every data
+   * folder shares them. @default <root>/.cache/demo-models
+   */
+  readonly modelsDir?: string;
   /** Delete the data from earlier runs first. */
   readonly fresh?: boolean;
   /** Ports by service (0 picks a free one); unset ones take their defaults (`infra/local/ports.ts`). */
@@ -207,8 +211,9 @@ async function startReviewServer(
 }
 
 /**
- * Loads the model (the demo one unless given) and starts the decision endpoint on `port`, its
- * admission queue and deadline from the capacity plan.
+ * Loads the model (the demo one unless given) and the later tiers the policies' cascades name,
+ * and starts the decision endpoint on `port`, its admission queue and deadline from the capacity
+ * plan.
  */
 async function startEndpoint(
   options: LocalModeOptions,
@@ -217,22 +222,14 @@ async function startEndpoint(
   started: (() => Promise<unknown>)[],
   say: (line: string) => void,
 ): Promise<RunningServer> {
-  let model = options.model;
-  if (!model) {
-    model = await ensureDemoModel(
-      options.dataDir,
-      defaultDemoInputs(options.root),
-      () => say("demo model: fitting its word evidence to the sample policies (first start only)..."),
-      (out, inputs) => fitInChild(options.root, out, inputs),
-    );
-    say(`demo model: ${model} (a computed bag-of-words model for the sample policies, not a language model)`);
-  }
+  const models = await localModels(options, say);
   await ensurePortFree("endpoint", port);
   say("endpoint: loading the model...");
   const endpoint: RunningServer = await startServer(
     resolveServerConfig(
       {
-        model,
+        model: models.first,
+        ...(models.tiers.length > 0 ? { "extra-model": models.tiers.map((t) => `${t.name}=${t.path}`) } : {}),
         port: String(port),
         gpu: "off",
         "queue-size": String(plan.queueSize),
@@ -245,7 +242,7 @@ async function startEndpoint(
   started.push(() => endpoint.close(1_000));
   await endpoint.service.ready;
   if (endpoint.service.state !== "ready")
-    throw new Error(`the endpoint could not load ${model}: ${endpoint.service.failureReason}`);
+    throw new Error(`the endpoint could not load ${models.first}: ${endpoint.service.failureReason}`);
   say(`endpoint: ${endpoint.url} (POST /v1/systemone, /v1/chat/completions)`);
   return endpoint;
 }

@@ -71,6 +71,7 @@ export function indexAttributesOf(record: DecisionRecord): Record<string, string
   const key = tableKey(record);
   const shard = shardOf(record.itemId);
   const time = sortKeyOf(record.createdAt, key);
+  const queued = record.queuedAt ? sortKeyOf(record.queuedAt, key) : time;
   const list = listOf(record, record.status);
   return {
     [TIME_INDEX.partitionKey]:
@@ -80,7 +81,7 @@ export function indexAttributesOf(record: DecisionRecord): Record<string, string
       ? {
           [LIST_INDEX.partitionKey]: list,
           [LIST_INDEX.sortKey]:
-            record.status === "reviewed" ? sortKeyOf(record.reviewedAt ?? record.updatedAt, key) : time,
+            record.status === "reviewed" ? sortKeyOf(record.reviewedAt ?? record.updatedAt, key) : queued,
         }
       : {}),
   };
@@ -97,12 +98,26 @@ export interface UpdateClauses {
 /**
  * The clauses that move a record's list entry to where a record in `status` is listed: the
  * pending list sorts by creation (copied from the time index's sort key, which the record
- * carries), the reviewed one by `reviewedAt`; any other status is in no list.
+ * carries) or by `queuedAt` when given, the reviewed one by `reviewedAt`; any other status is in
+ * no list.
  */
-export function listMoveClauses(key: RecordKey, status: RecordStatus, reviewedAt: string): UpdateClauses {
+export function listMoveClauses(
+  key: RecordKey,
+  status: RecordStatus,
+  reviewedAt: string,
+  queuedAt?: unknown,
+): UpdateClauses {
   const list = listOf(key, status);
   const names = { "#listKey": LIST_INDEX.partitionKey, "#listSort": LIST_INDEX.sortKey };
   if (!list) return { sets: [], removes: ["#listKey", "#listSort"], names, values: {} };
+  // An item queued later than it was decided (a certification sample) is listed when it was queued.
+  if (status === "pending_review" && typeof queuedAt === "string")
+    return {
+      sets: ["#listKey = :listKey", "#listSort = :listSort"],
+      removes: [],
+      names,
+      values: { ":listKey": list, ":listSort": sortKeyOf(queuedAt, tableKey(key)) },
+    };
   if (status === "pending_review")
     return {
       sets: ["#listKey = :listKey", "#listSort = #timeSort"],

@@ -1,13 +1,11 @@
 /**
- * The decisions table on DynamoDB: conditional writes keyed by item and policy version, the
- * outbox flag and publish lease, the targets' at-most-once ledger, and the index attributes that
- * list a record by time and, while it waits for review or once reviewed, in its list (a status
- * change moves it between lists in the same write; the bounded reads are in
- * `dynamodb-decision-reads.ts`). The item's state and metadata are stored as JSON strings, so that any valid
- * item can be stored (DynamoDB refuses maps nested past 32 levels, empty map keys and numbers
- * past 38 digits). Translates DynamoDB errors into pipeline errors: a ValidationException is
- * permanent (StoreRejectedError); anything else may pass (StoreUnavailableError); see `dynamodb-calls.ts`.
- * Nothing above it imports the SDK.
+ * The decisions table on DynamoDB: conditional writes keyed by item and policy version, the outbox
+ * flag and publish lease, the targets' at-most-once ledger, and the index attributes that list a
+ * record by time and, while it waits for review or once reviewed, in its list (a status change
+ * moves it between lists in the same write; bounded reads: `dynamodb-decision-reads.ts`). State
+ * and metadata are stored as JSON strings, so any valid item can be stored (DynamoDB refuses maps
+ * nested past 32 levels, empty map keys, numbers past 38 digits). ValidationException: permanent
+ * (StoreRejectedError), else it may pass (`dynamodb-calls.ts`). Nothing above imports the SDK.
  */
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import {

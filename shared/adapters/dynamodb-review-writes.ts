@@ -60,6 +60,7 @@ export function writeReview(
       key,
       write.to,
       typeof reviewedAt === "string" ? reviewedAt : now.toISOString(),
+      write.set.queuedAt,
     );
     Object.assign(names, move.names);
     Object.assign(values, move.values);

@@ -38,7 +38,7 @@ export function transitionUpdate(
   if (condition.status !== to) {
     // Into (or out of) the pending and reviewed lists, in the same conditional write.
     const reviewedAt = typeof fields.reviewedAt === "string" ? fields.reviewedAt : now.toISOString();
-    const move = listMoveClauses(key, to, reviewedAt);
+    const move = listMoveClauses(key, to, reviewedAt, fields.queuedAt);
     Object.assign(names, move.names);
     Object.assign(values, move.values);
     sets.push(...move.sets);

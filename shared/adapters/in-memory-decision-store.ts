@@ -119,7 +119,7 @@ export class InMemoryDecisionStore implements DecisionStore {
   }): Promise<RecordPage> {
     const waiting = this.matching(
       (r) => r.status === "pending_review" && query.policyIds.includes(r.policyId),
-      InMemoryDecisionStore.created,
+      InMemoryDecisionStore.queued,
     );
     const page = pageOf(waiting, query, false);
     return {
@@ -133,12 +133,12 @@ export class InMemoryDecisionStore implements DecisionStore {
   async pendingOf(policyId: string, countCap: number): Promise<PendingSummary> {
     const waiting = this.matching(
       (r) => r.status === "pending_review" && r.policyId === policyId,
-      InMemoryDecisionStore.created,
+      InMemoryDecisionStore.queued,
     );
     return {
       count: Math.min(waiting.length, countCap),
       ...(waiting.length > countCap ? { capped: true } : {}),
-      ...(waiting[0] ? { oldestCreatedAt: waiting[0].record.createdAt } : {}),
+      ...(waiting[0] ? { oldestCreatedAt: waiting[0].record.queuedAt ?? waiting[0].record.createdAt } : {}),
     };
   }
 
@@ -153,8 +153,8 @@ export class InMemoryDecisionStore implements DecisionStore {
 
   async *pendingSince(policyId: string, since: string): AsyncGenerator<DecisionRecord> {
     for (const { record } of this.matching(
-      (r) => r.status === "pending_review" && r.policyId === policyId && r.createdAt >= since,
-      InMemoryDecisionStore.created,
+      (r) => r.status === "pending_review" && r.policyId === policyId && (r.queuedAt ?? r.createdAt) >= since,
+      InMemoryDecisionStore.queued,
     ))
       yield record;
   }
@@ -241,6 +241,12 @@ export class InMemoryDecisionStore implements DecisionStore {
   /** The sort key of a record in the time-ordered lists, as the DynamoDB store orders them. */
   private static created(record: DecisionRecord): string {
     return sortKeyOf(record.createdAt, recordKey(record.itemId, record.policyId, record.policyVersion));
+  }
+
+  /** The sort key of a record in the review queue: when it joined it, as the DynamoDB store lists it. */
+  private static queued(record: DecisionRecord): string {
+    const key = recordKey(record.itemId, record.policyId, record.policyVersion);
+    return sortKeyOf(record.queuedAt ?? record.createdAt, key);
   }
 
   /** The records that pass, with their sort keys, in sort-key order. */

@@ -1,6 +1,8 @@
 /**
  * The decision record kept in DynamoDB: one per item and policy version, written once.
  */
+import type { CertificationDraw } from "./calibration/certification-sample.ts";
+import type { TierAnswer } from "./cascade.ts";
 import type { ReviewClaim, ReviewEntry } from "./review.ts";
 import type { Route, RouteReason } from "./routing.ts";
 import type { ShadowScore } from "./shadow.ts";
@@ -48,6 +50,27 @@ export interface DecisionRecord {
    */
   readonly auditBand?: string;
   readonly auditInclusionProbability?: number;
+  /**
+   * A certification sample drew this decision for a label (`decide calibrate --plan --request`):
+   * the frame it was drawn from, its band and its chance, so a certificate can weight its label.
+   */
+  readonly certification?: CertificationDraw;
+  /**
+   * When the item joined the review queue, where that is not when it was decided (a
+   * certification sample): the queue orders it, and ages it, by this.
+   */
+  readonly queuedAt?: string;
+  /**
+   * Near-duplicates share a group and count once in a certificate (set by a reviewer; else the
+   * item's `metadata.group`, else the item alone).
+   */
+  readonly group?: string;
+  /**
+   * Under a policy with a cascade: every tier's answer, in the order the tiers were asked (its
+   * model, hashes, distribution and logits). The record's own fields are the last one's: the
+   * tier that acted, or the last to pass the item to people.
+   */
+  readonly tiers?: readonly TierAnswer[];
   /** The shadow candidate's answer, when the item was in the shadow sample (never acted on). */
   readonly shadow?: ShadowScore;
   /** The item's state, kept for reviewers. */

@@ -3,11 +3,13 @@
  * distribution with the model's choice highlighted, the item as readable fields, the answer
  * buttons labelled with the option descriptions, who holds it, and its review history.
  */
+import { tierCount, tierPolicy } from "../domain/cascade.ts";
 import type { DecisionRecord } from "../domain/decision-record.ts";
 import type { Policy } from "../domain/policy/policy.ts";
 import { claimedByOther, type Reviewer } from "../domain/review.ts";
 import { html, stateFields, waited } from "./layout.ts";
 import { csrfField } from "./session.ts";
+import { tierAnswers } from "./tier-answers.ts";
 
 const percent = (p: number | undefined) => (p === undefined ? "-" : `${Math.round(p * 100)}%`);
 
@@ -16,10 +18,17 @@ function describe(policy: Policy | undefined, id: string | undefined): string {
   return policy?.options.find((o) => o.id === id)?.description ?? id ?? "-";
 }
 
-/** Why the item came to people, in words and numbers. */
+/** Why the item came to people, in words and numbers (the acting tier's, under a cascade). */
 export function reasonText(record: DecisionRecord, policy: Policy | undefined): string {
   const top = `${percent(record.topProbability)} for <em>${html(describe(policy, record.chosen))}</em>`;
-  const threshold = policy ? `${percent(policy.autoThreshold)} threshold` : "threshold";
+  // Drawn at random so that a certificate can rest on its label: say so first, whatever routed it.
+  if (record.certification) {
+    const acted = record.route === "auto" ? " (already applied; your label does not undo it)" : "";
+    return `Certification sample: drawn at random (chance ${percent(record.certification.inclusionProbability)}) to check automatic actions; ${top}${acted}`;
+  }
+  const tier = (record.tiers?.length ?? 1) - 1;
+  const acting = policy && tier > 0 && tier < tierCount(policy) ? tierPolicy(policy, tier) : policy;
+  const threshold = acting ? `${percent(acting.autoThreshold)} threshold` : "threshold";
   switch (record.reason) {
     case "below_threshold":
       return `${top}, below the ${threshold}`;
@@ -46,9 +55,10 @@ export function itemPath(record: Pick<DecisionRecord, "itemId" | "policyId" | "p
   return `/items/${encodeURIComponent(record.policyId)}/${record.policyVersion}/${encodeURIComponent(record.itemId)}`;
 }
 
-/** Badges: audit sample waiting for a second reviewer, disputed, taken by someone else. */
+/** Badges: certification sample, audit sample waiting for a second reviewer, disputed, taken by someone else. */
 export function badges(record: DecisionRecord, reviewer: Reviewer, now: number): string {
   const out: string[] = [];
+  if (record.certification) out.push(`<span class="badge">certification sample</span>`);
   // A disputed item had its second review: only an admin's label is missing, until one is given.
   if (record.disputed && record.status === "pending_review")
     out.push(`<span class="badge">disputed: an admin decides</span>`);
@@ -170,5 +180,5 @@ export function itemCard(
       : "";
   return `<article data-item="${html(record.itemId)}" data-autofocus tabindex="-1" aria-labelledby="item-title">
 <h2 id="item-title">${html(record.itemId)} <small>${html(record.policyId)} v${record.policyVersion}, waited ${waited(record.createdAt, view.now)}</small> ${badges(record, reviewer, view.now)}</h2>
-<p class="reason">${reasonText(record, policy)}.</p>${view.claim ?? ""}${stateFields(record.state)}${bars(record, policy)}${status}${answers}${undo}${history(record, policy)}</article>`;
+<p class="reason">${reasonText(record, policy)}.</p>${view.claim ?? ""}${stateFields(record.state)}${bars(record, policy)}${tierAnswers(record, policy)}${status}${answers}${undo}${history(record, policy)}</article>`;
 }

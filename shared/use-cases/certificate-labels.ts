@@ -50,9 +50,9 @@ export async function verifyCertificate(
       verified: false,
       reason: `certificate unverified: its labels are of ${policy.id}@${source.policyVersion}, which is not among the policies`,
     };
-  const { rows } = await reviewedLabels(deps.store, labelled, source.since ?? undefined, source.until);
+  const { rows, floor } = await reviewedLabels(deps.store, labelled, source.since ?? undefined, source.until);
   const where = `of ${policy.id}@${source.policyVersion} labelled ${source.since ? `from ${source.since} ` : ""}to ${source.until}`;
-  const mismatch = certificateOnLabelsProblem(policy, rows, where);
+  const mismatch = certificateOnLabelsProblem(policy, rows, where, floor);
   return mismatch
     ? { verified: false, reason: `certificate unverified: ${mismatch}` }
     : { verified: true, labels: rows.length };

@@ -25,7 +25,7 @@
 import { createHash } from "node:crypto";
 import { BATCH_ID_PATTERN } from "../domain/batch.ts";
 import { predictionSet } from "../domain/calibration/conformal.ts";
-import { calibratedProbabilities } from "../domain/calibration/map.ts";
+import { actingTier } from "../domain/cascade.ts";
 import { publishedEvent } from "../domain/contracts/events.ts";
 import type { DecidesItems } from "../domain/decision-endpoint.ts";
 import { type DecisionRecord, fieldOf } from "../domain/decision-record.ts";
@@ -37,9 +37,10 @@ import { type Item, type ItemProblem, parseItem } from "../domain/item.ts";
 import type { Policy } from "../domain/policy/policy.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
 import { confidence } from "../domain/probability.ts";
-import { type Route, routeDecision } from "../domain/routing.ts";
+import type { Route } from "../domain/routing.ts";
 import type { ShadowScore } from "../domain/shadow.ts";
 import { type BatchDependencies, settleRecord } from "./batch-progress.ts";
+import { scoreThroughTiers, type TierOutcome, tierAnswer } from "./cascade-scoring.ts";
 import { type CertificateVerdicts, certificateVerdictsFor } from "./certificate-labels.ts";
 import { startShadow } from "./shadow-scoring.ts";
 
@@ -100,6 +101,7 @@ export function eventFor(record: DecisionRecord): PipelineEvent {
     modelSha256: fieldOf(record, "modelSha256"),
     promptSha256: fieldOf(record, "promptSha256"),
     decidedAt: record.createdAt,
+    ...(record.tiers ? { tier: actingTier(record.tiers) } : {}),
     ...(record.supersedes ? { supersedes: record.supersedes } : {}),
   });
 }
@@ -149,9 +151,11 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
 
   // The shadow candidate (when the item is in its sample) is scored at the same time; it never fails.
   const shadow = startShadow(item, policy, deps);
-  let decision: Awaited<ReturnType<DecidesItems["decide"]>>;
+  // A policy that requires a certificate automates only on one its labels give back.
+  const unverified = await certificateVerdictsFor(deps).requiredProblem(policy);
+  let tiers: TierOutcome[];
   try {
-    decision = await deps.endpoint.decide(item, policy);
+    tiers = await scoreThroughTiers(item, policy, deps.endpoint, unverified);
   } catch (error) {
     if (error instanceof EndpointRejectedError) {
       const record = await reject(
@@ -167,10 +171,7 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
     }
     throw error;
   }
-  // A policy that requires a certificate automates only on one its labels give back.
-  const unverified = await certificateVerdictsFor(deps).requiredProblem(policy);
-  const scored = { decision, existing, shadow: shadow ? await shadow : undefined, unverified };
-  const record = decidedRecord(item, policy, scored, now);
+  const record = decidedRecord(item, policy, tiers, existing, shadow ? await shadow : undefined, now);
   let winner: DecisionRecord;
   let created: boolean;
   // Written holding the publish lease: the write that creates the record is also the claim.
@@ -199,24 +200,19 @@ export async function decideMessage(body: string, deps: DecideDependencies): Pro
 /**
  * The record of a decided item: the calibrated distribution and its route, the raw logits, the
  * hashes that scored it, its audit band and chance of being drawn, and the shadow score if any.
+ * Under a cascade these are the acting tier's (the last one asked), and `tiers` keeps every
+ * tier's answer in the order they were asked.
  */
 function decidedRecord(
   item: Item,
   policy: Policy,
-  scored: {
-    readonly decision: Awaited<ReturnType<DecidesItems["decide"]>>;
-    readonly existing: DecisionRecord | undefined;
-    readonly shadow: ShadowScore | undefined;
-    /** Why the certificate a policy requires did not verify on its labels. */
-    readonly unverified: string | undefined;
-  },
+  tiers: readonly TierOutcome[],
+  existing: DecisionRecord | undefined,
+  shadow: ShadowScore | undefined,
   now: string,
 ): DecisionRecord {
-  const { decision, existing, shadow } = scored;
-  // The policy's calibration map (prior, temperature, offsets); the record keeps the raw logits.
-  const probabilities = calibratedProbabilities(decision.logits, policy);
-  const mass = decision.allowedTokenMass;
-  const routing = routeDecision(policy, probabilities, item.id, mass, decision, scored.unverified);
+  // The tier's calibration map (prior, temperature, offsets); the record keeps the raw logits.
+  const { decision, probabilities, routing, policy: acting } = tiers.at(-1)!;
   return {
     itemId: item.id,
     policyId: policy.id,
@@ -236,7 +232,7 @@ function decidedRecord(
     confidence: confidence(probabilities),
     ...(routing.certificateProblem ? { certificateProblem: routing.certificateProblem } : {}),
     allowedTokenMass: decision.allowedTokenMass,
-    temperature: policy.temperature,
+    temperature: acting.temperature,
     modelSha256: decision.modelSha256,
     promptSha256: decision.promptSha256,
     promptVersion: decision.promptVersion,
@@ -245,6 +241,7 @@ function decidedRecord(
     ...(routing.audit
       ? { auditBand: routing.audit.band, auditInclusionProbability: routing.audit.inclusionProbability }
       : {}),
+    ...(policy.cascade ? { tiers: tiers.map(tierAnswer) } : {}),
     ...(shadow ? { shadow } : {}),
     state: item.state,
     ...(item.metadata ? { metadata: item.metadata } : {}),

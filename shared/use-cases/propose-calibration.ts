@@ -11,6 +11,7 @@
  */
 
 import { type CalibrationSummary, calibratePolicy } from "../domain/calibration/calibrate.ts";
+import { type LiveDecision, liveBaseline } from "../domain/calibration/live-baseline.ts";
 import { proposeMassFloor } from "../domain/calibration/off-options.ts";
 import { checkProposal } from "../domain/calibration/proposal-check.ts";
 import { MIN_FIT_LABELS } from "../domain/calibration/ranges.ts";
@@ -22,7 +23,8 @@ import { DetailType, type PublishesEvents } from "../domain/events.ts";
 import type { ObjectStore } from "../domain/object-store.ts";
 import { type Policy, PolicyError, parsePolicy } from "../domain/policy/policy.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
-import { recentAudit } from "./audit-estimate.ts";
+import { DRIFT } from "../domain/topology.ts";
+import { recentAudit, windowStart } from "./audit-estimate.ts";
 import { type ReviewedLabels, reviewedLabels } from "./reviewed-labels.ts";
 
 /** Labels below which a proposal still keeps 20% of items with people (the threshold's floor rule). */
@@ -36,6 +38,8 @@ export type ProposalOutcome =
       readonly status: "not_enough_labels";
       readonly labels: number;
       readonly needed: number;
+      /** Whether the version was ever calibrated (its labels are counted since then). */
+      readonly calibrated: boolean;
     }
   | {
       readonly policyId: string;
@@ -129,7 +133,12 @@ export async function proposeCalibrations(
     const labels = labelled.rows.length;
     const base = { policyId: id, version: policy.version, labels };
     if (labels < minLabels) {
-      outcomes.push({ ...base, status: "not_enough_labels", needed: minLabels });
+      outcomes.push({
+        ...base,
+        status: "not_enough_labels",
+        needed: minLabels,
+        calibrated: policy.calibratedAt !== undefined,
+      });
       continue;
     }
     outcomes.push(await proposeOne(policy, labelled, { ...deps, now: () => now }, settings));
@@ -146,7 +155,10 @@ async function proposeOne(
 ): Promise<ProposalOutcome> {
   const labels = labelled.rows.length;
   const base = { policyId: policy.id, version: policy.version, labels };
-  const folder = `${settings.prefix ?? ""}${policy.id}/v${policy.version + 1}-from-${labels}-labels`;
+  // A certified target names its folder: another target is another proposal, never "already proposed".
+  const goal = settings.goal ?? { kind: "target-accuracy", accuracy: 0.97 };
+  const target = goal.kind === "max-auto-error" ? `-max-error-${goal.maxError}-at-${goal.confidence}` : "";
+  const folder = `${settings.prefix ?? ""}${policy.id}/v${policy.version + 1}-from-${labels}-labels${target}`;
   const keys = {
     policy: `${folder}/policy.json`,
     report: `${folder}/report.html`,
@@ -155,20 +167,28 @@ async function proposeOne(
   if ((await deps.objects.list(keys.policy)).some((o) => o.key === keys.policy))
     return { ...base, status: "already_proposed", proposedVersion: policy.version + 1, keys };
   const now = deps.now();
-  const goal = settings.goal ?? { kind: "target-accuracy", accuracy: 0.97 };
   const labelSource = {
     kind: "table" as const,
     policyVersion: policy.version,
     since: policy.calibratedAt ?? null,
     until: now.toISOString(),
   };
-  const summary = calibratePolicy(policy, labelled.rows, { goal, now, labelSource });
+  const summary = calibratePolicy(policy, labelled.rows, {
+    goal,
+    now,
+    labelSource,
+    thresholdFloor: labelled.floor,
+  });
   const offOptions = labelled.masses.length > 0 ? proposeMassFloor(labelled.masses) : undefined;
-  const proposed: Policy = {
+  const fitted: Policy = {
     ...summary.proposedPolicy,
     ...(offOptions?.floor !== undefined ? { minAllowedTokenMass: offOptions.floor } : {}),
     calibratedAt: now.toISOString(),
   };
+  // The drift baseline from live decisions read under the proposed version, not from the labels.
+  const baseline = liveBaseline(fitted, await recentDecisions(deps.store, policy, now));
+  const proposed: Policy = baseline ? { ...fitted, baseline } : fitted;
+  const written = { ...summary, baseline: proposed.baseline ?? summary.baseline, proposedPolicy: proposed };
   const reasons = refusalsOf(policy, proposed);
   if (reasons.length > 0) return { ...base, status: "refused", reasons };
   if (!checkProposal(policy, proposed).changes.some((c) => MEANINGFUL.has(c.field)))
@@ -177,13 +197,10 @@ async function proposeOne(
   // that stops before it announces again (same event id) instead of never.
   // The live error rate from the policy's audit samples goes in the report beside the fit.
   const live = await recentAudit(deps, policy.id, now);
-  await deps.objects.put(
-    keys.report,
-    renderReport(policy, { ...summary, proposedPolicy: proposed }, labelled.agreement, offOptions, live),
-  );
+  await deps.objects.put(keys.report, renderReport(policy, written, labelled.agreement, offOptions, live));
   await deps.objects.put(
     keys.summary,
-    `${JSON.stringify({ ...summary, proposedPolicy: proposed, reviewerAgreement: labelled.agreement, ...(offOptions ? { offOptions } : {}), skipped: labelled.problems }, null, 2)}\n`,
+    `${JSON.stringify({ ...written, reviewerAgreement: labelled.agreement, ...(offOptions ? { offOptions } : {}), skipped: labelled.problems }, null, 2)}\n`,
   );
   await deps.publisher?.publish([proposedEvent(policy, proposed, summary, keys, now)]);
   await deps.objects.put(keys.policy, `${JSON.stringify(proposed, null, 2)}\n`);
@@ -192,8 +209,25 @@ async function proposeOne(
     status: "proposed",
     proposedVersion: proposed.version,
     keys,
-    summary: { ...summary, proposedPolicy: proposed },
+    summary: written,
   };
+}
+
+/** The current version's decisions of the last audit window, a bounded sample spread over it. */
+async function recentDecisions(store: DecisionStore, policy: Policy, now: Date): Promise<LiveDecision[]> {
+  const sample = await store.sampleDecisions({
+    policyId: policy.id,
+    policyVersion: policy.version,
+    since: windowStart(now),
+    until: now.toISOString(),
+    size: DRIFT.sampleSize,
+    slices: DRIFT.slices,
+  });
+  return sample.flatMap((r) =>
+    r.rawLogits
+      ? [{ itemId: r.itemId, rawLogits: r.rawLogits, allowedTokenMass: r.allowedTokenMass ?? null }]
+      : [],
+  );
 }
 
 /** "Calibration Proposed" for one proposal. */

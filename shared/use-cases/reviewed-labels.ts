@@ -1,9 +1,15 @@
 /**
  * The labels reviewers gave a policy version, as calibration rows: what recalibration fits, with
  * the reviewer agreement on audit samples and the allowed-token mass of each labelled decision.
+ * Each row says how it came to be labelled and its chance of having been
+ * (`shared/domain/calibration/label-selection.ts`), so that a certificate weights it by what it
+ * stands for, and its group of near-duplicates.
  */
+import type { CertificationFrame } from "../domain/calibration/certification-sample.ts";
+import { selectionOf, thresholdFloor } from "../domain/calibration/label-selection.ts";
 import type { MassRow } from "../domain/calibration/off-options.ts";
 import type { LabelledLogits } from "../domain/calibration/temperature.ts";
+import { tierReading } from "../domain/cascade.ts";
 import type { DecisionRecord } from "../domain/decision-record.ts";
 import type { DecisionStore } from "../domain/decision-store.ts";
 import type { Policy } from "../domain/policy/policy.ts";
@@ -17,6 +23,15 @@ export interface ReviewedLabels {
   readonly agreement: ReviewerAgreement;
   /** The allowed-token mass of each labelled decision, right or wrong by its raw choice. */
   readonly masses: MassRow[];
+  /** The certification samples drawn from the version (up to `until`). */
+  readonly frames: CertificationFrame[];
+  /**
+   * The lowest threshold a certificate may test: 0 when every automatic decision could be
+   * audited, else the lowest frame's minimum (infinite with none): see `thresholdFloor`.
+   */
+  readonly floor: number;
+  /** Decisions of the version waiting for a label, by how they were chosen. */
+  readonly waiting: { readonly escalation: number; readonly audit: number; readonly certification: number };
 }
 
 /**
@@ -34,53 +49,93 @@ export async function reviewedLabels(
   until?: string,
 ): Promise<ReviewedLabels> {
   const ids = policy.options.map((o) => o.id);
-  const records: DecisionRecord[] = [];
+  const read: DecisionRecord[] = [];
   // The reviewed list is sorted by label time: only the labels since `since` are read.
   for await (const record of store.reviewedSince(policy.id, since ?? "0"))
-    if (
-      record.policyVersion === policy.version &&
-      (until === undefined || (record.reviewedAt ?? record.updatedAt) <= until)
-    )
-      records.push(record);
+    if (record.policyVersion === policy.version) read.push(record);
+  const records = read.filter((r) => until === undefined || (r.reviewedAt ?? r.updatedAt) <= until);
   // In the order they were decided, so the rows (and the problems' line numbers) read the same on every run.
   records.sort((a, b) =>
     decidedOrder(a) < decidedOrder(b) ? -1 : decidedOrder(a) > decidedOrder(b) ? 1 : 0,
   );
-  const disputed = await disputedSamples(store, policy, since);
+  const pending = await pendingOf(store, policy);
+  // Every frame drawn by `until`, even one whose samples were all labelled after it.
+  const frames = framesOf([...read, ...pending], until);
+  const floor = thresholdFloor(policy, frames);
+  // Without audits, an automatic decision after the last draw had no chance of a label: the
+  // labels speak only for the decisions up to it.
+  const lastDraw =
+    floor > 0 && frames.length
+      ? frames
+          .map((f) => f.drawnAt)
+          .sort()
+          .at(-1)!
+      : undefined;
   const rows: LabelledLogits[] = [];
   const problems: { line: number; reason: string }[] = [];
+  // The policy's own fields calibrate its first tier: a cascade's record keeps that tier's
+  // answer under `tiers` (its top holds the acting tier's).
+  const first = (record: DecisionRecord) => tierReading(record, 0) ?? {};
   for (const [i, record] of records.entries()) {
     const label = ids.indexOf(record.label ?? "");
-    if (label < 0 || record.rawLogits?.length !== ids.length) {
+    const answer = first(record);
+    if (label < 0 || answer.rawLogits?.length !== ids.length) {
       problems.push({
         line: i + 1,
         reason: `${record.itemId}: label "${record.label}" or its logits do not fit ${policy.id}@${policy.version}`,
       });
       continue;
     }
+    if (lastDraw !== undefined && record.createdAt > lastDraw) continue;
     rows.push({
-      logits: record.rawLogits,
+      logits: answer.rawLogits,
       label,
-      group: record.itemId,
-      ...(record.modelSha256 ? { modelSha256: record.modelSha256 } : {}),
-      ...(record.promptVersion ? { promptVersion: record.promptVersion } : {}),
+      group: groupOf(record),
+      key: record.itemId,
+      ...selectionOf(record, policy, frames),
+      ...(answer.modelSha256 ? { modelSha256: answer.modelSha256 } : {}),
+      ...(answer.promptVersion ? { promptVersion: answer.promptVersion } : {}),
     });
   }
   const masses = records
-    .filter((r) => typeof r.allowedTokenMass === "number" && ids.includes(r.label ?? ""))
-    .map((r) => ({ mass: r.allowedTokenMass as number, correct: r.chosen === r.label }));
-  return { rows, problems, agreement: reviewerAgreement([...records, ...disputed]), masses };
+    .map((r) => ({ r, answer: first(r) }))
+    .filter(({ r, answer }) => typeof answer.allowedTokenMass === "number" && ids.includes(r.label ?? ""))
+    .map(({ r, answer }) => ({
+      mass: answer.allowedTokenMass as number,
+      correct: answer.chosen === r.label,
+    }));
+  const disputed = pending.filter(
+    (r) => r.disputed === true && (since === undefined || (r.reviewedAt ?? r.updatedAt) >= since),
+  );
+  const waiting = { escalation: 0, audit: 0, certification: 0 };
+  for (const r of pending) waiting[selectionOf(r, policy, frames).kind as keyof typeof waiting]++;
+  const agreement = reviewerAgreement([...records, ...disputed]);
+  return { rows, problems, agreement, masses, frames, floor, waiting };
+}
+
+/** A record's group of near-duplicates: a reviewer's, else the item's `metadata.group`, else itself. */
+function groupOf(record: DecisionRecord): string {
+  const given = record.group ?? record.metadata?.group;
+  return typeof given === "string" && given !== "" ? `group:${given}` : record.itemId;
+}
+
+/** The certification frames the records carry, drawn at or before `until` (each once). */
+function framesOf(records: readonly DecisionRecord[], until: string | undefined): CertificationFrame[] {
+  const frames = new Map<string, CertificationFrame>();
+  for (const r of records) {
+    const c = r.certification;
+    if (!c || (until !== undefined && c.drawnAt > until) || frames.has(c.sample)) continue;
+    const { band: _band, inclusionProbability: _pi, ...frame } = c;
+    frames.set(c.sample, frame);
+  }
+  return [...frames.values()];
 }
 
 const decidedOrder = (r: DecisionRecord) => `${r.createdAt}|${r.itemId}`;
 
-/** The policy version's audit samples still waiting because their two reviewers disagreed. */
-async function disputedSamples(
-  store: DecisionStore,
-  policy: Policy,
-  since?: string,
-): Promise<DecisionRecord[]> {
-  const disputed: DecisionRecord[] = [];
+/** The version's decisions waiting for a label (escalations, audit and certification samples). */
+async function pendingOf(store: DecisionStore, policy: Policy): Promise<DecisionRecord[]> {
+  const pending: DecisionRecord[] = [];
   let cursor: string | undefined;
   do {
     const page = await store.pageReviewQueue({
@@ -89,14 +144,8 @@ async function disputedSamples(
       countCap: 0,
       ...(cursor ? { cursor } : {}),
     });
-    for (const r of page.records)
-      if (
-        r.disputed === true &&
-        r.policyVersion === policy.version &&
-        (since === undefined || (r.reviewedAt ?? r.updatedAt) >= since)
-      )
-        disputed.push(r);
+    for (const r of page.records) if (r.policyVersion === policy.version) pending.push(r);
     cursor = page.next;
   } while (cursor);
-  return disputed;
+  return pending;
 }

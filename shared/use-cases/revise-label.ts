@@ -71,7 +71,8 @@ export async function reviseLabel(
           from: "reviewed",
           to: "pending_review",
           reviewVersion: record.reviewVersion ?? 0,
-          set: revision,
+          // Back where it was in the queue: a certification sample at the time it was queued.
+          set: record.queuedAt ? { ...revision, queuedAt: record.queuedAt } : revision,
           remove: [
             "label",
             "reviewer",

@@ -6,7 +6,9 @@
  * any prompt), the stored raw logits (when the candidate leaves the prompt as it is: calibration
  * and routing changes), or the shadow records the decide path wrote for this candidate.
  */
+
 import { isDeepStrictEqual } from "node:util";
+import type { TierAnswer } from "../domain/cascade.ts";
 import type { DecidesItems } from "../domain/decision-endpoint.ts";
 import type { DecisionRecord } from "../domain/decision-record.ts";
 import { type DecisionStore, everyDecision } from "../domain/decision-store.ts";
@@ -187,7 +189,7 @@ async function answerAll(
   refused: { itemId: string; reason: string }[],
 ): Promise<(ShadowScore | undefined)[]> {
   const out: (ShadowScore | undefined)[] = new Array(picked.length);
-  const stored = (r: DecisionRecord, answer: ShadowScore | DecisionRecord) => {
+  const stored = (r: DecisionRecord, answer: ShadowScore | DecisionRecord | TierAnswer) => {
     const logits = answer.rawLogits;
     if (logits?.length !== candidate.options.length)
       throw new WhatIfError(
@@ -198,13 +200,17 @@ async function answerAll(
       allowedTokenMass: answer.allowedTokenMass ?? null,
       promptSha256: answer.promptSha256 ?? r.promptSha256 ?? "",
       modelSha256: answer.modelSha256 ?? r.modelSha256,
-      promptVersion: answer === r.shadow ? r.shadow.promptVersion : r.promptVersion,
+      promptVersion: answer === r.shadow ? r.shadow.promptVersion : (answer.promptVersion ?? r.promptVersion),
     };
     return shadowScore(candidate, { logits, ...scoredBy }, r.itemId, 0, unverified);
   };
   if (source.kind !== "rescore") {
     for (const [i, { record }] of picked.entries()) {
-      out[i] = stored(record, source.kind === "shadow" ? (record.shadow ?? { policyVersion: 0 }) : record);
+      // The live answer is the first tier's: a cascade's record holds the acting tier's at its top.
+      out[i] = stored(
+        record,
+        source.kind === "shadow" ? (record.shadow ?? { policyVersion: 0 }) : (record.tiers?.[0] ?? record),
+      );
       options.onAnswer?.(i + 1, picked.length);
     }
     return out;

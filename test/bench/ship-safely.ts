@@ -125,7 +125,7 @@ try {
     env,
     `calibrate --from-table "$DECISIONS_TABLE" --propose --min-labels 10 ${certify.join(" ")} --out calibration-out`,
   );
-  const proposal = "content-moderation/v2-from-1200-labels/policy.json";
+  const proposal = "content-moderation/v2-from-1200-labels-max-error-0.02-at-0.95/policy.json";
   await step(
     "apply",
     ["calibrate", "--apply-proposal", join(dir, "certified", proposal), ...common],

@@ -55,6 +55,26 @@ export function decisionStoreReviewContract(name: string, make: () => DecisionSt
       expect(await store.pendingOf(uniquePolicy("none"), 10)).toEqual({ count: 0 });
     });
 
+    it("queues a decided item at the time it joined the queue, and ages the backlog by it", async () => {
+      const store = make();
+      const policyId = uniquePolicy("queued");
+      const waiting = pendingRecord({ policyId, createdAt: at(2034, 20) });
+      const early = pendingRecord({ policyId, status: "actioned", route: "auto", createdAt: at(2034, 1) });
+      const late = pendingRecord({ policyId, status: "actioned", route: "auto", createdAt: at(2034, 2) });
+      for (const r of [waiting, early, late]) await store.create(r);
+      // A certification sample joins the queue at a time of its own, not at its decision time.
+      expect(await store.transition(early, "actioned", "pending_review", { queuedAt: at(2034, 10) })).toBe(
+        true,
+      );
+      expect(await store.transition(late, "actioned", "pending_review", { queuedAt: at(2034, 30) })).toBe(
+        true,
+      );
+      const page = await store.pageReviewQueue({ policyIds: [policyId], limit: 10, countCap: 10 });
+      expect(page.records.map((r) => r.itemId)).toEqual([early.itemId, waiting.itemId, late.itemId]);
+      expect(page.records[0]).toMatchObject({ queuedAt: at(2034, 10), createdAt: at(2034, 1) });
+      expect(await store.pendingOf(policyId, 10)).toEqual({ count: 3, oldestCreatedAt: at(2034, 10) });
+    });
+
     it("moves a record between the queue and the reviewed list with the review writes and transitions", async () => {
       const store = make();
       const policyId = uniquePolicy("lists");

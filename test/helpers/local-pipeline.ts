@@ -14,7 +14,7 @@ import type { MessageQueue } from "../../shared/domain/message-queue.ts";
 import { DECIDE_FUNCTION, DECIDE_QUEUES, RULES } from "../../shared/domain/topology.ts";
 import type { DecideDependencies } from "../../shared/use-cases/decide-message.ts";
 import { startTestEndpoint } from "./endpoint.ts";
-import { REPO_ROOT } from "./models.ts";
+import { generatedModel, REPO_ROOT } from "./models.ts";
 
 export { freePort };
 
@@ -42,6 +42,11 @@ export interface LocalPipelineOptions {
   readonly pollers?: number;
   /** Model file for the endpoint. @default the generated tiny model */
   readonly model?: string;
+  /**
+   * Model file served as `demo-large`, the second tier of the sample moderation policy's cascade.
+   * @default the first model's file again
+   */
+  readonly tierModel?: string;
   /** Per-call endpoint timeout. @default 5000 */
   readonly endpointTimeoutMs?: Lazy<number>;
   /** Endpoint tries per item. @default the topology's */
@@ -97,6 +102,8 @@ async function startPipeline(
   const endpoint = await startTestEndpoint({
     "queue-size": String(options.queueSize ?? 256),
     ...(options.model ? { model: options.model } : {}),
+    // The sample moderation policy asks a second model (its cascade): the same file serves it here.
+    "extra-model": `demo-large=${options.tierModel ?? options.model ?? (await generatedModel())}`,
   });
   started.push(() => endpoint.close());
   const endpointUrl = options.endpointUrl ? await options.endpointUrl(endpoint.url) : endpoint.url;

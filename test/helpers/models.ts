@@ -44,6 +44,11 @@ export async function demoModelPath(): Promise<string> {
   return ensureDemoModel(CACHE_DIR, defaultDemoInputs(REPO_ROOT));
 }
 
+/** Path of `demo-large`, the demo model a cascade asks second (endpoint/models/demo-models.ts). */
+export async function demoLargeModelPath(): Promise<string> {
+  return ensureDemoModel(CACHE_DIR, defaultDemoInputs(REPO_ROOT), undefined, { name: "demo-large" });
+}
+
 /** Path of a shared third-party model, or undefined (with the reason) when it is absent. */
 export function sharedModel(file: string): string | undefined {
   const path = join(SHARED_MODELS_DIR, file);

@@ -162,10 +162,10 @@ describe("calibration from the decisions table", () => {
     );
     expect(proposed.code, proposed.stderr).toBe(0);
     const line = proposed.stdout.match(
-      /auto threshold (0\.\d+): wrong automatic actions ≤ 5\.0% with 95% confidence \(observed (\d+) of (\d+) automated, coverage (\d+\.\d)%\)/,
+      /auto threshold (0\.\d+): wrong automatic actions ≤ 5\.0% with 95% confidence \(observed (\d+) of (\d+) automated, coverage (\d+\.\d)%; labels: 300 escalations\)/,
     );
     expect(line, proposed.stdout).not.toBeNull();
-    const file = join(out, "ticket-routing", "v2-from-600-labels", "policy.json");
+    const file = join(out, "ticket-routing", "v2-from-600-labels-max-error-0.05-at-0.95", "policy.json");
     const proposal = parsePolicy(JSON.parse(await readFile(file, "utf8")));
     expect(proposal.autoThreshold).toBe(Number(line![1]));
     expect(proposal.certificate).toMatchObject({

@@ -9,7 +9,7 @@ import { DecisionModel } from "../../endpoint/runtime/decision-model.ts";
 import { DecisionScorer } from "../../endpoint/scorer/scorer.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { demoFigures, scoreHeldOut, scoreUnderPolicy } from "../helpers/demo-evaluation.ts";
-import { demoModelPath, REPO_ROOT } from "../helpers/models.ts";
+import { demoLargeModelPath, demoModelPath, REPO_ROOT } from "../helpers/models.ts";
 
 let policies: PolicyRegistry;
 let model: DecisionModel;
@@ -111,5 +111,26 @@ describe("demo model", () => {
     expect(total.clear).toBeGreaterThanOrEqual(40);
     expect(total.clearHandled / total.clear).toBeGreaterThanOrEqual(0.7);
     expect(total.wrongAutomated / (total.clear + total.ambiguous)).toBeLessThanOrEqual(0.06);
+  });
+
+  it("has a second model, demo-large, that is as unsure as the first of words it never saw", async () => {
+    // demo-large automates what demo passes on (the moderation policy's cascade): it must not
+    // read sureness into text it knows nothing of.
+    const large = await DecisionModel.load({ modelPath: await demoLargeModelPath(), threads: 2 });
+    const largeScorer = await DecisionScorer.create(large);
+    try {
+      const policy = policies.current("content-moderation")!;
+      const tier = policy.cascade![0]!;
+      for (const state of [
+        "Vorpal wuzzles gyred quixotically",
+        "Diese Stadt ist wunderschön, ich liebe die Altstadt",
+      ]) {
+        const answer = await scoreUnderPolicy(largeScorer, policy, state);
+        expect(Math.max(...answer.probabilities), state).toBeLessThan(tier.autoThreshold);
+      }
+    } finally {
+      await largeScorer.dispose();
+      await large.dispose();
+    }
   });
 });

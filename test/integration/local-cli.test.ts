@@ -9,14 +9,14 @@
  */
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, readFile } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ensurePortsFree, resolveLocalPorts } from "../../infra/local/ports.ts";
 import { DECIDE, runDecide } from "../helpers/decide-cli.ts";
 import { freePort } from "../helpers/local-pipeline.ts";
-import { REPO_ROOT } from "../helpers/models.ts";
+import { demoLargeModelPath, REPO_ROOT } from "../helpers/models.ts";
 import { waitForProgress } from "../helpers/progress.ts";
 
 const hasScript = spawnSync("script", ["--version"]).status === 0;
@@ -43,7 +43,13 @@ describe.skipIf(!hasScript)("npm start in a terminal", () => {
     // `script` runs the command through $SHELL -c; `exec` makes node the terminal's foreground
     // process itself, so Ctrl-C reaches node alone. Without it dash (/bin/sh, CI's shell when
     // SHELL is unset) stays as node's parent, dies of the SIGINT and `script` reports 130.
-    const command = `exec ${process.execPath} ${DECIDE} local --port-base ${base} --data-dir ${dataDir}`;
+    // A models folder of its own, so that the demo model is fitted here (its progress is asserted
+    // below); demo-large, the moderation policy's second tier, is copied in already fitted.
+    const modelsDir = join(dataDir, "models");
+    await mkdir(modelsDir);
+    const large = await demoLargeModelPath();
+    await copyFile(large, join(modelsDir, basename(large)));
+    const command = `exec ${process.execPath} ${DECIDE} local --port-base ${base} --data-dir ${dataDir} --models-dir ${modelsDir}`;
     const child = spawn("script", ["-qfec", command, "/dev/null"], { cwd: REPO_ROOT });
     let out = "";
     child.stdout.on("data", (chunk: Buffer) => {

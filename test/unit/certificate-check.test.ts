@@ -34,7 +34,7 @@ import { TEAMS_POLICY } from "../helpers/policies.ts";
 
 const MODEL = "a".repeat(64);
 const LAYOUT = "choice-v1@policy-first";
-const REQUIRED: Policy = { ...TEAMS_POLICY, requireCertificate: true };
+const REQUIRED: Policy = { ...TEAMS_POLICY, requireCertificate: true, auditSampleRate: 0.1 };
 
 /** The next version of `policy` carrying `certificate` fields over a consistent base. */
 function withCertificate(policy: Policy, fields: Partial<PolicyCertificate>): Policy {
@@ -128,7 +128,10 @@ describe("a certificate's own counts", () => {
   }, 120_000);
 });
 
-/** 400 reviewed decisions of `policy`: confident ones right, unsure ones right 70% of the time. */
+/**
+ * 400 reviewed decisions of `policy`: confident ones audit samples (drawn at 10%), all right;
+ * unsure ones escalations, right 70% of the time.
+ */
 function labelled(policy: Policy): DecisionRecord[] {
   const random = new SeededRandom(3);
   return Array.from({ length: 400 }, (_, i) => {
@@ -144,7 +147,9 @@ function labelled(policy: Policy): DecisionRecord[] {
       policyVersion: policy.version,
       status: "reviewed",
       route: "human",
-      reason: "below_threshold",
+      reason: sure ? "audit_sample" : "below_threshold",
+      ...(sure ? { auditBand: "all", auditInclusionProbability: 0.1 } : {}),
+      topProbability: sure ? 0.999 : 0.73,
       chosen: policy.options[chosen]!.id,
       rawLogits: logits,
       modelSha256: MODEL,

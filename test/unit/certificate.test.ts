@@ -98,7 +98,7 @@ describe("certifyThreshold", () => {
     const needed = result.labelsNeeded!.labels!;
     expect(certificateSentence(result)).toMatch(
       new RegExp(
-        `^no auto threshold keeps wrong automatic actions ≤ 2\\.0% with 95% confidence on these 100 labels: every item stays with people; at the observed error rate \\(1\\.0%: 1 of 100 automated at 0\\.995\\) about ${needed.toLocaleString("en-US").replace(",", "\\,")} labels would be needed$`,
+        `^no certificate: applying this sends every item to people \\(no auto threshold keeps wrong automatic actions ≤ 2\\.0% with 95% confidence on these 100 labels\\); at the observed error rate \\(1\\.0%: 1 of 100 automated at 0\\.995\\) about ${needed.toLocaleString("en-US").replace(",", "\\,")} labels would be needed, ${needed.toLocaleString("en-US").replace(",", "\\,")} of them of items it would automate$`,
       ),
     );
     // That many labels at the same rate do certify.

@@ -8,6 +8,7 @@ import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
+import { printProposals } from "../../cli/calibrate-propose.ts";
 import { FsObjectStore } from "../../shared/adapters/fs-object-store.ts";
 import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
 import { calibrationProposedSchema } from "../../shared/domain/contracts/events.ts";
@@ -103,12 +104,53 @@ describe("proposeCalibrations", () => {
     expect(events).toHaveLength(1);
   });
 
+  it("proposes again for another certified target, in a folder named by it (before: 'already proposed')", async () => {
+    await review(TEAMS_POLICY, 180, "2026-11-30T10:00:00.000Z");
+    const goal = (maxError: number) => ({ kind: "max-auto-error" as const, maxError, confidence: 0.95 });
+    const [first] = await proposeCalibrations(deps(), { minLabels: 50, goal: goal(0.05) });
+    const [second] = await proposeCalibrations(deps(), { minLabels: 50, goal: goal(0.1) });
+    expect(first).toMatchObject({ status: "proposed" });
+    expect(second).toMatchObject({ status: "proposed" });
+    const keyOf = (o: typeof first) => (o?.status === "proposed" ? o.keys.policy : "");
+    expect(keyOf(first)).toBe("tickets/v2-from-180-labels-max-error-0.05-at-0.95/policy.json");
+    expect(keyOf(second)).toBe("tickets/v2-from-180-labels-max-error-0.1-at-0.95/policy.json");
+    const [again] = await proposeCalibrations(deps(), { minLabels: 50, goal: goal(0.1) });
+    expect(again).toMatchObject({ status: "already_proposed" });
+  });
+
+  it("counts a never-calibrated version's labels without saying 'since it was calibrated'", async () => {
+    await review(TEAMS_POLICY, 2, "2026-11-30T10:00:00.000Z");
+    const outcomes = await proposeCalibrations(deps(), { minLabels: 10 });
+    const options = { out: "out", eventBus: undefined } as Parameters<typeof printProposals>[1];
+    expect(printProposals(outcomes, options).lines).toEqual([
+      "tickets@1: 2 labels of this version, 10 needed: no proposal",
+    ]);
+  });
+
   it("fits only labels given since the version was calibrated", async () => {
     const calibrated = { ...TEAMS_POLICY, calibratedAt: "2026-11-30T12:00:00.000Z" };
     await review(calibrated, 40, "2026-11-30T11:00:00.000Z");
     await review(calibrated, 20, "2026-11-30T13:00:00.000Z", 100);
     const [outcome] = await proposeCalibrations(deps(new PolicyRegistry([calibrated])), { minLabels: 30 });
     expect(outcome).toMatchObject({ status: "not_enough_labels", labels: 20 });
+  });
+});
+
+describe("decide calibrate --propose", () => {
+  it("answers an unknown --policy in one line, exit 2 (before: a RangeError stack)", async () => {
+    const run = await runDecide([
+      "calibrate",
+      "--from-table",
+      "no-such-table",
+      "--propose",
+      "--policy",
+      "nosuch",
+    ]);
+    expect(run.code).toBe(2);
+    expect(run.stderr.split("\n")[0]).toMatch(
+      /^decide calibrate: --policy: unknown policy "nosuch" \(known: /,
+    );
+    expect(run.stderr).not.toMatch(/RangeError|\n\s+at /);
   });
 });
 

@@ -6,27 +6,24 @@
  */
 import type { LabelSource } from "../policy/certificate-schema.ts";
 import type { Policy } from "../policy/policy.ts";
-import { argmax, softmax } from "../probability.ts";
+import { softmax } from "../probability.ts";
+import {
+  baselineOf,
+  type Certification,
+  certify,
+  type MetricSet,
+  metricSet,
+  type ThresholdRow,
+  thresholdTable,
+} from "./calibrate-parts.ts";
 import { type CandidateComparison, compareCandidates } from "./candidates.ts";
-import {
-  type CertificatePoint,
-  type CertificateResult,
-  certificateCurve,
-  certificateSentence,
-  certifyThreshold,
-} from "./certificate.ts";
-import { certifiedItems, topAutomatable } from "./certified-items.ts";
+import { topAutomatable } from "./certified-items.ts";
 import { evaluateSets, fitConformal } from "./conformal.ts";
-import { type CalibrationMap, calibratedProbabilities, mapOf } from "./map.ts";
+import { calibratedProbabilities, mapOf } from "./map.ts";
 import {
-  accuracy,
   type Binning,
-  brierScore,
   type CoveragePoint,
   confusionMatrix,
-  expectedCalibrationError,
-  type LabelledDistribution,
-  negativeLogLikelihood,
   type ReliabilityBin,
   reliabilityBins,
   riskCoverage,
@@ -36,7 +33,6 @@ import { provenanceOf } from "./provenance.ts";
 import { MIN_FIT_LABELS } from "./ranges.ts";
 import type { LabelledLogits } from "./temperature.ts";
 import { chooseThreshold, type ThresholdChoice, type ThresholdGoal } from "./threshold.ts";
-import { bootstrapInterval } from "./uncertainty.ts";
 
 /** Options of {@link calibratePolicy}. */
 export interface CalibrateOptions {
@@ -55,6 +51,8 @@ export interface CalibrateOptions {
   readonly prior?: readonly number[];
   /** Where the rows came from, written into a certificate so that it can be checked on them. */
   readonly labelSource?: LabelSource;
+  /** The lowest threshold the labels may certify (`label-selection.ts`, `thresholdFloor`). @default 0 */
+  readonly thresholdFloor?: number;
 }
 
 /** Too few labelled rows to fit anything. */
@@ -66,16 +64,6 @@ export class TooFewLabelsError extends RangeError {
   ) {
     super(`calibration needs at least ${needed} labelled items, got ${labels}`);
   }
-}
-
-/** Metrics of one set of distributions. */
-export interface MetricSet {
-  readonly accuracy: number;
-  readonly ece: number;
-  readonly eceInterval: [number, number];
-  readonly brier: number;
-  readonly nll: number;
-  readonly aurc: number;
 }
 
 /** Everything the report and the JSON summary show. */
@@ -96,10 +84,10 @@ export interface CalibrationSummary {
   readonly reliability: { readonly current: ReliabilityBin[]; readonly calibrated: ReliabilityBin[] };
   readonly riskCoverage: CoveragePoint[];
   /** Share automated and automated accuracy at round thresholds (calibrated). */
-  readonly thresholdTable: { threshold: number; coverage: number; automatedAccuracy: number }[];
+  readonly thresholdTable: ThresholdRow[];
   readonly threshold: ThresholdChoice;
   /** With `--max-auto-error`: the certification and its curve (points with their exact bounds). */
-  readonly certificate?: CertificateResult & { readonly curve: CertificatePoint[] };
+  readonly certificate?: Certification;
   readonly conformal: {
     minProbability: number;
     targetCoverage: number;
@@ -110,76 +98,6 @@ export interface CalibrationSummary {
   /** For drift checks: what calibrated decisions looked like. */
   readonly baseline: { meanConfidence: number; escalationRate: number; optionMix: number[] };
   readonly proposedPolicy: Policy;
-}
-
-function metricSet(rows: readonly LabelledDistribution[], bins: number, binning: Binning): MetricSet {
-  return {
-    accuracy: accuracy(rows),
-    ece: expectedCalibrationError(rows, bins, binning),
-    eceInterval: bootstrapInterval(rows, (sample) => expectedCalibrationError(sample, bins, binning)),
-    brier: brierScore(rows),
-    nll: negativeLogLikelihood(rows),
-    aurc: riskCoverage(rows).aurc,
-  };
-}
-
-const top = (r: LabelledDistribution) => Math.max(...r.probabilities);
-
-function thresholdTable(calibrated: readonly LabelledDistribution[]): CalibrationSummary["thresholdTable"] {
-  return [0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.97, 0.99].map((t) => {
-    const automated = calibrated.filter((r) => top(r) >= t);
-    return {
-      threshold: t,
-      coverage: automated.length / calibrated.length,
-      automatedAccuracy: accuracy(automated),
-    };
-  });
-}
-
-/** The certification, as a threshold choice and the certificate with its curve. */
-function certify(
-  policy: Policy,
-  rows: readonly LabelledLogits[],
-  map: CalibrationMap,
-  goal: Extract<ThresholdGoal, { kind: "max-auto-error" }>,
-): { choice: ThresholdChoice; certificate: NonNullable<CalibrationSummary["certificate"]> } {
-  const items = certifiedItems(policy, rows, map);
-  const result = certifyThreshold(items, goal);
-  const notes = [certificateSentence(result)];
-  const provenance = provenanceOf(rows);
-  if (provenance.models.length > 1 || provenance.promptVersions.length > 1)
-    notes.push(
-      `the labels come from ${provenance.models.length} model files and ${provenance.promptVersions.length} prompt layouts: the certificate names none, so it reads as stale wherever it is checked`,
-    );
-  else if (provenance.modelSha256 === null)
-    notes.push(
-      "the labelled rows do not name the model that scored them: the certificate reads as stale wherever it is checked",
-    );
-  const choice: ThresholdChoice = {
-    threshold: result.threshold ?? 1,
-    coverage: result.coverage,
-    automatedAccuracy: result.automated ? 1 - result.errors / result.automated : Number.NaN,
-    automatedAccuracyInterval: result.bound === null ? [0, 1] : [1 - result.bound, 1],
-    labels: rows.length,
-    notes,
-  };
-  return { choice, certificate: { ...result, curve: certificateCurve(items, goal.confidence) } };
-}
-
-/** What calibrated decisions looked like (the drift baseline). */
-function baselineOf(
-  policy: Policy,
-  calibrated: readonly LabelledDistribution[],
-  coverage: number,
-): CalibrationSummary["baseline"] {
-  const n = calibrated.length;
-  return {
-    meanConfidence: calibrated.reduce((s, r) => s + top(r), 0) / n,
-    escalationRate: 1 - coverage,
-    optionMix: policy.options.map(
-      (_, k) => calibrated.filter((r) => argmax(r.probabilities) === k).length / n,
-    ),
-  };
 }
 
 /** A policy that requires a certificate automates nothing under a version that carries none: say so. */
@@ -207,7 +125,8 @@ export function calibratePolicy(
   // A new fit is rounded into the ranges apply accepts; an unchanged map stays exactly as it is.
   const map = comparison.change ? roundMap(chosen.map) : mapOf(policy);
   const goal = options.goal;
-  const certified = goal.kind === "max-auto-error" ? certify(policy, rows, map, goal) : undefined;
+  const floor = options.thresholdFloor ?? 0;
+  const certified = goal.kind === "max-auto-error" ? certify(policy, rows, map, goal, floor) : undefined;
   const threshold =
     certified?.choice ??
     chooseThreshold(calibrated, goal as Exclude<ThresholdGoal, { kind: "max-auto-error" }>, {
@@ -254,7 +173,7 @@ export function calibratePolicy(
       calibrated: reliabilityBins(calibrated, bins, binning),
     },
     riskCoverage: riskCoverage(calibrated).points,
-    thresholdTable: thresholdTable(calibrated),
+    thresholdTable: thresholdTable(policy, calibrated, rows),
     threshold: withCertificateNote(policy, proposedPolicy, threshold),
     ...(certified ? { certificate: certified.certificate } : {}),
     conformal: {

@@ -9,11 +9,34 @@
  */
 import type { PolicyCertificate } from "../policy/certificate-schema.ts";
 import { clopperPearsonUpper } from "./binomial.ts";
+import { type BoundEvidence, boundOf } from "./weighted-bound.ts";
 
 const pct = (x: number) => `${Number((x * 100).toPrecision(4))}%`;
 
 /** Relative slack for a bound written to four significant digits. */
 const WRITTEN_PRECISION = 1e-3;
+
+/**
+ * Why weighted evidence cannot be what it says: units scaled to sum to 1 have a largest weight of
+ * at least 1/units, wrong units weigh at most that each, and their squares at most that times
+ * their sum.
+ */
+function evidenceProblem(e: BoundEvidence, automated: number, errors: number): string | undefined {
+  if (e.units !== automated || e.errors !== errors)
+    return `its evidence (${e.errors} wrong of ${e.units}) is not its counts (${errors} wrong of ${automated})`;
+  if (e.method === "clopper-pearson") return undefined;
+  const w = e.maxWeight;
+  const y = e.weightedErrors;
+  const v = e.squaredErrorWeights;
+  if (w === undefined || y === undefined || v === undefined)
+    return "its weighted evidence lacks a figure (weightedErrors, squaredErrorWeights, maxWeight)";
+  const slack = 1 + 1e-6;
+  if (w * e.units * slack < 1)
+    return `its largest weight ${w} is below 1/${e.units}, the least the largest can be`;
+  if (y > errors * w * slack || v > w * y * slack || errors > 0 !== y > 0)
+    return "its weighted errors do not fit its wrong units and largest weight";
+  return undefined;
+}
 
 /**
  * Why `certificate`'s counts do not give its claim, or undefined when they do. A certificate
@@ -30,9 +53,14 @@ export function certificateCountsProblem(certificate: PolicyCertificate): string
       return "certificate invalid: it certifies no threshold, yet states automated items or a bound";
     return undefined;
   }
-  if (Math.abs(c.coverage - c.automated / c.labels) > 5e-5)
+  const e = c.evidence;
+  // A certificate of evenly weighted labels states its coverage as their share; a weighted one
+  // estimates it from the weights, which it does not carry.
+  if (!e && Math.abs(c.coverage - c.automated / c.labels) > 5e-5)
     return `certificate invalid: coverage ${c.coverage} is not ${c.automated} automated of ${c.labels} labels`;
-  const bound = clopperPearsonUpper(c.errors, c.automated, c.confidence);
+  const inconsistent = e ? evidenceProblem(e, c.automated, c.errors) : undefined;
+  if (inconsistent) return `certificate invalid: ${inconsistent}`;
+  const bound = e ? boundOf(e, c.confidence) : clopperPearsonUpper(c.errors, c.automated, c.confidence);
   const level = `${Number((c.confidence * 100).toFixed(2))}%`;
   if (bound > c.maxError)
     return `certificate invalid: ${c.errors} wrong of ${c.automated} automated gives a ${level} upper bound of ${pct(bound)}, above its target ${pct(c.maxError)}`;

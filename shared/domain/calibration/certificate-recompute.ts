@@ -14,18 +14,20 @@ import type { LabelledLogits } from "./temperature.ts";
 
 /**
  * Why `policy`'s certificate is not the one `rows` give, or undefined when recomputing it on them
- * gives the same threshold, automated items and errors. `where` names the rows in the message.
+ * gives the same threshold, automated items and errors. `where` names the rows in the message;
+ * `floor` is the lowest threshold they may speak for (`certifyThreshold`).
  */
 export function certificateOnLabelsProblem(
   policy: Policy,
   rows: readonly LabelledLogits[],
   where: string,
+  floor = 0,
 ): string | undefined {
   const c = policy.certificate;
   if (!c) return "no certificate";
   if (labelSetSha256(rows) !== c.labelsSha256)
     return `its label set is not the ${rows.length} labels ${where} (the certificate names ${c.labels}): labels were changed or added since, or the certificate was not made on them`;
-  const again = certifyThreshold(certifiedItems(policy, rows, mapOf(policy)), c);
+  const again = certifyThreshold(certifiedItems(policy, rows, mapOf(policy)), c, floor);
   const same =
     again.threshold === c.threshold &&
     again.labels === c.labels &&

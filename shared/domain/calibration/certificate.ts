@@ -3,16 +3,21 @@
  * an upper confidence bound under a target, chosen on the same labels without losing the
  * guarantee, as in Learn then Test (Angelopoulos, Bates, Candès, Jordan and Lei, 2021). Each
  * threshold λ of a fixed grid is a hypothesis "the rate of wrong decisions among the items λ
- * automates is above the target"; its p-value is the exact binomial tail of the errors seen among
- * the labelled items λ automates. The hypotheses are tested in a fixed sequence from the strictest
- * threshold down, each at the full level δ = 1 − confidence, stopping at the first that is not
- * rejected: fixed-sequence testing keeps the family-wise error at δ with no multiplicity
- * correction, so with probability at least `confidence` the chosen threshold's true rate is at
- * most the target. Thresholds that automate too few labelled items to ever pass (fewer than
- * ln δ / ln(1 − target)) are left out of the sequence: that depends on the confidences only,
- * never on the labels.
+ * automates is above the target", tested in a fixed sequence from the strictest threshold down
+ * (`fixed-sequence.ts`). Its test is the upper bound of the labelled items λ automates, each
+ * standing for the decisions it was chosen to represent (`certificate-units.ts`): the exact
+ * binomial (Clopper–Pearson) bound when they all stand for as many, the gamma bound of Fay and
+ * Feuer otherwise (`weighted-bound.ts`). So labels chosen unevenly (escalations all labelled,
+ * audit samples at a few percent) count as what they are, and near-duplicates once. Thresholds
+ * whose bound could not pass even with no error are left out of the sequence: that depends on
+ * what was labelled, never on the labels.
  */
-import { binomialCdf, clopperPearsonUpper, trialsNeeded } from "./binomial.ts";
+import { trialsNeeded } from "./binomial.ts";
+import { type CertifiedItem, type KindCounts, type UnitsAt, unitsAtGrid } from "./certificate-units.ts";
+import { fixedSequence } from "./fixed-sequence.ts";
+import { type BoundEvidence, boundOf } from "./weighted-bound.ts";
+
+export type { CertifiedItem } from "./certificate-units.ts";
 
 /** What to certify. */
 export interface CertificateGoal {
@@ -22,21 +27,13 @@ export interface CertificateGoal {
   readonly confidence: number;
 }
 
-/** One labelled item as the certificate sees it. */
-export interface CertifiedItem {
-  /** Calibrated top probability. */
-  readonly confidence: number;
-  /** Whether the top option is not the reviewer's label. */
-  readonly wrong: boolean;
-  /** Whether the top option may be automated at all (automatable and not out of scope). */
-  readonly automatable: boolean;
-}
-
-/** One threshold of the grid, with what it automates on the labels and its exact upper bound. */
+/** One threshold of the grid, with what it automates on the labels and its upper bound. */
 export interface CertificatePoint {
   readonly threshold: number;
+  /** Units (items, or groups of near-duplicates) it automates, and how many were wrong. */
   readonly automated: number;
   readonly errors: number;
+  /** Estimated share of all decisions it automates (labelled items weighted by what they stand for). */
   readonly coverage: number;
   readonly bound: number;
 }
@@ -46,16 +43,21 @@ export interface CertificateResult extends CertificateGoal {
   readonly threshold: number | null;
   readonly automated: number;
   readonly errors: number;
-  /** Share of all labelled items the threshold automates. */
   readonly coverage: number;
-  /** The Clopper–Pearson upper bound at the threshold (below the target when one qualifies). */
+  /** The upper bound at the threshold (below the target when one qualifies). */
   readonly bound: number | null;
+  /** How the bound was computed, with what it needs to be recomputed. */
+  readonly evidence?: BoundEvidence;
+  /** Labelled items at or above the threshold by how they came to be labelled. */
+  readonly kinds?: KindCounts;
   readonly labels: number;
-  /** Fewest automated items a threshold needs before it can pass at all. */
+  /** Fewest automated items an evenly chosen set needs before a threshold can pass at all. */
   readonly minAutomated: number;
   /** When none qualifies: the labels needed at the observed error rate (null: no number would do). */
   readonly labelsNeeded?: {
     readonly labels: number | null;
+    /** Of those, labels of items the threshold would automate. */
+    readonly automatable: number | null;
     readonly threshold: number;
     readonly automated: number;
     readonly errors: number;
@@ -73,33 +75,32 @@ export const CERTIFICATE_GRID: readonly number[] = (() => {
   return grid;
 })();
 
-/** Items automated and wrong at each grid threshold (automatable items only). */
-function countsAtGrid(items: readonly CertifiedItem[]): { automated: number; errors: number }[] {
-  const sorted = items.filter((i) => i.automatable).sort((a, b) => b.confidence - a.confidence);
-  const counts: { automated: number; errors: number }[] = [];
-  let n = 0;
-  let e = 0;
-  for (const threshold of CERTIFICATE_GRID) {
-    while (n < sorted.length && sorted[n]!.confidence >= threshold) e += sorted[n++]!.wrong ? 1 : 0;
-    counts.push({ automated: n, errors: e });
-  }
-  return counts;
+/** Fewest evenly chosen labels, all right, whose exact bound is under the target. */
+export function zeroErrorLabels(goal: CertificateGoal): number {
+  return Math.floor(Math.log(1 - goal.confidence) / Math.log(1 - goal.maxError)) + 1;
 }
 
-/** Certifies the lowest threshold of the grid that keeps wrong automatic actions under the target. */
-export function certifyThreshold(items: readonly CertifiedItem[], goal: CertificateGoal): CertificateResult {
-  const delta = 1 - goal.confidence;
-  const minAutomated = Math.floor(Math.log(delta) / Math.log(1 - goal.maxError)) + 1;
-  const counts = countsAtGrid(items);
-  const labels = items.length;
-  let chosen = -1;
-  for (const [j, c] of counts.entries()) {
-    if (c.automated < minAutomated) continue;
-    if (binomialCdf(c.errors, c.automated, goal.maxError) > delta) break;
-    chosen = j;
+/**
+ * Certifies the lowest threshold of the grid that keeps wrong automatic actions under the target.
+ * `floor`: thresholds below it are left out (they would reach decisions no one could have
+ * labelled: `label-selection.ts`, `thresholdFloor`). @default 0
+ */
+export function certifyThreshold(
+  items: readonly CertifiedItem[],
+  goal: CertificateGoal,
+  floor = 0,
+): CertificateResult {
+  const at = unitsAtGrid(items, CERTIFICATE_GRID);
+  const bound = (e: BoundEvidence) => boundOf(e, goal.confidence);
+  const chosen = fixedSequence(at, {
+    eligible: (u) => u.threshold >= floor && u.automated > 0 && bound(u.noErrors) <= goal.maxError,
+    passes: (u) => bound(u.evidence) <= goal.maxError,
+  });
+  const base = { ...goal, labels: items.length, minAutomated: zeroErrorLabels(goal) };
+  if (chosen >= 0) {
+    const u = at[chosen]!;
+    return { ...base, ...pointOf(u, chosen, goal.confidence), evidence: u.evidence, kinds: u.kinds };
   }
-  const base = { ...goal, labels, minAutomated };
-  if (chosen >= 0) return { ...base, ...pointAt(counts, chosen, labels, goal.confidence) };
   return {
     ...base,
     threshold: null,
@@ -107,56 +108,59 @@ export function certifyThreshold(items: readonly CertifiedItem[], goal: Certific
     errors: 0,
     coverage: 0,
     bound: null,
-    ...labelsNeededAt(counts, labels, goal),
+    ...labelsNeededAt(at, items.length, goal),
   };
 }
 
-function pointAt(
-  counts: readonly { automated: number; errors: number }[],
-  j: number,
-  labels: number,
-  confidence: number,
-): CertificatePoint {
-  const c = counts[j]!;
+function pointOf(u: UnitsAt, j: number, confidence: number): CertificatePoint {
   return {
     threshold: CERTIFICATE_GRID[j]!,
-    ...c,
-    coverage: labels ? c.automated / labels : 0,
-    bound: clopperPearsonUpper(c.errors, c.automated, confidence),
+    automated: u.automated,
+    errors: u.errors,
+    coverage: u.coverage,
+    bound: boundOf(u.evidence, confidence),
   };
 }
 
-/** Up to 40 points of the risk–coverage curve on the grid with their exact bounds (the report's plot). */
+/** Up to 40 points of the risk–coverage curve on the grid with their bounds (the report's plot). */
 export function certificateCurve(items: readonly CertifiedItem[], confidence: number): CertificatePoint[] {
-  const counts = countsAtGrid(items);
-  const seen = counts.flatMap((c, j) => (c.automated > 0 ? [j] : []));
+  const at = unitsAtGrid(items, CERTIFICATE_GRID);
+  const seen = at.flatMap((u, j) => (u.automated > 0 ? [j] : []));
   const step = Math.max(1, Math.ceil(seen.length / 40));
   return seen
     .filter((_, i) => i % step === 0 || i === seen.length - 1)
-    .map((j) => pointAt(counts, j, items.length, confidence));
+    .map((j) => pointOf(at[j]!, j, confidence));
 }
 
 /**
  * At the most promising threshold (the one whose observed error rate would be certified with the
- * fewest labels, among up to 40 of those automating at least 10 labelled items, or the widest),
- * how many labels would certify that rate.
+ * fewest labels, among up to 12 of those automating at least 10 labelled items, or the widest),
+ * how many labels would certify that rate, if they were chosen as evenly as a certification
+ * sample is.
  */
 function labelsNeededAt(
-  counts: readonly { automated: number; errors: number }[],
+  at: readonly UnitsAt[],
   labels: number,
   goal: CertificateGoal,
 ): Pick<CertificateResult, "labelsNeeded"> {
-  const widest = counts.at(-1)!;
+  const widest = at.at(-1)!;
   if (widest.automated === 0) return {};
-  const enough = counts.flatMap((c, j) => (c.automated >= Math.min(10, widest.automated) ? [j] : []));
-  const step = Math.max(1, Math.ceil(enough.length / 40));
+  const enough = at.flatMap((c, j) => (c.automated >= Math.min(10, widest.automated) ? [j] : []));
+  const step = Math.max(1, Math.ceil(enough.length / 12));
   let best: NonNullable<CertificateResult["labelsNeeded"]> | undefined;
   for (const j of enough.filter((_, i) => i % step === 0 || i === enough.length - 1)) {
-    const c = counts[j]!;
+    const c = at[j]!;
     const trials = trialsNeeded(c.errors / c.automated, goal.maxError, goal.confidence);
     const needed = trials === undefined ? null : Math.ceil((trials * labels) / c.automated);
     const better = !best || (needed !== null && (best.labels === null || needed < best.labels));
-    if (better) best = { labels: needed, threshold: CERTIFICATE_GRID[j]!, ...c };
+    if (better)
+      best = {
+        labels: needed,
+        automatable: trials ?? null,
+        threshold: CERTIFICATE_GRID[j]!,
+        automated: c.automated,
+        errors: c.errors,
+      };
   }
   return { labelsNeeded: best! };
 }
@@ -164,16 +168,37 @@ function labelsNeededAt(
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 const level = (c: number) => `${Number((c * 100).toFixed(2))}%`;
 
+/** "150 certification samples, 20 audit samples, 12 escalations" (the kinds present). */
+export function kindsText(kinds: KindCounts): string {
+  const names = {
+    certification: "certification samples",
+    audit: "audit samples",
+    escalation: "escalations",
+    file: "from a file",
+  };
+  return (Object.keys(names) as (keyof KindCounts)[])
+    .filter((k) => kinds[k] > 0)
+    .map((k) => `${kinds[k]} ${names[k]}`)
+    .join(", ");
+}
+
 /** The one line the command prints and the report shows. */
 export function certificateSentence(result: CertificateResult): string {
   const target = `wrong automatic actions ≤ ${pct(result.maxError)} with ${level(result.confidence)} confidence`;
-  if (result.threshold !== null)
-    return `auto threshold ${result.threshold}: ${target} (observed ${result.errors} of ${result.automated} automated, coverage ${pct(result.coverage)})`;
-  const head = `no auto threshold keeps ${target} on these ${result.labels} labels: every item stays with people`;
+  if (result.threshold !== null) {
+    const kinds = result.kinds ? kindsText(result.kinds) : "";
+    const from = kinds && !/^\d+ from a file$/.test(kinds) ? `; labels: ${kinds}` : "";
+    return `auto threshold ${result.threshold}: ${target} (observed ${result.errors} of ${result.automated} automated, coverage ${pct(result.coverage)}${from})`;
+  }
+  const head = `no certificate: applying this sends every item to people (no auto threshold keeps ${target} on these ${result.labels} labels)`;
   const at = result.labelsNeeded;
-  if (!at) return `${head} (no labelled item's top option may be automated)`;
+  if (!at) return `${head}: no labelled item's top option may be automated`;
   const observed = `${pct(at.errors / at.automated)}: ${at.errors} of ${at.automated} automated at ${at.threshold}`;
   if (at.labels === null)
     return `${head}; the observed error rate (${observed}) is not below the target, so more labels will not certify it: the model, prompt or policy must change`;
-  return `${head}; at the observed error rate (${observed}) about ${at.labels.toLocaleString("en-US")} labels would be needed`;
+  const automatable =
+    at.automatable === null
+      ? ""
+      : `, ${at.automatable.toLocaleString("en-US")} of them of items it would automate`;
+  return `${head}; at the observed error rate (${observed}) about ${at.labels.toLocaleString("en-US")} labels would be needed${automatable}`;
 }

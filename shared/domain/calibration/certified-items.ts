@@ -25,6 +25,14 @@ export function certifiedItems(
   return rows.map((r) => {
     const p = calibratedProbabilities(r.logits, map);
     const k = argmax(p);
-    return { confidence: p[k]!, wrong: k !== r.label, automatable: topAutomatable(policy, p) };
+    return {
+      confidence: p[k]!,
+      wrong: k !== r.label,
+      automatable: topAutomatable(policy, p),
+      ...(r.inclusionProbability !== undefined ? { inclusionProbability: r.inclusionProbability } : {}),
+      ...(r.group !== undefined ? { group: r.group } : {}),
+      ...(r.key !== undefined ? { key: r.key } : {}),
+      ...(r.kind !== undefined ? { kind: r.kind } : {}),
+    };
   });
 }

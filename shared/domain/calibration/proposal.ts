@@ -95,6 +95,8 @@ function certificateOf(
     method: CERTIFICATE_METHOD,
     threshold: r.threshold,
     bound: r.bound === null ? null : Number(r.bound.toPrecision(4)),
+    ...(r.evidence ? { evidence: r.evidence } : {}),
+    ...(r.kinds ? { kinds: r.kinds } : {}),
     automated: r.automated,
     errors: r.errors,
     labels: r.labels,

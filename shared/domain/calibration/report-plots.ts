@@ -12,11 +12,12 @@ const PAD = 40;
 const scale = (v: number) => PAD + v * (SIZE - 2 * PAD);
 const flip = (v: number) => SIZE - scale(v);
 
-function axes(xLabel: string, yLabel: string): string {
+/** Axes with ticks at quarters; `yTick` writes a y tick (the plain fraction by default). */
+function axes(xLabel: string, yLabel: string, yTick: (t: number) => string = String): string {
   const ticks = [0, 0.25, 0.5, 0.75, 1]
     .map(
       (t) =>
-        `<text x="${scale(t)}" y="${SIZE - PAD + 16}" text-anchor="middle">${t}</text><text x="${PAD - 6}" y="${flip(t) + 4}" text-anchor="end">${t}</text>`,
+        `<text x="${scale(t)}" y="${SIZE - PAD + 16}" text-anchor="middle">${t}</text><text x="${PAD - 6}" y="${flip(t) + 4}" text-anchor="end">${yTick(t)}</text>`,
     )
     .join("");
   return `<line x1="${PAD}" y1="${SIZE - PAD}" x2="${SIZE - PAD}" y2="${SIZE - PAD}" stroke="#333"/>
@@ -51,6 +52,26 @@ const pathOf = (points: { coverage: number; y: number }[], maxRisk: number) =>
     )
     .join(" ");
 
+/** The risk–coverage plot's legend: what each line is. */
+function legend(certified: boolean): string {
+  const entries: [string, string, string][] = [
+    ["observed on the labels", "#1565c0", ""],
+    ...(certified
+      ? ([
+          ["upper bound", "#1565c0", "5 3"],
+          ["target", "#c62828", ""],
+        ] as [string, string, string][])
+      : []),
+    ["chosen threshold", "#555", "3 3"],
+  ];
+  return `<g class="legend">${entries
+    .map(
+      ([label, color, dash], i) =>
+        `<line x1="${PAD + 6}" y1="${PAD + 8 + i * 14}" x2="${PAD + 26}" y2="${PAD + 8 + i * 14}" stroke="${color}"${dash ? ` stroke-dasharray="${dash}"` : ""}/><text x="${PAD + 30}" y="${PAD + 12 + i * 14}">${label}</text>`,
+    )
+    .join("")}</g>`;
+}
+
 /**
  * Risk–coverage: the error rate of automated decisions against the share automated; certified,
  * the curve on the certificate's grid with its exact upper bound (dashed) and the target (red).
@@ -69,11 +90,12 @@ export function riskCoverageSvg(summary: CalibrationSummary): string {
   const chosen = summary.threshold.coverage;
   const target = certificate
     ? `<line class="target" x1="${PAD}" y1="${flip(certificate.maxError / maxRisk)}" x2="${SIZE - PAD}" y2="${flip(certificate.maxError / maxRisk)}" stroke="#c62828"><title>target: ${pct(certificate.maxError)} wrong automatic actions</title></line>
-<path class="bound" d="${pathOf(bounds, maxRisk)}" fill="none" stroke="#1565c0" stroke-dasharray="5 3"><title>${num(certificate.confidence * 100, 0)}% upper bound (Clopper–Pearson)</title></path>`
+<path class="bound" d="${pathOf(bounds, maxRisk)}" fill="none" stroke="#1565c0" stroke-dasharray="5 3"><title>${num(certificate.confidence * 100, 0)}% upper bound</title></path>`
     : "";
   return `<svg id="risk-coverage" role="img" aria-labelledby="rc-title rc-desc" viewBox="0 0 ${SIZE} ${SIZE}" width="${SIZE}" height="${SIZE}">
 <title id="rc-title">Risk–coverage curve</title><desc id="rc-desc">Error rate of automated decisions (up to ${pct(maxRisk)}) against the share automated${certificate ? ", with the exact upper bound (dashed) and the target (red)" : ""}; the vertical line marks the chosen threshold.</desc>
-${axes("share automated", `error rate (× ${num(maxRisk, 2)})`)}
+${axes("share automated", "wrong automatic actions", (t) => pct(t * maxRisk))}
 <path class="risk" d="${pathOf(points, maxRisk)}" fill="none" stroke="#1565c0" stroke-width="2"/>${target}
+${legend(certificate !== undefined)}
 <line x1="${scale(chosen)}" y1="${PAD}" x2="${scale(chosen)}" y2="${SIZE - PAD}" stroke="#555" stroke-dasharray="3 3"><title>chosen threshold: ${pct(chosen)} automated</title></line></svg>`;
 }

@@ -14,6 +14,7 @@ import { candidateLabel } from "./candidates.ts";
 import { certificateSentence } from "./certificate.ts";
 import type { MassFloorProposal } from "./off-options.ts";
 import { checkProposal, fieldText } from "./proposal-check.ts";
+import { certificateSectionHtml } from "./report-certificate.ts";
 import { reliabilitySvg, riskCoverageSvg } from "./report-plots.ts";
 import { escapeHtml, num, pct, REPORT_STYLE } from "./report-style.ts";
 
@@ -79,24 +80,28 @@ function proposedTable(current: Policy, proposed: Policy): string {
   return `<table id="proposed"><caption>${escapeHtml(proposed.id)} version ${current.version} -> ${proposed.version}: every field that changes</caption><thead><tr><td></td><th scope="col">now</th><th scope="col">proposed</th></tr></thead><tbody>${rows}</tbody></table>${refused}`;
 }
 
-function thresholdSection(summary: CalibrationSummary): string {
+function thresholdSection(summary: CalibrationSummary, live: PolicyAudit | undefined): string {
   const t = summary.threshold;
-  const notes = t.notes.length
-    ? `<ul class="notes">${t.notes.map((n) => `<li>${escapeHtml(n)}</li>`).join("")}</ul>`
+  const certificate = summary.certificate;
+  // The certificate's sentence is the section's head: not again among the notes.
+  const said = certificate ? certificateSentence(certificate) : undefined;
+  const rest = t.notes.filter((n) => n !== said);
+  const notes = rest.length
+    ? `<ul class="notes">${rest.map((n) => `<li>${escapeHtml(n)}</li>`).join("")}</ul>`
     : "";
-  const head = summary.certificate
-    ? `<p id="certificate"><strong>${escapeHtml(certificateSentence(summary.certificate))}</strong>. Method: Learn then Test (fixed-sequence testing from the strictest threshold down, exact Clopper–Pearson bound).</p>`
+  const head = certificate
+    ? certificateSectionHtml(certificate, live, summary.policy.version)
     : `<p>Automate at a calibrated top probability of <strong>${num(t.threshold, 4)}</strong> or more: ${pct(t.coverage)} of items automated, automated accuracy ${pct(t.automatedAccuracy)} (95% interval ${pct(t.automatedAccuracyInterval[0])} to ${pct(t.automatedAccuracyInterval[1])})${t.expectedCostPerItem !== undefined ? `, expected cost ${num(t.expectedCostPerItem)} per item` : ""}.</p>`;
   const table = summary.thresholdTable
     .map(
       (r) =>
-        `<tr><td>${r.threshold}</td><td>${pct(r.coverage)}</td><td>${pct(r.automatedAccuracy)}</td></tr>`,
+        `<tr><td>${r.threshold}</td><td>${r.automated}</td><td>${pct(r.coverage)}</td><td>${pct(r.automatedAccuracy)}</td></tr>`,
     )
     .join("");
   return `<h2>Proposed auto threshold</h2>
 ${head}
 ${notes}
-<table id="thresholds"><caption>At other thresholds</caption><thead><tr><th scope="col">threshold</th><th scope="col">automated</th><th scope="col">accuracy of the automated</th></tr></thead><tbody>${table}</tbody></table>`;
+<table id="thresholds"><caption>At other thresholds (only decisions the policy would act on: an option people always review, or out of scope, is never automated)</caption><thead><tr><th scope="col">threshold</th><th scope="col">labelled it would automate</th><th scope="col">share automated (estimated)</th><th scope="col">accuracy of the automated</th></tr></thead><tbody>${table}</tbody></table>`;
 }
 
 /**
@@ -134,11 +139,11 @@ ${m("area under risk–coverage", num(r.aurc), num(c.aurc), num(p.aurc))}
 </tbody></table>
 ${agreement ? `<p id="agreement">${escapeHtml(agreementText(agreement))}</p>` : ""}
 ${offOptions ? `<p id="off-options">Off-options guard (allowed-token mass of ${offOptions.rows} labelled decisions): ${escapeHtml(offOptions.note)}.</p>` : ""}
-${thresholdSection(summary)}
+${thresholdSection(summary, live)}
 <h2>Plots</h2>
 <div class="plots">
 <figure>${reliabilitySvg(summary.reliability.current, summary.reliability.calibrated)}<figcaption>Reliability: grey as the policy stands, blue proposed.</figcaption></figure>
-<figure>${riskCoverageSvg(summary)}<figcaption>Risk–coverage (proposed)${summary.certificate ? " with the certificate's bound" : ""}.</figcaption></figure>
+<figure>${riskCoverageSvg(summary)}<figcaption>Risk–coverage (proposed): how often automatic actions are wrong against the share automated${summary.certificate ? ", with the certificate's bound and target" : ""}.</figcaption></figure>
 </div>
 ${confusionTable(summary)}
 ${live ? auditSectionHtml([live], escapeHtml) : ""}

@@ -5,6 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { softmax } from "../probability.ts";
+import type { LabelKind } from "./certificate-units.ts";
 import { type LabelledDistribution, negativeLogLikelihood } from "./metrics.ts";
 import { CALIBRATION_RANGES } from "./ranges.ts";
 
@@ -12,8 +13,14 @@ import { CALIBRATION_RANGES } from "./ranges.ts";
 export interface LabelledLogits {
   readonly logits: readonly number[];
   readonly label: number;
-  /** Items of one group are kept in one fold. @default each item its own group */
+  /** Items of one group are kept in one fold, and count once in a certificate. @default each item its own group */
   readonly group?: string;
+  /** The item's own name (a group's representative is drawn by it). @default its position */
+  readonly key?: string;
+  /** How it came to be labelled (a certificate says how many of each kind it used). @default "file" */
+  readonly kind?: LabelKind;
+  /** Its chance of being labelled: a certificate weights it by the inverse. @default 1 */
+  readonly inclusionProbability?: number;
   /** The model file that gave the logits, where known (a certificate names it). */
   readonly modelSha256?: string;
   /** The prompt layout version they were scored under, where known. */

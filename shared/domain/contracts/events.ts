@@ -27,6 +27,17 @@ export const decisionMadeSchema = z.object({
   modelSha256: z.string(),
   promptSha256: z.string(),
   decidedAt: z.string(),
+  /**
+   * Under a policy with a cascade: which of its models answered (1 for the first); the one that
+   * acted when the route is auto, the last one asked when people got the item.
+   */
+  tier: z
+    .object({
+      index: z.number().int().min(1),
+      /** The model's name as the policy names it; absent for the endpoint's own model. */
+      model: z.string().optional(),
+    })
+    .optional(),
   supersedes: z
     .object({
       policyVersion: z.number().int(),

@@ -36,6 +36,32 @@ export const labelSourceSchema = z.discriminatedUnion("kind", [
 /** Where a certificate's labels are. */
 export type LabelSource = z.infer<typeof labelSourceSchema>;
 
+/**
+ * How the bound was computed, with what recomputing it needs: the exact binomial bound of
+ * `errors` in `units`, or the Fay–Feuer bound of units weighted by what they stand for (weights
+ * scaled to sum to 1: the weight of the wrong units, of their squares, and the largest one).
+ */
+const evidenceSchema = z
+  .object({
+    method: z.enum(["clopper-pearson", "fay-feuer"]),
+    units: z.number().int().min(0),
+    errors: z.number().int().min(0),
+    weightedErrors: z.number().min(0).max(1).optional(),
+    squaredErrorWeights: z.number().min(0).max(1).optional(),
+    maxWeight: z.number().gt(0).max(1).optional(),
+  })
+  .strict();
+
+/** Labelled items at or above the threshold by how they came to be labelled. */
+const kindsSchema = z
+  .object({
+    escalation: z.number().int().min(0),
+    audit: z.number().int().min(0),
+    certification: z.number().int().min(0),
+    file: z.number().int().min(0),
+  })
+  .strict();
+
 /** A policy version's certificate. */
 export const certificateSchema = z
   .object({
@@ -45,8 +71,11 @@ export const certificateSchema = z
     method: z.literal(CERTIFICATE_METHOD),
     /** The certified threshold; null: none qualified, so nothing is automated. */
     threshold: z.number().min(0).max(1).nullable(),
-    /** The exact upper bound on the labels at the threshold. */
+    /** The upper bound on the labels at the threshold. */
     bound: z.number().min(0).max(1).nullable(),
+    /** How the bound was computed (absent on certificates made before: exact binomial of the counts). */
+    evidence: evidenceSchema.optional(),
+    kinds: kindsSchema.optional(),
     automated: z.number().int().min(0),
     errors: z.number().int().min(0),
     labels: z.number().int().min(1),

@@ -11,6 +11,7 @@ import {
   PROMPT_LAYOUTS,
   QUESTION_TYPES,
 } from "../contracts/system-one/vocabulary.ts";
+import { cascadeFields, refineCascadeFields } from "./cascade-fields.ts";
 import { certificateSchema } from "./certificate-schema.ts";
 import { liveFields, refineLiveFields } from "./live-fields.ts";
 
@@ -95,6 +96,8 @@ export const policySchema = z
       .optional(),
     // Live checking (audit bands, error budget, shadow candidate): see live-fields.ts.
     ...liveFields,
+    // The models asked in order before people (the first's calibration is the fields above): cascade-fields.ts.
+    ...cascadeFields,
     // ── Certified automatic action (`decide calibrate --max-auto-error`) ───────────────────────
     /** The certificate of the auto threshold (written by a proposal, see certificate-schema.ts). */
     certificate: certificateSchema.optional(),
@@ -109,6 +112,7 @@ export const policySchema = z
   .strict()
   .superRefine((policy, ctx) => {
     refineLiveFields(policy, ctx);
+    refineCascadeFields(policy, ctx);
     if (policy.optionBias && policy.optionBias.length !== policy.options.length)
       ctx.addIssue({
         code: "custom",

@@ -52,11 +52,14 @@ export interface PolicyQuestion {
   readonly options: readonly DecisionOption[];
   readonly optionOrder?: OptionOrder | undefined;
   readonly layout: PromptLayout;
+  /** The model to ask, by the name the endpoint serves it under; unset asks the endpoint's own. */
+  readonly model?: string | undefined;
 }
 
 /** The System One request for one item under one policy. */
 export function systemOneRequest(item: Item, policy: PolicyQuestion): SystemOneRequest {
   return {
+    ...(policy.model ? { model: policy.model } : {}),
     state: item.state,
     questions: {
       [DECISION_QUESTION_KEY]: systemOneQuestion({ ...policy, instructions: policy.question }),

@@ -1,0 +1,147 @@
+/**
+ * `decide calibrate --plan`: how many labels a certificate needs before anyone labels, how many
+ * of those held count, and how long the audit rate takes to supply the rest
+ * (`shared/domain/calibration/label-plan.ts`); with `--request N`, a certification sample of N
+ * decisions put into the review queue (`shared/use-cases/request-certification.ts`).
+ */
+import { kindsText } from "../shared/domain/calibration/certificate.ts";
+import { type LabelPlan, planLabels } from "../shared/domain/calibration/label-plan.ts";
+import { chosenAutomatable } from "../shared/domain/calibration/label-selection.ts";
+import { systemClock } from "../shared/domain/clock.ts";
+import { everyDecision } from "../shared/domain/decision-store.ts";
+import type { Policy } from "../shared/domain/policy/policy.ts";
+import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
+import {
+  type CertificationRequested,
+  type QueueOrder,
+  requestCertification,
+} from "../shared/use-cases/request-certification.ts";
+import { reviewedLabels } from "../shared/use-cases/reviewed-labels.ts";
+import { UsageError } from "./args.ts";
+import { awsOptions, decisionStore } from "./aws.ts";
+import { readRows } from "./calibrate-input.ts";
+import type { Printed } from "./command.ts";
+
+/** What `--plan` was asked. */
+export interface PlanOptions {
+  readonly policyId: string;
+  readonly policiesDir: string;
+  readonly goal: { readonly maxError: number; readonly confidence: number };
+  /** The decisions table (labels, volume, and where a sample goes), or a labelled file. */
+  readonly table: string | undefined;
+  readonly input: string | undefined;
+  readonly request: number | undefined;
+  readonly order: QueueOrder;
+  readonly aws: { readonly region?: string | undefined; readonly profile?: string | undefined };
+}
+
+/** What the plan found, and the sample when one was asked for. */
+export interface Planned {
+  readonly policy: Policy;
+  readonly plan: LabelPlan;
+  readonly where: string;
+  /** From the table: automatic decisions a day at or above the plan's threshold, and audit labels they give. */
+  readonly supply?: { readonly perDay: number; readonly auditPerDay: number; readonly capped: boolean };
+  readonly requested?: CertificationRequested;
+  readonly options: PlanOptions;
+}
+
+/** Most decisions of the last day read to measure the volume. */
+const VOLUME_READ_CAP = 50_000;
+const DAY_MS = 86_400_000;
+
+/** Runs the plan (and the request). */
+export async function planFromLabels(options: PlanOptions): Promise<Planned> {
+  const registry = await PolicyRegistry.fromFolder(options.policiesDir);
+  const policy = registry.current(options.policyId);
+  if (!policy)
+    throw new UsageError(
+      `--policy: unknown policy "${options.policyId}" (known: ${registry.ids().join(", ")})`,
+    );
+  if (options.input !== undefined) {
+    if (options.request !== undefined)
+      throw new UsageError(
+        "--request puts decisions into the review queue: give the decisions table, not --input",
+      );
+    const read = await readRows(options.input, policy);
+    return { policy, plan: planLabels(policy, read.rows, options.goal), where: options.input, options };
+  }
+  const table = options.table!;
+  const store = decisionStore(table, awsOptions(options.aws));
+  const labelled = await reviewedLabels(store, policy, policy.calibratedAt);
+  const plan = planLabels(policy, labelled.rows, options.goal);
+  const now = systemClock();
+  const supply = { perDay: 0, auditPerDay: 0, capped: false };
+  const day = { since: new Date(now.getTime() - DAY_MS).toISOString(), until: now.toISOString() };
+  for await (const r of everyDecision(store, { ...day, policyId: policy.id, policyIds: [policy.id] })) {
+    if (supply.perDay >= VOLUME_READ_CAP) {
+      supply.capped = true;
+      break;
+    }
+    const automatic = r.route === "auto" || r.reason === "audit_sample";
+    if (r.policyVersion !== policy.version || !automatic || !chosenAutomatable(r, policy)) continue;
+    if ((r.topProbability ?? 0) < plan.threshold) continue;
+    supply.perDay++;
+    supply.auditPerDay += r.auditInclusionProbability ?? policy.auditSampleRate;
+  }
+  const requested =
+    options.request === undefined
+      ? undefined
+      : await requestCertification(
+          { store, now: systemClock },
+          { policy, size: options.request, minProbability: plan.threshold, order: options.order },
+        );
+  return { policy, plan, where: table, supply, ...(requested ? { requested } : {}), options };
+}
+
+const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+
+/** The plan in lines, the request command it suggests, and the sample when one was drawn. */
+export function printPlan(planned: Planned): Printed {
+  const { policy, plan, supply, requested, options } = planned;
+  const target = `wrong automatic actions ≤ ${pct(plan.maxError)} with ${Number((plan.confidence * 100).toFixed(2))}% confidence`;
+  const lines = [
+    `${policy.id}@${policy.version}: a certificate of ${target} needs labels of decisions the policy would automate, drawn evenly (a certification sample):`,
+    `  ${plan.zeroErrors} with no error at all (the fewest whose exact bound is under ${pct(plan.maxError)})`,
+  ];
+  const o = plan.observed;
+  if (o)
+    lines.push(
+      plan.needed === null
+        ? `  at the error rate seen so far (${pct(o.rate)}, ${o.errors} wrong of ${o.units} automatable labels at or above ${plan.threshold}) no number will do: it is not below the target`
+        : `  at the error rate seen so far (${pct(o.rate)}, ${o.errors} wrong of ${o.units} automatable labels at or above ${plan.threshold}): about ${plan.needed}`,
+    );
+  const kinds = plan.held.kinds.file === plan.held.automatable ? "" : kindsText(plan.held.kinds);
+  lines.push(
+    `  held in ${planned.where}: ${plan.held.labels} labels; ${plan.held.automatable} of decisions it would automate at or above ${plan.threshold}${kinds ? ` (${kinds})` : ""}, worth about ${plan.held.worth} evenly drawn labels`,
+  );
+  if (plan.remaining !== null) {
+    const days =
+      supply && supply.auditPerDay > 0
+        ? `; the audit rate supplies about ${supply.auditPerDay.toFixed(1)} a day from ${supply.capped ? "at least " : ""}${supply.perDay} automatic decisions a day: about ${Math.ceil(plan.remaining / supply.auditPerDay)} days`
+        : supply
+          ? "; no audit sample is drawn at or above it, so they come only from a certification sample"
+          : "";
+    lines.push(
+      plan.remaining === 0
+        ? "  still needed: none: the labels held should give the certificate; propose it"
+        : `  still needed: about ${plan.remaining}${days}`,
+    );
+    if (!requested && supply && plan.remaining > 0)
+      lines.push(
+        `  ask reviewers for them now: npx decide calibrate --plan --policy ${policy.id} --max-auto-error ${plan.maxError} --confidence ${plan.confidence} --request ${plan.remaining}`,
+      );
+  }
+  if (requested) lines.push(...requestedLines(requested, options.order));
+  return { lines, exitCode: 0 };
+}
+
+function requestedLines(r: CertificationRequested, order: QueueOrder): string[] {
+  const rates = r.frame.rates.filter((x) => x > 0);
+  const chance = rates.length ? `${pct(Math.min(...rates))} to ${pct(Math.max(...rates))}` : "0%";
+  return [
+    `certification sample ${r.frame.sample}: ${r.queued + r.marked + r.skipped} drawn from ${r.population} decisions at or above ${r.frame.minProbability} (${r.frame.rates.length} bands, chance ${chance} each)`,
+    `  ${r.queued} automated ones put into the review queue${order === "first" ? ", first" : ""} (their actions stand), ${r.marked} already waiting or labelled marked, ${r.skipped} left out (action still being applied)`,
+    '  reviewers see them marked "certification sample"; once labelled: npx decide calibrate --from-table ... --propose --max-auto-error ...',
+  ];
+}

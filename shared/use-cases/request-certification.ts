@@ -1,0 +1,112 @@
+/**
+ * Asks reviewers for exactly the labels a certificate needs (`decide calibrate --plan --request
+ * N`): a certification sample of the current version's decisions, drawn evenly across confidence
+ * bands from those whose top option may be automated and whose confidence is at least the plan's
+ * threshold (`shared/domain/calibration/certification-draw.ts`), put into the review queue. Each
+ * drawn record keeps the frame, its band and its chance, so a certificate can weight its label. An
+ * automated decision joins the queue without its action being undone (actioned → waiting for a
+ * label); one already waiting or labelled is only marked; one whose action is still being applied
+ * is left out and counted. The queue serves them by when they joined it: now, or, with `first`,
+ * just before the oldest item waiting, so that they come first while the backlog reads (almost)
+ * no older.
+ */
+import { createHash } from "node:crypto";
+import { drawCertificationSample } from "../domain/calibration/certification-draw.ts";
+import type { CertificationFrame } from "../domain/calibration/certification-sample.ts";
+import { chosenAutomatable } from "../domain/calibration/label-selection.ts";
+import type { DecisionRecord } from "../domain/decision-record.ts";
+import { type DecisionStore, everyDecision } from "../domain/decision-store.ts";
+import type { Policy } from "../domain/policy/policy.ts";
+
+/** Where the sample goes in the review queue. */
+export const QUEUE_ORDERS = ["first", "by-time"] as const;
+/** One of {@link QUEUE_ORDERS}. */
+export type QueueOrder = (typeof QUEUE_ORDERS)[number];
+
+/** What was asked. */
+export interface CertificationRequest {
+  readonly policy: Policy;
+  /** Decisions to draw. */
+  readonly size: number;
+  /** The frame's lowest calibrated top probability (no lower than the version's threshold). */
+  readonly minProbability: number;
+  readonly order: QueueOrder;
+}
+
+/** What happened. */
+export interface CertificationRequested {
+  readonly frame: CertificationFrame;
+  /** Decisions in the frame. */
+  readonly population: number;
+  /** Drawn and put into the queue (automated ones), drawn and only marked (already waiting or labelled). */
+  readonly queued: number;
+  readonly marked: number;
+  /** Drawn while their action was still being applied: left out. */
+  readonly skipped: number;
+}
+
+/** Draws the sample and puts it into the review queue. */
+export async function requestCertification(
+  deps: { readonly store: DecisionStore; readonly now: () => Date },
+  request: CertificationRequest,
+): Promise<CertificationRequested> {
+  const { policy } = request;
+  const now = deps.now().toISOString();
+  const members: DecisionRecord[] = [];
+  const window = {
+    since: "1970-01-01T00:00:00.000Z",
+    until: now,
+    policyId: policy.id,
+    policyIds: [policy.id],
+  };
+  for await (const r of everyDecision(deps.store, window))
+    if (r.policyVersion === policy.version && r.route !== undefined && r.topProbability !== undefined)
+      members.push(r);
+  const sample = `cert-${now.replace(/[^0-9]/g, "").slice(0, 14)}-${createHash("sha256").update(`${policy.id}@${policy.version}|${now}`).digest("hex").slice(0, 8)}`;
+  const { frame, drawn } = drawCertificationSample(
+    members.map((r) => ({
+      record: r,
+      itemId: r.itemId,
+      createdAt: r.createdAt,
+      topProbability: r.topProbability!,
+      automatable: chosenAutomatable(r, policy),
+    })),
+    request.size,
+    // Below the version's threshold every decision is escalated already, labelled at chance 1:
+    // drawing there would spend the sample on labels the queue gives anyway.
+    { sample, drawnAt: now, minProbability: Math.max(request.minProbability, policy.autoThreshold) },
+  );
+  // First: a millisecond before the oldest item waiting, so the backlog's age barely moves.
+  const oldest =
+    request.order === "first" ? (await deps.store.pendingOf(policy.id, 1)).oldestCreatedAt : undefined;
+  const queuedAt = oldest ? new Date(Date.parse(oldest) - 1).toISOString() : now;
+  let [queued, marked, skipped] = [0, 0, 0];
+  for (const { member, draw } of drawn) {
+    const r = member.record;
+    if (r.status === "actioned") {
+      if (await deps.store.transition(r, "actioned", "pending_review", { certification: draw, queuedAt }))
+        queued++;
+      else skipped++;
+    } else if (r.status === "pending_review" || r.status === "reviewed") {
+      if (await deps.store.transition(r, r.status, r.status, { certification: draw })) marked++;
+      else skipped++;
+    } else skipped++;
+  }
+  return {
+    frame,
+    population: frame.rates.length ? countIn(members, frame, policy) : 0,
+    queued,
+    marked,
+    skipped,
+  };
+}
+
+/** Decisions of `members` inside `frame`. */
+function countIn(members: readonly DecisionRecord[], frame: CertificationFrame, policy: Policy): number {
+  return members.filter(
+    (r) =>
+      chosenAutomatable(r, policy) &&
+      r.createdAt <= frame.drawnAt &&
+      r.topProbability! >= frame.minProbability,
+  ).length;
+}
