@@ -15,9 +15,10 @@ import {
   type Workload,
 } from "../infra/capacity/measured-times.ts";
 import { withInstanceCounts, withInstanceType } from "../infra/capacity/overrides.ts";
-import { describeRun, minuteTable, summaryLine } from "../infra/capacity/report.ts";
+import { describeRun, minuteTable, type Suggestion, summaryLine } from "../infra/capacity/report.ts";
 import type { PipelineShape } from "../infra/capacity/shape.ts";
 import { simulate } from "../infra/capacity/simulate.ts";
+import { sizeFleet } from "../infra/capacity/sizing-search.ts";
 import { type ContainerDefaults, readPipelineShape } from "../infra/capacity/template-reader.ts";
 import { CommandError, integerFlag, requiredFlag, UsageError } from "./args.ts";
 import type { OneShotCommand, Printed } from "./command.ts";
@@ -29,17 +30,24 @@ const DEFAULT_TEMPLATE = "cdk.out/DecisionPipeline.template.json";
 /** The usage text `decide capacity --help` prints. */
 export const capacityUsage = `decide capacity --rate R [--for 30m] [--burst X --burst-for D [--burst-at 5m]]
                 [--template ${DEFAULT_TEMPLATE}] [--preamble-cached]
-                [--instance-type T] [--max-instances N] [--seed N]
+                [--instance-type T] [--min-instances N] [--max-instances N] [--seed N]
 
 Simulates R items/s (Poisson) for --for against the stack in --template (run \`npm run synth\`
-first): SQS, the decide function's event source mapping, its endpoint calls and retries, the
-endpoint's instances with their admission queue and deadline, SageMaker's auto scaling and
-Lambda's scale-up, visibility timeouts and dead letters. --burst X multiplies the rate by X for
---burst-for from --burst-at (default 5m; a burst to the end is a step). Per-item times are the
-ones \`npm run bench:cost\` measured (shared/domain/topology/measured-times.json), fresh items
-unless --preamble-cached. --instance-type and --max-instances ask "what if" as a deploy with
--c instanceType / -c maxInstanceCount would (the concurrency the stack derives follows).
-Durations: 90s, 30m, 2h, 1d. Prints a row per minute and ends with one summary line.`;
+first): SQS, the decide function's event source mapping and the capacity follower that sets its
+concurrency, its endpoint calls and retries, the endpoint's instances with their admission queue
+and deadline, SageMaker's auto scaling and Lambda's scale-up, visibility timeouts and dead
+letters. --burst X multiplies the rate by X for --burst-for from --burst-at (default 5m; a burst
+to the end is a step). --instance-type, --min-instances and --max-instances ask "what if" as a
+deploy with -c instanceType / -c initialInstanceCount / -c maxInstanceCount would (what the
+stack derives follows); the same fixed count for both gives the figures of \`npm run sizing\`.
+
+Per-item times are the ones \`npm run bench:cost\` measured (shared/domain/topology/measured-times.json),
+one row each in the sizing table: fresh items (the default: every item's whole prompt is
+evaluated) or, with --preamble-cached, items under a policy preamble the instance has already
+evaluated (the same policy's items in a row on one instance reuse it; about 5 times faster).
+Use --preamble-cached when your traffic is mostly one or a few policies; fresh is the safe bound.
+Durations: 90s, 30m, 2h, 1d. Prints a row per minute and ends with one summary line, which names
+the instances \`npm run sizing\` would suggest for R/s of that workload.`;
 
 /** Seconds in a duration flag (`90s`, `30m`, `2h`). */
 function seconds(name: string, value: string): number {
@@ -80,11 +88,11 @@ async function containerDefaults(text: string): Promise<ContainerDefaults | unde
   return { queueSize: SETTINGS.queueSize.fallback(), deadlineSeconds: SETTINGS.deadlineMs.fallback() / 1000 };
 }
 
-/** The shape the flags ask about, with a line per override. */
+/** The shape the flags ask about (`typed`: before the counts change), with a line per override. */
 function shapeOf(
   shape: PipelineShape,
-  what: { instanceType: string | undefined; maxInstances: number | undefined },
-): { shape: PipelineShape; notes: string[] } {
+  what: Pick<CapacityOptions, "instanceType" | "minInstances" | "maxInstances">,
+): { shape: PipelineShape; typed: PipelineShape; notes: string[] } {
   const notes: string[] = [];
   try {
     if (what.instanceType !== undefined) {
@@ -92,16 +100,20 @@ function shapeOf(
       shape = changed.shape;
       notes.push(...changed.notes);
     }
-    if (what.maxInstances !== undefined) {
-      const changed = withInstanceCounts(shape, { maxInstances: what.maxInstances });
+    const typed = shape;
+    if (what.maxInstances !== undefined || what.minInstances !== undefined) {
+      const changed = withInstanceCounts(shape, {
+        ...(what.minInstances !== undefined ? { minInstances: what.minInstances } : {}),
+        ...(what.maxInstances !== undefined ? { maxInstances: what.maxInstances } : {}),
+      });
       shape = changed.shape;
       notes.push(...changed.notes.map((n) => `${n} (as the stack derives it)`));
     }
+    return { shape, typed, notes };
   } catch (error) {
     if (error instanceof RangeError) throw new UsageError(error.message);
     throw error;
   }
-  return { shape, notes };
 }
 
 /** Seconds per item for the shape's endpoint. */
@@ -112,12 +124,32 @@ function secondsPerItem(shape: PipelineShape, workload: Workload): number {
     : instanceSecondsPerItem(String(e.instanceType), workload);
 }
 
+/** How long the sizing search holds each steady rate (as `npm run sizing` does). */
+const SIZING_SECONDS = 30 * 60;
+
+/** The fewest instances `npm run sizing` finds for `rate` on this template's instance type. */
+function suggestInstances(
+  typed: PipelineShape,
+  rate: number,
+  perItem: number,
+  workload: Workload,
+): Suggestion {
+  const { run, keptUp } = sizeFleet({
+    base: typed,
+    ratePerSecond: rate,
+    secondsPerItem: perItem,
+    durationSeconds: SIZING_SECONDS,
+  });
+  return { instances: keptUp ? run?.instances : undefined, workload };
+}
+
 /** What `decide capacity` was asked. */
 interface CapacityOptions {
   readonly load: LoadProfile;
   readonly seed: number;
   readonly template: string;
   readonly instanceType: string | undefined;
+  readonly minInstances: number | undefined;
   readonly maxInstances: number | undefined;
   readonly workload: Workload;
 }
@@ -128,6 +160,8 @@ interface CapacityRun {
   readonly notes: string[];
   readonly perItem: number;
   readonly result: ReturnType<typeof simulate>;
+  /** What `npm run sizing` suggests for the rate (real-time), from the same search. */
+  readonly suggestion: Suggestion | undefined;
 }
 
 function parse(argv: string[]): CapacityOptions {
@@ -142,6 +176,7 @@ function parse(argv: string[]): CapacityOptions {
       template: { type: "string" },
       "preamble-cached": { type: "boolean", default: false },
       "instance-type": { type: "string" },
+      "min-instances": { type: "string" },
       "max-instances": { type: "string" },
       seed: { type: "string" },
     },
@@ -153,6 +188,7 @@ function parse(argv: string[]): CapacityOptions {
     seed: integerFlag("seed", values.seed, 1, 0, 2 ** 31 - 1),
     template: values.template ?? DEFAULT_TEMPLATE,
     instanceType: values["instance-type"],
+    minInstances: integerFlag("min-instances", values["min-instances"], undefined, 1, 100_000),
     maxInstances: integerFlag("max-instances", values["max-instances"], undefined, 1, 100_000),
     workload: values["preamble-cached"] ? "preambleCached" : "fresh",
   };
@@ -167,10 +203,14 @@ async function run(options: CapacityOptions): Promise<CapacityRun> {
   try {
     const defaults = await containerDefaults(text);
     const read = readPipelineShape(JSON.parse(text), defaults ? { containerDefaults: defaults } : {});
-    const { shape, notes } = shapeOf(read, options);
+    const { shape, typed, notes } = shapeOf(read, options);
     const perItem = secondsPerItem(shape, options.workload);
     const result = simulate({ shape, load: options.load, secondsPerItem: perItem, seed: options.seed });
-    return { shape, notes, perItem, result };
+    const suggestion =
+      shape.endpoint.mode === "realtime"
+        ? suggestInstances(typed, options.load.ratePerSecond, perItem, options.workload)
+        : undefined;
+    return { shape, notes, perItem, result, suggestion };
   } catch (error) {
     if (error instanceof SyntaxError) throw new CommandError(`${path} is not JSON: ${error.message}`);
     if (error instanceof RangeError) throw new UsageError(error.message);
@@ -181,7 +221,10 @@ async function run(options: CapacityOptions): Promise<CapacityRun> {
 }
 
 /** A row per minute between the run's description and its summary line. */
-function print({ shape, notes, perItem, result }: CapacityRun, options: CapacityOptions): Printed {
+function print(
+  { shape, notes, perItem, result, suggestion }: CapacityRun,
+  options: CapacityOptions,
+): Printed {
   const { load } = options;
   const lines = [
     `template: ${options.template}`,
@@ -190,7 +233,7 @@ function print({ shape, notes, perItem, result }: CapacityRun, options: Capacity
     "",
     ...minuteTable(result),
     "",
-    summaryLine(shape, load, result, costOf(shape, result.usage, result.decided)),
+    summaryLine(shape, load, result, costOf(shape, result.usage, result.decided), suggestion),
   ];
   return { lines, exitCode: 0 };
 }

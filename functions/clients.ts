@@ -10,6 +10,8 @@ type Clients = {
   dynamo?: ReturnType<typeof factories.documentClient>;
   events?: ReturnType<typeof factories.eventBridgeClient>;
   sagemaker?: ReturnType<typeof factories.sageMakerRuntimeClient>;
+  sagemakerControl?: ReturnType<typeof factories.sageMakerClient>;
+  lambda?: ReturnType<typeof factories.lambdaClient>;
   sqs?: ReturnType<typeof factories.sqsClient>;
   s3?: ReturnType<typeof factories.s3Client>;
 };
@@ -51,6 +53,24 @@ export function sagemakerClient(env: NodeJS.ProcessEnv = process.env) {
     factories.sageMakerRuntimeClient(factories.awsOptionsFromEnv(env, "SAGEMAKER_RUNTIME")),
   );
   return clients.sagemaker;
+}
+
+/** The SageMaker control-plane client (the capacity follower's DescribeEndpoint). */
+export function sagemakerControlClient(env: NodeJS.ProcessEnv = process.env) {
+  const clients = clientsOf(env);
+  clients.sagemakerControl ??= tracer.captureAWSv3Client(
+    factories.sageMakerClient(factories.awsOptionsFromEnv(env, "SAGEMAKER")),
+  );
+  return clients.sagemakerControl;
+}
+
+/** The Lambda client (the capacity follower's event source mapping updates). */
+export function lambdaClient(env: NodeJS.ProcessEnv = process.env) {
+  const clients = clientsOf(env);
+  clients.lambda ??= tracer.captureAWSv3Client(
+    factories.lambdaClient(factories.awsOptionsFromEnv(env, "LAMBDA")),
+  );
+  return clients.lambda;
 }
 
 /** The SQS client. */

@@ -49,7 +49,7 @@ export function decideSettings(env: NodeJS.ProcessEnv = process.env): DecideSett
 /**
  * The decide function's limits on a failed delivery: item failures before it dead-letters, the
  * queue's own receive limit (keep MAX_RECEIVE_COUNT equal to the redrive policy's), and the
- * overload backoff.
+ * overload backoff (its first wait the fleet's expected wait when the follower's reading is recent).
  */
 export function deliverySettings(env: NodeJS.ProcessEnv = process.env): DeliveryLimits {
   const backoff = DECIDE_QUEUES.overloadBackoff;
@@ -59,6 +59,11 @@ export function deliverySettings(env: NodeJS.ProcessEnv = process.env): Delivery
     overloadBackoff: {
       firstSeconds: positiveInteger("OVERLOAD_BACKOFF_FIRST_SECONDS", backoff.firstSeconds, env),
       maxSeconds: positiveInteger("OVERLOAD_BACKOFF_MAX_SECONDS", backoff.maxSeconds, env),
+      shortestFirstSeconds: positiveInteger(
+        "OVERLOAD_BACKOFF_SHORTEST_FIRST_SECONDS",
+        backoff.shortestFirstSeconds,
+        env,
+      ),
     },
   };
 }
@@ -85,5 +90,25 @@ export function positiveInteger(
   const value = Number(raw);
   if (!Number.isInteger(value) || value <= 0)
     throw new Error(`environment variable ${name} must be a positive integer, got "${raw}"`);
+  return value;
+}
+
+/**
+ * Reads a positive number (fractions allowed), or `fallback` when unset; unset without a fallback,
+ * or anything but a positive number, throws naming the variable.
+ */
+export function positiveNumber(
+  name: string,
+  fallback: number | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") {
+    if (fallback === undefined) throw new Error(`environment variable ${name} is required`);
+    return fallback;
+  }
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0)
+    throw new Error(`environment variable ${name} must be a positive number, got "${raw}"`);
   return value;
 }

@@ -1,8 +1,8 @@
 /**
  * The decide function: SQS-triggered, batch with partial failures. Each record is decided by
  * `decideMessage`; a record it could not decide is settled by `settleFailedDelivery`: one the
- * endpoint was too busy for goes back to its queue with a growing visibility backoff, counting as
- * no failure; a failing one is counted and reported back, and dead-lettered here at its limit.
+ * endpoint was too busy for goes back to its queue with a visibility backoff that starts at the
+ * wait the fleet lets it expect (the capacity follower's reading) and grows, counting as no failure; a failing one is counted and reported back, and dead-lettered here at its limit.
  */
 
 import { Logger } from "@aws-lambda-powertools/logger";
@@ -10,6 +10,7 @@ import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 import type { SQSRecord } from "aws-lambda";
 import { BatchingDecisionEndpoint } from "../shared/adapters/batching-endpoint.ts";
 import { SageMakerDecisionEndpoint } from "../shared/adapters/decision-endpoint.ts";
+import { DynamoDbFleetReadings } from "../shared/adapters/dynamodb-fleet-readings.ts";
 import {
   EndpointsByModel,
   parseTierEndpoints,
@@ -19,13 +20,14 @@ import { SqsQueueDirectory } from "../shared/adapters/sqs-queue-directory.ts";
 import { EndpointUnavailableError } from "../shared/domain/errors.ts";
 import { METRICS } from "../shared/domain/topology.ts";
 import { type DecideDependencies, decideMessage } from "../shared/use-cases/decide-message.ts";
+import { expectedWaitFrom } from "../shared/use-cases/expected-wait.ts";
 import {
   type Delivery,
   type FailedDeliveryDependencies,
   failureReason,
   settleFailedDelivery,
 } from "../shared/use-cases/failed-delivery.ts";
-import { sagemakerClient, sqsClient } from "./clients.ts";
+import { dynamoClient, sagemakerClient, sqsClient } from "./clients.ts";
 import { decideSettings, deliverySettings } from "./config.ts";
 import { batchDependenciesFromEnv, sharedDependencies } from "./dependencies.ts";
 import { emitOldestItemAges } from "./item-age.ts";
@@ -91,11 +93,25 @@ export async function dependenciesFromEnv(env: NodeJS.ProcessEnv = process.env):
 }
 
 /** What the handler needs to settle a failed delivery, besides the store and batches. */
-export type DeliveryDependencies = Pick<FailedDeliveryDependencies, "queues" | "limits" | "draw">;
+export type DeliveryDependencies = Pick<
+  FailedDeliveryDependencies,
+  "queues" | "limits" | "draw" | "expectedWait"
+>;
 
-/** The queues by ARN on SQS, and the limits from the environment. */
+/**
+ * The queues by ARN on SQS, the limits from the environment, and the expected wait from the
+ * capacity follower's reading in the decisions table.
+ */
 export function deliveriesFromEnv(env: NodeJS.ProcessEnv = process.env): DeliveryDependencies {
-  return { queues: new SqsQueueDirectory(sqsClient(env)), limits: deliverySettings(env) };
+  // The table is the store's too (required there); without one the fixed schedule applies.
+  const table = env.DECISIONS_TABLE;
+  return {
+    queues: new SqsQueueDirectory(sqsClient(env)),
+    limits: deliverySettings(env),
+    ...(table
+      ? { expectedWait: expectedWaitFrom(new DynamoDbFleetReadings(dynamoClient(env), table), Date.now) }
+      : {}),
+  };
 }
 
 /** A record as the failed-delivery use case reads it. */

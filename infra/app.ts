@@ -5,7 +5,8 @@
  * (realtime | serverless), serverlessMemoryMiB, serverlessMaxConcurrency,
  * serverlessProvisionedConcurrency (e.g. `npx cdk deploy -c endpointMode=serverless`), batchLane
  * (async, the default: SageMaker Asynchronous Inference; or realtime), asyncInstanceType,
- * asyncMaxInstanceCount.
+ * asyncMaxInstanceCount, reserveConcurrency=false (an account whose Lambda concurrency quota is
+ * under 130).
  */
 import { App, Aspects } from "aws-cdk-lib";
 import { AwsSolutionsChecks, ServerlessChecks } from "cdk-nag";
@@ -28,6 +29,7 @@ new DecisionStack(app, context("stackName") ?? "DecisionPipeline", {
   ...batchLaneOf(context("batchLane")),
   ...(context("asyncInstanceType") ? { asyncInstanceType: context("asyncInstanceType") } : {}),
   ...(number("asyncMaxInstanceCount") ? { asyncMaxInstanceCount: number("asyncMaxInstanceCount") } : {}),
+  ...reserveOf(context("reserveConcurrency")),
 });
 
 /** The batch lane from context: async (the default) or realtime, refusing anything else by name. */
@@ -36,6 +38,13 @@ function batchLaneOf(lane: string | undefined) {
   if (lane !== "async" && lane !== "realtime")
     throw new Error(`-c batchLane must be async or realtime, got "${lane}"`);
   return { batchLane: lane as "async" | "realtime" };
+}
+
+/** Whether to reserve the review functions' concurrency: true unless `-c reserveConcurrency=false`. */
+function reserveOf(value: string | undefined) {
+  if (value === undefined || value === "true") return {};
+  if (value !== "false") throw new Error(`-c reserveConcurrency must be true or false, got "${value}"`);
+  return { reserveConcurrency: false };
 }
 
 /** The scaling minimum, under either name; both given must agree. */

@@ -68,6 +68,8 @@ export interface DecisionStackProps extends StackProps {
   readonly asyncInstanceType?: string;
   /** The async endpoint's most instances. @default ASYNC_LANE.defaultMaxInstances */
   readonly asyncMaxInstanceCount?: number;
+  /** Reserve concurrency for the sign-in, authorizer and review functions. @default true */
+  readonly reserveConcurrency?: boolean;
 }
 
 /** The decision endpoint and pipeline. */
@@ -114,9 +116,8 @@ export class DecisionStack extends Stack {
       endpointMode: this.endpoint.mode,
       ...(props.batchMaxConcurrency ? { batchMaxConcurrency: props.batchMaxConcurrency } : {}),
       batchLane: props.batchLane ?? "async",
+      ...(props.reserveConcurrency === false ? { reserveConcurrency: false } : {}),
     });
-    // Items waiting in the intake add instances even when the requests per instance look normal.
-    this.endpoint.scaling?.scaleOnBacklog(this.pipeline.queues.intake);
     this.operations = new Operations(this, "Operations", {
       pipeline: this.pipeline,
       endpoint: this.endpoint,
@@ -135,7 +136,7 @@ export class DecisionStack extends Stack {
     this.asyncLane = this.createAsyncLane(props, modelBucket.valueAsString, modelKey.valueAsString);
 
     // A deployment whose new fleet answers with errors rolls back.
-    this.endpoint.rollbackOn(this.operations.alarms.endpointErrors);
+    this.endpoint.rollbackOn([this.operations.alarms.endpointErrors]);
 
     this.contracts = new EventContracts(this, "Contracts");
     new CfnOutput(this, "SchemaRegistryName", { value: this.contracts.registry.attrRegistryName });

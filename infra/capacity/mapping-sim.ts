@@ -29,7 +29,7 @@ export class SimMapping {
   /** Most runs at once so far. */
   peak = 0;
   private allowed: number;
-  private readonly ceiling: number;
+  private ceiling: number;
   private growthClock: number | undefined;
   private idleSince: number | undefined;
   private collectingSince: number | undefined;
@@ -37,13 +37,23 @@ export class SimMapping {
 
   constructor(
     private readonly lane: LaneShape,
-    decide: FunctionShape,
+    private readonly decide: FunctionShape,
     private readonly queue: SimQueue,
     private readonly heap: EventHeap,
     private readonly start: (ids: number[], now: number) => void,
   ) {
     this.ceiling = mappingCeiling(lane, decide);
     this.allowed = Math.min(lambda.initialConcurrency, this.ceiling);
+  }
+
+  /**
+   * The mapping's MaximumConcurrency changed (UpdateEventSourceMapping): runs in progress finish,
+   * no new one starts above the new ceiling; below it, the concurrency grows as usual.
+   */
+  setMaximumConcurrency(maximum: number, now: number): void {
+    this.ceiling = mappingCeiling({ ...this.lane, maxConcurrency: maximum }, this.decide);
+    this.allowed = Math.min(this.allowed, this.ceiling);
+    this.dispatch(now);
   }
 
   /** A run ended: its concurrency is free again. */

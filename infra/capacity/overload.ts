@@ -5,6 +5,7 @@
  * intake queue carries the topology's receive-count backstop, i.e. was synthesized from the same
  * code. An older template (or code without it) gets none: overload is then an ordinary failure.
  */
+import { overloadVisibilitySeconds } from "../../shared/domain/overload-backoff.ts";
 import * as topology from "../../shared/domain/topology.ts";
 import type { LaneShape, OverloadShape } from "./shape.ts";
 
@@ -13,19 +14,24 @@ export interface OverloadParameters {
   /** The first backoff, doubled per receive up to `maxSeconds`, drawn between half and all of it. */
   readonly firstSeconds: number;
   readonly maxSeconds: number;
+  /** The shortest first backoff an expected wait may set (absent: code that ignores it). */
+  readonly shortestFirstSeconds?: number;
   /** Item failures before the function dead-letters the item itself. */
   readonly maxItemFailures: number;
   /** SQS's receive limit the same code sets on the decide queues (its backstop). */
   readonly maxReceiveCount: number;
 }
 
-/** The overload handling described by `p`. */
+/** The overload handling described by `p`: the decide function's own schedule (`overload-backoff.ts`). */
 export function overloadShape(p: OverloadParameters): OverloadShape {
+  const schedule = {
+    firstSeconds: p.firstSeconds,
+    maxSeconds: p.maxSeconds,
+    ...(p.shortestFirstSeconds !== undefined ? { shortestFirstSeconds: p.shortestFirstSeconds } : {}),
+  };
   return {
-    backoffSeconds: (receiveCount, draw) => {
-      const full = Math.min(p.maxSeconds, p.firstSeconds * 2 ** Math.max(0, receiveCount - 1));
-      return full * (0.5 + 0.5 * draw);
-    },
+    backoffSeconds: (receiveCount, draw, expectedWaitSeconds) =>
+      overloadVisibilitySeconds(receiveCount, schedule, draw, expectedWaitSeconds),
     maxItemFailures: p.maxItemFailures,
   };
 }
@@ -38,7 +44,7 @@ export function topologyOverload(
     | {
         maxItemFailures?: number;
         maxReceiveCount?: number;
-        overloadBackoff?: { firstSeconds?: number; maxSeconds?: number };
+        overloadBackoff?: { firstSeconds?: number; maxSeconds?: number; shortestFirstSeconds?: number };
       }
     | undefined;
   const backoff = queues?.overloadBackoff;
@@ -52,6 +58,9 @@ export function topologyOverload(
   return {
     firstSeconds: backoff.firstSeconds,
     maxSeconds: backoff.maxSeconds,
+    ...(typeof backoff.shortestFirstSeconds === "number"
+      ? { shortestFirstSeconds: backoff.shortestFirstSeconds }
+      : {}),
     maxItemFailures: queues.maxItemFailures,
     maxReceiveCount: queues.maxReceiveCount,
   };

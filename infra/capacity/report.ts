@@ -2,7 +2,8 @@
  * The capacity model's printout: a table with one row per minute (backlog, instances, runs in
  * flight, refusals, dead letters) and one summary line, always of the same form:
  * `rate 10/s for 30m: 4 instances (max 4), 8 concurrent batches, decided 4,100, waiting 13,900,
- * dead-lettered 0, p99 812 s, $0.11 per 1,000, $695 per month`.
+ * dead-lettered 0, p99 812 s, $0.11 per 1,000, $695 per month; suggests 18 instances for 10/s (the
+ * fresh row; --preamble-cached for items under a cached policy preamble)`.
  */
 import type { RunCost } from "./cost.ts";
 import type { LoadProfile } from "./load.ts";
@@ -25,8 +26,8 @@ export function formatDollars(x: number): string {
   return `$${x.toPrecision(2)}`;
 }
 
-/** Seconds: whole from 10 s, one decimal below. */
-function formatSeconds(s: number): string {
+/** Seconds: whole from 10 s, one decimal below (the summary line and the sizing table alike). */
+export function formatSeconds(s: number): string {
   return s >= 10 ? `${count(s)} s` : `${s.toFixed(1)} s`;
 }
 
@@ -82,12 +83,33 @@ export function minuteTable(result: SimulationResult): string[] {
   return [line(head), ...rows.map(line)];
 }
 
+/** What the sizing search suggests for a steady rate, and for which workload row. */
+export interface Suggestion {
+  /** The fewest instances that keep up; undefined when none within four times the busy count does. */
+  readonly instances: number | undefined;
+  readonly workload: "fresh" | "preambleCached";
+}
+
+/** The suggestion's clause: the count, the workload row it is, and how to ask for the other. */
+function suggestionClause(rate: number, suggestion: Suggestion): string {
+  const cached = suggestion.workload === "preambleCached";
+  const row = cached
+    ? "the cached-preamble row; without --preamble-cached for fresh items"
+    : "the fresh row; --preamble-cached for items under a cached policy preamble";
+  const count =
+    suggestion.instances === undefined
+      ? "no instance count keeps up (see npm run sizing)"
+      : `${suggestion.instances} instances`;
+  return `; suggests ${count} for ${rate}/s (${row})`;
+}
+
 /** The one summary line. */
 export function summaryLine(
   shape: PipelineShape,
   load: LoadProfile,
   result: SimulationResult,
   cost: RunCost,
+  suggestion?: Suggestion,
 ): string {
   const perThousand = cost.perThousand === undefined ? "n/a" : formatDollars(cost.perThousand);
   const p99 = result.decided > 0 ? formatSeconds(result.p99Seconds) : "n/a";
@@ -96,6 +118,7 @@ export function summaryLine(
     `${result.peakInstances} instances (max ${shape.endpoint.maxInstances}), ` +
     `${result.peakConcurrency} concurrent batches, decided ${count(result.decided)}, ` +
     `waiting ${count(result.waiting)}, dead-lettered ${count(result.deadLettered)}, p99 ${p99}, ` +
-    `${perThousand} per 1,000, ${formatDollars(cost.perMonth)} per month`
+    `${perThousand} per 1,000, ${formatDollars(cost.perMonth)} per month` +
+    (suggestion ? suggestionClause(load.ratePerSecond, suggestion) : "")
   );
 }

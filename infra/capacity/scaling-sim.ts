@@ -7,6 +7,7 @@
  * no scale-in happens during either cooldown. Out wins over in; in happens only when every target
  * policy agrees.
  */
+import { backlogPerInstance } from "../../shared/domain/fleet-reading.ts";
 import { AWS_BEHAVIOUR } from "./aws-behaviour.ts";
 import type { SimEndpoint } from "./endpoint-sim.ts";
 import type {
@@ -19,6 +20,8 @@ import type {
 import type { SimQueue } from "./sqs-sim.ts";
 
 const S = AWS_BEHAVIOUR.scaling;
+/** What the scale-in guard reads of a single instance: no instance fewer is possible. */
+const ONE_INSTANCE = 1_000;
 /** Seconds between metric samples. */
 export const SAMPLE_SECONDS = S.highResolutionPeriodSeconds;
 
@@ -27,6 +30,9 @@ interface Sample {
   readonly concurrency: number;
   readonly inService: number;
   readonly visible: number;
+  /** Items arrived and neither decided nor dead-lettered: visible and in flight. */
+  readonly backlog: number;
+  readonly desired: number;
   readonly oldestAge: number;
 }
 
@@ -98,6 +104,8 @@ export class SimScaler {
       concurrency: this.endpoint.readConcurrency(now),
       inService,
       visible: this.queue.visible(now),
+      backlog: this.queue.waiting(now),
+      desired: this.endpoint.desired,
       oldestAge: this.queue.oldestAge(now),
     });
     this.endpoint.invocations = 0;
@@ -156,12 +164,15 @@ export class SimScaler {
     const period = p.kind === "target" ? p.periodSeconds : p.alarm.periodSeconds;
     if (Math.round(now) % period !== 0) return undefined;
     const metric = p.kind === "target" ? p.metric : p.alarm.metric;
-    const value = this.metricValue(metric, period / SAMPLE_SECONDS);
+    const read = this.metricValue(metric, period / SAMPLE_SECONDS);
+    const value = p.kind === "target" && p.cap !== undefined ? Math.min(p.cap, read) : read;
     state.values.push(value);
     this.datapoints.push({ at: now, policy: p.name, value });
     if (p.kind === "target") {
       if (Math.round(now) % S.standardPeriodSeconds === 0)
-        state.minutes.push(this.metricValue(metric, S.standardPeriodSeconds / SAMPLE_SECONDS));
+        state.minutes.push(
+          Math.min(p.cap ?? Infinity, this.metricValue(metric, S.standardPeriodSeconds / SAMPLE_SECONDS)),
+        );
       return this.target(state, p, now, desired, inService, value);
     }
     return this.step(state, p, now, desired, value);
@@ -210,8 +221,12 @@ export class SimScaler {
     if (!invoke) return undefined;
     state.lastInvoked = now;
     const diff = value - alarm.threshold;
-    const step = p.steps.find(
-      (s) => (s.lower === undefined || diff >= s.lower) && (s.upper === undefined || diff < s.upper),
+    // Above the threshold an interval holds its lower bound, below it its upper bound (AAS's rule).
+    const below = alarm.comparison === "below" || alarm.comparison === "atOrBelow";
+    const step = p.steps.find((s) =>
+      below
+        ? (s.lower === undefined || diff > s.lower) && (s.upper === undefined || diff <= s.upper)
+        : (s.lower === undefined || diff >= s.lower) && (s.upper === undefined || diff < s.upper),
     );
     if (!step) return undefined;
     const cooling = now - Math.max(state.lastOut, state.lastIn) < p.cooldown;
@@ -235,12 +250,20 @@ export class SimScaler {
         return (window.reduce((s, x) => s + x.invocations, 0) / instances) * (60 / (count * SAMPLE_SECONDS));
       case "concurrentRequestsPerModel":
         return window.reduce((s, x) => s + x.concurrency, 0) / window.length;
+      case "concurrentRequestsWithOneFewer": {
+        const concurrency = window.reduce((s, x) => s + x.concurrency, 0) / window.length;
+        return last.inService > 1 ? (concurrency * last.inService) / (last.inService - 1) : ONE_INSTANCE;
+      }
       case "oldestMessageAge":
         return Math.max(...window.map((x) => x.oldestAge));
       case "visibleMessages":
         return last.visible;
       case "backlogPerInstance":
-        return last.visible / instances;
+        return backlogPerInstance({
+          visible: last.visible,
+          inFlight: last.backlog - last.visible,
+          desiredInstances: last.desired,
+        });
     }
   }
 }

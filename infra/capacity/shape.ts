@@ -39,11 +39,19 @@ export type ScalingMetric =
   | "invocationsPerInstance"
   /** In-flight requests, running and queued, per instance (ConcurrentRequestsPerModel[HighResolution]). */
   | "concurrentRequestsPerModel"
+  /**
+   * The same, as it would read with one instance fewer: × instances ÷ (instances − 1), with the
+   * instances the capacity follower publishes (a scale-in guard; one instance: no fewer).
+   */
+  | "concurrentRequestsWithOneFewer"
   /** Age of the oldest message of the intake queue (AWS/SQS ApproximateAgeOfOldestMessage). */
   | "oldestMessageAge"
   /** Visible messages of the intake queue (AWS/SQS ApproximateNumberOfMessagesVisible). */
   | "visibleMessages"
-  /** Visible intake messages per in-service instance (a backlog-per-instance metric). */
+  /**
+   * Intake items waiting (visible and in flight) per instance scaling has asked for, as the
+   * capacity follower publishes it once a period (`shared/domain/fleet-reading.ts`).
+   */
   | "backlogPerInstance";
 
 /** A target-tracking policy. */
@@ -52,6 +60,8 @@ export interface TargetTrackingShape {
   readonly name: string;
   readonly metric: ScalingMetric;
   readonly target: number;
+  /** The metric is read no higher than this (metric math `IF(m > cap, cap, m)`). @default none */
+  readonly cap?: number;
   /** Seconds per datapoint: 60, or 10 for a high-resolution metric. */
   readonly periodSeconds: number;
   readonly scaleOutCooldown: number;
@@ -120,10 +130,27 @@ export interface FunctionShape {
  * counts (SQS's maxReceiveCount alone).
  */
 export interface OverloadShape {
-  /** Seconds until the message is visible again after its `receiveCount`-th receive; `draw` is uniform in [0, 1). */
-  readonly backoffSeconds: (receiveCount: number, draw: number) => number;
+  /**
+   * Seconds until the message is visible again after its `receiveCount`-th receive; `draw` is
+   * uniform in [0, 1); `expectedWaitSeconds` is the capacity follower's latest, when it runs.
+   */
+  readonly backoffSeconds: (receiveCount: number, draw: number, expectedWaitSeconds?: number) => number;
   /** Item failures (not overload) after which the function dead-letters the item itself. */
   readonly maxItemFailures: number | undefined;
+}
+
+/**
+ * The capacity follower: a scheduled function that, every `periodSeconds`, sets the intake
+ * mapping's MaximumConcurrency to `concurrencyPerInstance` × the instances in service (within 2 to
+ * `maxConcurrency`), publishes the backlog per instance scaling tracks, and records the expected
+ * wait (backlog × `secondsPerItem` ÷ instances) the decide function's overload backoff starts from.
+ */
+export interface FollowerShape {
+  readonly periodSeconds: number;
+  readonly concurrencyPerInstance: number;
+  readonly maxConcurrency: number;
+  /** Seconds per item the deployed code assumes. */
+  readonly secondsPerItem: number;
 }
 
 /** The pipeline as the capacity model sees it. */
@@ -135,4 +162,6 @@ export interface PipelineShape {
   readonly batch: LaneShape | undefined;
   readonly decide: FunctionShape;
   readonly overload: OverloadShape | undefined;
+  /** The capacity follower, when the stack has one (undefined: the mapping's concurrency is fixed). */
+  readonly follower?: FollowerShape | undefined;
 }

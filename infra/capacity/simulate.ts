@@ -8,6 +8,7 @@
  * @example
  * const result = simulate({ shape, load: { ratePerSecond: 10, durationSeconds: 1800 }, secondsPerItem: 1.546 });
  */
+import { expectedWaitSeconds, intakeConcurrencyFor } from "../../shared/domain/fleet-reading.ts";
 import { SeededRandom } from "../../shared/domain/random.ts";
 import { FUNCTION_OVERHEAD_SECONDS } from "./aws-behaviour.ts";
 import { SimEndpoint } from "./endpoint-sim.ts";
@@ -55,6 +56,8 @@ class Simulation {
   private readonly lambda = { seconds: 0, runs: 0 };
   private readonly minutes: MinuteRow[] = [];
   private last = { decided: 0, refusals: 0 };
+  /** The capacity follower's latest expected wait (seconds), once it has run. */
+  private expectedWait: number | undefined;
   private peakInstances: number;
 
   constructor(private readonly input: SimulationInput) {
@@ -126,7 +129,7 @@ class Simulation {
       // A message stays invisible for the queue's timeout from its receive, unless the function
       // changed it (overload backoff); it cannot reappear before the run that holds it ends.
       const at = busy
-        ? now + overload.backoffSeconds(this.queue.receives[id]!, this.random.nextFloat())
+        ? now + overload.backoffSeconds(this.queue.receives[id]!, this.random.nextFloat(), this.expectedWait)
         : Math.max(now, run.startedAt + intake.visibilityTimeoutSeconds);
       const group = groups.get(at);
       if (group) group.push(id);
@@ -142,6 +145,7 @@ class Simulation {
   };
 
   private readonly tick = (now: number) => {
+    this.follow(now);
     this.scaler.tick(now);
     const counts = this.endpoint.counts;
     this.peakInstances = Math.max(this.peakInstances, counts.inService);
@@ -162,6 +166,20 @@ class Simulation {
     }
     if (now + SAMPLE_SECONDS <= this.runSeconds + 1e-9) this.heap.at(now + SAMPLE_SECONDS, this.tick);
   };
+
+  /** The capacity follower's period: the mapping follows the instances in service; a new expected wait. */
+  private follow(now: number): void {
+    const follower = this.input.shape.follower;
+    if (!follower || Math.round(now) % follower.periodSeconds !== 0) return;
+    const instances = this.endpoint.counts.inService;
+    this.expectedWait = expectedWaitSeconds({
+      visible: this.queue.visible(now),
+      instances,
+      secondsPerItem: follower.secondsPerItem,
+    });
+    const wanted = intakeConcurrencyFor(instances, follower.concurrencyPerInstance);
+    this.mapping.setMaximumConcurrency(Math.min(follower.maxConcurrency, wanted), now);
+  }
 
   private refusalTotal(): number {
     const r = this.refusals;

@@ -19,6 +19,7 @@ import {
   referencedId,
   type TemplateResource,
 } from "./template.ts";
+import { readFollower } from "./template-follower.ts";
 import { readScaling } from "./template-scaling.ts";
 
 /** The container's own defaults, used where the template sets no environment variable for them. */
@@ -62,6 +63,7 @@ export function readPipelineShape(json: unknown, options: ReadOptions = {}): Pip
     batch: lanes.batch,
     decide: readFunction(fn, environment),
     overload,
+    follower: readFollower(template, lanes.intakeMappingId),
   };
 }
 
@@ -188,7 +190,10 @@ function readEndpoint(
   };
 }
 
-function mappingsOf(template: CfnTemplate, fn: TemplateResource): { intake: LaneShape; batch?: LaneShape } {
+function mappingsOf(
+  template: CfnTemplate,
+  fn: TemplateResource,
+): { intake: LaneShape; intakeMappingId: string; batch?: LaneShape } {
   const lanes = template
     .ofType("AWS::Lambda::EventSourceMapping")
     .filter((m) => referencedId(m.properties.FunctionName) === fn.id)
@@ -200,7 +205,7 @@ function mappingsOf(template: CfnTemplate, fn: TemplateResource): { intake: Lane
         "AWS::SQS::Queue",
       );
       const isBatch = /batch/i.test(queue.path ?? queue.id);
-      return { isBatch, lane: readLane(mapping, queue) };
+      return { isBatch, id: mapping.id, lane: readLane(mapping, queue) };
     });
   const intake = lanes.filter((l) => !l.isBatch);
   if (intake.length !== 1)
@@ -210,7 +215,7 @@ function mappingsOf(template: CfnTemplate, fn: TemplateResource): { intake: Lane
       `expected one intake-queue mapping of the decide function, found ${intake.length}`,
     );
   const batch = lanes.find((l) => l.isBatch)?.lane;
-  return { intake: intake[0]!.lane, ...(batch ? { batch } : {}) };
+  return { intake: intake[0]!.lane, intakeMappingId: intake[0]!.id, ...(batch ? { batch } : {}) };
 }
 
 function readLane(mapping: TemplateResource, queue: TemplateResource): LaneShape {

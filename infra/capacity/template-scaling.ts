@@ -4,6 +4,7 @@
  * Both today's shape (invocations per instance) and newer ones (concurrent requests at high
  * resolution, a step policy on the queue's oldest message) read the same way.
  */
+import { SCALING_MATH } from "../../shared/domain/topology/endpoint.ts";
 import { METRICS as PIPELINE_METRICS } from "../../shared/domain/topology/metrics.ts";
 import { AWS_BEHAVIOUR } from "./aws-behaviour.ts";
 import { TemplateShapeError } from "./errors.ts";
@@ -38,6 +39,8 @@ const METRICS: Record<string, ScalingMetric> = {
   // The decide function's oldest received item: the simulated queue's oldest age already counts
   // every item however often received, so the two read as one.
   [`${PIPELINE_METRICS.namespace} ${PIPELINE_METRICS.oldestItemAgeSeconds}`]: "oldestMessageAge",
+  // The capacity follower's figure: (visible + in flight) ÷ instances asked for, once a minute.
+  [`${PIPELINE_METRICS.namespace} ${PIPELINE_METRICS.follower.backlogPerInstance}`]: "backlogPerInstance",
 };
 
 const COMPARISONS: Record<string, AlarmShape["comparison"]> = {
@@ -90,7 +93,7 @@ function readPolicy(template: CfnTemplate, policy: TemplateResource): PolicyShap
     const base = "TargetTrackingScalingPolicyConfiguration";
     const predefined = at(policy.properties, `${base}.PredefinedMetricSpecification.PredefinedMetricType`);
     const custom = at(policy.properties, `${base}.CustomizedMetricSpecification`);
-    let metric: { metric: ScalingMetric; periodSeconds: number };
+    let metric: { metric: ScalingMetric; periodSeconds: number; cap?: number };
     if (typeof predefined === "string") {
       const known = PREDEFINED[predefined];
       if (!known)
@@ -144,19 +147,33 @@ function readPolicy(template: CfnTemplate, policy: TemplateResource): PolicyShap
   throw new TemplateShapeError(where, "PolicyType", `unknown: ${String(policy.properties.PolicyType)}`);
 }
 
-/** A customized metric: one namespace and name the model produces, or the backlog-per-instance math. */
+/** A customized metric: one namespace and name the model produces, or the capped work metric. */
 function customMetric(
   where: string,
   path: string,
   spec: unknown,
-): { metric: ScalingMetric; periodSeconds: number } {
+): { metric: ScalingMetric; periodSeconds: number; cap?: number } {
   const s = spec as { Namespace?: unknown; MetricName?: unknown; Metrics?: unknown };
   const period = AWS_BEHAVIOUR.scaling.standardPeriodSeconds;
   if (Array.isArray(s.Metrics)) {
-    // Metric math: the one form understood is the intake queue's visible messages per instance.
-    const text = JSON.stringify(s.Metrics);
-    if (text.includes("ApproximateNumberOfMessagesVisible") && /"Expression":"[^"]*\//.test(text))
-      return { metric: "backlogPerInstance", periodSeconds: period };
+    // Metric math: the one form understood is a metric the model produces, read no higher than a cap.
+    const returned = (s.Metrics as { Expression?: unknown; ReturnData?: unknown }[]).filter(
+      (q) => q.ReturnData !== false && typeof q.Expression === "string",
+    );
+    const capped = /^IF\((\w+) > ([\d.]+), ([\d.]+), (\w+)\)$/.exec(String(returned[0]?.Expression));
+    const stats = (s.Metrics as { Id?: unknown; MetricStat?: { Metric?: unknown } }[]).filter(
+      (q) => q.MetricStat && q.Id === capped?.[1],
+    );
+    if (
+      returned.length === 1 &&
+      capped &&
+      capped[1] === capped[4] &&
+      capped[2] === capped[3] &&
+      stats.length === 1
+    ) {
+      const metric = alarmMetric(where, (stats[0]!.MetricStat!.Metric ?? {}) as Record<string, unknown>);
+      return { metric, periodSeconds: period, cap: Number(capped[2]) };
+    }
     throw new TemplateShapeError(
       where,
       `${path}.Metrics`,
@@ -219,8 +236,9 @@ function alarmMetric(where: string, spec: { Namespace?: unknown; MetricName?: un
 }
 
 /**
- * An alarm's metric math: the one form understood is the maximum (`MAX([...])`, `FILL` allowed)
- * of metrics that all read as one the model produces, over one period.
+ * An alarm's metric math: the forms understood are the scale-in guard (`SCALING_MATH`) and the
+ * maximum (`MAX([...])`, `FILL` allowed) of metrics that all read as one the model produces, over
+ * one period.
  */
 function maximumOf(where: string, queries: unknown): { metric: ScalingMetric; periodSeconds: number } {
   const list = (Array.isArray(queries) ? queries : []) as {
@@ -230,6 +248,13 @@ function maximumOf(where: string, queries: unknown): { metric: ScalingMetric; pe
   }[];
   const returned = list.filter((q) => q.ReturnData !== false && typeof q.Expression === "string");
   const stats = list.flatMap((q) => (q.MetricStat ? [q.MetricStat] : []));
+  // The scale-in guard: the work metric as it would read with one instance fewer.
+  if (returned.length === 1 && returned[0]!.Expression === SCALING_MATH.workWithOneFewer) {
+    const periods = new Set(stats.map((stat) => stat.Period));
+    const [period] = periods;
+    if (periods.size === 1 && typeof period === "number")
+      return { metric: "concurrentRequestsWithOneFewer", periodSeconds: period };
+  }
   if (returned.length !== 1 || !/^MAX\(\[/.test(String(returned[0]!.Expression)) || stats.length === 0)
     throw new TemplateShapeError(where, "Metrics", "metric math the capacity model does not simulate");
   const metrics = new Set(stats.map((stat) => alarmMetric(where, stat.Metric ?? {})));

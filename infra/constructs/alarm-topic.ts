@@ -31,14 +31,29 @@ export function alarmNamePrefix(scope: IConstruct): string {
   return `${Stack.of(scope).stackName}-`;
 }
 
-/** A unique alarm name: the stack's name, then the construct's path in the stack (`Default` steps left out). */
-export function alarmNameOf(alarm: IConstruct): string {
+/** The path of a construct in its stack, for an alarm name (`Default` steps left out). */
+function pathInStack(alarm: IConstruct): string {
   const stack = Stack.of(alarm);
-  const path = alarm.node.scopes
+  return alarm.node.scopes
     .slice(stack.node.scopes.length)
     .map((scope) => scope.node.id)
-    .filter((id) => id !== "Default");
-  return `${alarmNamePrefix(alarm)}${path.join("-")}`.replace(/[^A-Za-z0-9_.-]/g, "");
+    .filter((id) => id !== "Default")
+    .join("-");
+}
+
+/** A unique alarm name: the stack's name, then the construct's path in the stack. */
+export function alarmNameOf(alarm: IConstruct): string {
+  return `${alarmNamePrefix(alarm)}${pathInStack(alarm)}`.replace(/[^A-Za-z0-9_.-]/g, "");
+}
+
+/** The prefix every warning alarm's name starts with (the state-change rule matches on it). */
+export function warningNamePrefix(scope: IConstruct): string {
+  return `${alarmNamePrefix(scope)}Warning-`;
+}
+
+/** A warning alarm's name: the warnings' prefix, then the construct's path in the stack. */
+export function warningNameOf(alarm: IConstruct): string {
+  return `${warningNamePrefix(alarm)}${pathInStack(alarm)}`.replace(/[^A-Za-z0-9_.-]/g, "");
 }
 
 /** The topic (the construct's default child, so its logical id is the construct's). */

@@ -8,7 +8,7 @@
  * the bucket, write its answers (`async/output/*`), and publish to the two topics.
  */
 import { fileURLToPath } from "node:url";
-import { Stack } from "aws-cdk-lib";
+import { RemovalPolicy, Stack } from "aws-cdk-lib";
 import * as ecrAssets from "aws-cdk-lib/aws-ecr-assets";
 import { Platform } from "aws-cdk-lib/aws-ecr-assets";
 import * as iam from "aws-cdk-lib/aws-iam";
@@ -16,11 +16,12 @@ import * as kms from "aws-cdk-lib/aws-kms";
 import type * as s3 from "aws-cdk-lib/aws-s3";
 import * as sagemaker from "aws-cdk-lib/aws-sagemaker";
 import * as sns from "aws-cdk-lib/aws-sns";
+import { NagSuppressions } from "cdk-nag";
 import { Construct } from "constructs";
 import { ASYNC_LANE } from "../../shared/domain/topology.ts";
 import { AsyncEndpointScaling } from "./async-scaling.ts";
-import { ecrRepositoryArn, endpointNameOf, variantNameOf } from "./decision-endpoint.ts";
-import { endpointRole } from "./endpoint-role.ts";
+import { endpointNameOf, variantNameOf } from "./decision-endpoint.ts";
+import { ecrRepositoryArn, endpointLogGroup, endpointRole } from "./endpoint-role.ts";
 import { hasInstanceStorage, isGpuInstance } from "./instance-types.ts";
 
 /** Properties of {@link AsyncDecisionEndpoint}. */
@@ -65,9 +66,17 @@ export class AsyncDecisionEndpoint extends Construct {
           exclude: ["node_modules", ".cache", "cdk.out", ".git", "test-output"],
         });
     const image = props.imageUri ?? asset!.imageUri;
-    this.role = endpointRole(this, props, asset ? asset.repository.repositoryArn : ecrRepositoryArn(image));
+    // Named after the variant, as the real-time endpoint is: a new instance type is a new endpoint.
+    const name = endpointNameOf(Stack.of(this).stackName, `async-${this.variantName}`);
+    const logs = endpointLogGroup(this, name);
+    this.role = endpointRole(
+      this,
+      { ...props, logGroupName: logs.logGroupName },
+      asset ? asset.repository.repositoryArn : ecrRepositoryArn(image),
+    );
     const topicsKey = new kms.Key(this, "TopicsKey", {
       enableKeyRotation: true,
+      removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
       description: "Encrypts the async decision endpoint's notification topics",
     });
     this.successTopic = new sns.Topic(this, "SuccessTopic", { masterKey: topicsKey, enforceSSL: true });
@@ -85,13 +94,13 @@ export class AsyncDecisionEndpoint extends Construct {
     });
     model.node.addDependency(this.role);
     const config = this.config(props.bucket, model);
-    // Named after the variant, as the real-time endpoint is: a new instance type is a new endpoint.
-    const name = endpointNameOf(Stack.of(this).stackName, `async-${this.variantName}`);
     this.endpoint = new sagemaker.CfnEndpoint(this, "Endpoint", {
       endpointConfigName: config.attrEndpointConfigName,
       endpointName: name,
       retainAllVariantProperties: true,
     });
+    // Its log group exists, with its retention, before SageMaker would create one that never expires.
+    this.endpoint.node.addDependency(logs);
     this.endpointName = name;
     this.endpointArn = this.endpoint.ref;
     this.scaling = new AsyncEndpointScaling(this, `Scaling-${this.variantName}`, {
@@ -109,6 +118,7 @@ export class AsyncDecisionEndpoint extends Construct {
       : new kms.Key(this, "StorageKey", {
           enableKeyRotation: true,
           description: "Encrypts the async decision endpoint's ML storage volumes",
+          removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
         });
     const prefixes = ASYNC_LANE.prefixes;
     return new sagemaker.CfnEndpointConfig(this, "Config", {
@@ -166,6 +176,24 @@ export class AsyncDecisionEndpoint extends Construct {
         actions: ["kms:GenerateDataKey*", "kms:Decrypt"],
         resources: [topicsKey.keyArn],
       }),
+    );
+    const objects = [prefixes.input, prefixes.output]
+      .map((prefix) => prefix.replaceAll("/", "\\/"))
+      .join("|");
+    NagSuppressions.addResourceSuppressions(
+      this.role,
+      [
+        {
+          id: "AwsSolutions-IAM5",
+          reason:
+            "SageMaker reads the request objects under async/input/ and writes the answers under async/output/, one object per request; publishing to a topic under a customer managed key takes kms:GenerateDataKey* on that key only",
+          appliesTo: [
+            { regex: `/^Resource::<PipelineFilesBucket[0-9A-F]{8}\\.Arn>\\/(${objects})\\*$/g` },
+            "Action::kms:GenerateDataKey*",
+          ],
+        },
+      ],
+      true,
     );
   }
 }

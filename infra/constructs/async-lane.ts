@@ -22,6 +22,7 @@ import { Construct } from "constructs";
 import { asyncItemsPerObject } from "../../shared/domain/async-objects.ts";
 import { ASYNC_LANE, DECIDE_FUNCTION, TABLE_ACCESS } from "../../shared/domain/topology.ts";
 import type { AsyncDecisionEndpoint } from "./async-endpoint.ts";
+import { grantObjects } from "./bucket-access.ts";
 import type { DecisionPipeline } from "./decision-pipeline.ts";
 import { QueueConsumer } from "./queue-consumer.ts";
 
@@ -101,8 +102,8 @@ export class AsyncLane extends Construct {
       },
       sources: [source(pipeline.queues.batch), ...(props.intake ? [source(pipeline.queues.intake)] : [])],
     }).function;
-    pipeline.bucket.grantPut(fn, `${ASYNC_LANE.prefixes.input}*`);
-    pipeline.bucket.grantPut(fn, `${ASYNC_LANE.prefixes.items}*`);
+    grantObjects(pipeline.bucket, fn, ASYNC_LANE.prefixes.input, { write: true });
+    grantObjects(pipeline.bucket, fn, ASYNC_LANE.prefixes.items, { write: true });
     fn.addToRolePolicy(
       new iam.PolicyStatement({
         actions: ["sagemaker:InvokeEndpointAsync"],
@@ -130,8 +131,8 @@ export class AsyncLane extends Construct {
         { queue: this.notifications, batchSize: 1, maxConcurrency: ASYNC_LANE.results.maxConcurrency },
       ],
     }).function;
-    pipeline.bucket.grantRead(fn, `${ASYNC_LANE.prefixes.items}*`);
-    pipeline.bucket.grantRead(fn, `${ASYNC_LANE.prefixes.output}*`);
+    grantObjects(pipeline.bucket, fn, ASYNC_LANE.prefixes.items, { read: true });
+    grantObjects(pipeline.bucket, fn, ASYNC_LANE.prefixes.output, { read: true });
     // A failed object is invoked again from here.
     fn.addToRolePolicy(
       new iam.PolicyStatement({

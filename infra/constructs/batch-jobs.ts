@@ -26,6 +26,7 @@ import {
   MAX_RECEIVE_COUNT,
   TABLE_ACCESS,
 } from "../../shared/domain/topology.ts";
+import { grantObjects } from "./bucket-access.ts";
 import type { functionFactory } from "./pipeline-function.ts";
 
 /** Properties of {@link BatchJobs}. */
@@ -81,7 +82,9 @@ function suppressNotificationsHelper(scope: Construct): void {
       },
       {
         id: "AwsSolutions-IAM5",
-        reason: "The CDK's bucket-notifications helper may configure notifications on this bucket only",
+        reason:
+          "The CDK's bucket-notifications helper: s3:PutBucketNotification takes its bucket from the request (its custom resource names this bucket only)",
+        appliesTo: ["Resource::*"],
       },
     ],
     true,
@@ -133,10 +136,8 @@ export class BatchJobs extends Construct {
 
   /** Lets `fn` read and write the files under `batches/` (never delete). */
   private writesFiles(fn: NodejsFunction, props: BatchJobsProps): void {
-    const files = `${BATCH_LANE.filesPrefix}*`;
     fn.addEnvironment("BATCH_BUCKET", props.bucket.bucketName);
-    props.bucket.grantRead(fn, files);
-    props.bucket.grantPut(fn, files);
+    grantObjects(props.bucket, fn, BATCH_LANE.filesPrefix, { read: true, write: true });
   }
 
   /** The batch files function, fed by the files queue. */
@@ -153,6 +154,7 @@ export class BatchJobs extends Construct {
       new SqsEventSource(this.filesQueue, {
         batchSize: BATCH_FILES.batchSize,
         reportBatchItemFailures: true,
+        maxConcurrency: BATCH_FILES.maxConcurrency,
       }),
     );
     return fn;
@@ -168,7 +170,7 @@ export class BatchJobs extends Construct {
     });
     this.writesFiles(fn, props);
     this.asksForFiles(fn);
-    props.bucket.grantRead(fn, `${BATCH_LANE.incomingPrefix}*`);
+    grantObjects(props.bucket, fn, BATCH_LANE.incomingPrefix, { read: true });
     props.queue.grantSendMessages(fn);
     fn.configureAsyncInvoke({
       retryAttempts: 2,

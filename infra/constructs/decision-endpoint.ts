@@ -14,7 +14,7 @@
  */
 import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import { Stack } from "aws-cdk-lib";
+import { ArnFormat, RemovalPolicy, Stack, Token } from "aws-cdk-lib";
 import type * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
 import * as ecrAssets from "aws-cdk-lib/aws-ecr-assets";
 import { Platform } from "aws-cdk-lib/aws-ecr-assets";
@@ -25,7 +25,9 @@ import { NagSuppressions } from "cdk-nag";
 import { Construct } from "constructs";
 import { endpointAdmission } from "../../shared/domain/capacity-plan.ts";
 import { bakingSecondsFor, ENDPOINT_DEPLOYMENT, ON_CALL_ALARMS } from "../../shared/domain/topology.ts";
-import { endpointRole } from "./endpoint-role.ts";
+import { alarmNameOf } from "./alarm-topic.ts";
+import { type GuardrailAlarms, guardrailAlarms, guardrailWindows } from "./deployment-guardrail.ts";
+import { ecrRepositoryArn, endpointLogGroup, endpointRole } from "./endpoint-role.ts";
 import { EndpointScaling } from "./endpoint-scaling.ts";
 import { hasInstanceStorage, isGpuInstance } from "./instance-types.ts";
 import {
@@ -33,14 +35,6 @@ import {
   SERVERLESS_LIMITS,
   type ServerlessSettings,
 } from "./serverless-settings.ts";
-
-/** The ECR repository ARN of an image URI in ECR, or undefined for other registries. */
-export function ecrRepositoryArn(imageUri: string): string | undefined {
-  const match = /^(\d{12})\.dkr\.ecr\.([a-z0-9-]+)\.amazonaws\.com(?:\.cn)?\/([^:@]+)/.exec(imageUri);
-  if (!match) return undefined;
-  const partition = imageUri.includes(".amazonaws.com.cn/") ? "aws-cn" : "aws";
-  return `arn:${partition}:ecr:${match[2]}:${match[1]}:repository/${match[3]}`;
-}
 
 /** Properties of {@link DecisionEndpoint}. */
 export interface DecisionEndpointProps {
@@ -103,15 +97,27 @@ export class DecisionEndpoint extends Construct {
   public readonly maxConcurrency: number;
   /** The scaling of a real-time endpoint; undefined for serverless, which scales itself. */
   public readonly scaling: EndpointScaling | undefined;
+  /** The alarms a deployment rolls back on, on the new fleet's own metrics (real-time only). */
+  public readonly guardrail: GuardrailAlarms | undefined;
+
+  /**
+   * Seconds each stage of a deployment bakes (the canary, then all the traffic): the longest
+   * window of the guardrail's alarms and the decide function's endpoint-failure alarm, with the
+   * margin the topology gives.
+   */
+  get bakingSeconds(): number {
+    const { periodSeconds, evaluationPeriods } = ON_CALL_ALARMS.endpointFailures;
+    return bakingSecondsFor(Math.max(periodSeconds * evaluationPeriods, ...guardrailWindows()));
+  }
 
   /**
    * Seconds a deployment may run two fleets under this variant's name (the new one starting,
-   * then baking beside the old): their instances' metrics add up meanwhile. 0 for serverless.
+   * then baking beside the old through both stages): their instances' metrics add up meanwhile.
+   * 0 for serverless.
    */
   get deploymentOverlapSeconds(): number {
     if (this.mode === "serverless") return 0;
-    const { periodSeconds, evaluationPeriods } = ON_CALL_ALARMS.endpointFailures;
-    return ENDPOINT_DEPLOYMENT.containerStartupSeconds + bakingSecondsFor(periodSeconds * evaluationPeriods);
+    return ENDPOINT_DEPLOYMENT.containerStartupSeconds + 2 * this.bakingSeconds;
   }
 
   constructor(scope: Construct, id: string, props: DecisionEndpointProps) {
@@ -133,7 +139,18 @@ export class DecisionEndpoint extends Construct {
           exclude: ["node_modules", ".cache", "cdk.out", ".git", "test-output"],
         });
     const image = props.imageUri ?? asset!.imageUri;
-    this.role = endpointRole(this, props, asset ? asset.repository.repositoryArn : ecrRepositoryArn(image));
+    // A real-time endpoint is named after its variant, so a new instance type is a new endpoint
+    // (CloudFormation creates it, moves every reference, then deletes the old one): SageMaker
+    // refuses to change the instance type of, or remove, a variant registered with auto scaling.
+    // Every other update keeps the endpoint and its variant and retains the instance count that
+    // scaling reached, instead of resetting it to the initial count.
+    const name = serverless ? undefined : endpointNameOf(Stack.of(this).stackName, this.variantName);
+    const logs = name ? endpointLogGroup(this, name) : undefined;
+    this.role = endpointRole(
+      this,
+      { ...props, logGroupName: logs?.logGroupName },
+      asset ? asset.repository.repositoryArn : ecrRepositoryArn(image),
+    );
     const model = this.createModel(props, image, gpu, serverless);
     this.storageKey =
       serverless || hasInstanceStorage(this.instanceType)
@@ -141,6 +158,7 @@ export class DecisionEndpoint extends Construct {
         : new kms.Key(this, "StorageKey", {
             enableKeyRotation: true,
             description: "Encrypts the decision endpoint's ML storage volumes",
+            removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
           });
     const config = new sagemaker.CfnEndpointConfig(this, "Config", {
       ...(this.storageKey ? { kmsKeyId: this.storageKey.keyArn } : {}),
@@ -154,20 +172,18 @@ export class DecisionEndpoint extends Construct {
             "Serverless Inference takes no KMS key for storage; its ephemeral storage is encrypted by SageMaker",
         },
       ]);
-    // A real-time endpoint is named after its variant, so a new instance type is a new endpoint
-    // (CloudFormation creates it, moves every reference, then deletes the old one): SageMaker
-    // refuses to change the instance type of, or remove, a variant registered with auto scaling.
-    // Every other update keeps the endpoint and its variant and retains the instance count that
-    // scaling reached, instead of resetting it to the initial count.
-    const name = serverless ? undefined : endpointNameOf(Stack.of(this).stackName, this.variantName);
     this.endpoint = new sagemaker.CfnEndpoint(this, "Endpoint", {
       endpointConfigName: config.attrEndpointConfigName,
       ...(name ? { endpointName: name, retainAllVariantProperties: true } : {}),
     });
+    // Its log group exists, with its retention, before SageMaker would create one that never expires.
+    if (logs) this.endpoint.node.addDependency(logs);
     this.endpointName = name ?? this.endpoint.attrEndpointName;
     // Ref of AWS::SageMaker::Endpoint is its ARN.
     this.endpointArn = this.endpoint.ref;
     this.maxConcurrency = serverless ? serverless.maxConcurrency : (props.maxInstanceCount ?? 4);
+    // Each deployment makes a new configuration; the alarms follow its name, so they see the new fleet.
+    this.guardrail = serverless ? undefined : guardrailAlarms(this, this, config.attrEndpointConfigName);
     this.scaling = serverless
       ? undefined
       : // Named after the variant: a new instance type brings a new scalable target and new
@@ -185,26 +201,50 @@ export class DecisionEndpoint extends Construct {
   }
 
   /**
-   * Deploys every update of a real-time endpoint blue/green: the new fleet takes all traffic at
-   * once and the old one is kept for a baking period, during which `alarm` firing rolls traffic
-   * back. The baking period covers the alarm's whole evaluation window.
+   * Deploys every update of a real-time endpoint blue/green: a canary of half the new fleet takes
+   * its share of the traffic first, then all of it; each stage bakes long enough for every
+   * rollback alarm's whole window: the new fleet's own (`deployment-guardrail.ts`) and `others`
+   * (the decide function's endpoint failures). Any of them firing rolls traffic back.
    */
-  rollbackOn(alarm: cloudwatch.Alarm): void {
-    if (this.mode === "serverless") return; // Serverless has one fleet: nothing to bake.
-    const resource = alarm.node.defaultChild as cloudwatch.CfnAlarm;
-    const evaluationSeconds = (resource.evaluationPeriods ?? 1) * Number(resource.period ?? 60);
-    const bakingSeconds = bakingSecondsFor(evaluationSeconds);
-    // SageMaker reads the alarm's state with the endpoint's execution role.
+  rollbackOn(others: readonly cloudwatch.Alarm[]): void {
+    const guardrail = this.guardrail;
+    if (!guardrail) return; // Serverless has one fleet: nothing to bake.
+    const alarms = [guardrail.refusing, guardrail.slower, guardrail.silent, ...others];
+    const bakingSeconds = this.bakingSeconds;
+    // SageMaker reads the alarms' state with the endpoint's execution role. By name, not by a
+    // reference: the new fleet's alarms follow the configuration, whose model needs this role.
+    const names = alarms.map((alarm) => {
+      const resource = alarm.node.defaultChild as cloudwatch.CfnAlarm;
+      if (resource.alarmName === undefined || Token.isUnresolved(resource.alarmName))
+        resource.alarmName = alarmNameOf(alarm);
+      // The alarms watch the new configuration before the endpoint starts deploying it.
+      this.endpoint.node.addDependency(alarm);
+      return resource.alarmName;
+    });
     this.role.addToPolicy(
-      new iam.PolicyStatement({ actions: ["cloudwatch:DescribeAlarms"], resources: [alarm.alarmArn] }),
+      new iam.PolicyStatement({
+        actions: ["cloudwatch:DescribeAlarms"],
+        resources: names.map((name) =>
+          Stack.of(this).formatArn({
+            service: "cloudwatch",
+            resource: "alarm",
+            resourceName: name,
+            arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+          }),
+        ),
+      }),
     );
     this.endpoint.deploymentConfig = {
       blueGreenUpdatePolicy: {
-        trafficRoutingConfiguration: { type: "ALL_AT_ONCE", waitIntervalInSeconds: 0 },
+        trafficRoutingConfiguration: {
+          type: "CANARY",
+          canarySize: { type: "CAPACITY_PERCENT", value: ENDPOINT_DEPLOYMENT.canaryCapacityPercent },
+          waitIntervalInSeconds: bakingSeconds,
+        },
         terminationWaitInSeconds: bakingSeconds,
         maximumExecutionTimeoutInSeconds: ENDPOINT_DEPLOYMENT.maximumExecutionSeconds,
       },
-      autoRollbackConfiguration: { alarms: [{ alarmName: alarm.alarmName }] },
+      autoRollbackConfiguration: { alarms: names.map((alarmName) => ({ alarmName })) },
     };
   }
 

@@ -9,6 +9,7 @@
 import { Aspects, Stack } from "aws-cdk-lib";
 import type * as dynamodb from "aws-cdk-lib/aws-dynamodb";
 import * as iam from "aws-cdk-lib/aws-iam";
+import type { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import type * as s3 from "aws-cdk-lib/aws-s3";
 import { Construct } from "constructs";
@@ -16,7 +17,9 @@ import { decideConcurrency } from "../../shared/domain/capacity-plan.ts";
 import type { RuleDelivery } from "../../shared/domain/dead-letters.ts";
 import {
   DECIDE_FUNCTION,
+  MEASURED_SECONDS_PER_ITEM,
   METRICS,
+  RESERVED_CONCURRENCY,
   type RuleName,
   SERVERLESS_DECIDE,
   TABLE_ACCESS,
@@ -24,7 +27,9 @@ import {
 } from "../../shared/domain/topology.ts";
 import { type AsyncNotificationQueues, asyncNotificationQueues } from "./async-notifications.ts";
 import { BatchJobs } from "./batch-jobs.ts";
-import { type DeadLetterHome, type DeadLetterSources, replayFunction } from "./dead-letter-routes.ts";
+import { CapacityFollower } from "./capacity-follower.ts";
+import { type DeadLetterSources, replayFunction } from "./dead-letter-routes.ts";
+import { deadLetterSourcesOf } from "./dead-letter-sources.ts";
 import { DecisionsTable } from "./decisions-table.ts";
 import { PipelineBucket } from "./pipeline-bucket.ts";
 import { PipelineBus } from "./pipeline-bus.ts";
@@ -58,6 +63,8 @@ export interface DecisionPipelineProps {
   readonly batchLane?: "realtime" | "async";
   /** Prefix of the reviewers' hosted sign-in domain. @default derived from the account and stack */
   readonly reviewDomainPrefix?: string;
+  /** Reserve concurrency for the sign-in, authorizer and review functions (`RESERVED_CONCURRENCY`). @default true */
+  readonly reserveConcurrency?: boolean;
 }
 
 /** The pipeline's functions, by role. */
@@ -81,6 +88,8 @@ export interface PipelineFunctions {
   readonly batchIntake: NodejsFunction;
   /** Writes each batch's results and errors files, on a message its completion sends. */
   readonly batchFiles: NodejsFunction;
+  /** Holds the intake's concurrency to the endpoint's instances in service (real-time only). */
+  readonly capacityFollower?: NodejsFunction;
 }
 
 /** The decide function's endpoint settings: serverless endpoints cold-start, so each try may wait longer. */
@@ -135,6 +144,7 @@ export class DecisionPipeline extends Construct {
         POWERTOOLS_LOG_LEVEL: "INFO",
       },
       ...(props.policiesDir ? { policiesDir: props.policiesDir } : {}),
+      ...(props.reserveConcurrency === false ? { reserveConcurrency: false } : {}),
     });
     this.functionFactory = fn;
     const concurrency = decideConcurrency({
@@ -143,7 +153,7 @@ export class DecisionPipeline extends Construct {
       maxInstances: props.endpointMaxInstances ?? 1,
       ...(props.batchMaxConcurrency ? { batchMaxConcurrency: props.batchMaxConcurrency } : {}),
     });
-    const decide = this.decideFunction(fn, props, concurrency);
+    const { decide, intakeSource } = this.decideFunction(fn, props, concurrency);
     const targets = this.targetFunctions(fn);
     const { review, reviewPage, access } = this.reviewFunctions(fn, props);
     this.reviewAccess = access;
@@ -165,7 +175,7 @@ export class DecisionPipeline extends Construct {
     });
     this.rules = this.routeRules();
     this.asyncNotifications = props.batchLane === "async" ? asyncNotificationQueues(this) : undefined;
-    this.deadLetterSources = this.sources(batchJobs);
+    this.deadLetterSources = deadLetterSourcesOf(this, batchJobs);
     this.functions = {
       decide,
       ...targets,
@@ -179,6 +189,7 @@ export class DecisionPipeline extends Construct {
       reviewBacklog: jobs.reviewBacklogFunction,
       batchIntake: batchJobs.intakeFunction,
       batchFiles: batchJobs.filesFunction,
+      ...this.capacityFollower(fn, props, intakeSource),
     };
     // The decide function dead-letters an item that keeps failing itself (overload does not
     // count), into the dead-letter queue each of its queues' redrive policy names.
@@ -187,12 +198,27 @@ export class DecisionPipeline extends Construct {
     Aspects.of(this).add(new FunctionFindings());
   }
 
+  /** The capacity follower of a real-time endpoint (a serverless one has no instances to follow). */
+  private capacityFollower(
+    fn: FunctionFactory,
+    props: DecisionPipelineProps,
+    mapping: SqsEventSource,
+  ): { capacityFollower?: NodejsFunction } {
+    if (props.endpointMode === "serverless") return {};
+    const { endpointName, endpointArn } = props;
+    const [intake, failures] = [this.queues.intake, this.queues.jobFailures];
+    const secondsPerItem = MEASURED_SECONDS_PER_ITEM.fresh;
+    const follower = { fn, endpointName, endpointArn, intake, mapping, secondsPerItem, failures };
+    return { capacityFollower: new CapacityFollower(this, "Follower", follower).function };
+  }
+
   /** The review API and pages, reached only through the authorized HTTP API of {@link ReviewAccess}. */
   private reviewFunctions(fn: FunctionFactory, props: DecisionPipelineProps) {
     const review = fn("Review", "review.ts", {
       memoryMiB: 256,
       timeoutSeconds: 30,
       tableAccess: TABLE_ACCESS.Review,
+      reservedConcurrency: RESERVED_CONCURRENCY.review,
     });
     this.bus.grantPutEventsTo(review);
     // The review pages, reached (with the review API) only through the authorized HTTP API.
@@ -200,6 +226,7 @@ export class DecisionPipeline extends Construct {
       memoryMiB: 256,
       timeoutSeconds: 30,
       tableAccess: TABLE_ACCESS.ReviewPage,
+      reservedConcurrency: RESERVED_CONCURRENCY.reviewPage,
     });
     this.bus.grantPutEventsTo(reviewPage);
     const access = new ReviewAccess(this, "ReviewAccess", {
@@ -211,13 +238,16 @@ export class DecisionPipeline extends Construct {
     return { review, reviewPage, access };
   }
 
-  /** The decide function on the intake queue (the batch lane adds its own mapping), allowed to call the one endpoint. */
+  /**
+   * The decide function on the intake queue (the batch lane adds its own mapping), allowed to call
+   * the one endpoint; its intake event source, whose concurrency the capacity follower moves.
+   */
   private decideFunction(
     fn: FunctionFactory,
     props: DecisionPipelineProps,
     concurrency: { readonly intake: number; readonly batchSize: number },
   ) {
-    const decide = new QueueConsumer(this, "Decide", {
+    const consumer = new QueueConsumer(this, "Decide", {
       fn,
       file: "decide.ts",
       settings: {
@@ -234,12 +264,13 @@ export class DecisionPipeline extends Construct {
           maxConcurrency: concurrency.intake,
         },
       ],
-    }).function;
+    });
+    const decide = consumer.function;
     decide.addToRolePolicy(
       new iam.PolicyStatement({ actions: ["sagemaker:InvokeEndpoint"], resources: [props.endpointArn] }),
     );
     this.bus.grantPutEventsTo(decide);
-    return decide;
+    return { decide, intakeSource: consumer.sources[0]! };
   }
 
   /** The rule targets' consumers: auto-action and review intake, each on its queue. */
@@ -258,7 +289,9 @@ export class DecisionPipeline extends Construct {
           timeoutSeconds: TARGET_FUNCTION.timeoutSeconds,
           tableAccess,
         },
-        sources: [{ queue, batchSize: TARGET_FUNCTION.batchSize }],
+        sources: [
+          { queue, batchSize: TARGET_FUNCTION.batchSize, maxConcurrency: TARGET_FUNCTION.maxConcurrency },
+        ],
       }).function;
     const autoAction = consumer(
       "AutoAction",
@@ -274,35 +307,6 @@ export class DecisionPipeline extends Construct {
       TABLE_ACCESS.ReviewIntake,
     );
     return { autoAction, reviewIntake };
-  }
-
-  /** Every dead-letter queue and where its letters go home (`shared/domain/dead-letters.ts`). */
-  private sources(batchJobs: BatchJobs): DeadLetterSources {
-    const q = this.queues;
-    const rule = (name: RuleName): DeadLetterHome => ({
-      queue: this.rules[name].deadLetters,
-      ruleTarget: { queue: this.rules[name].target, deliver: this.rules[name].deliver },
-    });
-    return {
-      intake: { queue: q.deadLetters, home: q.intake },
-      batch: { queue: q.batchDeadLetters, home: q.batch },
-      "batch-files": { queue: batchJobs.filesDeadLetterQueue, home: batchJobs.filesQueue },
-      review: { queue: q.reviewDeadLetters, home: q.review },
-      "auto-action": { queue: q.autoActionDeadLetters, home: q.autoAction },
-      "auto-rule": rule("auto"),
-      "human-rule": rule("human"),
-      "rejected-rule": rule("rejected"),
-      "requested-rule": rule("requested"),
-      "job-failures": { queue: q.jobFailures },
-      ...(this.asyncNotifications
-        ? {
-            "async-results": {
-              queue: this.asyncNotifications.deadLetters,
-              home: this.asyncNotifications.queue,
-            },
-          }
-        : {}),
-    };
   }
 
   /** The bus's rules, each into its queue, each with its own dead-letter queue. */

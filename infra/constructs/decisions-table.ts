@@ -1,6 +1,7 @@
 /**
  * The decisions table as deployed: on demand, point-in-time recovery, AWS managed encryption,
- * TTL, retained when the stack goes, and the sparse, sharded secondary indexes its schema lists,
+ * TTL, deletion protection, retained when the stack goes (but not left behind by a failed first
+ * create), and the sparse, sharded secondary indexes its schema lists,
  * each with the projection its readers need. The key schema and the indexes come from one
  * definition (`DECISIONS_TABLE_SCHEMA`), which the local stand-in reads too, so the deployed
  * table and the tested one cannot drift apart.
@@ -51,7 +52,10 @@ export class DecisionsTable extends Construct {
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       encryption: dynamodb.TableEncryption.AWS_MANAGED,
       timeToLiveAttribute: spec.ttlAttribute,
-      removalPolicy: RemovalPolicy.RETAIN,
+      // Deleting it takes turning this off first; a failed first create removes it (nothing in
+      // it yet), every later stack deletion or replacement keeps it.
+      deletionProtection: true,
+      removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
     });
     for (const index of spec.indexes)
       this.table.addGlobalSecondaryIndex({

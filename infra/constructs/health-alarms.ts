@@ -1,21 +1,25 @@
 /**
- * The signals an on-call engineer needs and one alarm that speaks for them: every function's
- * errors and throttles, the review API's 5xx, the oldest message of each consumed queue, the
- * endpoint's 4xx, CPU, memory and instances held at the scaling maximum, DynamoDB throttling (the
- * table's requests, and each secondary index's read and write events) and the decide function's
- * longest run nearing its timeout. Each signal is an alarm of its own
- * (its history and graph are there to read) without actions; the composite "pipeline unhealthy"
- * alarm is in ALARM while any of them is, and it alone notifies, so one outage that trips ten
- * signals sends one message (naming them in its state reason), and its OK says all are clear.
- * Other constructs add their signals with {@link HealthAlarms.add}.
+ * The signals an on-call engineer needs, by severity. Critical alarms notify on their own, into
+ * ALARM and back to OK: DynamoDB throttling (the table's requests, and each secondary index's
+ * read and write events) and items piling up in flight on the intake (other constructs add the
+ * endpoint failing and the intake's age with {@link HealthAlarms.critical}). Warnings (every
+ * function's errors and throttles, the review API's 5xx, the oldest message of the other consumed
+ * queues, the endpoint's 4xx, CPU, memory and instances held at the scaling maximum, the decide
+ * function's longest run) are alarms without actions of their own: the composite "pipeline
+ * unhealthy" alarm is in ALARM while any is, and notifies once for an outage that trips ten,
+ * naming them; and every warning's own transition also goes out once through an EventBridge rule
+ * (`alarm-events.ts`), so a second warning while the composite is already in ALARM is not silent.
+ * Other constructs add warnings with {@link HealthAlarms.add}.
  */
 import { Duration, Lazy } from "aws-cdk-lib";
 import * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { DECIDE_FUNCTION, ON_CALL_ALARMS, TABLE_ACCESS } from "../../shared/domain/topology.ts";
-import type { AlarmTopic } from "./alarm-topic.ts";
+import { AlarmEvents } from "./alarm-events.ts";
+import { type AlarmTopic, warningNameOf, warningNamePrefix } from "./alarm-topic.ts";
 import type { DecisionPipeline } from "./decision-pipeline.ts";
+import type { GuardrailAlarms } from "./deployment-guardrail.ts";
 import { vcpusOf } from "./instance-types.ts";
 import { type EndpointVariant, endpointMetric, oldestItemAge, sparseSum } from "./pipeline-metrics.ts";
 import { type ThresholdAlarmSpec, thresholdAlarm } from "./threshold-alarm.ts";
@@ -28,6 +32,8 @@ export interface EndpointHealth extends EndpointVariant {
   readonly maxConcurrency: number;
   /** Seconds a deployment may run the old and new fleets side by side (0 for serverless). */
   readonly deploymentOverlapSeconds: number;
+  /** The alarms a deployment rolls back on (real-time). */
+  readonly guardrail?: GuardrailAlarms | undefined;
 }
 
 /** Properties of {@link HealthAlarms}. */
@@ -39,6 +45,7 @@ export interface HealthAlarmsProps {
 }
 
 const fiveMinutes = Duration.minutes(5);
+const lowerFirst = (id: string) => id.charAt(0).toLowerCase() + id.slice(1);
 const sum = { period: fiveMinutes, statistic: "Sum" } as const;
 const maximum = { period: fiveMinutes, statistic: "Maximum" } as const;
 
@@ -52,9 +59,11 @@ export class HealthAlarms extends Construct {
   /** The signals by name (`decideErrors`, `reviewQueueAge`, `tableThrottles`, ...). */
   public readonly signals: Record<string, cloudwatch.Alarm> = {};
   private readonly members: cloudwatch.IAlarm[] = [];
+  private readonly topic: AlarmTopic;
 
   constructor(scope: Construct, id: string, props: HealthAlarmsProps) {
     super(scope, id);
+    this.topic = props.topic;
     this.functionSignals(props.pipeline);
     this.queueSignals(props.pipeline);
     this.signal("ReviewApi5xx", {
@@ -69,7 +78,7 @@ export class HealthAlarms extends Construct {
         dimensionsMap: { TableName: table.tableName, Operation: operation },
         ...sum,
       });
-    this.signal("TableThrottles", {
+    this.critical("TableThrottles", {
       metric: sparseSum(
         Object.fromEntries(
           TABLE_OPERATIONS.map((operation) => [operation.toLowerCase(), throttled(operation)]),
@@ -97,6 +106,11 @@ export class HealthAlarms extends Construct {
             ).renderAlarmRule(),
         }),
     };
+    new AlarmEvents(this, "WarningEvents", {
+      topic: props.topic,
+      alarmNamePrefix: warningNamePrefix(this),
+      deadLetters: props.pipeline.queues.jobFailures,
+    });
     this.unhealthy = props.topic.notify(
       new cloudwatch.CompositeAlarm(scope, "PipelineUnhealthy", {
         alarmRule: rule,
@@ -106,16 +120,29 @@ export class HealthAlarms extends Construct {
     );
   }
 
-  /** Adds an alarm to the composite: it then notifies through it. */
-  add(alarm: cloudwatch.IAlarm): void {
+  /**
+   * Adds a warning: named with the warnings' prefix (each of its transitions goes out through the
+   * state-change rule), and in the composite alarm. Returns it.
+   */
+  add<T extends cloudwatch.Alarm>(alarm: T): T {
+    (alarm.node.defaultChild as cloudwatch.CfnAlarm).alarmName = warningNameOf(alarm);
     this.members.push(alarm);
+    return alarm;
+  }
+
+  /** A critical alarm: it notifies on its own, into ALARM and back to OK. Returns it. */
+  critical<T extends cloudwatch.Alarm>(alarm: T): T;
+  critical(id: string, spec: ThresholdAlarmSpec): cloudwatch.Alarm;
+  critical(idOrAlarm: string | cloudwatch.Alarm, spec?: ThresholdAlarmSpec): cloudwatch.Alarm {
+    const alarm = typeof idOrAlarm === "string" ? thresholdAlarm(this, idOrAlarm, spec!) : idOrAlarm;
+    if (typeof idOrAlarm === "string") this.signals[lowerFirst(idOrAlarm)] = alarm;
+    return this.topic.notify(alarm);
   }
 
   private signal(id: string, spec: ThresholdAlarmSpec): cloudwatch.Alarm {
     const alarm = thresholdAlarm(this, id, spec);
-    this.signals[id.charAt(0).toLowerCase() + id.slice(1)] = alarm;
-    this.add(alarm);
-    return alarm;
+    this.signals[lowerFirst(id)] = alarm;
+    return this.add(alarm);
   }
 
   /** Each function's errors and throttles, and the decide function's longest run. */
@@ -163,6 +190,13 @@ export class HealthAlarms extends Construct {
     if (files) age("BatchFilesQueueAge", files, minutes.batchFiles, "Requests for a batch's files");
     age("AutoActionQueueAge", queues.autoAction, minutes.autoAction, "Confident decisions to apply");
     age("ReviewQueueAge", queues.review, minutes.review, "Escalated items not yet queued for review");
+    // Items an overload backoff hides are in flight: invisible to the visible count, and SQS
+    // holds about 120,000 in flight per queue before its receives return nothing.
+    this.critical("IntakeInFlight", {
+      metric: queues.intake.metricApproximateNumberOfMessagesNotVisible(maximum),
+      threshold: ON_CALL_ALARMS.intakeInFlight,
+      description: `Over ${ON_CALL_ALARMS.intakeInFlight.toLocaleString("en")} intake items in flight (received or waiting out an overload backoff): the intake is not draining (SQS stops handing out messages at about 120,000 in flight)`,
+    });
   }
 
   /**
@@ -178,7 +212,7 @@ export class HealthAlarms extends Construct {
           dimensionsMap: { TableName: table.tableName, GlobalSecondaryIndexName: indexName },
           ...sum,
         });
-      this.signal(`${indexName.charAt(0).toUpperCase()}${indexName.slice(1)}IndexThrottles`, {
+      this.critical(`${indexName.charAt(0).toUpperCase()}${indexName.slice(1)}IndexThrottles`, {
         metric: sparseSum(
           { reads: events("ReadThrottleEvents"), writes: events("WriteThrottleEvents") },
           { label: `${indexName} throttle events`, period: fiveMinutes },

@@ -1,12 +1,15 @@
 /**
  * Operations: the alarms, sent to an encrypted SNS topic (`alarm-topic.ts`), and a dashboard
- * (`pipeline-dashboard.ts`). Alarms that each ask for their own action notify on their own: the
- * dead-letter queues (each says how to replay), rejected items waiting, the escalation rate, events
- * refused because they do not match their decision record, and each policy's review service level. The health signals (the intake's oldest message, the
- * endpoint's errors and latency, and those of `health-alarms.ts`) notify through the one
- * composite "pipeline unhealthy" alarm.
+ * (`pipeline-dashboard.ts`). Alarms notify by severity. Critical ones notify on their own: the
+ * endpoint failing (the decide function's endpoint failures; a fleet refusing nearly every call),
+ * the intake not draining (its oldest item, items in flight), table throttling and dead letters
+ * arriving (each says how to replay); so do those that each ask for their own action: rejected
+ * items waiting, the escalation rate, events refused because they do not match their decision
+ * record, and each policy's review service level. Warnings (the endpoint's latency, a new fleet
+ * slower or silent during its bake, and those of `health-alarms.ts`) notify through the one
+ * composite "pipeline unhealthy" alarm and, each transition once, through the state-change rule.
  */
-import { Duration } from "aws-cdk-lib";
+import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import type * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
 import * as kms from "aws-cdk-lib/aws-kms";
 import type * as sns from "aws-cdk-lib/aws-sns";
@@ -132,7 +135,11 @@ export class Operations extends Construct {
 
   constructor(scope: Construct, id: string, props: OperationsProps) {
     super(scope, id);
-    const key = new kms.Key(this, "AlarmsKey", { enableKeyRotation: true });
+    const key = new kms.Key(this, "AlarmsKey", {
+      enableKeyRotation: true,
+      // Kept when the stack goes (a key's deletion is final), not left behind by a failed first create.
+      removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
+    });
     this.alarmTopic = new AlarmTopic(this, "Alarms", {
       key,
       ...(props.alarmEmail ? { email: props.alarmEmail } : {}),
@@ -155,6 +162,14 @@ export class Operations extends Construct {
           "A target refused an event that does not match its decision record (a forged or altered Decision Made): see the auto-action and review intake logs, 'event does not match its decision record'",
       }),
     };
+    // The new fleet's own alarms (the deployment rolls back on them): refusing is the endpoint
+    // failing; slower or silent during a bake are warnings (the rollback is the remedy).
+    const guardrail = props.endpoint.guardrail;
+    if (guardrail) {
+      this.notify(guardrail.refusing);
+      this.health.add(guardrail.slower);
+      this.health.add(guardrail.silent);
+    }
     const levels = Object.entries(props.reviewServiceLevels ?? {});
     this.reviewAlarms = Object.fromEntries(
       levels.map(([policyId, minutes], i) => [
@@ -217,7 +232,7 @@ export class Operations extends Construct {
         threshold: Duration.days(1).toSeconds(),
         description: "Rejected items have waited a day for inspection",
       }),
-      oldestMessage: this.signal("OldestMessage", {
+      oldestMessage: this.alarm("OldestMessage", {
         metric: oldestItemAge(queues.intake, "intake", fiveMinuteMaximum.period),
         threshold: (
           props.maxMessageAge ?? Duration.minutes(ON_CALL_ALARMS.oldestMessageMinutes.intake)
@@ -236,7 +251,7 @@ export class Operations extends Construct {
       // answers too, so a busy hour would page on-call and roll back a good deployment. The decide
       // function counts the items the endpoint failed for any other reason (a 500, a model error,
       // a timeout, an answer that breaks the contract); no invocations, no failures: not breaching.
-      endpointErrors: this.signal("EndpointErrors", {
+      endpointErrors: this.alarm("EndpointErrors", {
         metric: pipelineMetric(
           METRICS.endpointFailures,
           Duration.seconds(ON_CALL_ALARMS.endpointFailures.periodSeconds),

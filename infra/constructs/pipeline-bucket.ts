@@ -25,8 +25,9 @@ export class PipelineBucket extends Construct {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
       versioned: true,
-      // Proposals and reports are the record of what was changed and why: kept when the stack goes.
-      removalPolicy: RemovalPolicy.RETAIN,
+      // Proposals and reports are the record of what was changed and why: kept when the stack
+      // goes, but not left behind (empty) by a failed first create.
+      removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
     } as const;
     this.accessLogs = new s3.Bucket(this, "AccessLogs", {
       ...protections,

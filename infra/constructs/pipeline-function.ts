@@ -12,6 +12,7 @@ import { LogLevel, NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-n
 import * as logs from "aws-cdk-lib/aws-logs";
 import { NagSuppressions } from "cdk-nag";
 import type { Construct, IConstruct } from "constructs";
+import { ASYNC_LANE, BATCH_LANE, RECALIBRATION } from "../../shared/domain/topology.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -22,6 +23,8 @@ export interface FunctionSettings {
   readonly environment?: Record<string, string>;
   /** Exactly these actions on the decisions table (`TABLE_ACCESS`); none when empty. */
   readonly tableAccess: readonly string[];
+  /** Concurrency kept for this function alone (`RESERVED_CONCURRENCY`). @default none: the account's pool */
+  readonly reservedConcurrency?: number;
 }
 
 /** What every function of one pipeline shares. */
@@ -30,6 +33,8 @@ export interface FunctionDefaults {
   readonly environment: Record<string, string>;
   /** Folder whose *.json policies are bundled into `/var/task/policies`. @default events/policies */
   readonly policiesDir?: string;
+  /** Whether functions that ask for reserved concurrency get it (an account under its quota cannot). @default true */
+  readonly reserveConcurrency?: boolean;
 }
 
 /** Creates one pipeline function; see {@link functionFactory}. */
@@ -64,6 +69,9 @@ export function functionFactory(scope: Construct, defaults: FunctionDefaults): F
       architecture: lambda.Architecture.ARM_64,
       memorySize: settings.memoryMiB,
       timeout: Duration.seconds(settings.timeoutSeconds),
+      ...(settings.reservedConcurrency !== undefined && defaults.reserveConcurrency !== false
+        ? { reservedConcurrentExecutions: settings.reservedConcurrency }
+        : {}),
       logGroup,
       tracing: lambda.Tracing.ACTIVE,
       environment: {
@@ -103,6 +111,17 @@ export function functionFactory(scope: Construct, defaults: FunctionDefaults): F
   };
 }
 
+/** The pipeline bucket's prefixes the functions are granted, as cdk-nag writes them (slashes escaped). */
+const BUCKET_PREFIXES = [
+  RECALIBRATION.prefix,
+  BATCH_LANE.filesPrefix,
+  BATCH_LANE.incomingPrefix,
+  ASYNC_LANE.prefixes.input,
+  ASYNC_LANE.prefixes.items,
+  ASYNC_LANE.prefixes.output,
+];
+const escaped = (prefix: string) => prefix.replaceAll("/", "\\/");
+
 const PINNED_RUNTIME =
   "Pinned to nodejs22.x, the runtime the project tests and supports; newer runtimes are adopted deliberately";
 
@@ -130,7 +149,14 @@ function suppressFunctionFindings(fn: NodejsFunction): void {
       {
         id: "AwsSolutions-IAM5",
         reason:
-          "Grants from aws-cdk-lib: the table's indexes (index/*), X-Ray trace segments and SQS/KMS actions scoped to this stack's resources",
+          "X-Ray's trace actions have no resource-level permissions; a query may read any of the decisions table's indexes (index/*); a function reads or writes the objects under its own prefix of the pipeline bucket",
+        appliesTo: [
+          "Resource::*",
+          { regex: "/^Resource::<PipelineDecisions[0-9A-F]{8}\\.Arn>\\/index\\/\\*$/g" },
+          {
+            regex: `/^Resource::<PipelineFilesBucket[0-9A-F]{8}\\.Arn>\\/(${BUCKET_PREFIXES.map(escaped).join("|")})\\*$/g`,
+          },
+        ],
       },
       { id: "AwsSolutions-L1", reason: PINNED_RUNTIME },
       { id: "Serverless-LambdaLatestVersion", reason: PINNED_RUNTIME },

@@ -35,6 +35,8 @@ export interface QueueConsumerProps {
 /** The function and its event source mappings. */
 export class QueueConsumer extends Construct {
   public readonly function: NodejsFunction;
+  /** The event sources, one per queue, in the order given. */
+  public readonly sources: SqsEventSource[] = [];
 
   constructor(scope: Construct, id: string, props: QueueConsumerProps) {
     super(scope, id);
@@ -42,17 +44,18 @@ export class QueueConsumer extends Construct {
     for (const source of props.sources) this.addSource(source);
   }
 
-  /** Feeds the function from one more queue. */
-  addSource(source: ConsumerSource): void {
-    this.function.addEventSource(
-      new SqsEventSource(source.queue, {
-        batchSize: source.batchSize,
-        ...(source.maxBatchingWindowSeconds !== undefined
-          ? { maxBatchingWindow: Duration.seconds(source.maxBatchingWindowSeconds) }
-          : {}),
-        reportBatchItemFailures: true,
-        ...(source.maxConcurrency !== undefined ? { maxConcurrency: source.maxConcurrency } : {}),
-      }),
-    );
+  /** Feeds the function from one more queue; returns its event source. */
+  addSource(source: ConsumerSource): SqsEventSource {
+    const eventSource = new SqsEventSource(source.queue, {
+      batchSize: source.batchSize,
+      ...(source.maxBatchingWindowSeconds !== undefined
+        ? { maxBatchingWindow: Duration.seconds(source.maxBatchingWindowSeconds) }
+        : {}),
+      reportBatchItemFailures: true,
+      ...(source.maxConcurrency !== undefined ? { maxConcurrency: source.maxConcurrency } : {}),
+    });
+    this.function.addEventSource(eventSource);
+    this.sources.push(eventSource);
+    return eventSource;
   }
 }

@@ -17,7 +17,7 @@ import * as logs from "aws-cdk-lib/aws-logs";
 import { NagSuppressions } from "cdk-nag";
 import { Construct } from "constructs";
 import { ADMINS_GROUP, REVIEWERS_GROUP } from "../../shared/domain/review.ts";
-import { REVIEW } from "../../shared/domain/topology.ts";
+import { RESERVED_CONCURRENCY, REVIEW } from "../../shared/domain/topology.ts";
 import type { functionFactory } from "./pipeline-function.ts";
 
 /** Properties of {@link ReviewAccess}. */
@@ -61,12 +61,14 @@ export class ReviewAccess extends Construct {
       timeoutSeconds: 10,
       environment: cognitoEnvironment,
       tableAccess: [],
+      reservedConcurrency: RESERVED_CONCURRENCY.reviewAuthorizer,
     });
     this.signInFunction = props.fn("ReviewSignIn", "review-sign-in.ts", {
       memoryMiB: 256,
       timeoutSeconds: 15,
       environment: { ...cognitoEnvironment, COGNITO_DOMAIN: domain.baseUrl() },
       tableAccess: [],
+      reservedConcurrency: RESERVED_CONCURRENCY.reviewSignIn,
     });
     const reviewEnvironment = {
       REVIEW_CLAIM_MS: String(REVIEW.claimMs),
@@ -99,7 +101,10 @@ export class ReviewAccess extends Construct {
         tempPasswordValidity: Duration.days(3),
       },
       accountRecovery: cognito.AccountRecovery.EMAIL_ONLY,
-      removalPolicy: RemovalPolicy.RETAIN,
+      // The reviewers' accounts: deleting the pool takes turning this off first; a failed first
+      // create removes it (it has no user yet), every later deletion keeps it.
+      deletionProtection: true,
+      removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
     });
     for (const [name, description] of [
       [REVIEWERS_GROUP, "May claim and label escalated items, and change their own label for a few minutes"],
@@ -124,7 +129,12 @@ export class ReviewAccess extends Construct {
     });
     const stage = api.defaultStage!.node.defaultChild as apigwv2.CfnStage;
     // A review team clicks, it does not flood: a ceiling that keeps a runaway script off the table.
-    stage.defaultRouteSettings = { throttlingRateLimit: 20, throttlingBurstLimit: 50 };
+    // The sign-in routes (open to anyone) have a ceiling of their own, so a flood of them cannot
+    // take the data routes' share (see addRoutes).
+    stage.defaultRouteSettings = {
+      throttlingRateLimit: REVIEW.apiThrottle.rate,
+      throttlingBurstLimit: REVIEW.apiThrottle.burst,
+    };
     stage.accessLogSettings = {
       destinationArn: accessLogs.logGroupArn,
       format: JSON.stringify({
@@ -153,8 +163,13 @@ export class ReviewAccess extends Construct {
         callbackUrls: [callbackUrl],
         logoutUrls: [`${this.api.apiEndpoint}/auth/login`],
       },
-      idTokenValidity: Duration.hours(8),
-      accessTokenValidity: Duration.hours(8),
+      // Short-lived tokens: a reviewer removed or signed out is out within minutes. The refresh
+      // token renews them for the session (the sign-in routes keep it in an HttpOnly cookie) and
+      // is revoked at sign-out.
+      idTokenValidity: Duration.minutes(REVIEW.tokenMinutes),
+      accessTokenValidity: Duration.minutes(REVIEW.tokenMinutes),
+      refreshTokenValidity: Duration.hours(REVIEW.sessionHours),
+      enableTokenRevocation: true,
       preventUserExistenceErrors: true,
     });
   }
@@ -178,8 +193,26 @@ export class ReviewAccess extends Construct {
       authorizer,
     });
     const signIn = new HttpLambdaIntegration("SignIn", this.signInFunction);
-    for (const path of ["/auth/login", "/auth/callback", "/auth/logout"])
-      this.api.addRoutes({ path, methods: [apigwv2.HttpMethod.GET], integration: signIn });
+    const open: [string, apigwv2.HttpMethod][] = [
+      ["/auth/login", apigwv2.HttpMethod.GET],
+      ["/auth/callback", apigwv2.HttpMethod.GET],
+      ["/auth/logout", apigwv2.HttpMethod.GET],
+      ["/auth/refresh", apigwv2.HttpMethod.GET],
+      ["/auth/refresh", apigwv2.HttpMethod.POST],
+    ];
+    const stage = this.api.defaultStage!.node.defaultChild as apigwv2.CfnStage;
+    const routeSettings: Record<string, unknown> = {};
+    for (const [path, method] of open) {
+      // A stage's route settings name routes that must exist first.
+      for (const route of this.api.addRoutes({ path, methods: [method], integration: signIn }))
+        stage.node.addDependency(route);
+      // A JSON map in CloudFormation: its values are written as the template takes them.
+      routeSettings[`${method} ${path}`] = {
+        ThrottlingRateLimit: REVIEW.authThrottle.rate,
+        ThrottlingBurstLimit: REVIEW.authThrottle.burst,
+      };
+    }
+    stage.routeSettings = routeSettings;
   }
 
   /** The cdk-nag findings this design accepts, each with why. */
@@ -199,7 +232,7 @@ export class ReviewAccess extends Construct {
         {
           id: "AwsSolutions-APIG4",
           reason:
-            "Only /auth/login, /auth/callback and /auth/logout have no authorizer: they start and finish the Cognito sign-in, hold no data, and their function has no table or bus access",
+            "Only /auth/login, /auth/callback, /auth/refresh and /auth/logout have no authorizer: they start, renew and finish the Cognito sign-in, hold no data, and their function has no table or bus access",
         },
         {
           id: "AwsSolutions-COG4",

@@ -14,6 +14,7 @@ import type * as s3 from "aws-cdk-lib/aws-s3";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { RECALIBRATION, TABLE_ACCESS } from "../../shared/domain/topology.ts";
+import { grantObjects } from "./bucket-access.ts";
 import type { functionFactory } from "./pipeline-function.ts";
 
 /** Properties of {@link ScheduledJobs}. */
@@ -94,8 +95,11 @@ export class ScheduledJobs extends Construct {
       tableAccess: TABLE_ACCESS.Recalibrate,
     });
     // Lists and reads (to find an earlier proposal) and writes proposals under its prefix; never deletes.
-    props.bucket.grantRead(this.recalibrateFunction, `${RECALIBRATION.prefix}*`);
-    props.bucket.grantPut(this.recalibrateFunction, `${RECALIBRATION.prefix}*`);
+    grantObjects(props.bucket, this.recalibrateFunction, RECALIBRATION.prefix, {
+      read: true,
+      write: true,
+      list: true,
+    });
     daily("Recalibrate", "Daily recalibration proposal from reviewers' labels", this.recalibrateFunction);
   }
 }

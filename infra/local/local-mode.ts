@@ -13,7 +13,7 @@ import { type RunningServer, startServer } from "../../endpoint/server/server.ts
 import { type CapacityPlan, capacityPlan } from "../../shared/domain/capacity-plan.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { MAX_BATCH, type MessageQueue } from "../../shared/domain/message-queue.ts";
-import { DECIDE_QUEUES, REVIEW } from "../../shared/domain/topology.ts";
+import { DECIDE_QUEUES, MEASURED_SECONDS_PER_ITEM, REVIEW } from "../../shared/domain/topology.ts";
 import { resumeAndWatch } from "./batch-resume.ts";
 import { stopOrphanedDynamoDb } from "./dynamodb-local.ts";
 import type { LocalEventBus } from "./event-bus.ts";
@@ -197,6 +197,8 @@ async function startPipeline(
     recentEvents: LOCAL_RECENT_EVENTS,
     batchFolder: join(options.dataDir, "bucket"),
     decidePollers: plan.intake,
+    // The pollers follow the local endpoint's one instance, as the deployed capacity follower does.
+    follow: { instances: 1, secondsPerItem: MEASURED_SECONDS_PER_ITEM.fresh },
     batchPollers: plan.batch,
     decideBatchSize: plan.batchSize,
     // Shorter than the deployed one (six times the function timeout): local batches are small and quick.

@@ -96,6 +96,8 @@ through the Cognito hosted page; this stand-in issues a token for whoever you sa
     c.header("Set-Cookie", `${SESSION_COOKIE}=${token}; HttpOnly; SameSite=Lax; Path=/; Max-Age=${8 * 3600}`);
     return c.redirect("/", 303);
   });
+  // The local session lasts its whole Max-Age: a page's renewal has nothing to renew.
+  app.post("/auth/refresh", (c) => c.body(null, 204));
   app.get("/auth/logout", (c) => {
     c.header("Set-Cookie", `${SESSION_COOKIE}=; HttpOnly; SameSite=Lax; Path=/; Max-Age=0`);
     return c.html(

@@ -2,8 +2,6 @@ import { localServiceOptions, sqsClient } from "../../shared/adapters/aws-client
 import { SqsQueue } from "../../shared/adapters/sqs-queue.ts";
 import type { MessageQueue } from "../../shared/domain/message-queue.ts";
 import {
-  BATCH_LANE,
-  DECIDE_FUNCTION,
   MAX_RECEIVE_COUNT,
   METRICS,
   RULES,
@@ -12,8 +10,9 @@ import {
 } from "../../shared/domain/topology.ts";
 import type { DecideDependencies } from "../../shared/use-cases/decide-message.ts";
 import { type AsyncLaneWiring, type LocalAsyncLane, startAsyncLaneOf } from "./async-lane.ts";
-import { startBatchFilesPoller } from "./batch-files-step.ts";
+import { startDecidePollers } from "./decide-pollers.ts";
 import type { LocalEventBus } from "./event-bus.ts";
+import { startLocalFollower } from "./local-follower.ts";
 import {
   createLocalQueues,
   LOCAL_ARN,
@@ -21,7 +20,8 @@ import {
   localRoutes,
   ruleDeadLetter,
 } from "./local-queues.ts";
-import { type SqsPoller, startSqsPoller } from "./sqs-poller.ts";
+import type { PollerGroup } from "./poller-group.ts";
+import type { SqsPoller } from "./sqs-poller.ts";
 import { quietPowertools, startStandIns, wiringEnvironment } from "./stand-ins.ts";
 import { startTargetQueue, type TargetQueue, type TargetQueueOptions } from "./target-queue.ts";
 
@@ -63,6 +63,16 @@ export interface WiringOptions extends AsyncLaneWiring {
   };
   /** Decide pollers (Lambda concurrency). @default 1 */
   readonly decidePollers?: number;
+  /**
+   * The capacity follower: the decide pollers follow this many endpoint instances, and the
+   * overload backoff starts from the expected wait at `secondsPerItem`. @default none: the
+   * pollers stay at `decidePollers`, the backoff on its fixed schedule
+   */
+  readonly follow?: {
+    readonly instances: number;
+    readonly secondsPerItem: number;
+    readonly periodMs?: number;
+  };
   /** Records per decide invocation (both lanes). @default DECIDE_FUNCTION.batchSize */
   readonly decideBatchSize?: number;
   /** The batch lane: pollers on its queue (its maximum concurrency). @default BATCH_LANE.maxConcurrency */
@@ -146,6 +156,7 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
   const recoveredEvents = bus.recover();
   const pollers = await startDecidePollers(options, queues, pollerDeps, env);
   started.push(pollers.stop);
+  if (options.follow) started.push(await followCapacityLocally(options.follow, queues, pollers.intake, env));
   const { review, autoAction } = targets;
   exportQueues(env, queues, targets, asyncLane);
   return {
@@ -278,44 +289,19 @@ function addQueueRules(bus: LocalEventBus, queues: LocalQueues): void {
   });
 }
 
-/**
- * The decide function's pollers on the intake and the batch lane, and the batch files step's.
- * One handler per poller, as Lambda runs one invocation per execution environment at a time (the
- * Powertools batch processor keeps per-invocation state); the pollers of a queue share its
- * receive counts.
- */
-async function startDecidePollers(
-  options: WiringOptions,
+/** The capacity follower on the local intake, its pollers and the local table; returns its stop. */
+async function followCapacityLocally(
+  follow: NonNullable<WiringOptions["follow"]>,
   queues: LocalQueues,
-  pollerDeps: () => DecideDependencies,
+  intakePollers: PollerGroup,
   env: NodeJS.ProcessEnv,
-) {
-  const { createDecideHandler, deliveriesFromEnv } = await import("../../functions/decide.ts");
-  const pollersOn = (queue: SqsQueue, name: string, count: number) => {
-    const receives = new Map<string, number>();
-    return Array.from({ length: count }, () => {
-      const deps = pollerDeps();
-      return startSqsPoller({
-        queue,
-        queueArn: `${LOCAL_ARN}:${name}`,
-        handler: createDecideHandler(
-          async () => deps,
-          () => deliveriesFromEnv(env),
-          () => `${LOCAL_ARN}:batch`,
-        ),
-        batchSize: options.decideBatchSize ?? DECIDE_FUNCTION.batchSize,
-        functionName: name === "intake" ? "decide" : "decide-batch",
-        receives,
-      });
-    });
-  };
-  const decide = pollersOn(queues.intake, "intake", options.decidePollers ?? 1);
-  // On the async lane the submit function consumes the batch queue (`async-lane.ts`).
-  const batch =
-    queues.batch && options.batchLane === "realtime"
-      ? pollersOn(queues.batch, "batch", options.batchPollers ?? BATCH_LANE.maxConcurrency)
-      : [];
-  const files = queues.batchFiles ? [await startBatchFilesPoller(queues.batchFiles, LOCAL_ARN, env)] : [];
-  const stop = () => Promise.all([...decide, ...batch, ...files].map((poller) => poller.stop()));
-  return { all: { decide, batch, files }, stop };
+): Promise<() => Promise<void>> {
+  const { DynamoDbFleetReadings } = await import("../../shared/adapters/dynamodb-fleet-readings.ts");
+  const { dynamoClient } = await import("../../functions/clients.ts");
+  return startLocalFollower({
+    ...follow,
+    intake: queues.intake,
+    mapping: intakePollers,
+    readings: new DynamoDbFleetReadings(dynamoClient(env), env.DECISIONS_TABLE!),
+  });
 }

@@ -18,11 +18,10 @@ import { asyncSizingTable } from "../capacity/async-sizing.ts";
 import { AWS_BEHAVIOUR } from "../capacity/aws-behaviour.ts";
 import { costOf } from "../capacity/cost.ts";
 import { instanceSecondsPerItem, MEASURED_TIMES, type Workload } from "../capacity/measured-times.ts";
-import { withInstanceCounts, withInstanceType } from "../capacity/overrides.ts";
-import { formatDollars } from "../capacity/report.ts";
-import type { SimulationResult } from "../capacity/result.ts";
+import { withInstanceType } from "../capacity/overrides.ts";
+import { formatDollars, formatSeconds } from "../capacity/report.ts";
 import type { PipelineShape, Routing } from "../capacity/shape.ts";
-import { simulate } from "../capacity/simulate.ts";
+import { type FixedRun, sizeFleet } from "../capacity/sizing-search.ts";
 import { readPipelineShape } from "../capacity/template-reader.ts";
 
 const { values } = parseArgs({
@@ -54,48 +53,18 @@ const read = withInstanceType(
 ).shape;
 const base: PipelineShape = routing ? { ...read, endpoint: { ...read.endpoint, routing } } : read;
 
-interface Row {
-  readonly instances: number;
-  readonly shape: PipelineShape;
-  readonly result: SimulationResult;
-}
+type Row = FixedRun;
 
-/** A steady run at `rate` on `instances` fixed instances; undefined when the stack cannot be derived. */
-function steady(rate: number, instances: number, workload: Workload): Row | undefined {
-  let shape: PipelineShape;
-  try {
-    shape = withInstanceCounts(base, { minInstances: instances, maxInstances: instances }).shape;
-  } catch {
-    return undefined;
-  }
-  const result = simulate({
-    shape: { ...shape, policies: [] },
-    load: { ratePerSecond: rate, durationSeconds: seconds },
+/** The fewest instances that keep up at `rate` with `workload`'s items. */
+const size = (rate: number, workload: Workload) => {
+  const { run, keptUp } = sizeFleet({
+    base,
+    ratePerSecond: rate,
     secondsPerItem: instanceSecondsPerItem(instanceType, workload),
+    durationSeconds: seconds,
   });
-  return { instances, shape, result };
-}
-
-const keepsUp = (rate: number, row: Row | undefined) =>
-  row !== undefined && row.result.deadLettered === 0 && row.result.waiting <= Math.max(20, rate * 30);
-
-/** The fewest instances that keep up, searched between full utilization and 4x that; or the best found. */
-function size(rate: number, workload: Workload): { row: Row | undefined; keptUp: boolean } {
-  const perItem = instanceSecondsPerItem(instanceType, workload);
-  let low = Math.max(1, Math.ceil(rate * perItem));
-  let high = Math.max(low + 2, Math.ceil(rate * perItem * 4));
-  let best = steady(rate, high, workload);
-  if (!keepsUp(rate, best)) return { row: best, keptUp: false };
-  while (low < high) {
-    const mid = Math.floor((low + high) / 2);
-    const row = steady(rate, mid, workload);
-    if (keepsUp(rate, row)) {
-      high = mid;
-      best = row;
-    } else low = mid + 1;
-  }
-  return { row: best, keptUp: true };
-}
+  return { row: run, keptUp };
+};
 
 /**
  * Whether the template's table has an index whose partition key is the record's status: a
@@ -162,7 +131,7 @@ for (const rate of values.rates.split(",").map(Number)) {
         ? String(row.instances)
         : `none: ${row.instances} decide ${Math.round(r.decided / seconds)}/s (${ideal} busy ones would be needed)`,
       `${r.peakConcurrency} / ${row.shape.intake.maxConcurrency ?? "none"}`,
-      keptUp ? `${Math.round(r.p99Seconds)} s` : "grows",
+      keptUp ? formatSeconds(r.p99Seconds) : "grows",
       ...money,
       quotas(row, rate, keptUp),
     ];

@@ -7,7 +7,9 @@
  */
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
+import { LambdaClient } from "@aws-sdk/client-lambda";
 import { S3Client } from "@aws-sdk/client-s3";
+import { SageMakerClient } from "@aws-sdk/client-sagemaker";
 import { SageMakerRuntimeClient } from "@aws-sdk/client-sagemaker-runtime";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
@@ -62,7 +64,14 @@ export interface AwsClientOptions {
 }
 
 /** The services whose endpoint an environment may move, by the suffix of their variable. */
-export type AwsService = "DYNAMODB" | "SQS" | "EVENTBRIDGE" | "SAGEMAKER_RUNTIME" | "S3";
+export type AwsService =
+  | "DYNAMODB"
+  | "SQS"
+  | "EVENTBRIDGE"
+  | "SAGEMAKER_RUNTIME"
+  | "SAGEMAKER"
+  | "LAMBDA"
+  | "S3";
 
 /**
  * A client's options read from `env` as the SDK reads the process environment: the endpoint
@@ -126,6 +135,16 @@ export function eventBridgeClient(options: AwsClientOptions = {}): EventBridgeCl
 /** A SageMaker runtime client that tries once: the decide path has its own retry loop and deadline. */
 export function sageMakerRuntimeClient(options: AwsClientOptions = {}): SageMakerRuntimeClient {
   return new SageMakerRuntimeClient({ ...config(options, ENDPOINT_TIMEOUTS), maxAttempts: 1 });
+}
+
+/** A SageMaker (control plane) client: the capacity follower describes the endpoint with it. */
+export function sageMakerClient(options: AwsClientOptions = {}): SageMakerClient {
+  return new SageMakerClient(config(options));
+}
+
+/** A Lambda client: the capacity follower sets the intake mapping's concurrency with it. */
+export function lambdaClient(options: AwsClientOptions = {}): LambdaClient {
+  return new LambdaClient(config(options));
 }
 
 /**

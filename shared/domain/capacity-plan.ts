@@ -4,6 +4,7 @@
  * mappings, its batch size, the endpoint container's admission queue and deadline, and the target
  * of the endpoint's scaling; the CDK app, the local mode and the capacity model all read them here.
  */
+import { intakeConcurrencyFor } from "./fleet-reading.ts";
 import {
   BATCH_LANE,
   DECIDE_FUNCTION,
@@ -48,8 +49,14 @@ export function concurrentRequestsTarget(secondsPerItem: number): number {
 
 /** What {@link capacityPlan} derives: the two mappings and the endpoint's admission. */
 export interface CapacityPlan {
-  /** `MaximumConcurrency` of the intake mapping and of the batch lane's. */
+  /**
+   * `MaximumConcurrency` of the intake mapping as deployed, and of the batch lane's. Real-time:
+   * what the instances at the minimum admit; the capacity follower moves it with the instances in
+   * service (`fleet-reading.ts`), up to {@link CapacityPlan.intakeAtMaximum}.
+   */
   readonly intake: number;
+  /** The intake's concurrency with every instance of the scaling maximum in service. */
+  readonly intakeAtMaximum: number;
   readonly batch: number;
   /** Records per invocation (both mappings): one endpoint call each. */
   readonly batchSize: number;
@@ -64,11 +71,11 @@ export interface CapacityPlan {
  * admits `concurrencyPerInstance` calls per instance (one runs, the others wait in its admission
  * queue), and a call holds so few items that every admitted item is served within the endpoint's
  * deadline at the measured seconds per item (with {@link SIZING_MARGIN}), whatever the number of
- * instances. The intake keeps `concurrencyPerInstance` calls per instance at the scaling maximum,
- * so the instances that scaling adds have work; at a lower capacity what the instances cannot
- * admit is refused at once (503 `queue_full`) and waits in its queue with a backoff, counted as no
- * failure. Serverless: every invocation has an instance of its own, and the two mappings together
- * stay within `MaxConcurrency`.
+ * instances. The intake starts with the batches the instances at the minimum admit and follows
+ * the instances in service from there (the capacity follower), so the pollers never outnumber
+ * what runs; what an instance still cannot admit is refused at once (503 `queue_full`) and waits
+ * in its queue with a backoff, counted as no failure. Serverless: every invocation has an instance
+ * of its own, and the two mappings together stay within `MaxConcurrency`.
  */
 export function capacityPlan(endpoint: EndpointProvisioning): CapacityPlan {
   const seconds = (endpoint.secondsPerItem ?? MEASURED_SECONDS_PER_ITEM.fresh) * SIZING_MARGIN;
@@ -76,12 +83,10 @@ export function capacityPlan(endpoint: EndpointProvisioning): CapacityPlan {
   const itemsInDeadline = Math.floor(deadlineMs / 1000 / seconds);
   const batch = endpoint.batchMaxConcurrency ?? BATCH_LANE.maxConcurrency;
   const serverless = endpoint.mode === "serverless";
-  const intake = Math.max(
-    LAMBDA_MIN_CONCURRENCY,
-    serverless
-      ? endpoint.maxInstances - batch
-      : endpoint.maxInstances * DECIDE_FUNCTION.concurrencyPerInstance,
-  );
+  const intake = serverless
+    ? Math.max(LAMBDA_MIN_CONCURRENCY, endpoint.maxInstances - batch)
+    : intakeConcurrencyFor(endpoint.minInstances);
+  const intakeAtMaximum = serverless ? intake : intakeConcurrencyFor(endpoint.maxInstances);
   const admittedCalls = serverless ? 1 : DECIDE_FUNCTION.concurrencyPerInstance;
   const batchSize = Math.min(DECIDE_FUNCTION.batchSize, Math.floor(itemsInDeadline / admittedCalls));
   const where = `${endpoint.mode}, ${endpoint.minInstances} to ${endpoint.maxInstances} instances, batch lane ${batch}`;
@@ -94,7 +99,14 @@ export function capacityPlan(endpoint: EndpointProvisioning): CapacityPlan {
       `${where}: ${admittedCalls} calls of one item per instance cannot finish within the ${deadlineMs} ms deadline at ${seconds.toFixed(2)} s per item; the model is too slow for this instance type`,
     );
   // Every admitted call has at most one item waiting at a time (a batched call's items run one by one).
-  return { intake, batch, batchSize, queueSize: Math.max(1, admittedCalls - 1), deadlineMs };
+  return {
+    intake,
+    intakeAtMaximum,
+    batch,
+    batchSize,
+    queueSize: Math.max(1, admittedCalls - 1),
+    deadlineMs,
+  };
 }
 
 /**

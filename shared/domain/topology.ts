@@ -13,6 +13,7 @@ import measured from "./topology/measured-times.json" with { type: "json" };
 export * from "./topology/async.ts";
 export * from "./topology/batch.ts";
 export * from "./topology/endpoint.ts";
+export * from "./topology/isolation.ts";
 export * from "./topology/live-checks.ts";
 export * from "./topology/metrics.ts";
 
@@ -34,10 +35,12 @@ export const DECIDE_QUEUES = {
   maxReceiveCount: 1000,
   retentionDays: 14,
   /**
-   * An overloaded item's visibility: `firstSeconds` doubled per receive up to `maxSeconds` (it
-   * comes back soon after an overload ends), drawn between half and all of it to spread returns.
+   * An overloaded item's visibility: the wait the fleet lets it expect (the capacity follower's
+   * reading: backlog × seconds per item ÷ instances, at least `shortestFirstSeconds`), or
+   * `firstSeconds` without a recent reading, doubled per receive up to `maxSeconds` (it comes back
+   * soon after an overload ends), drawn between half and all of it to spread returns.
    */
-  overloadBackoff: { firstSeconds: 30, maxSeconds: 900 },
+  overloadBackoff: { firstSeconds: 30, maxSeconds: 900, shortestFirstSeconds: 2 },
 } as const;
 
 /** The decide function's settings (the queue's visibility timeout is six times its timeout, as AWS advises). */
@@ -103,8 +106,18 @@ export const EVENT_PUBLISHING = { attempts: 4, baseDelayMs: 50 } as const;
  */
 export const SERVERLESS_DECIDE = { endpointTimeoutMs: 55_000, endpointAttempts: 2 } as const;
 
-/** The target functions fed by a queue (auto-action, review intake): their settings. */
-export const TARGET_FUNCTION = { memoryMiB: 256, timeoutSeconds: 30, batchSize: 10 } as const;
+/**
+ * The target functions fed by a queue (auto-action, review intake): their settings. Their
+ * mappings' `maxConcurrency` keeps a replay or a surge of auto actions from taking the account's
+ * concurrency (an SQS mapping without one grows to 1,000 concurrent batches, the default
+ * account quota), which the sign-in, authorizer and review functions need.
+ */
+export const TARGET_FUNCTION = {
+  memoryMiB: 256,
+  timeoutSeconds: 30,
+  batchSize: 10,
+  maxConcurrency: 10,
+} as const;
 
 /** Visibility timeout of a target function's queue: six times its timeout, as AWS advises. */
 export const TARGET_VISIBILITY_SECONDS = TARGET_FUNCTION.timeoutSeconds * 6;
@@ -184,6 +197,8 @@ export const TABLE_ACCESS = {
   BatchIntake: ["GetItem", "PutItem", "UpdateItem"],
   /** the batch and its claims (GetItem, UpdateItem), its members a page at a time (Query). */
   BatchFiles: ["GetItem", "UpdateItem", "Query"],
+  /** the fleet reading, overwritten each period (the decide function reads it with its GetItem). */
+  CapacityFollower: ["PutItem"],
   /** object records (GetItem, PutItem); an item that cannot be parsed is rejected on the decide path (PutItem, UpdateItem). */
   AsyncSubmit: ["GetItem", "PutItem", "UpdateItem"],
   /** the decide path (as Decide), object records (GetItem, PutItem, UpdateItem). */
@@ -199,6 +214,12 @@ export const TABLE_ACCESS = {
 export const ON_CALL_ALARMS = {
   // The batch files step's requests wait at most a rewrite delay, and a job at most its timeout.
   oldestMessageMinutes: { intake: 15, batch: 360, batchFiles: 60, autoAction: 15, review: 15 },
+  /**
+   * Intake items in flight (received, or hidden by an overload backoff) that page on-call: a
+   * tenth of what SQS holds in flight per queue, far above what the pollers hold (1.5 batches of
+   * up to 10 per instance) while the intake drains.
+   */
+  intakeInFlight: 12_000,
   decideDurationShare: 0.8,
   /** p90 time of one endpoint call, as a share of the deadline every admitted item must meet. */
   modelLatencyShareOfDeadline: 0.8,
@@ -224,6 +245,16 @@ export const ON_CALL_ALARMS = {
 export const REVIEW = {
   claimMs: 5 * 60_000,
   changeWindowMs: 10 * 60_000,
+  /**
+   * Deployed sign-in: the ID and access tokens live this long (a revoked or removed reviewer is
+   * out within it); the refresh token, in an HttpOnly cookie only the sign-in routes see, renews
+   * them for the session's hours (an open page renews before expiry; sign-out revokes it).
+   */
+  tokenMinutes: 15,
+  sessionHours: 8,
+  /** Requests per second (and burst) the review API takes: its data routes, and the sign-in routes apart. */
+  apiThrottle: { rate: 20, burst: 50 },
+  authThrottle: { rate: 5, burst: 20 },
   /** Items per page of the review queue. */
   pageSize: 25,
   /** Pending-review age (minutes) at which a policy's alarm fires, unless the policy sets its own. */

@@ -4,6 +4,7 @@
  * HTML that works without scripts.
  */
 import type { Reviewer } from "../domain/review.ts";
+import { REVIEW } from "../domain/topology.ts";
 
 /** Escapes text for HTML. */
 export const html = (text: unknown): string =>
@@ -80,6 +81,13 @@ document.addEventListener("keydown", (event) => {
 document.querySelector("article[data-item][data-autofocus]")?.focus();
 for (const link of document.querySelectorAll(".toast a.dismiss"))
   link.addEventListener("click", (event) => { event.preventDefault(); link.closest(".toast")?.remove(); });
+// Signed in: renew the short-lived session before it expires, while the page is open; once the
+// refresh token is refused (the session's hours are over, or it was revoked), sign in again.
+if (document.querySelector('a[href="/auth/logout"]'))
+  setInterval(async () => {
+    const answer = await fetch("/auth/refresh", { method: "POST", credentials: "same-origin" }).catch(() => undefined);
+    if (answer?.status === 401) location.assign("/auth/login");
+  }, ${(REVIEW.tokenMinutes - 3) * 60_000});
 `;
 
 // An inline icon: the browser asks for no /favicon.ico, so no page logs a 404 for it.

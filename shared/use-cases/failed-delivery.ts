@@ -2,7 +2,8 @@
  * What becomes of a queued item the decide function could not settle on this receive.
  *
  * - The endpoint was overloaded: no failure of the item. It goes back to its queue hidden for a
- *   wait that grows with its receive count (`shared/domain/overload-backoff.ts`), and nothing is
+ *   wait that starts at the one the fleet lets it expect (the capacity follower's reading, when
+ *   recent) and grows with its receive count (`shared/domain/overload-backoff.ts`), and nothing is
  *   counted against it, however long the overload lasts.
  * - Anything else is a failure of the item: noted with its reason (replay filters on it) and
  *   counted; below the limit the item comes back after its queue's visibility timeout; at the
@@ -19,6 +20,7 @@ import type { QueueDirectory } from "../domain/message-queue.ts";
 import { type OverloadBackoff, overloadVisibilitySeconds } from "../domain/overload-backoff.ts";
 import { type BatchDependencies, settleDeadLetter } from "./batch-progress.ts";
 import { batchOf } from "./decide-message.ts";
+import type { ExpectedWait } from "./expected-wait.ts";
 
 /** One receive of a message, as the event source mapping delivered it. */
 export interface Delivery {
@@ -49,6 +51,8 @@ export interface FailedDeliveryDependencies {
   readonly batches?: BatchDependencies;
   /** Uniform in [0, 1): spreads the waits. @default Math.random */
   readonly draw?: () => number;
+  /** The wait the fleet lets an item expect (`expected-wait.ts`). @default none: the fixed schedule */
+  readonly expectedWait?: ExpectedWait;
 }
 
 /** What became of the item. */
@@ -75,10 +79,12 @@ export async function settleFailedDelivery(
   const lastReceive = delivery.receiveCount >= deps.limits.maxReceiveCount;
   if (overloaded && !lastReceive) {
     const draw = (deps.draw ?? Math.random)();
+    const expected = deps.expectedWait ? await deps.expectedWait() : undefined;
     const visibilitySeconds = overloadVisibilitySeconds(
       delivery.receiveCount,
       deps.limits.overloadBackoff,
       draw,
+      expected,
     );
     const source = await deps.queues.queue(delivery.sourceArn);
     await source.changeVisibility(delivery.receiptHandle, visibilitySeconds);

@@ -6,6 +6,7 @@
  */
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
+import { DECISIONS_TABLE_SCHEMA } from "../../shared/adapters/decisions-table.ts";
 import { DEAD_LETTER_SOURCES } from "../../shared/domain/dead-letters.ts";
 import { METRICS } from "../../shared/domain/topology.ts";
 import { synthStack } from "../helpers/synth-stack.ts";
@@ -110,10 +111,15 @@ function undeliverable(topicId: string, alarmArn: string): string | undefined {
 }
 
 /** Whether an alarm only drives a scaling policy (Application Auto Scaling's own alarm, no person reads it). */
-const drivesScaling = (alarm: Resource) =>
-  ((alarm.Properties.AlarmActions ?? []) as { Ref?: string }[]).every(
-    (action) => resources[action.Ref ?? ""]?.Type === "AWS::ApplicationAutoScaling::ScalingPolicy",
+const drivesScaling = (alarm: Resource) => {
+  const actions = (alarm.Properties.AlarmActions ?? []) as { Ref?: string }[];
+  return (
+    actions.length > 0 &&
+    actions.every(
+      (action) => resources[action.Ref ?? ""]?.Type === "AWS::ApplicationAutoScaling::ScalingPolicy",
+    )
   );
+};
 /** The alarms people read: those that notify and the signals a composite alarm speaks for. */
 const alarms = () =>
   Object.entries(resources).filter(([, r]) => ALARM_TYPES.includes(r.Type) && !drivesScaling(r));
@@ -152,6 +158,62 @@ describe("alarms that deliver", () => {
     expect(problems).toEqual([]);
   });
 
+  it("delivers each warning's state change through the rule's own role: the topic and its key", () => {
+    const [[ruleId, rule]] = Object.entries(resources).filter(
+      ([, r]) =>
+        r.Type === "AWS::Events::Rule" &&
+        JSON.stringify(r.Properties.EventPattern ?? {}).includes("CloudWatch Alarm State Change"),
+    ) as [[string, Resource]];
+    const [target] = rule.Properties.Targets as {
+      Arn: { Ref: string };
+      RoleArn: { "Fn::GetAtt": string[] };
+    }[];
+    const topicId = target!.Arn.Ref;
+    const roleId = target!.RoleArn["Fn::GetAtt"][0]!;
+    // EventBridge may assume the role, for this rule.
+    const trust = JSON.stringify(resources[roleId]!.Properties.AssumeRolePolicyDocument);
+    expect(trust).toContain("events.amazonaws.com");
+    const granted = Object.values(resources)
+      .filter(
+        (r) =>
+          r.Type === "AWS::IAM::Policy" &&
+          (r.Properties.Roles as { Ref: string }[]).some((role) => role.Ref === roleId),
+      )
+      .flatMap((r) => (r.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+    const allows = (action: string, resourceId: string) =>
+      granted.some(
+        (st) =>
+          st.Effect === "Allow" &&
+          [st.Action].flat().some((a) => like(a, action)) &&
+          JSON.stringify(st.Resource).includes(`"${resourceId}"`),
+      );
+    expect(allows("sns:Publish", topicId), "sns:Publish on the topic").toBe(true);
+    const keyId = (resources[topicId]!.Properties.KmsMasterKeyId as { "Fn::GetAtt": string[] })[
+      "Fn::GetAtt"
+    ][0]!;
+    for (const action of ["kms:Decrypt", "kms:GenerateDataKey"])
+      expect(allows(action, keyId), `${action} on the topic's key`).toBe(true);
+    // The key lets the account's IAM policies grant it (so the role's grant counts).
+    const keyStatements = (resources[keyId]!.Properties.KeyPolicy as { Statement: Statement[] }).Statement;
+    expect(JSON.stringify(keyStatements)).toMatch(/:root"/);
+    // The topic's policy denies nothing a TLS request from the role sends.
+    const topicStatements = Object.values(resources)
+      .filter(
+        (r) => r.Type === "AWS::SNS::TopicPolicy" && JSON.stringify(r.Properties.Topics).includes(topicId),
+      )
+      .flatMap((r) => (r.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+    for (const st of topicStatements.filter((t) => t.Effect === "Deny"))
+      expect(JSON.stringify(st.Condition), "only plain HTTP is denied").toContain("aws:SecureTransport");
+    // Each warning's name matches the rule: its transitions go out, once each.
+    const prefix = (rule.Properties.EventPattern as { detail: { alarmName: { prefix: string }[] } }).detail
+      .alarmName[0]!.prefix;
+    const warnings = alarms().filter(([, a]) => a.Properties.AlarmActions === undefined);
+    expect(warnings.length).toBeGreaterThan(10);
+    for (const [id, a] of warnings)
+      expect(String(a.Properties.AlarmName), id).toMatch(new RegExp(`^${prefix}`));
+    expect(ruleId).toBeDefined();
+  });
+
   it("refuses an alarm of another stack or account: the grants are conditioned on both", () => {
     const [, alarm] = notifying()[0]!;
     const topic = ((alarm.Properties.AlarmActions as { Ref: string }[])[0] as { Ref: string }).Ref;
@@ -179,16 +241,19 @@ describe("alarms that deliver", () => {
 
 describe("the alarms on-call reads", () => {
   it("raises alarms on dead letters, message age, endpoint errors and latency, the escalation rate, each policy's review wait and error budget", () => {
-    // The alarms that notify (not the scaling policy's own alarm).
+    // The alarms that notify on their own (not the scaling policies' alarms).
     const alarms = Object.values(
       template.findResources("AWS::CloudWatch::Alarm") as Record<string, Resource>,
-    ).filter((a) => a.Properties.AlarmName !== undefined);
+    ).filter((a) => a.Properties.AlarmActions !== undefined && !drivesScaling(a));
     // Two per dead-letter queue, rejected items, the escalation rate, events refused at their
     // record (forged), one review service-level alarm per policy (three samples), two
     // error-budget alarms (over it; too few labels to judge it) per policy that sets maxAutoError
-    // (ticket-routing), and the async lane's four (oldest request, wake-up, failed invocations,
-    // failed notifications); the health signals notify through the composite.
-    expect(alarms).toHaveLength(2 * Object.keys(DEAD_LETTER_SOURCES).length + 8 + 4);
+    // (ticket-routing), the async lane's four (oldest request, wake-up, failed invocations,
+    // failed notifications); and the critical health alarms: the endpoint failing (its failures,
+    // a fleet refusing nearly every call), the intake not draining (its oldest item, items in
+    // flight) and table throttling (the table, each index). The warnings notify through the composite.
+    const critical = 2 + 2 + 1 + DECISIONS_TABLE_SCHEMA.indexes.length;
+    expect(alarms).toHaveLength(2 * Object.keys(DEAD_LETTER_SOURCES).length + 8 + 4 + critical);
     for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toHaveLength(1);
     // content-moderation asks for review within 60 minutes; the others take the default.
     template.hasResourceProperties("AWS::CloudWatch::Alarm", {

@@ -60,7 +60,9 @@ describe("routing calls over the instances", () => {
     }
     expect(random.refusals.queueFull).toBeGreaterThan(1_000);
     expect(least.refusals.queueFull).toBeLessThan(random.refusals.queueFull / 3);
-    expect(least.p99Seconds).toBeLessThan(random.p99Seconds / 2);
+    // A refused call now comes back after the wait the fleet lets it expect (seconds here), not
+    // 15 to 30 s, so random routing's refusals cost less than they did; they still cost.
+    expect(least.p99Seconds).toBeLessThan(random.p99Seconds);
     // Knowing every instance's load, a router refuses nothing at this utilization (15.5 of 24 busy).
     expect(exact.refusals.queueFull).toBe(0);
     expect(exact.p99Seconds).toBeLessThanOrEqual(least.p99Seconds);

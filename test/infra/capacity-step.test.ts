@@ -3,13 +3,15 @@
  * instances raised by context (`-c maxInstanceCount=250`), dead-letters nothing and drains. It
  * synthesizes the stack as it is now, so it passes only once the stack scales on the work, its
  * decide function treats overload as no failure (issue 24's scaling and overload packages), and
- * its intake lets enough items be in flight to keep the instances that scaling adds busy.
+ * its intake lets enough items be in flight to keep the instances that scaling adds busy (the
+ * capacity follower raises its concurrency with the instances in service).
  */
 import { Template } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
 import { instanceSecondsPerItem } from "../../infra/capacity/measured-times.ts";
 import { simulate } from "../../infra/capacity/simulate.ts";
 import { readPipelineShape } from "../../infra/capacity/template-reader.ts";
+import { intakeConcurrencyFor } from "../../shared/domain/fleet-reading.ts";
 import { synthStack } from "../helpers/synth-stack.ts";
 
 describe("the new template under a step from 1 to 100 items/s", () => {
@@ -23,8 +25,12 @@ describe("the new template under a step from 1 to 100 items/s", () => {
     );
     expect(shape.endpoint.maxInstances).toBe(250);
     const secondsPerItem = instanceSecondsPerItem(shape.endpoint.instanceType!, "fresh");
-    // Little's law: 100 items/s decided at this many seconds each means this many items in flight.
-    const inFlight = (shape.intake.maxConcurrency ?? 1_000) * shape.intake.batchSize;
+    // Little's law: 100 items/s decided at this many seconds each means this many items in flight,
+    // which the capacity follower allows once the maximum is in service.
+    const follower = shape.follower!;
+    const inFlight =
+      intakeConcurrencyFor(shape.endpoint.maxInstances, follower.concurrencyPerInstance) *
+      shape.intake.batchSize;
     expect(
       inFlight,
       `the intake keeps at most ${inFlight} items in flight (MaximumConcurrency × batch size); 100 items/s at ${secondsPerItem} s each needs ${Math.ceil(100 * secondsPerItem)}`,

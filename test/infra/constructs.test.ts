@@ -22,7 +22,6 @@ import { QueueConsumer } from "../../infra/constructs/queue-consumer.ts";
 import { RuleToQueue } from "../../infra/constructs/rule-to-queue.ts";
 import { DECISIONS_TABLE_SCHEMA } from "../../shared/adapters/decisions-table.ts";
 import { RULES } from "../../shared/domain/topology.ts";
-import { readsOldestItemAge } from "../helpers/alarm-metrics.ts";
 import { type Resource, synthStack } from "../helpers/synth-stack.ts";
 
 /** A bare stack, bundling skipped. */
@@ -34,7 +33,7 @@ const resourcesOf = (stack: Stack, type: string) =>
   Object.entries(Template.fromStack(stack).findResources(type) as Record<string, Resource>);
 
 describe("DecisionsTable", () => {
-  it("creates the table with every index its schema lists, on demand, with PITR, TTL and retention", () => {
+  it("creates the table with every index its schema lists, on demand, with PITR, TTL, deletion protection and retention", () => {
     const stack = bareStack();
     const decisions = new DecisionsTable(stack, "Decisions");
     const template = Template.fromStack(stack);
@@ -42,9 +41,11 @@ describe("DecisionsTable", () => {
     expect(spec.indexes.length).toBeGreaterThan(0);
     expect(decisions.indexNames).toEqual(spec.indexes.map((index) => index.name));
     template.hasResource("AWS::DynamoDB::Table", {
-      DeletionPolicy: "Retain",
+      DeletionPolicy: "RetainExceptOnCreate",
+      UpdateReplacePolicy: "Retain",
       Properties: Match.objectLike({
         BillingMode: "PAY_PER_REQUEST",
+        DeletionProtectionEnabled: true,
         PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
         TimeToLiveSpecification: { AttributeName: spec.ttlAttribute, Enabled: true },
         GlobalSecondaryIndexes: spec.indexes.map((index) => Match.objectLike({ IndexName: index.name })),
@@ -218,10 +219,10 @@ describe("FunctionFindings", () => {
 });
 
 describe("EndpointScaling", () => {
-  it("registers the variant between its minimum and maximum, tracks concurrent requests and steps on a queue's backlog", () => {
+  it("registers the variant between its minimum and maximum, adds on work and backlog, removes with a guard", () => {
     const stack = bareStack();
     const endpoint = new sagemaker.CfnEndpoint(stack, "Endpoint", { endpointConfigName: "config" });
-    const scaling = new EndpointScaling(stack, "Scaling", {
+    new EndpointScaling(stack, "Scaling", {
       endpoint,
       endpointName: "decisions-ml-c6i-xlarge",
       variantName: "ml-c6i-xlarge",
@@ -229,8 +230,6 @@ describe("EndpointScaling", () => {
       maxCapacity: 5,
       concurrentRequestsTarget: 0.4,
     });
-    const intake = new sqs.Queue(stack, "Intake");
-    scaling.scaleOnBacklog(intake);
     const template = Template.fromStack(stack);
     const [[, target]] = resourcesOf(stack, "AWS::ApplicationAutoScaling::ScalableTarget") as [
       [string, Resource],
@@ -244,15 +243,14 @@ describe("EndpointScaling", () => {
     expect((target as { DependsOn?: string[] }).DependsOn).toEqual(["Endpoint"]);
     template.hasResourceProperties("AWS::ApplicationAutoScaling::ScalingPolicy", {
       PolicyType: "TargetTrackingScaling",
-      TargetTrackingScalingPolicyConfiguration: Match.objectLike({ TargetValue: 0.4 }),
+      TargetTrackingScalingPolicyConfiguration: Match.objectLike({ TargetValue: 0.4, DisableScaleIn: true }),
     });
     template.hasResourceProperties("AWS::ApplicationAutoScaling::ScalingPolicy", {
       PolicyType: "StepScaling",
+      StepScalingPolicyConfiguration: Match.objectLike({ AdjustmentType: "PercentChangeInCapacity" }),
     });
-    // The step policy's alarm: the larger of SQS's age and the decide function's oldest intake item.
-    const [[, alarm]] = resourcesOf(stack, "AWS::CloudWatch::Alarm") as [[string, Resource]];
-    const intakeId = stack.resolve((intake.node.defaultChild as sqs.CfnQueue).logicalId) as string;
-    expect(readsOldestItemAge(alarm.Properties, intakeId, "intake")).toBe(true);
+    // The guard's threshold: 90% of the target.
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", { Threshold: 0.36 });
   });
 });
 

@@ -44,10 +44,14 @@ function deadLetterEdges(): { from: string; to: string }[] {
 describe("dead letters with a way home", () => {
   it("gives every queue and every bus rule a dead-letter queue of its own; only jobs share theirs", () => {
     const edges = deadLetterEdges();
-    // The scheduled jobs: the pipeline's and the daily audit (its own construct).
+    // The scheduled jobs: the pipeline's, the capacity follower's (a schedule and the endpoint's
+    // deployment events), the daily audit (its own construct), and the rule that forwards each
+    // warning's state change to the alarm topic.
     const jobs = (from: string) =>
       from.startsWith("PipelineJobs") ||
+      from.startsWith("PipelineFollower") ||
       from.startsWith("AuditsAuditSchedule") ||
+      from.startsWith("OperationsHealthWarningEvents") ||
       from.includes("EventInvokeConfig");
     const byQueue = new Map<string, string[]>();
     for (const edge of edges) byQueue.set(edge.to, [...(byQueue.get(edge.to) ?? []), edge.from]);

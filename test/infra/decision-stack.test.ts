@@ -13,6 +13,7 @@ import type { DecisionStack } from "../../infra/decision-stack.ts";
 import { createTableInput } from "../../shared/adapters/decisions-table.ts";
 import { decideConcurrency } from "../../shared/domain/capacity-plan.ts";
 import { matchesPattern } from "../../shared/domain/event-pattern.ts";
+import { intakeConcurrencyFor } from "../../shared/domain/fleet-reading.ts";
 import {
   DECIDE_FUNCTION,
   DECIDE_QUEUES,
@@ -72,7 +73,7 @@ describe("DecisionStack", () => {
     for (const s of suppressions) expect(s.reason.length).toBeGreaterThan(20);
   });
 
-  it("puts every review route behind the Cognito-token authorizer, except the three sign-in routes", () => {
+  it("puts every review route behind the Cognito-token authorizer, except the sign-in routes", () => {
     const resources = template.toJSON().Resources as Record<
       string,
       { Type: string; Properties: Record<string, unknown> }
@@ -81,7 +82,13 @@ describe("DecisionStack", () => {
     const open = routes
       .filter((r) => (r.Properties.AuthorizationType ?? "NONE") === "NONE")
       .map((r) => r.Properties.RouteKey);
-    expect(open.sort()).toEqual(["GET /auth/callback", "GET /auth/login", "GET /auth/logout"]);
+    expect(open.sort()).toEqual([
+      "GET /auth/callback",
+      "GET /auth/login",
+      "GET /auth/logout",
+      "GET /auth/refresh",
+      "POST /auth/refresh",
+    ]);
     const guarded = routes
       .filter((r) => r.Properties.AuthorizationType === "CUSTOM")
       .map((r) => r.Properties.RouteKey);
@@ -95,7 +102,7 @@ describe("DecisionStack", () => {
     const sameTarget = routes.filter((r) =>
       JSON.stringify(r.Properties.Target).includes(JSON.stringify(signInIntegration)),
     );
-    expect(sameTarget).toHaveLength(3);
+    expect(sameTarget).toHaveLength(5);
     template.hasResourceProperties("AWS::ApiGatewayV2::Authorizer", {
       AuthorizerType: "REQUEST",
       EnableSimpleResponses: true,
@@ -120,7 +127,7 @@ describe("DecisionStack", () => {
     );
   });
 
-  it("deploys the endpoint on a CPU instance with the model from S3 and scales on concurrent requests", () => {
+  it("deploys the endpoint on a CPU instance with the model from S3 and scales on the work", () => {
     template.hasResourceProperties("AWS::SageMaker::EndpointConfig", {
       ProductionVariants: [
         Match.objectLike({
@@ -142,9 +149,15 @@ describe("DecisionStack", () => {
     });
     template.hasResourceProperties("AWS::ApplicationAutoScaling::ScalingPolicy", {
       TargetTrackingScalingPolicyConfiguration: Match.objectLike({
-        PredefinedMetricSpecification: {
-          PredefinedMetricType: "SageMakerVariantConcurrentRequestsPerModelHighResolution",
-        },
+        CustomizedMetricSpecification: Match.objectLike({
+          Metrics: Match.arrayWith([
+            Match.objectLike({
+              MetricStat: Match.objectLike({
+                Metric: Match.objectLike({ MetricName: "ConcurrentRequestsPerModel" }),
+              }),
+            }),
+          ]),
+        }),
       }),
     });
   });
@@ -259,8 +272,9 @@ describe("DecisionStack", () => {
     )
       .filter(([id]) => !id.startsWith("BucketNotificationsHandler"))
       .map(([, f]) => f);
-    // The pipeline's 13, the daily Audit function, and the async lane's submit and result functions.
-    expect(functions).toHaveLength(16);
+    // The pipeline's 13, the capacity follower, the daily Audit function, and the async lane's
+    // submit and result functions.
+    expect(functions).toHaveLength(17);
     for (const f of functions) {
       expect(f.Properties.Runtime).toBe("nodejs22.x");
       expect(f.Properties.Architectures).toEqual(["arm64"]);
@@ -285,15 +299,18 @@ describe("DecisionStack", () => {
       BatchSize: planned.batchSize,
       MaximumBatchingWindowInSeconds: DECIDE_FUNCTION.maxBatchingWindowSeconds,
       FunctionResponseTypes: ["ReportBatchItemFailures"],
-      ScalingConfig: { MaximumConcurrency: 4 * DECIDE_FUNCTION.concurrencyPerInstance },
+      // What the one instance at the minimum admits; the capacity follower moves it from there.
+      ScalingConfig: { MaximumConcurrency: planned.intake },
     });
+    expect(planned.intake).toBe(intakeConcurrencyFor(1));
   });
 
   it("sizes the mappings, the batch size and the endpoint's admission so every admitted item is served in time", () => {
     const sizing = templateSizing(template);
     expectSizingFits(sizing);
-    // Scaling out has work: the intake keeps two calls per instance at the maximum (4).
-    expect(sizing.intake.concurrency).toBe(8);
+    // The pollers start at what the minimum (1 instance) admits, not the maximum (4): the capacity
+    // follower raises them with the instances in service.
+    expect(sizing.intake.concurrency).toBe(2);
     expect(sizing).toMatchObject({ instances: 1, queueSize: 1 });
   });
 

@@ -1,7 +1,8 @@
 /**
  * The endpoint as deployed, read from the template JSON: it scales on the work it is given
- * (concurrent requests per instance, a target an instance reaches below saturation, a backlog
- * step as safety net, quick scale-out and slow scale-in), between the minimum and maximum asked for.
+ * (concurrent requests per instance at a target an instance reaches below saturation, capped;
+ * the capacity follower's backlog per instance), adds instances on target tracking only and
+ * removes them with a guard, between the minimum and maximum asked for.
  */
 import { Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -10,10 +11,10 @@ import {
   DECIDE_FUNCTION,
   ENDPOINT_DEPLOYMENT,
   ENDPOINT_SCALING,
+  GUARDRAIL_MATH,
   METRICS,
-  ON_CALL_ALARMS,
+  SCALING_MATH,
 } from "../../shared/domain/topology.ts";
-import { readsOldestItemAge } from "../helpers/alarm-metrics.ts";
 import { synthStack } from "../helpers/synth-stack.ts";
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
@@ -33,24 +34,53 @@ function endpointConfigRole(): string | undefined {
 }
 
 describe("scaling on the work", () => {
-  it("tracks concurrent requests per instance at a target an instance reaches below saturation", () => {
-    const policies = ofType("AWS::ApplicationAutoScaling::ScalingPolicy").map(([, p]) => p.Properties);
-    const tracking = policies.find((p) => p.PolicyType === "TargetTrackingScaling")!
-      .TargetTrackingScalingPolicyConfiguration as {
-      PredefinedMetricSpecification: { PredefinedMetricType: string };
-      TargetValue: number;
-      ScaleOutCooldown: number;
-      ScaleInCooldown: number;
-    };
-    expect(tracking.PredefinedMetricSpecification.PredefinedMetricType).toBe(
-      "SageMakerVariantConcurrentRequestsPerModelHighResolution",
+  // The real-time endpoint's policies (the async lane's endpoint scales on its own backlog).
+  const policies = () =>
+    ofType("AWS::ApplicationAutoScaling::ScalingPolicy")
+      .filter(([, p]) => JSON.stringify(p.Properties.ScalingTargetId).startsWith('{"Ref":"EndpointScaling'))
+      .map(([id, p]) => ({ id, ...p.Properties })) as {
+      id: string;
+      PolicyType: string;
+      TargetTrackingScalingPolicyConfiguration?: {
+        CustomizedMetricSpecification: {
+          Metrics?: { Id: string; Expression?: string; MetricStat?: { Metric: { MetricName: string } } }[];
+          MetricName?: string;
+          Dimensions?: { Name: string; Value: string }[];
+        };
+        TargetValue: number;
+        ScaleOutCooldown: number;
+        DisableScaleIn: boolean;
+      };
+      StepScalingPolicyConfiguration?: {
+        AdjustmentType: string;
+        Cooldown: number;
+        StepAdjustments: { ScalingAdjustment: number; MetricIntervalUpperBound?: number }[];
+      };
+    }[];
+
+  it("only adds instances on target tracking: concurrent requests (capped) and the follower's backlog per instance", () => {
+    const tracking = policies().filter((p) => p.PolicyType === "TargetTrackingScaling");
+    expect(tracking).toHaveLength(2);
+    for (const p of tracking) {
+      const config = p.TargetTrackingScalingPolicyConfiguration!;
+      // Scale-in is the guard's alone; a scale-out waits about an instance's start before the next.
+      expect(config.DisableScaleIn).toBe(true);
+      expect(config.ScaleOutCooldown).toBeGreaterThanOrEqual(ENDPOINT_SCALING.scaleOutCooldownSeconds);
+    }
+    const work = tracking.find(
+      (p) => p.TargetTrackingScalingPolicyConfiguration!.CustomizedMetricSpecification.Metrics,
+    )!;
+    const metrics = work.TargetTrackingScalingPolicyConfiguration!.CustomizedMetricSpecification.Metrics!;
+    expect(metrics.find((m) => m.MetricStat)?.MetricStat?.Metric.MetricName).toBe(
+      "ConcurrentRequestsPerModel",
     );
-    expect(tracking.ScaleOutCooldown).toBeLessThanOrEqual(60);
-    expect(tracking.ScaleInCooldown).toBeGreaterThanOrEqual(300);
-    expect(tracking.ScaleInCooldown).toBeLessThanOrEqual(600);
+    const target = work.TargetTrackingScalingPolicyConfiguration!.TargetValue;
+    // One scale-out adds at most workStep of the fleet: the metric is read no higher than that.
+    expect(metrics.find((m) => m.Expression)?.Expression).toBe(
+      SCALING_MATH.cappedWork(Math.round(target * ENDPOINT_SCALING.workStep * 100) / 100),
+    );
 
     // One request is one batch of items, evaluated one at a time; the deadline is the container's own.
-    const target = tracking.TargetValue;
     const service = DECIDE_FUNCTION.endpointBatchItems * measured.secondsPerItem.fresh;
     const model = ofType("AWS::SageMaker::Model")[0]![1].Properties as {
       PrimaryContainer: { Environment: Record<string, string> };
@@ -62,45 +92,44 @@ describe("scaling on the work", () => {
     const meanResponse = (target * service) / (2 * (1 - target)) + service;
     expect(meanResponse).toBeLessThanOrEqual(deadline);
 
-    // And the decide function can put that many requests in flight on every instance.
-    const [, scalable] = ofType("AWS::ApplicationAutoScaling::ScalableTarget")[0]!;
-    const inFlight = ofType("AWS::Lambda::EventSourceMapping")
-      .map(
-        ([, m]) =>
-          (m.Properties.ScalingConfig as { MaximumConcurrency?: number } | undefined)?.MaximumConcurrency,
-      )
-      .reduce<number>((sum, n) => sum + (n ?? 0), 0);
-    expect(inFlight).toBeGreaterThanOrEqual(target * (scalable.Properties.MaxCapacity as number));
+    const backlog = tracking.find((p) => p !== work)!.TargetTrackingScalingPolicyConfiguration!;
+    expect(backlog.CustomizedMetricSpecification).toMatchObject({
+      MetricName: METRICS.follower.backlogPerInstance,
+      Dimensions: [{ Name: "service", Value: METRICS.service.capacityFollower }],
+    });
+    expect(backlog.TargetValue * measured.secondsPerItem.fresh).toBeLessThanOrEqual(
+      ENDPOINT_SCALING.backlogSeconds,
+    );
   });
 
-  it("adds instances, one then two, when the intake's oldest message waits, and never removes any that way", () => {
-    const [[id, step]] = ofType("AWS::ApplicationAutoScaling::ScalingPolicy").filter(
-      ([, p]) => p.Properties.PolicyType === "StepScaling",
-    ) as [[string, Resource]];
-    const config = step.Properties.StepScalingPolicyConfiguration as {
-      AdjustmentType: string;
-      Cooldown: number;
-      StepAdjustments: { ScalingAdjustment: number }[];
-    };
-    expect(config.AdjustmentType).toBe("ChangeInCapacity");
-    expect(config.Cooldown).toBeLessThanOrEqual(60);
-    expect(config.StepAdjustments.map((s) => s.ScalingAdjustment)).toEqual([1, 2]);
-    const [, alarm] = ofType("AWS::CloudWatch::Alarm").find(([, a]) =>
-      JSON.stringify(a.Properties.AlarmActions).includes(id),
-    )!;
-    expect(alarm.Properties.Threshold).toBe(ENDPOINT_SCALING.backlogStepSeconds.addOne);
-    // The larger of SQS's age (which leaves out items received three times or more: the ones the
-    // overload backoff keeps returning) and the oldest age the decide function received.
-    const intake = Object.keys(resources).find((r) => /^PipelineIntakeQueue[0-9A-F]{8}$/.test(r))!;
-    expect(readsOldestItemAge(alarm.Properties, intake, "intake")).toBe(true);
-    const periods = (alarm.Properties.Metrics as { MetricStat?: { Period: number } }[]).flatMap((q) =>
-      q.MetricStat ? [q.MetricStat.Period] : [],
+  it("fires on no age: no policy's alarm reads the oldest item, which an overload backoff inflates", () => {
+    const stepIds = policies()
+      .filter((p) => p.PolicyType === "StepScaling")
+      .map((p) => p.id);
+    const stepAlarms = ofType("AWS::CloudWatch::Alarm").filter(([, a]) =>
+      stepIds.some((id) => JSON.stringify(a.Properties.AlarmActions ?? []).includes(id)),
     );
-    expect(periods).toEqual([ENDPOINT_SCALING.backlogPeriodSeconds, ENDPOINT_SCALING.backlogPeriodSeconds]);
-    // Any of the last minutes over a step holds it: an item in backoff is measured only when it
-    // is received again, so a single quiet minute must not stop the scale-out.
-    expect(alarm.Properties.EvaluationPeriods).toBe(ENDPOINT_SCALING.backlogLookbackPeriods);
-    expect(alarm.Properties.DatapointsToAlarm).toBe(1);
+    expect(stepAlarms.length).toBe(1);
+    const text = JSON.stringify(stepAlarms[0]![1].Properties);
+    expect(text).not.toMatch(/ApproximateAgeOfOldestMessage|oldest_item_age/);
+  });
+
+  it("removes instances one step at a time, only while those left stay under the target", () => {
+    const [step] = policies().filter((p) => p.PolicyType === "StepScaling");
+    const config = step!.StepScalingPolicyConfiguration!;
+    expect(config.AdjustmentType).toBe("PercentChangeInCapacity");
+    expect(config.StepAdjustments.every((s) => s.ScalingAdjustment < 0)).toBe(true);
+    expect(config.Cooldown).toBeGreaterThanOrEqual(ENDPOINT_SCALING.scaleInCooldownSeconds);
+    const [, alarm] = ofType("AWS::CloudWatch::Alarm").find(([, a]) =>
+      JSON.stringify(a.Properties.AlarmActions ?? []).includes(step!.id),
+    )!;
+    expect(alarm.Properties).toMatchObject({
+      ComparisonOperator: "LessThanOrEqualToThreshold",
+      EvaluationPeriods: ENDPOINT_SCALING.scaleInMinutes,
+      DatapointsToAlarm: ENDPOINT_SCALING.scaleInMinutes,
+    });
+    const queries = alarm.Properties.Metrics as { Expression?: string }[];
+    expect(queries.find((q) => q.Expression)?.Expression).toBe(SCALING_MATH.workWithOneFewer);
   });
 
   it("scales between the minimum and maximum asked for, and refuses a maximum under the minimum", () => {
@@ -116,43 +145,56 @@ describe("scaling on the work", () => {
 });
 
 describe("deploys that keep capacity", () => {
-  it("retains the instance count scaling reached, and rolls a deployment back on the endpoint error alarm", () => {
-    const [, endpoint] = ofType("AWS::SageMaker::Endpoint")[0]!;
+  it("retains the instance count scaling reached, shifts traffic by canary, and rolls back on the new fleet's own metrics", () => {
+    const [endpointId, endpoint] = ofType("AWS::SageMaker::Endpoint")[0]!;
     expect(endpoint.Properties.RetainAllVariantProperties).toBe(true);
     const deployment = endpoint.Properties.DeploymentConfig as {
       BlueGreenUpdatePolicy: {
         TerminationWaitInSeconds: number;
-        TrafficRoutingConfiguration: { Type: string };
+        TrafficRoutingConfiguration: {
+          Type: string;
+          CanarySize: { Type: string; Value: number };
+          WaitIntervalInSeconds: number;
+        };
       };
-      AutoRollbackConfiguration: { Alarms: { AlarmName: { Ref: string } }[] };
+      AutoRollbackConfiguration: { Alarms: { AlarmName: string }[] };
     };
-    expect(deployment.BlueGreenUpdatePolicy.TrafficRoutingConfiguration.Type).toBe("ALL_AT_ONCE");
-    const [rollback] = deployment.AutoRollbackConfiguration.Alarms;
-    const alarm = resources[rollback!.AlarmName.Ref]!;
-    expect(alarm.Type).toBe("AWS::CloudWatch::Alarm");
-    // Not SageMaker's Invocation5XXErrors, which counts the container's deliberate 503 queue_full
-    // answers: a busy hour would roll back a good deployment. The decide function's count of
-    // failures other than overload refusals (a container answering 500 to everything raises it).
-    expect(alarm.Properties).toMatchObject({
-      Namespace: METRICS.namespace,
-      MetricName: METRICS.endpointFailures,
-      Dimensions: [{ Name: "service", Value: METRICS.service.decide }],
-      Statistic: "Sum",
-      Threshold: 0,
-      TreatMissingData: "notBreaching",
-      // One-minute periods, 2 of 5 with failures: it can fire well inside the baking period,
-      // where 2 consecutive 5-minute periods plus the metric's delay could outlast a 12-minute bake.
-      Period: ON_CALL_ALARMS.endpointFailures.periodSeconds,
-      EvaluationPeriods: ON_CALL_ALARMS.endpointFailures.evaluationPeriods,
-      DatapointsToAlarm: ON_CALL_ALARMS.endpointFailures.datapointsToAlarm,
+    const routing = deployment.BlueGreenUpdatePolicy.TrafficRoutingConfiguration;
+    expect(routing).toMatchObject({
+      Type: "CANARY",
+      CanarySize: { Type: "CAPACITY_PERCENT", Value: ENDPOINT_DEPLOYMENT.canaryCapacityPercent },
     });
-    // The old fleet is kept until the alarm has had its whole window to fire, and the metric its
-    // time to arrive.
-    const window = (alarm.Properties.EvaluationPeriods as number) * (alarm.Properties.Period as number);
-    const baking = deployment.BlueGreenUpdatePolicy.TerminationWaitInSeconds;
-    expect(baking).toBeGreaterThanOrEqual(window);
-    expect(baking).toBeGreaterThanOrEqual(ENDPOINT_DEPLOYMENT.minimumBakingSeconds);
-    // SageMaker reads the alarm with the endpoint's execution role, which must allow it.
+    const byName = (name: string) =>
+      ofType("AWS::CloudWatch::Alarm").find(([, a]) => a.Properties.AlarmName === name)!;
+    const alarms = deployment.AutoRollbackConfiguration.Alarms.map((a) => byName(a.AlarmName));
+    expect(alarms).toHaveLength(4);
+    // The new fleet's own metrics: SageMaker's, on the new configuration's name.
+    const [, config] = ofType("AWS::SageMaker::EndpointConfig")[0]!;
+    const configId = Object.entries(resources).find(([, r]) => r === config)![0];
+    const onNewFleet = alarms.filter(([, a]) =>
+      JSON.stringify(a.Properties.Metrics ?? []).includes(configId),
+    );
+    const expressions = onNewFleet.map(
+      ([, a]) => (a.Properties.Metrics as { Expression?: string }[]).find((m) => m.Expression)!.Expression,
+    );
+    expect(expressions.sort()).toEqual(Object.values(GUARDRAIL_MATH).sort());
+    // The decide function's endpoint failures (500s, model errors, timeouts) still roll back.
+    expect(alarms.map(([, a]) => a.Properties.MetricName)).toContain(METRICS.endpointFailures);
+    // The alarms are updated to the new configuration before the endpoint deploys it.
+    const dependsOn = (endpoint as unknown as { DependsOn?: string[] }).DependsOn ?? [];
+    for (const [id] of alarms) expect(dependsOn, id).toContain(id);
+    // Each stage bakes for every alarm's whole window and the metric's delay.
+    for (const [, a] of alarms) {
+      const queries = (a.Properties.Metrics ?? []) as { MetricStat?: { Period: number } }[];
+      const period = queries.find((q) => q.MetricStat)?.MetricStat?.Period ?? (a.Properties.Period as number);
+      const window = (a.Properties.EvaluationPeriods as number) * period;
+      expect(routing.WaitIntervalInSeconds).toBeGreaterThanOrEqual(window);
+      expect(deployment.BlueGreenUpdatePolicy.TerminationWaitInSeconds).toBeGreaterThanOrEqual(window);
+    }
+    expect(deployment.BlueGreenUpdatePolicy.TerminationWaitInSeconds).toBeGreaterThanOrEqual(
+      ENDPOINT_DEPLOYMENT.minimumBakingSeconds,
+    );
+    // SageMaker reads the alarms with the endpoint's execution role, which must allow it.
     const roleId = (endpointConfigRole() ?? "") as string;
     const statements = ofType("AWS::IAM::Policy")
       .filter(([, p]) => JSON.stringify(p.Properties.Roles).includes(roleId))
@@ -160,12 +202,10 @@ describe("deploys that keep capacity", () => {
         ([, p]) =>
           (p.Properties.PolicyDocument as { Statement: { Action: unknown; Resource: unknown }[] }).Statement,
       );
-    expect(statements).toContainEqual(
-      expect.objectContaining({
-        Action: "cloudwatch:DescribeAlarms",
-        Resource: { "Fn::GetAtt": [rollback!.AlarmName.Ref, "Arn"] },
-      }),
-    );
+    const describe = statements.find((st) => st.Action === "cloudwatch:DescribeAlarms")!;
+    for (const name of deployment.AutoRollbackConfiguration.Alarms.map((a) => a.AlarmName))
+      expect(JSON.stringify(describe.Resource), name).toContain(`:alarm:${name}`);
+    expect(endpointId).toBeDefined();
   });
 
   it("makes a new instance type a new endpoint with its own scaling, never an in-place change of a scaled variant", () => {

@@ -3,9 +3,11 @@
  * every function's errors and throttles, the review API's 5xx, the oldest message of the batch,
  * batch files, auto-action and review queues, the endpoint's 4xx, CPU, memory and instances at
  * the maximum, DynamoDB throttling (the table's requests and each secondary index's events) and
- * the decide function's longest run near its timeout, each a signal of the one composite
- * "pipeline unhealthy" alarm; the review service levels breach when their
- * figures stop arriving.
+ * the decide function's longest run near its timeout, each watched; and by severity (issue 32,
+ * observation 4): critical alarms (endpoint failing, intake not draining, table throttling)
+ * notify on their own, warnings through the composite "pipeline unhealthy" alarm and each of
+ * their transitions once through the state-change rule. The review service levels breach when
+ * their figures stop arriving.
  */
 import { Annotations, Match, Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -46,11 +48,14 @@ function composite(within = resources): { props: Record<string, unknown>; member
   const members = [...rule.matchAll(/"Fn::GetAtt":\["([A-Za-z0-9]+)","Arn"\]/g)].map((m) => m[1]!);
   return { props: alarm.Properties, members: new Set(members) };
 }
-/** The composite's members that watch `metricName` with a dimension referring to `ref`. */
+/** Whether someone hears of alarm `id`: it notifies on its own (critical) or is a composite's member (warning). */
+function watched(id: string, alarm: Resource, within = resources): boolean {
+  return composite(within).members.has(id) || alarm.Properties.AlarmActions !== undefined;
+}
+/** The watched alarms on `metricName` with a dimension referring to `ref`. */
 function signals(metricName: string, ref?: string, within = resources): [string, Alarm][] {
-  const { members } = composite(within);
   return ofType("AWS::CloudWatch::Alarm", within)
-    .filter(([id, a]) => members.has(id) && a.Properties.MetricName === metricName)
+    .filter(([id, a]) => watched(id, a, within) && a.Properties.MetricName === metricName)
     .filter(([, a]) => ref === undefined || JSON.stringify(a.Properties.Dimensions).includes(`"${ref}"`))
     .map(([id, a]) => [id, a.Properties as Alarm]);
 }
@@ -75,7 +80,7 @@ describe("alarms on-call needs", () => {
     expect(signals("5xx", logicalId(stack.pipeline.reviewAccess.api))).toHaveLength(1);
     const [[, throttles]] = ofType("AWS::CloudWatch::Alarm").filter(
       ([id, a]) =>
-        composite().members.has(id) &&
+        watched(id, a) &&
         JSON.stringify(a.Properties.Metrics ?? []).includes('"MetricName":"ThrottledRequests"'),
     ) as [[string, Resource]];
     for (const operation of ["GetItem", "PutItem", "UpdateItem", "Query", "TransactWriteItems"])
@@ -104,13 +109,12 @@ describe("alarms on-call needs", () => {
     // The decide function's two lanes: SQS's age leaves out items received three times or more,
     // which the overload backoff makes of the oldest ones, so these read the larger of it and the
     // age the decide function received.
-    const { members } = composite();
     for (const [queue, lane, limit] of [
       [queues.intake, "intake", minutes.intake],
       [queues.batch, "batch", minutes.batch],
     ] as const) {
       const found = ofType("AWS::CloudWatch::Alarm").filter(
-        ([id, a]) => members.has(id) && readsOldestItemAge(a.Properties, logicalId(queue), lane),
+        ([id, a]) => watched(id, a) && readsOldestItemAge(a.Properties, logicalId(queue), lane),
       );
       expect(found, lane).toHaveLength(1);
       expect(found[0]![1].Properties.Threshold).toBe(limit * 60);
@@ -129,11 +133,10 @@ describe("alarms on-call needs", () => {
   it("watches each secondary index's throttled reads and writes, which the table's metric leaves out", () => {
     const indexes = stack.pipeline.tableIndexNames;
     expect(indexes).toEqual(DECISIONS_TABLE_SCHEMA.indexes.map((index) => index.name));
-    const { members } = composite();
     for (const index of indexes) {
       const found = ofType("AWS::CloudWatch::Alarm").filter(
         ([id, a]) =>
-          members.has(id) &&
+          watched(id, a) &&
           JSON.stringify(a.Properties.Metrics ?? []).includes(
             `"Name":"GlobalSecondaryIndexName","Value":"${index}"`,
           ),
@@ -196,11 +199,19 @@ describe("alarms on-call needs", () => {
     // The alarm needs more minutes at the maximum than that overlap can last, read from the template.
     const [, endpoint] = ofType("AWS::SageMaker::Endpoint")[0]!;
     const [, config] = ofType("AWS::SageMaker::EndpointConfig")[0]!;
-    const bake = (
+    const policy = (
       endpoint.Properties as {
-        DeploymentConfig: { BlueGreenUpdatePolicy: { TerminationWaitInSeconds: number } };
+        DeploymentConfig: {
+          BlueGreenUpdatePolicy: {
+            TerminationWaitInSeconds: number;
+            TrafficRoutingConfiguration: { WaitIntervalInSeconds?: number };
+          };
+        };
       }
-    ).DeploymentConfig.BlueGreenUpdatePolicy.TerminationWaitInSeconds;
+    ).DeploymentConfig.BlueGreenUpdatePolicy;
+    // The canary's bake, then the whole fleet's.
+    const bake =
+      policy.TerminationWaitInSeconds + (policy.TrafficRoutingConfiguration.WaitIntervalInSeconds ?? 0);
     const startup = (
       config.Properties.ProductionVariants as { ContainerStartupHealthCheckTimeoutInSeconds: number }[]
     )[0]!.ContainerStartupHealthCheckTimeoutInSeconds;
@@ -215,15 +226,41 @@ describe("alarms on-call needs", () => {
     expect(signals("Invocation4XXErrors", undefined, serverless)).toHaveLength(1);
   });
 
-  it("notifies through the composite alarm only, which names every signal", () => {
+  it("notifies critical alarms on their own and warnings through the composite, each transition once by the rule", () => {
     const { props, members } = composite();
     expect(props.AlarmActions).toHaveLength(1);
     expect(props.OKActions).toEqual(props.AlarmActions);
-    for (const id of members) expect(resources[id]!.Properties.AlarmActions, id).toBeUndefined();
-    // Others' signals join through health.add: the composite is rendered once the app is done
-    // (three of the operations' own, the Audit function's errors and throttles, and those of the
-    // async lane's submit and result functions).
-    expect(members.size).toBe(Object.keys(stack.operations.health.signals).length + 3 + 2 + 4);
+    // Warnings: no actions of their own, named so the state-change rule forwards each transition.
+    const [[, rule]] = ofType("AWS::Events::Rule").filter(([, r]) =>
+      JSON.stringify(r.Properties.EventPattern ?? {}).includes("CloudWatch Alarm State Change"),
+    ) as [[string, Resource]];
+    const pattern = rule.Properties.EventPattern as { detail: { alarmName: { prefix: string }[] } };
+    const prefix = pattern.detail.alarmName[0]!.prefix;
+    for (const id of members) {
+      expect(resources[id]!.Properties.AlarmActions, id).toBeUndefined();
+      expect(String(resources[id]!.Properties.AlarmName), id).toMatch(new RegExp(`^${prefix}`));
+    }
+    // Critical: notify on their own, and not through the rule as well (sent once).
+    const critical = ofType("AWS::CloudWatch::Alarm").filter(([, a]) => a.Properties.AlarmActions);
+    for (const [id, a] of critical)
+      expect(String(a.Properties.AlarmName), id).not.toMatch(new RegExp(`^${prefix}`));
+    const criticalText = JSON.stringify(critical.map(([, a]) => a.Properties));
+    for (const what of [
+      METRICS.endpointFailures, // the endpoint failing
+      "Invocation5XXErrors", // a fleet refusing nearly every call
+      METRICS.oldestItemAgeSeconds, // the intake not draining...
+      "ApproximateNumberOfMessagesNotVisible", // ... or piling up in flight
+      "ThrottledRequests", // table throttling
+      "WriteThrottleEvents",
+    ])
+      expect(criticalText, what).toContain(`"${what}"`);
+    // Warnings of others join through health.add: the operations' model latency, a new fleet
+    // slower or silent during its bake, the Audit function's errors and throttles, and those of
+    // the async lane's submit and result functions.
+    const warnings = Object.entries(stack.operations.health.signals).filter(
+      ([, alarm]) => resources[logicalId(alarm)]!.Properties.AlarmActions === undefined,
+    );
+    expect(members.size).toBe(warnings.length + 1 + 2 + 2 + 4);
   });
 
   it("breaches the review service levels when the backlog function stops reporting", () => {

@@ -123,7 +123,7 @@ async function refuseForgedEvents(policies: PolicyRegistry): Promise<void> {
 }
 
 describe("alarms watch metrics the code emits", () => {
-  it("matches every alarm metric of ours to the decide, review-backlog and audit handlers' EMF output", async () => {
+  it("matches every alarm metric of ours to the decide, review-backlog, audit and follower handlers' EMF output", async () => {
     process.env.POWERTOOLS_METRICS_DISABLED = "false";
     const lines: string[] = [];
     vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => {
@@ -198,6 +198,16 @@ describe("alarms watch metrics the code emits", () => {
       scheduled as never,
       { functionName: "audit" } as never,
     );
+    // The capacity follower's figures (the scale-in guard's instances in service).
+    const { createFollowCapacityHandler } = await import("../../functions/follow-capacity.ts");
+    await createFollowCapacityHandler(async () => ({
+      fleet: { counts: async () => ({ inService: 2, desired: 2, baking: false }) },
+      intake: { depth: async () => ({ visible: 10, inFlight: 4 }) },
+      mapping: { current: async () => 3, set: async () => undefined },
+      readings: { record: async () => undefined },
+      secondsPerItem: 1.5,
+      clock: Date.now,
+    }))(scheduled as never, { functionName: "capacity-follower" } as never);
     await refuseForgedEvents(policies);
     vi.restoreAllMocks();
     const emitted = new Set<string>();
@@ -321,6 +331,7 @@ describe("least privilege on the decisions table", () => {
     Audit: "audit.ts",
     BatchIntake: "batch-intake.ts",
     BatchFiles: "batch-files.ts",
+    CapacityFollower: "follow-capacity.ts",
     AsyncSubmit: "async-submit.ts",
     AsyncResults: "async-results.ts",
   };

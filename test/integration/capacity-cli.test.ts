@@ -8,7 +8,7 @@ import { runDecide } from "../helpers/decide-cli.ts";
 
 const TEMPLATE = "test/fixtures/capacity-baseline.template.json";
 const SUMMARY =
-  /^rate 10\/s for 30m: (\d+) instances \(max 4\), (\d+) concurrent batches, decided ([\d,]+), waiting ([\d,]+), dead-lettered ([\d,]+), p99 ([\d,.]+) s, \$([\d.,]+) per 1,000, \$([\d.,]+) per month$/;
+  /^rate 10\/s for 30m: (\d+) instances \(max 4\), (\d+) concurrent batches, decided ([\d,]+), waiting ([\d,]+), dead-lettered ([\d,]+), p99 ([\d,.]+) s, \$([\d.,]+) per 1,000, \$([\d.,]+) per month; suggests (\d+ instances|no instance count keeps up \(see npm run sizing\)) for 10\/s \(the fresh row; --preamble-cached for items under a cached policy preamble\)$/;
 
 describe("decide capacity", () => {
   it("simulates the template and ends with the summary line", async () => {

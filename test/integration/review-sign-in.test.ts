@@ -18,6 +18,7 @@ import {
 } from "../../shared/adapters/review-tokens.ts";
 import { isAdmin } from "../../shared/domain/review.ts";
 import { addHostedSignIn } from "../../shared/pages/hosted-sign-in.ts";
+import { REFRESH_COOKIE } from "../../shared/pages/session-refresh.ts";
 
 const issuer = createLocalTokenIssuer();
 const verify = rsaTokenVerifier({ issuer: LOCAL_ISSUER, audience: LOCAL_AUDIENCE, jwks: issuer.jwks });
@@ -105,6 +106,7 @@ describe("hosted sign-in routes", () => {
   let app: ReturnType<typeof serve>;
   let appUrl: string;
   const challenges = new Map<string, string>();
+  const revoked: string[] = [];
 
   beforeAll(async () => {
     // The token endpoint: a code is good once, and only with the verifier of its challenge.
@@ -115,6 +117,25 @@ describe("hosted sign-in routes", () => {
       });
       request.on("end", () => {
         const form = new URLSearchParams(body);
+        response.setHeader("content-type", "application/json");
+        if (request.url === "/oauth2/revoke") {
+          revoked.push(form.get("token") ?? "");
+          response.end("{}");
+          return;
+        }
+        // A refresh token is good until revoked.
+        if (form.get("grant_type") === "refresh_token") {
+          const good = form.get("refresh_token") === "rt-1" && !revoked.includes("rt-1");
+          response.statusCode = good ? 200 : 400;
+          response.end(
+            JSON.stringify(
+              good
+                ? { id_token: issuer.issue({ name: "Ana", groups: ["reviewers"] }), expires_in: 900 }
+                : { error: "invalid_grant" },
+            ),
+          );
+          return;
+        }
         const challenge = challenges.get(form.get("code") ?? "");
         const verifier = form.get("code_verifier") ?? "";
         const ok =
@@ -124,7 +145,6 @@ describe("hosted sign-in routes", () => {
           form.get("redirect_uri") === `${appUrl}/auth/callback` &&
           challenge === createHash("sha256").update(verifier).digest("base64url");
         challenges.delete(form.get("code") ?? "");
-        response.setHeader("content-type", "application/json");
         if (!ok) {
           response.statusCode = 400;
           response.end(JSON.stringify({ error: "invalid_grant" }));
@@ -133,7 +153,8 @@ describe("hosted sign-in routes", () => {
         response.end(
           JSON.stringify({
             id_token: issuer.issue({ name: "Ana", groups: ["reviewers"] }),
-            expires_in: 3600,
+            expires_in: 900,
+            refresh_token: "rt-1",
           }),
         );
       });
@@ -176,9 +197,41 @@ describe("hosted sign-in routes", () => {
     });
     expect(callback.status).toBe(303);
     const session = callback.headers.getSetCookie().find((c) => c.startsWith(`${SESSION_COOKIE}=`))!;
-    expect(session).toMatch(/HttpOnly; Secure; SameSite=Lax; Path=\/; Max-Age=3600/);
+    expect(session).toMatch(/HttpOnly; Secure; SameSite=Lax; Path=\/; Max-Age=900/);
     const token = session.slice(SESSION_COOKIE.length + 1).split(";")[0]!;
     expect((await verify(token)).name).toBe("Ana");
+    // The refresh token: HttpOnly, and only the sign-in routes (/auth) ever see it.
+    const refresh = callback.headers.getSetCookie().find((c) => c.startsWith(`${REFRESH_COOKIE}=`))!;
+    expect(refresh).toMatch(
+      /^review_refresh=rt-1; HttpOnly; Secure; SameSite=Lax; Path=\/auth; Max-Age=28800/,
+    );
+  });
+
+  it("renews the short-lived session with the refresh token, and ends it when sign-out revokes that", async () => {
+    const cookie = `${REFRESH_COOKIE}=rt-1`;
+    const renewed = await fetch(`${appUrl}/auth/refresh`, { method: "POST", headers: { cookie } });
+    expect(renewed.status).toBe(204);
+    const session = renewed.headers.getSetCookie().find((c) => c.startsWith(`${SESSION_COOKIE}=`))!;
+    expect((await verify(session.slice(SESSION_COOKIE.length + 1).split(";")[0]!)).name).toBe("Ana");
+    // A bookmark of the refresh route resumes a closed page's session, to a path of this site only.
+    const resumed = await fetch(`${appUrl}/auth/refresh?next=/decisions`, {
+      headers: { cookie },
+      redirect: "manual",
+    });
+    expect([resumed.status, resumed.headers.get("location")]).toEqual([303, "/decisions"]);
+    const elsewhere = await fetch(`${appUrl}/auth/refresh?next=//evil.example`, {
+      headers: { cookie },
+      redirect: "manual",
+    });
+    expect(elsewhere.headers.get("location")).toBe("/");
+    const signedOut = await fetch(`${appUrl}/auth/logout`, { headers: { cookie }, redirect: "manual" });
+    expect(revoked).toContain("rt-1");
+    expect(signedOut.headers.getSetCookie().some((c) => c.startsWith(`${REFRESH_COOKIE}=;`))).toBe(true);
+    const refused = await fetch(`${appUrl}/auth/refresh`, { method: "POST", headers: { cookie } });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.getSetCookie().some((c) => c.startsWith(`${SESSION_COOKIE}=;`))).toBe(true);
+    const gone = await fetch(`${appUrl}/auth/refresh`, { headers: { cookie }, redirect: "manual" });
+    expect(gone.headers.get("location")).toBe("/auth/login");
   });
 
   it("refuses a callback whose state was not started here, and a code the token endpoint rejects", async () => {

@@ -1,13 +1,14 @@
 /**
  * The capacity plan: for every provisioning in a grid, the items an instance admits (the call it
  * runs and those its admission queue holds) take less than the endpoint's deadline at the
- * measured seconds per fresh item (with the margin), at any capacity; the intake keeps enough
- * calls in flight to keep every instance at the scaling maximum busy; serverless stays within its
+ * measured seconds per fresh item (with the margin), at any capacity; the intake starts with the
+ * batches the instances at the minimum admit (the capacity follower moves it with the fleet); serverless stays within its
  * MaxConcurrency; and a model too slow for the deadline is refused. (The template test reads the
  * same numbers back from the synthesized stack.)
  */
 import { describe, expect, it } from "vitest";
 import { capacityPlan } from "../../shared/domain/capacity-plan.ts";
+import { intakeConcurrencyFor } from "../../shared/domain/fleet-reading.ts";
 import {
   DECIDE_FUNCTION,
   ENDPOINT_DEADLINE_MS,
@@ -30,8 +31,10 @@ describe("capacityPlan", () => {
         expect(plan.batchSize).toBeGreaterThanOrEqual(1);
         expect(plan.batchSize).toBeLessThanOrEqual(DECIDE_FUNCTION.batchSize);
         expect(Math.min(plan.intake, plan.batch)).toBeGreaterThanOrEqual(2);
-        // Scaling out has work: as many calls in flight as the instances at the maximum admit.
-        expect(plan.intake, where).toBeGreaterThanOrEqual(max * (plan.queueSize + 1));
+        // The pollers start at what the minimum admits, never the maximum; the follower moves them.
+        expect(plan.intake, where).toBe(intakeConcurrencyFor(min));
+        expect(plan.intake, where).toBeLessThanOrEqual(Math.max(2, min * (plan.queueSize + 1)));
+        expect(plan.intakeAtMaximum, where).toBe(intakeConcurrencyFor(max));
       }
   });
 

@@ -89,6 +89,27 @@ describe("settleFailedDelivery", () => {
     expect(queues.sent).toEqual([]);
   });
 
+  it("starts the wait at the one the fleet lets the item expect, when the follower's reading gives one", async () => {
+    const schedule = { ...limits.overloadBackoff, shortestFirstSeconds: 2 };
+    const wait = (seconds: number | undefined) => async () => seconds;
+    const seconds = async (expected: number | undefined, receive: number) => {
+      const { queues, deps } = setup({
+        limits: { ...limits, overloadBackoff: schedule },
+        draw: () => 0.999_999,
+        expectedWait: wait(expected),
+      });
+      await settleFailedDelivery(delivery(receive), overloaded, deps);
+      return queues.visibility[0]!.seconds;
+    };
+    // Before: 30 s whatever the fleet. A nearly idle fleet now brings it back in 2 s, a backlog
+    // of 4 minutes in about 4 minutes; the wait still doubles per receive, and without a reading
+    // the fixed schedule stands.
+    expect(await seconds(0, 1)).toBe(2);
+    expect(await seconds(240, 1)).toBe(240);
+    expect(await seconds(240, 2)).toBe(480);
+    expect(await seconds(undefined, 1)).toBe(30);
+  });
+
   it("counts the item's own failures and dead-letters it at the limit, overload in between not counting", async () => {
     const { store, queues, deps } = setup();
     const results = [];

@@ -34,6 +34,21 @@ describe("overload backoff", () => {
     }
   });
 
+  it("starts from the expected wait when a reading gives one, within the shortest first wait and the longest", () => {
+    const withReading = { ...schedule, shortestFirstSeconds: 2 };
+    // A nearly idle fleet: back in seconds, not the fixed 15 to 30.
+    expect(overloadCeilingSeconds(1, withReading, 0.4)).toBe(2);
+    expect(overloadVisibilitySeconds(1, withReading, 0, 0.4)).toBe(1);
+    // Behind a backlog: about when its turn comes, then doubling.
+    expect([1, 2, 3, 4].map((n) => overloadCeilingSeconds(n, withReading, 200))).toEqual([
+      200, 400, 800, 900,
+    ]);
+    expect(overloadCeilingSeconds(1, withReading, 50_000)).toBe(900);
+    // No reading: the fixed schedule; a schedule without a shortest first wait ignores readings.
+    expect(overloadCeilingSeconds(1, withReading)).toBe(30);
+    expect(overloadCeilingSeconds(1, schedule, 0.4)).toBe(30);
+  });
+
   it("keeps SQS's 12-hour visibility limit whatever the schedule", () => {
     expect(overloadVisibilitySeconds(40, { firstSeconds: 60, maxSeconds: 100_000 }, 0.999_999)).toBe(43_200);
   });

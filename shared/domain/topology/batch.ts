@@ -47,6 +47,8 @@ export const BATCH_FILES = {
   rewriteDelaySeconds: 300,
   /** Jobs per invocation: each job writes one batch's files. */
   batchSize: 1,
+  /** Files written at once (the mapping's MaximumConcurrency, its smallest): a backlog of batches waits its turn. */
+  maxConcurrency: 2,
 } as const;
 
 /** How long the step announcing a batch holds the right to: past the files function's timeout. */

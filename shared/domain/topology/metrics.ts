@@ -16,6 +16,20 @@ export const METRICS = {
     reviewBacklog: "review-backlog",
     audit: "audit",
     batchFiles: "batch-files",
+    capacityFollower: "capacity-follower",
+  },
+  /**
+   * The capacity follower's figures, once a period: intake items (visible and in flight) per
+   * instance asked for (scaling tracks it), instances in service (the scale-in guard reads it),
+   * the wait a refused item can expect, the intake's concurrency, and 1 while a deployment's new
+   * fleet bakes (the rollback alarms count a silent new fleet only then).
+   */
+  follower: {
+    backlogPerInstance: "BacklogPerInstance",
+    instancesInService: "InstancesInService",
+    expectedWaitSeconds: "ExpectedWaitSeconds",
+    intakeConcurrency: "IntakeConcurrency",
+    deploymentBaking: "DeploymentBaking",
   },
   /** The review backlog's metrics and their dimension. */
   pendingReviews: "PendingReviews",

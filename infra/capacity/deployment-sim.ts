@@ -1,0 +1,134 @@
+/**
+ * A blue/green deployment of the real-time endpoint, minute by minute: the new fleet starts (or
+ * never passes /ping, and SageMaker's startup health check rolls it back), takes a canary's share
+ * of the calls and bakes, then all of them and bakes again; every minute of a bake the rollback
+ * alarms are evaluated on the metrics the new fleet and the variant would publish, and one in
+ * ALARM rolls the deployment back. The traffic is the expected calls per minute (no noise), and
+ * the canary's share of the calls is its share of the capacity (least-outstanding routing would
+ * send a refusing fleet more and a slow one less; neither changes which alarm fires).
+ */
+import { AWS_BEHAVIOUR } from "./aws-behaviour.ts";
+import type { AlarmQuery, DeploymentPlan, MetricSource, RollbackAlarm } from "./template-deployment.ts";
+
+/** How the new fleet behaves. */
+export type NewFleet =
+  | { readonly kind: "healthy" }
+  /** Answers 503 to every call (model_loading, a broken server). */
+  | { readonly kind: "refusesAll" }
+  /** Answers every call, `factor` times slower. */
+  | { readonly kind: "slower"; readonly factor: number }
+  /** Never passes /ping (a model that never finishes loading). */
+  | { readonly kind: "neverReady" };
+
+/** The traffic during the deployment. */
+export interface DeploymentTraffic {
+  /** InvokeEndpoint calls per minute (0: a quiet hour). */
+  readonly callsPerMinute: number;
+  /** Seconds a call takes on a healthy fleet (ModelLatency). */
+  readonly callSeconds: number;
+  /** The share of calls a healthy fleet refuses (503 queue_full while saturated). @default 0 */
+  readonly refusedShare?: number;
+}
+
+/** How a deployment ended. */
+export interface DeploymentOutcome {
+  readonly outcome: "completed" | "rolledBack";
+  /** Minutes from the update's start. */
+  readonly atMinute: number;
+  /** The alarm that rolled it back, or SageMaker's startup health check. */
+  readonly by: string | undefined;
+}
+
+type Minute = Record<MetricSource, number | undefined> & {
+  greenLatencyCalls: number;
+  variantLatencyCalls: number;
+};
+
+/** The metrics of one minute with `share` of the calls on the new fleet. */
+function minuteOf(traffic: DeploymentTraffic, fleet: NewFleet, share: number, baking: boolean): Minute {
+  const calls = traffic.callsPerMinute;
+  const green = calls * share;
+  const blue = calls - green;
+  const background = traffic.refusedShare ?? 0;
+  const greenLatency = traffic.callSeconds * (fleet.kind === "slower" ? fleet.factor : 1);
+  const latencySum = green * greenLatency + blue * traffic.callSeconds;
+  const some = (x: number) => (x > 0 ? x : undefined);
+  return {
+    greenCalls: some(green),
+    greenRefused: green > 0 ? (fleet.kind === "refusesAll" ? green : green * background) : undefined,
+    greenLatency: green > 0 ? greenLatency : undefined,
+    greenLatencyCalls: green,
+    variantCalls: some(calls),
+    variantLatency: calls > 0 ? latencySum / calls : undefined,
+    variantLatencyCalls: calls,
+    baking: baking ? 1 : 0,
+    endpointFailures: undefined,
+  };
+}
+
+/** A query's value over its period ending with minute `end` (inclusive). */
+function aggregate(history: readonly Minute[], end: number, query: AlarmQuery): number | undefined {
+  const window = history.slice(Math.max(0, end + 1 - query.periodMinutes), end + 1);
+  const values = window.map((m) => m[query.source]).filter((v): v is number => v !== undefined);
+  if (values.length === 0) return undefined;
+  if (query.stat === "Sum") return values.reduce((a, b) => a + b, 0);
+  if (query.stat === "Maximum") return Math.max(...values);
+  // Latency averages weigh each minute by its calls, as CloudWatch's average over requests does.
+  const weight = query.source === "greenLatency" ? "greenLatencyCalls" : "variantLatencyCalls";
+  let sum = 0;
+  let calls = 0;
+  for (const m of window)
+    if (m[query.source] !== undefined) {
+      sum += m[query.source]! * m[weight];
+      calls += m[weight];
+    }
+  return calls > 0 ? sum / calls : values.reduce((a, b) => a + b, 0) / values.length;
+}
+
+/** Whether `alarm` is in ALARM after minute `now`. */
+function inAlarm(alarm: RollbackAlarm, history: readonly Minute[], now: number): boolean {
+  const period = Math.max(...alarm.queries.map((q) => q.periodMinutes));
+  let breaching = 0;
+  for (let k = 0; k < alarm.periods; k++) {
+    const end = now - k * period;
+    if (end < 0) break;
+    const values = Object.fromEntries(alarm.queries.map((q) => [q.id, aggregate(history, end, q)]));
+    const value = Object.values(values).every((v) => v === undefined) ? undefined : alarm.value(values);
+    const breaches =
+      value === undefined
+        ? alarm.missingBreaches
+        : alarm.comparison === "above"
+          ? value > alarm.threshold
+          : value >= alarm.threshold;
+    if (breaches) breaching++;
+  }
+  return breaching >= alarm.datapoints;
+}
+
+/** Runs one deployment of `plan` with the new fleet `fleet` under `traffic`. */
+export function simulateDeployment(
+  plan: DeploymentPlan,
+  fleet: NewFleet,
+  traffic: DeploymentTraffic,
+): DeploymentOutcome {
+  const start = Math.ceil(AWS_BEHAVIOUR.sageMaker.instanceStartSeconds / 60);
+  if (fleet.kind === "neverReady")
+    return {
+      outcome: "rolledBack",
+      atMinute: Math.ceil(plan.startupSeconds / 60),
+      by: "startup health check",
+    };
+  const canaryEnd = start + (plan.canaryShare === undefined ? 0 : Math.ceil(plan.canaryBakeSeconds / 60));
+  const end = canaryEnd + Math.ceil(plan.bakeSeconds / 60);
+  const canaryTraffic = plan.canaryShare === undefined ? 1 : plan.canaryShare / (1 + plan.canaryShare);
+  const history: Minute[] = [];
+  for (let minute = 0; minute < end; minute++) {
+    const baking = minute >= start;
+    const share = minute < start ? 0 : minute < canaryEnd ? canaryTraffic : 1;
+    history.push(minuteOf(traffic, fleet, share, baking));
+    if (!baking) continue;
+    const firing = plan.alarms.find((alarm) => inAlarm(alarm, history, minute));
+    if (firing) return { outcome: "rolledBack", atMinute: minute + 1, by: firing.name };
+  }
+  return { outcome: "completed", atMinute: end, by: undefined };
+}
