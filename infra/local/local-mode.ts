@@ -22,6 +22,7 @@ import { repairOutbox } from "./local-outbox.ts";
 import { everyPending, LiveSummary, type LocalSummary } from "./local-summary.ts";
 import { ensurePortFree, ensurePortsFree, type LocalPorts, resolveLocalPorts } from "./ports.ts";
 import { startLocalReviewServer } from "./review-server.ts";
+import { servedModelNames } from "./served-models.ts";
 import { LOCAL_RECENT_EVENTS } from "./stand-ins.ts";
 import { startLocalWiring } from "./wiring.ts";
 
@@ -119,7 +120,10 @@ async function startParts(
     : await startEndpoint(options, ports.endpoint, plan, started, say);
   // Whether the queues kept what the last run left (a data folder from before they did has no journal).
   const queuesKept = existsSync(join(options.dataDir, "queues", "sqs.jsonl"));
-  const wiring = await startPipeline(options, ports, endpoint.url, plan, started, say);
+  // An endpoint of its own may not serve a cascade's later tiers: those it does not serve are
+  // skipped (the item goes to people) instead of refused item by item.
+  const tierModels = options.endpointUrl ? await servedModelNames(options.endpointUrl) : undefined;
+  const wiring = await startPipeline(options, ports, endpoint.url, plan, started, say, tierModels);
   const { env, queues } = wiring;
   const left = recoveredLine(wiring.recovered);
   if (left) say(left);
@@ -181,6 +185,7 @@ async function startPipeline(
   plan: CapacityPlan,
   started: (() => Promise<unknown>)[],
   say: (line: string) => void,
+  tierModels?: string,
 ) {
   if (spawnSync("java", ["-version"]).status !== 0) {
     throw new Error(
@@ -207,6 +212,7 @@ async function startPipeline(
       maxItemFailures: DECIDE_QUEUES.maxItemFailures,
       maxReceiveCount: DECIDE_QUEUES.maxReceiveCount,
     },
+    ...(tierModels === undefined ? {} : { settings: { TIER_MODELS: tierModels } }),
     started,
     say,
   });
