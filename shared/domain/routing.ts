@@ -109,3 +109,26 @@ export function routeDecision(
   if (auditDraw(itemId, policy) < audit.inclusionProbability) return { ...human("audit_sample"), audit };
   return { route: "auto", reason: "confident", chosen: option.id, topProbability, audit, ...flagged };
 }
+
+/**
+ * How a routed decision counts wherever automation is counted (the what-if, `decide status`, the
+ * decisions page): `automated` (acted on alone), `audit_sample` (it passed every rule, so the
+ * policy would have acted on it, but it was drawn for a person's label first) or `escalated`
+ * (people decide it for any other reason).
+ */
+export const HANDLINGS = ["automated", "audit_sample", "escalated"] as const;
+export type Handling = (typeof HANDLINGS)[number];
+
+/** The handling of a decision by its route and reason (a record's, or a what-if's). */
+export function handlingOf(decision: { readonly route?: string; readonly reason?: string }): Handling {
+  if (decision.route === "auto") return "automated";
+  return decision.reason === "audit_sample" ? "audit_sample" : "escalated";
+}
+
+/**
+ * Whether the policy would act on the decision: automated, or an audit sample (it would have
+ * been automated but for the draw). The one meaning of "automated" in every count and share:
+ * audit samples are shown beside it.
+ */
+export const actedOn = (decision: { readonly route?: string; readonly reason?: string }): boolean =>
+  handlingOf(decision) !== "escalated";

@@ -214,6 +214,15 @@ describe("the other commands", () => {
       "DECISIONS_TABLE is not set and --from-table is not given: is npm start running?",
     );
     expect(whatIfCommand.parse(["--candidate", "c.json"], { DECISIONS_TABLE: "t" }).table).toBe("t");
+    // The reports go beside the candidate (a later what-if of another proposal no longer
+    // overwrites them in ./calibration-out), unless --out says where.
+    const proposal = "calibration-out/p/v2-from-48-labels/policy.json";
+    expect(whatIfCommand.parse(["--candidate", proposal, "--from-table", "t"], {}).out).toBe(
+      "calibration-out/p/v2-from-48-labels",
+    );
+    expect(whatIfCommand.parse(["--candidate", proposal, "--from-table", "t", "--out", "o"], {}).out).toBe(
+      "o",
+    );
     expect(localCommand.parse([], { DECIDE_LOCAL_PORT_BASE: "20000" }).mode.ports?.endpoint).toBe(20000);
     expect(() => localCommand.parse([], { DECIDE_LOCAL_PORT_BASE: "1" })).toThrow("--port-base");
     vi.stubEnv("PORT", "9999");
