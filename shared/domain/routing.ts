@@ -5,6 +5,7 @@
 import { createHash } from "node:crypto";
 import { type AuditInclusion, auditInclusion } from "./audit/bands.ts";
 import { certificateProblem, type ScoredBy } from "./calibration/provenance.ts";
+import { counted } from "./plural.ts";
 import type { Policy } from "./policy/policy.ts";
 import { argmax } from "./probability.ts";
 
@@ -128,7 +129,59 @@ export function handlingOf(decision: { readonly route?: string; readonly reason?
 /**
  * Whether the policy would act on the decision: automated, or an audit sample (it would have
  * been automated but for the draw). The one meaning of "automated" in every count and share:
- * audit samples are shown beside it.
+ * a labelled item counts when its top option may be automated and clears the threshold
+ * ({@link wouldAutomate}), a routed one when this holds; audit samples are shown beside it.
  */
 export const actedOn = (decision: { readonly route?: string; readonly reason?: string }): boolean =>
   handlingOf(decision) !== "escalated";
+
+/** Whether `policy` ever acts alone on option `optionId` (automatable, and not out of scope). */
+export function optionAutomated(
+  policy: Pick<Policy, "options" | "outOfScopeOption">,
+  optionId: string,
+): boolean {
+  const option = policy.options.find((o) => o.id === optionId);
+  return option?.automate === true && option.id !== policy.outOfScopeOption;
+}
+
+/**
+ * Whether the policy would act on a calibrated distribution at `threshold` (by default its own):
+ * the top option may be automated and is at least that probable. The counting rule of the
+ * threshold table and the certificate, the labelled-item form of {@link actedOn}.
+ */
+export function wouldAutomate(
+  policy: Pick<Policy, "options" | "outOfScopeOption" | "autoThreshold">,
+  probabilities: readonly number[],
+  threshold = policy.autoThreshold,
+): boolean {
+  const top = argmax(probabilities);
+  return probabilities[top]! >= threshold && optionAutomated(policy, policy.options[top]!.id);
+}
+
+/** Decisions by handling; `actedOn` is what the policy acts on (automated and audit samples). */
+export interface HandlingCounts extends Record<Handling, number> {
+  actedOn: number;
+}
+
+/**
+ * Counts routed decisions by handling, into `counts` when given (a page at a time). Decisions
+ * without a route (rejected) are not counted.
+ */
+export function countHandling(
+  decisions: Iterable<{ readonly route?: string; readonly reason?: string }>,
+  counts: HandlingCounts = { automated: 0, audit_sample: 0, escalated: 0, actedOn: 0 },
+): HandlingCounts {
+  for (const d of decisions) {
+    if (d.route === undefined) continue;
+    const handling = handlingOf(d);
+    counts[handling]++;
+    if (handling !== "escalated") counts.actedOn++;
+  }
+  return counts;
+}
+
+/** "12 acted on (10 automated, 2 audit samples, which people label first), 38 escalated". */
+export function handlingText(c: HandlingCounts): string {
+  const samples = counted(c.audit_sample, "audit sample");
+  return `${c.actedOn.toLocaleString("en-US")} acted on (${c.automated.toLocaleString("en-US")} automated, ${samples}, which people label first), ${c.escalated.toLocaleString("en-US")} escalated`;
+}

@@ -66,6 +66,7 @@ describe("status", () => {
   it("prints the counts as text, or as JSON with --json", () => {
     const status = {
       records: { "ticket-routing": { decided: 3 } },
+      automation: { "ticket-routing": { automated: 2, audit_sample: 1, escalated: 0, actedOn: 3 } },
       certificates: {},
       queues: { intake: { visible: 2, inFlight: 1 } },
       deadLetters: {},
@@ -74,6 +75,9 @@ describe("status", () => {
     const text = statusCommand.print(status, statusCommand.parse([], { DECISIONS_TABLE: "t" }));
     expect(text.exitCode).toBe(0);
     expect(text.lines).toContain("  intake       2 waiting, 1 in flight");
+    expect(text.lines).toContain(
+      "  ticket-routing         3 acted on (2 automated, 1 audit sample, which people label first), 0 escalated",
+    );
     expect(text.lines).toContain(
       "async backlog: 2 objects (776 items) open on the async endpoint, oldest submitted 2026-12-01T10:00:00.000Z",
     );
