@@ -39,6 +39,14 @@ export function thresholdLines(summary: CalibrationSummary): string[] {
   });
 }
 
+/**
+ * " (33.0% automated)" after the threshold; nothing with a certificate, whose sentence right
+ * below states the share (or that every item goes to people), so that it is said once.
+ */
+export function automatedShare(summary: CalibrationSummary): string {
+  return summary.certificate ? "" : ` (${(summary.threshold.coverage * 100).toFixed(1)}% automated)`;
+}
+
 /** One line per field the proposal changes: "temperature 1 -> 1.8353". */
 export function changeLines(current: Policy, proposed: Policy): string[] {
   return checkProposal(current, proposed).changes.map(
@@ -55,7 +63,7 @@ export function printFitted(fitted: Fitted): Printed {
     `  calibration: ${summary.comparison.verdict}`,
     `  ${candidatesLine(summary.comparison)}`,
     `  temperature ${policy.temperature} -> ${proposed.temperature}`,
-    `  autoThreshold ${policy.autoThreshold} -> ${proposed.autoThreshold} (${(summary.threshold.coverage * 100).toFixed(1)}% automated)`,
+    `  autoThreshold ${policy.autoThreshold} -> ${proposed.autoThreshold}${automatedShare(summary)}`,
     ...thresholdLines(summary),
     `  proposed version ${proposed.version} changes: ${changeLines(policy, proposed).join("; ") || "nothing"}`,
   ];

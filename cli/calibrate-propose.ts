@@ -13,7 +13,7 @@ import { type ProposalOutcome, proposeCalibrations } from "../shared/use-cases/p
 import { UsageError } from "./args.ts";
 import { awsOptions, decisionStore, publisherTo } from "./aws.ts";
 import { fitHeadline, isSmallSet } from "./calibrate-headline.ts";
-import { thresholdLines } from "./calibrate-print.ts";
+import { automatedShare, thresholdLines } from "./calibrate-print.ts";
 import type { Printed } from "./command.ts";
 
 /** What `decide calibrate --propose` was asked. */
@@ -89,7 +89,7 @@ function outcomeLines(outcome: ProposalOutcome, out: string): string[] {
   const s = outcome.summary!;
   const where = join(out, outcome.keys.policy);
   return [
-    `${head}: ${proposedLead(s, outcome.proposedVersion!)}, temperature ${s.proposedPolicy.temperature}, autoThreshold ${s.proposedPolicy.autoThreshold} (${(s.threshold.coverage * 100).toFixed(1)}% automated)`,
+    `${head}: ${proposedLead(s, outcome.proposedVersion!)}, temperature ${s.proposedPolicy.temperature}, autoThreshold ${s.proposedPolicy.autoThreshold}${automatedShare(s)}`,
     `  calibration: ${s.comparison.verdict}`,
     ...thresholdLines(s),
     `  policy: ${where}\n  report: ${join(out, outcome.keys.report)}`,

@@ -12,6 +12,7 @@ import { certificateProblem } from "../shared/domain/calibration/provenance.ts";
 import { type DecisionRecord, RECORD_STATUSES } from "../shared/domain/decision-record.ts";
 import { allTime, type DecisionStore, everyDecision } from "../shared/domain/decision-store.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
+import { countHandling, type HandlingCounts, handlingText } from "../shared/domain/routing.ts";
 import { verifyCertificate } from "../shared/use-cases/certificate-labels.ts";
 import { replayFiltered } from "../shared/use-cases/replay.ts";
 import { settingFrom, sinceFlag } from "./args.ts";
@@ -22,7 +23,9 @@ import { type CommandEnv, jsonLines, type OneShotCommand } from "./command.ts";
 export const statusUsage = `decide status --table NAME [--since YYYY-MM-DD] [--policies-dir events/policies] [--queue-url URL] [--dlq-url URL] [--review-queue-url URL] [--batch-queue-url URL] [--region R] [--profile P] [--json]
 
 Counts records per state and policy (decided since --since, else all; the policies come from --policies-dir or
-POLICIES_DIR, rejected items of any policy included), queue depths, and the dead-letter queue by noted failure reason.
+POLICIES_DIR, rejected items of any policy included), what each policy acted on (automated, and audit samples
+apart: automatic decisions people label first; the rest escalated), queue depths, and the dead-letter queue by
+noted failure reason.
 For each policy with a certificate (or one that requires it), says whether it still holds for the model
 and prompt layout that decided the policy's latest item ("certificate stale: model changed"), and
 "certificate verified" only when recomputing it on the labels it names in the table gives it back
@@ -34,6 +37,11 @@ async lane's objects not yet settled (queued or running on the async endpoint), 
 /** What the command reports. */
 interface Status {
   readonly records: Record<string, Record<string, number>>;
+  /**
+   * Decided records per policy by handling: what the policy acted on (automated, and audit
+   * samples), counted as the what-if, the calibration report and the decisions page count it.
+   */
+  readonly automation: Record<string, HandlingCounts>;
   readonly certificates: Record<string, string>;
   readonly queues: Record<string, { visible: number; inFlight: number }>;
   readonly deadLetters: Record<string, number>;
@@ -41,18 +49,20 @@ interface Status {
   readonly asyncBacklog: { objects: number; items: number; oldestSubmittedAt: string | undefined };
 }
 
-/** Counts per policy and state, and each policy's latest decision (by when it was made). */
+/** Counts per policy and state and by handling, and each policy's latest decision (by when it was made). */
 async function recordsOf(store: DecisionStore, filter: Parameters<typeof everyDecision>[1]) {
   const counts: Record<string, Record<string, number>> = {};
+  const automation: Record<string, HandlingCounts> = {};
   const latest = new Map<string, DecisionRecord>();
   for await (const record of everyDecision(store, filter)) {
     counts[record.policyId] ??= {};
+    automation[record.policyId] = countHandling([record], automation[record.policyId]);
     counts[record.policyId]![record.status] = (counts[record.policyId]![record.status] ?? 0) + 1;
     const seen = latest.get(record.policyId);
     if (record.modelSha256 && (!seen || record.createdAt > seen.createdAt))
       latest.set(record.policyId, record);
   }
-  return { counts, latest };
+  return { counts, automation, latest };
 }
 
 /**
@@ -135,6 +145,13 @@ function statusLines(status: Status): string[] {
     lines.push(`  ${policy.padEnd(22)} ${RECORD_STATUSES.map((s) => `${s} ${byStatus[s] ?? 0}`).join(", ")}`);
   }
   if (Object.keys(status.records).length === 0) lines.push("  (none)");
+  const automation = Object.entries(status.automation).sort();
+  if (automation.length > 0) {
+    lines.push(
+      "what each policy acted on (automated, and audit samples: automatic decisions people label first):",
+    );
+    for (const [policy, c] of automation) lines.push(`  ${policy.padEnd(22)} ${handlingText(c)}`);
+  }
   if (Object.keys(status.certificates).length > 0) {
     lines.push("certificates:");
     for (const [policy, text] of Object.entries(status.certificates))
@@ -206,12 +223,13 @@ async function run(options: StatusOptions): Promise<Status> {
   const policies = await PolicyRegistry.fromFolder(options.policiesDir);
   const window = allTime(new Date());
   if (options.since) window.since = options.since;
-  const { counts, latest } = await recordsOf(store, { ...window, policyIds: policies.ids() });
+  const { counts, automation, latest } = await recordsOf(store, { ...window, policyIds: policies.ids() });
   const depths: Record<string, { visible: number; inFlight: number }> = {};
   for (const [name, url] of Object.entries(options.queues))
     if (url) depths[name] = await queueAt(url, aws).depth();
   return {
     records: counts,
+    automation,
     certificates: await certificatesOf(policies, store, latest),
     queues: depths,
     deadLetters: await deadLettersOf(store, options.queues["dead-letter"], aws),

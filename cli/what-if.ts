@@ -6,7 +6,7 @@
  * calibration report. Nothing is changed.
  */
 import { mkdir, readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { REALTIME_INSTANCES } from "../infra/capacity/prices.ts";
 import { type Policy, PolicyError, parsePolicyText } from "../shared/domain/policy/policy.ts";
@@ -33,7 +33,7 @@ const DEFAULT_INSTANCE = REALTIME_INSTANCES.find((i) => i.name === "ml.c6i.xlarg
 
 export const whatIfUsage = `decide what-if --candidate policy.json [--from-table T]
                [--model file.gguf | --endpoint-name NAME | --url URL | --from-shadow]
-               [--sample ${WHAT_IF.sample}] [--since YYYY-MM-DD] [--concurrency 4] [--out calibration-out]
+               [--sample ${WHAT_IF.sample}] [--since YYYY-MM-DD] [--concurrency 4] [--out DIR]
                [--dollars-per-hour ${DEFAULT_INSTANCE.dollarsPerHour}] [--policies-dir events/policies] [--region R] [--profile P]
 
 Re-answers a stratified sample (by live route and option) of the candidate policy's decisions made since
@@ -45,7 +45,8 @@ server): re-scored, for any change of model or prompt; with none of these, from 
 candidate leaves the prompt unchanged: calibration and routing changes); with --from-shadow, from the shadow
 records the decide path wrote for this candidate version. Cost is the endpoint's busy time priced at
 --dollars-per-hour (default ${DEFAULT_INSTANCE.name} on demand, infra/capacity/prices.ts).
-Writes <out>/<policy>.what-if.html (every item that would change) and <out>/<policy>.what-if.json.
+Writes <policy>.what-if.html (every item that would change) and <policy>.what-if.json beside the candidate
+file, or into --out.
 --from-table defaults to DECISIONS_TABLE (npm start exports it).
 Example: npx decide what-if --candidate content-moderation.v2.json --model demo.gguf --from-table "$DECISIONS_TABLE"`;
 
@@ -124,6 +125,7 @@ interface WhatIfOptions {
   readonly dollarsPerHour: number;
   readonly since: string;
   readonly scoring: ScoringFlags & { "from-shadow"?: boolean | undefined };
+  /** Folder of the reports. @default the candidate file's folder */
   readonly out: string;
   readonly policiesDir: string;
   readonly aws: { readonly region?: string | undefined; readonly profile?: string | undefined };
@@ -152,7 +154,7 @@ function parse(argv: string[], env: CommandEnv): WhatIfOptions {
       "from-shadow": { type: "boolean", default: false },
       sample: { type: "string" },
       since: { type: "string" },
-      out: { type: "string", default: "calibration-out" },
+      out: { type: "string" },
       "dollars-per-hour": { type: "string" },
       "policies-dir": { type: "string", default: "events/policies" },
     },
@@ -175,7 +177,9 @@ function parse(argv: string[], env: CommandEnv): WhatIfOptions {
     sample,
     dollarsPerHour,
     since,
-    out: values.out!,
+    // Beside the candidate: a proposal's folder is its own, so what-ifs of two proposals never
+    // overwrite each other's reports.
+    out: values.out ?? dirname(candidatePath),
     scoring: { ...scoring, "from-shadow": values["from-shadow"] },
     policiesDir: values["policies-dir"]!,
     aws: { region, profile },

@@ -98,6 +98,15 @@ export interface BatchMember {
   readonly label?: string;
 }
 
+/**
+ * A decided member's record status as it stands now: the member keeps the status its decision
+ * gave it, and a label counted on an escalated member (`recordLabel`) means its record was
+ * reviewed since (an undone label removes it, and the record waits for review again).
+ */
+export function currentStatus(member: Pick<BatchMember, "status" | "label">): string | undefined {
+  return member.label !== undefined && member.status === "pending_review" ? "reviewed" : member.status;
+}
+
 /** Every accepted item is in a terminal state, and intake has finished. */
 export function isComplete(batch: Pick<BatchRecord, "status" | "counts">): boolean {
   const c = batch.counts;

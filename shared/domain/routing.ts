@@ -5,6 +5,7 @@
 import { createHash } from "node:crypto";
 import { type AuditInclusion, auditInclusion } from "./audit/bands.ts";
 import { certificateProblem, type ScoredBy } from "./calibration/provenance.ts";
+import { counted } from "./plural.ts";
 import type { Policy } from "./policy/policy.ts";
 import { argmax } from "./probability.ts";
 
@@ -108,4 +109,79 @@ export function routeDecision(
   const audit = auditInclusion(policy, topProbability);
   if (auditDraw(itemId, policy) < audit.inclusionProbability) return { ...human("audit_sample"), audit };
   return { route: "auto", reason: "confident", chosen: option.id, topProbability, audit, ...flagged };
+}
+
+/**
+ * How a routed decision counts wherever automation is counted (the what-if, `decide status`, the
+ * decisions page): `automated` (acted on alone), `audit_sample` (it passed every rule, so the
+ * policy would have acted on it, but it was drawn for a person's label first) or `escalated`
+ * (people decide it for any other reason).
+ */
+export const HANDLINGS = ["automated", "audit_sample", "escalated"] as const;
+export type Handling = (typeof HANDLINGS)[number];
+
+/** The handling of a decision by its route and reason (a record's, or a what-if's). */
+export function handlingOf(decision: { readonly route?: string; readonly reason?: string }): Handling {
+  if (decision.route === "auto") return "automated";
+  return decision.reason === "audit_sample" ? "audit_sample" : "escalated";
+}
+
+/**
+ * Whether the policy would act on the decision: automated, or an audit sample (it would have
+ * been automated but for the draw). The one meaning of "automated" in every count and share:
+ * a labelled item counts when its top option may be automated and clears the threshold
+ * ({@link wouldAutomate}), a routed one when this holds; audit samples are shown beside it.
+ */
+export const actedOn = (decision: { readonly route?: string; readonly reason?: string }): boolean =>
+  handlingOf(decision) !== "escalated";
+
+/** Whether `policy` ever acts alone on option `optionId` (automatable, and not out of scope). */
+export function optionAutomated(
+  policy: Pick<Policy, "options" | "outOfScopeOption">,
+  optionId: string,
+): boolean {
+  const option = policy.options.find((o) => o.id === optionId);
+  return option?.automate === true && option.id !== policy.outOfScopeOption;
+}
+
+/**
+ * Whether the policy would act on a calibrated distribution at `threshold` (by default its own):
+ * the top option may be automated and is at least that probable. The counting rule of the
+ * threshold table and the certificate, the labelled-item form of {@link actedOn}.
+ */
+export function wouldAutomate(
+  policy: Pick<Policy, "options" | "outOfScopeOption" | "autoThreshold">,
+  probabilities: readonly number[],
+  threshold = policy.autoThreshold,
+): boolean {
+  const top = argmax(probabilities);
+  return probabilities[top]! >= threshold && optionAutomated(policy, policy.options[top]!.id);
+}
+
+/** Decisions by handling; `actedOn` is what the policy acts on (automated and audit samples). */
+export interface HandlingCounts extends Record<Handling, number> {
+  actedOn: number;
+}
+
+/**
+ * Counts routed decisions by handling, into `counts` when given (a page at a time). Decisions
+ * without a route (rejected) are not counted.
+ */
+export function countHandling(
+  decisions: Iterable<{ readonly route?: string; readonly reason?: string }>,
+  counts: HandlingCounts = { automated: 0, audit_sample: 0, escalated: 0, actedOn: 0 },
+): HandlingCounts {
+  for (const d of decisions) {
+    if (d.route === undefined) continue;
+    const handling = handlingOf(d);
+    counts[handling]++;
+    if (handling !== "escalated") counts.actedOn++;
+  }
+  return counts;
+}
+
+/** "12 acted on (10 automated, 2 audit samples, which people label first), 38 escalated". */
+export function handlingText(c: HandlingCounts): string {
+  const samples = counted(c.audit_sample, "audit sample");
+  return `${c.actedOn.toLocaleString("en-US")} acted on (${c.automated.toLocaleString("en-US")} automated, ${samples}, which people label first), ${c.escalated.toLocaleString("en-US")} escalated`;
 }

@@ -14,7 +14,7 @@ import { BATCH_ID_PATTERN } from "../domain/batch.ts";
 import type { DecisionRecord } from "../domain/decision-record.ts";
 import type { DecisionPage, DecisionStore } from "../domain/decision-store.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
-import { ROUTES, type Route } from "../domain/routing.ts";
+import { countHandling, handlingOf, handlingText, ROUTES, type Route } from "../domain/routing.ts";
 import { DECISIONS_VIEW } from "../domain/topology.ts";
 import { estimateAutoErrors, windowStart } from "../use-cases/audit-estimate.ts";
 import { html, stateFields } from "./layout.ts";
@@ -136,7 +136,7 @@ export function decisionsBody(
     .map((r, i) => {
       const policy = policies.version(r.policyId, r.policyVersion);
       const id = r.status === "rejected" ? html(r.itemId) : `<a href="${itemPath(r)}">${html(r.itemId)}</a>`;
-      return `<tr><td data-label="item">${id}</td><td data-label="policy"><span class="id">${html(r.policyId)}</span> v${r.policyVersion}</td><td data-label="status"><span class="id">${html(r.status.replace("_", " "))}</span></td><td data-label="route">${html(r.route ?? "-")}</td>
+      return `<tr><td data-label="item">${id}</td><td data-label="policy"><span class="id">${html(r.policyId)}</span> v${r.policyVersion}</td><td data-label="status"><span class="id">${html(r.status.replace("_", " "))}</span></td><td data-label="route">${html(r.route ?? "-")}${handlingOf(r) === "audit_sample" ? " (audit sample)" : ""}</td>
 <td data-label="chosen">${html(r.chosen ?? "-")}</td><td data-label="top">${r.topProbability === undefined ? "-" : `${(r.topProbability * 100).toFixed(1)}%`}</td>
 <td data-label="reason">${r.reason ? reasonText(r, policy) : html(r.problems?.map((p) => `${p.field}: ${p.message}`).join("; ") ?? "-")}</td><td data-label="decided">${html(r.createdAt.slice(0, 19).replace("T", " "))}</td></tr>
 <tr class="detail"><td colspan="8"><details><summary>Details of ${html(r.itemId)}</summary>${stateFields(r.state)}<dl class="fields" id="detail-${i}">
@@ -150,7 +150,11 @@ export function decisionsBody(
       ? `<p>No decision on this page matches${page.next ? "; older ones may" : ""}.</p>`
       : "";
   const audit = `<p><a href="${html(auditLink(filters))}">Live error rate from audits</a> of ${filters.policy ? html(filters.policy) : "these policies"}</p>`;
-  return `<h1>Decisions</h1>${form}${audit}<p>${page.records.length} shown, newest first, ${DECISIONS_VIEW.pageSize} a page.</p>${none}<table class="stack"><caption>Newest first</caption>
+  // Counted as every page counts "automated": audit samples are what the policy acted on, apart.
+  const handled = page.records.length
+    ? ` On this page: ${html(handlingText(countHandling(page.records)))}.`
+    : "";
+  return `<h1>Decisions</h1>${form}${audit}<p id="shown">${page.records.length} shown, newest first, ${DECISIONS_VIEW.pageSize} a page.${handled}</p>${none}<table class="stack"><caption>Newest first</caption>
 <thead><tr><th scope="col">item</th><th scope="col">policy</th><th scope="col">status</th><th scope="col">route</th><th scope="col">chosen</th><th scope="col">top</th><th scope="col">reason</th><th scope="col">decided</th></tr></thead><tbody>${rows}</tbody></table>${pages}`;
 }
 

@@ -1,7 +1,7 @@
 /**
  * The batch files step: run by a function of its own, on a message the batch's completion (or a
  * later change) sends, it writes the results file (one line per decided item: id, route, chosen
- * option, distribution, reason, status, and the label once reviewed) and the errors file
+ * option, distribution, reason, current status, and the label once reviewed) and the errors file
  * (intake's refused lines, then the items the pipeline refused or dead-lettered), then announces
  * what is due: "Batch Completed" once the files exist, "Batch Reviewed" once every escalated item
  * has its label. The files are streamed: a page of members at a time from the table into the
@@ -19,6 +19,7 @@ import { Readable } from "node:stream";
 import {
   type BatchMember,
   type BatchStore,
+  currentStatus,
   isComplete,
   isReviewed,
   type RequestsBatchFiles,
@@ -115,7 +116,7 @@ function resultLine(m: BatchMember): string {
     chosen: m.chosen,
     distribution: m.distribution,
     reason: m.reason,
-    status: m.status,
+    status: currentStatus(m),
     ...(m.label !== undefined ? { label: m.label } : {}),
   })}\n`;
 }

@@ -108,7 +108,9 @@ describe("decide what-if on decisions the decide path wrote", () => {
     const run = await whatIf(["--candidate", join(dir, "candidate.json"), "--model", model, "--out", out]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/what-if of candidate v2 against live v1: \d+ sampled of \d+ decisions/);
-    expect(run.stdout).toMatch(/coverage \(share automated\): \d+\.\d% -> \d+\.\d%/);
+    expect(run.stdout).toMatch(
+      /coverage \(share automated, audit samples included\): \d+\.\d% -> \d+\.\d%; of them audit samples \(people label them first\): \d+\.\d% -> \d+\.\d%/,
+    );
     expect(run.stdout).toMatch(/escalations per day: [\d.]+ -> [\d.]+/);
     expect(run.stdout).toMatch(/s per 1,000 decisions \(wall\), endpoint busy [\d.]+ s per 1,000/);
     expect(run.stdout).toMatch(/\$[\d.]+ per 1,000 decisions at \$0\.238\/hour/);

@@ -156,7 +156,7 @@ describe("batch intake and progress", () => {
     expect(events.filter((e) => e.detailType === DetailType.batchReviewed)).toHaveLength(1);
     expect(await lines(batchKeys(batch.batchId).results)).toEqual([
       expect.objectContaining({ id: "A", route: "auto", status: "auto_approved" }),
-      expect.objectContaining({ id: "D", route: "human", label: "technical" }),
+      expect.objectContaining({ id: "D", route: "human", status: "reviewed", label: "technical" }),
     ]);
   });
 
@@ -190,6 +190,15 @@ describe("batch intake and progress", () => {
       (await lines(batchKeys(batch.batchId).results)).map((l) => [l.id, l.label]),
     );
     expect(labels).toEqual({ "H-1": "billing", "H-2": "technical", "H-3": "technical" });
+    const statuses = (await lines(batchKeys(batch.batchId).results)).map((l) => l.status);
+    expect(statuses).toEqual(["reviewed", "reviewed", "reviewed"]);
+    // An undone label puts the item back in the queue: its line says pending_review and has no label.
+    await settleRevision(deps(), batch.batchId, "H-3", undefined);
+    await writeBatchFiles(filesDeps(), batch.batchId);
+    const undone = (await lines(batchKeys(batch.batchId).results)).find((l) => l.id === "H-3");
+    expect(undone).toMatchObject({ status: "pending_review" });
+    expect(undone).not.toHaveProperty("label");
+    await settleLabel(deps(), batch.batchId, "H-3", "technical");
     // A change that lands while the files are written: they stay stale and the step asks again.
     requests = [];
     await settleRevision(deps(), batch.batchId, "H-1", "billing");

@@ -66,6 +66,7 @@ describe("status", () => {
   it("prints the counts as text, or as JSON with --json", () => {
     const status = {
       records: { "ticket-routing": { decided: 3 } },
+      automation: { "ticket-routing": { automated: 2, audit_sample: 1, escalated: 0, actedOn: 3 } },
       certificates: {},
       queues: { intake: { visible: 2, inFlight: 1 } },
       deadLetters: {},
@@ -74,6 +75,9 @@ describe("status", () => {
     const text = statusCommand.print(status, statusCommand.parse([], { DECISIONS_TABLE: "t" }));
     expect(text.exitCode).toBe(0);
     expect(text.lines).toContain("  intake       2 waiting, 1 in flight");
+    expect(text.lines).toContain(
+      "  ticket-routing         3 acted on (2 automated, 1 audit sample, which people label first), 0 escalated",
+    );
     expect(text.lines).toContain(
       "async backlog: 2 objects (776 items) open on the async endpoint, oldest submitted 2026-12-01T10:00:00.000Z",
     );
@@ -214,6 +218,15 @@ describe("the other commands", () => {
       "DECISIONS_TABLE is not set and --from-table is not given: is npm start running?",
     );
     expect(whatIfCommand.parse(["--candidate", "c.json"], { DECISIONS_TABLE: "t" }).table).toBe("t");
+    // The reports go beside the candidate (a later what-if of another proposal no longer
+    // overwrites them in ./calibration-out), unless --out says where.
+    const proposal = "calibration-out/p/v2-from-48-labels/policy.json";
+    expect(whatIfCommand.parse(["--candidate", proposal, "--from-table", "t"], {}).out).toBe(
+      "calibration-out/p/v2-from-48-labels",
+    );
+    expect(whatIfCommand.parse(["--candidate", proposal, "--from-table", "t", "--out", "o"], {}).out).toBe(
+      "o",
+    );
     expect(localCommand.parse([], { DECIDE_LOCAL_PORT_BASE: "20000" }).mode.ports?.endpoint).toBe(20000);
     expect(() => localCommand.parse([], { DECIDE_LOCAL_PORT_BASE: "1" })).toThrow("--port-base");
     vi.stubEnv("PORT", "9999");

@@ -13,6 +13,7 @@ import {
   type WhatIfRow,
 } from "../../shared/domain/what-if/compare.ts";
 import { changedPromptField } from "../../shared/domain/what-if/prompt-fields.ts";
+import { renderWhatIf } from "../../shared/domain/what-if/report.ts";
 import { StratifiedSampler, stratifiedSample } from "../../shared/domain/what-if/sample.ts";
 import { TEAMS_POLICY } from "../helpers/policies.ts";
 
@@ -95,10 +96,42 @@ describe("compareDecisions", () => {
     expect(s.toHuman.items).toBe(1);
     expect(s.toAuto.items).toBe(2);
     expect(s.coverage).toEqual({ live: 0.6, candidate: 0.8 });
+    expect(s.auditSamples).toEqual({ live: 0.2, candidate: 0 });
     // People's workload counts every item they get, audit samples included.
     expect(s.escalationsPerDay).toEqual({ live: 15, candidate: 5 });
     expect(s.labelled).toMatchObject({ items: 2, automated: 2, wrong: 1 });
     expect(s.labelled.upperBound).toBeCloseTo(binomialUpperBound(1, 2, 0.95), 12);
+  });
+});
+
+describe("the what-if report", () => {
+  it("lists the route changes the summary counts: an audit draw by one version only is none", () => {
+    const rows = [
+      // Automated live, drawn for audit by the candidate (observation 4: listed, not counted).
+      ...Array.from({ length: 15 }, () =>
+        row(d("allow", "auto", "confident"), d("allow", "human", "audit_sample")),
+      ),
+      row(d("allow", "auto", "confident"), d("allow", "human", "below_threshold")),
+      row(d("allow", "human", "below_threshold"), d("allow", "human", "audit_sample")),
+    ];
+    const summary = compareDecisions(rows, 1);
+    const page = renderWhatIf({
+      policyId: "p",
+      liveVersion: 1,
+      candidateVersion: 2,
+      since: "2026-11-01T00:00:00.000Z",
+      source: "stored logits",
+      summary,
+      rows,
+      cost: [],
+    });
+    const listed = page.match(/<table id="changed">.*?<\/table>/s)?.[0] ?? "";
+    const listedRows = listed.match(/<th scope="row">/g) ?? [];
+    expect(summary.toHuman.items).toBe(1);
+    expect(summary.toAuto.items).toBe(1);
+    expect(listedRows).toHaveLength(summary.toHuman.items + summary.toAuto.items);
+    expect(listed).toContain("allow (90.0%), auto (audit sample)");
+    expect(page).toContain("of them audit samples (people label them first)");
   });
 });
 

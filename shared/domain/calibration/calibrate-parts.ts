@@ -5,6 +5,7 @@
  */
 import type { Policy } from "../policy/policy.ts";
 import { argmax } from "../probability.ts";
+import { wouldAutomate } from "../routing.ts";
 import {
   type CertificatePoint,
   type CertificateResult,
@@ -12,7 +13,7 @@ import {
   certificateSentence,
   certifyThreshold,
 } from "./certificate.ts";
-import { certifiedItems, topAutomatable } from "./certified-items.ts";
+import { certifiedItems } from "./certified-items.ts";
 import type { CalibrationMap } from "./map.ts";
 import {
   accuracy,
@@ -66,7 +67,7 @@ export interface ThresholdRow {
 /**
  * Share automated and its accuracy at round thresholds, counting only items whose top option the
  * policy may automate (an option people always review, or out of scope, is never automated,
- * however confident): the same definition as the certificate's.
+ * however confident): routing's `wouldAutomate`, the same definition as the certificate's.
  */
 export function thresholdTable(
   policy: Policy,
@@ -76,9 +77,7 @@ export function thresholdTable(
   const weight = (i: number) => 1 / (rows[i]?.inclusionProbability ?? 1);
   const total = calibrated.reduce((s, _, i) => s + weight(i), 0);
   return [0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.97, 0.99].map((t) => {
-    const automated = calibrated.flatMap((r, i) =>
-      top(r) >= t && topAutomatable(policy, r.probabilities) ? [i] : [],
-    );
+    const automated = calibrated.flatMap((r, i) => (wouldAutomate(policy, r.probabilities, t) ? [i] : []));
     const w = automated.reduce((s, i) => s + weight(i), 0);
     const right = automated.reduce(
       (s, i) => s + (argmax(calibrated[i]!.probabilities) === calibrated[i]!.label ? weight(i) : 0),

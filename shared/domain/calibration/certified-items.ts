@@ -6,14 +6,17 @@
  */
 import type { Policy } from "../policy/policy.ts";
 import { argmax } from "../probability.ts";
+import { optionAutomated } from "../routing.ts";
 import type { CertifiedItem } from "./certificate.ts";
 import { type CalibrationMap, calibratedProbabilities } from "./map.ts";
 import type { LabelledLogits } from "./temperature.ts";
 
-/** Whether the top option of `probabilities` may be automated at all (automatable, not out of scope). */
+/**
+ * Whether the top option of `probabilities` may be automated at all (automatable, not out of
+ * scope): routing's `optionAutomated`, the rule every count of "automated" shares.
+ */
 export function topAutomatable(policy: Policy, probabilities: readonly number[]): boolean {
-  const option = policy.options[argmax(probabilities)]!;
-  return option.automate && option.id !== policy.outOfScopeOption;
+  return optionAutomated(policy, policy.options[argmax(probabilities)]!.id);
 }
 
 /** The labelled items under `map`, in the rows' order. */

@@ -7,11 +7,12 @@
  *
  * The audit draw is salted by policy version, so a candidate draws a different audit sample: an
  * audit sample counts as automatic in the route changes, the share automated and the labelled
- * check (it would have been automated but for the draw), so that they show what the candidate
- * changes and not which items happened to be drawn. Escalations per day count every item people
- * get, audit samples included: that is their workload.
+ * check (it would have been automated but for the draw: `actedOn`, the definition every page
+ * counts by), so that they show what the candidate changes and not which items happened to be
+ * drawn; the share of audit samples is shown beside it. Escalations per day count every item
+ * people get, audit samples included: that is their workload.
  */
-import type { Route, RouteReason } from "../routing.ts";
+import { actedOn, handlingOf, type Route, type RouteReason } from "../routing.ts";
 import { binomialUpperBound } from "../statistics/beta.ts";
 
 /** One side of a comparison: what a version did (or would do) with an item. */
@@ -53,6 +54,8 @@ export interface WhatIfSummary {
   readonly toAuto: Counted;
   /** Share automated (audit samples included), live and candidate (weighted). */
   readonly coverage: { readonly live: number; readonly candidate: number };
+  /** Of all decisions, the share drawn for audit out of those automated, live and candidate. */
+  readonly auditSamples: { readonly live: number; readonly candidate: number };
   readonly escalationsPerDay: { readonly live: number; readonly candidate: number };
   /** The candidate's automatic actions on the labelled items, and how many were wrong. */
   readonly labelled: {
@@ -65,8 +68,14 @@ export interface WhatIfSummary {
   };
 }
 
-/** Whether a decision is automatic, or drawn for audit out of the automatic ones. */
-export const automatic = (d: WhatIfDecision): boolean => d.route === "auto" || d.reason === "audit_sample";
+/** Whether a decision is automatic, or drawn for audit out of the automatic ones (`actedOn`). */
+export const automatic = (d: WhatIfDecision): boolean => actedOn(d);
+
+/** Whether the item's chosen option or its handling (acted on or not) differs: a flip or a route change. */
+export const changes = (r: WhatIfRow): boolean =>
+  r.live.chosen !== r.candidate.chosen || automatic(r.live) !== automatic(r.candidate);
+
+const drawn = (d: WhatIfDecision): boolean => handlingOf(d) === "audit_sample";
 
 const counted = (rows: readonly WhatIfRow[]): Counted => ({
   items: rows.length,
@@ -104,6 +113,7 @@ export function compareDecisions(rows: readonly WhatIfRow[], days: number, confi
     toHuman: counted(rows.filter((r) => automatic(r.live) && !automatic(r.candidate))),
     toAuto: counted(rows.filter((r) => !automatic(r.live) && automatic(r.candidate))),
     coverage: { live: share((r) => automatic(r.live)), candidate: share((r) => automatic(r.candidate)) },
+    auditSamples: { live: share((r) => drawn(r.live)), candidate: share((r) => drawn(r.candidate)) },
     escalationsPerDay: {
       live: perDay((r) => r.live.route === "human"),
       candidate: perDay((r) => r.candidate.route === "human"),

@@ -4,7 +4,8 @@
  * item whose decision or route would change, so a reviewer can read the flips themselves.
  */
 import { escapeHtml, num, pct, REPORT_STYLE } from "../calibration/report-style.ts";
-import type { WhatIfDecision, WhatIfRow, WhatIfSummary } from "./compare.ts";
+import { handlingOf } from "../routing.ts";
+import { changes, type WhatIfDecision, type WhatIfRow, type WhatIfSummary } from "./compare.ts";
 
 /** Items listed at most; the page says when more changed. */
 const MAX_LISTED = 500;
@@ -23,8 +24,17 @@ export interface WhatIfReport {
   readonly cost: readonly string[];
 }
 
-const side = (d: WhatIfDecision) =>
-  `${escapeHtml(d.chosen)} (${pct(d.topProbability)}), ${d.route}${d.route === "human" ? `: ${d.reason}` : ""}`;
+/** How one version handles an item: auto, an audit sample (automatic, people label it first), or human and why. */
+const side = (d: WhatIfDecision) => {
+  const handling = handlingOf(d);
+  const route =
+    handling === "automated"
+      ? "auto"
+      : handling === "audit_sample"
+        ? "auto (audit sample)"
+        : `human: ${d.reason}`;
+  return `${escapeHtml(d.chosen)} (${pct(d.topProbability)}), ${route}`;
+};
 
 /** The headline table. */
 function headline(s: WhatIfSummary): string {
@@ -33,10 +43,11 @@ function headline(s: WhatIfSummary): string {
   const l = s.labelled;
   return `<table id="what-if-summary"><caption>Live against candidate (estimates scaled to the ${num(s.decisions, 0)} decisions the sample stands for)</caption>
 <thead><tr><td></td><th scope="col">live</th><th scope="col">candidate</th></tr></thead><tbody>
-${row("share automated", pct(s.coverage.live), pct(s.coverage.candidate))}
+${row("share automated (audit samples included)", pct(s.coverage.live), pct(s.coverage.candidate))}
+${row("of them audit samples (people label them first)", pct(s.auditSamples.live), pct(s.auditSamples.candidate))}
 ${row(`escalations per day (over ${num(s.days, 1)} days)`, num(s.escalationsPerDay.live, 1), num(s.escalationsPerDay.candidate, 1))}
 ${row("chosen option changes", "", `${s.flipped.items} of ${s.sampled} sampled (est. ${pct(s.flipped.estimated / s.decisions)})`)}
-${row("route auto → human", "", `${s.toHuman.items} (est. ${num(s.toHuman.estimated, 0)})`)}
+${row("route auto → human (an audit sample counts as auto)", "", `${s.toHuman.items} (est. ${num(s.toHuman.estimated, 0)})`)}
 ${row("route human → auto", "", `${s.toAuto.items} (est. ${num(s.toAuto.estimated, 0)})`)}
 ${row("wrong automatic actions on labelled items", "", `${l.wrong} of ${l.automated} it would automate (of ${l.items} labelled); ≤ ${pct(l.upperBound)} with ${pct(l.confidence)} confidence`)}
 </tbody></table>`;
@@ -51,9 +62,9 @@ export function renderWhatIf(report: WhatIfReport): string {
         `<tr><td>${escapeHtml(f.from)}</td><td>${escapeHtml(f.to)}</td><td>${f.items}</td><td>${num(f.estimated, 0)}</td></tr>`,
     )
     .join("");
-  const changed = report.rows.filter(
-    (r) => r.live.chosen !== r.candidate.chosen || r.live.route !== r.candidate.route,
-  );
+  // The same rule as the summary's flips and route changes: an item one version drew for audit
+  // and the other automated does not change route.
+  const changed = report.rows.filter(changes);
   const listed = changed
     .slice(0, MAX_LISTED)
     .map(
