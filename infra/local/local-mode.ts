@@ -120,10 +120,7 @@ async function startParts(
     : await startEndpoint(options, ports.endpoint, plan, started, say);
   // Whether the queues kept what the last run left (a data folder from before they did has no journal).
   const queuesKept = existsSync(join(options.dataDir, "queues", "sqs.jsonl"));
-  // An endpoint of its own may not serve a cascade's later tiers: those it does not serve are
-  // skipped (the item goes to people) instead of refused item by item.
-  const tierModels = options.endpointUrl ? await servedModelNames(options.endpointUrl) : undefined;
-  const wiring = await startPipeline(options, ports, endpoint.url, plan, started, say, tierModels);
+  const wiring = await startPipeline(options, ports, endpoint.url, plan, started, say);
   const { env, queues } = wiring;
   const left = recoveredLine(wiring.recovered);
   if (left) say(left);
@@ -185,8 +182,10 @@ async function startPipeline(
   plan: CapacityPlan,
   started: (() => Promise<unknown>)[],
   say: (line: string) => void,
-  tierModels?: string,
 ) {
+  // An endpoint of its own may not serve a cascade's later tiers: those it does not serve are
+  // skipped (the item goes to people) instead of refused item by item.
+  const tierModels = options.endpointUrl ? await servedModelNames(options.endpointUrl) : undefined;
   if (spawnSync("java", ["-version"]).status !== 0) {
     throw new Error(
       "DynamoDB Local needs Java 17, which is not installed here: apt-get install openjdk-17-jre-headless",
