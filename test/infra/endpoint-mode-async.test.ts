@@ -3,11 +3,14 @@
  * batch lane, so the template has no real-time endpoint (no endpoint, configuration, scaling,
  * guardrail or capacity follower of one), no decide function, and its only scalable target starts
  * from zero; the submit function reads the intake and the result function may send its items
- * back there or to its dead-letter queue; cdk-nag finds nothing. `-c batchLane=realtime` with it
- * is refused by name.
+ * back there or to its dead-letter queue; cdk-nag finds nothing; the capacity model reads the one
+ * lane it has (and says why `--rate` has nothing to simulate). `-c batchLane=realtime` with it is
+ * refused by name.
  */
 import { Annotations, Match, Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
+import { liveLaneIsAsync, readAsyncShape } from "../../infra/capacity/async-template.ts";
+import { readPipelineShape } from "../../infra/capacity/template-reader.ts";
 import { asyncItemsPerObject } from "../../shared/domain/async-objects.ts";
 import { ASYNC_LANE } from "../../shared/domain/topology.ts";
 import { synthStack } from "../helpers/synth-stack.ts";
@@ -110,6 +113,32 @@ describe("-c endpointMode=async", () => {
     });
     const [, endpoint] = ofType("AWS::SageMaker::Endpoint")[0]!;
     expect(text(targets[0]![1].Properties.ResourceId)).toContain(String(endpoint.Properties.EndpointName));
+  });
+});
+
+describe("the capacity model's reading of an async live lane", () => {
+  it("simulates the async lane from zero and refuses --rate with the reason and the command to use", () => {
+    const template = { Resources: resources };
+    expect(liveLaneIsAsync(template)).toBe(true);
+    expect(readAsyncShape(template)).toMatchObject({
+      minInstances: 0,
+      itemsPerObject: asyncItemsPerObject(),
+    });
+    expect(() => readPipelineShape(template)).toThrow(
+      /live lane on the async endpoint \(-c endpointMode=async\), idle \$0 per month; simulate it with --lane batch/,
+    );
+  });
+
+  it("does not take a stack with a decide function for one", () => {
+    const fn = (variables: Record<string, string>) => ({
+      Type: "AWS::Lambda::Function",
+      Properties: { Environment: { Variables: variables } },
+    });
+    const both = {
+      Resources: { Decide: fn({ DECISION_ENDPOINT_NAME: "e" }), Submit: fn({ INTAKE_QUEUE_ARN: "q" }) },
+    };
+    expect(liveLaneIsAsync(both)).toBe(false);
+    expect(liveLaneIsAsync({ Resources: { Submit: fn({ BATCH_QUEUE_URL: "q" }) } })).toBe(false);
   });
 });
 
