@@ -2,7 +2,8 @@
  * The CDK app: `npm run synth` (offline, no credentials) or `npx cdk deploy`. Context values:
  * instanceType, minInstanceCount (or initialInstanceCount: the scaling minimum, and the count a new
  * variant starts with), maxInstanceCount, imageUri, alarmEmail, batchMaxConcurrency, endpointMode
- * (realtime | serverless), serverlessMemoryMiB, serverlessMaxConcurrency,
+ * (realtime | serverless | async: the live lane on the async endpoint too, nothing real-time
+ * deployed; needs batchLane async), serverlessMemoryMiB, serverlessMaxConcurrency,
  * serverlessProvisionedConcurrency (e.g. `npx cdk deploy -c endpointMode=serverless`), batchLane
  * (async, the default: SageMaker Asynchronous Inference; or realtime), asyncInstanceType,
  * asyncMaxInstanceCount, reserveConcurrency=false (an account whose Lambda concurrency quota is
@@ -57,10 +58,15 @@ function minInstancesOf(min: number | undefined, initial: number | undefined) {
   return count === undefined ? {} : { initialInstanceCount: count };
 }
 
-/** The endpoint mode and serverless settings from context, refusing anything else by name. */
+/**
+ * The endpoint mode and serverless settings from context, refusing anything else by name (the
+ * stack refuses async with `-c batchLane=realtime`).
+ */
 function endpointModeOf(mode: string | undefined) {
   if (mode === undefined || mode === "realtime") return {};
-  if (mode !== "serverless") throw new Error(`-c endpointMode must be realtime or serverless, got "${mode}"`);
+  if (mode === "async") return { endpointMode: "async" as const };
+  if (mode !== "serverless")
+    throw new Error(`-c endpointMode must be realtime, serverless or async, got "${mode}"`);
   return {
     endpointMode: "serverless" as const,
     serverless: {

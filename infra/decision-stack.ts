@@ -53,8 +53,13 @@ export interface DecisionStackProps extends StackProps {
   readonly imageUri?: string;
   /** Alarm email. */
   readonly alarmEmail?: string;
-  /** Real-time instances (default) or pay-per-use Serverless Inference. */
-  readonly endpointMode?: "realtime" | "serverless";
+  /**
+   * Real-time instances (default), pay-per-use Serverless Inference, or "async": the live intake
+   * runs on the async endpoint too (with the async batch lane, which it needs), and no real-time
+   * endpoint is deployed, so inference costs nothing idle; decisions may wait minutes (a wake
+   * from zero). @default "realtime"
+   */
+  readonly endpointMode?: "realtime" | "serverless" | "async";
   /** Concurrent batch-lane invocations of the decide function (2 to 1,000). @default 2 */
   readonly batchMaxConcurrency?: number;
   /** Serverless memory and concurrency (endpointMode "serverless"). */
@@ -74,7 +79,8 @@ export interface DecisionStackProps extends StackProps {
 
 /** The decision endpoint and pipeline. */
 export class DecisionStack extends Stack {
-  public readonly endpoint: DecisionEndpoint;
+  /** The real-time or serverless endpoint; none with `endpointMode: "async"`. */
+  public readonly endpoint: DecisionEndpoint | undefined;
   public readonly pipeline: DecisionPipeline;
   public readonly operations: Operations;
   /** The daily audit estimate and the per-policy error-budget alarms. */
@@ -88,6 +94,10 @@ export class DecisionStack extends Stack {
 
   constructor(scope: Construct, id: string, props: DecisionStackProps = {}) {
     super(scope, id, props);
+    if (props.endpointMode === "async" && props.batchLane === "realtime")
+      throw new Error(
+        "-c endpointMode=async runs the live lane on the async endpoint, which -c batchLane=realtime does not deploy: drop -c batchLane=realtime (the async batch lane is the default)",
+      );
     const modelBucket = new CfnParameter(this, "ModelBucket", {
       type: "String",
       description: "S3 bucket holding the model archive (model.tar.gz with one .gguf file)",
@@ -97,30 +107,27 @@ export class DecisionStack extends Stack {
       default: "models/decision/model.tar.gz",
       description: "Key of the model archive in that bucket",
     });
-    this.endpoint = new DecisionEndpoint(this, "Endpoint", {
-      modelBucket: modelBucket.valueAsString,
-      modelKey: modelKey.valueAsString,
-      ...(props.instanceType ? { instanceType: props.instanceType } : {}),
-      initialInstanceCount: props.initialInstanceCount ?? 1,
-      maxInstanceCount: props.maxInstanceCount ?? 4,
-      ...(props.imageUri ? { imageUri: props.imageUri } : {}),
-      ...(props.endpointMode ? { mode: props.endpointMode } : {}),
-      ...(props.serverless ? { serverless: props.serverless } : {}),
-      ...(props.batchMaxConcurrency ? { batchMaxConcurrency: props.batchMaxConcurrency } : {}),
-    });
+    this.endpoint =
+      props.endpointMode === "async"
+        ? undefined
+        : this.createEndpoint(props, modelBucket.valueAsString, modelKey.valueAsString);
     this.pipeline = new DecisionPipeline(this, "Pipeline", {
-      endpointName: this.endpoint.endpointName,
-      endpointArn: this.endpoint.endpointArn,
+      ...(this.endpoint
+        ? {
+            endpointName: this.endpoint.endpointName,
+            endpointArn: this.endpoint.endpointArn,
+            endpointMaxInstances: this.endpoint.maxConcurrency,
+            endpointMode: this.endpoint.mode,
+          }
+        : { endpointMode: "async" as const }),
       endpointMinInstances: props.initialInstanceCount ?? 1,
-      endpointMaxInstances: this.endpoint.maxConcurrency,
-      endpointMode: this.endpoint.mode,
       ...(props.batchMaxConcurrency ? { batchMaxConcurrency: props.batchMaxConcurrency } : {}),
       batchLane: props.batchLane ?? "async",
       ...(props.reserveConcurrency === false ? { reserveConcurrency: false } : {}),
     });
     this.operations = new Operations(this, "Operations", {
       pipeline: this.pipeline,
-      endpoint: this.endpoint,
+      ...(this.endpoint ? { endpoint: this.endpoint } : {}),
       ...(props.alarmEmail ? { alarmEmail: props.alarmEmail } : {}),
       reviewServiceLevels: reviewServiceLevels(POLICIES_DIR),
     });
@@ -136,11 +143,12 @@ export class DecisionStack extends Stack {
     this.asyncLane = this.createAsyncLane(props, modelBucket.valueAsString, modelKey.valueAsString);
 
     // A deployment whose new fleet answers with errors rolls back.
-    this.endpoint.rollbackOn([this.operations.alarms.endpointErrors]);
+    const { endpointErrors } = this.operations.alarms;
+    if (this.endpoint && endpointErrors) this.endpoint.rollbackOn([endpointErrors]);
 
     this.contracts = new EventContracts(this, "Contracts");
     new CfnOutput(this, "SchemaRegistryName", { value: this.contracts.registry.attrRegistryName });
-    new CfnOutput(this, "EndpointName", { value: this.endpoint.endpointName });
+    if (this.endpoint) new CfnOutput(this, "EndpointName", { value: this.endpoint.endpointName });
     new CfnOutput(this, "IntakeQueueUrl", { value: this.pipeline.queues.intake.queueUrl });
     new CfnOutput(this, "DeadLetterQueueUrl", { value: this.pipeline.queues.deadLetters.queueUrl });
     new CfnOutput(this, "DeadLetterQueueArn", { value: this.pipeline.queues.deadLetters.queueArn });
@@ -164,6 +172,21 @@ export class DecisionStack extends Stack {
     new CfnOutput(this, "PipelineBucketName", { value: this.pipeline.bucket.bucketName });
   }
 
+  /** The real-time or serverless endpoint that the decide function calls. */
+  private createEndpoint(props: DecisionStackProps, modelBucket: string, modelKey: string) {
+    return new DecisionEndpoint(this, "Endpoint", {
+      modelBucket,
+      modelKey,
+      ...(props.instanceType ? { instanceType: props.instanceType } : {}),
+      initialInstanceCount: props.initialInstanceCount ?? 1,
+      maxInstanceCount: props.maxInstanceCount ?? 4,
+      ...(props.imageUri ? { imageUri: props.imageUri } : {}),
+      ...(props.endpointMode === "serverless" ? { mode: "serverless" as const } : {}),
+      ...(props.serverless ? { serverless: props.serverless } : {}),
+      ...(props.batchMaxConcurrency ? { batchMaxConcurrency: props.batchMaxConcurrency } : {}),
+    });
+  }
+
   /**
    * The async endpoint (same image and model as the real-time one), the lane's functions and their
    * alarms; none with `batchLane: "realtime"`.
@@ -180,7 +203,8 @@ export class DecisionStack extends Stack {
       ...(props.asyncMaxInstanceCount ? { maxInstanceCount: props.asyncMaxInstanceCount } : {}),
       ...(props.imageUri ? { imageUri: props.imageUri } : {}),
     });
-    const lane = new AsyncLane(this, "AsyncLane", { pipeline: this.pipeline, endpoint });
+    const intake = props.endpointMode === "async";
+    const lane = new AsyncLane(this, "AsyncLane", { pipeline: this.pipeline, endpoint, intake });
     const alarms = new AsyncLaneAlarms(this, "AsyncAlarms", { endpoint, lane, operations: this.operations });
     new CfnOutput(this, "AsyncEndpointName", { value: endpoint.endpointName });
     new CfnOutput(this, "AsyncNotificationsDeadLetterQueueArn", {

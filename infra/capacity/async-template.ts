@@ -38,6 +38,18 @@ export interface AsyncShape {
   readonly submitConcurrency: number;
 }
 
+/**
+ * Whether the template's live intake runs on the async endpoint (`-c endpointMode=async`): a
+ * function reads the intake as an async lane (INTAKE_QUEUE_ARN), and none calls a real-time one.
+ * Such a template has no live lane for `--rate` to simulate: its items are objects like a batch's.
+ */
+export function liveLaneIsAsync(json: unknown): boolean {
+  const functions = new CfnTemplate(json).ofType("AWS::Lambda::Function");
+  const has = (name: string) =>
+    functions.some((f) => at(f.properties, `Environment.Variables.${name}`) !== undefined);
+  return has("INTAKE_QUEUE_ARN") && !has("DECISION_ENDPOINT_NAME");
+}
+
 /** The endpoint configuration with AsyncInferenceConfig, and its endpoint. */
 function asyncEndpoint(template: CfnTemplate): { config: TemplateResource; endpoint: TemplateResource } {
   const configs = template

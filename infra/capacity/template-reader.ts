@@ -6,6 +6,7 @@
  * and has no default for fails with an error naming the resource and the property.
  */
 import { DECIDE_FUNCTION } from "../../shared/domain/topology.ts";
+import { liveLaneIsAsync } from "./async-template.ts";
 import { AWS_BEHAVIOUR } from "./aws-behaviour.ts";
 import { TemplateShapeError } from "./errors.ts";
 import { overloadFor } from "./overload.ts";
@@ -45,6 +46,12 @@ export interface ReadOptions {
 
 /** The pipeline's shape from a parsed template (`JSON.parse` of `cdk.out/<stack>.template.json`). */
 export function readPipelineShape(json: unknown, options: ReadOptions = {}): PipelineShape {
+  if (liveLaneIsAsync(json))
+    throw new TemplateShapeError(
+      "AWS::Lambda::Function",
+      "Environment.Variables.DECISION_ENDPOINT_NAME",
+      "no decide function: this stack runs the live lane on the async endpoint (-c endpointMode=async), idle $0 per month; simulate it with --lane batch --items N",
+    );
   const template = new CfnTemplate(json);
   const fn = decideFunction(template);
   const environment = at(fn.properties, "Environment.Variables") as Record<string, unknown> | undefined;

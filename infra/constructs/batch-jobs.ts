@@ -36,7 +36,8 @@ export interface BatchJobsProps {
   readonly bucket: s3.Bucket;
   readonly queue: sqs.IQueue;
   readonly bus: events.IEventBus;
-  readonly decideFunction: NodejsFunction;
+  /** The decide function; none when the live lane runs on the async endpoint (`endpointMode: "async"`). */
+  readonly decideFunction?: NodejsFunction;
   /** Functions that label batch items (they ask the files step for a rewrite). */
   readonly reviewFunctions: readonly NodejsFunction[];
   /** Where failed intake runs land. */
@@ -112,6 +113,8 @@ export class BatchJobs extends Construct {
     // The batch lane: the same decide function, fed from its own queue at a bounded concurrency
     // (unless the async lane consumes it: `async-lane.ts`).
     if (props.decideConsumesBatch ?? true) {
+      if (!props.decideFunction)
+        throw new Error("the batch lane on the real-time endpoint needs the decide function");
       props.decideFunction.addEventSource(
         new SqsEventSource(props.queue, {
           batchSize: props.batchSize,
@@ -124,7 +127,8 @@ export class BatchJobs extends Construct {
       props.decideFunction.addEnvironment("BATCH_QUEUE_ARN", props.queue.queueArn);
     }
     // The decide and review functions count items and labels: they never read or write the files.
-    for (const fn of [props.decideFunction, ...props.reviewFunctions]) this.asksForFiles(fn);
+    for (const fn of [...(props.decideFunction ? [props.decideFunction] : []), ...props.reviewFunctions])
+      this.asksForFiles(fn);
     suppressNotificationsHelper(this);
   }
 

@@ -1,14 +1,13 @@
 /**
  * The event-driven pipeline: the queues (`pipeline-queues.ts`), the decisions table, the event
  * bus with its rules (auto → auto-action queue, human → review queue, rejected → inspection
- * queue, upstream "Decision Requested" → intake), the decide function and the target functions
- * on their queues, the review pages and API, the replay function, the scheduled jobs and the
+ * queue, upstream "Decision Requested" → intake), the decide function (`decide-function.ts`; none
+ * when the live lane runs on the async endpoint) and the target functions on their queues, the review pages and API, the replay function, the scheduled jobs and the
  * batch lane, with least-privilege permissions. Settings come from `shared/domain/topology.ts`,
  * shared with the local stand-ins.
  */
 import { Aspects, Stack } from "aws-cdk-lib";
 import type * as dynamodb from "aws-cdk-lib/aws-dynamodb";
-import * as iam from "aws-cdk-lib/aws-iam";
 import type { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import type * as s3 from "aws-cdk-lib/aws-s3";
@@ -16,12 +15,10 @@ import { Construct } from "constructs";
 import { decideConcurrency } from "../../shared/domain/capacity-plan.ts";
 import type { RuleDelivery } from "../../shared/domain/dead-letters.ts";
 import {
-  DECIDE_FUNCTION,
   MEASURED_SECONDS_PER_ITEM,
   METRICS,
   RESERVED_CONCURRENCY,
   type RuleName,
-  SERVERLESS_DECIDE,
   TABLE_ACCESS,
   TARGET_FUNCTION,
 } from "../../shared/domain/topology.ts";
@@ -30,6 +27,7 @@ import { BatchJobs } from "./batch-jobs.ts";
 import { CapacityFollower } from "./capacity-follower.ts";
 import { type DeadLetterSources, replayFunction } from "./dead-letter-routes.ts";
 import { deadLetterSourcesOf } from "./dead-letter-sources.ts";
+import { createDecideFunction } from "./decide-function.ts";
 import { DecisionsTable } from "./decisions-table.ts";
 import { PipelineBucket } from "./pipeline-bucket.ts";
 import { PipelineBus } from "./pipeline-bus.ts";
@@ -42,16 +40,21 @@ import { ScheduledJobs } from "./scheduled-jobs.ts";
 
 /** Properties of {@link DecisionPipeline}. */
 export interface DecisionPipelineProps {
-  /** Name of the SageMaker endpoint the decide function calls. */
-  readonly endpointName: string;
-  /** Its ARN: InvokeEndpoint is allowed on this endpoint only. */
-  readonly endpointArn: string;
+  /** Name of the SageMaker endpoint the decide function calls (none with endpointMode "async"). */
+  readonly endpointName?: string;
+  /** Its ARN: InvokeEndpoint is allowed on this endpoint only (none with endpointMode "async"). */
+  readonly endpointArn?: string;
   /** Fewest endpoint instances (the scaling minimum). @default 1 */
   readonly endpointMinInstances?: number;
   /** Most endpoint instances; the decide function's concurrency follows. @default 1 */
   readonly endpointMaxInstances?: number;
-  /** Serverless endpoints cold-start: the decide function then waits longer per try. @default "realtime" */
-  readonly endpointMode?: "realtime" | "serverless";
+  /**
+   * Serverless endpoints cold-start: the decide function then waits longer per try. "async": the
+   * live lane runs on the async endpoint too, so the pipeline has no decide function, no capacity
+   * follower and no real-time endpoint to call; the stack's async lane consumes the intake.
+   * @default "realtime"
+   */
+  readonly endpointMode?: "realtime" | "serverless" | "async";
   /** Where the policy files are bundled from. @default events/policies */
   readonly policiesDir?: string;
   /** Concurrent batch-lane invocations of the decide function. @default BATCH_LANE.maxConcurrency */
@@ -69,7 +72,8 @@ export interface DecisionPipelineProps {
 
 /** The pipeline's functions, by role. */
 export interface PipelineFunctions {
-  readonly decide: NodejsFunction;
+  /** The live (and real-time batch) lane's consumer; none when the live lane runs on the async endpoint. */
+  readonly decide?: NodejsFunction;
   readonly autoAction: NodejsFunction;
   /** The human route's consumer: queues each escalated item for review once per event id. */
   readonly reviewIntake: NodejsFunction;
@@ -90,20 +94,6 @@ export interface PipelineFunctions {
   readonly batchFiles: NodejsFunction;
   /** Holds the intake's concurrency to the endpoint's instances in service (real-time only). */
   readonly capacityFollower?: NodejsFunction;
-}
-
-/** The decide function's endpoint settings: serverless endpoints cold-start, so each try may wait longer. */
-function decideEnvironment(props: DecisionPipelineProps): Record<string, string> {
-  const tries = props.endpointMode === "serverless" ? SERVERLESS_DECIDE : DECIDE_FUNCTION;
-  return {
-    DECISION_ENDPOINT_NAME: props.endpointName,
-    ENDPOINT_TIMEOUT_MS: String(tries.endpointTimeoutMs),
-    ENDPOINT_ATTEMPTS: String(tries.endpointAttempts),
-    PUBLISH_LEASE_MS: String(DECIDE_FUNCTION.publishLeaseMs),
-    // The endpoint serves one model: a cascade's later tiers are skipped (their items go to
-    // people as the first tier left them) until an endpoint of their own is in TIER_ENDPOINTS.
-    TIER_MODELS: "",
-  };
 }
 
 /** Everything between the upstream systems and the endpoint's decisions. */
@@ -147,13 +137,16 @@ export class DecisionPipeline extends Construct {
       ...(props.reserveConcurrency === false ? { reserveConcurrency: false } : {}),
     });
     this.functionFactory = fn;
+    // Sized for the real-time or serverless decide function; with endpointMode "async" there is
+    // none, and the async lane sizes its own mappings from the object size.
     const concurrency = decideConcurrency({
-      mode: props.endpointMode ?? "realtime",
+      mode: props.endpointMode === "serverless" ? "serverless" : "realtime",
       minInstances: props.endpointMinInstances ?? 1,
       maxInstances: props.endpointMaxInstances ?? 1,
       ...(props.batchMaxConcurrency ? { batchMaxConcurrency: props.batchMaxConcurrency } : {}),
     });
-    const { decide, intakeSource } = this.decideFunction(fn, props, concurrency);
+    const decideLane = this.decideFunction(fn, props, concurrency);
+    const decide = decideLane?.decide;
     const targets = this.targetFunctions(fn);
     const { review, reviewPage, access } = this.reviewFunctions(fn, props);
     this.reviewAccess = access;
@@ -166,7 +159,7 @@ export class DecisionPipeline extends Construct {
       bucket: this.bucket,
       queue: this.queues.batch,
       bus: this.bus,
-      decideFunction: decide,
+      ...(decide ? { decideFunction: decide } : {}),
       reviewFunctions: [review, reviewPage],
       failures,
       maxConcurrency: concurrency.batch,
@@ -177,7 +170,7 @@ export class DecisionPipeline extends Construct {
     this.asyncNotifications = props.batchLane === "async" ? asyncNotificationQueues(this) : undefined;
     this.deadLetterSources = deadLetterSourcesOf(this, batchJobs);
     this.functions = {
-      decide,
+      ...(decide ? { decide } : {}),
       ...targets,
       review,
       reviewPage,
@@ -189,12 +182,13 @@ export class DecisionPipeline extends Construct {
       reviewBacklog: jobs.reviewBacklogFunction,
       batchIntake: batchJobs.intakeFunction,
       batchFiles: batchJobs.filesFunction,
-      ...this.capacityFollower(fn, props, intakeSource),
+      ...(decideLane ? this.capacityFollower(fn, props, decideLane.intakeSource) : {}),
     };
     // The decide function dead-letters an item that keeps failing itself (overload does not
     // count), into the dead-letter queue each of its queues' redrive policy names.
-    for (const queue of [this.queues.intake, this.queues.batch])
-      queue.deadLetterQueue?.queue.grantSendMessages(decide);
+    if (decide)
+      for (const queue of [this.queues.intake, this.queues.batch])
+        queue.deadLetterQueue?.queue.grantSendMessages(decide);
     Aspects.of(this).add(new FunctionFindings());
   }
 
@@ -204,7 +198,7 @@ export class DecisionPipeline extends Construct {
     props: DecisionPipelineProps,
     mapping: SqsEventSource,
   ): { capacityFollower?: NodejsFunction } {
-    if (props.endpointMode === "serverless") return {};
+    if (props.endpointMode === "serverless" || !props.endpointName || !props.endpointArn) return {};
     const { endpointName, endpointArn } = props;
     const [intake, failures] = [this.queues.intake, this.queues.jobFailures];
     const secondsPerItem = MEASURED_SECONDS_PER_ITEM.fresh;
@@ -239,38 +233,29 @@ export class DecisionPipeline extends Construct {
   }
 
   /**
-   * The decide function on the intake queue (the batch lane adds its own mapping), allowed to call
-   * the one endpoint; its intake event source, whose concurrency the capacity follower moves.
+   * The decide function on the intake queue, or none when the live lane runs on the async endpoint:
+   * it would have no endpoint to call (the result function decides those items on the same path),
+   * and a replayed letter goes back to the intake, which the submit function reads.
    */
   private decideFunction(
     fn: FunctionFactory,
     props: DecisionPipelineProps,
     concurrency: { readonly intake: number; readonly batchSize: number },
   ) {
-    const consumer = new QueueConsumer(this, "Decide", {
-      fn,
-      file: "decide.ts",
-      settings: {
-        memoryMiB: DECIDE_FUNCTION.memoryMiB,
-        timeoutSeconds: DECIDE_FUNCTION.timeoutSeconds,
-        environment: decideEnvironment(props),
-        tableAccess: TABLE_ACCESS.Decide,
-      },
-      sources: [
-        {
-          queue: this.queues.intake,
-          batchSize: concurrency.batchSize,
-          maxBatchingWindowSeconds: DECIDE_FUNCTION.maxBatchingWindowSeconds,
-          maxConcurrency: concurrency.intake,
-        },
-      ],
+    if (props.endpointMode === "async") return undefined;
+    const { endpointName, endpointArn } = props;
+    if (!endpointName || !endpointArn)
+      throw new Error("the decide function needs endpointName and endpointArn (all but endpointMode async)");
+    const mode = props.endpointMode ?? "realtime";
+    const { queues, bus } = this;
+    return createDecideFunction(this, fn, {
+      endpointName,
+      endpointArn,
+      mode,
+      intake: queues.intake,
+      bus,
+      concurrency,
     });
-    const decide = consumer.function;
-    decide.addToRolePolicy(
-      new iam.PolicyStatement({ actions: ["sagemaker:InvokeEndpoint"], resources: [props.endpointArn] }),
-    );
-    this.bus.grantPutEventsTo(decide);
-    return { decide, intakeSource: consumer.sources[0]! };
   }
 
   /** The rule targets' consumers: auto-action and review intake, each on its queue. */

@@ -39,7 +39,8 @@ export interface EndpointHealth extends EndpointVariant {
 /** Properties of {@link HealthAlarms}. */
 export interface HealthAlarmsProps {
   readonly pipeline: DecisionPipeline;
-  readonly endpoint: EndpointHealth;
+  /** The real-time or serverless endpoint; none when the live lane runs on the async endpoint. */
+  readonly endpoint?: EndpointHealth | undefined;
   /** Where the composite alarm notifies. */
   readonly topic: AlarmTopic;
 }
@@ -89,12 +90,7 @@ export class HealthAlarms extends Construct {
       description: "DynamoDB throttled requests on the decisions table",
     });
     this.indexSignals(props.pipeline);
-    if (props.endpoint.mode === "realtime") this.instanceSignals(props.endpoint);
-    this.signal("Endpoint4xx", {
-      metric: endpointMetric(props.endpoint, "Invocation4XXErrors", "Sum"),
-      threshold: 0,
-      description: "The endpoint refuses requests (4xx): the decide function and the container disagree",
-    });
+    if (props.endpoint) this.endpointSignals(props.endpoint);
     const rule: cloudwatch.IAlarmRule = {
       renderAlarmRule: () =>
         Lazy.string({
@@ -160,9 +156,11 @@ export class HealthAlarms extends Construct {
         description: `The ${role} function is throttled (the account's or its own concurrency is used up)`,
       });
     }
+    const { decide } = pipeline.functions;
+    if (!decide) return;
     const limitMs = DECIDE_FUNCTION.timeoutSeconds * 1000;
     this.signal("DecideDuration", {
-      metric: pipeline.functions.decide.metricDuration(maximum),
+      metric: decide.metricDuration(maximum),
       threshold: ON_CALL_ALARMS.decideDurationShare * limitMs,
       description: `A decide run took over ${ON_CALL_ALARMS.decideDurationShare * 100}% of its ${DECIDE_FUNCTION.timeoutSeconds} s timeout: the endpoint is slow or the batch too large`,
     });
@@ -221,6 +219,16 @@ export class HealthAlarms extends Construct {
         description: `DynamoDB throttles the decisions table's ${indexName} index (reads or writes)`,
       });
     }
+  }
+
+  /** The endpoint's refusals, and a real-time endpoint's instances. */
+  private endpointSignals(endpoint: EndpointHealth): void {
+    if (endpoint.mode === "realtime") this.instanceSignals(endpoint);
+    this.signal("Endpoint4xx", {
+      metric: endpointMetric(endpoint, "Invocation4XXErrors", "Sum"),
+      threshold: 0,
+      description: "The endpoint refuses requests (4xx): the decide function and the container disagree",
+    });
   }
 
   /** A real-time endpoint's CPU, memory and instances at the scaling maximum. */

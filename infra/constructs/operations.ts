@@ -34,8 +34,11 @@ import { type ThresholdAlarmSpec, thresholdAlarm } from "./threshold-alarm.ts";
 /** Properties of {@link Operations}. */
 export interface OperationsProps {
   readonly pipeline: DecisionPipeline;
-  /** The endpoint, its variant and how it is provisioned. */
-  readonly endpoint: EndpointHealth;
+  /**
+   * The real-time or serverless endpoint, its variant and how it is provisioned; none when the
+   * live lane runs on the async endpoint (whose alarms are `async-alarms.ts`).
+   */
+  readonly endpoint?: EndpointHealth | undefined;
   /** Where alarms are emailed. @default no subscription (subscribe to the topic yourself) */
   readonly alarmEmail?: string;
   /** Age of the oldest intake message that raises the alarm. @default ON_CALL_ALARMS.oldestMessageMinutes.intake */
@@ -114,9 +117,12 @@ const DEAD_LETTER_ALARMS: Record<DeadLetterSource, { id: string; description: st
 
 /** The pipeline's alarms by name. */
 export type PipelineAlarms = Record<
-  "rejectedItems" | "oldestMessage" | "endpointErrors" | "modelLatency" | "escalationRate" | "forgedEvents",
+  "rejectedItems" | "oldestMessage" | "escalationRate" | "forgedEvents",
   cloudwatch.Alarm
->;
+> &
+  // The decide function's endpoint failures and the endpoint's latency: none without a real-time
+  // or serverless endpoint (the async lane's failed invocations have their own alarm).
+  Partial<Record<"endpointErrors" | "modelLatency", cloudwatch.Alarm>>;
 
 const fiveMinuteMaximum = { period: Duration.minutes(5), statistic: "Maximum" } as const;
 
@@ -164,7 +170,7 @@ export class Operations extends Construct {
     };
     // The new fleet's own alarms (the deployment rolls back on them): refusing is the endpoint
     // failing; slower or silent during a bake are warnings (the rollback is the remedy).
-    const guardrail = props.endpoint.guardrail;
+    const guardrail = props.endpoint?.guardrail;
     if (guardrail) {
       this.notify(guardrail.refusing);
       this.health.add(guardrail.slower);
@@ -187,7 +193,7 @@ export class Operations extends Construct {
     );
     this.dashboard = new PipelineDashboard(this, "Dashboard", {
       pipeline: props.pipeline,
-      endpoint: props.endpoint,
+      ...(props.endpoint ? { endpoint: props.endpoint } : {}),
       policyIds: levels.map(([policyId]) => policyId),
     }).dashboard;
   }
@@ -244,34 +250,40 @@ export class Operations extends Construct {
     };
   }
 
-  /** The endpoint's errors and latency, and the share of decisions escalated to people. */
+  /** The endpoint's errors and latency (with a real-time or serverless endpoint), and the share of decisions escalated to people. */
   private endpointAlarms(props: OperationsProps) {
+    const endpoint = props.endpoint;
+    const alarms = endpoint
+      ? {
+          // Not SageMaker's Invocation5XXErrors: that counts the container's deliberate 503 queue_full
+          // answers too, so a busy hour would page on-call and roll back a good deployment. The decide
+          // function counts the items the endpoint failed for any other reason (a 500, a model error,
+          // a timeout, an answer that breaks the contract); no invocations, no failures: not breaching.
+          endpointErrors: this.alarm("EndpointErrors", {
+            metric: pipelineMetric(
+              METRICS.endpointFailures,
+              Duration.seconds(ON_CALL_ALARMS.endpointFailures.periodSeconds),
+            ),
+            threshold: 0,
+            description:
+              "The decision endpoint fails items (5xx other than its busy answers, model errors, timeouts, broken answers): the model or container is broken",
+            evaluationPeriods: ON_CALL_ALARMS.endpointFailures.evaluationPeriods,
+            datapointsToAlarm: ON_CALL_ALARMS.endpointFailures.datapointsToAlarm,
+          }),
+          modelLatency: this.signal("ModelLatency", {
+            metric: endpointMetric(endpoint, "ModelLatency", "p90"),
+            threshold:
+              (
+                props.maxModelLatency ??
+                Duration.millis(ENDPOINT_DEADLINE_MS * ON_CALL_ALARMS.modelLatencyShareOfDeadline)
+              ).toMilliseconds() * 1000,
+            description: "p90 model latency is high (SageMaker reports microseconds)",
+            evaluationPeriods: 3,
+          }),
+        }
+      : {};
     return {
-      // Not SageMaker's Invocation5XXErrors: that counts the container's deliberate 503 queue_full
-      // answers too, so a busy hour would page on-call and roll back a good deployment. The decide
-      // function counts the items the endpoint failed for any other reason (a 500, a model error,
-      // a timeout, an answer that breaks the contract); no invocations, no failures: not breaching.
-      endpointErrors: this.alarm("EndpointErrors", {
-        metric: pipelineMetric(
-          METRICS.endpointFailures,
-          Duration.seconds(ON_CALL_ALARMS.endpointFailures.periodSeconds),
-        ),
-        threshold: 0,
-        description:
-          "The decision endpoint fails items (5xx other than its busy answers, model errors, timeouts, broken answers): the model or container is broken",
-        evaluationPeriods: ON_CALL_ALARMS.endpointFailures.evaluationPeriods,
-        datapointsToAlarm: ON_CALL_ALARMS.endpointFailures.datapointsToAlarm,
-      }),
-      modelLatency: this.signal("ModelLatency", {
-        metric: endpointMetric(props.endpoint, "ModelLatency", "p90"),
-        threshold:
-          (
-            props.maxModelLatency ??
-            Duration.millis(ENDPOINT_DEADLINE_MS * ON_CALL_ALARMS.modelLatencyShareOfDeadline)
-          ).toMilliseconds() * 1000,
-        description: "p90 model latency is high (SageMaker reports microseconds)",
-        evaluationPeriods: 3,
-      }),
+      ...alarms,
       escalationRate: this.alarm("EscalationRate", {
         metric: escalationRate(),
         threshold: props.maxEscalationRate ?? 0.5,

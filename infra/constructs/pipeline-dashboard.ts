@@ -19,8 +19,8 @@ import {
 /** Properties of {@link PipelineDashboard}. */
 export interface PipelineDashboardProps {
   readonly pipeline: DecisionPipeline;
-  /** The endpoint and its variant. */
-  readonly endpoint: EndpointVariant;
+  /** The endpoint and its variant; none when the live lane runs on the async endpoint. */
+  readonly endpoint?: EndpointVariant;
   /** Policies whose review backlog is shown. */
   readonly policyIds: readonly string[];
 }
@@ -31,9 +31,7 @@ export class PipelineDashboard extends Construct {
 
   constructor(scope: Construct, id: string, props: PipelineDashboardProps) {
     super(scope, id);
-    const { queues, functions } = props.pipeline;
-    const endpoint = (metricName: string, statistic: string) =>
-      endpointMetric(props.endpoint, metricName, statistic);
+    const { queues } = props.pipeline;
     this.dashboard = new cloudwatch.Dashboard(this, "Default", {
       widgets: [
         [
@@ -62,23 +60,7 @@ export class PipelineDashboard extends Construct {
             right: [escalationRate()],
           }),
         ],
-        [
-          new cloudwatch.GraphWidget({
-            title: "Endpoint",
-            // Invocation5XXErrors includes the busy 503s; endpoint_failures (the alarm's) does not.
-            left: [
-              endpoint("Invocations", "Sum"),
-              endpoint("Invocation5XXErrors", "Sum"),
-              pipelineMetric(METRICS.endpointFailures, Duration.minutes(5)),
-            ],
-            right: [endpoint("ModelLatency", "p50"), endpoint("ModelLatency", "p90")],
-          }),
-          new cloudwatch.GraphWidget({
-            title: "Decide function",
-            left: [functions.decide.metricInvocations(), functions.decide.metricErrors()],
-            right: [functions.decide.metricDuration()],
-          }),
-        ],
+        ...this.endpointWidgets(props),
         [
           new cloudwatch.GraphWidget({
             title: "Review backlog (pending items; oldest wait, minutes)",
@@ -90,5 +72,33 @@ export class PipelineDashboard extends Construct {
         ],
       ],
     });
+  }
+
+  /** The endpoint's and the decide function's row: none without them (the async lane's own metrics are its alarms'). */
+  private endpointWidgets(props: PipelineDashboardProps): cloudwatch.IWidget[][] {
+    const { decide } = props.pipeline.functions;
+    const variant = props.endpoint;
+    if (!variant || !decide) return [];
+    const endpoint = (metricName: string, statistic: string) =>
+      endpointMetric(variant, metricName, statistic);
+    return [
+      [
+        new cloudwatch.GraphWidget({
+          title: "Endpoint",
+          // Invocation5XXErrors includes the busy 503s; endpoint_failures (the alarm's) does not.
+          left: [
+            endpoint("Invocations", "Sum"),
+            endpoint("Invocation5XXErrors", "Sum"),
+            pipelineMetric(METRICS.endpointFailures, Duration.minutes(5)),
+          ],
+          right: [endpoint("ModelLatency", "p50"), endpoint("ModelLatency", "p90")],
+        }),
+        new cloudwatch.GraphWidget({
+          title: "Decide function",
+          left: [decide.metricInvocations(), decide.metricErrors()],
+          right: [decide.metricDuration()],
+        }),
+      ],
+    ];
   }
 }

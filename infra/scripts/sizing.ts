@@ -15,6 +15,7 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { asyncSizingTable } from "../capacity/async-sizing.ts";
+import { liveLaneIsAsync } from "../capacity/async-template.ts";
 import { AWS_BEHAVIOUR } from "../capacity/aws-behaviour.ts";
 import { costOf } from "../capacity/cost.ts";
 import { instanceSecondsPerItem, MEASURED_TIMES, type Workload } from "../capacity/measured-times.ts";
@@ -46,17 +47,21 @@ const instanceType = values["instance-type"];
 const template = JSON.parse(readFileSync(values.template, "utf8")) as {
   Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }>;
 };
-// The container's own defaults only matter for a template that sets none (today's sets the deadline).
-const read = withInstanceType(
-  readPipelineShape(template, { containerDefaults: { queueSize: 16, deadlineSeconds: 60 } }),
-  instanceType,
-).shape;
-const base: PipelineShape = routing ? { ...read, endpoint: { ...read.endpoint, routing } } : read;
+
+/** The live lane's shape, read from the template with --instance-type and --routing applied. */
+function liveShape(): PipelineShape {
+  // The container's own defaults only matter for a template that sets none (today's sets the deadline).
+  const read = withInstanceType(
+    readPipelineShape(template, { containerDefaults: { queueSize: 16, deadlineSeconds: 60 } }),
+    instanceType,
+  ).shape;
+  return routing ? { ...read, endpoint: { ...read.endpoint, routing } } : read;
+}
 
 type Row = FixedRun;
 
 /** The fewest instances that keep up at `rate` with `workload`'s items. */
-const size = (rate: number, workload: Workload) => {
+const size = (base: PipelineShape, rate: number, workload: Workload) => {
   const { run, keptUp } = sizeFleet({
     base,
     ratePerSecond: rate,
@@ -99,45 +104,58 @@ function quotas(row: Row, rate: number, keptUp: boolean): string {
   return out.length > 0 ? out.join("; ") : "none";
 }
 
-console.log(
-  `# sizing: ${values.template}, ${instanceType}, routing ${base.endpoint.routing}, steady ${values.minutes} min, ${MEASURED_TIMES.source}`,
-);
-console.log(
-  "\n| items/s | workload | instances | decide concurrency (peak / MaximumConcurrency) | p99 | $ per 1,000 | $ per month | quotas to raise |",
-);
-console.log("|---|---|---|---|---|---|---|---|");
-for (const rate of values.rates.split(",").map(Number)) {
-  for (const workload of ["fresh", "preambleCached"] as const) {
-    const { row, keptUp } = size(rate, workload);
-    const label = workload === "fresh" ? "fresh" : "cached preamble";
-    if (!row) {
-      console.log(`| ${rate} | ${label} | the topology derives no stack for this many instances | | | | | |`);
-      continue;
+/** The live lane's table: for each rate and workload, the fewest instances that keep up. */
+function liveTable(base: PipelineShape): void {
+  console.log(
+    `# sizing: ${values.template}, ${instanceType}, routing ${base.endpoint.routing}, steady ${values.minutes} min, ${MEASURED_TIMES.source}`,
+  );
+  console.log(
+    "\n| items/s | workload | instances | decide concurrency (peak / MaximumConcurrency) | p99 | $ per 1,000 | $ per month | quotas to raise |",
+  );
+  console.log("|---|---|---|---|---|---|---|---|");
+  for (const rate of values.rates.split(",").map(Number)) {
+    for (const workload of ["fresh", "preambleCached"] as const) {
+      const { row, keptUp } = size(base, rate, workload);
+      const label = workload === "fresh" ? "fresh" : "cached preamble";
+      if (!row) {
+        console.log(
+          `| ${rate} | ${label} | the topology derives no stack for this many instances | | | | | |`,
+        );
+        continue;
+      }
+      const r = row.result;
+      const cost = costOf(row.shape, r.usage, r.decided);
+      const ideal = Math.ceil(rate * instanceSecondsPerItem(instanceType, workload));
+      // A row that does not keep up has no price per item worth printing: its backlog only grows.
+      const money = keptUp
+        ? [
+            cost.perThousand === undefined ? "n/a" : formatDollars(cost.perThousand),
+            formatDollars(cost.perMonth),
+          ]
+        : ["n/a", "n/a"];
+      const cells = [
+        String(rate),
+        label,
+        keptUp
+          ? String(row.instances)
+          : `none: ${row.instances} decide ${Math.round(r.decided / seconds)}/s (${ideal} busy ones would be needed)`,
+        `${r.peakConcurrency} / ${row.shape.intake.maxConcurrency ?? "none"}`,
+        keptUp ? formatSeconds(r.p99Seconds) : "grows",
+        ...money,
+        quotas(row, rate, keptUp),
+      ];
+      console.log(`| ${cells.join(" | ")} |`);
     }
-    const r = row.result;
-    const cost = costOf(row.shape, r.usage, r.decided);
-    const ideal = Math.ceil(rate * instanceSecondsPerItem(instanceType, workload));
-    // A row that does not keep up has no price per item worth printing: its backlog only grows.
-    const money = keptUp
-      ? [
-          cost.perThousand === undefined ? "n/a" : formatDollars(cost.perThousand),
-          formatDollars(cost.perMonth),
-        ]
-      : ["n/a", "n/a"];
-    const cells = [
-      String(rate),
-      label,
-      keptUp
-        ? String(row.instances)
-        : `none: ${row.instances} decide ${Math.round(r.decided / seconds)}/s (${ideal} busy ones would be needed)`,
-      `${r.peakConcurrency} / ${row.shape.intake.maxConcurrency ?? "none"}`,
-      keptUp ? formatSeconds(r.p99Seconds) : "grows",
-      ...money,
-      quotas(row, rate, keptUp),
-    ];
-    console.log(`| ${cells.join(" | ")} |`);
   }
 }
+
+// A template whose live lane runs on the async endpoint has no real-time fleet to size: its
+// items are objects like a batch's (the table below), and it costs nothing idle.
+if (liveLaneIsAsync(template))
+  console.log(
+    `# sizing: ${values.template}: the live lane runs on the async endpoint (-c endpointMode=async): no real-time instances to size, idle $0 per month; its items go in objects as a batch's do (below)`,
+  );
+else liveTable(liveShape());
 
 // The async lane: one batch of each size, from an idle endpoint at zero instances.
 console.log("");

@@ -381,7 +381,7 @@ describe("DecisionStack", () => {
     );
     const invoke = statements.filter((s) => [s.Action].flat().includes("sagemaker:InvokeEndpoint"));
     expect(invoke).toHaveLength(1);
-    expect(invoke[0]!.Resource).toEqual({ Ref: stack.getLogicalId(stack.endpoint.endpoint) });
+    expect(invoke[0]!.Resource).toEqual({ Ref: stack.getLogicalId(stack.endpoint!.endpoint) });
     expect(
       statements.every(
         (s) =>

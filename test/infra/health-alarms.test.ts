@@ -85,7 +85,7 @@ describe("alarms on-call needs", () => {
     ) as [[string, Resource]];
     for (const operation of ["GetItem", "PutItem", "UpdateItem", "Query", "TransactWriteItems"])
       expect(JSON.stringify(throttles.Properties.Metrics)).toContain(`"Value":"${operation}"`);
-    const durations = signals("Duration", logicalId(stack.pipeline.functions.decide));
+    const durations = signals("Duration", logicalId(stack.pipeline.functions.decide!));
     expect(durations).toHaveLength(1);
     const [, duration] = durations[0]!;
     const timeoutMs = DECIDE_FUNCTION.timeoutSeconds * 1000;

@@ -2,7 +2,8 @@
  * The async lane's submit and result steps on in-memory stores and a folder for the bucket, with
  * an endpoint stand-in that writes answers without a model: objects per lane and policy version,
  * every item decided once on the decide path, a malformed answer failing its item alone, a failed
- * object tried again and then dead-lettered, stale notifications ignored. The real services run
+ * object tried again and then dead-lettered, stale notifications ignored, the live intake's items
+ * (`-c endpointMode=async`) kept on the intake's own queues. The real services run
  * the same steps in test/integration/async-lane.test.ts.
  */
 import { mkdtemp, rm } from "node:fs/promises";
@@ -77,6 +78,8 @@ function lane(root: string, policies = new PolicyRegistry([TEAMS_POLICY])) {
     now: () => new Date(),
   };
   const batch = { queue: memoryQueue("batch"), deadLetters: memoryQueue("batch-dlq") };
+  // The live intake's queues, served when the stack runs it on the async endpoint (-c endpointMode=async).
+  const intake = { queue: memoryQueue("intake"), deadLetters: memoryQueue("intake-dlq") };
   const results: ResultDependencies = {
     decide,
     store,
@@ -85,7 +88,7 @@ function lane(root: string, policies = new PolicyRegistry([TEAMS_POLICY])) {
     records,
     endpoint,
     endpointName: "async",
-    lanes: { batch },
+    lanes: { batch, intake },
     maxItemFailures: 2,
     objectAttempts: 3,
     itemConcurrency: 4,
@@ -140,13 +143,13 @@ function lane(root: string, policies = new PolicyRegistry([TEAMS_POLICY])) {
       new Date(),
     );
   };
-  return { submit, answer, results, records, store, events, invocations, batch };
+  return { submit, answer, results, records, store, events, invocations, batch, intake };
 }
 
 const item = (id: string, extra: Record<string, unknown> = {}) =>
   JSON.stringify({ id, policy: "tickets", state: `ticket ${id}`, ...extra });
-const queued = (ids: string[]): QueuedItem[] =>
-  ids.map((id) => ({ messageId: `m-${id}`, body: item(id), source: "batch" as const }));
+const queued = (ids: string[], source: QueuedItem["source"] = "batch"): QueuedItem[] =>
+  ids.map((id) => ({ messageId: `m-${id}`, body: item(id), source }));
 
 let root: string;
 beforeEach(async () => {
@@ -270,5 +273,28 @@ describe("submit, then settle", () => {
     expect((await settleNotification(notification, later)).items.resubmitted).toBe(1);
     expect(l.batch.queue.sent).toEqual([item("a")]);
     expect(await l.store.failureOf("async|batch|a")).toBeUndefined();
+  });
+
+  it("keeps the live intake's items (-c endpointMode=async) in objects of their own, decided once, retried and dead-lettered on the intake's queues", async () => {
+    const l = lane(root);
+    await l.submit([...queued(["a", "b"], "intake"), ...queued(["c"])]);
+    const sources = l.invocations.map(
+      (i) => objectOfInputKey(keyOfLocation(i.inputLocation, BUCKET))!.source,
+    );
+    expect(sources.sort()).toEqual(["batch", "intake"]);
+    const live = l.invocations.find((i) => i.inputLocation.includes("/intake/"))!;
+    const notification = await l.answer(live, (i) => (i === 1 ? '{"status": 200}' : undefined));
+    expect(await settleNotification(notification, l.results)).toMatchObject({
+      items: { decided: 1, resubmitted: 1 },
+    });
+    expect(l.intake.queue.sent).toEqual([item("b")]);
+    expect(await settleNotification(notification, l.results)).toMatchObject({
+      items: { decided: 0, already_decided: 1, dead_lettered: 1 },
+    });
+    expect(l.intake.deadLetters.sent).toEqual([item("b")]);
+    expect([...l.batch.queue.sent, ...l.batch.deadLetters.sent]).toEqual([]);
+    expect(l.events.filter((e) => e.detailType === "Decision Made").map((e) => e.detail.itemId)).toEqual([
+      "a",
+    ]);
   });
 });
