@@ -6,7 +6,8 @@
  * the same target it sends fewer items to people than the first tier alone certified by the
  * single-tier certificate on the same labels. Assumption: each label's chance of being drawn is
  * known and does not depend on the label (a uniform certification sample; escalations all
- * labelled beside an audit sample of the automated decisions).
+ * labelled beside an audit sample of the automated decisions). cascadeItems reads rows of logits
+ * under each tier's own map.
  */
 import { describe, expect, it } from "vitest";
 import {
@@ -16,9 +17,29 @@ import {
   certifyCascade,
 } from "../../shared/domain/calibration/cascade-certificate.ts";
 import { certifyThreshold } from "../../shared/domain/calibration/certificate.ts";
+import { cascadeItems } from "../../shared/domain/calibration/certified-items.ts";
+import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { cascadeLabels, cascadeTruth, firstTierItems, type LabelDraw } from "../helpers/cascade-labels.ts";
 
 const truth = cascadeTruth();
+
+/** Four options, legal never automated, none out of scope; a second model after the first. */
+const CASCADE_POLICY = parsePolicy({
+  id: "tickets",
+  version: 1,
+  question: "Which team?",
+  type: "choice",
+  options: [
+    { id: "billing", description: "Billing", automate: true },
+    { id: "technical", description: "Technical", automate: true },
+    { id: "legal", description: "Legal", automate: false },
+    { id: "none", description: "None of these", automate: false },
+  ],
+  outOfScopeOption: "none",
+  autoThreshold: 0.8,
+  model: "small",
+  cascade: [{ model: "large", autoThreshold: 0.7, temperature: 2 }],
+});
 
 async function overSeeds(seeds: number, labels: number, maxError: number, draw?: LabelDraw) {
   const goal = { maxError, confidence: 0.95 };
@@ -109,5 +130,28 @@ describe("certifyCascade", () => {
     ]);
     const all = cascadeOrder(CASCADE_GRID.length).map((p) => p.join(","));
     expect(new Set(all).size).toBe(CASCADE_GRID.length ** 2);
+  });
+});
+
+describe("cascadeItems", () => {
+  it("reads each tier's answer under its own map, and no second answer where none was asked", () => {
+    const rows = [
+      // Billing at 2:0 logits; the second tier, at temperature 2, reads 4:0 as the same 2:0.
+      { logits: [2, 0, -9, -9], label: 0, secondLogits: [4, 0, -18, -18], kind: "escalation" as const },
+      // The first tier sure of legal (never automated) and wrong; the second sure of technical, right.
+      { logits: [0, 0, 9, 0], label: 1, secondLogits: [0, 9, 0, 0], inclusionProbability: 0.25, key: "x" },
+      { logits: [9, 0, 0, 0], label: 1 },
+    ];
+    const items = cascadeItems(CASCADE_POLICY, rows, [{ temperature: 1 }, { temperature: 2 }]);
+    expect(items[0]!.first.confidence).toBeCloseTo(items[0]!.second!.confidence, 9);
+    expect(items[0]).toMatchObject({ first: { wrong: false, automatable: true }, kind: "escalation" });
+    expect(items[1]).toMatchObject({
+      first: { wrong: true, automatable: false },
+      second: { wrong: false, automatable: true },
+      inclusionProbability: 0.25,
+      key: "x",
+    });
+    expect(items[2]).toMatchObject({ first: { wrong: true, automatable: true } });
+    expect(items[2]!.second).toBeUndefined();
   });
 });
