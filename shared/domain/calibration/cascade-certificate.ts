@@ -145,7 +145,7 @@ function passedOn(seen: readonly Seen[], t1: number): CertifiedItem[] | undefine
  * Certifies the pair of thresholds that keeps wrong automatic actions over both tiers under the
  * target and sends fewest items to people. Exactly two tiers: a longer cascade's later tiers
  * would need a grid of their own.
- * @example certifyCascade(items, { maxError: 0.02, confidence: 0.95 }).thresholds // [0.95, 0.9]
+ * @example certifyCascade(items, { maxError: 0.02, confidence: 0.95 }).thresholds // e.g. [0.9499, 0.9369]
  */
 export function certifyCascade(
   items: readonly CascadeItem[],
@@ -179,7 +179,7 @@ export function certifyCascade(
     certifiedPairs: certified.length,
     unjudgeable: [...rows.values()].filter((r) => r === undefined).length * CASCADE_GRID.length,
   };
-  // Most automated first; on a tie the earlier (stricter) pair.
+  // The largest estimated share automated (fewest to people); on a tie the earlier, stricter pair.
   const best = certified.reduce<[number, number] | undefined>(
     (a, p) => (a === undefined || unitsOf(p)!.coverage > unitsOf(a)!.coverage ? p : a),
     undefined,
