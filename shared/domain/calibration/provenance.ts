@@ -70,6 +70,8 @@ export function provenanceOf(rows: readonly LabelledLogits[]): {
 export interface ScoredBy {
   readonly modelSha256: string;
   readonly promptVersion: string;
+  /** Which tier of a cascade scored it (0: the first). @default 0 */
+  readonly tier?: number;
 }
 
 // The decide path asks for every item: a certificate object's counts are checked once.
@@ -94,9 +96,43 @@ export function certificateProblem(policy: Policy, scoredBy?: ScoredBy): string 
   if (certificate.policySha256 !== policyTextSha256(policy)) return "certificate stale: policy changed";
   if (certificate.calibrationSha256 !== calibrationSha256(policy))
     return "certificate stale: calibration changed";
+  const tiers = tiersProblem(policy, certificate);
+  if (tiers) return tiers;
   if (!scoredBy) return undefined;
-  if (certificate.modelSha256 === null) return "certificate stale: certified on an unnamed model";
-  if (certificate.modelSha256 !== scoredBy.modelSha256) return "certificate stale: model changed";
-  if (certificate.promptVersion !== scoredBy.promptVersion) return "certificate stale: prompt layout changed";
+  const index = scoredBy.tier ?? 0;
+  const tier = index === 0 ? certificate : certificate.tiers?.[index];
+  const of = index === 0 ? "" : ` of tier ${index + 1}`;
+  if (!tier) return `certificate stale: it does not cover tier ${index + 1}`;
+  if (tier.modelSha256 === null) return `certificate stale: certified on an unnamed model${of}`;
+  if (tier.modelSha256 !== scoredBy.modelSha256) return `certificate stale: model${of} changed`;
+  if (tier.promptVersion !== scoredBy.promptVersion) return `certificate stale: prompt layout${of} changed`;
+  return undefined;
+}
+
+/**
+ * Why a cascade's certificate no longer fits the policy's tiers: another number of tiers, a tier
+ * asking another model, or a tier's calibration or threshold changed (the first tier's is checked
+ * with the policy's own). A certificate without tiers speaks for the first tier alone, as before.
+ */
+function tiersProblem(policy: Policy, certificate: PolicyCertificate): string | undefined {
+  const tiers = certificate.tiers;
+  if (!tiers) return undefined;
+  const later = policy.cascade ?? [];
+  if (tiers.length !== later.length + 1) return "certificate stale: the cascade's tiers changed";
+  const first = tiers[0]!;
+  if (
+    first.modelSha256 !== certificate.modelSha256 ||
+    first.promptVersion !== certificate.promptVersion ||
+    first.threshold !== certificate.threshold ||
+    first.calibrationSha256 !== certificate.calibrationSha256 ||
+    first.model !== policy.model
+  )
+    return "certificate stale: tier 1 changed";
+  for (const [i, tier] of later.entries()) {
+    const certified = tiers[i + 1]!;
+    if (certified.model !== tier.model) return `certificate stale: tier ${i + 2}'s model changed`;
+    if (certified.threshold !== tier.autoThreshold || certified.calibrationSha256 !== calibrationSha256(tier))
+      return `certificate stale: tier ${i + 2}'s calibration changed`;
+  }
   return undefined;
 }

@@ -62,6 +62,23 @@ const kindsSchema = z
   })
   .strict();
 
+/**
+ * What one tier of a cascade's certificate was certified on: its model (name and file), prompt
+ * layout, threshold and calibration (by hash), so that a changed tier makes the whole
+ * certificate stale (its budget is over every tier's automatic actions together).
+ */
+const tierCertificateSchema = z
+  .object({
+    /** The model's name as the policy names it; absent for the endpoint's own (a first tier without `model`). */
+    model: z.string().min(1).optional(),
+    modelSha256: sha256.nullable(),
+    promptVersion: z.string().min(1).nullable(),
+    threshold: z.number().min(0).max(1),
+    /** This tier's calibration map and threshold (`calibrationSha256` of the tier). */
+    calibrationSha256: sha256,
+  })
+  .strict();
+
 /** A policy version's certificate. */
 export const certificateSchema = z
   .object({
@@ -93,6 +110,12 @@ export const certificateSchema = z
     /** Where that set is; absent on certificates made before it was recorded (they cannot be checked). */
     labelSource: labelSourceSchema.optional(),
     certifiedAt: z.iso.datetime({ offset: true }),
+    /**
+     * A cascade's certificate: every tier, first to last, the first's entry matching the fields
+     * above; its counts and bound are over every tier's automatic actions together. Absent: the
+     * certificate speaks for the first tier alone.
+     */
+    tiers: z.array(tierCertificateSchema).min(2).optional(),
   })
   .strict();
 
