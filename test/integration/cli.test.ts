@@ -50,7 +50,9 @@ describe("decide CLI", () => {
     expect(unknown.stderr).toMatch(/unknown command "frobnicate"/);
     const badShape = await decide(["make-model", "--shape", "huge", "--out", join(dir, "x.gguf")]);
     expect(badShape.code).toBe(2);
-    expect(badShape.stderr).toMatch(/--shape must be one of demo, demo-large, tiny, qwen2-0\.5b, qwen2-1\.5b/);
+    expect(badShape.stderr).toMatch(
+      /--shape must be one of demo, demo-large, tiny, qwen2-0\.5b, qwen2-1\.5b/,
+    );
     const missing = await decide([
       "score",
       "--model",
