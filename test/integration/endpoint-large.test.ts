@@ -82,7 +82,14 @@ describe("a 5.8 MB array of numbers", () => {
     console.log(
       `/ping during a ${(body.length / 1e6).toFixed(1)} MB number array: ${during.length} answered in ${took.toFixed(0)} ms, longest silence ${longestSilence.toFixed(0)} ms`,
     );
-    expect(during.length).toBeGreaterThanOrEqual(3);
-    expect(longestSilence).toBeLessThan(0.6 * took);
+    // The bar: /ping answers within a second during any accepted request. A silence under a second
+    // meets it whatever its share: on a quiet machine the request takes a few hundred ms, most of
+    // it JSON.parse, which runs in one piece (a clean-clone run saw 178 of 268 ms). On a loaded
+    // machine the request takes seconds and a silence is judged against it: pings keep coming and
+    // none covers 60% of the request (before the fix one silence covered 97% of it, 2,924 ms).
+    expect(
+      longestSilence < 1000 || (during.length >= 3 && longestSilence < 0.6 * took),
+      `longest silence ${longestSilence.toFixed(0)} ms of ${took.toFixed(0)} ms, ${during.length} pings answered`,
+    ).toBe(true);
   });
 });
