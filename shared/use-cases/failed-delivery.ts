@@ -5,6 +5,10 @@
  *   wait that starts at the one the fleet lets it expect (the capacity follower's reading, when
  *   recent) and grows with its receive count (`shared/domain/overload-backoff.ts`), and nothing is
  *   counted against it, however long the overload lasts.
+ * - The item is decided and only its event waits for a publish lease another write holds
+ *   (`EventOwedError`): no failure of the item either. It comes back after its queue's visibility
+ *   timeout (longer than the lease) and sends the event then, unless the lease holder did. Counted,
+ *   a duplicate could be dead-lettered while its twin sends the event: one item in two states.
  * - Anything else is a failure of the item: noted with its reason (replay filters on it) and
  *   counted; below the limit the item comes back after its queue's visibility timeout; at the
  *   limit it is moved to the dead-letter queue its queue's redrive policy names, its batch counting
@@ -15,7 +19,7 @@
  * here, with its reason, whatever the failure.
  */
 import type { DecisionStore } from "../domain/decision-store.ts";
-import { EndpointOverloadedError } from "../domain/errors.ts";
+import { EndpointOverloadedError, EventOwedError } from "../domain/errors.ts";
 import type { QueueDirectory } from "../domain/message-queue.ts";
 import { type OverloadBackoff, overloadVisibilitySeconds } from "../domain/overload-backoff.ts";
 import { type BatchDependencies, settleDeadLetter } from "./batch-progress.ts";
@@ -59,6 +63,7 @@ export interface FailedDeliveryDependencies {
 export type FailedDelivery =
   | { readonly outcome: "waiting"; readonly visibilitySeconds: number }
   | { readonly outcome: "retrying"; readonly failures: number }
+  | { readonly outcome: "owed" }
   | { readonly outcome: "dead_lettered"; readonly reason: string };
 
 /** The reason noted for a failure: the error's name and message. */
@@ -90,6 +95,7 @@ export async function settleFailedDelivery(
     await source.changeVisibility(delivery.receiptHandle, visibilitySeconds);
     return { outcome: "waiting", visibilitySeconds };
   }
+  if (error instanceof EventOwedError && !lastReceive) return { outcome: "owed" };
   const reason = lastReceive
     ? `${failureReason(error)} (receive ${delivery.receiveCount}, the queue's limit)`
     : failureReason(error);

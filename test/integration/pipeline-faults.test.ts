@@ -161,10 +161,16 @@ describe("pipeline under faults", () => {
     const seconds = (performance.now() - started) / 1000;
 
     const inDlq = new Set<string>();
+    const failureReasons = new Map<string, string[]>();
     for (;;) {
       const batch = await pipeline.deadLetters.receive({ visibilitySeconds: 600 });
       if (batch.length === 0) break;
-      for (const message of batch) inDlq.add((JSON.parse(message.body) as { id: string }).id);
+      for (const message of batch) {
+        const id = (JSON.parse(message.body) as { id: string }).id;
+        inDlq.add(id);
+        const reason = (await pipeline.deps.store.failureOf(message.messageId))?.reason;
+        failureReasons.set(id, [...(failureReasons.get(id) ?? []), reason ?? "no reason noted"]);
+      }
     }
 
     const eventIds = new Map<string, Set<string>>();
@@ -203,7 +209,16 @@ describe("pipeline under faults", () => {
             JSON.stringify({ status: record?.status, published: record?.eventPublished }),
           );
       }
-      if (count > 1) inSeveralStates++;
+      if (count > 1) {
+        inSeveralStates++;
+        if (inSeveralStates <= 5)
+          console.log(
+            "SEVERAL STATES",
+            item.id,
+            JSON.stringify({ status: record?.status, published: record?.eventPublished, dead }),
+            failureReasons.get(item.id) ?? [],
+          );
+      }
       // Events go out at least once, but always the same event for the same decision.
       if ((eventIds.get(item.id)?.size ?? 0) > 1) conflictingEvents++;
       if ((eventCount.get(item.id) ?? 0) > 1) eventsSentAgain++;

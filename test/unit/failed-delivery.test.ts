@@ -9,7 +9,11 @@
 import { describe, expect, it } from "vitest";
 import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
 import type { BatchMember } from "../../shared/domain/batch.ts";
-import { EndpointOverloadedError, EndpointUnavailableError } from "../../shared/domain/errors.ts";
+import {
+  EndpointOverloadedError,
+  EndpointUnavailableError,
+  EventOwedError,
+} from "../../shared/domain/errors.ts";
 import type { MessageQueue, QueueDirectory } from "../../shared/domain/message-queue.ts";
 import type { BatchDependencies } from "../../shared/use-cases/batch-progress.ts";
 import {
@@ -121,6 +125,20 @@ describe("settleFailedDelivery", () => {
     expect((await store.failureOf("m-1"))?.reason).toBe("EndpointUnavailableError: model error 500");
     // Replay reads the reason by the message id in the dead-letter queue.
     expect((await store.failureOf("dlq-1"))?.reason).toMatch(/EndpointUnavailableError/);
+  });
+
+  it("never counts an owed event against its item: the item is decided, another write's lease only delays the event", async () => {
+    const { store, queues, deps } = setup();
+    const owed = new EventOwedError("A");
+    const results = [];
+    // More owed events than the failure limit, then the item's own failures still count from zero.
+    for (let receive = 1; receive <= 2 * limits.maxItemFailures; receive++)
+      results.push((await settleFailedDelivery(delivery(receive), owed, deps)).outcome);
+    expect(results).toEqual(Array(2 * limits.maxItemFailures).fill("owed"));
+    expect(queues.sent).toEqual([]);
+    expect(queues.visibility).toEqual([]);
+    expect(await store.failureOf("m-1")).toBeUndefined();
+    expect((await settleFailedDelivery(delivery(7), failing, deps)).outcome).toBe("retrying");
   });
 
   it("dead-letters on the queue's own last receive, overloaded or not, before SQS would", async () => {
