@@ -31,9 +31,10 @@ export function tierCount(policy: Pick<Policy, "cascade">): number {
 /**
  * The policy as tier `index` (0 for the first) reads and routes an answer: that tier's model,
  * calibration map, threshold and off-options guard, everything else the policy's own. A later
- * tier's view has no cascade of its own (nothing asks a tier for the tiers after it) and none of
- * the first tier's certificate, which speaks for the first model only: where the policy requires
- * a certificate, a later tier automates nothing until one covers it.
+ * tier's view has no cascade of its own (nothing asks a tier for the tiers after it) and no
+ * certificate: its answer is checked against the whole policy's (`routeDecision`'s `certified`),
+ * which covers it only when it is a cascade's certificate naming this tier; where the policy
+ * requires a certificate, a later tier automates nothing until one does.
  */
 export function tierPolicy(policy: Policy, index: number): Policy {
   if (index === 0) return policy;

@@ -65,7 +65,9 @@ export function auditDraw(itemId: string, policy: Pick<Policy, "id" | "version">
  * `scoredBy` (model and prompt layout) is checked against the certificate; the problem found is
  * returned either way, so that the record flags it. `unverified` is why the certificate's labels
  * did not give it back, where the caller checked them (the decide path does for a policy that
- * requires a certificate): such a certificate does not hold either.
+ * requires a certificate): such a certificate does not hold either. `certified` is the policy
+ * whose certificate speaks for this answer: `policy` itself, or for a later tier of a cascade
+ * (`policy` is then that tier's view) the whole policy, checked for the tier `scoredBy` names.
  */
 export function routeDecision(
   policy: Policy,
@@ -74,6 +76,7 @@ export function routeDecision(
   allowedTokenMass?: number | null,
   scoredBy?: ScoredBy,
   unverified?: string,
+  certified: Policy = policy,
 ): Routing {
   if (probabilities.length !== policy.options.length) {
     throw new RangeError(
@@ -84,8 +87,8 @@ export function routeDecision(
   const option = policy.options[top]!;
   const topProbability = probabilities[top]!;
   const problem =
-    policy.certificate || policy.requireCertificate
-      ? (certificateProblem(policy, scoredBy) ?? unverified)
+    certified.certificate || certified.requireCertificate
+      ? (certificateProblem(certified, scoredBy) ?? unverified)
       : undefined;
   const flagged = problem ? { certificateProblem: problem } : {};
   const human = (reason: RouteReason): Routing => ({
@@ -104,7 +107,7 @@ export function routeDecision(
     return human("off_options");
   if (topProbability < policy.autoThreshold) return human("below_threshold");
   if (!option.automate) return human("option_needs_review");
-  if (problem && (policy.requireCertificate || policy.certificate?.threshold === null))
+  if (problem && (certified.requireCertificate || certified.certificate?.threshold === null))
     return human("uncertified");
   const audit = auditInclusion(policy, topProbability);
   if (auditDraw(itemId, policy) < audit.inclusionProbability) return { ...human("audit_sample"), audit };

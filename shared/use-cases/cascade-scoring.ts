@@ -45,7 +45,9 @@ export async function scoreThroughTiers(
     const decision = await endpoint.decide(item, view);
     const probabilities = calibratedProbabilities(decision.logits, view);
     const mass = decision.allowedTokenMass;
-    const routing = routeDecision(view, probabilities, item.id, mass, decision, unverified);
+    // A later tier is covered only by a cascade's certificate naming it (`certificateProblem`).
+    const scoredBy = { ...decision, tier: index };
+    const routing = routeDecision(view, probabilities, item.id, mass, scoredBy, unverified, policy);
     outcomes.push({ policy: view, decision, probabilities, routing });
     if (!passesOn(routing.reason)) break;
   }

@@ -3,12 +3,13 @@
  * the reviewer agreement on audit samples and the allowed-token mass of each labelled decision.
  * Each row says how it came to be labelled and its chance of having been
  * (`shared/domain/calibration/label-selection.ts`), so that a certificate weights it by what it
- * stands for, and its group of near-duplicates.
+ * stands for, and its group of near-duplicates. A cascade's record also gives its second model's
+ * answer, where that model was asked (what a cascade's calibration and certificate read).
  */
 import type { CertificationFrame } from "../domain/calibration/certification-sample.ts";
+import type { CascadeRow } from "../domain/calibration/certified-items.ts";
 import { selectionOf, thresholdFloor } from "../domain/calibration/label-selection.ts";
 import type { MassRow } from "../domain/calibration/off-options.ts";
-import type { LabelledLogits } from "../domain/calibration/temperature.ts";
 import { tierReading } from "../domain/cascade.ts";
 import type { DecisionRecord } from "../domain/decision-record.ts";
 import type { DecisionStore } from "../domain/decision-store.ts";
@@ -18,7 +19,7 @@ import { TABLE_INDEXES } from "../domain/topology.ts";
 
 /** The reviewed decisions of a policy version, as calibration rows. */
 export interface ReviewedLabels {
-  readonly rows: LabelledLogits[];
+  readonly rows: CascadeRow[];
   readonly problems: { line: number; reason: string }[];
   readonly agreement: ReviewerAgreement;
   /** The allowed-token mass of each labelled decision, right or wrong by its raw choice. */
@@ -71,7 +72,7 @@ export async function reviewedLabels(
           .sort()
           .at(-1)!
       : undefined;
-  const rows: LabelledLogits[] = [];
+  const rows: CascadeRow[] = [];
   const problems: { line: number; reason: string }[] = [];
   // The policy's own fields calibrate its first tier: a cascade's record keeps that tier's
   // answer under `tiers` (its top holds the acting tier's).
@@ -95,6 +96,7 @@ export async function reviewedLabels(
       ...selectionOf(record, policy, frames),
       ...(answer.modelSha256 ? { modelSha256: answer.modelSha256 } : {}),
       ...(answer.promptVersion ? { promptVersion: answer.promptVersion } : {}),
+      ...secondOf(record, ids.length),
     });
   }
   const masses = records
@@ -148,4 +150,15 @@ async function pendingOf(store: DecisionStore, policy: Policy): Promise<Decision
     cursor = page.next;
   } while (cursor);
   return pending;
+}
+
+/** The second model's answer on a cascade's record, as a row's fields; none where it was not asked. */
+function secondOf(record: DecisionRecord, options: number): Partial<CascadeRow> {
+  const second = tierReading(record, 1);
+  if (second?.rawLogits?.length !== options) return {};
+  return {
+    secondLogits: second.rawLogits,
+    ...(second.modelSha256 ? { secondModelSha256: second.modelSha256 } : {}),
+    ...(second.promptVersion ? { secondPromptVersion: second.promptVersion } : {}),
+  };
 }

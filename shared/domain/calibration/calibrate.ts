@@ -17,6 +17,7 @@ import {
   thresholdTable,
 } from "./calibrate-parts.ts";
 import { type CandidateComparison, compareCandidates } from "./candidates.ts";
+import { type CascadeCalibration, withCascade } from "./cascade-calibration.ts";
 import { topAutomatable } from "./certified-items.ts";
 import { evaluateSets, fitConformal } from "./conformal.ts";
 import { calibratedProbabilities, mapOf } from "./map.ts";
@@ -28,7 +29,7 @@ import {
   reliabilityBins,
   riskCoverage,
 } from "./metrics.ts";
-import { proposeVersion, roundMap } from "./proposal.ts";
+import { type ProposalParts, proposeVersion, roundMap } from "./proposal.ts";
 import { provenanceOf } from "./provenance.ts";
 import { MIN_FIT_LABELS } from "./ranges.ts";
 import type { LabelledLogits } from "./temperature.ts";
@@ -98,6 +99,8 @@ export interface CalibrationSummary {
   /** For drift checks: what calibrated decisions looked like. */
   readonly baseline: { meanConfidence: number; escalationRate: number; optionMix: number[] };
   readonly proposedPolicy: Policy;
+  /** A two-model cascade's calibration with `--max-auto-error`: both thresholds, certified together. */
+  readonly cascade?: CascadeCalibration;
 }
 
 /** A policy that requires a certificate automates nothing under a version that carries none: say so. */
@@ -105,6 +108,17 @@ function withCertificateNote(policy: Policy, proposed: Policy, threshold: Thresh
   if (!policy.requireCertificate || proposed.certificate) return threshold;
   const note = `${policy.id} requires a certificate and this version carries none, so it would automate nothing: certify it with --max-auto-error`;
   return { ...threshold, notes: [...threshold.notes, note] };
+}
+
+/** The certification part of a proposal: the result with the labels and what scored them. */
+function certifiedPart(
+  result: Certification | undefined,
+  rows: readonly LabelledLogits[],
+  options: CalibrateOptions,
+): Pick<ProposalParts, "certified"> {
+  if (!result) return {};
+  const source = options.labelSource ? { source: options.labelSource } : {};
+  return { certified: { result, rows, ...provenanceOf(rows), at: options.now, ...source } };
 }
 
 /** Calibrates `policy` from labelled logits (labels are option indices). */
@@ -142,23 +156,20 @@ export function calibratePolicy(
   }));
   const raw = rows.map((r) => ({ probabilities: softmax(r.logits), label: r.label }));
   const baseline = baselineOf(policy, calibrated, threshold.coverage);
-  const proposedPolicy = proposeVersion(policy, {
+  const firstProposed = proposeVersion(policy, {
     map,
     threshold: threshold.threshold,
     conformal: rule,
     baseline,
-    ...(certified
-      ? {
-          certified: {
-            result: certified.certificate,
-            rows,
-            ...provenanceOf(rows),
-            at: options.now,
-            ...(options.labelSource ? { source: options.labelSource } : {}),
-          },
-        }
-      : {}),
+    ...certifiedPart(certified?.certificate, rows, options),
   });
+  // A two-model cascade's thresholds are certified together, over both models' automatic actions.
+  const final = withCascade(policy, firstProposed, threshold, rows, goal, {
+    at: options.now,
+    source: options.labelSource,
+    floor,
+  });
+  const proposedPolicy = final.policy;
   return {
     policy: { id: policy.id, version: policy.version },
     options: policy.options.map((o) => o.id),
@@ -174,8 +185,9 @@ export function calibratePolicy(
     },
     riskCoverage: riskCoverage(calibrated).points,
     thresholdTable: thresholdTable(policy, calibrated, rows),
-    threshold: withCertificateNote(policy, proposedPolicy, threshold),
+    threshold: withCertificateNote(policy, proposedPolicy, final.threshold),
     ...(certified ? { certificate: certified.certificate } : {}),
+    ...(final.cascade ? { cascade: final.cascade } : {}),
     conformal: {
       minProbability: rule.minProbability,
       targetCoverage: rule.targetCoverage,

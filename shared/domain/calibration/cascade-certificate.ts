@@ -85,9 +85,12 @@ export interface CascadeCertificateResult extends CertificateGoal {
   readonly unjudgeable: number;
 }
 
-/** Each tier's threshold grid, strictest first: 1 − 10^(−j/10) to four decimals, 0.9999 to 0.5. */
+/**
+ * Each tier's threshold grid, strictest first: 1 − 10^(−j/10) to four decimals, 0.9999 down, the
+ * last at 0.5 (the lowest auto threshold a policy may have) rather than 0.4988.
+ */
 export const CASCADE_GRID: readonly number[] = Array.from({ length: 38 }, (_, i) =>
-  Number((1 - 10 ** (-(40 - i) / 10)).toFixed(4)),
+  Math.max(0.5, Number((1 - 10 ** (-(40 - i) / 10)).toFixed(4))),
 );
 
 /** The pairs of grid indices (first, second) in the sequence's fixed order: shells from the strictest corner. */
@@ -144,12 +147,14 @@ function passedOn(seen: readonly Seen[], t1: number): CertifiedItem[] | undefine
 /**
  * Certifies the pair of thresholds that keeps wrong automatic actions over both tiers under the
  * target and sends fewest items to people. Exactly two tiers: a longer cascade's later tiers
- * would need a grid of their own.
+ * would need a grid of their own. `floor`: the lowest threshold the labels may speak for (as for
+ * one tier, `label-selection.ts`); a pair with either threshold below it is left out.
  * @example certifyCascade(items, { maxError: 0.02, confidence: 0.95 }).thresholds // e.g. [0.9499, 0.9369]
  */
 export function certifyCascade(
   items: readonly CascadeItem[],
   goal: CertificateGoal,
+  floor = 0,
 ): CascadeCertificateResult {
   const seen = seenOf(items);
   // A first threshold's row is swept only once the sequence reaches it (it usually stops early).
@@ -165,6 +170,7 @@ export function certifyCascade(
   const bound = (e: BoundEvidence) => boundOf(e, goal.confidence);
   const unitsOf = ([i, j]: [number, number]) => rowOf(i)?.[j];
   const eligible = (pair: [number, number]) => {
+    if (CASCADE_GRID[pair[0]]! < floor || CASCADE_GRID[pair[1]]! < floor) return false;
     const u = unitsOf(pair);
     return u !== undefined && u.automated > 0 && bound(u.noErrors) <= goal.maxError;
   };

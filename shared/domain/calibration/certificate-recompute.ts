@@ -5,12 +5,15 @@
  * certificate that passes is "verified"; one whose labels are not at hand stays "unverified"
  * however well its counts hold (`certificate-check.ts` checks those alone).
  */
+
+import { tierPolicy } from "../cascade.ts";
 import type { Policy } from "../policy/policy.ts";
+import { cascadeLabelSetSha256 } from "./cascade-calibration.ts";
+import { certifyCascade } from "./cascade-certificate.ts";
 import { certifyThreshold } from "./certificate.ts";
-import { certifiedItems } from "./certified-items.ts";
+import { type CascadeRow, cascadeItems, certifiedItems } from "./certified-items.ts";
 import { mapOf } from "./map.ts";
 import { labelSetSha256 } from "./provenance.ts";
-import type { LabelledLogits } from "./temperature.ts";
 
 /**
  * Why `policy`'s certificate is not the one `rows` give, or undefined when recomputing it on them
@@ -19,12 +22,14 @@ import type { LabelledLogits } from "./temperature.ts";
  */
 export function certificateOnLabelsProblem(
   policy: Policy,
-  rows: readonly LabelledLogits[],
+  rows: readonly CascadeRow[],
   where: string,
   floor = 0,
 ): string | undefined {
   const c = policy.certificate;
   if (!c) return "no certificate";
+  // A cascade's certificate is recomputed over both models (the rows carry the second's answers).
+  if (c.tiers) return cascadeCertificateOnLabelsProblem(policy, rows, where, floor);
   if (labelSetSha256(rows) !== c.labelsSha256)
     return `its label set is not the ${rows.length} labels ${where} (the certificate names ${c.labels}): labels were changed or added since, or the certificate was not made on them`;
   const again = certifyThreshold(certifiedItems(policy, rows, mapOf(policy)), c, floor);
@@ -36,4 +41,37 @@ export function certificateOnLabelsProblem(
   const said = (t: number | null, automated: number, errors: number) =>
     t === null ? "no threshold" : `threshold ${t} (${errors} wrong of ${automated} automated)`;
   return `recomputed on the labels ${where} it certifies ${said(again.threshold, again.automated, again.errors)}, not ${said(c.threshold, c.automated, c.errors)}`;
+}
+
+/**
+ * Why a cascade's certificate is not the one `rows` give, or undefined when recomputing it on them
+ * (under the version's own maps) gives the same thresholds, automated units and errors.
+ */
+function cascadeCertificateOnLabelsProblem(
+  policy: Policy,
+  rows: readonly CascadeRow[],
+  where: string,
+  floor = 0,
+): string | undefined {
+  const c = policy.certificate;
+  if (!c?.tiers) return "no cascade certificate";
+  if (cascadeLabelSetSha256(rows) !== c.labelsSha256)
+    return `its label set is not the ${rows.length} labels ${where} (the certificate names ${c.labels}): labels were changed or added since, or the certificate was not made on them`;
+  const maps = [mapOf(policy), mapOf(tierPolicy(policy, 1))] as const;
+  const again = certifyCascade(cascadeItems(policy, rows, maps), c, floor);
+  const stated = c.threshold === null ? null : [c.threshold, c.tiers[1]?.threshold];
+  const same =
+    again.labels === c.labels &&
+    (stated === null
+      ? again.thresholds === null
+      : again.thresholds?.[0] === stated[0] &&
+        again.thresholds?.[1] === stated[1] &&
+        again.automated === c.automated &&
+        again.errors === c.errors);
+  if (same) return undefined;
+  const said = (t: readonly (number | undefined)[] | null, automated: number, errors: number) =>
+    t === null
+      ? "no pair of thresholds"
+      : `thresholds ${t.join(" and ")} (${errors} wrong of ${automated} automated)`;
+  return `recomputed on the labels ${where} it certifies ${said(again.thresholds, again.automated, again.errors)}, not ${said(stated, c.automated, c.errors)}`;
 }

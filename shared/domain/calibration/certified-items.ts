@@ -56,6 +56,9 @@ function judged(
 /** A labelled row of a two-tier cascade: the first tier's logits, and the second's where it was asked. */
 export interface CascadeRow extends LabelledLogits {
   readonly secondLogits?: readonly number[] | undefined;
+  /** The model file and prompt layout of the second answer, where known (its certificate names them). */
+  readonly secondModelSha256?: string | undefined;
+  readonly secondPromptVersion?: string | undefined;
 }
 
 /**

@@ -8,7 +8,7 @@
  */
 import type { Policy } from "../policy/policy.ts";
 import { certificateCountsProblem } from "./certificate-check.ts";
-import { calibrationSha256, policyTextSha256 } from "./provenance.ts";
+import { calibrationSha256, certificateProblem, policyTextSha256 } from "./provenance.ts";
 import { CALIBRATION_FIELDS, CALIBRATION_RANGES, type CalibrationField, inRange } from "./ranges.ts";
 
 /** One field that differs. */
@@ -112,7 +112,40 @@ function certificateMismatch(proposed: Policy): string | undefined {
     return "certificate: it was made for another calibration or auto threshold";
   if (c.threshold === null ? proposed.autoThreshold !== 1 : c.threshold !== proposed.autoThreshold)
     return `certificate: it certifies threshold ${c.threshold}, the version automates at ${proposed.autoThreshold}`;
-  return undefined;
+  // A cascade's certificate names every tier: each must be the version's.
+  const tiers = c.tiers && c.threshold !== null ? certificateProblem(proposed) : undefined;
+  return tiers ? `certificate: ${tiers}` : undefined;
+}
+
+/** The fields of a cascade's later tier a proposal may change: its calibration, never its model or place. */
+const TIER_FIELDS = ["temperature", "prior", "optionBias", "autoThreshold", "minAllowedTokenMass"] as const;
+
+/** Why apply refuses a proposal's changes to the cascade's later tiers. */
+function cascadeRefusals(current: Policy, proposed: Policy): string[] {
+  const before = current.cascade ?? [];
+  const after = proposed.cascade ?? [];
+  const models = (tiers: typeof before) => tiers.map((t) => t.model).join(", ") || "none";
+  if (before.length !== after.length || before.some((t, i) => t.model !== after[i]!.model))
+    return [
+      `cascade: a calibration proposal may not change its models or their order (${models(before)} -> ${models(after)}); write a new policy file for that`,
+    ];
+  const refusals: string[] = [];
+  const owned = new Set<string>(TIER_FIELDS);
+  for (const [i, tier] of after.entries()) {
+    const was = before[i]! as Record<string, unknown>;
+    const now = tier as Record<string, unknown>;
+    for (const key of new Set([...Object.keys(was), ...Object.keys(now)]))
+      if (!same(was[key], now[key]) && !owned.has(key))
+        refusals.push(
+          `cascade.${i}.${key}: a calibration proposal may not change it (it may change a tier's ${TIER_FIELDS.join(", ")}); write a new policy file for that`,
+        );
+    // The tier's calibration, read as the policy's own fields are.
+    for (const field of TIER_FIELDS) {
+      const problem = rangeProblem(field, { ...proposed, ...tier } as Policy);
+      if (problem) refusals.push(`cascade.${i}.${problem}`);
+    }
+  }
+  return refusals;
 }
 
 /** Compares a proposal with the current version (both parsed); `version` and `id` are checked by the caller. */
@@ -126,6 +159,11 @@ export function checkProposal(current: Policy, proposed: Policy): ProposalCheck 
     const before = (current as Record<string, unknown>)[key];
     const after = (proposed as Record<string, unknown>)[key];
     if (same(before, after)) continue;
+    if (key === "cascade") {
+      changes.push({ field: key, current: before, proposed: after });
+      refusals.push(...cascadeRefusals(current, proposed));
+      continue;
+    }
     if (!owned.has(key)) {
       refusals.push(
         `${firstDifference(before, after, key)}: a calibration proposal may not change it (it may change ${CALIBRATION_FIELDS.join(", ")}); write a new policy file for that`,

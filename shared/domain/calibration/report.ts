@@ -14,6 +14,7 @@ import { candidateLabel } from "./candidates.ts";
 import { certificateSentence } from "./certificate.ts";
 import type { MassFloorProposal } from "./off-options.ts";
 import { checkProposal, fieldText } from "./proposal-check.ts";
+import { cascadeSectionHtml } from "./report-cascade.ts";
 import { certificateSectionHtml } from "./report-certificate.ts";
 import { reliabilitySvg, riskCoverageSvg } from "./report-plots.ts";
 import { escapeHtml, num, pct, REPORT_STYLE } from "./report-style.ts";
@@ -85,7 +86,10 @@ function thresholdSection(summary: CalibrationSummary, live: PolicyAudit | undef
   const certificate = summary.certificate;
   // The certificate's sentence is the section's head: not again among the notes.
   const said = certificate ? certificateSentence(certificate) : undefined;
-  const rest = t.notes.filter((n) => n !== said);
+  // A cascade's line heads its own section.
+  const rest = t.notes.filter(
+    (n) => n !== said && !n.startsWith("cascade: ") && !summary.cascade?.notes.includes(n),
+  );
   const notes = rest.length
     ? `<ul class="notes">${rest.map((n) => `<li>${escapeHtml(n)}</li>`).join("")}</ul>`
     : "";
@@ -98,7 +102,7 @@ function thresholdSection(summary: CalibrationSummary, live: PolicyAudit | undef
         `<tr><td>${r.threshold}</td><td>${r.automated}</td><td>${pct(r.coverage)}</td><td>${pct(r.automatedAccuracy)}</td></tr>`,
     )
     .join("");
-  return `<h2>Proposed auto threshold</h2>
+  return `<h2>${summary.cascade ? "The first model alone" : "Proposed auto threshold"}</h2>
 ${head}
 ${notes}
 <table id="thresholds"><caption>At other thresholds (only decisions the policy would act on: an option people always review, or out of scope, is never automated)</caption><thead><tr><th scope="col">threshold</th><th scope="col">labelled it would automate</th><th scope="col">share automated (estimated)</th><th scope="col">accuracy of the automated</th></tr></thead><tbody>${table}</tbody></table>`;
@@ -139,6 +143,7 @@ ${m("area under risk–coverage", num(r.aurc), num(c.aurc), num(p.aurc))}
 </tbody></table>
 ${agreement ? `<p id="agreement">${escapeHtml(agreementText(agreement))}</p>` : ""}
 ${offOptions ? `<p id="off-options">Off-options guard (allowed-token mass of ${offOptions.rows} labelled decisions): ${escapeHtml(offOptions.note)}.</p>` : ""}
+${summary.cascade ? cascadeSectionHtml(summary.cascade) : ""}
 ${thresholdSection(summary, live)}
 <h2>Plots</h2>
 <div class="plots">
