@@ -149,6 +149,15 @@ describe("calibrating a two-model cascade", () => {
     for (const t of high.cascade!.result.thresholds ?? []) expect(t).toBeGreaterThanOrEqual(0.95);
   });
 
+  it("keeps the first model's own certificate when the labels carry no second answer (a labelled file)", () => {
+    const firstOnly = labelled.map(({ secondLogits: _s, ...r }) => r);
+    const s = calibratePolicy(POLICY, firstOnly, { goal, now: new Date() });
+    expect(s.cascade).toBeUndefined();
+    expect(s.proposedPolicy.certificate!.tiers).toBeUndefined();
+    expect(s.proposedPolicy.certificate!.threshold).not.toBeNull();
+    expect(s.threshold.notes.join("\n")).toMatch(/no labelled item carries the answer of large/);
+  });
+
   it("refuses a cascade of three models with a clear message", () => {
     const three = parsePolicy({
       ...POLICY,

@@ -225,10 +225,6 @@ export function calibrateCascade(
   const certificate = cascadeCertificate(next, result, rows, later, goal, made);
   const atTarget = peopleAt(proposed, rows, maps, goal, made.floor);
   const notes: string[] = [];
-  if (answered.length === 0)
-    notes.push(
-      `no labelled item carries ${tier.model}'s answer: the cascade can only be certified as the first model alone`,
-    );
   if (later.modelSha256 === null && answered.length > 0)
     notes.push(
       `${tier.model}'s answers name ${later.models.length === 0 ? "no" : "several"} model files: the certificate reads as stale wherever it is checked`,
@@ -288,6 +284,10 @@ export function withCascade(
   if (goal.kind !== "max-auto-error" || later === 0) return { policy: proposed, threshold };
   if (later > 1) {
     const note = `${policy.id} asks ${1 + later} models: a cascade's certificate covers two, so this one speaks for the first model alone and the later models automate nothing under requireCertificate`;
+    return { policy: proposed, threshold: { ...threshold, notes: [...threshold.notes, note] } };
+  }
+  if (!rows.some((r) => r.secondLogits)) {
+    const note = `no labelled item carries the answer of ${policy.cascade![0]!.model} (a labelled file gives the first model's only): the certificate speaks for the first model alone; certify the cascade from the decisions table`;
     return { policy: proposed, threshold: { ...threshold, notes: [...threshold.notes, note] } };
   }
   const cascade = calibrateCascade(proposed, rows, goal, made);
