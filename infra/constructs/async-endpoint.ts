@@ -20,7 +20,7 @@ import { NagSuppressions } from "cdk-nag";
 import { Construct } from "constructs";
 import { ASYNC_LANE } from "../../shared/domain/topology.ts";
 import { AsyncEndpointScaling } from "./async-scaling.ts";
-import { endpointNameOf, variantNameOf } from "./decision-endpoint.ts";
+import { endpointNameOf, variantNameOf } from "./endpoint-names.ts";
 import { ecrRepositoryArn, endpointLogGroup, endpointRole } from "./endpoint-role.ts";
 import { hasInstanceStorage, isGpuInstance } from "./instance-types.ts";
 

@@ -12,7 +12,6 @@
  * the hardware and SageMaker refuses a key for them); and the role may pull from the one image
  * repository in use.
  */
-import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { ArnFormat, RemovalPolicy, Stack, Token } from "aws-cdk-lib";
 import type * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
@@ -27,6 +26,7 @@ import { endpointAdmission } from "../../shared/domain/capacity-plan.ts";
 import { bakingSecondsFor, ENDPOINT_DEPLOYMENT, ON_CALL_ALARMS } from "../../shared/domain/topology.ts";
 import { alarmNameOf } from "./alarm-topic.ts";
 import { type GuardrailAlarms, guardrailAlarms, guardrailWindows } from "./deployment-guardrail.ts";
+import { endpointNameOf, variantNameOf } from "./endpoint-names.ts";
 import { ecrRepositoryArn, endpointLogGroup, endpointRole } from "./endpoint-role.ts";
 import { EndpointScaling } from "./endpoint-scaling.ts";
 import { hasInstanceStorage, isGpuInstance } from "./instance-types.ts";
@@ -62,19 +62,6 @@ export interface DecisionEndpointProps {
   readonly contextSize?: number;
   /** Concurrent batch-lane invocations of the decide function (they share the admission). @default BATCH_LANE.maxConcurrency */
   readonly batchMaxConcurrency?: number;
-}
-
-/** A variant name for an instance type: `ml.c6i.xlarge` → `ml-c6i-xlarge`. */
-export function variantNameOf(instanceType: string): string {
-  return instanceType.replace(/[^A-Za-z0-9]+/g, "-");
-}
-
-/** The endpoint's name: the stack's and the variant's, within SageMaker's 63 characters. */
-export function endpointNameOf(stackName: string, variantName: string): string {
-  const full = `${stackName}-${variantName}`;
-  if (full.length <= 63) return full;
-  const hash = createHash("sha256").update(full).digest("hex").slice(0, 8);
-  return `${stackName.slice(0, 63 - variantName.length - hash.length - 2)}-${hash}-${variantName}`;
 }
 
 /** Serverless settings once checked. */
