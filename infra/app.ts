@@ -7,10 +7,11 @@
  * serverlessProvisionedConcurrency (e.g. `npx cdk deploy -c endpointMode=serverless`), batchLane
  * (async, the default: SageMaker Asynchronous Inference; or realtime), asyncInstanceType,
  * asyncMaxInstanceCount, reserveConcurrency=false (an account whose Lambda concurrency quota is
- * under 130).
+ * under 130), tierModels (a cascade's later models in the model archive: NAME=FILE,…).
  */
 import { App, Aspects } from "aws-cdk-lib";
 import { AwsSolutionsChecks, ServerlessChecks } from "cdk-nag";
+import { tierModelsFromContext } from "./constructs/tier-models.ts";
 import { DecisionStack } from "./decision-stack.ts";
 
 const app = new App();
@@ -31,6 +32,7 @@ new DecisionStack(app, context("stackName") ?? "DecisionPipeline", {
   ...(context("asyncInstanceType") ? { asyncInstanceType: context("asyncInstanceType") } : {}),
   ...(number("asyncMaxInstanceCount") ? { asyncMaxInstanceCount: number("asyncMaxInstanceCount") } : {}),
   ...reserveOf(context("reserveConcurrency")),
+  ...(context("tierModels") ? { tierModels: tierModelsFromContext(context("tierModels")!) } : {}),
 });
 
 /** The batch lane from context: async (the default) or realtime, refusing anything else by name. */

@@ -20,6 +20,7 @@ import { DecisionPipeline } from "./constructs/decision-pipeline.ts";
 import { EventContracts } from "./constructs/event-contracts.ts";
 import { Operations } from "./constructs/operations.ts";
 import type { ServerlessSettings } from "./constructs/serverless-settings.ts";
+import type { TierModel } from "./constructs/tier-models.ts";
 
 /** The policies bundled with the functions. */
 const POLICIES_DIR = fileURLToPath(new URL("../events/policies", import.meta.url));
@@ -75,6 +76,8 @@ export interface DecisionStackProps extends StackProps {
   readonly asyncMaxInstanceCount?: number;
   /** Reserve concurrency for the sign-in, authorizer and review functions. @default true */
   readonly reserveConcurrency?: boolean;
+  /** A cascade's later models, in the model archive beside the first (`tier-models.ts`). @default none */
+  readonly tierModels?: readonly TierModel[];
 }
 
 /** The decision endpoint and pipeline. */
@@ -100,7 +103,7 @@ export class DecisionStack extends Stack {
       );
     const modelBucket = new CfnParameter(this, "ModelBucket", {
       type: "String",
-      description: "S3 bucket holding the model archive (model.tar.gz with one .gguf file)",
+      description: "S3 bucket of the model archive (model.tar.gz: the .gguf, any -c tierModels files)",
     });
     const modelKey = new CfnParameter(this, "ModelKey", {
       type: "String",
@@ -124,6 +127,7 @@ export class DecisionStack extends Stack {
       ...(props.batchMaxConcurrency ? { batchMaxConcurrency: props.batchMaxConcurrency } : {}),
       batchLane: props.batchLane ?? "async",
       ...(props.reserveConcurrency === false ? { reserveConcurrency: false } : {}),
+      ...(props.tierModels && this.endpoint ? { tierModels: props.tierModels } : {}),
     });
     this.operations = new Operations(this, "Operations", {
       pipeline: this.pipeline,
@@ -184,6 +188,7 @@ export class DecisionStack extends Stack {
       ...(props.endpointMode === "serverless" ? { mode: "serverless" as const } : {}),
       ...(props.serverless ? { serverless: props.serverless } : {}),
       ...(props.batchMaxConcurrency ? { batchMaxConcurrency: props.batchMaxConcurrency } : {}),
+      ...(props.tierModels ? { tierModels: props.tierModels } : {}),
     });
   }
 

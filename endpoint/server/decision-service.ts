@@ -96,8 +96,10 @@ export class DecisionService {
   private async load(): Promise<void> {
     try {
       const wanted = [{ name: this.config.modelName, path: this.config.model }, ...this.config.extraModels];
-      for (const { name, path } of wanted) {
-        const served = await this.loadOne(path, name);
+      // The first model's folder may hold the others too (one SageMaker archive): not candidates for it.
+      const others = this.config.extraModels.map((extra) => extra.path);
+      for (const [i, { name, path }] of wanted.entries()) {
+        const served = await this.loadOne(path, name, i === 0 ? others : []);
         this.loaded.push(served);
         if (this.stateValue === "stopping") return;
       }
@@ -114,9 +116,13 @@ export class DecisionService {
   }
 
   /** Loads one model and its scorer; `name` unset takes the file name without `.gguf`. */
-  private async loadOne(location: string, name: string | undefined): Promise<ServedModel> {
+  private async loadOne(
+    location: string,
+    name: string | undefined,
+    others: readonly string[],
+  ): Promise<ServedModel> {
     const started = performance.now();
-    const file = await discoverModelFile(location);
+    const file = await discoverModelFile(location, others);
     const served = name ?? basename(file).replace(/\.gguf$/i, "");
     this.logger.info("loading model", {
       file,

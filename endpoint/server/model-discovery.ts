@@ -3,7 +3,7 @@
  * the model archive into `/opt/ml/model`).
  */
 import { readdir, stat } from "node:fs/promises";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { ModelFileError } from "../runtime/errors.ts";
 
 /** A split model's first part, e.g. `model-00001-of-00003.gguf`. */
@@ -12,21 +12,23 @@ const ANY_SPLIT = /-\d+-of-\d+\.gguf$/i;
 
 /**
  * Resolves `location` to one GGUF file. A folder must hold exactly one model (a split model
- * counts as one, through its first part), searched one level deep as archives often nest.
+ * counts as one, through its first part), searched one level deep as archives often nest, leaving
+ * out the files in `served` (a cascade's later models, served by name from the same archive).
  */
-export async function discoverModelFile(location: string): Promise<string> {
+export async function discoverModelFile(location: string, served: readonly string[] = []): Promise<string> {
   const info = await stat(location).catch((error: unknown) => {
     throw new ModelFileError(location, "does not exist (give --model a GGUF file or a folder holding one)", {
       cause: error,
     });
   });
   if (info.isFile()) return location;
-  const candidates = await ggufFiles(location, 2);
+  const others = new Set(served.map((path) => resolve(path)));
+  const candidates = (await ggufFiles(location, 2)).filter((path) => !others.has(resolve(path)));
   if (candidates.length === 0) throw new ModelFileError(location, "holds no .gguf file");
   if (candidates.length > 1) {
     throw new ModelFileError(
       location,
-      `holds ${candidates.length} models (${candidates.join(", ")}); name one with --model`,
+      `holds ${candidates.length} models (${candidates.join(", ")}); name one with --model${served.length ? "" : ", or serve the others by name with --extra-model NAME=PATH"}`,
     );
   }
   return candidates[0]!;

@@ -13,6 +13,7 @@ import { DECIDE_FUNCTION, SERVERLESS_DECIDE, TABLE_ACCESS } from "../../shared/d
 import type { PipelineBus } from "./pipeline-bus.ts";
 import type { FunctionFactory } from "./pipeline-function.ts";
 import { QueueConsumer } from "./queue-consumer.ts";
+import { type TierModel, tierModelsVariable } from "./tier-models.ts";
 
 /** What the decide function is built from. */
 export interface DecideFunctionProps {
@@ -26,6 +27,8 @@ export interface DecideFunctionProps {
   readonly bus: PipelineBus;
   /** Records per invocation and the intake mapping's concurrency (`decideConcurrency`). */
   readonly concurrency: { readonly intake: number; readonly batchSize: number };
+  /** A cascade's later models the endpoint serves beside the first. */
+  readonly tierModels: readonly TierModel[];
 }
 
 /** The decide function's endpoint settings: serverless endpoints cold-start, so each try may wait longer. */
@@ -36,9 +39,9 @@ function decideEnvironment(props: DecideFunctionProps): Record<string, string> {
     ENDPOINT_TIMEOUT_MS: String(tries.endpointTimeoutMs),
     ENDPOINT_ATTEMPTS: String(tries.endpointAttempts),
     PUBLISH_LEASE_MS: String(DECIDE_FUNCTION.publishLeaseMs),
-    // The endpoint serves one model: a cascade's later tiers are skipped (their items go to
-    // people as the first tier left them) until an endpoint of their own is in TIER_ENDPOINTS.
-    TIER_MODELS: "",
+    // The later models the endpoint serves (-c tierModels); a cascade's tier it does not serve is
+    // skipped, its items going to people as the tier before left them.
+    TIER_MODELS: tierModelsVariable(props.tierModels),
   };
 }
 

@@ -35,6 +35,7 @@ import {
   SERVERLESS_LIMITS,
   type ServerlessSettings,
 } from "./serverless-settings.ts";
+import { servedModelsEnvironment, type TierModel } from "./tier-models.ts";
 
 /** Properties of {@link DecisionEndpoint}. */
 export interface DecisionEndpointProps {
@@ -62,6 +63,8 @@ export interface DecisionEndpointProps {
   readonly contextSize?: number;
   /** Concurrent batch-lane invocations of the decide function (they share the admission). @default BATCH_LANE.maxConcurrency */
   readonly batchMaxConcurrency?: number;
+  /** A cascade's later models, served by name from the same archive (`tier-models.ts`). @default none */
+  readonly tierModels?: readonly TierModel[];
 }
 
 /** Serverless settings once checked. */
@@ -253,9 +256,10 @@ export class DecisionEndpoint extends Construct {
       DECIDE_GPU: gpu ? "cuda" : "off",
       DECIDE_QUEUE_SIZE: String(admission.queueSize),
       DECIDE_DEADLINE_MS: String(admission.deadlineMs),
+      ...(props.threads ? { DECIDE_THREADS: String(props.threads) } : {}),
+      ...(props.contextSize ? { DECIDE_CONTEXT_SIZE: String(props.contextSize) } : {}),
+      ...servedModelsEnvironment(props.tierModels ?? []),
     };
-    if (props.threads) environment.DECIDE_THREADS = String(props.threads);
-    if (props.contextSize) environment.DECIDE_CONTEXT_SIZE = String(props.contextSize);
     if (serverless) {
       // Serverless answers at most 4 MB; one model copy per instance, so one prefix slot per
       // policy fits in the memory left after the model (the budget scales with the memory size).

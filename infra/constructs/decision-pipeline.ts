@@ -37,6 +37,7 @@ import { QueueConsumer } from "./queue-consumer.ts";
 import { ReviewAccess } from "./review-access.ts";
 import { RuleToQueue } from "./rule-to-queue.ts";
 import { ScheduledJobs } from "./scheduled-jobs.ts";
+import type { TierModel } from "./tier-models.ts";
 
 /** Properties of {@link DecisionPipeline}. */
 export interface DecisionPipelineProps {
@@ -68,6 +69,8 @@ export interface DecisionPipelineProps {
   readonly reviewDomainPrefix?: string;
   /** Reserve concurrency for the sign-in, authorizer and review functions (`RESERVED_CONCURRENCY`). @default true */
   readonly reserveConcurrency?: boolean;
+  /** A cascade's later models the endpoint serves (`tier-models.ts`): the decide function asks them. @default none */
+  readonly tierModels?: readonly TierModel[];
 }
 
 /** The pipeline's functions, by role. */
@@ -255,6 +258,7 @@ export class DecisionPipeline extends Construct {
       intake: queues.intake,
       bus,
       concurrency,
+      tierModels: props.tierModels ?? [],
     });
   }
 

@@ -52,6 +52,9 @@ export function answeredEndpoint(
   scoredUnder: { readonly policyId: string; readonly policyVersion: number },
 ): DecidesItems {
   return {
+    // The object was scored by the first model only: a cascade's later model is not asked here
+    // (its items go to people as the first model left them), never answered with this line again.
+    serves: () => false,
     async decide(_item, policy: Policy): Promise<EndpointDecision> {
       if (policy.id !== scoredUnder.policyId || policy.version !== scoredUnder.policyVersion)
         throw new ScoredUnderOtherVersionError(

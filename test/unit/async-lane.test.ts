@@ -261,6 +261,20 @@ describe("submit, then settle", () => {
     expect((await l.records.get(last.objectId))?.state).toBe("dead_lettered");
   });
 
+  it("asks a cascade's later model nothing: an object holds the first model's answers, so what it passes on goes to people", async () => {
+    const cascade = parsePolicy({ ...TEAMS_POLICY, cascade: [{ model: "large", autoThreshold: 0.5 }] });
+    const l = lane(root, new PolicyRegistry([cascade]));
+    await l.submit(queued(["a"]));
+    // Unsure: about 0.55 on the first option, below the first model's threshold, above the second's.
+    const unsure = (_i: number, request: string) =>
+      JSON.stringify({ status: 200, body: answerFor(JSON.parse(request) as SystemOneRequest, [0.2, 0]) });
+    await settleNotification(await l.answer(l.invocations[0]!, unsure), l.results);
+    const record = await l.store.latest("a", "tickets");
+    // Before, the first model's answer was read again as the second model's, which then acted on it.
+    expect(record).toMatchObject({ route: "human", reason: "below_threshold" });
+    expect(record!.tiers?.length ?? 1).toBe(1);
+  });
+
   it("submits again an item scored under a version that is no longer live, counting no failure", async () => {
     const l = lane(root);
     await l.submit(queued(["a"]));

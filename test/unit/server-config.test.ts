@@ -76,6 +76,15 @@ describe("discoverModelFile", () => {
     await expect(discoverModelFile(empty)).rejects.toThrow(/holds 2 models/);
     await expect(discoverModelFile(join(empty, "absent"))).rejects.toBeInstanceOf(ModelFileError);
   });
+
+  it("leaves out the models served by name from the same folder (one SageMaker archive, a cascade's models)", async () => {
+    const archive = await mkdtemp(join(tmpdir(), "discover-"));
+    for (const file of ["model.gguf", "demo-large.gguf"]) await writeFile(join(archive, file), "x");
+    await expect(discoverModelFile(archive)).rejects.toThrow(/serve the others by name with --extra-model/);
+    expect(await discoverModelFile(archive, [join(archive, "demo-large.gguf")])).toBe(
+      join(archive, "model.gguf"),
+    );
+  });
 });
 
 describe("describeGpu", () => {
