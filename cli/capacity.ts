@@ -11,8 +11,10 @@ import { TemplateShapeError, UnknownCapacityError } from "../infra/capacity/erro
 import type { LoadProfile } from "../infra/capacity/load.ts";
 import {
   instanceSecondsPerItem,
+  type SecondModelLoad,
   serverlessSecondsPerItem,
   type Workload,
+  withSecondModel,
 } from "../infra/capacity/measured-times.ts";
 import { withInstanceCounts, withInstanceType } from "../infra/capacity/overrides.ts";
 import { describeRun, minuteTable, type Suggestion, summaryLine } from "../infra/capacity/report.ts";
@@ -31,6 +33,7 @@ const DEFAULT_TEMPLATE = "cdk.out/DecisionPipeline.template.json";
 export const capacityUsage = `decide capacity --rate R [--for 30m] [--burst X --burst-for D [--burst-at 5m]]
                 [--template ${DEFAULT_TEMPLATE}] [--preamble-cached]
                 [--instance-type T] [--min-instances N] [--max-instances N] [--seed N]
+                [--second-model-share S [--second-model-ratio 3]]
 
 Simulates R items/s (Poisson) for --for against the stack in --template (run \`npm run synth\`
 first): SQS, the decide function's event source mapping and the capacity follower that sets its
@@ -46,6 +49,9 @@ one row each in the sizing table: fresh items (the default: every item's whole p
 evaluated) or, with --preamble-cached, items under a policy preamble the instance has already
 evaluated (the same policy's items in a row on one instance reuse it; about 5 times faster).
 Use --preamble-cached when your traffic is mostly one or a few policies; fresh is the safe bound.
+A cascade's second model served by the same instances: --second-model-share S (0 to 1) of the
+items are also asked of it, at --second-model-ratio times the first model's time per item
+(default 3, about a 1.5B model behind a 0.5B one; the demo's demo-large measured 4.2).
 Durations: 90s, 30m, 2h, 1d. Prints a row per minute and ends with one summary line, which names
 the instances \`npm run sizing\` would suggest for R/s of that workload.`;
 
@@ -62,6 +68,20 @@ function positiveNumber(name: string, value: string): number {
   if (!Number.isFinite(parsed) || parsed <= 0)
     throw new UsageError(`--${name} must be a positive number, got "${value}"`);
   return parsed;
+}
+
+/** The second model's load, when --second-model-share is given. */
+function secondModelOf(values: Record<string, string | boolean | undefined>): SecondModelLoad | undefined {
+  const share = values["second-model-share"] as string | undefined;
+  const ratio = values["second-model-ratio"] as string | undefined;
+  if (share === undefined) {
+    if (ratio !== undefined) throw new UsageError("--second-model-ratio needs --second-model-share");
+    return undefined;
+  }
+  const parsed = Number(share);
+  if (!Number.isFinite(parsed) || parsed < 0 || parsed > 1)
+    throw new UsageError(`--second-model-share must be a share from 0 to 1, got "${share}"`);
+  return { share: parsed, ratio: ratio === undefined ? 3 : positiveNumber("second-model-ratio", ratio) };
 }
 
 /** The load the flags describe. */
@@ -152,6 +172,7 @@ interface CapacityOptions {
   readonly minInstances: number | undefined;
   readonly maxInstances: number | undefined;
   readonly workload: Workload;
+  readonly secondModel: SecondModelLoad | undefined;
 }
 
 /** What the simulation found, with what it ran on. */
@@ -179,6 +200,8 @@ function parse(argv: string[]): CapacityOptions {
       "min-instances": { type: "string" },
       "max-instances": { type: "string" },
       seed: { type: "string" },
+      "second-model-share": { type: "string" },
+      "second-model-ratio": { type: "string" },
     },
     strict: true,
     allowPositionals: false,
@@ -191,6 +214,7 @@ function parse(argv: string[]): CapacityOptions {
     minInstances: integerFlag("min-instances", values["min-instances"], undefined, 1, 100_000),
     maxInstances: integerFlag("max-instances", values["max-instances"], undefined, 1, 100_000),
     workload: values["preamble-cached"] ? "preambleCached" : "fresh",
+    secondModel: secondModelOf(values),
   };
 }
 
@@ -204,7 +228,7 @@ async function run(options: CapacityOptions): Promise<CapacityRun> {
     const defaults = await containerDefaults(text);
     const read = readPipelineShape(JSON.parse(text), defaults ? { containerDefaults: defaults } : {});
     const { shape, typed, notes } = shapeOf(read, options);
-    const perItem = secondsPerItem(shape, options.workload);
+    const perItem = withSecondModel(secondsPerItem(shape, options.workload), options.secondModel);
     const result = simulate({ shape, load: options.load, secondsPerItem: perItem, seed: options.seed });
     const suggestion =
       shape.endpoint.mode === "realtime"
@@ -220,6 +244,15 @@ async function run(options: CapacityOptions): Promise<CapacityRun> {
   }
 }
 
+/** What the second model adds, in words. */
+function secondModelLines(second: SecondModelLoad | undefined): string[] {
+  if (!second) return [];
+  const factor = 1 + second.share * second.ratio;
+  return [
+    `cascade: ${Number((second.share * 100).toFixed(1))}% of items also asked of a second model at ${second.ratio}x the first's time: ${Number(factor.toFixed(3))}x the time per item`,
+  ];
+}
+
 /** A row per minute between the run's description and its summary line. */
 function print(
   { shape, notes, perItem, result, suggestion }: CapacityRun,
@@ -229,6 +262,7 @@ function print(
   const lines = [
     `template: ${options.template}`,
     ...notes.map((n) => `what if: ${n}`),
+    ...secondModelLines(options.secondModel),
     ...describeRun(shape, load, perItem),
     "",
     ...minuteTable(result),

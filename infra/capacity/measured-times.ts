@@ -44,6 +44,22 @@ export function measuredTimesJson(times: MeasuredTimes): string {
 /** Which workload: fresh items, or items under a policy preamble the instance has cached. */
 export type Workload = "fresh" | "preambleCached";
 
+/**
+ * What a cascade adds to an endpoint's work: the share of items the first model passes on to a
+ * second model served by the same instances, and that model's time per item as a multiple of the
+ * first's (a 1.5B model behind a 0.5B one is about 3; the demo's `demo-large` measured 4.2,
+ * `npm run bench:cascade`).
+ */
+export interface SecondModelLoad {
+  readonly share: number;
+  readonly ratio: number;
+}
+
+/** Seconds per item with a cascade's second model: every item pays the first model, `share` of them the second too. */
+export function withSecondModel(secondsPerItem: number, second: SecondModelLoad | undefined): number {
+  return second ? secondsPerItem * (1 + second.share * second.ratio) : secondsPerItem;
+}
+
 /** Seconds per item on a real-time `instanceType`. */
 export function instanceSecondsPerItem(
   instanceType: string,

@@ -10,7 +10,9 @@
  * --routing random|least-outstanding|least-outstanding-exact (what if the endpoint routed so,
  * whatever the template asks; the exact one knows every instance's load, a bound no router beats),
  * --batches 1000,10000,100000,1000000 and --async-max 16 (the async lane's table: one batch each,
- * at the template's maximum and at these).
+ * at the template's maximum and at these), --second-model-share S and --second-model-ratio 3 (a
+ * cascade's second model on the same instances: S of the items also asked of it, at R times the
+ * first model's time per item).
  */
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
@@ -18,7 +20,13 @@ import { asyncSizingTable } from "../capacity/async-sizing.ts";
 import { liveLaneIsAsync } from "../capacity/async-template.ts";
 import { AWS_BEHAVIOUR } from "../capacity/aws-behaviour.ts";
 import { costOf } from "../capacity/cost.ts";
-import { instanceSecondsPerItem, MEASURED_TIMES, type Workload } from "../capacity/measured-times.ts";
+import {
+  instanceSecondsPerItem,
+  MEASURED_TIMES,
+  type SecondModelLoad,
+  type Workload,
+  withSecondModel,
+} from "../capacity/measured-times.ts";
 import { withInstanceType } from "../capacity/overrides.ts";
 import { formatDollars, formatSeconds } from "../capacity/report.ts";
 import type { PipelineShape, Routing } from "../capacity/shape.ts";
@@ -34,6 +42,8 @@ const { values } = parseArgs({
     routing: { type: "string" },
     batches: { type: "string", default: "1000,10000,100000,1000000" },
     "async-max": { type: "string", default: "16" },
+    "second-model-share": { type: "string" },
+    "second-model-ratio": { type: "string", default: "3" },
   },
 });
 const ROUTINGS: readonly Routing[] = ["random", "least-outstanding", "least-outstanding-exact"];
@@ -43,6 +53,24 @@ if (routing !== undefined && !ROUTINGS.includes(routing)) {
   process.exit(2);
 }
 const seconds = Number(values.minutes) * 60;
+const secondModel = secondModelOf(values["second-model-share"], values["second-model-ratio"]!);
+
+/** A cascade's second model on the same instances (`--second-model-share S --second-model-ratio R`). */
+function secondModelOf(share: string | undefined, ratio: string): SecondModelLoad | undefined {
+  if (share === undefined) return undefined;
+  const [s, r] = [Number(share), Number(ratio)];
+  if (!(s >= 0 && s <= 1) || !(r > 0)) {
+    console.error(
+      `sizing: --second-model-share must be 0 to 1 and --second-model-ratio above 0, got ${share} and ${ratio}`,
+    );
+    process.exit(2);
+  }
+  return { share: s, ratio: r };
+}
+
+/** Seconds per item on the instance type, with the second model's share when given. */
+const perItem = (workload: Workload) =>
+  withSecondModel(instanceSecondsPerItem(instanceType, workload), secondModel);
 const instanceType = values["instance-type"];
 const template = JSON.parse(readFileSync(values.template, "utf8")) as {
   Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }>;
@@ -65,7 +93,7 @@ const size = (base: PipelineShape, rate: number, workload: Workload) => {
   const { run, keptUp } = sizeFleet({
     base,
     ratePerSecond: rate,
-    secondsPerItem: instanceSecondsPerItem(instanceType, workload),
+    secondsPerItem: perItem(workload),
     durationSeconds: seconds,
   });
   return { row: run, keptUp };
@@ -109,6 +137,10 @@ function liveTable(base: PipelineShape): void {
   console.log(
     `# sizing: ${values.template}, ${instanceType}, routing ${base.endpoint.routing}, steady ${values.minutes} min, ${MEASURED_TIMES.source}`,
   );
+  if (secondModel)
+    console.log(
+      `cascade: ${secondModel.share * 100}% of items also asked of a second model at ${secondModel.ratio}x the first's time per item`,
+    );
   console.log(
     "\n| items/s | workload | instances | decide concurrency (peak / MaximumConcurrency) | p99 | $ per 1,000 | $ per month | quotas to raise |",
   );
@@ -125,7 +157,7 @@ function liveTable(base: PipelineShape): void {
       }
       const r = row.result;
       const cost = costOf(row.shape, r.usage, r.decided);
-      const ideal = Math.ceil(rate * instanceSecondsPerItem(instanceType, workload));
+      const ideal = Math.ceil(rate * perItem(workload));
       // A row that does not keep up has no price per item worth printing: its backlog only grows.
       const money = keptUp
         ? [

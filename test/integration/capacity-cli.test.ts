@@ -55,7 +55,33 @@ describe("decide capacity", () => {
     expect(run.stdout.trimEnd().split("\n").at(-1)).toMatch(/^rate 2\/s for 10m: \d+ instances \(max 12\)/);
   });
 
+  it("adds a cascade's second model to the time per item, and sizes the fleet for it", async () => {
+    const base = ["capacity", "--rate", "2", "--for", "10m", "--template", TEMPLATE];
+    const perItem = (stdout: string) => Number(/; ([\d.]+) s per item/.exec(stdout)?.[1]);
+    const [one, two] = await Promise.all([
+      runDecide(base),
+      runDecide([...base, "--second-model-share", "0.5", "--second-model-ratio", "2"]),
+    ]);
+    expect(two.code).toBe(0);
+    expect(two.stdout).toContain(
+      "cascade: 50% of items also asked of a second model at 2x the first's time: 2x the time per item",
+    );
+    expect(perItem(two.stdout)).toBeCloseTo(2 * perItem(one.stdout), 2);
+    const suggests = (stdout: string) => Number(/suggests (\d+) instances/.exec(stdout)?.[1]);
+    expect(suggests(two.stdout)).toBeGreaterThan(suggests(one.stdout));
+  });
+
   it.each([
+    [
+      ["capacity", "--rate", "1", "--template", TEMPLATE, "--second-model-share", "1.5"],
+      2,
+      /--second-model-share must be a share from 0 to 1, got "1\.5"/,
+    ],
+    [
+      ["capacity", "--rate", "1", "--template", TEMPLATE, "--second-model-ratio", "3"],
+      2,
+      /--second-model-ratio needs --second-model-share/,
+    ],
     [["capacity", "--template", TEMPLATE], 2, /--rate is required/],
     [
       ["capacity", "--rate", "fast", "--template", TEMPLATE],
