@@ -27,6 +27,19 @@ export function costLines(result: WhatIfResult, dollarsPerHour: number): string[
   ];
 }
 
+/** What a cascade candidate's later models answered, and what they could not (stored logits of items production never asked them). */
+function laterModelLines(result: WhatIfResult, candidate: Policy): string[] {
+  const models = (candidate.cascade ?? []).map((t) => t.model);
+  if (models.length === 0) return [];
+  const { answered, unanswered } = result.laterModels;
+  const lines = [`  later models (${models.join(", ")}): ${answered} answers on items the model before passed on`];
+  if (unanswered > 0)
+    lines.push(
+      `  ${unanswered} passed on to a later model with no stored answer of it (production never asked it): left with people here; re-score (--url, --model or --endpoint-name) to ask it`,
+    );
+  return lines;
+}
+
 /** All lines, and the cost lines alone (for the report). */
 export function whatIfLines(result: WhatIfResult, wording: WhatIfWording): { all: string[]; cost: string[] } {
   const s = result.summary;
@@ -41,6 +54,7 @@ export function whatIfLines(result: WhatIfResult, wording: WhatIfWording): { all
     `  coverage (share automated, audit samples included): ${pct(s.coverage.live)} -> ${pct(s.coverage.candidate)}; of them audit samples (people label them first): ${pct(s.auditSamples.live)} -> ${pct(s.auditSamples.candidate)}`,
     `  escalations per day: ${num(s.escalationsPerDay.live, 1)} -> ${num(s.escalationsPerDay.candidate, 1)} (over ${num(s.days, 1)} days)`,
     `  wrong automatic actions on the labelled part: ${l.wrong} of ${l.automated} the candidate would automate (of ${l.items} labelled): at most ${pct(l.upperBound)} with ${pct(l.confidence)} confidence (exact binomial); labelled items are mostly escalations, not a random sample`,
+    ...laterModelLines(result, wording.candidate),
     ...cost.map((line) => `  ${line}`),
     ...result.refused.map((r) => `  refused by the endpoint, left out: ${r.itemId}: ${r.reason}`),
   ];

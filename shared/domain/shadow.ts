@@ -61,7 +61,9 @@ export interface ShadowAnswer {
 /**
  * The candidate's answer read as the live path reads its own: calibrated and routed, with the
  * same certificate check (model file and prompt layout, and `unverified`: why the certificate the
- * candidate requires did not verify on its labels), not acted on.
+ * candidate requires did not verify on its labels), not acted on. For a cascade's later model,
+ * `candidate` is that tier's view and `tier` names it with the whole policy, whose certificate
+ * speaks for it (as on the decide path).
  */
 export function shadowScore(
   candidate: Policy,
@@ -69,12 +71,15 @@ export function shadowScore(
   itemId: string,
   latencyMs: number,
   unverified?: string,
+  tier?: { readonly index: number; readonly whole: Policy },
 ): ShadowScore {
   const probabilities = calibratedProbabilities(answer.logits, candidate);
   const { modelSha256, promptVersion } = answer;
-  const scoredBy = modelSha256 && promptVersion ? { modelSha256, promptVersion } : undefined;
+  const scoredBy =
+    modelSha256 && promptVersion ? { modelSha256, promptVersion, tier: tier?.index ?? 0 } : undefined;
   const mass = answer.allowedTokenMass;
-  const routing = routeDecision(candidate, probabilities, itemId, mass, scoredBy, unverified);
+  const whole = tier?.whole ?? candidate;
+  const routing = routeDecision(candidate, probabilities, itemId, mass, scoredBy, unverified, whole);
   return {
     policyVersion: candidate.version,
     distribution: Object.fromEntries(candidate.options.map((o, i) => [o.id, probabilities[i]!])),

@@ -4,41 +4,28 @@
  * candidate would route it, and the two are compared (`shared/domain/what-if/compare.ts`). The
  * candidate's answers come from one of three places: a scoring source (re-scored: any model,
  * any prompt), the stored raw logits (when the candidate leaves the prompt as it is: calibration
- * and routing changes), or the shadow records the decide path wrote for this candidate.
+ * and routing changes), or the shadow records the decide path wrote for this candidate. A
+ * candidate with a cascade asks its later models where the one before passes the item on, as the
+ * decide path does: re-scored, the endpoint answers them; from stored logits, the record's own
+ * answer of that model where production asked it, and otherwise none (the item stays with people,
+ * and the result counts it, so that a comparison of one model against two says what it could not
+ * see).
  */
 
 import { isDeepStrictEqual } from "node:util";
-import { backoff } from "../domain/backoff.ts";
-import type { TierAnswer } from "../domain/cascade.ts";
-import type { DecidesItems } from "../domain/decision-endpoint.ts";
 import type { DecisionRecord } from "../domain/decision-record.ts";
 import { type DecisionStore, everyDecision } from "../domain/decision-store.ts";
-import { EndpointOverloadedError, EndpointRejectedError } from "../domain/errors.ts";
-import type { Item } from "../domain/item.ts";
 import type { Policy } from "../domain/policy/policy.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
-import { type ShadowScore, shadowScore } from "../domain/shadow.ts";
-import { WHAT_IF } from "../domain/topology.ts";
 import { compareDecisions, type WhatIfRow, type WhatIfSummary } from "../domain/what-if/compare.ts";
 import { changedPromptField } from "../domain/what-if/prompt-fields.ts";
 import { StratifiedSampler, type Weighted } from "../domain/what-if/sample.ts";
 import { certificateVerdictsFor } from "./certificate-labels.ts";
+import { answerAll, type LaterCounts, type WhatIfSource } from "./what-if-answers.ts";
+import { WhatIfError, WhatIfNeedsScoringError } from "./what-if-errors.ts";
 
-/** A what-if that cannot run as asked (no such policy, nothing to compare, logits that do not fit). */
-export class WhatIfError extends Error {
-  override name = "WhatIfError";
-}
-
-/** A candidate that changes the prompt asked to be answered from stored logits: a calling mistake. */
-export class WhatIfNeedsScoringError extends WhatIfError {
-  override name = "WhatIfNeedsScoringError";
-}
-
-/** Where the candidate's answers come from. */
-export type WhatIfSource =
-  | { readonly kind: "rescore"; readonly endpoint: DecidesItems; readonly concurrency: number }
-  | { readonly kind: "stored-logits" }
-  | { readonly kind: "shadow" };
+export type { WhatIfSource } from "./what-if-answers.ts";
+export { WhatIfError, WhatIfNeedsScoringError } from "./what-if-errors.ts";
 
 /** What a run needs. */
 export interface WhatIfDependencies {
@@ -68,6 +55,11 @@ export interface WhatIfResult {
   readonly refused: readonly { readonly itemId: string; readonly reason: string }[];
   /** Endpoint calls made, the wall time they took, and the sum of their latencies. */
   readonly cost: { readonly calls: number; readonly wallMs: number; readonly busyMs: number };
+  /**
+   * A cascade candidate's later models: items they answered, and items passed on to one whose
+   * answer was not at hand (stored logits of an item production never asked it), left with people.
+   */
+  readonly laterModels: { readonly answered: number; readonly unanswered: number };
 }
 
 const DAY_MS = 86_400_000;
@@ -93,11 +85,12 @@ export async function whatIf(deps: WhatIfDependencies, options: WhatIfOptions): 
   const unverified = await certificateVerdictsFor(deps).requiredProblem(candidate);
   const started = performance.now();
   let busyMs = 0;
+  const later: LaterCounts = { answered: 0, unanswered: 0, calls: 0 };
   const answers = await answerAll(
     picked,
-    { candidate, unverified },
+    { candidate, unverified, later },
     source,
-    options,
+    options.onAnswer,
     (latencyMs) => {
       busyMs += latencyMs;
     },
@@ -131,7 +124,8 @@ export async function whatIf(deps: WhatIfDependencies, options: WhatIfOptions): 
     summary: compareDecisions(rows, days, options.confidence),
     rows,
     refused,
-    cost: { calls: source.kind === "rescore" ? picked.length : 0, wallMs, busyMs },
+    cost: { calls: source.kind === "rescore" ? picked.length + later.calls : 0, wallMs, busyMs },
+    laterModels: { answered: later.answered, unanswered: later.unanswered },
   };
 }
 
@@ -179,91 +173,4 @@ async function sampleSince(
   if (source.kind !== "shadow") return { picked: sampler.sample(), days };
   const scale = sampler.count > 0 ? shadowing / sampler.count : 0;
   return { picked: sampler.sample().map((w) => ({ ...w, weight: w.weight * scale })), days };
-}
-
-/** The candidate's answer on each picked record, in order; undefined where the endpoint refused it. */
-async function answerAll(
-  picked: readonly Weighted<DecisionRecord>[],
-  { candidate, unverified }: { readonly candidate: Policy; readonly unverified: string | undefined },
-  source: WhatIfSource,
-  options: WhatIfOptions,
-  busy: (latencyMs: number) => void,
-  refused: { itemId: string; reason: string }[],
-): Promise<(ShadowScore | undefined)[]> {
-  const out: (ShadowScore | undefined)[] = new Array(picked.length);
-  const stored = (r: DecisionRecord, answer: ShadowScore | DecisionRecord | TierAnswer) => {
-    const logits = answer.rawLogits;
-    if (logits?.length !== candidate.options.length)
-      throw new WhatIfError(
-        `${r.itemId}: its stored logits do not fit the candidate's ${candidate.options.length} options`,
-      );
-    // What scored the stored logits: the shadow's own where it says, else the live record's.
-    const scoredBy = {
-      allowedTokenMass: answer.allowedTokenMass ?? null,
-      promptSha256: answer.promptSha256 ?? r.promptSha256 ?? "",
-      modelSha256: answer.modelSha256 ?? r.modelSha256,
-      promptVersion: answer === r.shadow ? r.shadow.promptVersion : (answer.promptVersion ?? r.promptVersion),
-    };
-    return shadowScore(candidate, { logits, ...scoredBy }, r.itemId, 0, unverified);
-  };
-  if (source.kind !== "rescore") {
-    for (const [i, { record }] of picked.entries()) {
-      // The live answer is the first tier's: a cascade's record holds the acting tier's at its top.
-      out[i] = stored(
-        record,
-        source.kind === "shadow" ? (record.shadow ?? { policyVersion: 0 }) : (record.tiers?.[0] ?? record),
-      );
-      options.onAnswer?.(i + 1, picked.length);
-    }
-    return out;
-  }
-  let next = 0;
-  let done = 0;
-  let failed = false;
-  const worker = async () => {
-    while (!failed && next < picked.length) {
-      const i = next++;
-      const record = picked[i]!.record;
-      try {
-        const item = { id: record.itemId, policy: candidate.id, state: record.state as Item["state"] };
-        const answer = await answerWhenFree(source.endpoint, item, candidate);
-        busy(answer.latencyMs);
-        out[i] = shadowScore(candidate, answer, record.itemId, answer.latencyMs, unverified);
-      } catch (error) {
-        // A failure retries could not get past stops every worker: the run cannot be complete.
-        if (!(error instanceof EndpointRejectedError)) {
-          failed = true;
-          throw stoppedBy(error, record.itemId, done, picked.length);
-        }
-        refused.push({ itemId: record.itemId, reason: error.message });
-      }
-      options.onAnswer?.(++done, picked.length);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(source.concurrency, picked.length) }, worker));
-  return out;
-}
-
-/** The candidate's answer, asked again (with backoff) while the endpoint answers that it is busy. */
-async function answerWhenFree(endpoint: DecidesItems, item: Item, candidate: Policy) {
-  for (let attempt = 1; ; attempt++) {
-    await backoff(attempt, WHAT_IF.busyBaseDelayMs);
-    try {
-      return await endpoint.decide(item, candidate);
-    } catch (error) {
-      if (!(error instanceof EndpointOverloadedError) || attempt >= WHAT_IF.busyTries) throw error;
-    }
-  }
-}
-
-/** What stopped a re-scoring run, in one line: the endpoint's state, the item, how far it got. */
-function stoppedBy(error: unknown, itemId: string, done: number, total: number): WhatIfError {
-  const what =
-    error instanceof EndpointOverloadedError
-      ? `the endpoint stayed busy (${error.reason}) through ${WHAT_IF.busyTries} tries`
-      : `the endpoint failed (${String((error as Error).message ?? error).split("\n")[0]})`;
-  return new WhatIfError(
-    `${what} on item ${itemId}, after ${done} of ${total} answers: nothing was written; try again later or with a lower --concurrency`,
-    { cause: error },
-  );
 }
