@@ -32,7 +32,9 @@ function laterModelLines(result: WhatIfResult, candidate: Policy): string[] {
   const models = (candidate.cascade ?? []).map((t) => t.model);
   if (models.length === 0) return [];
   const { answered, unanswered } = result.laterModels;
-  const lines = [`  later models (${models.join(", ")}): ${answered} answers on items the model before passed on`];
+  const lines = [
+    `  later models (${models.join(", ")}): ${answered} answers on items the model before passed on`,
+  ];
   if (unanswered > 0)
     lines.push(
       `  ${unanswered} passed on to a later model with no stored answer of it (production never asked it): left with people here; re-score (--url, --model or --endpoint-name) to ask it`,
