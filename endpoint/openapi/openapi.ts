@@ -61,14 +61,34 @@ const ERRORS = {
 };
 
 /** An invocation's body: a System One request, a chat request, or a batch of System One requests. */
+/**
+ * The async lane's body (SageMaker Asynchronous Inference, `endpoint/server/async-invocation.ts`):
+ * JSON Lines, read and answered one line at a time, in order. OpenAPI 3.1 has no schema per line,
+ * so each is described in words, naming the components it holds.
+ */
+const JSON_LINES = (description: string) => ({
+  "application/jsonlines": {
+    schema: { type: "string", contentMediaType: "application/jsonlines", description },
+  },
+});
 const INVOCATION = {
   required: true,
-  content: json({ oneOf: [ref("SystemOneRequest"), ref("ChatCompletionRequest"), ref("BatchInvocation")] }),
+  content: {
+    ...json({ oneOf: [ref("SystemOneRequest"), ref("ChatCompletionRequest"), ref("BatchInvocation")] }),
+    ...JSON_LINES(
+      "one SystemOneRequest per line (the async lane's input objects, up to SageMaker's 1 GB); the answer streams back one line per request line",
+    ),
+  },
 };
 const INVOCATION_ANSWER = answer("the answer of the body's kind");
 const INVOCATION_OK = {
   ...INVOCATION_ANSWER,
-  content: json({ oneOf: [ref("SystemOneResponse"), ref("ChatCompletion"), ref("BatchAnswer")] }),
+  content: {
+    ...json({ oneOf: [ref("SystemOneResponse"), ref("ChatCompletion"), ref("BatchAnswer")] }),
+    ...JSON_LINES(
+      'one line per request line, in order: {"status": 200, "body": SystemOneResponse}, or that item\'s error status and Error body',
+    ),
+  },
 };
 const CUSTOM_ATTRIBUTES = {
   name: "X-Amzn-SageMaker-Custom-Attributes",
