@@ -79,7 +79,7 @@ function secondModelOf(values: Record<string, string | boolean | undefined>): Se
     return undefined;
   }
   const parsed = Number(share);
-  if (!Number.isFinite(parsed) || parsed < 0 || parsed > 1)
+  if (share.trim() === "" || !Number.isFinite(parsed) || parsed < 0 || parsed > 1)
     throw new UsageError(`--second-model-share must be a share from 0 to 1, got "${share}"`);
   return { share: parsed, ratio: ratio === undefined ? 3 : positiveNumber("second-model-ratio", ratio) };
 }
@@ -249,7 +249,7 @@ function secondModelLines(second: SecondModelLoad | undefined): string[] {
   if (!second) return [];
   const factor = 1 + second.share * second.ratio;
   return [
-    `cascade: ${Number((second.share * 100).toFixed(1))}% of items also asked of a second model at ${second.ratio}x the first's time: ${Number(factor.toFixed(3))}x the time per item`,
+    `cascade: ${Number((second.share * 100).toFixed(1))}% of items also asked of a second model at ${second.ratio}x the first's time: ${Number(factor.toFixed(3))}x the time per item on average (each passed-on item takes ${1 + second.ratio}x, so tails run longer than this shows)`,
   ];
 }
 

@@ -207,6 +207,7 @@ export class DecisionStack extends Stack {
         : {}),
       ...(props.asyncMaxInstanceCount ? { maxInstanceCount: props.asyncMaxInstanceCount } : {}),
       ...(props.imageUri ? { imageUri: props.imageUri } : {}),
+      ...(props.tierModels ? { tierModels: props.tierModels } : {}),
     });
     const intake = props.endpointMode === "async";
     const lane = new AsyncLane(this, "AsyncLane", { pipeline: this.pipeline, endpoint, intake });

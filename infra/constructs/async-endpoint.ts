@@ -23,12 +23,15 @@ import { AsyncEndpointScaling } from "./async-scaling.ts";
 import { endpointNameOf, variantNameOf } from "./endpoint-names.ts";
 import { ecrRepositoryArn, endpointLogGroup, endpointRole } from "./endpoint-role.ts";
 import { hasInstanceStorage, isGpuInstance } from "./instance-types.ts";
+import { servedModelsEnvironment, type TierModel } from "./tier-models.ts";
 
 /** Properties of {@link AsyncDecisionEndpoint}. */
 export interface AsyncDecisionEndpointProps {
   /** Bucket and key of the model archive (the real-time endpoint's). */
   readonly modelBucket: string;
   readonly modelKey: string;
+  /** A cascade's later models in the same archive: served alike, so the first is found among them (`tier-models.ts`). */
+  readonly tierModels?: readonly TierModel[];
   /** The pipeline bucket: requests under `async/input/`, answers under `async/output/`. */
   readonly bucket: s3.IBucket;
   /** Instance type: CPU, or GPU (the CUDA image). @default "ml.c6i.xlarge" */
@@ -89,7 +92,7 @@ export class AsyncDecisionEndpoint extends Construct {
       primaryContainer: {
         image,
         modelDataUrl: `s3://${props.modelBucket}/${props.modelKey}`,
-        environment: { DECIDE_GPU: gpu ? "cuda" : "off" },
+        environment: { DECIDE_GPU: gpu ? "cuda" : "off", ...servedModelsEnvironment(props.tierModels ?? []) },
       },
     });
     model.node.addDependency(this.role);

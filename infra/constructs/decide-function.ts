@@ -13,7 +13,7 @@ import { DECIDE_FUNCTION, SERVERLESS_DECIDE, TABLE_ACCESS } from "../../shared/d
 import type { PipelineBus } from "./pipeline-bus.ts";
 import type { FunctionFactory } from "./pipeline-function.ts";
 import { QueueConsumer } from "./queue-consumer.ts";
-import { type TierModel, tierModelsVariable } from "./tier-models.ts";
+import { endpointCallsWith, type TierModel, tierModelsVariable } from "./tier-models.ts";
 
 /** What the decide function is built from. */
 export interface DecideFunctionProps {
@@ -33,11 +33,15 @@ export interface DecideFunctionProps {
 
 /** The decide function's endpoint settings: serverless endpoints cold-start, so each try may wait longer. */
 function decideEnvironment(props: DecideFunctionProps): Record<string, string> {
-  const tries = props.mode === "serverless" ? SERVERLESS_DECIDE : DECIDE_FUNCTION;
+  // Each later model is one more call per item within the same function timeout.
+  const calls = endpointCallsWith(
+    props.tierModels,
+    props.mode === "serverless" ? SERVERLESS_DECIDE : DECIDE_FUNCTION,
+  );
   return {
     DECISION_ENDPOINT_NAME: props.endpointName,
-    ENDPOINT_TIMEOUT_MS: String(tries.endpointTimeoutMs),
-    ENDPOINT_ATTEMPTS: String(tries.endpointAttempts),
+    ENDPOINT_TIMEOUT_MS: String(calls.timeoutMs),
+    ENDPOINT_ATTEMPTS: String(calls.attempts),
     PUBLISH_LEASE_MS: String(DECIDE_FUNCTION.publishLeaseMs),
     // The later models the endpoint serves (-c tierModels); a cascade's tier it does not serve is
     // skipped, its items going to people as the tier before left them.

@@ -6,7 +6,9 @@
  * endpoint or inference components: the later models answer only what the first passes on, a
  * share of the traffic too small to keep a second fleet of its own warm (its minimum instance
  * would cost as much as the first fleet's), and models of this size fit beside each other in an
- * instance's memory. The real-time endpoint and the async one load the same archive.
+ * instance's memory. The real-time endpoint and the async one load the same archive with the same
+ * setting (so each finds its first model among the files); the async lane still asks the first
+ * model only.
  */
 
 /** One later model: the name policies ask it by, and its file in the archive. */
@@ -50,6 +52,24 @@ export function tierModelsFromContext(value: string): TierModel[] {
 export function servedModelsEnvironment(models: readonly TierModel[]): Record<string, string> {
   if (models.length === 0) return {};
   return { DECIDE_EXTRA_MODELS: models.map((m) => `${m.name}=${MODEL_DIR}/${m.file}`).join(",") };
+}
+
+/**
+ * The decide function's endpoint calls once later models are asked in the same invocation: each
+ * item may call once per model, so the time one item could take before (tries × timeout, under
+ * the function's timeout) is shared among the calls, one try each (a failed call returns the item
+ * to its queue instead of being tried again within the invocation).
+ */
+export function endpointCallsWith(
+  models: readonly TierModel[],
+  calls: { readonly endpointTimeoutMs: number; readonly endpointAttempts: number },
+): { timeoutMs: number; attempts: number } {
+  if (models.length === 0) return { timeoutMs: calls.endpointTimeoutMs, attempts: calls.endpointAttempts };
+  const budgetMs = calls.endpointTimeoutMs * calls.endpointAttempts;
+  return {
+    timeoutMs: Math.min(calls.endpointTimeoutMs, Math.floor(budgetMs / (1 + models.length))),
+    attempts: 1,
+  };
 }
 
 /** The decide function's `TIER_MODELS`: the later models the endpoint serves ("" asks none). */

@@ -59,7 +59,7 @@ const secondModel = secondModelOf(values["second-model-share"], values["second-m
 function secondModelOf(share: string | undefined, ratio: string): SecondModelLoad | undefined {
   if (share === undefined) return undefined;
   const [s, r] = [Number(share), Number(ratio)];
-  if (!(s >= 0 && s <= 1) || !(r > 0)) {
+  if (share.trim() === "" || !(s >= 0 && s <= 1) || !Number.isFinite(r) || !(r > 0)) {
     console.error(
       `sizing: --second-model-share must be 0 to 1 and --second-model-ratio above 0, got ${share} and ${ratio}`,
     );
@@ -139,7 +139,7 @@ function liveTable(base: PipelineShape): void {
   );
   if (secondModel)
     console.log(
-      `cascade: ${secondModel.share * 100}% of items also asked of a second model at ${secondModel.ratio}x the first's time per item`,
+      `cascade: ${Number((secondModel.share * 100).toFixed(1))}% of items also asked of a second model at ${secondModel.ratio}x the first's time per item (an average: each passed-on item takes ${1 + secondModel.ratio}x, so tails run longer than this shows)`,
     );
   console.log(
     "\n| items/s | workload | instances | decide concurrency (peak / MaximumConcurrency) | p99 | $ per 1,000 | $ per month | quotas to raise |",

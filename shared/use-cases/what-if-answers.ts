@@ -63,12 +63,14 @@ function answerStored(
       throw new WhatIfError(
         `${r.itemId}: its stored logits do not fit the candidate's ${candidate.options.length} options`,
       );
-    // What scored the stored logits: the shadow's own where it says, else the live record's.
+    // What scored the stored logits: the shadow's own where it says, else the live record's. A
+    // later tier's answer speaks for itself only: the record's top fields are the acting tier's.
+    const own = answer === r.shadow || tier > 0;
     const scoredBy = {
       allowedTokenMass: answer.allowedTokenMass ?? null,
-      promptSha256: answer.promptSha256 ?? r.promptSha256 ?? "",
-      modelSha256: answer.modelSha256 ?? r.modelSha256,
-      promptVersion: answer === r.shadow ? r.shadow.promptVersion : (answer.promptVersion ?? r.promptVersion),
+      promptSha256: answer.promptSha256 ?? (tier > 0 ? "" : (r.promptSha256 ?? "")),
+      modelSha256: answer.modelSha256 ?? (tier > 0 ? undefined : r.modelSha256),
+      promptVersion: own ? answer.promptVersion : (answer.promptVersion ?? r.promptVersion),
     };
     const view = tierPolicy(candidate, tier);
     const whole = tier > 0 ? { index: tier, whole: candidate } : undefined;

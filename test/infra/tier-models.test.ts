@@ -1,13 +1,13 @@
 /**
  * A cascade's later models on the deployed stack (`-c tierModels=demo-large=demo-large.gguf`):
- * the real-time endpoint's container serves them by name from the same archive
- * (DECIDE_EXTRA_MODELS), the decide function is told to ask them (TIER_MODELS), and cdk-nag
- * stays clean; without the flag nothing is served beyond the first model and no tier is asked.
- * The context value is checked with a message naming what is wrong.
+ * the real-time and async endpoints' containers load them by name from the same archive
+ * (DECIDE_EXTRA_MODELS), the decide function is told to ask them (TIER_MODELS) within its
+ * timeout, and cdk-nag stays clean; without the flag nothing is served beyond the first model
+ * and no tier is asked. The context value is checked with a message naming what is wrong.
  */
 import { Annotations, Match, Template } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
-import { tierModelsFromContext } from "../../infra/constructs/tier-models.ts";
+import { endpointCallsWith, tierModelsFromContext } from "../../infra/constructs/tier-models.ts";
 import { type Resource, synthStack } from "../helpers/synth-stack.ts";
 
 const stack = synthStack({ tierModels: tierModelsFromContext("demo-large=demo-large.gguf") });
@@ -25,17 +25,22 @@ function modelEnvironments(t: Template): Record<string, Record<string, string>> 
 }
 
 describe("-c tierModels", () => {
-  it("serves the later model from the real-time endpoint's archive and tells the decide function to ask it", () => {
-    const environments = modelEnvironments(template);
-    const serving = Object.entries(environments).filter(([, env]) => env.DECIDE_EXTRA_MODELS);
-    expect(serving.map(([, env]) => env.DECIDE_EXTRA_MODELS)).toEqual([
-      "demo-large=/opt/ml/model/demo-large.gguf",
-    ]);
-    // The async lane answers the first model only (its later tiers go to people): no second model loaded there.
-    expect(serving[0]![0]).not.toMatch(/Async/);
+  it("serves the later model from both endpoints' archive and tells the decide function to ask it", () => {
+    // Both containers load the one archive alike, so each finds its first model among the files
+    // (without the setting the async one found two models and never became healthy).
+    const environments = Object.values(modelEnvironments(template));
+    expect(environments).toHaveLength(2);
+    for (const env of environments)
+      expect(env.DECIDE_EXTRA_MODELS).toBe("demo-large=/opt/ml/model/demo-large.gguf");
+    // Two calls per item now fit the function's timeout as one item's two tries did: one try each.
     template.hasResourceProperties("AWS::Lambda::Function", {
       Environment: {
-        Variables: Match.objectLike({ DECISION_ENDPOINT_NAME: Match.anyValue(), TIER_MODELS: "demo-large" }),
+        Variables: Match.objectLike({
+          DECISION_ENDPOINT_NAME: Match.anyValue(),
+          TIER_MODELS: "demo-large",
+          ENDPOINT_TIMEOUT_MS: "50000",
+          ENDPOINT_ATTEMPTS: "1",
+        }),
       },
     });
     const errors = Annotations.fromStack(stack).findError(
@@ -48,6 +53,13 @@ describe("-c tierModels", () => {
   it("serves nothing beyond the first model without it", () => {
     const plain = Template.fromStack(synthStack());
     expect(Object.values(modelEnvironments(plain)).some((env) => env.DECIDE_EXTRA_MODELS)).toBe(false);
+  });
+
+  it("shares one item's endpoint budget among the models it may call, one try each", () => {
+    const calls = { endpointTimeoutMs: 50_000, endpointAttempts: 2 };
+    expect(endpointCallsWith([], calls)).toEqual({ timeoutMs: 50_000, attempts: 2 });
+    const two = tierModelsFromContext("b=b.gguf,c=c.gguf");
+    expect(endpointCallsWith(two, calls)).toEqual({ timeoutMs: 33_333, attempts: 1 });
   });
 
   it("reads NAME=FILE pairs and names what is wrong with a bad one", () => {
