@@ -23,3 +23,30 @@ export const FOUR_OPTIONS_POLICY: Policy = parsePolicy({
   options: ["a", "b", "c", "d"].map((id) => ({ id, description: id, automate: true })),
   autoThreshold: 0.8,
 });
+
+/**
+ * Four teams (legal never automated, none out of scope) asked of a small model, then a large one:
+ * the cascade tests' policy, its thresholds and audit settings given by each test.
+ */
+export function cascadeTicketsPolicy(fields: {
+  readonly autoThreshold: number;
+  readonly cascade: readonly { model: string; autoThreshold: number; temperature?: number }[];
+  readonly requireCertificate?: boolean;
+  readonly auditSampleRate?: number;
+}): Policy {
+  return parsePolicy({
+    id: "tickets",
+    version: 1,
+    question: "Which team?",
+    type: "choice",
+    options: [
+      { id: "billing", description: "Billing", automate: true },
+      { id: "technical", description: "Technical", automate: true },
+      { id: "legal", description: "Legal", automate: false },
+      { id: "none", description: "None of these", automate: false },
+    ],
+    outOfScopeOption: "none",
+    model: "small",
+    ...fields,
+  });
+}

@@ -18,23 +18,12 @@ import { tierPolicy } from "../../shared/domain/cascade.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { routeDecision } from "../../shared/domain/routing.ts";
 import { cascadeDecisions, LARGE_SHA, SMALL_SHA } from "../helpers/cascade-rows.ts";
+import { cascadeTicketsPolicy } from "../helpers/policies.ts";
 
 const [SMALL, LARGE] = [SMALL_SHA, LARGE_SHA];
 
-const POLICY = parsePolicy({
-  id: "tickets",
-  version: 1,
-  question: "Which team?",
-  type: "choice",
-  options: [
-    { id: "billing", description: "Billing", automate: true },
-    { id: "technical", description: "Technical", automate: true },
-    { id: "legal", description: "Legal", automate: false },
-    { id: "none", description: "None of these", automate: false },
-  ],
-  outOfScopeOption: "none",
+const POLICY = cascadeTicketsPolicy({
   autoThreshold: 0.99,
-  model: "small",
   requireCertificate: true,
   cascade: [{ model: "large", autoThreshold: 0.9, temperature: 1 }],
 });

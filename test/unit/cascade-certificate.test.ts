@@ -18,26 +18,14 @@ import {
 } from "../../shared/domain/calibration/cascade-certificate.ts";
 import { certifyThreshold } from "../../shared/domain/calibration/certificate.ts";
 import { cascadeItems } from "../../shared/domain/calibration/certified-items.ts";
-import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { cascadeLabels, cascadeTruth, firstTierItems, type LabelDraw } from "../helpers/cascade-labels.ts";
+import { cascadeTicketsPolicy } from "../helpers/policies.ts";
 
 const truth = cascadeTruth();
 
 /** Four options, legal never automated, none out of scope; a second model after the first. */
-const CASCADE_POLICY = parsePolicy({
-  id: "tickets",
-  version: 1,
-  question: "Which team?",
-  type: "choice",
-  options: [
-    { id: "billing", description: "Billing", automate: true },
-    { id: "technical", description: "Technical", automate: true },
-    { id: "legal", description: "Legal", automate: false },
-    { id: "none", description: "None of these", automate: false },
-  ],
-  outOfScopeOption: "none",
+const CASCADE_POLICY = cascadeTicketsPolicy({
   autoThreshold: 0.8,
-  model: "small",
   cascade: [{ model: "large", autoThreshold: 0.7, temperature: 2 }],
 });
 

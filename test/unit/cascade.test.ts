@@ -18,21 +18,10 @@ import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { reasonText } from "../../shared/pages/review-views.ts";
 import { tierAnswers } from "../../shared/pages/tier-answers.ts";
 import { type DecideDependencies, decideMessage } from "../../shared/use-cases/decide-message.ts";
+import { cascadeTicketsPolicy } from "../helpers/policies.ts";
 
-const CASCADE = parsePolicy({
-  id: "tickets",
-  version: 1,
-  question: "Which team?",
-  type: "choice",
-  options: [
-    { id: "billing", description: "Billing", automate: true },
-    { id: "technical", description: "Technical", automate: true },
-    { id: "legal", description: "Legal", automate: false },
-    { id: "none", description: "None of these", automate: false },
-  ],
-  outOfScopeOption: "none",
+const CASCADE = cascadeTicketsPolicy({
   autoThreshold: 0.8,
-  model: "small",
   cascade: [{ model: "large", autoThreshold: 0.7, temperature: 2 }],
 });
 

@@ -21,23 +21,12 @@ import { routeDecision } from "../../shared/domain/routing.ts";
 import { verifyCertificate } from "../../shared/use-cases/certificate-labels.ts";
 import { proposeCalibrations } from "../../shared/use-cases/propose-calibration.ts";
 import { type CascadeDecision, cascadeDecisions, LARGE_SHA, SMALL_SHA } from "../helpers/cascade-rows.ts";
+import { cascadeTicketsPolicy } from "../helpers/policies.ts";
 
 const AUDIT_RATE = 0.3;
-const POLICY = parsePolicy({
-  id: "tickets",
-  version: 1,
-  question: "Which team?",
-  type: "choice",
-  options: [
-    { id: "billing", description: "Billing", automate: true },
-    { id: "technical", description: "Technical", automate: true },
-    { id: "legal", description: "Legal", automate: false },
-    { id: "none", description: "None of these", automate: false },
-  ],
-  outOfScopeOption: "none",
+const POLICY = cascadeTicketsPolicy({
   autoThreshold: 0.99,
   auditSampleRate: AUDIT_RATE,
-  model: "small",
   cascade: [{ model: "large", autoThreshold: 0.9, temperature: 2 }],
 });
 const AT = "2026-12-01T10:00:00.000Z";

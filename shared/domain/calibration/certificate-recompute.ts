@@ -15,6 +15,11 @@ import { type CascadeRow, cascadeItems, certifiedItems } from "./certified-items
 import { mapOf } from "./map.ts";
 import { labelSetSha256 } from "./provenance.ts";
 
+/** The rows at hand are not the label set a certificate names. */
+function otherLabels(rows: number, named: number, where: string): string {
+  return `its label set is not the ${rows} labels ${where} (the certificate names ${named}): labels were changed or added since, or the certificate was not made on them`;
+}
+
 /**
  * Why `policy`'s certificate is not the one `rows` give, or undefined when recomputing it on them
  * gives the same threshold, automated items and errors. `where` names the rows in the message;
@@ -30,8 +35,7 @@ export function certificateOnLabelsProblem(
   if (!c) return "no certificate";
   // A cascade's certificate is recomputed over both models (the rows carry the second's answers).
   if (c.tiers) return cascadeCertificateOnLabelsProblem(policy, rows, where, floor);
-  if (labelSetSha256(rows) !== c.labelsSha256)
-    return `its label set is not the ${rows.length} labels ${where} (the certificate names ${c.labels}): labels were changed or added since, or the certificate was not made on them`;
+  if (labelSetSha256(rows) !== c.labelsSha256) return otherLabels(rows.length, c.labels, where);
   const again = certifyThreshold(certifiedItems(policy, rows, mapOf(policy)), c, floor);
   const same =
     again.threshold === c.threshold &&
@@ -55,8 +59,7 @@ function cascadeCertificateOnLabelsProblem(
 ): string | undefined {
   const c = policy.certificate;
   if (!c?.tiers) return "no cascade certificate";
-  if (cascadeLabelSetSha256(rows) !== c.labelsSha256)
-    return `its label set is not the ${rows.length} labels ${where} (the certificate names ${c.labels}): labels were changed or added since, or the certificate was not made on them`;
+  if (cascadeLabelSetSha256(rows) !== c.labelsSha256) return otherLabels(rows.length, c.labels, where);
   const maps = [mapOf(policy), mapOf(tierPolicy(policy, 1))] as const;
   const again = certifyCascade(cascadeItems(policy, rows, maps), c, floor);
   const stated = c.threshold === null ? null : [c.threshold, c.tiers[1]?.threshold];
