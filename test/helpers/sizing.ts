@@ -5,6 +5,8 @@
  * admission queue and deadline.
  */
 import type { Template } from "aws-cdk-lib/assertions";
+import { expect } from "vitest";
+import { MEASURED_SECONDS_PER_ITEM, SIZING_MARGIN } from "../../shared/domain/topology.ts";
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
 
@@ -71,4 +73,22 @@ export function templateSizing(template: Template): TemplateSizing {
       (decide.Properties.Environment as { Variables: Record<string, string> }).Variables.ENDPOINT_TIMEOUT_MS,
     ),
   };
+}
+
+/**
+ * The numbers fit at the minimum capacity: the items an instance admits (the call it runs and the
+ * calls its admission queue holds) are served within the container's deadline (measured seconds
+ * per item, with the margin), the deadline ends before the client's timeout and SageMaker's 60 s,
+ * and on a serverless endpoint every call has an instance of its own. What an instance cannot
+ * admit is refused at once and waits in its queue.
+ */
+export function expectSizingFits(sizing: TemplateSizing): void {
+  const calls = sizing.intake.concurrency + sizing.batch.concurrency;
+  const admittedCalls = sizing.serverless ? 1 : sizing.queueSize + 1;
+  const itemsAdmitted = admittedCalls * Math.max(sizing.intake.batchSize, sizing.batch.batchSize);
+  const seconds = itemsAdmitted * MEASURED_SECONDS_PER_ITEM.fresh * SIZING_MARGIN;
+  expect(seconds, JSON.stringify(sizing)).toBeLessThan(sizing.deadlineMs / 1000);
+  expect(sizing.deadlineMs).toBeLessThan(sizing.clientTimeoutMs);
+  expect(sizing.clientTimeoutMs).toBeLessThan(60_000);
+  if (sizing.serverless) expect(calls).toBeLessThanOrEqual(sizing.instances);
 }

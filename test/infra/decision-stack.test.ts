@@ -7,8 +7,6 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Annotations, Match, Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
-import { isGpuInstance } from "../../infra/constructs/instance-types.ts";
-import { checkServerlessSettings } from "../../infra/constructs/serverless-settings.ts";
 import type { DecisionStack } from "../../infra/decision-stack.ts";
 import { createTableInput } from "../../shared/adapters/decisions-table.ts";
 import { decideConcurrency } from "../../shared/domain/capacity-plan.ts";
@@ -19,34 +17,10 @@ import {
   DECIDE_QUEUES,
   INTAKE_VISIBILITY_SECONDS,
   MAX_RECEIVE_COUNT,
-  MEASURED_SECONDS_PER_ITEM,
-  SERVERLESS_DECIDE,
-  SIZING_MARGIN,
 } from "../../shared/domain/topology.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
-import { type TemplateSizing, templateSizing } from "../helpers/sizing.ts";
+import { expectSizingFits, templateSizing } from "../helpers/sizing.ts";
 import { type Resource, synthStack } from "../helpers/synth-stack.ts";
-
-/**
- * The numbers fit at the minimum capacity: every item the two mappings keep in flight, spread over
- * the instances, is served within the container's deadline (measured seconds per item, with the
- * margin), the deadline ends before the client's timeout and SageMaker's 60 s, and the admission
- * queue lets every planned call wait (what is past it is refused at once).
- */
-/**
- * The items an instance admits (the call it runs and the calls its admission queue holds) are
- * served within the deadline; what it cannot admit is refused at once and waits in its queue.
- */
-function expectSizingFits(sizing: TemplateSizing): void {
-  const calls = sizing.intake.concurrency + sizing.batch.concurrency;
-  const admittedCalls = sizing.serverless ? 1 : sizing.queueSize + 1;
-  const itemsAdmitted = admittedCalls * Math.max(sizing.intake.batchSize, sizing.batch.batchSize);
-  const seconds = itemsAdmitted * MEASURED_SECONDS_PER_ITEM.fresh * SIZING_MARGIN;
-  expect(seconds, JSON.stringify(sizing)).toBeLessThan(sizing.deadlineMs / 1000);
-  expect(sizing.deadlineMs).toBeLessThan(sizing.clientTimeoutMs);
-  expect(sizing.clientTimeoutMs).toBeLessThan(60_000);
-  if (sizing.serverless) expect(calls).toBeLessThanOrEqual(sizing.instances);
-}
 
 let stack: DecisionStack;
 let template: Template;
@@ -160,63 +134,6 @@ describe("DecisionStack", () => {
         }),
       }),
     });
-  });
-
-  it("takes GPU instance types with the CUDA image", () => {
-    expect(isGpuInstance("ml.g5.xlarge")).toBe(true);
-    expect(isGpuInstance("ml.c6i.xlarge")).toBe(false);
-    const gpu = Template.fromStack(synthStack({ instanceType: "ml.g5.xlarge" }));
-    gpu.hasResourceProperties("AWS::SageMaker::Model", {
-      PrimaryContainer: Match.objectLike({ Environment: { DECIDE_GPU: "cuda" } }),
-    });
-  });
-
-  it("deploys a serverless endpoint within the documented limits, cdk-nag clean, with cold-start-sized tries", () => {
-    // The real-time batch lane: both of the decide function's mappings share the serverless concurrency.
-    const serverless = synthStack({
-      endpointMode: "serverless",
-      serverless: { memoryMiB: 6144, maxConcurrency: 10 },
-      batchLane: "realtime",
-    });
-    const errors = Annotations.fromStack(serverless).findError(
-      "*",
-      Match.stringLikeRegexp("(AwsSolutions|Serverless)-.*"),
-    );
-    expect(errors.map((e) => `${e.id}: ${String(e.entry.data).slice(0, 120)}`)).toEqual([]);
-    const t = Template.fromStack(serverless);
-    t.hasResourceProperties("AWS::SageMaker::EndpointConfig", {
-      ProductionVariants: [
-        Match.objectLike({
-          ServerlessConfig: { MemorySizeInMB: 6144, MaxConcurrency: 10 },
-          InstanceType: Match.absent(),
-        }),
-      ],
-      KmsKeyId: Match.absent(),
-    });
-    t.hasResourceProperties("AWS::SageMaker::Model", {
-      EnableNetworkIsolation: false,
-      PrimaryContainer: Match.objectLike({
-        Environment: Match.objectLike({ DECIDE_GPU: "off", DECIDE_BODY_LIMIT: String(4 * 1024 * 1024) }),
-      }),
-    });
-    t.resourceCountIs("AWS::ApplicationAutoScaling::ScalableTarget", 0);
-    t.hasResourceProperties("AWS::Lambda::Function", {
-      Environment: { Variables: Match.objectLike({ ENDPOINT_TIMEOUT_MS: "55000", ENDPOINT_ATTEMPTS: "2" }) },
-      Timeout: DECIDE_FUNCTION.timeoutSeconds,
-    });
-    // Two 55 s tries and their backoff fit the decide function's timeout.
-    expect(
-      (SERVERLESS_DECIDE.endpointTimeoutMs * SERVERLESS_DECIDE.endpointAttempts) / 1000 + 1,
-    ).toBeLessThan(DECIDE_FUNCTION.timeoutSeconds);
-    // Both mappings together within MaxConcurrency; each call on an instance of its own.
-    expectSizingFits(templateSizing(t));
-    expect(templateSizing(t).intake.concurrency).toBe(10 - 2);
-    expect(() => checkServerlessSettings({ memoryMiB: 7000 })).toThrow(
-      "serverlessMemoryMiB must be one of 1024",
-    );
-    expect(() => checkServerlessSettings({ maxConcurrency: 201 })).toThrow("from 1 to 200");
-    expect(() => checkServerlessSettings({}, "ml.g5.xlarge")).toThrow("CPU only");
-    expect(checkServerlessSettings({})).toEqual({ memoryMiB: 4096, maxConcurrency: 5 });
   });
 
   it("encrypts every queue, refuses plain HTTP, and dead-letters the intake after the receive limit", () => {
