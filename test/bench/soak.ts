@@ -5,7 +5,11 @@
  * then counts from the records: items lost, decided twice, events missing, and the local mode's
  * resident memory over time. Not run in CI: it takes as long as the items take.
  *
- *   npm run soak -- [--items 100000] [--fault-every 180] [--backlog 2000] [--out test-output/soak.json]
+ *   npm run soak -- [--items 100000] [--fault-every 180] [--backlog 2000] [--faults a,b,...]
+ *                   [--out test-output/soak.json]
+ *
+ * `--faults` picks which of the four rotate (default all): leaving out `local-mode-killed` keeps
+ * one local mode process for the whole run, to read its memory over a long stretch.
  *
  * Items are sent as an upstream producer would: to the intake queue, ten at a time, never more
  * than --backlog waiting, sent again until the queue accepts them (also while the local mode is
@@ -43,12 +47,18 @@ const { values } = parseArgs({
     items: { type: "string", default: "100000" },
     "fault-every": { type: "string", default: "180" },
     backlog: { type: "string", default: "2000" },
+    faults: { type: "string", default: FAULTS.join(",") },
     out: { type: "string", default: join(REPO_ROOT, "test-output", "soak.json") },
   },
 });
 const ITEMS = Number(values.items);
 const FAULT_EVERY_S = Number(values["fault-every"]);
 const BACKLOG = Number(values.backlog);
+const ROTATION = values.faults!.split(",").map((name) => {
+  const fault = FAULTS.find((f) => f === name.trim());
+  if (!fault) throw new Error(`--faults: "${name}" is none of ${FAULTS.join(", ")}`);
+  return fault;
+});
 /** How long each fault lasts, in seconds (the local mode's kill is a restart at once). */
 const FAULT_SECONDS = { "endpoint-killed": 20, "dynamodb-paused": 20, "local-mode-killed": 0, "cpu-hog": 60 };
 const started = Date.now();
@@ -121,7 +131,7 @@ const localReady = () =>
     () => local.output,
   );
 await localReady();
-say(`soak: ${ITEMS} items, a fault every ${FAULT_EVERY_S} s (${FAULTS.join(", ")}), data in ${dataDir}`);
+say(`soak: ${ITEMS} items, a fault every ${FAULT_EVERY_S} s (${ROTATION.join(", ")}), data in ${dataDir}`);
 
 const store = new DynamoDbDecisionStore(
   documentClient(localServiceOptions(`http://127.0.0.1:${ports.dynamodb}`)),
@@ -213,7 +223,7 @@ const rotation = (async () => {
   for (let n = 0; !settled; n++) {
     for (let waited = 0; waited < FAULT_EVERY_S && !settled; waited++) await sleep(1000);
     if (settled) return;
-    const fault = FAULTS[n % FAULTS.length]!;
+    const fault = ROTATION[n % ROTATION.length]!;
     const t = elapsed();
     say(`fault: ${fault}`);
     await inject(fault, targets, FAULT_SECONDS[fault]);
@@ -290,7 +300,7 @@ sqs.destroy();
 const local_ = samples.map((s) => s.localMiB).filter((m): m is number => m !== undefined);
 const seconds = elapsed();
 const result = {
-  command: `npm run soak -- --items ${ITEMS} --fault-every ${FAULT_EVERY_S} --backlog ${BACKLOG}`,
+  command: `npm run soak -- --items ${ITEMS} --fault-every ${FAULT_EVERY_S} --backlog ${BACKLOG}${ROTATION.length < FAULTS.length ? ` --faults ${ROTATION.join(",")}` : ""}`,
   seconds,
   itemsPerSecond: Number((sent.size / seconds).toFixed(2)),
   count,
