@@ -167,8 +167,8 @@ export function createDecideHandler(
         error: failureReason(error),
         ...failed,
       });
-      // Dead-lettered or sent again: done with here, so the mapping deletes it; otherwise reported back.
-      if (failed?.outcome === "dead_lettered" || failed?.outcome === "requeued") return;
+      // Dead-lettered: done with here, so the mapping deletes it; otherwise reported back.
+      if (failed?.outcome === "dead_lettered") return;
       throw error;
     }
     metrics.addMetric(`items_${result.outcome}`, MetricUnit.Count, 1);

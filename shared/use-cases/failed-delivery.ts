@@ -9,8 +9,6 @@
  *   (`EventOwedError`): no failure of the item either. It comes back after its queue's visibility
  *   timeout (longer than the lease) and sends the event then, unless the lease holder did. Counted,
  *   a duplicate could be dead-lettered while its twin sends the event: one item in two states.
- *   On the queue's own last receive it is sent again to its queue as a fresh message (`requeued`)
- *   rather than dead-lettered, for the same reason: a decided item never sits in a dead-letter queue.
  * - Anything else is a failure of the item: noted with its reason (replay filters on it) and
  *   counted; below the limit the item comes back after its queue's visibility timeout; at the
  *   limit it is moved to the dead-letter queue its queue's redrive policy names, its batch counting
@@ -66,7 +64,6 @@ export type FailedDelivery =
   | { readonly outcome: "waiting"; readonly visibilitySeconds: number }
   | { readonly outcome: "retrying"; readonly failures: number }
   | { readonly outcome: "owed" }
-  | { readonly outcome: "requeued"; readonly messageId: string }
   | { readonly outcome: "dead_lettered"; readonly reason: string };
 
 /** The reason noted for a failure: the error's name and message. */
@@ -76,8 +73,7 @@ export function failureReason(error: unknown): string {
 
 /**
  * Settles a delivery whose decision failed with `error`. The caller reports it back to the event
- * source mapping unless the outcome is `dead_lettered` or `requeued` (then this message is done
- * with, and deleted).
+ * source mapping unless the outcome is `dead_lettered` (then it is done with, and deleted).
  */
 export async function settleFailedDelivery(
   delivery: Delivery,
@@ -99,11 +95,7 @@ export async function settleFailedDelivery(
     await source.changeVisibility(delivery.receiptHandle, visibilitySeconds);
     return { outcome: "waiting", visibilitySeconds };
   }
-  if (error instanceof EventOwedError) {
-    if (!lastReceive) return { outcome: "owed" };
-    const source = await deps.queues.queue(delivery.sourceArn);
-    return { outcome: "requeued", messageId: await source.send(delivery.body) };
-  }
+  if (error instanceof EventOwedError && !lastReceive) return { outcome: "owed" };
   const reason = lastReceive
     ? `${failureReason(error)} (receive ${delivery.receiveCount}, the queue's limit)`
     : failureReason(error);

@@ -141,19 +141,6 @@ describe("settleFailedDelivery", () => {
     expect((await settleFailedDelivery(delivery(7), failing, deps)).outcome).toBe("retrying");
   });
 
-  it("sends an owed item again to its own queue on the queue's last receive, never to the dead-letter queue", async () => {
-    const { store, queues, deps } = setup();
-    const outcome = await settleFailedDelivery(
-      delivery(limits.maxReceiveCount),
-      new EventOwedError("A"),
-      deps,
-    );
-    expect(outcome).toEqual({ outcome: "requeued", messageId: "dlq-1" });
-    // To the intake queue itself, with the same body: a fresh message, its receive count at 0.
-    expect(queues.sent).toEqual([{ arn: INTAKE, body: '{"id":"A","policy":"tickets"}' }]);
-    expect(await store.failureOf("m-1")).toBeUndefined();
-  });
-
   it("dead-letters on the queue's own last receive, overloaded or not, before SQS would", async () => {
     const { queues, deps } = setup();
     const outcome = await settleFailedDelivery(delivery(limits.maxReceiveCount), overloaded, deps);
