@@ -9,6 +9,7 @@ import { type LabelPlan, planLabels } from "../shared/domain/calibration/label-p
 import { chosenAutomatable } from "../shared/domain/calibration/label-selection.ts";
 import { systemClock } from "../shared/domain/clock.ts";
 import { everyDecision } from "../shared/domain/decision-store.ts";
+import { counted } from "../shared/domain/plural.ts";
 import type { Policy } from "../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import {
@@ -91,7 +92,7 @@ export async function planFromLabels(options: PlanOptions): Promise<Planned> {
           { store, now: systemClock },
           { policy, size: options.request, minProbability: plan.threshold, order: options.order },
         );
-  return { policy, plan, where: table, supply, ...(requested ? { requested } : {}), options };
+  return { policy, plan, where: `the table ${table}`, supply, ...(requested ? { requested } : {}), options };
 }
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
@@ -113,7 +114,7 @@ export function printPlan(planned: Planned): Printed {
     );
   const kinds = plan.held.kinds.file === plan.held.automatable ? "" : kindsText(plan.held.kinds);
   lines.push(
-    `  held in ${planned.where}: ${plan.held.labels} labels; ${plan.held.automatable} of decisions it would automate at or above ${plan.threshold}${kinds ? ` (${kinds})` : ""}, worth about ${plan.held.worth} evenly drawn labels`,
+    `  held in ${planned.where}: ${counted(plan.held.labels, "label")}; ${plan.held.automatable} of decisions it would automate at or above ${plan.threshold}${kinds ? ` (${kinds})` : ""}, worth about ${plan.held.worth} evenly drawn labels`,
   );
   if (plan.remaining !== null) {
     const days =
@@ -138,9 +139,11 @@ export function printPlan(planned: Planned): Printed {
 
 function requestedLines(r: CertificationRequested, order: QueueOrder): string[] {
   const rates = r.frame.rates.filter((x) => x > 0);
-  const chance = rates.length ? `${pct(Math.min(...rates))} to ${pct(Math.max(...rates))}` : "0%";
+  const [low, high] = [Math.min(...rates), Math.max(...rates)];
+  const chance = rates.length === 0 ? "0%" : low === high ? pct(low) : `${pct(low)} to ${pct(high)}`;
+  const bands = r.frame.rates.length;
   return [
-    `certification sample ${r.frame.sample}: ${r.queued + r.marked + r.skipped} drawn from ${r.population} decisions at or above ${r.frame.minProbability} (${r.frame.rates.length} bands, chance ${chance} each)`,
+    `certification sample ${r.frame.sample}: ${r.queued + r.marked + r.skipped} drawn from ${r.population} decisions at or above ${r.frame.minProbability} (${counted(bands, "band")}, chance ${chance}${bands > 1 ? " each" : ""})`,
     `  ${r.queued} automated ones put into the review queue${order === "first" ? ", first" : ""} (their actions stand), ${r.marked} already waiting or labelled marked, ${r.skipped} left out (action still being applied)`,
     '  reviewers see them marked "certification sample"; once labelled: npx decide calibrate --from-table ... --propose --max-auto-error ...',
   ];

@@ -56,7 +56,7 @@ export async function proposeFromTable(options: ProposeOptions): Promise<Proposa
 export function printProposals(outcomes: readonly ProposalOutcome[], options: ProposeOptions): Printed {
   const lines = outcomes.flatMap((outcome) => outcomeLines(outcome, options.out));
   if (options.eventBus && outcomes.some((o) => o.status === "proposed"))
-    lines.push(`"Calibration Proposed" sent to ${options.eventBus}`);
+    lines.push(`"Calibration Proposed" sent to the event bus ${options.eventBus}`);
   return { lines, exitCode: 0 };
 }
 

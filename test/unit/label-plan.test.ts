@@ -38,7 +38,7 @@ describe("decide calibrate --plan", () => {
       /^ {2}149 with no error at all \(the fewest whose exact bound is under 2\.0%\)$/m,
     );
     expect(run.stdout).toMatch(
-      /^ {2}held in events\/calibration\/ticket-routing\.labelled\.jsonl: 1000 labels; \d+ of decisions it would automate at or above 0\.\d+, worth about \d+ evenly drawn labels$/m,
+      /^ {2}held in events\/calibration\/ticket-routing\.labelled\.jsonl: 1,000 labels; \d+ of decisions it would automate at or above 0\.\d+, worth about \d+ evenly drawn labels$/m,
     );
     const refused = await runDecide([
       "calibrate",

@@ -1,0 +1,52 @@
+/**
+ * A newcomer's small frictions (issue 43, item 7), each pinned where it is behaviour: counts said
+ * in words ("1 label", not "1 labels"), the bus named as a bus where it shares a name with the
+ * table, a missing folder named in one line instead of a stack trace, the results file's status
+ * as the table says it, the model named wherever a decision is shown, progress on the commands
+ * that were silent for seconds, and a live summary whose parts add up.
+ */
+import { describe, expect, it } from "vitest";
+import { type Planned, printPlan } from "../../cli/calibrate-plan.ts";
+import { planLabels } from "../../shared/domain/calibration/label-plan.ts";
+import { parsePolicy } from "../../shared/domain/policy/policy.ts";
+import { TEAMS_POLICY } from "../helpers/policies.ts";
+
+const POLICY = parsePolicy({ ...TEAMS_POLICY, auditSampleRate: 0.02 });
+
+describe("wording", () => {
+  const plan = planLabels(POLICY, [], { maxError: 0.02, confidence: 0.95 });
+  const planned = (requested?: Planned["requested"]): Planned => ({
+    policy: POLICY,
+    plan: { ...plan, held: { ...plan.held, labels: 1 } },
+    where: "the table decisions",
+    ...(requested ? { requested } : {}),
+    options: {
+      policyId: POLICY.id,
+      policiesDir: "events/policies",
+      goal: { maxError: 0.02, confidence: 0.95 },
+      table: "decisions",
+      input: undefined,
+      request: 1,
+      order: "first",
+      aws: {},
+    },
+  });
+
+  it("counts one label and one band in the singular, and gives one chance once", () => {
+    const frame = {
+      sample: "s1",
+      drawnAt: "2026-01-01T00:00:00Z",
+      minProbability: 0.9,
+      edges: [],
+      rates: [0.416],
+    };
+    const lines = printPlan(planned({ frame, population: 5, queued: 1, marked: 0, skipped: 0 })).lines.join(
+      "\n",
+    );
+    expect(lines).toMatch(/held in the table decisions: 1 label;/);
+    expect(lines).toMatch(/\(1 band, chance 41\.6%\)/);
+    const two = { ...frame, edges: [0.95], rates: [0.2, 0.416] };
+    const more = printPlan(planned({ frame: two, population: 5, queued: 2, marked: 0, skipped: 0 })).lines;
+    expect(more.join("\n")).toMatch(/\(2 bands, chance 20\.0% to 41\.6% each\)/);
+  });
+});
