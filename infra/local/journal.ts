@@ -6,8 +6,25 @@
  * guards against its own process dying, not against power loss). The file is rewritten with only
  * the live entries when changes outnumber them, so it stays proportional to what is stored, not
  * to how much passed through.
+ *
+ * A write the disk cannot take whole (a full disk: `writeSync` writes part of a line, then
+ * fails) throws to the caller, so the entry was never acknowledged, and its torn bytes are cut off
+ * the file (or, when even that fails, the next line starts on a line of its own), so no later
+ * entry is lost behind them. Reading back skips what is not a journal line (a torn line, a
+ * hand-edited `null`, an operation this code does not know) instead of failing the start or
+ * reading it as a delete, and ignores a byte-order mark an editor put at the start.
  */
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  writeSync,
+} from "node:fs";
 import { dirname } from "node:path";
 
 /** One line of the journal: a key set to a value, or a key removed. */
@@ -22,6 +39,10 @@ export class JournaledMap<V> {
   readonly #path: string | undefined;
   #fd: number | undefined;
   #linesSinceRewrite = 0;
+  /** The file's length after the last whole line: where torn bytes are cut back to. */
+  #length = 0;
+  /** A failed write left bytes that could not be cut off: the next line starts after a new line. */
+  #torn = false;
 
   private constructor(path: string | undefined) {
     this.#path = path;
@@ -54,14 +75,17 @@ export class JournaledMap<V> {
 
   /** Sets `key`, on disk before it returns. */
   set(key: string, value: V): void {
-    this.#entries.set(key, value);
     this.#append(["s", key, value]);
+    this.#entries.set(key, value);
+    this.#compactIfDue();
   }
 
   /** Removes `key` (nothing is written when it is absent). */
   delete(key: string): void {
-    if (!this.#entries.delete(key)) return;
+    if (!this.#entries.has(key)) return;
     this.#append(["d", key]);
+    this.#entries.delete(key);
+    this.#compactIfDue();
   }
 
   /** Stops writing; the file keeps what was written. Safe to call twice. */
@@ -71,26 +95,58 @@ export class JournaledMap<V> {
   }
 
   #replay(text: string): void {
-    for (const raw of text.split("\n")) {
-      if (!raw) continue;
-      let line: Line<V>;
-      try {
-        line = JSON.parse(raw) as Line<V>;
-      } catch {
-        continue; // The line a kill cut off: its write was never acknowledged.
-      }
-      if (line[0] === "s") this.#entries.set(line[1], line[2]);
-      else this.#entries.delete(line[1]);
+    // An editor may have saved the file with a byte-order mark: it is not part of the first line.
+    for (const raw of text.replace(/^\uFEFF/, "").split("\n")) {
+      const line = journalLine<V>(raw);
+      if (line?.[0] === "s") this.#entries.set(line[1], line[2]);
+      else if (line?.[0] === "d") this.#entries.delete(line[1]);
     }
   }
 
+  /**
+   * Appends one line, whole or not at all: a write that fails part-way throws, after cutting its
+   * torn bytes off (or noting that the next line must start on a line of its own).
+   */
   #append(line: Line<V>): void {
     if (this.#path === undefined) return;
     if (this.#fd === undefined) throw new Error(`the journal ${this.#path} is closed`);
-    writeSync(this.#fd, `${JSON.stringify(line)}\n`);
+    const fd = this.#fd;
+    const bytes = Buffer.from(`${this.#torn ? "\n" : ""}${JSON.stringify(line)}\n`);
+    try {
+      writeWhole(fd, bytes);
+    } catch (error) {
+      this.#cutTornBytes(fd);
+      throw error;
+    }
+    this.#torn = false;
+    this.#length += bytes.length;
     this.#linesSinceRewrite++;
-    if (this.#linesSinceRewrite > REWRITE_AFTER && this.#linesSinceRewrite > 2 * this.#entries.size)
+  }
+
+  /** After a failed write: the file back to its last whole line, or else a new line owed. */
+  #cutTornBytes(fd: number): void {
+    try {
+      if (fstatSync(fd).size !== this.#length) ftruncateSync(fd, this.#length);
+    } catch {
+      this.#torn = true;
+    }
+  }
+
+  /** Rewrites the file when changes outnumber the entries; a failed rewrite leaves the journal as it was. */
+  #compactIfDue(): void {
+    if (this.#linesSinceRewrite <= REWRITE_AFTER || this.#linesSinceRewrite <= 2 * this.#entries.size) return;
+    try {
       this.#rewrite();
+    } catch {
+      // A full disk: the appended journal still holds every entry; keep appending to it.
+      if (this.#fd === undefined) this.#reopen();
+    }
+  }
+
+  #reopen(): void {
+    this.#fd = openSync(this.#path!, "a");
+    this.#length = fstatSync(this.#fd).size;
+    this.#torn = false;
   }
 
   /** Writes the live entries to a new file and renames it over the old one (atomic on one file system). */
@@ -104,16 +160,40 @@ export class JournaledMap<V> {
       for (const [key, value] of this.#entries) {
         chunk += `${JSON.stringify(["s", key, value])}\n`;
         if (chunk.length > 1 << 20) {
-          writeSync(fd, chunk);
+          writeWhole(fd, Buffer.from(chunk));
           chunk = "";
         }
       }
-      if (chunk) writeSync(fd, chunk);
+      if (chunk) writeWhole(fd, Buffer.from(chunk));
     } finally {
       closeSync(fd);
     }
     renameSync(next, path);
-    this.#fd = openSync(path, "a");
+    this.#reopen();
     this.#linesSinceRewrite = 0;
   }
+}
+
+/** Writes all of `bytes`: `writeSync` may write part of them and say so, which is not a failure yet. */
+function writeWhole(fd: number, bytes: Buffer): void {
+  for (let done = 0; done < bytes.length; ) {
+    const written = writeSync(fd, bytes, done, bytes.length - done);
+    if (written <= 0) throw new Error(`the journal's disk took none of ${bytes.length - done} bytes`);
+    done += written;
+  }
+}
+
+/** One journal line, or undefined for anything else (a torn line, `null`, an unknown operation). */
+function journalLine<V>(raw: string): Line<V> | undefined {
+  if (!raw) return undefined;
+  let line: unknown;
+  try {
+    line = JSON.parse(raw);
+  } catch {
+    return undefined; // The line a kill cut off: its write was never acknowledged.
+  }
+  if (!Array.isArray(line) || typeof line[1] !== "string") return undefined;
+  if (line[0] === "s" && line.length === 3) return line as Line<V>;
+  if (line[0] === "d" && line.length === 2) return line as Line<V>;
+  return undefined;
 }
