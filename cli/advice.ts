@@ -12,14 +12,18 @@ const LOCAL_PORTS: Record<number, string> = {
 };
 
 /**
- * One or two lines a person can act on for the errors a newcomer meets: nothing listening,
- * a port taken, no region or credentials. Undefined for anything else (printed with its stack).
+ * One or two lines a person can act on for the errors a newcomer meets: a missing file or
+ * folder, nothing listening, a port taken, no region or credentials. Undefined for anything else (printed with its stack).
  */
 export function adviceFor(error: unknown): string | undefined {
   const chain: { name?: string; message?: string; code?: string; port?: number; address?: string }[] = [];
   for (let e = error as { cause?: unknown } | undefined; e && chain.length < 6; e = e.cause as typeof e) {
     chain.push(e as (typeof chain)[number]);
   }
+  const missing = chain.find(
+    (e) => e.code === "ENOENT" && typeof (e as { path?: unknown }).path === "string",
+  );
+  if (missing) return missingPathAdvice(missing as { path: string; syscall?: string });
   const text = chain.map((e) => `${e.name ?? ""} ${e.code ?? ""} ${e.message ?? ""}`).join(" ");
   // The local mode's own one-line refusal (a port another process holds).
   const portError = chain.find((e) => e.name === "PortInUseError");
@@ -47,4 +51,10 @@ export function adviceFor(error: unknown): string | undefined {
     return "no AWS credentials: configure a profile (--profile) or source the env file `npm start` wrote.";
   }
   return undefined;
+}
+
+/** A file or folder that is not there (a flag such as `--policies-dir` naming a missing folder), in one line. */
+function missingPathAdvice(error: { path: string; syscall?: string }): string {
+  const what = error.syscall === "scandir" || error.syscall === "opendir" ? "folder" : "file or folder";
+  return `no such ${what}: ${error.path} (check the flag or path that names it)`;
 }

@@ -6,9 +6,12 @@
  * that were silent for seconds, and a live summary whose parts add up.
  */
 import { describe, expect, it } from "vitest";
+import { adviceFor } from "../../cli/advice.ts";
 import { type Planned, printPlan } from "../../cli/calibrate-plan.ts";
 import { planLabels } from "../../shared/domain/calibration/label-plan.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
+import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
+import { runDecide } from "../helpers/decide-cli.ts";
 import { TEAMS_POLICY } from "../helpers/policies.ts";
 
 const POLICY = parsePolicy({ ...TEAMS_POLICY, auditSampleRate: 0.02 });
@@ -49,4 +52,25 @@ describe("wording", () => {
     const more = printPlan(planned({ frame: two, population: 5, queued: 2, marked: 0, skipped: 0 })).lines;
     expect(more.join("\n")).toMatch(/\(2 bands, chance 20\.0% to 41\.6% each\)/);
   });
+});
+
+describe("a missing folder", () => {
+  it("is one line naming the folder, not an ENOENT stack trace", async () => {
+    const error = await PolicyRegistry.fromFolder("no-such-policies").catch((e: unknown) => e);
+    expect(adviceFor(error)).toBe("no such folder: no-such-policies (check the flag or path that names it)");
+  });
+
+  it("says so from the command line, with exit code 1", async () => {
+    const run = await runDecide([
+      "publish",
+      "events/items/samples.jsonl",
+      "--dry-run",
+      "--policies-dir",
+      "nope",
+    ]);
+    expect(run.stderr.trim()).toBe(
+      "decide publish: no such folder: nope (check the flag or path that names it)",
+    );
+    expect(run.code).toBe(1);
+  }, 60_000);
 });
