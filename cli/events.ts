@@ -13,6 +13,7 @@ import { type EventPattern, matchesPattern } from "../shared/domain/event-patter
 import { counted } from "../shared/domain/plural.ts";
 import { CommandError, integerFlag, MissingSettingError, UsageError } from "./args.ts";
 import type { CommandEnv, CommandIo, OneShotCommand, Printed } from "./command.ts";
+import { terminalSafeJson } from "./terminal.ts";
 
 export const eventsUsage = `decide events [--follow] [--detail-type TYPE]... [--policy ID]... [--pattern JSON] [--last 10]
               [--bus-url URL] [--one-line]
@@ -112,9 +113,12 @@ function checkedPattern(text: string): EventPattern {
   return pattern as EventPattern;
 }
 
-/** One event as printed: indented JSON on a terminal, else one line. */
+/**
+ * One event as printed: indented JSON on a terminal, else one line; either way with every
+ * character a terminal would act on escaped (`terminalSafeJson`), since a producer chose them.
+ */
 export function eventText(event: unknown, oneLine: boolean): string {
-  return oneLine ? JSON.stringify(event) : `${JSON.stringify(event, null, 2)}\n`;
+  return terminalSafeJson(oneLine ? JSON.stringify(event) : `${JSON.stringify(event, null, 2)}\n`);
 }
 
 /**
