@@ -9,6 +9,7 @@ import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { type LocalMode, type LocalModeOptions, startLocalMode } from "../infra/local/local-mode.ts";
+import { summaryText } from "../infra/local/local-summary.ts";
 import { LOCAL_SERVICES, type LocalService, resolveLocalPorts } from "../infra/local/ports.ts";
 import { LOCAL_ACCESS_KEYS } from "../infra/local/stand-ins.ts";
 import { counted } from "../shared/domain/plural.ts";
@@ -260,11 +261,7 @@ async function summarizeUntilStopped(
     if (stopping) break;
     await local
       .summary()
-      .then((s) =>
-        summaryLine.show(
-          `decided ${s.decided} (auto ${s.auto}, human ${s.human}${s.humanCapped ? "+" : ""}, reviewed ${s.reviewed}), rejected ${s.rejected}, waiting ${s.waiting}, in DLQ ${s.deadLetters}`,
-        ),
-      )
+      .then((s) => summaryLine.show(summaryText(s)))
       .catch((error: unknown) => {
         // Ctrl-C in a terminal reaches the whole process group, DynamoDB Local included, so a
         // summary in flight as it stops may fail: that is the stop, not news.

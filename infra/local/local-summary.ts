@@ -7,20 +7,26 @@
  * One refresh runs at a time (a caller that asks during one gets its answer), and the totals only
  * grow: a restart starts from the table's own count, never below it.
  *
- * The counts: decided, auto and rejected from the records as they were made (a record's route
- * never changes); human from the review backlog, counted up to a cap; reviewed from the labels
- * given (a label undone stays counted until the next start).
+ * The counts: decided, auto, to people and rejected from the records as they were made (a
+ * record's route never changes; decided = auto + to people); human from the review backlog now,
+ * counted up to a cap; reviewed from the labels given (a label undone stays counted until the next
+ * start), which include audit and certification samples of automated decisions, so they are shown
+ * apart from the routes, never as a part of decided ({@link summaryText}).
  */
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { allTime, type DecisionStore, everyDecision } from "../../shared/domain/decision-store.ts";
 import type { MessageQueue } from "../../shared/domain/message-queue.ts";
+import { counted } from "../../shared/domain/plural.ts";
 import type { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { DECIDE_FUNCTION, REVIEW } from "../../shared/domain/topology.ts";
 
 /** Counts of where items are. */
 export interface LocalSummary {
+  /** Decided items: `auto` + `toPeople`. */
   readonly decided: number;
   readonly auto: number;
+  /** Decided items routed to people (waiting or labelled since). */
+  readonly toPeople: number;
   /** Items waiting for a reviewer, counted up to {@link LocalSummary.humanCapped}. */
   readonly human: number;
   /** True when more than `human` wait (the backlog is counted up to a cap). */
@@ -48,7 +54,7 @@ const OVERLAP_MS = DECIDE_FUNCTION.timeoutSeconds * 1000;
 /** Running totals, seeded from the table and moved on by what each refresh reads. */
 export class LiveSummary {
   readonly #sources: SummarySources;
-  readonly #totals = { decided: 0, auto: 0, reviewed: 0, rejected: 0 };
+  readonly #totals = { decided: 0, auto: 0, toPeople: 0, reviewed: 0, rejected: 0 };
   /** Keys counted within the overlap (records by key, labels by key and review version), with their times. */
   readonly #recentRecords = new Map<string, string>();
   readonly #recentLabels = new Map<string, string>();
@@ -102,10 +108,11 @@ export class LiveSummary {
     forgetBefore(this.#recentRecords, since);
     forgetBefore(this.#recentLabels, since);
     const waiting = async (queue: MessageQueue) => (await queue.depth()).visible;
-    const { decided, auto, reviewed, rejected } = this.#totals;
+    const { decided, auto, toPeople, reviewed, rejected } = this.#totals;
     return {
       decided,
       auto,
+      toPeople,
       human: pending,
       ...(capped ? { humanCapped: true } : {}),
       reviewed,
@@ -125,6 +132,7 @@ export class LiveSummary {
     else {
       totals.decided++;
       if (record.route === "auto") totals.auto++;
+      else totals.toPeople++;
     }
   }
 
@@ -136,6 +144,15 @@ export class LiveSummary {
     if (at >= recentFrom) this.#recentLabels.set(key, at);
     this.#totals.reviewed++;
   }
+}
+
+/**
+ * The summary as one line whose parts add up: decided = auto + to people; the review queue (what
+ * waits now, the labels given so far, audit samples' included) is a count of its own.
+ */
+export function summaryText(s: LocalSummary): string {
+  const queue = `review queue ${s.human}${s.humanCapped ? "+" : ""} waiting, ${counted(s.reviewed, "label")} given`;
+  return `decided ${s.decided} = auto ${s.auto} + to people ${s.toPeople}; ${queue}; rejected ${s.rejected}, waiting ${s.waiting}, in DLQ ${s.deadLetters}`;
 }
 
 const keyOf = (record: DecisionRecord) => `${record.itemId}|${record.policyId}|${record.policyVersion}`;

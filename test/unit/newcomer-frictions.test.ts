@@ -8,7 +8,11 @@
 import { describe, expect, it } from "vitest";
 import { adviceFor } from "../../cli/advice.ts";
 import { type Planned, printPlan } from "../../cli/calibrate-plan.ts";
+import { LiveSummary, summaryText } from "../../infra/local/local-summary.ts";
+import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
 import { planLabels } from "../../shared/domain/calibration/label-plan.ts";
+import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
+import type { MessageQueue } from "../../shared/domain/message-queue.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { runDecide } from "../helpers/decide-cli.ts";
@@ -73,4 +77,40 @@ describe("a missing folder", () => {
     );
     expect(run.code).toBe(1);
   }, 60_000);
+});
+
+describe("the live summary", () => {
+  const emptyQueue = { depth: async () => ({ visible: 0, inFlight: 0 }) } as unknown as MessageQueue;
+  const at = new Date("2026-12-01T10:00:00.000Z");
+  const record = (i: number, route: "auto" | "human", status: DecisionRecord["status"]): DecisionRecord => ({
+    itemId: `item-${i}`,
+    policyId: "tickets",
+    policyVersion: 1,
+    status,
+    route,
+    reason: "confident",
+    chosen: "billing",
+    createdAt: at.toISOString(),
+    updatedAt: at.toISOString(),
+    eventPublished: true,
+    ...(status === "reviewed" ? { label: "billing", reviewedAt: at.toISOString() } : {}),
+  });
+
+  it("adds up: decided is auto plus to people, and the labels (audit samples' included) are counted apart", async () => {
+    const store = new InMemoryDecisionStore();
+    for (let i = 0; i < 6; i++) await store.create(record(i, "auto", i < 4 ? "actioned" : "reviewed"));
+    for (let i = 6; i < 10; i++)
+      await store.create(record(i, "human", i < 7 ? "reviewed" : "pending_review"));
+    const live = await LiveSummary.start({
+      store,
+      policies: new PolicyRegistry([TEAMS_POLICY]),
+      now: () => new Date(at.getTime() + 1_000),
+      queues: { intake: emptyQueue, deadLetters: emptyQueue },
+    });
+    const s = await live.summary();
+    expect(s.decided).toBe(s.auto + s.toPeople);
+    expect(summaryText(s)).toBe(
+      "decided 10 = auto 6 + to people 4; review queue 3 waiting, 3 labels given; rejected 0, waiting 0, in DLQ 0",
+    );
+  });
 });
