@@ -6,7 +6,11 @@
  * its queue, or the item is rejected when the endpoint refused it), so an item is decided whole
  * or not at all, and a redelivery asks the tiers again from the first. A later tier whose model
  * this deployment does not serve (`DecidesItems.serves`) is not asked: the item goes to people
- * as the tier before passed it on, which is what the policy does without that tier.
+ * as the tier before passed it on, which is what the policy does without that tier. Each tier's
+ * answer is bound to its own model: a later tier's answer that carries the model file hash of a
+ * tier before it (the endpoint answered with that tier's model, not the one asked) is not that
+ * tier's answer and is never acted on, whether or not the policy requires a certificate; the
+ * item goes to people as the tier before passed it on, as for a tier not served.
  */
 import { calibratedProbabilities } from "../domain/calibration/map.ts";
 import { passesOn, type TierAnswer, tierCount, tierPolicy } from "../domain/cascade.ts";
@@ -43,6 +47,7 @@ export async function scoreThroughTiers(
     const view = tierPolicy(policy, index);
     if (index > 0 && view.model && endpoint.serves && !endpoint.serves(view.model)) break;
     const decision = await endpoint.decide(item, view);
+    if (answeredByEarlierTier(decision, outcomes)) break;
     const probabilities = calibratedProbabilities(decision.logits, view);
     const mass = decision.allowedTokenMass;
     // A later tier is covered only by a cascade's certificate naming it (`certificateProblem`).
@@ -52,6 +57,14 @@ export async function scoreThroughTiers(
     if (!passesOn(routing.reason)) break;
   }
   return outcomes;
+}
+
+/**
+ * Whether `decision` carries the model file hash of a tier already asked: each tier names another
+ * model (the policy refuses a model asked twice), so that answer came from the wrong model.
+ */
+function answeredByEarlierTier(decision: EndpointDecision, earlier: readonly TierOutcome[]): boolean {
+  return earlier.some((outcome) => outcome.decision.modelSha256 === decision.modelSha256);
 }
 
 /** The answer a record keeps of one tier. */
