@@ -116,6 +116,7 @@ function fitPolicy(
       ...options,
       now,
       ...(input.floor !== undefined ? { thresholdFloor: input.floor } : {}),
+      ...(input.missing ? { unlabelled: input.missing } : {}),
       ...(input.prior ? { prior: input.prior } : {}),
     });
   } catch (error) {

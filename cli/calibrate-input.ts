@@ -30,6 +30,8 @@ export interface CalibrationInput {
   readonly prior?: number[];
   /** The lowest threshold the labels may certify (decisions table only: `thresholdFloor`). */
   readonly floor?: number;
+  /** Drawn certification samples not labelled (decisions table only): the certificate counts them as wrong. */
+  readonly missing?: LabelledLogits[];
 }
 
 interface Row {

@@ -50,9 +50,11 @@ export async function verifyCertificate(
       verified: false,
       reason: `certificate unverified: its labels are of ${policy.id}@${source.policyVersion}, which is not among the policies`,
     };
-  const { rows, floor } = await reviewedLabels(deps.store, labelled, source.since ?? undefined, source.until);
+  const read = await reviewedLabels(deps.store, labelled, source.since ?? undefined, source.until);
+  const { rows, floor } = read;
   const where = `of ${policy.id}@${source.policyVersion} labelled ${source.since ? `from ${source.since} ` : ""}to ${source.until}`;
-  const mismatch = certificateOnLabelsProblem(policy, rows, where, floor);
+  // Drawn items not labelled by then count as they did when it was made: as wrong.
+  const mismatch = certificateOnLabelsProblem(policy, [...rows, ...read.missing], where, floor);
   return mismatch
     ? { verified: false, reason: `certificate unverified: ${mismatch}` }
     : { verified: true, labels: rows.length };

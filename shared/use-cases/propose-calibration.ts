@@ -178,6 +178,7 @@ async function proposeOne(
     now,
     labelSource,
     thresholdFloor: labelled.floor,
+    unlabelled: labelled.missing,
   });
   const offOptions = labelled.masses.length > 0 ? proposeMassFloor(labelled.masses) : undefined;
   const fitted: Policy = {

@@ -6,6 +6,8 @@
  * stands for, and its group of near-duplicates. A cascade's record also gives its second model's
  * answer, where that model was asked (what a cascade's calibration and certificate read).
  */
+
+import { UNLABELLED } from "../domain/calibration/certificate-units.ts";
 import type { CertificationFrame } from "../domain/calibration/certification-sample.ts";
 import type { CascadeRow } from "../domain/calibration/certified-items.ts";
 import { selectionOf, thresholdFloor } from "../domain/calibration/label-selection.ts";
@@ -31,6 +33,12 @@ export interface ReviewedLabels {
    * audited, else the lowest frame's minimum (infinite with none): see `thresholdFloor`.
    */
   readonly floor: number;
+  /**
+   * Decisions drawn for a certification sample by `until` and not labelled by then, as rows whose
+   * label is `UNLABELLED`: a certificate counts each as wrong wherever it would automate it (a
+   * drawn item never silently leaves its sample). Never fitted on.
+   */
+  readonly missing: CascadeRow[];
   /** Decisions of the version waiting for a label, by how they were chosen. */
   readonly waiting: { readonly escalation: number; readonly audit: number; readonly certification: number };
 }
@@ -74,9 +82,20 @@ export async function reviewedLabels(
       : undefined;
   const rows: CascadeRow[] = [];
   const problems: { line: number; reason: string }[] = [];
-  // The policy's own fields calibrate its first tier: a cascade's record keeps that tier's
-  // answer under `tiers` (its top holds the acting tier's).
   const first = (record: DecisionRecord) => tierReading(record, 0) ?? {};
+  const rowOf = (record: DecisionRecord, logits: readonly number[], label: number): CascadeRow => {
+    const { modelSha256, promptVersion } = first(record);
+    return {
+      logits,
+      label,
+      group: groupOf(record),
+      key: record.itemId,
+      ...selectionOf(record, policy, frames),
+      ...(modelSha256 ? { modelSha256 } : {}),
+      ...(promptVersion ? { promptVersion } : {}),
+      ...secondOf(record, ids.length),
+    };
+  };
   for (const [i, record] of records.entries()) {
     const label = ids.indexOf(record.label ?? "");
     const answer = first(record);
@@ -88,17 +107,22 @@ export async function reviewedLabels(
       continue;
     }
     if (lastDraw !== undefined && record.createdAt > lastDraw) continue;
-    rows.push({
-      logits: answer.rawLogits,
-      label,
-      group: groupOf(record),
-      key: record.itemId,
-      ...selectionOf(record, policy, frames),
-      ...(answer.modelSha256 ? { modelSha256: answer.modelSha256 } : {}),
-      ...(answer.promptVersion ? { promptVersion: answer.promptVersion } : {}),
-      ...secondOf(record, ids.length),
-    });
+    rows.push(rowOf(record, answer.rawLogits, label));
   }
+  // Drawn by `until` and not labelled by then: waiting still, or labelled only after it.
+  const labelledBy = new Set(records.map((r) => r.itemId));
+  const unlabelled = new Map(
+    [...pending, ...read]
+      .filter((r) => !labelledBy.has(r.itemId) && r.certification !== undefined)
+      .filter((r) => until === undefined || r.certification!.drawnAt <= until)
+      .map((r) => [r.itemId, r]),
+  );
+  const missing = [...unlabelled.values()]
+    .sort((a, b) => (decidedOrder(a) < decidedOrder(b) ? -1 : 1))
+    .flatMap((r) => {
+      const logits = first(r).rawLogits;
+      return logits?.length === ids.length ? [rowOf(r, logits, UNLABELLED)] : [];
+    });
   const masses = records
     .map((r) => ({ r, answer: first(r) }))
     .filter(({ r, answer }) => typeof answer.allowedTokenMass === "number" && ids.includes(r.label ?? ""))
@@ -112,7 +136,7 @@ export async function reviewedLabels(
   const waiting = { escalation: 0, audit: 0, certification: 0 };
   for (const r of pending) waiting[selectionOf(r, policy, frames).kind as keyof typeof waiting]++;
   const agreement = reviewerAgreement([...records, ...disputed]);
-  return { rows, problems, agreement, masses, frames, floor, waiting };
+  return { rows, problems, agreement, masses, frames, floor, missing, waiting };
 }
 
 /** A record's group of near-duplicates: a reviewer's, else the item's `metadata.group`, else itself. */

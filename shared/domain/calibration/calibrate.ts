@@ -54,6 +54,11 @@ export interface CalibrateOptions {
   readonly labelSource?: LabelSource;
   /** The lowest threshold the labels may certify (`label-selection.ts`, `thresholdFloor`). @default 0 */
   readonly thresholdFloor?: number;
+  /**
+   * Items drawn for a certification sample and not labelled (label `UNLABELLED`): the certificate
+   * counts each as wrong where it would automate it; nothing is fitted on them. @default none
+   */
+  readonly unlabelled?: readonly LabelledLogits[];
 }
 
 /** Too few labelled rows to fit anything. */
@@ -140,7 +145,9 @@ export function calibratePolicy(
   const map = comparison.change ? roundMap(chosen.map) : mapOf(policy);
   const goal = options.goal;
   const floor = options.thresholdFloor ?? 0;
-  const certified = goal.kind === "max-auto-error" ? certify(policy, rows, map, goal, floor) : undefined;
+  // The certificate's rows: the labels, and every drawn item left unlabelled (as wrong).
+  const sample = [...rows, ...(options.unlabelled ?? [])];
+  const certified = goal.kind === "max-auto-error" ? certify(policy, sample, map, goal, floor) : undefined;
   const threshold =
     certified?.choice ??
     chooseThreshold(calibrated, goal as Exclude<ThresholdGoal, { kind: "max-auto-error" }>, {
@@ -161,10 +168,10 @@ export function calibratePolicy(
     threshold: threshold.threshold,
     conformal: rule,
     baseline,
-    ...certifiedPart(certified?.certificate, rows, options),
+    ...certifiedPart(certified?.certificate, sample, options),
   });
   // A two-model cascade's thresholds are certified together, over both models' automatic actions.
-  const final = withCascade(policy, firstProposed, threshold, rows, goal, {
+  const final = withCascade(policy, firstProposed, threshold, sample, goal, {
     at: options.now,
     source: options.labelSource,
     floor,

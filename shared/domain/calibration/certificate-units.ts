@@ -31,7 +31,15 @@ export interface CertifiedItem {
   readonly key?: string;
   /** @default "file" */
   readonly kind?: LabelKind;
+  /**
+   * Drawn for a label and not labelled (a certification sample still waiting): it counts as wrong
+   * wherever a threshold would automate it, so leaving a drawn item unlabelled never helps a claim.
+   */
+  readonly unlabelled?: boolean;
 }
+
+/** The label of a row drawn for a label that has none yet: it matches no option, so it reads as wrong. */
+export const UNLABELLED = -1;
 
 /** Counts of labelled items by kind. */
 export type KindCounts = Record<LabelKind, number>;

@@ -51,6 +51,11 @@ export interface CertificateResult extends CertificateGoal {
   /** Labelled items at or above the threshold by how they came to be labelled. */
   readonly kinds?: KindCounts;
   readonly labels: number;
+  /**
+   * Items drawn for a label (certification samples) and not labelled by the time it was made:
+   * each counts as wrong wherever a threshold automates it. Absent when there are none.
+   */
+  readonly unlabelled?: number;
   /** Fewest automated items an evenly chosen set needs before a threshold can pass at all. */
   readonly minAutomated: number;
   /** When none qualifies: the labels needed at the observed error rate (null: no number would do). */
@@ -96,7 +101,13 @@ export function certifyThreshold(
     eligible: (u) => u.threshold >= floor && u.automated > 0 && bound(u.noErrors) <= goal.maxError,
     passes: (u) => bound(u.evidence) <= goal.maxError,
   });
-  const base = { ...goal, labels: items.length, minAutomated: zeroErrorLabels(goal) };
+  const unlabelled = items.filter((i) => i.unlabelled).length;
+  const base = {
+    ...goal,
+    labels: items.length - unlabelled,
+    ...(unlabelled > 0 ? { unlabelled } : {}),
+    minAutomated: zeroErrorLabels(goal),
+  };
   if (chosen >= 0) {
     const u = at[chosen]!;
     return { ...base, ...pointOf(u, chosen, goal.confidence), evidence: u.evidence, kinds: u.kinds };
@@ -108,7 +119,7 @@ export function certifyThreshold(
     errors: 0,
     coverage: 0,
     bound: null,
-    ...labelsNeededAt(at, items.length, goal),
+    ...labelsNeededAt(at, items.length - unlabelled, goal),
   };
 }
 
@@ -182,15 +193,27 @@ export function kindsText(kinds: KindCounts): string {
     .join(", ");
 }
 
+/**
+ * "; 3 drawn certification samples not labelled yet count as wrong: label them ...": what the
+ * certificate did with the drawn items nobody labelled (nothing when there are none).
+ */
+export function unlabelledText(unlabelled: number | undefined): string {
+  if (!unlabelled) return "";
+  const items =
+    unlabelled === 1 ? "1 drawn certification sample is" : `${unlabelled} drawn certification samples are`;
+  return `; ${items} not labelled yet and counted as wrong (label them in the review queue, then propose again)`;
+}
+
 /** The one line the command prints and the report shows. */
 export function certificateSentence(result: CertificateResult): string {
   const target = `wrong automatic actions ≤ ${pct(result.maxError)} with ${level(result.confidence)} confidence`;
+  const missing = unlabelledText(result.unlabelled);
   if (result.threshold !== null) {
     const kinds = result.kinds ? kindsText(result.kinds) : "";
     const from = kinds && !/^\d+ from a file$/.test(kinds) ? `; labels: ${kinds}` : "";
-    return `auto threshold ${result.threshold}: ${target} (observed ${result.errors} of ${result.automated} automated, coverage ${pct(result.coverage)}${from})`;
+    return `auto threshold ${result.threshold}: ${target} (observed ${result.errors} of ${result.automated} automated, coverage ${pct(result.coverage)}${from}${missing})`;
   }
-  const head = `no certificate: applying this sends every item to people (no auto threshold keeps ${target} on these ${result.labels} labels)`;
+  const head = `no certificate: applying this sends every item to people (no auto threshold keeps ${target} on these ${result.labels} labels${missing})`;
   const at = result.labelsNeeded;
   if (!at) return `${head}: no labelled item's top option may be automated`;
   const observed = `${pct(at.errors / at.automated)}: ${at.errors} of ${at.automated} automated at ${at.threshold}`;

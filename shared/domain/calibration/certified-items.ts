@@ -10,6 +10,7 @@ import { argmax } from "../probability.ts";
 import { optionAutomated } from "../routing.ts";
 import type { CascadeItem, TierJudgement } from "./cascade-certificate.ts";
 import type { CertifiedItem } from "./certificate.ts";
+import { UNLABELLED } from "./certificate-units.ts";
 import { type CalibrationMap, calibratedProbabilities } from "./map.ts";
 import type { LabelledLogits } from "./temperature.ts";
 
@@ -32,8 +33,9 @@ export function certifiedItems(
     const k = argmax(p);
     return {
       confidence: p[k]!,
-      wrong: k !== r.label,
+      wrong: r.label === UNLABELLED || k !== r.label,
       automatable: topAutomatable(policy, p),
+      ...(r.label === UNLABELLED ? { unlabelled: true } : {}),
       ...(r.inclusionProbability !== undefined ? { inclusionProbability: r.inclusionProbability } : {}),
       ...(r.group !== undefined ? { group: r.group } : {}),
       ...(r.key !== undefined ? { key: r.key } : {}),
@@ -50,7 +52,11 @@ function judged(
 ): TierJudgement {
   const p = calibratedProbabilities(logits, map);
   const k = argmax(p);
-  return { confidence: p[k]!, wrong: k !== label, automatable: topAutomatable(policy, p) };
+  return {
+    confidence: p[k]!,
+    wrong: label === UNLABELLED || k !== label,
+    automatable: topAutomatable(policy, p),
+  };
 }
 
 /** A labelled row of a two-tier cascade: the first tier's logits, and the second's where it was asked. */
