@@ -32,7 +32,11 @@ function candidatesLine(comparison: CandidateComparison): string {
  */
 export function thresholdLines(summary: CalibrationSummary): string[] {
   const certificate = summary.certificate;
-  const bench = certificate ? benchText(certificate) : undefined;
+  // A cascade's certificate is the pair's, over both models: the bench line follows its result.
+  const pair = summary.cascade?.result;
+  const bench = pair
+    ? benchText({ ...pair, threshold: pair.thresholds?.[0] ?? null })
+    : certificate && benchText(certificate);
   return summary.threshold.notes.flatMap((note, i) => {
     const line = `  ${certificate ? "" : "note: "}${note}`;
     return i === 0 && bench ? [line, `  ${bench}`] : [line];

@@ -22,6 +22,7 @@ import type { Policy } from "../policy/policy.ts";
 import { compareCandidates } from "./candidates.ts";
 import { type CascadeCertificateResult, certifyCascade } from "./cascade-certificate.ts";
 import { type CertificateGoal, certifyThreshold } from "./certificate.ts";
+import { UNLABELLED } from "./certificate-units.ts";
 import { type CascadeRow, cascadeItems, certifiedItems } from "./certified-items.ts";
 import { type CalibrationMap, mapOf } from "./map.ts";
 import { roundMap } from "./proposal.ts";
@@ -91,7 +92,7 @@ export function cascadeLabelSetSha256(rows: readonly CascadeRow[]): string {
 /** The second tier's answers as rows of their own (what its map is fitted on). */
 function secondRows(rows: readonly CascadeRow[]): LabelledLogits[] {
   return rows.flatMap((r) =>
-    r.secondLogits
+    r.secondLogits && r.label !== UNLABELLED
       ? [
           {
             logits: r.secondLogits,
@@ -246,16 +247,31 @@ export function calibrateCascade(
   };
 }
 
-/** The threshold choice a cascade makes: the first model's certified threshold, counted over both models. */
+/**
+ * The threshold choice a cascade makes: the pair certified over both models, or none. The first
+ * model's own certificate sentence never leads: it covers the first model alone, so it follows,
+ * marked as such, and when the cascade fails the lead line says so (one story: a proposal that
+ * carries no certificate prints no certificate line).
+ */
 function cascadeChoice(first: ThresholdChoice, cascade: CascadeCalibration): ThresholdChoice {
   const r = cascade.result;
+  const [alone, ...rest] = first.notes;
+  const aloneLine = alone
+    ? [`the first model alone (not what this version applies: ${cascade.model} acts too): ${alone}`]
+    : [];
   if (!r.thresholds)
     return {
       ...first,
       threshold: 1,
       coverage: 0,
       automatedAccuracy: Number.NaN,
-      notes: [...first.notes, ...cascade.notes],
+      automatedAccuracyInterval: [0, 1],
+      notes: [
+        `no certificate: applying this sends every item to people (${cascadeSentence(cascade)})`,
+        ...aloneLine,
+        ...rest,
+        ...cascade.notes,
+      ],
     };
   return {
     ...first,
@@ -263,7 +279,7 @@ function cascadeChoice(first: ThresholdChoice, cascade: CascadeCalibration): Thr
     coverage: r.coverage,
     automatedAccuracy: r.automated ? 1 - r.errors / r.automated : Number.NaN,
     automatedAccuracyInterval: r.bound === null ? [0, 1] : [1 - r.bound, 1],
-    notes: [...first.notes, cascadeSentence(cascade), ...cascade.notes],
+    notes: [cascadeSentence(cascade), ...aloneLine, ...rest, ...cascade.notes],
   };
 }
 
