@@ -2,8 +2,9 @@
  * `decide capacity --lane batch --items N`: one batch of N items on the async lane of a
  * synthesized template (SageMaker Asynchronous Inference): from an idle endpoint at zero, the
  * wake-up, instance starts, target tracking on the backlog per instance, and the scale-in back to
- * zero; prints the time to the first and the last result, instance-hours, the cost and the cost
- * per 1,000, and the lane's idle cost per month.
+ * zero, with the submit step's hold-back and the retries of an expired object; prints the time to
+ * the first and the last result, instance-hours, the cost and the cost per 1,000 answered, the
+ * lane's idle cost per month, and what expired in SageMaker's queue, if anything.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
@@ -101,7 +102,7 @@ async function run(options: BatchOptions): Promise<BatchRun> {
 }
 
 function print({ shape, result, figures }: BatchRun, options: BatchOptions): Printed {
-  const cost = asyncCostOf(shape, result, options.items, figures.dollarsPerHour);
+  const cost = asyncCostOf(shape, result, figures.dollarsPerHour);
   return {
     lines: [
       `template: ${options.template}`,

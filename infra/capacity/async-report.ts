@@ -1,9 +1,12 @@
 /**
  * The async lane's printout: what was read from the template, a sampled table of the run
- * (objects queued and running, instances in service and starting, objects settled), and one
- * summary line: time to the first and the last result, instance-hours, cost, cost per 1,000 and
- * the lane's idle cost per month (its minimum instances, all month).
+ * (objects held back, queued and running, instances in service and starting, objects settled and
+ * dead-lettered), and one summary line: time to the first and the last result, instance-hours,
+ * cost, cost per 1,000 items answered and the lane's idle cost per month (its minimum instances,
+ * all month), and, plainly, any object that expired in SageMaker's queue and what came of it.
  */
+
+import { ASYNC_LANE } from "../../shared/domain/topology.ts";
 import type { AsyncResult } from "./async-sim.ts";
 import type { AsyncShape } from "./async-template.ts";
 import { HOURS_PER_MONTH, LAMBDA } from "./prices.ts";
@@ -27,13 +30,8 @@ export interface AsyncCost {
   readonly idlePerMonth: number;
 }
 
-/** Prices the run at `dollarsPerHour` per instance. */
-export function asyncCostOf(
-  shape: AsyncShape,
-  result: AsyncResult,
-  items: number,
-  dollarsPerHour: number,
-): AsyncCost {
+/** Prices the run at `dollarsPerHour` per instance; per 1,000 items answered (dead-lettered ones are no answer). */
+export function asyncCostOf(shape: AsyncShape, result: AsyncResult, dollarsPerHour: number): AsyncCost {
   const instanceHours = result.instanceSeconds / 3600;
   const instanceDollars = instanceHours * dollarsPerHour;
   const lambdaDollars =
@@ -43,7 +41,10 @@ export function asyncCostOf(
     instanceHours,
     instanceDollars,
     lambdaDollars,
-    perThousand: ((instanceDollars + lambdaDollars) / items) * 1000,
+    perThousand:
+      result.answeredItems > 0
+        ? ((instanceDollars + lambdaDollars) / result.answeredItems) * 1000
+        : Number.POSITIVE_INFINITY,
     idlePerMonth: shape.minInstances * dollarsPerHour * HOURS_PER_MONTH,
   };
 }
@@ -68,13 +69,35 @@ export function describeAsyncLane(
 /** The run, at most `rows` rows (every n-th minute for a long run, the last one always). */
 export function asyncMinuteTable(result: AsyncResult, rows = 40): string[] {
   const every = Math.max(1, Math.ceil(result.minutes.length / rows));
-  const head = ["minute", "queued", "running", "in service", "starting", "settled"];
+  const head = ["minute", "held", "queued", "running", "in service", "starting", "settled", "dead-lettered"];
   const lines = [head.join("\t")];
   result.minutes.forEach((m, i) => {
     if (i % every !== 0 && i !== result.minutes.length - 1) return;
-    lines.push([m.minute, m.queued, m.running, m.inService, m.starting, m.settled].map(String).join("\t"));
+    const row = [m.minute, m.held, m.queued, m.running, m.inService, m.starting, m.settled, m.deadLettered];
+    lines.push(row.map(String).join("\t"));
   });
   return lines;
+}
+
+/**
+ * What expiry came to, said plainly: nothing, or the invocations that waited past SageMaker's
+ * request TTL (each a failed attempt, tried again), the objects and items dead-lettered after
+ * their last try, and why.
+ */
+export function expiryNote(result: AsyncResult): string {
+  if (result.expired === 0) return "no object expired in SageMaker's queue";
+  const ttl = formatSpan(ASYNC_LANE.requestTtlSeconds);
+  const lost =
+    result.deadLetteredObjects > 0
+      ? `${count(result.deadLetteredObjects)} objects (${count(result.deadLetteredItems)} items) dead-lettered after their last try`
+      : "every one answered on a later try";
+  return `${count(result.expired)} invocations expired (queued past the ${ttl} request TTL: more was handed to SageMaker than its maximum instances answer in time), ${count(result.retried)} tried again, ${lost}`;
+}
+
+/** The first and the last result, or that none came. */
+function resultSpans(result: AsyncResult): string {
+  if (result.answeredObjects === 0) return "no result";
+  return `first result ${formatSpan(result.firstResultSeconds)}, last ${formatSpan(result.lastResultSeconds)}`;
 }
 
 /** The one summary line. */
@@ -84,15 +107,14 @@ export function asyncSummaryLine(
   items: number,
   cost: AsyncCost,
 ): string {
-  const expired =
-    result.expired > 0
-      ? `; ${count(result.expired)} objects waited past the request TTL (raise -c asyncMaxInstanceCount)`
+  const held =
+    result.longestHeldSeconds > 0
+      ? `; the submit step held objects back up to ${formatSpan(result.longestHeldSeconds)} (the request TTL's budget at ${shape.maxInstances} instances)`
       : "";
   return (
-    `batch of ${count(items)} items in ${count(result.objects)} objects: first result ${formatSpan(result.firstResultSeconds)}, ` +
-    `last ${formatSpan(result.lastResultSeconds)}; ${result.peakInstances} instances at peak, ` +
+    `batch of ${count(items)} items in ${count(result.objects)} objects: ${resultSpans(result)}; ${result.peakInstances} instances at peak, ` +
     `${cost.instanceHours.toFixed(2)} instance-hours (${formatDollars(cost.instanceDollars)}) + Lambda ${formatDollars(cost.lambdaDollars)}; ` +
-    `${formatDollars(cost.perThousand)} per 1,000; idle ${cost.idlePerMonth === 0 ? "$0" : formatDollars(cost.idlePerMonth)} per month (minimum ${shape.minInstances} instances); ` +
-    `back at ${shape.minInstances} after ${formatSpan(result.idleAgainSeconds)}${expired}`
+    `${formatDollars(cost.perThousand)} per 1,000 answered; idle ${cost.idlePerMonth === 0 ? "$0" : formatDollars(cost.idlePerMonth)} per month (minimum ${shape.minInstances} instances); ` +
+    `back at ${shape.minInstances} after ${formatSpan(result.idleAgainSeconds)}${held}; ${expiryNote(result)}`
   );
 }

@@ -1,32 +1,25 @@
 /**
  * The async lane's simulation: a batch of N items on the async endpoint the template describes,
- * from an idle endpoint at its minimum (zero) to the last result and back to the minimum.
+ * from an idle endpoint at its minimum (zero) to the last object settled and back to the minimum.
  *
  * The submit function turns the items into objects of `itemsPerObject` (the last one partial,
- * after the event source's batching window); SageMaker queues them and runs one object at a time
- * per instance (`concurrentPerInstance`): the first item of an object pays a fresh prefill, the
- * rest reuse the policy's preamble. Every minute the model reads the two metrics scaling reads:
- * `HasBacklogWithoutCapacity` (objects queued or running, no instance in service), whose alarm
- * drives the wake-up step policy, and `ApproximateBacklogSizePerInstance`, tracked at its target
- * (scale out after `scaleOutDatapoints` above it, in after `scaleInDatapoints` below 90% of it, to
- * zero once nothing is left, each with its cooldown). A new instance serves after
- * `instanceStartSeconds`; instances are billed from their start to their removal. Each finished
- * object is settled by the result function: a notification, then its items decided a few at a
- * time on the decide path.
+ * after the event source's batching window) and holds them back as the product's submit step
+ * does: it hands SageMaker another object only while the open items (handed over, not yet
+ * settled) times the hold-back's seconds per item, over the maximum instance count, stay within
+ * the request TTL divided by the margin, so no object waits in SageMaker's queue past its TTL at
+ * the maximum; it submits the rest as the backlog drains. SageMaker queues the objects and runs
+ * one at a time per instance: the first item of an object pays a fresh prefill, the rest reuse the
+ * policy's preamble. An object still queued past the request TTL expires: SageMaker fails it, and
+ * the result function invokes it again, as `shared/use-cases/async-results.ts` does, until
+ * `objectAttempts` tries; then its items are dead-lettered. An expired object is a failure, never
+ * a settled one. Scaling is `async-scaling-sim.ts`; each answered object is settled by the result
+ * function (a notification, then its items decided a few at a time on the decide path).
  */
 import { ASYNC_LANE } from "../../shared/domain/topology.ts";
+import { AsyncScalingState } from "./async-scaling-sim.ts";
+import { ASYNC_OVERHEAD, admitsObject, type HoldBack, objectsOf } from "./async-submit-sim.ts";
 import type { AsyncShape } from "./async-template.ts";
 import { AWS_BEHAVIOUR } from "./aws-behaviour.ts";
-
-/** The lane's own timings outside the model: assumptions, small next to an object's minutes. */
-export const ASYNC_OVERHEAD = {
-  /** A submit invocation: two S3 writes and one InvokeEndpointAsync. */
-  submitSeconds: 2,
-  /** From an object's end to the result function's start: S3 upload, SNS, SQS, the poller. */
-  notificationSeconds: 2,
-  /** One item on the decide path in the result function (a table read, writes, an event). */
-  resultSecondsPerItem: 0.05,
-} as const;
 
 /** The longest run simulated: a month. */
 const MAX_SIMULATED_SECONDS = 30 * 86_400;
@@ -39,17 +32,28 @@ export interface AsyncRun {
   readonly secondsPerItem: { readonly fresh: number; readonly preambleCached: number };
   /** Items the result function decides at once. @default ASYNC_LANE.results.itemConcurrency */
   readonly resultConcurrency?: number;
+  /** The submit step's hold-back; `false`: every object handed over at once. @default PRODUCT_HOLD_BACK (`async-submit-sim.ts`) */
+  readonly holdBack?: HoldBack | false;
+  /** Tries of an object before its items are dead-lettered. @default ASYNC_LANE.objectAttempts */
+  readonly objectAttempts?: number;
+  /** From a scale-out decision until a new instance serves. @default AWS_BEHAVIOUR.sageMaker.instanceStartSeconds */
+  readonly instanceStartSeconds?: number;
 }
 
 /** One minute of the run. */
 export interface AsyncMinute {
   readonly minute: number;
+  /** Objects the submit step holds back (made, not yet handed to SageMaker). */
+  readonly held: number;
   /** Objects in SageMaker's queue (submitted, not yet running). */
   readonly queued: number;
   readonly running: number;
   readonly inService: number;
   readonly starting: number;
+  /** Objects answered and settled. */
   readonly settled: number;
+  /** Objects whose items were dead-lettered after their last try. */
+  readonly deadLettered: number;
 }
 
 /** What the run found. */
@@ -64,208 +68,208 @@ export interface AsyncResult {
   /** Seconds until the endpoint was back at its minimum. */
   readonly idleAgainSeconds: number;
   readonly peakInstances: number;
-  /** Longest an object waited in SageMaker's queue. */
+  /** Longest an object waited in SageMaker's queue, and longest the submit step held one back. */
   readonly longestWaitSeconds: number;
-  /** Objects that waited past the request TTL (SageMaker fails them; the lane tries them again). */
+  readonly longestHeldSeconds: number;
+  /** Invocations that waited past the request TTL: each a failed attempt, never a settled object. */
   readonly expired: number;
+  /** Invocations made again after a failed attempt. */
+  readonly retried: number;
+  /** Objects answered (and their items), and objects dead-lettered after their last try (and their items). */
+  readonly answeredObjects: number;
+  readonly answeredItems: number;
+  readonly deadLetteredObjects: number;
+  readonly deadLetteredItems: number;
   /** Lambda GB-seconds and invocations of the submit and result functions. */
   readonly lambdaGbSeconds: number;
   readonly lambdaRuns: number;
   readonly minutes: AsyncMinute[];
 }
 
-interface Instance {
-  readonly startedAt: number;
-  readonly readyAt: number;
-  busyUntil: number;
-  removedAt?: number;
-}
-
-/** The objects a batch becomes: their sizes, and when each reaches SageMaker's queue. */
-function objectsOf(run: AsyncRun): { sizes: number[]; arrivals: number[] } {
-  const { shape, items } = run;
-  if (!(Number.isInteger(items) && items > 0))
-    throw new RangeError(`items must be a positive integer, got ${items}`);
-  const k = shape.itemsPerObject;
-  const sizes = Array.from({ length: Math.ceil(items / k) }, (_, i) => Math.min(k, items - i * k));
-  // Full objects go as soon as a submit invocation is free; the partial last one after the window.
-  const arrivals = sizes.map((size, i) =>
-    size === k
-      ? (Math.floor(i / shape.submitConcurrency) + 1) * ASYNC_OVERHEAD.submitSeconds
-      : shape.batchingWindowSeconds + ASYNC_OVERHEAD.submitSeconds,
-  );
-  return { sizes, arrivals };
-}
-
-/** The Lambda use of the two functions for these objects. */
-function lambdaUse(sizes: readonly number[], settleOf: (size: number) => number) {
-  return {
-    lambdaRuns: 2 * sizes.length,
-    lambdaGbSeconds:
-      sizes.length * ASYNC_OVERHEAD.submitSeconds * (ASYNC_LANE.submit.memoryMiB / 1024) +
-      sizes.reduce((sum, size) => sum + ASYNC_OVERHEAD.notificationSeconds + settleOf(size), 0) *
-        (ASYNC_LANE.results.memoryMiB / 1024),
-  };
-}
-
 /** Simulates the batch; see the module comment. */
 export function simulateAsyncBatch(run: AsyncRun): AsyncResult {
-  const { sizes, arrivals } = objectsOf(run);
-  const serviceOf = (size: number) =>
-    run.secondsPerItem.fresh + (size - 1) * run.secondsPerItem.preambleCached;
-  const settleOf = (size: number) =>
-    Math.ceil(size / (run.resultConcurrency ?? ASYNC_LANE.results.itemConcurrency)) *
-    ASYNC_OVERHEAD.resultSecondsPerItem;
-  const state = new ScalingState(run.shape);
-  const queue: number[] = [];
-  const running: { size: number; endsAt: number }[] = [];
-  const seen = { next: 0, first: Number.POSITIVE_INFINITY, last: 0, settled: 0, longestWait: 0, expired: 0 };
-  const minutes: AsyncMinute[] = [];
-  for (let now = 0; !(seen.settled === sizes.length && state.atMinimum()); now++) {
+  const lane = new AsyncLaneRun(run);
+  let now = 0;
+  for (; !lane.done(); now++) {
     if (now > MAX_SIMULATED_SECONDS)
       throw new RangeError(
         `the batch did not finish within ${MAX_SIMULATED_SECONDS / 86_400} simulated days`,
       );
-    while (seen.next < sizes.length && arrivals[seen.next]! <= now) queue.push(seen.next++);
-    while (queue.length > 0 && now - arrivals[queue[0]!]! > ASYNC_LANE.requestTtlSeconds) {
-      queue.shift();
-      seen.expired++;
-      seen.settled++;
-    }
-    for (let i = running.length - 1; i >= 0; i--) {
-      const job = running[i]!;
-      if (job.endsAt > now) continue;
-      running.splice(i, 1);
-      const notified = job.endsAt + ASYNC_OVERHEAD.notificationSeconds;
-      seen.first = Math.min(seen.first, notified + ASYNC_OVERHEAD.resultSecondsPerItem);
-      seen.last = Math.max(seen.last, notified + settleOf(job.size));
-      seen.settled++;
-    }
-    for (const instance of state.inService(now)) {
-      if (instance.busyUntil > now || queue.length === 0) continue;
-      const object = queue.shift()!;
-      seen.longestWait = Math.max(seen.longestWait, now - arrivals[object]!);
-      instance.busyUntil = now + serviceOf(sizes[object]!);
-      running.push({ size: sizes[object]!, endsAt: instance.busyUntil });
-    }
-    if (now % AWS_BEHAVIOUR.scaling.standardPeriodSeconds !== 0) continue;
-    // SageMaker's metrics count the objects it holds: queued or running, not those still being submitted.
-    state.evaluate(now, queue.length + running.length);
-    minutes.push({
-      minute: now / 60,
-      queued: queue.length,
-      running: running.length,
-      inService: state.inService(now).length,
-      starting: state.starting(now),
-      settled: seen.settled,
-    });
+    lane.second(now);
   }
-  const end = minutes.length > 0 ? Math.max(seen.last, (minutes.at(-1)?.minute ?? 0) * 60) : seen.last;
-  return {
-    objects: sizes.length,
-    itemsPerObject: run.shape.itemsPerObject,
-    firstResultSeconds: seen.first,
-    lastResultSeconds: seen.last,
-    instanceSeconds: state.billedSeconds(end),
-    idleAgainSeconds: end,
-    peakInstances: state.peak,
-    longestWaitSeconds: seen.longestWait,
-    expired: seen.expired,
-    ...lambdaUse(sizes, settleOf),
-    minutes,
-  };
+  return lane.result(now);
 }
 
-/** The instances and the two scaling policies, evaluated on one-minute datapoints. */
-class ScalingState {
-  private readonly instances: Instance[] = [];
-  private desired: number;
-  private above = 0;
-  private below = 0;
-  private withoutCapacity = 0;
-  private lastOut = Number.NEGATIVE_INFINITY;
-  private lastIn = Number.NEGATIVE_INFINITY;
-  private lastWake = Number.NEGATIVE_INFINITY;
-  peak = 0;
+/** An object handed to SageMaker: which, and when its current invocation was made. */
+interface Invocation {
+  readonly object: number;
+  readonly invokedAt: number;
+}
 
-  constructor(private readonly shape: AsyncShape) {
-    this.desired = shape.minInstances;
-    for (let i = 0; i < shape.minInstances; i++)
-      this.instances.push({ startedAt: 0, readyAt: 0, busyUntil: 0 });
+/** The objects' life through one run, second by second. */
+class AsyncLaneRun {
+  private readonly sizes: number[];
+  private readonly arrivals: number[];
+  private readonly attempts: number[];
+  private readonly scaling: AsyncScalingState;
+  private readonly held: number[] = [];
+  private readonly queue: Invocation[] = [];
+  private readonly running: { object: number; endsAt: number }[] = [];
+  private readonly again: { object: number; at: number }[] = [];
+  private readonly minutes: AsyncMinute[] = [];
+  private openItems = 0;
+  private next = 0;
+  private readonly seen = {
+    first: Number.POSITIVE_INFINITY,
+    last: 0,
+    longestWait: 0,
+    longestHeld: 0,
+    expired: 0,
+    retried: 0,
+    answered: 0,
+    answeredItems: 0,
+    deadLettered: 0,
+    deadLetteredItems: 0,
+    failedNotices: 0,
+  };
+
+  constructor(private readonly run: AsyncRun) {
+    ({ sizes: this.sizes, arrivals: this.arrivals } = objectsOf(run.shape, run.items));
+    this.attempts = this.sizes.map(() => 0);
+    this.scaling = new AsyncScalingState(run.shape, run.instanceStartSeconds);
   }
 
-  private live(): Instance[] {
-    return this.instances.filter((i) => i.removedAt === undefined);
+  done(): boolean {
+    return this.seen.answered + this.seen.deadLettered === this.sizes.length && this.scaling.atMinimum();
   }
 
-  inService(now: number): Instance[] {
-    return this.live().filter((i) => i.readyAt <= now);
-  }
-
-  starting(now: number): number {
-    return this.live().length - this.inService(now).length;
-  }
-
-  atMinimum(): boolean {
-    return this.live().length === this.shape.minInstances && this.desired === this.shape.minInstances;
-  }
-
-  billedSeconds(now: number): number {
-    return this.instances.reduce((sum, i) => sum + ((i.removedAt ?? now) - i.startedAt), 0);
-  }
-
-  /** One datapoint of each metric, the policies' answers, and the instance count they ask for. */
-  evaluate(now: number, backlog: number): void {
-    const s = this.shape;
-    const inService = this.inService(now).length;
-    const perInstance = inService > 0 ? backlog / inService : backlog;
-    this.withoutCapacity = backlog > 0 && inService === 0 ? this.withoutCapacity + 1 : 0;
-    // The wake-up alarm's action repeats every minute while in ALARM, subject to its cooldown.
-    if (
-      s.wakeUp &&
-      this.withoutCapacity >= s.wakeUp.evaluationPeriods &&
-      now >= this.lastWake + s.wakeUp.cooldownSeconds
-    ) {
-      this.desired = Math.min(s.maxInstances, this.desired + s.wakeUp.step);
-      this.lastWake = now;
+  /** One second: objects made, handed over, expired, tried again, finished and started; each minute, scaling. */
+  second(now: number): void {
+    while (this.next < this.sizes.length && this.arrivals[this.next]! <= now) this.held.push(this.next++);
+    this.release(now);
+    this.expire(now);
+    this.finish(now);
+    for (const instance of this.scaling.inService(now)) {
+      if (instance.busyUntil > now || this.queue.length === 0) continue;
+      const { object, invokedAt } = this.queue.shift()!;
+      this.seen.longestWait = Math.max(this.seen.longestWait, now - invokedAt);
+      instance.busyUntil = now + this.serviceOf(this.sizes[object]!);
+      this.running.push({ object, endsAt: instance.busyUntil });
     }
-    const scaling = AWS_BEHAVIOUR.scaling;
-    this.above = perInstance > s.backlogTarget ? this.above + 1 : 0;
-    this.below = perInstance < s.backlogTarget * scaling.scaleInFraction ? this.below + 1 : 0;
-    const wanted = Math.min(s.maxInstances, Math.max(s.minInstances, Math.ceil(backlog / s.backlogTarget)));
-    if (
-      this.above >= scaling.scaleOutDatapoints &&
-      wanted > this.desired &&
-      now >= this.lastOut + s.scaleOutCooldownSeconds
-    ) {
-      this.desired = wanted;
-      this.lastOut = now;
-    } else if (
-      this.below >= scaling.scaleInDatapoints &&
-      wanted < this.desired &&
-      now >= this.lastIn + s.scaleInCooldownSeconds
-    ) {
-      this.desired = wanted;
-      this.lastIn = now;
-    }
-    this.apply(now);
+    if (now % AWS_BEHAVIOUR.scaling.standardPeriodSeconds !== 0) return;
+    // SageMaker's metrics count the objects it holds: queued or running, not those held back.
+    this.scaling.evaluate(now, this.queue.length + this.running.length);
+    this.minutes.push({
+      minute: now / 60,
+      held: this.held.length,
+      queued: this.queue.length,
+      running: this.running.length,
+      inService: this.scaling.inService(now).length,
+      starting: this.scaling.starting(now),
+      settled: this.seen.answered,
+      deadLettered: this.seen.deadLettered,
+    });
   }
 
-  /** Starts or removes instances to match the desired count (idle ones first; busy ones when done). */
-  private apply(now: number): void {
-    const live = this.live();
-    for (let i = live.length; i < this.desired; i++)
-      this.instances.push({
-        startedAt: now,
-        readyAt: now + AWS_BEHAVIOUR.sageMaker.instanceStartSeconds,
-        busyUntil: 0,
-      });
-    const surplus = live.length - this.desired;
-    if (surplus > 0) {
-      const idleFirst = [...live].sort((a, b) => a.busyUntil - b.busyUntil);
-      for (const instance of idleFirst.slice(0, surplus))
-        instance.removedAt = Math.max(now, instance.busyUntil);
+  /** Objects failed earlier go again (the result function invokes them); held ones go while the hold-back admits them. */
+  private release(now: number): void {
+    for (let i = this.again.length - 1; i >= 0; i--) {
+      if (this.again[i]!.at > now) continue;
+      const { object } = this.again.splice(i, 1)[0]!;
+      this.invoke(object, now);
+      this.seen.retried++;
     }
-    this.peak = Math.max(this.peak, this.live().length);
+    while (this.held.length > 0 && this.admits(this.sizes[this.held[0]!]!)) {
+      const object = this.held.shift()!;
+      this.seen.longestHeld = Math.max(this.seen.longestHeld, now - this.arrivals[object]!);
+      this.openItems += this.sizes[object]!;
+      this.invoke(object, now);
+    }
+  }
+
+  /** Whether the submit step hands over an object of `size` items now (one always goes when none is open). */
+  private admits(size: number): boolean {
+    return admitsObject(this.openItems, size, this.run.holdBack, this.run.shape.maxInstances);
+  }
+
+  private invoke(object: number, now: number): void {
+    this.attempts[object]!++;
+    this.queue.push({ object, invokedAt: now });
+  }
+
+  /** Queued invocations past the TTL fail: the object is invoked again after its notification, or dead-lettered after its last try. */
+  private expire(now: number): void {
+    while (this.queue.length > 0 && now - this.queue[0]!.invokedAt > ASYNC_LANE.requestTtlSeconds) {
+      const { object } = this.queue.shift()!;
+      this.seen.expired++;
+      this.seen.failedNotices++;
+      if (this.attempts[object]! < (this.run.objectAttempts ?? ASYNC_LANE.objectAttempts)) {
+        this.again.push({
+          object,
+          at: now + ASYNC_OVERHEAD.notificationSeconds + ASYNC_OVERHEAD.submitSeconds,
+        });
+        continue;
+      }
+      this.seen.deadLettered++;
+      this.seen.deadLetteredItems += this.sizes[object]!;
+      this.openItems -= this.sizes[object]!;
+    }
+  }
+
+  /** Objects whose run ended are answered, and settled by the result function. */
+  private finish(now: number): void {
+    for (let i = this.running.length - 1; i >= 0; i--) {
+      const job = this.running[i]!;
+      if (job.endsAt > now) continue;
+      this.running.splice(i, 1);
+      const size = this.sizes[job.object]!;
+      const notified = job.endsAt + ASYNC_OVERHEAD.notificationSeconds;
+      this.seen.first = Math.min(this.seen.first, notified + ASYNC_OVERHEAD.resultSecondsPerItem);
+      this.seen.last = Math.max(this.seen.last, notified + this.settleOf(size));
+      this.seen.answered++;
+      this.seen.answeredItems += size;
+      this.openItems -= size;
+    }
+  }
+
+  private serviceOf(size: number): number {
+    return this.run.secondsPerItem.fresh + (size - 1) * this.run.secondsPerItem.preambleCached;
+  }
+
+  private settleOf(size: number): number {
+    const concurrency = this.run.resultConcurrency ?? ASYNC_LANE.results.itemConcurrency;
+    return Math.ceil(size / concurrency) * ASYNC_OVERHEAD.resultSecondsPerItem;
+  }
+
+  /** What the run came to, at `now`, the second it ended. */
+  result(now: number): AsyncResult {
+    const { seen, minutes, sizes } = this;
+    const end = Math.max(seen.last, (minutes.at(-1)?.minute ?? 0) * 60, seen.deadLettered > 0 ? now : 0);
+    const notices = seen.answered + seen.failedNotices;
+    return {
+      objects: sizes.length,
+      itemsPerObject: this.run.shape.itemsPerObject,
+      firstResultSeconds: seen.first,
+      lastResultSeconds: seen.last,
+      instanceSeconds: this.scaling.billedSeconds(end),
+      idleAgainSeconds: end,
+      peakInstances: this.scaling.peak,
+      longestWaitSeconds: seen.longestWait,
+      longestHeldSeconds: seen.longestHeld,
+      expired: seen.expired,
+      retried: seen.retried,
+      answeredObjects: seen.answered,
+      answeredItems: seen.answeredItems,
+      deadLetteredObjects: seen.deadLettered,
+      deadLetteredItems: seen.deadLetteredItems,
+      // One submit run per object; one result run per notification (answered or failed).
+      lambdaRuns: sizes.length + notices,
+      lambdaGbSeconds:
+        sizes.length * ASYNC_OVERHEAD.submitSeconds * (ASYNC_LANE.submit.memoryMiB / 1024) +
+        (notices * ASYNC_OVERHEAD.notificationSeconds +
+          sizes.reduce((sum, size) => sum + this.settleOf(size), 0)) *
+          (ASYNC_LANE.results.memoryMiB / 1024),
+      minutes,
+    };
   }
 }

@@ -1,11 +1,13 @@
 /**
  * The async lane's rows of the sizing table (`npm run sizing`): batches of several sizes on the
  * template's async endpoint, at its maximum instance count and at larger ones, each from an idle
- * endpoint at zero: the time to the first and the last result, instance-hours, the cost per 1,000
- * and the lane's idle cost per month. A template without an async lane gets one line saying so.
+ * endpoint at zero: the time to the first and the last result, how long the submit step held
+ * objects back, what expired in SageMaker's queue (each expiry a failed try, tried again; objects
+ * dead-lettered after their last), instance-hours, the cost per 1,000 items answered and the
+ * lane's idle cost per month. A template without an async lane gets one line saying so.
  */
 
-import { asyncCostOf, formatSpan } from "./async-report.ts";
+import { asyncCostOf, expiryNote, formatSpan } from "./async-report.ts";
 import { simulateAsyncBatch } from "./async-sim.ts";
 import { readAsyncShape } from "./async-template.ts";
 import { asyncInstanceFigures } from "./async-times.ts";
@@ -32,18 +34,19 @@ export function asyncSizingTable(template: unknown, options: AsyncSizingOptions)
   const lines = [
     `## async lane: ${shape.instanceType}, ${shape.itemsPerObject} items per object, target ${shape.backlogTarget} objects per instance, from ${shape.minInstances} instances`,
     "",
-    "| items | max instances | first result | last result | instance-hours | $ per 1,000 | idle $ per month |",
-    "|---|---|---|---|---|---|---|",
+    "| items | max instances | first result | last result | held back at most | expired in SageMaker's queue | instance-hours | $ per 1,000 answered | idle $ per month |",
+    "|---|---|---|---|---|---|---|---|---|",
   ];
   const maxima = [...new Set([shape.maxInstances, ...options.maxInstances])].sort((a, b) => a - b);
   for (const items of options.batches) {
     for (const maxInstances of maxima) {
       const at = { ...shape, maxInstances };
       const result = simulateAsyncBatch({ shape: at, items, secondsPerItem: figures.secondsPerItem });
-      const cost = asyncCostOf(at, result, items, figures.dollarsPerHour);
-      const expired = result.expired > 0 ? ` (${result.expired} objects past the request TTL)` : "";
+      const cost = asyncCostOf(at, result, figures.dollarsPerHour);
+      const held = result.longestHeldSeconds > 0 ? formatSpan(result.longestHeldSeconds) : "none";
+      const expired = result.expired === 0 ? "none" : expiryNote(result);
       lines.push(
-        `| ${items.toLocaleString("en")} | ${maxInstances} | ${formatSpan(result.firstResultSeconds)} | ${formatSpan(result.lastResultSeconds)}${expired} | ${cost.instanceHours.toFixed(2)} | ${formatDollars(cost.perThousand)} | ${cost.idlePerMonth === 0 ? "$0" : formatDollars(cost.idlePerMonth)} |`,
+        `| ${items.toLocaleString("en")} | ${maxInstances} | ${formatSpan(result.firstResultSeconds)} | ${formatSpan(result.lastResultSeconds)} | ${held} | ${expired} | ${cost.instanceHours.toFixed(2)} | ${formatDollars(cost.perThousand)} | ${cost.idlePerMonth === 0 ? "$0" : formatDollars(cost.idlePerMonth)} |`,
       );
     }
   }

@@ -2,11 +2,12 @@
  * The async lane's simulation on the stack's own shape (the numbers the template test reads back):
  * a batch wakes the endpoint from zero, runs at the maximum, and leaves it at zero again, with an
  * idle cost of nothing; without the wake-up policy a small batch never gets an instance and its
- * object expires; more instances finish sooner for about the same instance-hours.
+ * object expires on every try; more instances finish sooner for about the same instance-hours.
  */
 import { describe, expect, it } from "vitest";
 import { asyncCostOf } from "../../infra/capacity/async-report.ts";
-import { ASYNC_OVERHEAD, simulateAsyncBatch } from "../../infra/capacity/async-sim.ts";
+import { simulateAsyncBatch } from "../../infra/capacity/async-sim.ts";
+import { ASYNC_OVERHEAD } from "../../infra/capacity/async-submit-sim.ts";
 import type { AsyncShape } from "../../infra/capacity/async-template.ts";
 import { asyncInstanceFigures } from "../../infra/capacity/async-times.ts";
 import { AWS_BEHAVIOUR } from "../../infra/capacity/aws-behaviour.ts";
@@ -41,7 +42,7 @@ describe("the async lane's simulation", () => {
     expect(result.firstResultSeconds).toBeLessThan(4 * 60 + start + 10 * figures.secondsPerItem.fresh);
     expect(result.peakInstances).toBe(1);
     expect(result.minutes.at(-1)).toMatchObject({ inService: 0, starting: 0, queued: 0, running: 0 });
-    const cost = asyncCostOf(SHAPE, result, 10, figures.dollarsPerHour);
+    const cost = asyncCostOf(SHAPE, result, figures.dollarsPerHour);
     expect(cost.idlePerMonth).toBe(0);
     // Billed from its start to the scale-in, which waits for 15 one-minute datapoints below the target.
     expect(result.instanceSeconds).toBeGreaterThan(start + 10 * figures.secondsPerItem.preambleCached);
@@ -51,9 +52,9 @@ describe("the async lane's simulation", () => {
     expect(result.instanceSeconds).toBeLessThan(result.idleAgainSeconds);
   });
 
-  it("never wakes a small batch without the step policy: its object waits past the request TTL", () => {
+  it("never wakes a small batch without the step policy: its object expires on every try", () => {
     const result = run(10, { ...SHAPE, wakeUp: undefined });
-    expect(result.expired).toBe(1);
+    expect(result.expired).toBe(ASYNC_LANE.objectAttempts);
     expect(result.peakInstances).toBe(0);
     expect(result.instanceSeconds).toBe(0);
   });

@@ -30,9 +30,12 @@ export const ASYNC_LANE = {
   scaleInCooldownSeconds: 600,
   /**
    * The wake-up: an alarm on `HasBacklogWithoutCapacity` (one-minute periods) adds one instance
-   * from zero, since target tracking alone waits until the backlog passes its target.
+   * from zero, since target tracking alone waits until the backlog passes its target. Its alarm
+   * repeats the step every minute while no instance serves, so the cooldown outlasts the slowest
+   * start expected (the `wakeUpMinutes` alarm's 20 minutes): with a 300 s cooldown a 600 s start
+   * launched 2 instances for one item, and a 900 s start never served (the capacity model).
    */
-  wakeUp: { periodSeconds: 60, evaluationPeriods: 2, cooldownSeconds: 300 },
+  wakeUp: { periodSeconds: 60, evaluationPeriods: 2, cooldownSeconds: 1200 },
   /** Instances at most. @default 4 */
   defaultMaxInstances: 4,
   /** Tries of a whole object whose invocation failed, before its items are dead-lettered. */
@@ -56,10 +59,15 @@ export const ASYNC_LANE = {
     /** Concurrent invocations: objects go to SageMaker's own queue, so few suffice. */
     maxConcurrency: 2,
   },
-  /** The result function, on the notifications' queue: one notification (one object) per invocation. */
+  /**
+   * The result function, on the notifications' queue: one notification (one object) per
+   * invocation. Its timeout sets the queue's visibility (six times it): a full object settles in
+   * about 2.4 s of table work (388 items, 8 at once, 0.05 s each) plus a cascade's second round,
+   * so 180 s leaves room, and one failed try delays an object 18 minutes, not 90.
+   */
   results: {
     memoryMiB: 1024,
-    timeoutSeconds: 900,
+    timeoutSeconds: 180,
     /** Items of one object decided at once (each a few table writes and an event). */
     itemConcurrency: 8,
     maxConcurrency: 10,
@@ -76,6 +84,12 @@ export const ASYNC_LANE = {
 /** The async lane's functions' metrics: their `service` dimension (in the `DecisionPipeline` namespace). */
 export const ASYNC_METRICS = {
   service: { submit: "async-submit", results: "async-results" },
+  /**
+   * Seconds since the oldest open object (handed to SageMaker, not yet settled or dead-lettered)
+   * was submitted, by lane (`lane`: batch, intake): published as a Maximum by the submit or
+   * result function (an alarm watches it past the hold-back's budget, and the intake's in minutes).
+   */
+  oldestOpenObjectAgeSeconds: "AsyncOldestOpenObjectAgeSeconds",
 } as const;
 
 /** The lanes that can run on the async endpoint: the batch lane, and the live intake too with `-c endpointMode=async`. */
