@@ -6,7 +6,8 @@
  * review) is announced again under its own stable event id: its queues keep their messages across
  * a restart now, but a data folder from before that, or a message a stop cut off between the bus
  * and a queue, would otherwise leave it waiting forever. Its target applies it once (a
- * conditional transition), however many times it arrives.
+ * conditional transition), however many times it arrives. A decision a newer policy version of
+ * the item has superseded is not announced again (its target would not apply it either).
  */
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { allTime, type DecisionStore, everyDecision } from "../../shared/domain/decision-store.ts";
@@ -15,6 +16,7 @@ import { counted } from "../../shared/domain/plural.ts";
 import type { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { DECIDE_FUNCTION, LOCAL_OUTBOX_RETRY_MS, REVIEW } from "../../shared/domain/topology.ts";
 import { eventFor } from "../../shared/use-cases/decide-message.ts";
+import { newerDecision } from "../../shared/use-cases/event-authority.ts";
 import { sendOwedEvents } from "../../shared/use-cases/outbox.ts";
 
 /** What the repair reads and sends with. */
@@ -46,7 +48,11 @@ export async function publishLeftovers(
       sent += outcome.sent.length;
       if (outcome.leaseHeld) waiting.push(record);
       // Decided by an earlier run (this run's own are on their way), announced, its effect not applied.
-      if (record.createdAt < startedAt && awaitsEffect(record)) {
+      if (
+        record.createdAt < startedAt &&
+        awaitsEffect(record) &&
+        !(await newerDecision(record, shared.store))
+      ) {
         await shared.publisher.publish([eventFor(record)]);
         sent++;
       }

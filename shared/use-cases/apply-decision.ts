@@ -6,7 +6,10 @@
  * choice and route) is the ledger, so a redelivered or re-sent event changes nothing. What is
  * applied is read from the record, never from the event: an event that is not the one its record
  * stands for, or a choice the record's policy never automates, is refused
- * (`event-authority.ts`).
+ * (`event-authority.ts`). Version order at the record: once a newer policy version of the item
+ * holds a decision, an older version's event is neither applied nor announced (`superseded`),
+ * checked before the action and again after it (a newer decision made meanwhile keeps the older
+ * action unannounced, so "Item Actioned" never goes out for an older version after a newer one).
  */
 
 import { publishedEvent } from "../domain/contracts/events.ts";
@@ -14,10 +17,10 @@ import type { DecisionStore } from "../domain/decision-store.ts";
 import type { PublishesEvents } from "../domain/events.ts";
 import { DetailType } from "../domain/events.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
-import { type DecisionMadeDetail, verifiedRecord } from "./event-authority.ts";
+import { type DecisionMadeDetail, newerDecision, verifiedRecord } from "./event-authority.ts";
 
 /** What happened. */
-export type ApplyOutcome = "actioned" | "already_actioned" | "not_automatic";
+export type ApplyOutcome = "actioned" | "already_actioned" | "not_automatic" | "superseded";
 
 /** What {@link applyDecision} needs. */
 export interface ApplyDependencies {
@@ -35,6 +38,7 @@ export async function applyDecision(
 ): Promise<ApplyOutcome> {
   if (detail.route !== "auto") return "not_automatic";
   const record = await verifiedRecord(detail, "auto", deps);
+  if (await newerDecision(record, deps.store)) return "superseded";
   const chosen = record.chosen!;
   const applied = await deps.store.transition(
     record,
@@ -47,6 +51,8 @@ export async function applyDecision(
       actionEventPublished: false,
     },
   );
+  // A newer version decided while this one was applied: its decision stands, this one stays unannounced.
+  if (applied && (await newerDecision(record, deps.store))) return "superseded";
   // Already actioned (a redelivered event): announce it only if that announcement failed.
   const actioned = applied ? undefined : await deps.store.get(record);
   if (!applied && (actioned?.status !== "actioned" || actioned.actionEventPublished !== false))

@@ -6,10 +6,16 @@
  * else (a forged PutEvents, an altered dead letter put back by a replay) is refused with
  * {@link EventRecordMismatchError}, which the target functions count, log with both sides and
  * alarm on, and never apply or retry.
+ *
+ * Version order at the record: a genuine event of an older policy version (a late delivery, a
+ * replay, the local outbox's re-announcement at start) is not applied once a newer version of the
+ * same item holds a decision ({@link newerDecision}): the newer decision is the item's, and
+ * applying the older one after it would undo it. That is no forgery, so it is not refused as
+ * one: the target counts it as `superseded` and consumes it.
  */
 import type { DecisionMade } from "../domain/contracts/events.ts";
 import type { DecisionRecord } from "../domain/decision-record.ts";
-import type { DecisionStore } from "../domain/decision-store.ts";
+import type { DecisionStore, RecordKey } from "../domain/decision-store.ts";
 import { type DecisionFacts, EventRecordMismatchError } from "../domain/errors.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
 import type { Route } from "../domain/routing.ts";
@@ -83,4 +89,28 @@ export async function verifiedRecord(
       );
   }
   return record;
+}
+
+/** Whether a record holds a decision (decided, actioned, queued or reviewed: anything but rejected). */
+function holdsDecision(record: DecisionRecord): boolean {
+  return record.status !== "rejected" && record.route !== undefined;
+}
+
+/**
+ * The decision of a newer policy version of the same item and policy, if one exists: then
+ * nothing of `key`'s version may be applied or announced any more. Reads the item's latest
+ * record, and only when that one holds no decision (a rejection) the versions between.
+ */
+export async function newerDecision(
+  key: RecordKey,
+  store: Pick<DecisionStore, "get" | "latest">,
+): Promise<DecisionRecord | undefined> {
+  const latest = await store.latest(key.itemId, key.policyId);
+  if (!latest || latest.policyVersion <= key.policyVersion) return undefined;
+  if (holdsDecision(latest)) return latest;
+  for (let version = latest.policyVersion - 1; version > key.policyVersion; version--) {
+    const between = await store.get({ itemId: key.itemId, policyId: key.policyId, policyVersion: version });
+    if (between && holdsDecision(between)) return between;
+  }
+  return undefined;
 }

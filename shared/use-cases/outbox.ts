@@ -5,11 +5,15 @@
  * step sends what is owed. The decision event goes under the publish lease, as on the decide path,
  * so two workers never send it at once; every event carries a stable id, so a repeat is harmless.
  * The deployed pipeline repairs on redelivery; the local mode also runs this over its records
- * when it starts (a stop between a record and its event leaves nothing to redeliver).
+ * when it starts (a stop between a record and its event leaves nothing to redeliver). Version
+ * order at the record: a record whose item a newer policy version has decided since owes nothing
+ * any more (`newerDecision`): sending its action or decision now would announce it after the
+ * newer one, as if it came later.
  */
 import { type DecisionRecord, fieldOf } from "../domain/decision-record.ts";
 import { publishActioned } from "./apply-decision.ts";
 import { type DecideDependencies, ensurePublished } from "./decide-message.ts";
+import { newerDecision } from "./event-authority.ts";
 import type { ReviewDependencies } from "./review-common.ts";
 import { publishReviewed } from "./review-decision.ts";
 import { publishRevised } from "./revise-label.ts";
@@ -39,14 +43,16 @@ export function owedEvents(record: DecisionRecord): OwedEvent[] {
 /**
  * Sends what `record` owes, in the order the changes were made; returns what it sent, and
  * whether the decision event waits for another worker's publish lease (nothing after it is sent
- * then: the decision event goes first).
+ * then: the decision event goes first). Nothing is sent for a record a newer version superseded.
  */
 export async function sendOwedEvents(
   record: DecisionRecord,
   deps: OutboxDependencies,
 ): Promise<{ sent: OwedEvent[]; leaseHeld: boolean }> {
   const sent: OwedEvent[] = [];
-  for (const event of owedEvents(record)) {
+  const owed = owedEvents(record);
+  if (owed.length > 0 && (await newerDecision(record, deps.store))) return { sent, leaseHeld: false };
+  for (const event of owed) {
     if (event === "Decision Made" || event === "Decision Rejected") {
       if (!(await ensurePublished(record, deps))) return { sent, leaseHeld: true };
     } else if (event === "Item Actioned")
