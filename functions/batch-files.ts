@@ -31,7 +31,13 @@ export async function batchFilesDependenciesFromEnv(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<BatchFilesDependencies> {
   const { shared, batches, objects } = await batchJobFromEnv(env);
-  return { ...batches, objects, publisher: shared.publisher };
+  return {
+    ...batches,
+    objects,
+    decisions: shared.store,
+    policies: shared.policies,
+    publisher: shared.publisher,
+  };
 }
 
 /** The handler for given dependencies (the local mode builds its own). */

@@ -1,7 +1,8 @@
 /**
  * The batch files step: run by a function of its own, on a message the batch's completion (or a
  * later change) sends, it writes the results file (one line per decided item: id, route, chosen
- * option, distribution, reason, current status, and the label once reviewed) and the errors file
+ * option, distribution, reason, the deciding model, the record's status as the table has it when
+ * the file is written, so "actioned" once the action is applied, and the label once reviewed) and the errors file
  * (intake's refused lines, then the items the pipeline refused or dead-lettered), then announces
  * what is due: "Batch Completed" once the files exist, "Batch Reviewed" once every escalated item
  * has its label. The files are streamed: a page of members at a time from the table into the
@@ -25,9 +26,13 @@ import {
   type RequestsBatchFiles,
 } from "../domain/batch.ts";
 import { publishedEvent } from "../domain/contracts/events.ts";
+import { decidingModel } from "../domain/deciding-model.ts";
+import type { DecisionRecord } from "../domain/decision-record.ts";
+import type { DecisionStore } from "../domain/decision-store.ts";
 import { DetailType, type PipelineEvent, type PublishesEvents } from "../domain/events.ts";
 import type { MessageQueue } from "../domain/message-queue.ts";
 import type { ObjectStore } from "../domain/object-store.ts";
+import type { PolicyRegistry } from "../domain/policy/registry.ts";
 import { BATCH_ANNOUNCE_LEASE_MS, BATCH_FILES } from "../domain/topology.ts";
 import { batchKeys } from "./batch-progress.ts";
 
@@ -35,6 +40,9 @@ import { batchKeys } from "./batch-progress.ts";
 export interface BatchFilesDependencies {
   readonly batches: BatchStore;
   readonly objects: ObjectStore;
+  /** The decision records: each line's status and model as they stand when the file is written. */
+  readonly decisions: Pick<DecisionStore, "get">;
+  readonly policies: Pick<PolicyRegistry, "version">;
   readonly publisher: PublishesEvents;
   /** Asks for a later rewrite when a change came during this one. */
   readonly files: RequestsBatchFiles;
@@ -72,7 +80,7 @@ export async function writeBatchFiles(
 
   const version = batch.filesVersion ?? 0;
   const keys = batchKeys(batchId);
-  await deps.objects.putStream(keys.results, resultLines(deps.batches, batchId));
+  await deps.objects.putStream(keys.results, resultLines(deps, batchId));
   await deps.objects.putStream(keys.errors, errorLines(deps, batchId));
   // Each event goes out, then is marked sent: a crash between the two sends it again (same id).
   const announce = async (
@@ -108,23 +116,40 @@ export async function writeBatchFiles(
   return completing ? "completed" : reviewing ? "reviewed" : "rewritten";
 }
 
-/** A results line. */
-function resultLine(m: BatchMember): string {
+/**
+ * A results line: the member's decision, with the status its record has now (an automated item
+ * is "actioned" once its action is applied; the member keeps the status it was decided with) and
+ * the model that decided it.
+ */
+function resultLine(
+  m: BatchMember,
+  record: DecisionRecord | undefined,
+  policies: BatchFilesDependencies["policies"],
+): string {
+  const model = record && decidingModel(record, policies.version(m.policyId, m.policyVersion));
+  const label = record ? record.label : m.label;
   return `${JSON.stringify({
     id: m.itemId,
     route: m.route,
     chosen: m.chosen,
     distribution: m.distribution,
     reason: m.reason,
-    status: currentStatus(m),
-    ...(m.label !== undefined ? { label: m.label } : {}),
+    status: record?.status ?? currentStatus(m),
+    ...(model ? { model, modelSha256: record?.modelSha256 } : {}),
+    ...(label !== undefined ? { label } : {}),
   })}\n`;
 }
 
-/** The results file, a page of members at a time. */
-async function* resultLines(batches: BatchStore, batchId: string): AsyncGenerator<string> {
-  for await (const page of batches.memberPages(batchId, ["auto", "human"]))
-    yield page.map(resultLine).join("");
+/** The results file, a page of members at a time (their records read together). */
+async function* resultLines(deps: BatchFilesDependencies, batchId: string): AsyncGenerator<string> {
+  for await (const page of deps.batches.memberPages(batchId, ["auto", "human"])) {
+    const records = await Promise.all(
+      page.map((m) =>
+        deps.decisions.get({ itemId: m.itemId, policyId: m.policyId, policyVersion: m.policyVersion }),
+      ),
+    );
+    yield page.map((m, i) => resultLine(m, records[i], deps.policies)).join("");
+  }
 }
 
 /** The errors file: intake's refused lines as they are, then the members that failed or were dead-lettered. */

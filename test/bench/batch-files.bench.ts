@@ -67,6 +67,8 @@ async function measure(name: string, batches: BatchStore, batchId: string, items
       batches,
       objects,
       files: { request: async () => {} },
+      decisions: { get: async () => undefined },
+      policies: { version: () => undefined },
       publisher: { publish: async () => {} },
       now: () => new Date(),
     },

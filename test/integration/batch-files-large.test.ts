@@ -63,6 +63,8 @@ describe("a 200,000-item batch", () => {
       batches,
       objects: store,
       files,
+      decisions: { get: async () => undefined },
+      policies: { version: () => undefined },
       publisher: { publish: async (e: readonly PipelineEvent[]) => void events.push(...e) },
       now: () => new Date(),
     };

@@ -54,6 +54,9 @@ const filesDeps = () => ({
   batches,
   objects,
   files,
+  // No records here: each line says the status its member was decided with.
+  decisions: { get: async () => undefined },
+  policies: new PolicyRegistry([TEAMS_POLICY]),
   publisher: { publish: async (e: readonly PipelineEvent[]) => void events.push(...e) },
   now: () => new Date(),
 });

@@ -5,16 +5,24 @@
  * as the table says it, the model named wherever a decision is shown, progress on the commands
  * that were silent for seconds, and a live summary whose parts add up.
  */
+import { mkdtemp, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { adviceFor } from "../../cli/advice.ts";
 import { type Planned, printPlan } from "../../cli/calibrate-plan.ts";
 import { LiveSummary, summaryText } from "../../infra/local/local-summary.ts";
+import { FsObjectStore } from "../../shared/adapters/fs-object-store.ts";
+import { InMemoryBatchStore } from "../../shared/adapters/in-memory-batch-store.ts";
 import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
 import { planLabels } from "../../shared/domain/calibration/label-plan.ts";
+import { DEFAULT_MODEL } from "../../shared/domain/deciding-model.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import type { MessageQueue } from "../../shared/domain/message-queue.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
+import { writeBatchFiles } from "../../shared/use-cases/batch-files.ts";
+import { batchKeys } from "../../shared/use-cases/batch-progress.ts";
 import { runDecide } from "../helpers/decide-cli.ts";
 import { TEAMS_POLICY } from "../helpers/policies.ts";
 
@@ -112,5 +120,72 @@ describe("the live summary", () => {
     expect(summaryText(s)).toBe(
       "decided 10 = auto 6 + to people 4; review queue 3 waiting, 3 labels given; rejected 0, waiting 0, in DLQ 0",
     );
+  });
+});
+
+describe("a batch's results file", () => {
+  it("says each item's status as the table does (actioned once applied) and which model decided it", async () => {
+    const folder = await mkdtemp(join(tmpdir(), "newcomer-results-"));
+    const objects = new FsObjectStore(folder);
+    const batches = new InMemoryBatchStore();
+    const decisions = new InMemoryDecisionStore();
+    const now = "2026-12-01T10:00:00.000Z";
+    const counts = { lines: 2, accepted: 2, rejected: 0, decided: 0, auto: 0, human: 0, failed: 0 };
+    await batches.createBatch({
+      batchId: "b-1",
+      policyId: "tickets",
+      source: "tickets.jsonl",
+      status: "running",
+      counts: { ...counts, deadLettered: 0, reviewed: 0 },
+      createdAt: now,
+    });
+    const decided = (itemId: string, route: "auto" | "human") => ({
+      itemId,
+      policyId: "tickets",
+      policyVersion: 1,
+      state: route,
+      route,
+      chosen: "billing",
+      distribution: { billing: 0.9, technical: 0.1 },
+      reason: route === "auto" ? "confident" : "below_threshold",
+      status: route === "auto" ? "auto_approved" : "pending_review",
+    });
+    // The member keeps "auto_approved", the status it was decided with; the record moved on.
+    for (const [itemId, route, status] of [
+      ["A", "auto", "actioned"],
+      ["B", "human", "pending_review"],
+    ] as const) {
+      await batches.recordMember("b-1", decided(itemId, route));
+      await decisions.create({
+        ...decided(itemId, route),
+        status,
+        reason: route === "auto" ? "confident" : "below_threshold",
+        modelSha256: "ab12",
+        createdAt: now,
+        updatedAt: now,
+        eventPublished: true,
+      });
+    }
+    const outcome = await writeBatchFiles(
+      {
+        batches,
+        objects,
+        decisions,
+        policies: new PolicyRegistry([TEAMS_POLICY]),
+        files: { request: async () => {} },
+        publisher: { publish: async () => {} },
+        now: () => new Date(now),
+      },
+      "b-1",
+    );
+    expect(outcome).toBe("completed");
+    const lines = (await readFile(join(folder, batchKeys("b-1").results), "utf8"))
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines.map((l) => [l.id, l.status, l.model, l.modelSha256])).toEqual([
+      ["A", "actioned", DEFAULT_MODEL, "ab12"],
+      ["B", "pending_review", DEFAULT_MODEL, "ab12"],
+    ]);
   });
 });
