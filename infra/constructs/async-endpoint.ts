@@ -54,6 +54,8 @@ export class AsyncDecisionEndpoint extends Construct {
   public readonly successTopic: sns.Topic;
   public readonly errorTopic: sns.Topic;
   public readonly scaling: AsyncEndpointScaling;
+  /** The scaling maximum: the submit step's hold-back divides the request TTL's budget by it. */
+  public readonly maxInstanceCount: number;
 
   constructor(scope: Construct, id: string, props: AsyncDecisionEndpointProps) {
     super(scope, id);
@@ -106,11 +108,12 @@ export class AsyncDecisionEndpoint extends Construct {
     this.endpoint.node.addDependency(logs);
     this.endpointName = name;
     this.endpointArn = this.endpoint.ref;
+    this.maxInstanceCount = props.maxInstanceCount ?? ASYNC_LANE.defaultMaxInstances;
     this.scaling = new AsyncEndpointScaling(this, `Scaling-${this.variantName}`, {
       endpoint: this.endpoint,
       endpointName: this.endpointName,
       variantName: this.variantName,
-      maxCapacity: props.maxInstanceCount ?? ASYNC_LANE.defaultMaxInstances,
+      maxCapacity: this.maxInstanceCount,
     });
   }
 

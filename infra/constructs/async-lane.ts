@@ -42,10 +42,13 @@ export class AsyncLane extends Construct {
   public readonly notificationsDeadLetters: sqs.Queue;
   /** Records per submit invocation: one object's worth. */
   public readonly itemsPerObject: number;
+  /** The live intake's queue, where the live lane runs on the async endpoint too (`-c endpointMode=async`). */
+  public readonly intakeQueue: sqs.IQueue | undefined;
 
   constructor(scope: Construct, id: string, props: AsyncLaneProps) {
     super(scope, id);
     this.itemsPerObject = asyncItemsPerObject();
+    this.intakeQueue = props.intake ? props.pipeline.queues.intake : undefined;
     const queues = props.pipeline.asyncNotifications;
     if (!queues) throw new Error('the async lane needs a pipeline built with batchLane "async"');
     this.notifications = queues.queue;
@@ -63,11 +66,16 @@ export class AsyncLane extends Construct {
     this.resultsFunction = this.results(props, environment);
   }
 
-  /** What both functions read: the endpoint, the bucket, the lanes' queues. */
+  /**
+   * What both functions read: the endpoint and its maximum instance count (the submit step's
+   * hold-back hands SageMaker no more than that many instances answer within the request TTL; a
+   * failed object is invoked again from the result function), the bucket, the lanes' queues.
+   */
   private environment(props: AsyncLaneProps): Record<string, string> {
     const { queues, bucket } = props.pipeline;
     return {
       ASYNC_ENDPOINT_NAME: props.endpoint.endpointName,
+      ASYNC_MAX_INSTANCES: String(props.endpoint.maxInstanceCount),
       BATCH_BUCKET: bucket.bucketName,
       BATCH_QUEUE_URL: queues.batch.queueUrl,
       BATCH_DLQ_URL: queues.batchDeadLetters.queueUrl,

@@ -1,14 +1,15 @@
 /**
  * The pipeline's bucket: calibration proposals under `calibration/` (and batch files as batch
- * jobs arrive). Encrypted, TLS only, no public access, versioned, with lifecycle rules that keep
- * old versions and unfinished uploads from piling up; its server access logs go to a second bucket
- * with the same protections.
+ * jobs arrive, and the async lane's objects under `async/`). Encrypted, TLS only, no public
+ * access, versioned, with lifecycle rules that keep old versions and unfinished uploads from
+ * piling up and expire the async lane's objects after the queues' retention; its server access
+ * logs go to a second bucket with the same protections.
  */
 import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import * as s3 from "aws-cdk-lib/aws-s3";
 import { NagSuppressions } from "cdk-nag";
 import { Construct } from "constructs";
-import { BUCKET } from "../../shared/domain/topology.ts";
+import { ASYNC_LANE, BUCKET, DECIDE_QUEUES } from "../../shared/domain/topology.ts";
 
 /** The bucket and its access-log bucket. */
 export class PipelineBucket extends Construct {
@@ -44,6 +45,15 @@ export class PipelineBucket extends Construct {
           id: "old-versions-and-unfinished-uploads",
           noncurrentVersionExpiration: Duration.days(BUCKET.noncurrentVersionDays),
           abortIncompleteMultipartUploadAfter: Duration.days(1),
+        },
+        // The async lane's objects (every item twice, and its answers) are read only while a
+        // message names them: a queued item, a notification or its dead letter, all gone after
+        // the queues' retention; an object is open at most its tries' TTLs (under a day) before.
+        {
+          id: "async-lane-objects",
+          prefix: ASYNC_LANE.prefixes.root,
+          expiration: Duration.days(DECIDE_QUEUES.retentionDays + 1),
+          noncurrentVersionExpiration: Duration.days(1),
         },
       ],
     });

@@ -42,6 +42,8 @@ export const ASYNC_LANE = {
   objectAttempts: 3,
   /** Keys under the pipeline bucket: requests (the endpoint reads), items (only the lane reads), answers. */
   prefixes: {
+    /** Everything of the lane (a lifecycle rule expires it after the queues' retention). */
+    root: "async/",
     input: "async/input/",
     items: "async/items/",
     output: "async/output/",
@@ -75,6 +77,11 @@ export const ASYNC_LANE = {
   /** Alarms: oldest queued object, a wake-up that did not happen, failed invocations. */
   alarms: {
     oldestRequestMinutes: 120,
+    /**
+     * An open live object (`-c endpointMode=async`) older than this: a wake-up from zero (2
+     * minutes of alarm, a start of 5 to 10) and one object's run (about 2 minutes) take 15 at most.
+     */
+    intakeOpenObjectMinutes: 30,
     /** Minutes a backlog may stand without an instance: an instance start takes up to 10 minutes. */
     wakeUpMinutes: 20,
     failedInvocationsPeriodSeconds: 300,
