@@ -2,8 +2,10 @@
  * The async lane's result function: fed through SQS by the async endpoint's success and error
  * notifications (SNS), one object per notification. It settles the object's items on the decide
  * path (`shared/use-cases/async-results.ts`): decided, rejected, failed alone, or the whole
- * object invoked again and at last dead-lettered. A run that fails (the table or the bus
- * unreachable) returns its notification to the queue; the run that follows decides nothing twice.
+ * object invoked again and at last dead-lettered. A notification of an invocation the lane did not
+ * record, or naming another answers file, settles nothing and is logged as refused. A run that
+ * fails (the table or the bus unreachable, or a notification ahead of its record) returns its
+ * notification to the queue; the run that follows decides nothing twice.
  */
 import { Logger } from "@aws-lambda-powertools/logger";
 import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
@@ -60,7 +62,9 @@ export function createAsyncResultsHandler(dependencies: () => Promise<ResultDepe
     metrics.addMetric(`async_objects_${result.outcome}`, MetricUnit.Count, 1);
     for (const [outcome, count] of Object.entries(result.items))
       if (count > 0) metrics.addMetric(`async_items_${outcome}`, MetricUnit.Count, count);
-    logger.info("async object", { ...result });
+    // A notification for an invocation this lane did not make or record, or for another file: settled nothing.
+    if (result.outcome === "refused") logger.warn("async notification refused", { ...result });
+    else logger.info("async object", { ...result });
   }
   return sqsBatchHandler(recordHandler, { logger, metrics });
 }

@@ -6,6 +6,12 @@
  * item's own error (`{"status": 422, "body": {"error": ...}}`), never an error for the whole object
  * once the first line is read. Blank lines are not items and get no answer line.
  *
+ * Each answer line also says what it answers, so the reader matches answers to items by identity
+ * rather than by position: `x_request_sha256`, the SHA-256 of the request line's UTF-8 text as it
+ * was read (what was scored), and `x_item`, echoed as it came when the request line names one (the
+ * async lane writes `{"id", "n"}` there; the field is taken off before the System One request is
+ * read, whose fields are otherwise strict).
+ *
  * Lines are read, scored and written one at a time, and the next line is read only when the
  * answer before it has been taken by the reader (a pull stream): memory stays flat whatever the
  * object's size. Items wait behind live requests (the `priority=batch` SageMaker passes through),
@@ -16,6 +22,7 @@
  *
  * Real-time requests (`application/json`) keep their body limit, admission and deadline.
  */
+import { createHash } from "node:crypto";
 import type { Context, MiddlewareHandler } from "hono";
 import { parseJsonStrict, stringifyJson } from "../../shared/domain/contracts/json.ts";
 import { readLines } from "../../shared/domain/input/lines.ts";
@@ -35,9 +42,25 @@ export function isJsonLines(c: Context): boolean {
   return JSONL_TYPES.test((c.req.header("content-type") ?? "").trim());
 }
 
+/** What an answer line says it answers: the request line's hash, and the item the request named. */
+interface AnswerIdentity {
+  readonly x_item?: unknown;
+  readonly x_request_sha256?: string;
+}
+
 /** One answer line. */
-function line(status: number, body: unknown): Uint8Array {
-  return new TextEncoder().encode(`${stringifyJson({ status, body })}\n`);
+function line(status: number, body: unknown, identity: AnswerIdentity = {}): Uint8Array {
+  return new TextEncoder().encode(`${stringifyJson({ status, body, ...identity })}\n`);
+}
+
+/** The request a line holds, without its `x_item`, and the identity its answer carries. */
+function requestOf(text: string, x_request_sha256: string): { request: unknown; identity: AnswerIdentity } {
+  // Parsed strictly (duplicate keys refused) by the same reader as a single call.
+  const value = parseJsonStrict(text);
+  if (typeof value !== "object" || value === null || Array.isArray(value) || !Object.hasOwn(value, "x_item"))
+    return { request: value, identity: { x_request_sha256 } };
+  const { x_item, ...request } = value as Record<string, unknown>;
+  return { request, identity: { x_item, x_request_sha256 } };
 }
 
 /** Waits `ms`, or less when `signal` aborts. */
@@ -59,17 +82,20 @@ async function answerOf(
   text: string,
   signal: AbortSignal,
 ): Promise<Uint8Array> {
+  const hash = createHash("sha256").update(text, "utf8").digest("hex");
+  let identity: AnswerIdentity = { x_request_sha256: hash };
   for (;;) {
     try {
-      // Parsed strictly (duplicate keys refused) by the same reader as a single call.
-      return line(200, await answers.systemOne(c, parseJsonStrict(text), signal));
+      const read = requestOf(text, hash);
+      identity = read.identity;
+      return line(200, await answers.systemOne(c, read.request, signal), identity);
     } catch (error) {
       if (error instanceof QueueFullError && !signal.aborted) {
         await pause(QUEUE_FULL_WAIT_MS, signal);
         continue;
       }
       const api = toApiError(error);
-      return line(api.status, api.body());
+      return line(api.status, api.body(), identity);
     }
   }
 }

@@ -3,7 +3,8 @@
  * `OBJECT`. An open object is listed in the `byList` index (`async-open`, by submission time) and
  * leaves it when closed, so the async backlog is read without a scan. Every move is a conditional
  * write on the state it was read in: a redelivered notification or two workers at once cannot
- * count an attempt twice or reopen a closed object.
+ * count an attempt twice or reopen a closed object. A retry moves the inference id and the output
+ * location SageMaker returned together.
  */
 import {
   BatchGetCommand,
@@ -13,7 +14,12 @@ import {
   QueryCommand,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
-import type { AsyncObject, AsyncObjectState, AsyncObjectStore } from "../domain/async-objects.ts";
+import type {
+  AsyncAttempt,
+  AsyncObject,
+  AsyncObjectState,
+  AsyncObjectStore,
+} from "../domain/async-objects.ts";
 import { INDEX_ATTRIBUTES } from "./decision-index-keys.ts";
 import { LIST_INDEX } from "./decisions-table.ts";
 import { getMany } from "./dynamodb-batch-get.ts";
@@ -81,18 +87,19 @@ export class DynamoDbAsyncObjectStore implements AsyncObjectStore {
     return output.Item ? toObject(output.Item) : undefined;
   }
 
-  retry(objectId: string, from: string, next: { attempts: number; inferenceId: string }): Promise<boolean> {
+  retry(objectId: string, from: string, next: AsyncAttempt): Promise<boolean> {
     return this.conditional("retry async object", () =>
       this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: keyOf(objectId),
-          UpdateExpression: "SET attempts = :attempts, inferenceId = :next",
+          UpdateExpression: "SET attempts = :attempts, inferenceId = :next, outputLocation = :output",
           ConditionExpression: "#state = :submitted AND inferenceId = :from",
           ExpressionAttributeNames: { "#state": "state" },
           ExpressionAttributeValues: {
             ":attempts": next.attempts,
             ":next": next.inferenceId,
+            ":output": next.outputLocation,
             ":from": from,
             ":submitted": "submitted",
           },

@@ -2,7 +2,12 @@
  * The object records in memory: the same contract as the decisions table's
  * (`test/helpers/async-objects.contract.ts` runs on both), for tests of the use cases.
  */
-import type { AsyncObject, AsyncObjectState, AsyncObjectStore } from "../domain/async-objects.ts";
+import type {
+  AsyncAttempt,
+  AsyncObject,
+  AsyncObjectState,
+  AsyncObjectStore,
+} from "../domain/async-objects.ts";
 
 /** Object records in a map. */
 export class InMemoryAsyncObjectStore implements AsyncObjectStore {
@@ -19,11 +24,7 @@ export class InMemoryAsyncObjectStore implements AsyncObjectStore {
     return found ? { ...found } : undefined;
   }
 
-  async retry(
-    objectId: string,
-    from: string,
-    next: { attempts: number; inferenceId: string },
-  ): Promise<boolean> {
+  async retry(objectId: string, from: string, next: AsyncAttempt): Promise<boolean> {
     const found = this.objects.get(objectId);
     if (found?.state !== "submitted" || found.inferenceId !== from) return false;
     this.objects.set(objectId, { ...found, ...next });

@@ -7,7 +7,7 @@
  * messages back, and they come again.
  */
 import { InvokeEndpointAsyncCommand, type SageMakerRuntimeClient } from "@aws-sdk/client-sagemaker-runtime";
-import type { AsyncInvocation, InvokesAsync } from "../domain/async-objects.ts";
+import type { AsyncInvocation, AsyncInvoked, InvokesAsync } from "../domain/async-objects.ts";
 import { EndpointUnavailableError } from "../domain/errors.ts";
 import { ASYNC_LANE } from "../domain/topology.ts";
 
@@ -15,7 +15,7 @@ import { ASYNC_LANE } from "../domain/topology.ts";
 export class SageMakerAsyncInvoker implements InvokesAsync {
   constructor(private readonly client: SageMakerRuntimeClient) {}
 
-  async invoke(invocation: AsyncInvocation): Promise<{ inferenceId: string; outputLocation: string }> {
+  async invoke(invocation: AsyncInvocation): Promise<AsyncInvoked> {
     try {
       const output = await this.client.send(
         new InvokeEndpointAsyncCommand({

@@ -2,11 +2,17 @@
  * The async lane's objects: a group of queued items of one policy version, written as one JSONL
  * input object (a System One request per line, what the endpoint reads) and one items object (the
  * items themselves, line for line, what the result step decides), submitted with one
- * InvokeEndpointAsync. Its record counts the invocation's attempts and says whether it is still
- * open. The ports for the records and for the endpoint's asynchronous invocation are here; the
- * use cases are `shared/use-cases/async-submit.ts` and `async-results.ts`.
+ * InvokeEndpointAsync. Its record counts the invocation's attempts, keeps where SageMaker said the
+ * current one's answers go, and says whether it is still open. Each request line names its item
+ * (`x_item`: the item's id and its line in the object), and the container echoes that and the
+ * SHA-256 of the line it scored on the answer line, so an answer is matched to its item by
+ * identity, never by position. The ports for the records and for the endpoint's asynchronous
+ * invocation are here; the use cases are `shared/use-cases/async-submit.ts` and `async-results.ts`.
  */
 import { createHash } from "node:crypto";
+import { systemOneRequest } from "./contracts/system-one/index.ts";
+import type { Item } from "./item.ts";
+import type { Policy } from "./policy/policy.ts";
 import { ASYNC_LANE, type AsyncSource, MEASURED_SECONDS_PER_ITEM, SIZING_MARGIN } from "./topology.ts";
 
 /** Where an object is in its life: open until its items are settled or dead-lettered. */
@@ -31,6 +37,11 @@ export interface AsyncObject {
   readonly attempts: number;
   /** The current invocation's id; a notification of an earlier one is stale. */
   readonly inferenceId: string;
+  /**
+   * Where SageMaker said the current invocation's answers go (`s3://.../async/output/...`): the
+   * only file the result step reads for it, whatever a notification names.
+   */
+  readonly outputLocation: string;
   readonly state: AsyncObjectState;
   readonly submittedAt: string;
   /** Why its items were dead-lettered. */
@@ -106,6 +117,42 @@ export function keyOfLocation(location: string, bucket: string): string {
   return decodeURIComponent(location.slice(prefix.length));
 }
 
+/** One invocation of an object as its record keeps it. */
+export interface AsyncAttempt {
+  readonly attempts: number;
+  readonly inferenceId: string;
+  readonly outputLocation: string;
+}
+
+/** The attempt an inference id of `objectId` names (`<objectId>-a<n>`), or undefined for any other id. */
+export function attemptOf(objectId: string, inferenceId: string): number | undefined {
+  const match = /^(o-[0-9a-f]{24})-a(\d{1,4})$/.exec(inferenceId);
+  return match && match[1] === objectId ? Number(match[2]) : undefined;
+}
+
+/** What a request line says of its item; the container echoes it on the item's answer line. */
+export interface ItemIdentity {
+  /** The item's id. */
+  readonly id: string;
+  /** Its line in the object's items file (0 first): two items with one id stay apart. */
+  readonly n: number;
+}
+
+/**
+ * The request line of item `n` of an object: its identity (`x_item`), then the System One request
+ * (the model named when `model` is set). The submit step writes it; the result step builds it
+ * again from the item to know the hash its answer must carry.
+ */
+export function asyncRequestLine(item: Item, policy: Policy, n: number, model?: string): string {
+  const identity: ItemIdentity = { id: item.id, n };
+  return JSON.stringify({ x_item: identity, ...systemOneRequest(item, policy), ...(model ? { model } : {}) });
+}
+
+/** The SHA-256 (hex) of a line's UTF-8 text, as the container computes it of the line it scored. */
+export function lineSha256(line: string): string {
+  return createHash("sha256").update(line, "utf8").digest("hex");
+}
+
 /** The records of the objects (the decisions table deployed and locally). */
 export interface AsyncObjectStore {
   /** Records a submitted object; false when it exists (a redelivered group), which is left as it is. */
@@ -115,7 +162,7 @@ export interface AsyncObjectStore {
    * Counts another invocation of an open object whose current one is `from`: the new attempt and
    * inference id; false when the object moved on meanwhile (another worker, or a stale notification).
    */
-  retry(objectId: string, from: string, next: { attempts: number; inferenceId: string }): Promise<boolean>;
+  retry(objectId: string, from: string, next: AsyncAttempt): Promise<boolean>;
   /** Closes an open object (its items are settled, or dead-lettered with `reason`); false when it was not open. */
   close(objectId: string, state: Exclude<AsyncObjectState, "submitted">, reason?: string): Promise<boolean>;
   /** Open objects, oldest first, at most `limit`: the async backlog `decide status` shows. */
@@ -133,5 +180,11 @@ export interface AsyncInvocation {
 /** Starts asynchronous inferences (SageMaker's InvokeEndpointAsync, or the local stand-in). */
 export interface InvokesAsync {
   /** Queues the object; resolves with where the answers will be written. */
-  invoke(invocation: AsyncInvocation): Promise<{ inferenceId: string; outputLocation: string }>;
+  invoke(invocation: AsyncInvocation): Promise<AsyncInvoked>;
+}
+
+/** What InvokeEndpointAsync answered: the invocation's id and where its answers will be written. */
+export interface AsyncInvoked {
+  readonly inferenceId: string;
+  readonly outputLocation: string;
 }

@@ -1,10 +1,13 @@
 /**
  * The async lane's submit step: the items one invocation of the submit function received (up to
  * an object's worth, gathered by its event source) become objects, one per lane and policy
- * version, of at most `itemsPerObject` items: the items file (the queued bodies, line for line),
- * then the input file (a System One request per line, what the endpoint reads), then one
- * InvokeEndpointAsync, then the object's record. Nothing waits on the model: SageMaker queues the
- * object and notifies when its answers are written.
+ * version, of at most `itemsPerObject` items: the items file (each queued body on one line,
+ * re-serialised, whatever its original formatting: a body printed over several lines must not
+ * become several items), then the input file (line n the System One request of item n, with
+ * its identity `x_item` that the container echoes), then one InvokeEndpointAsync, then the
+ * object's record with the inference id and the output location SageMaker returned (the result
+ * step reads no other). Nothing waits on the model: SageMaker queues the object and notifies
+ * when its answers are written.
  *
  * An item that cannot be parsed needs no model: it takes the decide path at once, which rejects it
  * with its reason and counts it in its batch. A redelivered group (the same messages, so the same
@@ -15,12 +18,12 @@ import {
   type AsyncObjectStore,
   asyncItemsPerObject,
   asyncKeys,
+  asyncRequestLine,
   type InvokesAsync,
   inferenceIdOf,
   objectIdOf,
   s3Location,
 } from "../domain/async-objects.ts";
-import { systemOneRequest } from "../domain/contracts/system-one/index.ts";
 import { type Item, parseItem } from "../domain/item.ts";
 import type { ObjectStore } from "../domain/object-store.ts";
 import type { Policy } from "../domain/policy/policy.ts";
@@ -65,7 +68,8 @@ export interface SubmitResult {
 interface Group {
   readonly source: AsyncSource;
   readonly policy: Policy;
-  readonly entries: { messageId: string; body: string; item: Item }[];
+  /** `line`: the body on one line, what the items file holds; `item` parsed from that line. */
+  readonly entries: { messageId: string; line: string; item: Item }[];
 }
 
 /** Submits `queued` as objects; see the module comment. */
@@ -76,8 +80,12 @@ export async function submitItems(
   const groups = new Map<string, Group>();
   const failed: { messageId: string; reason: string }[] = [];
   let rejected = 0;
+  const known = (id: string) => deps.policies.current(id) !== undefined;
   for (const entry of queued) {
-    const parsed = parseItem(entry.body, (id) => deps.policies.current(id) !== undefined);
+    let parsed = parseItem(entry.body, known);
+    // One line whatever the producer's formatting; parsed again so the item is the line's.
+    const line = parsed.ok ? JSON.stringify(JSON.parse(entry.body)) : entry.body;
+    if (parsed.ok) parsed = parseItem(line, known);
     if (!parsed.ok) {
       try {
         await deps.decideWithoutModel(entry.body);
@@ -90,7 +98,7 @@ export async function submitItems(
     const policy = deps.policies.current(parsed.item.policy)!;
     const key = `${entry.source}|${policy.id}@${policy.version}`;
     const group = groups.get(key) ?? { source: entry.source, policy, entries: [] };
-    group.entries.push({ messageId: entry.messageId, body: entry.body, item: parsed.item });
+    group.entries.push({ messageId: entry.messageId, line, item: parsed.item });
     groups.set(key, group);
   }
   const size = deps.itemsPerObject ?? asyncItemsPerObject();
@@ -122,21 +130,18 @@ async function submitObject(group: Group, deps: SubmitDependencies) {
   // The items first: once the input exists, so do the items its answers are read against.
   await deps.objects.putStream(
     keys.items,
-    linesOf(entries, (e) => e.body),
+    linesOf(entries, (e) => e.line),
   );
   await deps.objects.putStream(
     keys.input,
-    linesOf(entries, (e) =>
-      JSON.stringify({ ...systemOneRequest(e.item, policy), ...(deps.model ? { model: deps.model } : {}) }),
-    ),
+    linesOf(entries, (e, n) => asyncRequestLine(e.item, policy, n, deps.model)),
   );
-  const inferenceId = inferenceIdOf(objectId, 1);
-  await deps.endpoint.invoke({
+  const invoked = await deps.endpoint.invoke({
     endpointName: deps.endpointName,
     inputLocation: s3Location(deps.bucket, keys.input),
-    inferenceId,
+    inferenceId: inferenceIdOf(objectId, 1),
   });
-  // After the invocation: the result step creates the record itself if its notification comes first.
+  // After the invocation: a notification that comes first finds no record and comes back later.
   await deps.records.create({
     objectId,
     source,
@@ -146,18 +151,22 @@ async function submitObject(group: Group, deps: SubmitDependencies) {
     ...(deps.model ? { model: deps.model } : {}),
     itemCount: entries.length,
     attempts: 1,
-    inferenceId,
+    inferenceId: invoked.inferenceId,
+    outputLocation: invoked.outputLocation,
     state: "submitted",
     submittedAt: deps.now().toISOString(),
   });
   return { objectId, items: entries.length, invoked: true };
 }
 
-/** The entries as JSONL, a few lines per piece. */
-async function* linesOf<T>(entries: readonly T[], line: (entry: T) => string): AsyncGenerator<string> {
+/** The entries as JSONL (`line` given each entry and its index), a few lines per piece. */
+async function* linesOf<T>(
+  entries: readonly T[],
+  line: (entry: T, n: number) => string,
+): AsyncGenerator<string> {
   const piece: string[] = [];
-  for (const entry of entries) {
-    piece.push(`${line(entry)}\n`);
+  for (const [n, entry] of entries.entries()) {
+    piece.push(`${line(entry, n)}\n`);
     if (piece.length === 64) yield piece.splice(0).join("");
   }
   if (piece.length > 0) yield piece.join("");

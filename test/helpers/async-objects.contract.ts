@@ -1,6 +1,7 @@
 /**
  * One contract suite for every AsyncObjectStore (the decisions table on DynamoDB Local, and in
- * memory): a record is created once, an attempt moves only from the current one, a closed object
+ * memory): a record is created once, an attempt moves only from the current one (its inference id
+ * and output location together), a closed object
  * stays closed, and the open ones are listed oldest first.
  */
 import { describe, expect, it } from "vitest";
@@ -21,6 +22,7 @@ export function openObject(minute: number, overrides: Partial<AsyncObject> = {})
     itemCount: 388,
     attempts: 1,
     inferenceId: `${id.slice(0, 26)}-a1`,
+    outputLocation: `s3://bucket/async/output/results/${id.slice(0, 26)}-a1.out`,
     state: "submitted",
     submittedAt: new Date(Date.UTC(2027, 0, 1, 0, minute)).toISOString(),
     ...overrides,
@@ -43,16 +45,20 @@ export function asyncObjectStoreContract(name: string, make: () => AsyncObjectSt
       const store = make();
       const object = openObject(2);
       await store.create(object);
-      const next = { attempts: 2, inferenceId: `${object.objectId}-a2` };
+      const next = {
+        attempts: 2,
+        inferenceId: `${object.objectId}-a2`,
+        outputLocation: "s3://bucket/async/output/results/a2.out",
+      };
       expect(await store.retry(object.objectId, "stale-a9", next)).toBe(false);
       expect(await store.retry(object.objectId, object.inferenceId, next)).toBe(true);
       expect(await store.retry(object.objectId, object.inferenceId, next)).toBe(false);
       expect(await store.get(object.objectId)).toMatchObject(next);
       expect(await store.close(object.objectId, "dead_lettered", "failed 3 times")).toBe(true);
       expect(await store.close(object.objectId, "settled")).toBe(false);
-      expect(await store.retry(object.objectId, next.inferenceId, { attempts: 3, inferenceId: "x" })).toBe(
-        false,
-      );
+      expect(
+        await store.retry(object.objectId, next.inferenceId, { ...next, attempts: 3, inferenceId: "x" }),
+      ).toBe(false);
       expect(await store.get(object.objectId)).toMatchObject({
         state: "dead_lettered",
         reason: "failed 3 times",

@@ -10,9 +10,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { FsObjectStore } from "../../shared/adapters/fs-object-store.ts";
 import { InMemoryAsyncObjectStore } from "../../shared/adapters/in-memory-async-objects.ts";
-import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
 import {
   AsyncNotificationError,
   asyncNotificationBody,
@@ -24,132 +22,21 @@ import {
   keyOfLocation,
   objectOfInputKey,
 } from "../../shared/domain/async-objects.ts";
-import type { SystemOneRequest } from "../../shared/domain/contracts/system-one/index.ts";
-import type { PipelineEvent } from "../../shared/domain/events.ts";
-import type { MessageQueue } from "../../shared/domain/message-queue.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
-import { type ResultDependencies, settleNotification } from "../../shared/use-cases/async-results.ts";
-import { type QueuedItem, submitItems } from "../../shared/use-cases/async-submit.ts";
-import { decideMessage } from "../../shared/use-cases/decide-message.ts";
+import { settleNotification } from "../../shared/use-cases/async-results.ts";
+import {
+  answerLine,
+  BUCKET,
+  honestAnswer,
+  memoryLane,
+  queuedTickets,
+  ticketItem,
+} from "../helpers/async-lane.ts";
 import { asyncObjectStoreContract } from "../helpers/async-objects.contract.ts";
-import { objectText } from "../helpers/object-text.ts";
 import { TEAMS_POLICY } from "../helpers/policies.ts";
-import { answerFor } from "../helpers/system-one-answers.ts";
 
 asyncObjectStoreContract("in memory", () => new InMemoryAsyncObjectStore());
-
-const BUCKET = "pipeline-bucket";
-
-/** A queue that keeps what is sent to it. */
-function memoryQueue(url: string): MessageQueue & { sent: string[] } {
-  const sent: string[] = [];
-  return {
-    url,
-    sent,
-    send: async (body: string) => {
-      sent.push(body);
-      return `${url}-${sent.length}`;
-    },
-  } as unknown as MessageQueue & { sent: string[] };
-}
-
-/** The lane on memory: submit and result dependencies sharing stores, and the invocations made. */
-function lane(root: string, policies = new PolicyRegistry([TEAMS_POLICY])) {
-  const objects = new FsObjectStore(root);
-  const records = new InMemoryAsyncObjectStore();
-  const store = new InMemoryDecisionStore();
-  const events: PipelineEvent[] = [];
-  const invocations: AsyncInvocation[] = [];
-  const endpoint = {
-    invoke: async (invocation: AsyncInvocation) => {
-      invocations.push(invocation);
-      return {
-        inferenceId: invocation.inferenceId,
-        outputLocation: `s3://${BUCKET}/async/output/results/x.out`,
-      };
-    },
-  };
-  const decide = {
-    policies,
-    store,
-    publisher: { publish: async (batch: PipelineEvent[]) => void events.push(...batch) },
-    publishLeaseMs: 60_000,
-    now: () => new Date(),
-  };
-  const batch = { queue: memoryQueue("batch"), deadLetters: memoryQueue("batch-dlq") };
-  // The live intake's queues, served when the stack runs it on the async endpoint (-c endpointMode=async).
-  const intake = { queue: memoryQueue("intake"), deadLetters: memoryQueue("intake-dlq") };
-  const results: ResultDependencies = {
-    decide,
-    store,
-    objects,
-    bucket: BUCKET,
-    records,
-    endpoint,
-    endpointName: "async",
-    lanes: { batch, intake },
-    maxItemFailures: 2,
-    objectAttempts: 3,
-    itemConcurrency: 4,
-  };
-  const submit = (queued: QueuedItem[], itemsPerObject = 100) =>
-    submitItems(queued, {
-      policies,
-      objects,
-      bucket: BUCKET,
-      records,
-      endpoint,
-      endpointName: "async",
-      itemsPerObject,
-      decideWithoutModel: (body) =>
-        decideMessage(body, {
-          ...decide,
-          endpoint: {
-            decide: () => {
-              throw new Error("no model for an item that cannot be parsed");
-            },
-          },
-        }),
-      now: () => new Date(),
-    });
-  /** Writes the answers to an invocation's input (each line's answer, or `line(i)` instead) and its notification. */
-  const answer = async (
-    invocation: AsyncInvocation,
-    line?: (i: number, request: string) => string | undefined,
-  ) => {
-    const text = await objectText(objects, keyOfLocation(invocation.inputLocation, BUCKET));
-    const lines = text
-      .trim()
-      .split("\n")
-      .map((request, i) => {
-        const written = line?.(i, request);
-        if (written !== undefined) return written;
-        return JSON.stringify({
-          status: 200,
-          body: answerFor(JSON.parse(request) as SystemOneRequest, [3, 0]),
-        });
-      });
-    const outputKey = `async/output/results/${invocation.inferenceId}.out`;
-    await objects.put(outputKey, `${lines.join("\n")}\n`);
-    return asyncNotificationBody(
-      "async",
-      {
-        status: "completed",
-        inferenceId: invocation.inferenceId,
-        inputLocation: invocation.inputLocation,
-        outputLocation: `s3://${BUCKET}/${outputKey}`,
-      },
-      new Date(),
-    );
-  };
-  return { submit, answer, results, records, store, events, invocations, batch, intake };
-}
-
-const item = (id: string, extra: Record<string, unknown> = {}) =>
-  JSON.stringify({ id, policy: "tickets", state: `ticket ${id}`, ...extra });
-const queued = (ids: string[], source: QueuedItem["source"] = "batch"): QueuedItem[] =>
-  ids.map((id) => ({ messageId: `m-${id}`, body: item(id), source }));
 
 let root: string;
 beforeEach(async () => {
@@ -189,9 +76,9 @@ describe("async objects", () => {
 
 describe("submit, then settle", () => {
   it("groups a policy's items into objects, rejects an unparseable one at once, and never invokes a redelivered group twice", async () => {
-    const l = lane(root);
+    const l = memoryLane(root);
     const messages = [
-      ...queued(["a", "b", "c", "d", "e"]),
+      ...queuedTickets(["a", "b", "c", "d", "e"]),
       { messageId: "m-bad", body: "{not json", source: "batch" as const },
     ];
     const result = await l.submit(messages, 2);
@@ -211,11 +98,13 @@ describe("submit, then settle", () => {
   });
 
   it("decides every item once with its event, fails a malformed answer's item alone, and decides nothing twice when run again", async () => {
-    const l = lane(root);
-    await l.submit(queued(["a", "b", "c", "d"]));
-    const notification = await l.answer(l.invocations[0]!, (i) =>
-      i === 2 ? '{"status": 200, "body": {"answers": {}}}' : undefined,
-    );
+    const l = memoryLane(root);
+    await l.submit(queuedTickets(["a", "b", "c", "d"]));
+    const malformed = (lines: string[], requests: string[]) =>
+      lines.map((line, i) =>
+        requests[i]!.includes("ticket c") ? answerLine(requests[i]!, { answers: {} }) : line,
+      );
+    const notification = await l.answer(l.invocations[0]!, malformed);
     const first = await settleNotification(notification, l.results);
     expect(first).toMatchObject({ outcome: "settled", items: { decided: 3, resubmitted: 1 } });
     expect(
@@ -224,10 +113,15 @@ describe("submit, then settle", () => {
         .map((e) => e.detail.itemId)
         .sort(),
     ).toEqual(["a", "b", "d"]);
-    expect(l.batch.queue.sent).toEqual([item("c")]);
+    expect(l.batch.queue.sent).toEqual([ticketItem("c")]);
+    // Delivered again once settled: the object is closed, nothing is decided or failed twice.
     const again = await settleNotification(notification, l.results);
-    expect(again.items).toMatchObject({ decided: 0, already_decided: 3, dead_lettered: 1 });
-    expect(l.batch.deadLetters.sent).toEqual([item("c")]);
+    expect(again).toMatchObject({ outcome: "stale", items: { decided: 0, resubmitted: 0 } });
+    // The item's second time, in an object of its own, fails it again: dead-lettered.
+    await l.submit([{ messageId: "m-c-2", body: l.batch.queue.sent[0]!, source: "batch" }]);
+    const second = await settleNotification(await l.answer(l.invocations[1]!, malformed), l.results);
+    expect(second.items).toMatchObject({ decided: 0, dead_lettered: 1 });
+    expect(l.batch.deadLetters.sent).toEqual([ticketItem("c")]);
     expect(await l.store.failureOf("batch-dlq-1")).toMatchObject({
       reason: expect.stringMatching(/malformed answer/),
     });
@@ -235,8 +129,8 @@ describe("submit, then settle", () => {
   });
 
   it("invokes a failed object again with its attempts counted, ignores stale notifications, then dead-letters its items with the reason", async () => {
-    const l = lane(root);
-    await l.submit(queued(["a", "b"]));
+    const l = memoryLane(root);
+    await l.submit(queuedTickets(["a", "b"]));
     const failed = (invocation: AsyncInvocation) =>
       asyncNotificationBody(
         "async",
@@ -254,20 +148,20 @@ describe("submit, then settle", () => {
     expect(l.invocations.map((i) => i.inferenceId.slice(-3))).toEqual(["-a1", "-a2", "-a3"]);
     const last = await settleNotification(failed(l.invocations[2]!), l.results);
     expect(last).toMatchObject({ outcome: "dead_lettered", items: { dead_lettered: 2 } });
-    expect(l.batch.deadLetters.sent).toEqual([item("a"), item("b")]);
+    expect(l.batch.deadLetters.sent).toEqual([ticketItem("a"), ticketItem("b")]);
     expect(await l.store.failureOf("batch-dlq-2")).toMatchObject({
       reason: expect.stringMatching(/failed 3 times: ModelError: out of memory/),
     });
     expect((await l.records.get(last.objectId))?.state).toBe("dead_lettered");
   });
 
-  it("asks a cascade's later model nothing: an object holds the first model's answers, so what it passes on goes to people", async () => {
+  it("asks a cascade's later model nothing where no later-tier endpoint is given: what the first passes on goes to people", async () => {
     const cascade = parsePolicy({ ...TEAMS_POLICY, cascade: [{ model: "large", autoThreshold: 0.5 }] });
-    const l = lane(root, new PolicyRegistry([cascade]));
-    await l.submit(queued(["a"]));
+    const l = memoryLane(root, new PolicyRegistry([cascade]));
+    await l.submit(queuedTickets(["a"]));
     // Unsure: about 0.55 on the first option, below the first model's threshold, above the second's.
-    const unsure = (_i: number, request: string) =>
-      JSON.stringify({ status: 200, body: answerFor(JSON.parse(request) as SystemOneRequest, [0.2, 0]) });
+    const unsure = (_lines: string[], requests: string[]) =>
+      requests.map((request) => honestAnswer(request, [0.2, 0]));
     await settleNotification(await l.answer(l.invocations[0]!, unsure), l.results);
     const record = await l.store.latest("a", "tickets");
     // Before, the first model's answer was read again as the second model's, which then acted on it.
@@ -276,8 +170,8 @@ describe("submit, then settle", () => {
   });
 
   it("submits again an item scored under a version that is no longer live, counting no failure", async () => {
-    const l = lane(root);
-    await l.submit(queued(["a"]));
+    const l = memoryLane(root);
+    await l.submit(queuedTickets(["a"]));
     const notification = await l.answer(l.invocations[0]!);
     const v2 = parsePolicy({ ...TEAMS_POLICY, version: 2 });
     const later = {
@@ -285,27 +179,31 @@ describe("submit, then settle", () => {
       decide: { ...l.results.decide, policies: new PolicyRegistry([TEAMS_POLICY, v2]) },
     };
     expect((await settleNotification(notification, later)).items.resubmitted).toBe(1);
-    expect(l.batch.queue.sent).toEqual([item("a")]);
+    expect(l.batch.queue.sent).toEqual([ticketItem("a")]);
     expect(await l.store.failureOf("async|batch|a")).toBeUndefined();
   });
 
   it("keeps the live intake's items (-c endpointMode=async) in objects of their own, decided once, retried and dead-lettered on the intake's queues", async () => {
-    const l = lane(root);
-    await l.submit([...queued(["a", "b"], "intake"), ...queued(["c"])]);
+    const l = memoryLane(root);
+    await l.submit([...queuedTickets(["a", "b"], "intake"), ...queuedTickets(["c"])]);
     const sources = l.invocations.map(
       (i) => objectOfInputKey(keyOfLocation(i.inputLocation, BUCKET))!.source,
     );
     expect(sources.sort()).toEqual(["batch", "intake"]);
     const live = l.invocations.find((i) => i.inputLocation.includes("/intake/"))!;
-    const notification = await l.answer(live, (i) => (i === 1 ? '{"status": 200}' : undefined));
-    expect(await settleNotification(notification, l.results)).toMatchObject({
+    const broken = (lines: string[], requests: string[]) =>
+      lines.map((line, i) =>
+        requests[i]!.includes("ticket b") ? answerLine(requests[i]!, undefined) : line,
+      );
+    expect(await settleNotification(await l.answer(live, broken), l.results)).toMatchObject({
       items: { decided: 1, resubmitted: 1 },
     });
-    expect(l.intake.queue.sent).toEqual([item("b")]);
-    expect(await settleNotification(notification, l.results)).toMatchObject({
-      items: { decided: 0, already_decided: 1, dead_lettered: 1 },
+    expect(l.intake.queue.sent).toEqual([ticketItem("b")]);
+    await l.submit([{ messageId: "m-b-2", body: l.intake.queue.sent[0]!, source: "intake" }]);
+    expect(await settleNotification(await l.answer(l.invocations.at(-1)!, broken), l.results)).toMatchObject({
+      items: { decided: 0, dead_lettered: 1 },
     });
-    expect(l.intake.deadLetters.sent).toEqual([item("b")]);
+    expect(l.intake.deadLetters.sent).toEqual([ticketItem("b")]);
     expect([...l.batch.queue.sent, ...l.batch.deadLetters.sent]).toEqual([]);
     expect(l.events.filter((e) => e.detailType === "Decision Made").map((e) => e.detail.itemId)).toEqual([
       "a",
