@@ -11,6 +11,7 @@
  */
 import { auditSectionHtml } from "../domain/audit/audit-text.ts";
 import { BATCH_ID_PATTERN } from "../domain/batch.ts";
+import { decidingModel, modelInWords } from "../domain/deciding-model.ts";
 import type { DecisionRecord } from "../domain/decision-record.ts";
 import type { DecisionPage, DecisionStore } from "../domain/decision-store.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
@@ -141,7 +142,7 @@ export function decisionsBody(
 <td data-label="reason">${r.reason ? reasonText(r, policy) : html(r.problems?.map((p) => `${p.field}: ${p.message}`).join("; ") ?? "-")}</td><td data-label="decided">${html(r.createdAt.slice(0, 19).replace("T", " "))}</td></tr>
 <tr class="detail"><td colspan="8"><details><summary>Details of ${html(r.itemId)}</summary>${stateFields(r.state)}<dl class="fields" id="detail-${i}">
 <dt>label</dt><dd>${html(r.label ?? "-")}${r.reviewer ? ` by ${html(r.reviewer)}` : ""}</dd><dt>latency</dt><dd>${html(r.latencyMs ?? "-")} ms</dd>
-<dt>prompt SHA-256</dt><dd><code>${html(r.promptSha256 ?? "-")}</code></dd><dt>model SHA-256</dt><dd><code>${html(r.modelSha256 ?? "-")}</code></dd></dl></details></td></tr>`;
+<dt>prompt SHA-256</dt><dd><code>${html(r.promptSha256 ?? "-")}</code></dd><dt>model</dt><dd>${r.route ? html(modelInWords(decidingModel(r, policy))) : "-"}</dd><dt>model SHA-256</dt><dd><code>${html(r.modelSha256 ?? "-")}</code></dd></dl></details></td></tr>`;
     })
     .join("");
   const pages = `<nav class="pages" aria-label="Pages">${page.continued ? `<a href="${html(pageLink(filters))}">Newest</a>` : ""}${page.next ? `<a href="${html(pageLink(filters, page.next))}" rel="next">Older decisions</a>` : ""}</nav>`;

@@ -1,9 +1,11 @@
 /**
  * What each model of a cascade answered, for reviewers: the tiers in the order they were asked,
  * each with its choice, its calibrated probability and what it did with the item (passed it on,
- * and why, or acted / sent it to people), so a reviewer sees where the models disagreed.
+ * and why, or acted / sent it to people), so a reviewer sees where the models disagreed. A record
+ * decided by one model names that model, as every page and the results file name it.
  */
 import { type TierAnswer, tierCount, tierPolicy } from "../domain/cascade.ts";
+import { decidingModel, modelInWords } from "../domain/deciding-model.ts";
 import type { DecisionRecord } from "../domain/decision-record.ts";
 import type { Policy } from "../domain/policy/policy.ts";
 import { html } from "./layout.ts";
@@ -29,15 +31,18 @@ function outcome(answer: TierAnswer, threshold: number | undefined, last: boolea
   }
 }
 
-/** The cascade's answers as a table, or nothing for a record decided by one model. */
+/** The cascade's answers as a table, or the one model's name for a record decided by one model. */
 export function tierAnswers(record: DecisionRecord, policy: Policy | undefined): string {
   const tiers = record.tiers;
-  if (!tiers || tiers.length === 0) return "";
+  if (!tiers || tiers.length === 0)
+    return record.route
+      ? `<p class="model">Decided by ${html(modelInWords(decidingModel(record, policy)))}.</p>`
+      : "";
   const rows = tiers
     .map((answer, i) => {
       const threshold = policy && i < tierCount(policy) ? tierPolicy(policy, i).autoThreshold : undefined;
       const option = policy?.options.find((o) => o.id === answer.chosen)?.description ?? answer.chosen;
-      return `<tr><td>${i + 1}. ${html(answer.model ?? "the endpoint's model")}</td><td>${html(option)} <span>${percent(answer.topProbability)}</span></td><td>${html(outcome(answer, threshold, i === tiers.length - 1))}</td></tr>`;
+      return `<tr><td>${i + 1}. ${html(modelInWords(answer.model))}</td><td>${html(option)} <span>${percent(answer.topProbability)}</span></td><td>${html(outcome(answer, threshold, i === tiers.length - 1))}</td></tr>`;
     })
     .join("");
   return `<h3>Each model's answer</h3><table class="tiers"><thead><tr><th>model</th><th>its choice</th><th>what it did</th></tr></thead><tbody>${rows}</tbody></table>`;

@@ -21,6 +21,8 @@ import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import type { MessageQueue } from "../../shared/domain/message-queue.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
+import { decisionsBody } from "../../shared/pages/decisions-view.ts";
+import { tierAnswers } from "../../shared/pages/tier-answers.ts";
 import { writeBatchFiles } from "../../shared/use-cases/batch-files.ts";
 import { batchKeys } from "../../shared/use-cases/batch-progress.ts";
 import { runDecide } from "../helpers/decide-cli.ts";
@@ -47,6 +49,9 @@ describe("wording", () => {
     },
   });
 
+  // Counts the sample's print reads (spread, so that a field added to the result's type elsewhere is carried).
+  const drawn = { population: 5, marked: 0, skipped: 0, chosenBefore: 0 };
+
   it("counts one label and one band in the singular, and gives one chance once", () => {
     const frame = {
       sample: "s1",
@@ -55,13 +60,11 @@ describe("wording", () => {
       edges: [],
       rates: [0.416],
     };
-    const lines = printPlan(planned({ frame, population: 5, queued: 1, marked: 0, skipped: 0 })).lines.join(
-      "\n",
-    );
+    const lines = printPlan(planned({ frame, ...drawn, queued: 1 })).lines.join("\n");
     expect(lines).toMatch(/held in the table decisions: 1 label;/);
     expect(lines).toMatch(/\(1 band, chance 41\.6%\)/);
     const two = { ...frame, edges: [0.95], rates: [0.2, 0.416] };
-    const more = printPlan(planned({ frame: two, population: 5, queued: 2, marked: 0, skipped: 0 })).lines;
+    const more = printPlan(planned({ frame: two, ...drawn, queued: 2 })).lines;
     expect(more.join("\n")).toMatch(/\(2 bands, chance 20\.0% to 41\.6% each\)/);
   });
 });
@@ -187,5 +190,39 @@ describe("a batch's results file", () => {
       ["A", "actioned", DEFAULT_MODEL, "ab12"],
       ["B", "pending_review", DEFAULT_MODEL, "ab12"],
     ]);
+  });
+});
+
+describe("which model decided", () => {
+  const at = "2026-12-01T10:00:00.000Z";
+  const decided: DecisionRecord = {
+    itemId: "A",
+    policyId: "tickets",
+    policyVersion: 1,
+    status: "actioned",
+    route: "auto",
+    reason: "confident",
+    chosen: "billing",
+    topProbability: 0.9,
+    modelSha256: "ab12",
+    createdAt: at,
+    updatedAt: at,
+    eventPublished: true,
+  };
+  const named = parsePolicy({ ...TEAMS_POLICY, model: "qwen-small" });
+
+  it("is named on the item page for a record decided by one model, as a cascade's tiers name theirs", () => {
+    expect(tierAnswers(decided, POLICY)).toMatch(/Decided by the endpoint('|&#39;)s own model\./);
+    expect(tierAnswers(decided, named)).toContain("Decided by qwen-small.");
+  });
+
+  it("is named on the decisions page", () => {
+    const filters = { policy: "", route: "", since: "", until: "", batch: "", problems: [] };
+    const body = decisionsBody(
+      { records: [decided], continued: false },
+      filters,
+      new PolicyRegistry([named]),
+    );
+    expect(body).toMatch(/<dt>model<\/dt><dd>qwen-small<\/dd><dt>model SHA-256<\/dt><dd><code>ab12<\/code>/);
   });
 });
