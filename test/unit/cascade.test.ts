@@ -206,6 +206,9 @@ describe("deciding through the tiers", () => {
     expect(table).toContain("below its 80% threshold: passed on");
     expect(table).toContain("2. large");
     expect(table).toContain("below its 70% threshold: to people");
-    expect(tierAnswers({ ...stored, tiers: undefined }, CASCADE)).toBe("");
+    // A record of one model: no table, that model named (issue 43, item 7).
+    expect(tierAnswers({ ...stored, tiers: undefined }, CASCADE)).toBe(
+      '<p class="model">Decided by small.</p>',
+    );
   });
 });
