@@ -2,11 +2,14 @@
  * A blue/green deployment of the real-time endpoint, minute by minute: the new fleet starts (or
  * never passes /ping, and SageMaker's startup health check rolls it back), takes a canary's share
  * of the calls and bakes, then all of them and bakes again; every minute of a bake the rollback
- * alarms are evaluated on the metrics the new fleet and the variant would publish, and one in
- * ALARM rolls the deployment back. The traffic is the expected calls per minute (no noise), and
- * the canary's share of the calls is its share of the capacity (least-outstanding routing would
- * send a refusing fleet more and a slow one less; neither changes which alarm fires).
+ * alarms are evaluated on the metrics the new fleet, the variant and the endpoint prober would
+ * publish, and one in ALARM rolls the deployment back. The canary's share of the calls is its
+ * share of the capacity (least-outstanding routing would send a refusing fleet more and a slow one
+ * less; neither changes which alarm fires). Without a seed every minute has the expected calls;
+ * with one, upstream calls arrive as a Poisson process and each call (the prober's too) reaches
+ * the new fleet with its share's chance, so a few calls a minute leave it uncalled at times.
  */
+import { SeededRandom } from "../../shared/domain/random.ts";
 import { AWS_BEHAVIOUR } from "./aws-behaviour.ts";
 import type { AlarmQuery, DeploymentPlan, MetricSource, RollbackAlarm } from "./template-deployment.ts";
 
@@ -22,12 +25,14 @@ export type NewFleet =
 
 /** The traffic during the deployment. */
 export interface DeploymentTraffic {
-  /** InvokeEndpoint calls per minute (0: a quiet hour). */
+  /** Upstream InvokeEndpoint calls per minute (0: a quiet hour). */
   readonly callsPerMinute: number;
   /** Seconds a call takes on a healthy fleet (ModelLatency). */
   readonly callSeconds: number;
   /** The share of calls a healthy fleet refuses (503 queue_full while saturated). @default 0 */
   readonly refusedShare?: number;
+  /** Draws the calls from this seed (Poisson arrivals, each routed by chance); none: expected values. */
+  readonly seed?: number;
 }
 
 /** How a deployment ended. */
@@ -44,28 +49,83 @@ type Minute = Record<MetricSource, number | undefined> & {
   variantLatencyCalls: number;
 };
 
-/** The metrics of one minute with `share` of the calls on the new fleet. */
-function minuteOf(traffic: DeploymentTraffic, fleet: NewFleet, share: number, baking: boolean): Minute {
-  const calls = traffic.callsPerMinute;
-  const green = calls * share;
-  const blue = calls - green;
-  const background = traffic.refusedShare ?? 0;
-  const greenLatency = traffic.callSeconds * (fleet.kind === "slower" ? fleet.factor : 1);
-  const latencySum = green * greenLatency + blue * traffic.callSeconds;
-  const some = (x: number) => (x > 0 ? x : undefined);
+/** One minute's calls: upstream and the prober's, split between the new fleet and the old. */
+interface Calls {
+  readonly green: number;
+  readonly blue: number;
+  /** Of the new fleet's calls, those refused. */
+  readonly greenRefused: number;
+  readonly probes: number;
+}
+
+/** Draws counts from a seed, or gives their expected values. */
+interface Draw {
+  poisson(mean: number): number;
+  binomial(n: number, p: number): number;
+}
+
+const expected: Draw = { poisson: (mean) => mean, binomial: (n, p) => n * p };
+
+function drawn(seed: number): Draw {
+  const random = new SeededRandom(seed);
   return {
-    greenCalls: some(green),
-    greenRefused: green > 0 ? (fleet.kind === "refusesAll" ? green : green * background) : undefined,
-    greenLatency: green > 0 ? greenLatency : undefined,
-    greenLatencyCalls: green,
-    variantCalls: some(calls),
-    variantLatency: calls > 0 ? latencySum / calls : undefined,
-    variantLatencyCalls: calls,
-    baking: baking ? 1 : 0,
-    endpointFailures: undefined,
+    poisson(mean) {
+      // Knuth's product of uniforms: a few calls a minute at most here.
+      const limit = Math.exp(-mean);
+      let count = 0;
+      for (let product = random.nextFloat(); product > limit; product *= random.nextFloat()) count++;
+      return count;
+    },
+    binomial(n, p) {
+      let count = 0;
+      for (let i = 0; i < n; i++) if (random.nextFloat() < p) count++;
+      return count;
+    },
   };
 }
 
+/** The calls of one minute with `share` of them on the new fleet and `probes` from the prober. */
+function callsOf(
+  traffic: DeploymentTraffic,
+  fleet: NewFleet,
+  share: number,
+  probes: number,
+  draw: Draw,
+): Calls {
+  const upstream = draw.poisson(traffic.callsPerMinute);
+  const upstreamToGreen = draw.binomial(upstream, share);
+  const green = upstreamToGreen + draw.binomial(probes, share);
+  const refusedShare = fleet.kind === "refusesAll" ? 1 : (traffic.refusedShare ?? 0);
+  return {
+    green,
+    blue: upstream + probes - green,
+    greenRefused: refusedShare === 1 ? green : draw.binomial(green, refusedShare),
+    probes,
+  };
+}
+
+/** The metrics of one minute's `calls`. */
+function minuteOf(traffic: DeploymentTraffic, fleet: NewFleet, calls: Calls, baking: boolean): Minute {
+  const { green, blue } = calls;
+  const all = green + blue;
+  const greenLatency = traffic.callSeconds * (fleet.kind === "slower" ? fleet.factor : 1);
+  const latencySum = green * greenLatency + blue * traffic.callSeconds;
+  const some = (x: number) => (x > 0 ? x : undefined);
+  // Every fleet simulated here speaks: the prober hears a reply to each call, a broken fleet's
+  // 503 included (the refusal alarm judges those on the new fleet's own metrics).
+  return {
+    greenCalls: some(green),
+    greenRefused: green > 0 ? calls.greenRefused : undefined,
+    greenLatency: green > 0 ? greenLatency : undefined,
+    greenLatencyCalls: green,
+    variantCalls: some(all),
+    variantLatency: all > 0 ? latencySum / all : undefined,
+    variantLatencyCalls: all,
+    baking: baking ? 1 : 0,
+    endpointFailures: undefined,
+    probeReplies: calls.probes > 0 ? calls.probes : undefined,
+  };
+}
 /** A query's value over its period ending with minute `end` (inclusive). */
 function aggregate(history: readonly Minute[], end: number, query: AlarmQuery): number | undefined {
   const window = history.slice(Math.max(0, end + 1 - query.periodMinutes), end + 1);
@@ -121,11 +181,14 @@ export function simulateDeployment(
   const canaryEnd = start + (plan.canaryShare === undefined ? 0 : Math.ceil(plan.canaryBakeSeconds / 60));
   const end = canaryEnd + Math.ceil(plan.bakeSeconds / 60);
   const canaryTraffic = plan.canaryShare === undefined ? 1 : plan.canaryShare / (1 + plan.canaryShare);
+  const draw = traffic.seed === undefined ? expected : drawn(traffic.seed);
   const history: Minute[] = [];
   for (let minute = 0; minute < end; minute++) {
     const baking = minute >= start;
     const share = minute < start ? 0 : minute < canaryEnd ? canaryTraffic : 1;
-    history.push(minuteOf(traffic, fleet, share, baking));
+    // The prober calls only while the new fleet bakes (the flag it reads, like the follower).
+    const probes = baking ? (plan.prober?.callsPerMinute ?? 0) : 0;
+    history.push(minuteOf(traffic, fleet, callsOf(traffic, fleet, share, probes, draw), baking));
     if (!baking) continue;
     const firing = plan.alarms.find((alarm) => inAlarm(alarm, history, minute));
     if (firing) return { outcome: "rolledBack", atMinute: minute + 1, by: firing.name };

@@ -2,12 +2,15 @@
  * A real-time endpoint's deployment as its template asks for it: blue/green traffic shifting (all
  * at once, or a canary share first and its bake), the final bake, the new instances' startup
  * health check, and the rollback alarms named in its auto-rollback configuration, each read as
- * the deployment simulation evaluates it (`deployment-sim.ts`).
+ * the deployment simulation evaluates it (`deployment-sim.ts`), and the endpoint prober that
+ * calls the new fleet while it bakes (`template-prober.ts`).
  */
 import { GUARDRAIL_MATH } from "../../shared/domain/topology/endpoint.ts";
 import { METRICS } from "../../shared/domain/topology/metrics.ts";
+import { ENDPOINT_PROBER } from "../../shared/domain/topology/prober.ts";
 import { TemplateShapeError } from "./errors.ts";
 import { at, type CfnTemplate, numberAt, type TemplateResource } from "./template.ts";
+import { type ProberShape, readProber } from "./template-prober.ts";
 
 /** What an alarm's metric reads, per minute. */
 export type MetricSource =
@@ -17,7 +20,8 @@ export type MetricSource =
   | "variantCalls"
   | "variantLatency"
   | "baking"
-  | "endpointFailures";
+  | "endpointFailures"
+  | "probeReplies";
 
 /** One metric query of an alarm: what it reads and how it aggregates over its period. */
 export interface AlarmQuery {
@@ -49,6 +53,8 @@ export interface DeploymentPlan {
   /** Seconds a new instance may take to pass /ping before SageMaker gives up (and rolls back). */
   readonly startupSeconds: number;
   readonly alarms: readonly RollbackAlarm[];
+  /** The endpoint prober (`template-prober.ts`), or undefined when the template has none. */
+  readonly prober: ProberShape | undefined;
 }
 
 const FILLED = (v: number | undefined) => v ?? 0;
@@ -58,8 +64,10 @@ const EXPRESSIONS: Record<string, RollbackAlarm["value"]> = {
   [GUARDRAIL_MATH.refusedShare]: (v) => (FILLED(v.calls) > 0 ? FILLED(v.refused) / FILLED(v.calls) : 0),
   [GUARDRAIL_MATH.slowerThanVariant]: (v) =>
     FILLED(v.variant) > 0 ? FILLED(v.green) / FILLED(v.variant) : 0,
+  // The silent alarm of earlier releases: the new fleet's own calls, upstream traffic alone.
   [GUARDRAIL_MATH.silentWhileBaking]: (v) =>
     FILLED(v.baking) > 0 && FILLED(v.calls) - FILLED(v.refused) < 1 ? 1 : 0,
+  [ENDPOINT_PROBER.silentWhileBaking]: (v) => (FILLED(v.baking) > 0 && FILLED(v.replies) < 1 ? 1 : 0),
 };
 
 /** What a metric of the template is, for the simulation. */
@@ -75,6 +83,7 @@ function sourceOf(where: string, metric: Record<string, unknown>): MetricSource 
   if (metric.Namespace === METRICS.namespace) {
     if (name === METRICS.follower.deploymentBaking) return "baking";
     if (name === METRICS.endpointFailures) return "endpointFailures";
+    if (name === ENDPOINT_PROBER.metrics.replies) return "probeReplies";
   }
   throw new TemplateShapeError(
     where,
@@ -212,5 +221,6 @@ export function readDeploymentPlan(template: CfnTemplate): DeploymentPlan {
     bakeSeconds: numberAt(endpoint, `${base}.TerminationWaitInSeconds`, 0),
     startupSeconds: numberAt(variant, "ContainerStartupHealthCheckTimeoutInSeconds", 3600),
     alarms,
+    prober: readProber(template),
   };
 }

@@ -10,7 +10,7 @@ import type { FollowerShape } from "./shape.ts";
 import { at, type CfnTemplate, envNumber, referencedId, referencedIds } from "./template.ts";
 
 /** `rate(1 minute)`, `rate(5 minutes)`, `rate(30 seconds)` in seconds, else undefined. */
-function rateSeconds(expression: unknown): number | undefined {
+export function rateSeconds(expression: unknown): number | undefined {
   const match = /^rate\((\d+) (second|minute|hour)s?\)$/.exec(String(expression));
   if (!match) return undefined;
   return Number(match[1]) * { second: 1, minute: 60, hour: 3600 }[match[2] as "second" | "minute" | "hour"];

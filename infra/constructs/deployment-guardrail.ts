@@ -1,16 +1,19 @@
 /**
- * The alarms a blue/green deployment of the real-time endpoint rolls back on, each on what the
+ * The alarms a blue/green deployment of the real-time endpoint rolls back on. Two read what the
  * new fleet itself shows: SageMaker publishes its metrics with the new endpoint configuration's
- * name (`EndpointConfigName`) once it takes traffic, so these alarms see the new fleet apart from
- * the old. A fleet that refuses nearly every call (503 to everything), one slower than the
- * variant as a whole (old and new together), and, while it bakes (the capacity follower's flag),
- * one that answers no call at all (missing data breaches then, so a quiet hour cannot pass a fleet
- * nobody tried) each roll the deployment back. A fleet that never passes /ping is SageMaker's own
- * to roll back (the variant's startup health check).
+ * name (`EndpointConfigName`) once it takes traffic, so they see the new fleet apart from the old:
+ * a fleet that refuses nearly every call (503 to everything), and one slower than the variant as
+ * a whole (old and new together). The third judges the endpoint prober's calls alone
+ * (`endpoint-prober.ts`, issue 42): while the new fleet bakes (the capacity follower's flag), a
+ * prober that heard no reply, or did not run, for `silentMinutes` rolls it back, so a fleet nobody
+ * tried cannot pass, and the gaps of light upstream traffic (a healthy fleet rolled back in two
+ * runs of three at 1 call a minute when this alarm read the fleet's own calls) cannot fail one. A
+ * fleet that never passes /ping is SageMaker's own to roll back (the startup health check).
  */
 import { Duration } from "aws-cdk-lib";
 import * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
 import type { Construct } from "constructs";
+import { ENDPOINT_PROBER } from "../../shared/domain/topology/prober.ts";
 import { ENDPOINT_DEPLOYMENT, GUARDRAIL_MATH, METRICS } from "../../shared/domain/topology.ts";
 import { type EndpointVariant, endpointMetric } from "./pipeline-metrics.ts";
 
@@ -20,7 +23,7 @@ export interface GuardrailAlarms {
   readonly refusing: cloudwatch.Alarm;
   /** Model latency well above the variant's as a whole, over two five-minute periods. */
   readonly slower: cloudwatch.Alarm;
-  /** Baking, and no call answered for `silentMinutes`. */
+  /** Baking, and no reply to the endpoint prober's calls for `silentMinutes`. */
   readonly silent: cloudwatch.Alarm;
 }
 
@@ -51,6 +54,14 @@ export function guardrailAlarms(
         VariantName: endpoint.variantName,
         EndpointConfigName: configName,
       },
+    });
+  const custom = (service: string, metricName: string, statistic: string) =>
+    new cloudwatch.Metric({
+      namespace: METRICS.namespace,
+      metricName,
+      dimensionsMap: { service },
+      statistic,
+      period: minute,
     });
   const calls = fleet("Invocations", "Sum", minute);
   const refused = fleet("Invocation5XXErrors", "Sum", minute);
@@ -90,26 +101,19 @@ export function guardrailAlarms(
     }),
     silent: alarm("NewFleetSilent", {
       metric: new cloudwatch.MathExpression({
-        expression: GUARDRAIL_MATH.silentWhileBaking,
+        expression: ENDPOINT_PROBER.silentWhileBaking,
         usingMetrics: {
-          calls,
-          refused,
-          baking: new cloudwatch.Metric({
-            namespace: METRICS.namespace,
-            metricName: METRICS.follower.deploymentBaking,
-            dimensionsMap: { service: METRICS.service.capacityFollower },
-            statistic: "Maximum",
-            period: minute,
-          }),
+          baking: custom(METRICS.service.capacityFollower, METRICS.follower.deploymentBaking, "Maximum"),
+          replies: custom(ENDPOINT_PROBER.service, ENDPOINT_PROBER.metrics.replies, "Sum"),
         },
-        label: "baking with no call answered",
+        label: "baking with no reply to the prober",
         period: WINDOWS.silent.period,
       }),
       threshold: 1,
       evaluationPeriods: WINDOWS.silent.periods,
       // Missing data is breaching inside the expression (FILL), only while the follower says it bakes.
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-      alarmDescription: `A deployment's new fleet answered no call for ${d.silentMinutes} minutes of its bake: nobody tried it, so it rolls back (send traffic while deploying)`,
+      alarmDescription: `While a deployment's new fleet baked, the endpoint prober heard no reply for ${d.silentMinutes} minutes (or did not run): nobody could try the fleet, so it rolls back`,
     }),
   };
 }

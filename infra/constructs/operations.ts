@@ -17,6 +17,7 @@ import { Construct } from "constructs";
 import type { DeadLetterSource } from "../../shared/domain/dead-letters.ts";
 import { ENDPOINT_DEADLINE_MS, METRICS, ON_CALL_ALARMS } from "../../shared/domain/topology.ts";
 import { AlarmTopic } from "./alarm-topic.ts";
+import { followerStaleAlarm } from "./capacity-follower.ts";
 import { DeadLetterAlarms } from "./dead-letter-alarms.ts";
 import type { DecisionPipeline } from "./decision-pipeline.ts";
 import { type EndpointHealth, HealthAlarms } from "./health-alarms.ts";
@@ -176,6 +177,8 @@ export class Operations extends Construct {
       this.health.add(guardrail.slower);
       this.health.add(guardrail.silent);
     }
+    // The capacity follower's own heartbeat: scaling would stop without a word if it did.
+    if (props.pipeline.functions.capacityFollower) this.health.add(followerStaleAlarm(this));
     const levels = Object.entries(props.reviewServiceLevels ?? {});
     this.reviewAlarms = Object.fromEntries(
       levels.map(([policyId, minutes], i) => [

@@ -255,12 +255,12 @@ describe("alarms on-call needs", () => {
     ])
       expect(criticalText, what).toContain(`"${what}"`);
     // Warnings of others join through health.add: the operations' model latency, a new fleet
-    // slower or silent during its bake, the Audit function's errors and throttles, and those of
-    // the async lane's submit and result functions.
+    // slower or silent during its bake, the capacity follower's heartbeat, the Audit function's
+    // errors and throttles, and those of the async lane's submit and result functions.
     const warnings = Object.entries(stack.operations.health.signals).filter(
       ([, alarm]) => resources[logicalId(alarm)]!.Properties.AlarmActions === undefined,
     );
-    expect(members.size).toBe(warnings.length + 1 + 2 + 2 + 4);
+    expect(members.size).toBe(warnings.length + 1 + 2 + 1 + 2 + 4);
   });
 
   it("breaches the review service levels when the backlog function stops reporting", () => {

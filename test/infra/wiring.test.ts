@@ -61,7 +61,7 @@ function functionId(name: string): string {
 }
 
 describe("alarms watch metrics the code emits", () => {
-  it("matches every alarm metric of ours to the decide, review-backlog, audit and follower handlers' EMF output", async () => {
+  it("matches every alarm metric of ours to the decide, review-backlog, audit, follower and prober handlers' EMF output", async () => {
     process.env.POWERTOOLS_METRICS_DISABLED = "false";
     const lines: string[] = [];
     vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => {
@@ -146,6 +146,15 @@ describe("alarms watch metrics the code emits", () => {
       secondsPerItem: 1.5,
       clock: Date.now,
     }))(scheduled as never, { functionName: "capacity-follower" } as never);
+    // The endpoint prober's replies while a new fleet bakes (the silent rollback alarm's metric).
+    const { createProbeEndpointHandler } = await import("../../functions/probe-endpoint.ts");
+    await createProbeEndpointHandler(async () => ({
+      fleet: { counts: async () => ({ inService: 2, desired: 2, baking: true }) },
+      endpoint,
+      policy: policies.current("ticket-routing")!,
+      calls: 1,
+      itemIdPrefix: "probe-",
+    }))(scheduled as never, { functionName: "endpoint-prober" } as never);
     await refuseForgedEvents(policies);
     vi.restoreAllMocks();
     const emitted = new Set<string>();

@@ -30,6 +30,13 @@ export const ENDPOINT_PROBER = {
    * reads as the contract asks). The silent alarm reads `replies`.
    */
   metrics: { calls: "ProbeCalls", replies: "ProbeReplies", answers: "ProbeAnswers" },
+  /**
+   * The silent rollback alarm's metric math: `baking` is the capacity follower's flag, `replies`
+   * the prober's. A minute of the bake is silent when the prober heard no reply, or published
+   * nothing (it did not run: a fleet nobody tried still cannot pass); upstream calls count for
+   * nothing here, so their chance gaps cannot roll a healthy fleet back.
+   */
+  silentWhileBaking: "IF(FILL(baking, 0) > 0 AND FILL(replies, 0) < 1, 1, 0)",
   /** The known items' ids: this prefix and the call's number in its run. */
   itemIdPrefix: "deployment-probe-",
 } as const;
