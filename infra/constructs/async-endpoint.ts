@@ -20,8 +20,9 @@ import { NagSuppressions } from "cdk-nag";
 import { Construct } from "constructs";
 import { ASYNC_LANE } from "../../shared/domain/topology.ts";
 import { AsyncEndpointScaling } from "./async-scaling.ts";
+import { endpointLogGroupName, endpointLogRetention } from "./endpoint-log-retention.ts";
 import { endpointNameOf, variantNameOf } from "./endpoint-names.ts";
-import { ecrRepositoryArn, endpointLogGroup, endpointRole } from "./endpoint-role.ts";
+import { ecrRepositoryArn, endpointRole } from "./endpoint-role.ts";
 import { hasInstanceStorage, isGpuInstance } from "./instance-types.ts";
 import { servedModelsEnvironment, type TierModel } from "./tier-models.ts";
 
@@ -73,10 +74,10 @@ export class AsyncDecisionEndpoint extends Construct {
     const image = props.imageUri ?? asset!.imageUri;
     // Named after the variant, as the real-time endpoint is: a new instance type is a new endpoint.
     const name = endpointNameOf(Stack.of(this).stackName, `async-${this.variantName}`);
-    const logs = endpointLogGroup(this, name);
+    const logs = endpointLogRetention(this, name);
     this.role = endpointRole(
       this,
-      { ...props, logGroupName: logs.logGroupName },
+      { ...props, logGroupName: endpointLogGroupName(name) },
       asset ? asset.repository.repositoryArn : ecrRepositoryArn(image),
     );
     const topicsKey = new kms.Key(this, "TopicsKey", {
@@ -104,7 +105,7 @@ export class AsyncDecisionEndpoint extends Construct {
       endpointName: name,
       retainAllVariantProperties: true,
     });
-    // Its log group exists, with its retention, before SageMaker would create one that never expires.
+    // Its log group has its retention before SageMaker logs (SageMaker's own never expires).
     this.endpoint.node.addDependency(logs);
     this.endpointName = name;
     this.endpointArn = this.endpoint.ref;

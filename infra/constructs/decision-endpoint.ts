@@ -26,8 +26,9 @@ import { endpointAdmission } from "../../shared/domain/capacity-plan.ts";
 import { bakingSecondsFor, ENDPOINT_DEPLOYMENT, ON_CALL_ALARMS } from "../../shared/domain/topology.ts";
 import { alarmNameOf } from "./alarm-topic.ts";
 import { type GuardrailAlarms, guardrailAlarms, guardrailWindows } from "./deployment-guardrail.ts";
+import { endpointLogGroupName, endpointLogRetention } from "./endpoint-log-retention.ts";
 import { endpointNameOf, variantNameOf } from "./endpoint-names.ts";
-import { ecrRepositoryArn, endpointLogGroup, endpointRole } from "./endpoint-role.ts";
+import { ecrRepositoryArn, endpointRole } from "./endpoint-role.ts";
 import { EndpointScaling } from "./endpoint-scaling.ts";
 import { hasInstanceStorage, isGpuInstance } from "./instance-types.ts";
 import {
@@ -135,10 +136,10 @@ export class DecisionEndpoint extends Construct {
     // Every other update keeps the endpoint and its variant and retains the instance count that
     // scaling reached, instead of resetting it to the initial count.
     const name = serverless ? undefined : endpointNameOf(Stack.of(this).stackName, this.variantName);
-    const logs = name ? endpointLogGroup(this, name) : undefined;
+    const logs = name ? endpointLogRetention(this, name) : undefined;
     this.role = endpointRole(
       this,
-      { ...props, logGroupName: logs?.logGroupName },
+      { ...props, logGroupName: name ? endpointLogGroupName(name) : undefined },
       asset ? asset.repository.repositoryArn : ecrRepositoryArn(image),
     );
     const model = this.createModel(props, image, gpu, serverless);
@@ -166,7 +167,7 @@ export class DecisionEndpoint extends Construct {
       endpointConfigName: config.attrEndpointConfigName,
       ...(name ? { endpointName: name, retainAllVariantProperties: true } : {}),
     });
-    // Its log group exists, with its retention, before SageMaker would create one that never expires.
+    // Its log group has its retention before SageMaker logs (SageMaker's own never expires).
     if (logs) this.endpoint.node.addDependency(logs);
     this.endpointName = name ?? this.endpoint.attrEndpointName;
     // Ref of AWS::SageMaker::Endpoint is its ARN.

@@ -1,7 +1,7 @@
 /**
  * The decisions table as deployed: on demand, point-in-time recovery, AWS managed encryption,
- * TTL, deletion protection, retained when the stack goes (but not left behind by a failed first
- * create), and the sparse, sharded secondary indexes its schema lists,
+ * TTL, deletion protection, retained whatever the stack does (a failed first create included: its
+ * rollback cannot delete a protected table), and the sparse, sharded secondary indexes its schema lists,
  * each with the projection its readers need. The key schema and the indexes come from one
  * definition (`DECISIONS_TABLE_SCHEMA`), which the local stand-in reads too, so the deployed
  * table and the tested one cannot drift apart.
@@ -52,10 +52,11 @@ export class DecisionsTable extends Construct {
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       encryption: dynamodb.TableEncryption.AWS_MANAGED,
       timeToLiveAttribute: spec.ttlAttribute,
-      // Deleting it takes turning this off first; a failed first create removes it (nothing in
-      // it yet), every later stack deletion or replacement keeps it.
+      // Deleting it takes turning this off first. Protection refuses CloudFormation's delete too,
+      // so the policy is Retain, never RetainExceptOnCreate: a failed first create that tried to
+      // delete it would end ROLLBACK_FAILED; it rolls back keeping this (empty) table instead.
       deletionProtection: true,
-      removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
+      removalPolicy: RemovalPolicy.RETAIN,
     });
     for (const index of spec.indexes)
       this.table.addGlobalSecondaryIndex({

@@ -101,10 +101,11 @@ export class ReviewAccess extends Construct {
         tempPasswordValidity: Duration.days(3),
       },
       accountRecovery: cognito.AccountRecovery.EMAIL_ONLY,
-      // The reviewers' accounts: deleting the pool takes turning this off first; a failed first
-      // create removes it (it has no user yet), every later deletion keeps it.
+      // The reviewers' accounts: deleting the pool takes turning this off first. Protection
+      // refuses CloudFormation's delete too, so the policy is Retain: a failed first create rolls
+      // back keeping this (userless) pool instead of ending ROLLBACK_FAILED.
       deletionProtection: true,
-      removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
+      removalPolicy: RemovalPolicy.RETAIN,
     });
     for (const [name, description] of [
       [REVIEWERS_GROUP, "May claim and label escalated items, and change their own label for a few minutes"],

@@ -41,7 +41,7 @@ describe("DecisionsTable", () => {
     expect(spec.indexes.length).toBeGreaterThan(0);
     expect(decisions.indexNames).toEqual(spec.indexes.map((index) => index.name));
     template.hasResource("AWS::DynamoDB::Table", {
-      DeletionPolicy: "RetainExceptOnCreate",
+      DeletionPolicy: "Retain",
       UpdateReplacePolicy: "Retain",
       Properties: Match.objectLike({
         BillingMode: "PAY_PER_REQUEST",

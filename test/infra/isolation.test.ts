@@ -5,8 +5,9 @@
  * it); reviewers' tokens are short-lived with a refresh route, and the sign-in routes have a
  * throttle of their own; the endpoint role writes only its own log group; no function may list
  * or read the whole bucket or touch object locks; every IAM5 suppression names what it applies
- * to; the table and user pool have deletion protection; the endpoint's log group exists with a
- * retention; and what is retained is not left behind by a failed first create.
+ * to; the table and user pool have deletion protection; the endpoint's log group gets a
+ * retention before the endpoint exists; and what is retained is not left behind by a failed first
+ * create, except the protected table and pool (test/infra/deploy-day-moto.test.ts plays it).
  */
 import { Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -104,11 +105,20 @@ describe("sign-in", () => {
 });
 
 describe("least privilege", () => {
-  it("lets each endpoint write only its own log group, which exists with a retention before the endpoint", () => {
+  it("lets each endpoint write only its own log group, whose retention is set before the endpoint", () => {
     const endpoints = ofType("AWS::SageMaker::Endpoint");
     expect(endpoints.length).toBe(2);
+    // SageMaker creates the group: the stack sets its retention (creating it only if absent).
+    expect(
+      ofType("AWS::Logs::LogGroup").filter(([, g]) =>
+        String(g.Properties.LogGroupName).startsWith("/aws/sagemaker/"),
+      ),
+    ).toEqual([]);
+    // The CDK's retention function, on the project's runtime rather than the newest one.
+    const provider = ofType("AWS::Lambda::Function").filter(([id]) => id.startsWith("LogRetention"));
+    expect(provider.map(([, f]) => f.Properties.Runtime)).toEqual(["nodejs22.x"]);
     for (const [endpointId, endpoint] of endpoints) {
-      const [logsId, group] = ofType("AWS::Logs::LogGroup").find(
+      const [logsId, group] = ofType("Custom::LogRetention").find(
         ([, g]) =>
           g.Properties.LogGroupName === `/aws/sagemaker/Endpoints/${endpoint.Properties.EndpointName}`,
       )!;
@@ -158,22 +168,24 @@ describe("least privilege", () => {
 });
 
 describe("what stays and what goes", () => {
-  it("protects the table and the user pool from deletion, and retains the stateful resources except on a failed first create", () => {
-    expect(ofType("AWS::DynamoDB::Table")[0]![1].Properties.DeletionProtectionEnabled).toBe(true);
-    expect(ofType("AWS::Cognito::UserPool")[0]![1].Properties.DeletionProtection).toBe("ACTIVE");
-    const retained = [
-      ...ofType("AWS::DynamoDB::Table"),
-      ...ofType("AWS::Cognito::UserPool"),
-      ...ofType("AWS::S3::Bucket"),
-      ...ofType("AWS::KMS::Key"),
-    ];
-    // The table, the pool, the two buckets, the alarms' key, and the storage keys of both
-    // endpoints and the async lane's topics key.
-    expect(retained.length).toBe(8);
+  it("protects the table and the user pool from deletion and always retains them; the other stateful resources except on a failed first create", () => {
+    const protectedOnes = [...ofType("AWS::DynamoDB::Table"), ...ofType("AWS::Cognito::UserPool")];
+    expect(protectedOnes[0]![1].Properties.DeletionProtectionEnabled).toBe(true);
+    expect(protectedOnes[1]![1].Properties.DeletionProtection).toBe("ACTIVE");
+    // Protection refuses CloudFormation's delete as well: a rollback must not try it.
+    for (const [id, r] of protectedOnes) {
+      expect(r.DeletionPolicy, id).toBe("Retain");
+      expect(r.UpdateReplacePolicy, id).toBe("Retain");
+    }
+    const retained = [...ofType("AWS::S3::Bucket"), ...ofType("AWS::KMS::Key")];
+    // The two buckets, the alarms' key, and the storage keys of both endpoints and the async
+    // lane's topics key.
+    expect(retained.length).toBe(6);
     for (const [id, r] of retained) {
       expect(r.DeletionPolicy, id).toBe("RetainExceptOnCreate");
       expect(r.UpdateReplacePolicy, id).toBe("Retain");
     }
-    expect(Object.values(resources).some((r) => r.DeletionPolicy === "Retain")).toBe(false);
+    const kept = Object.entries(resources).filter(([, r]) => r.DeletionPolicy === "Retain");
+    expect(kept.map(([id]) => id).sort()).toEqual(protectedOnes.map(([id]) => id).sort());
   });
 });
