@@ -70,8 +70,8 @@ export async function planFromLabels(options: PlanOptions): Promise<Planned> {
   const table = options.table!;
   const store = decisionStore(table, awsOptions(options.aws));
   const labelled = await reviewedLabels(store, policy, policy.calibratedAt);
-  const plan = planLabels(policy, labelled.rows, options.goal);
   const now = systemClock();
+  const plan = planLabels(policy, labelled.rows, options.goal, await frameOf(store, policy, now));
   const supply = { perDay: 0, auditPerDay: 0, capped: false };
   const day = { since: new Date(now.getTime() - DAY_MS).toISOString(), until: now.toISOString() };
   for await (const r of everyDecision(store, { ...day, policyId: policy.id, policyIds: [policy.id] })) {
@@ -85,8 +85,9 @@ export async function planFromLabels(options: PlanOptions): Promise<Planned> {
     supply.perDay++;
     supply.auditPerDay += r.auditInclusionProbability ?? policy.auditSampleRate;
   }
+  // Out of reach at this volume: no sample of the frame can give the certificate, so none is drawn.
   const requested =
-    options.request === undefined
+    options.request === undefined || plan.frame?.outOfReach
       ? undefined
       : await requestCertification(
           { store, now: systemClock },
@@ -95,7 +96,41 @@ export async function planFromLabels(options: PlanOptions): Promise<Planned> {
   return { policy, plan, where: `the table ${table}`, supply, ...(requested ? { requested } : {}), options };
 }
 
+/**
+ * The calibrated top probability of each decision of the version so far whose top option may be
+ * automated: what a certification sample can draw from, at any threshold.
+ */
+async function frameOf(
+  store: ReturnType<typeof decisionStore>,
+  policy: Policy,
+  now: Date,
+): Promise<number[]> {
+  const frame: number[] = [];
+  const window = { since: "1970-01-01T00:00:00.000Z", until: now.toISOString() };
+  for await (const r of everyDecision(store, { ...window, policyId: policy.id, policyIds: [policy.id] }))
+    if (r.policyVersion === policy.version && r.topProbability !== undefined && chosenAutomatable(r, policy))
+      frame.push(r.topProbability);
+  return frame;
+}
+
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+
+/** "out of reach at this volume: ..." when the labels needed exceed the decisions there are. */
+function reachLines(planned: Planned): string[] {
+  const { plan, policy, options } = planned;
+  if (!plan.frame?.outOfReach) return [];
+  const o = plan.observed;
+  const rate = o
+    ? `the observed rate is ${pct(o.rate)} (${o.errors} wrong of ${o.units} automatable labels at or above ${plan.threshold})`
+    : "no rate is observed yet";
+  const needed =
+    plan.needed === null
+      ? "no number of labels would do"
+      : `about ${plan.needed.toLocaleString("en-US")} labels of automated decisions are needed`;
+  return [
+    `  out of reach at this volume: ${needed}, and ${policy.id}@${policy.version} has made ${plan.frame.decisions.toLocaleString("en-US")} decisions at or above ${plan.threshold} whose option may be automated; ${rate}. Wait for more decisions, or aim at a higher target than ${pct(plan.maxError)}${options.request !== undefined ? "; no sample was drawn" : ""}`,
+  ];
+}
 
 /** The plan in lines, the request command it suggests, and the sample when one was drawn. */
 export function printPlan(planned: Planned): Printed {
@@ -128,11 +163,12 @@ export function printPlan(planned: Planned): Printed {
         ? "  still needed: none: the labels held should give the certificate; propose it"
         : `  still needed: about ${plan.remaining}${days}`,
     );
-    if (!requested && supply && plan.remaining > 0)
+    if (!requested && supply && plan.remaining > 0 && !plan.frame?.outOfReach)
       lines.push(
         `  ask reviewers for them now: npx decide calibrate --plan --policy ${policy.id} --max-auto-error ${plan.maxError} --confidence ${plan.confidence} --request ${plan.remaining}`,
       );
   }
+  lines.push(...reachLines(planned));
   if (requested) lines.push(...requestedLines(requested, options.order));
   return { lines, exitCode: 0 };
 }
@@ -143,8 +179,8 @@ function requestedLines(r: CertificationRequested, order: QueueOrder): string[] 
   const chance = rates.length === 0 ? "0%" : low === high ? pct(low) : `${pct(low)} to ${pct(high)}`;
   const bands = r.frame.rates.length;
   return [
-    `certification sample ${r.frame.sample}: ${r.queued + r.marked + r.skipped} drawn from ${r.population} decisions at or above ${r.frame.minProbability} (${counted(bands, "band")}, chance ${chance}${bands > 1 ? " each" : ""})`,
-    `  ${r.queued} automated ones put into the review queue${order === "first" ? ", first" : ""} (their actions stand), ${r.marked} already waiting or labelled marked, ${r.skipped} left out (action still being applied)`,
+    `certification sample ${r.frame.sample}: ${r.queued + r.marked + r.skipped} drawn from ${r.population} decisions at or above ${r.frame.minProbability} never chosen for a label (${counted(bands, "band")}, chance ${chance}${bands > 1 ? " each" : ""}); ${r.chosenBefore} already chosen (escalated, audited or drawn before: waiting or labelled) not drawn again`,
+    `  ${r.queued} automated ones put into the review queue${order === "first" ? ", first" : ""} (their actions stand), ${r.skipped} left out (action still being applied)`,
     '  reviewers see them marked "certification sample"; once labelled: npx decide calibrate --from-table ... --propose --max-auto-error ...',
   ];
 }

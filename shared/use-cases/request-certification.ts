@@ -3,10 +3,11 @@
  * N`): a certification sample of the current version's decisions, drawn evenly across confidence
  * bands from those whose top option may be automated and whose confidence is at least the plan's
  * threshold (`shared/domain/calibration/certification-draw.ts`), put into the review queue. Each
- * drawn record keeps the frame, its band and its chance, so a certificate can weight its label. An
- * automated decision joins the queue without its action being undone (actioned → waiting for a
- * label); one already waiting or labelled is only marked; one whose action is still being applied
- * is left out and counted. The queue serves them by when they joined it: now, or, with `first`,
+ * drawn record keeps the frame, its band and its chance, so a certificate can weight its label. It
+ * draws only decisions never chosen for a label (not escalated, audited, or drawn by an earlier
+ * sample: those count already), and says how many it left out. An automated decision joins the
+ * queue without its action being undone (actioned → waiting for a label); one whose action is
+ * still being applied is left out and counted. The queue serves them by when they joined it: now, or, with `first`,
  * just before the oldest item waiting, so that they come first while the backlog reads (almost)
  * no older.
  */
@@ -36,13 +37,18 @@ export interface CertificationRequest {
 /** What happened. */
 export interface CertificationRequested {
   readonly frame: CertificationFrame;
-  /** Decisions in the frame. */
+  /** Decisions in the frame not chosen for a label before: what the draw chose from. */
   readonly population: number;
   /** Drawn and put into the queue (automated ones), drawn and only marked (already waiting or labelled). */
   readonly queued: number;
   readonly marked: number;
   /** Drawn while their action was still being applied: left out. */
   readonly skipped: number;
+  /**
+   * Decisions at or above the frame's minimum already chosen for a label before (escalated, audit
+   * or earlier certification samples, waiting or labelled): not drawn again, as they count already.
+   */
+  readonly chosenBefore: number;
 }
 
 /** Draws the sample and puts it into the review queue. */
@@ -59,9 +65,14 @@ export async function requestCertification(
     policyId: policy.id,
     policyIds: [policy.id],
   };
+  let chosenBefore = 0;
+  const minProbability = Math.max(request.minProbability, policy.autoThreshold);
   for await (const r of everyDecision(deps.store, window))
-    if (r.policyVersion === policy.version && r.route !== undefined && r.topProbability !== undefined)
-      members.push(r);
+    if (r.policyVersion === policy.version && r.route !== undefined && r.topProbability !== undefined) {
+      // Only decisions never chosen for a label: a new sample never spends itself on labels held.
+      if (!chosenForLabel(r)) members.push(r);
+      else if (chosenAutomatable(r, policy) && r.topProbability >= minProbability) chosenBefore++;
+    }
   const sample = `cert-${now.replace(/[^0-9]/g, "").slice(0, 14)}-${createHash("sha256").update(`${policy.id}@${policy.version}|${now}`).digest("hex").slice(0, 8)}`;
   const { frame, drawn } = drawCertificationSample(
     members.map((r) => ({
@@ -74,7 +85,7 @@ export async function requestCertification(
     request.size,
     // Below the version's threshold every decision is escalated already, labelled at chance 1:
     // drawing there would spend the sample on labels the queue gives anyway.
-    { sample, drawnAt: now, minProbability: Math.max(request.minProbability, policy.autoThreshold) },
+    { sample, drawnAt: now, minProbability },
   );
   // First: a millisecond before the oldest item waiting, so the backlog's age barely moves.
   const oldest =
@@ -98,7 +109,18 @@ export async function requestCertification(
     queued,
     marked,
     skipped,
+    chosenBefore,
   };
+}
+
+/**
+ * Whether `r` was chosen for a label already (waiting, labelled, or drawn by an earlier sample).
+ * Leaving it out of the new draw keeps each decision's chance of a label right: its chance by the
+ * earlier choice, else the new draw's rate among the decisions not chosen (`label-selection.ts`
+ * combines them as 1 − (1 − one)(1 − other), the same figure).
+ */
+function chosenForLabel(r: DecisionRecord): boolean {
+  return r.certification !== undefined || r.status === "pending_review" || r.status === "reviewed";
 }
 
 /** Decisions of `members` inside `frame`. */

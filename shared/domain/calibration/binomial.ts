@@ -60,28 +60,65 @@ function normalQuantile(p: number): number {
 /** Beyond this many expected errors the bound is computed from the normal approximation. */
 const EXACT_ERRORS = 100;
 
+/** Segment starts in a row that must pass before the search stops (the bound there falls with k). */
+const SETTLED = 25;
+
 /**
- * Fewest trials for which `rate` observed errors (rounded) would give an upper bound below
- * `target`; undefined when the rate is not below the target (no number of trials is enough).
- * Exact while the expected errors stay under 100; beyond, the normal approximation (then an
- * "about" figure, as it is used).
+ * Fewest trials n from which every larger n gives an upper bound below `target` when `rate`
+ * errors are observed (rounded: round(rate · n)); undefined when the rate is not below the target
+ * (no number of trials is enough). Passing is not monotone in n: each time the rounded error
+ * count steps up, the bound jumps up. Within a stretch of equal rounded errors the bound only
+ * falls as n grows, so only each stretch's first n can fail after an earlier pass: the search
+ * walks the stretches in order, and stops once 25 stretch starts in a row pass (the bound at a
+ * stretch start falls with the error count). Exact while the expected errors stay under 100;
+ * beyond, the normal approximation (then an "about" figure, as it is used).
  */
 export function trialsNeeded(rate: number, target: number, confidence: number): number | undefined {
   if (!(rate < target)) return undefined;
-  const passes = (n: number) => clopperPearsonUpper(Math.round(rate * n), n, confidence) < target;
-  let hi = 1;
-  while (!passes(hi)) {
-    hi *= 2;
-    if (hi * rate > EXACT_ERRORS) {
+  // The exact bound is under the target exactly when the target's tail is under 1 − confidence.
+  const passes = (n: number) => binomialCdf(Math.round(rate * n), n, target) < 1 - confidence;
+  // The first n (≥ `from`, ≤ `to`) that passes, the bound falling over the range; undefined if none.
+  const firstPass = (from: number, to: number): number | undefined => {
+    let hi = from;
+    while (!passes(hi)) {
+      if (hi >= to) return undefined;
+      hi = Math.min(to, hi * 2);
+    }
+    let lo = from - 1;
+    while (hi - lo > 1) {
+      const mid = Math.floor((lo + hi) / 2);
+      if (passes(mid)) hi = mid;
+      else lo = mid;
+    }
+    return hi;
+  };
+  // The first n whose rounded error count is k.
+  const startOf = (k: number) => {
+    if (k === 0) return 1;
+    let n = Math.max(1, Math.ceil((k - 0.5) / rate));
+    while (Math.round(rate * n) < k) n++;
+    while (n > 1 && Math.round(rate * (n - 1)) >= k) n--;
+    return n;
+  };
+  let found: number | undefined;
+  let settled = 0;
+  for (let k = 0; settled < SETTLED; k++) {
+    if (k > EXACT_ERRORS) {
+      if (found !== undefined) return found;
       const z = normalQuantile(confidence);
       return Math.ceil((z * z * rate * (1 - rate)) / (target - rate) ** 2);
     }
+    const from = startOf(k);
+    const to = rate === 0 ? Number.POSITIVE_INFINITY : startOf(k + 1) - 1;
+    if (to < from) continue;
+    if (passes(from)) {
+      found ??= from;
+      settled++;
+    } else {
+      found = firstPass(from, to);
+      settled = 0;
+    }
+    if (rate === 0) return found;
   }
-  let lo = Math.floor(hi / 2);
-  while (hi - lo > 1) {
-    const mid = Math.floor((lo + hi) / 2);
-    if (passes(mid)) hi = mid;
-    else lo = mid;
-  }
-  return hi;
+  return found;
 }

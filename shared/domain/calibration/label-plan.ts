@@ -35,6 +35,12 @@ export interface LabelPlan extends CertificateGoal {
   };
   /** Evenly drawn labels still to get (null: none would do). */
   readonly remaining: number | null;
+  /**
+   * With the version's decisions given: how many are at or above the threshold (what a
+   * certification sample can draw from), and whether the labels needed exceed them (out of reach
+   * at this volume: no sample of this frame can give the certificate).
+   */
+  readonly frame?: { readonly decisions: number; readonly outOfReach: boolean };
 }
 
 /** The observed rate at one threshold: the weighted share of wrong units. */
@@ -53,15 +59,22 @@ function worthOf(u: UnitsAt): number {
  * The plan for `goal` from the labels held (`rows`, under the policy's own map): the threshold
  * among those with at least 10 labelled automatable units where the fewest evenly drawn labels
  * are still to get at the observed rate (the lower one on a tie; the policy's own threshold when
- * the labels show nothing yet), that count, and what the labels held are worth toward it.
+ * the labels show nothing yet), that count, and what the labels held are worth toward it. With
+ * `frame` (the calibrated top probability of each of the version's decisions whose top option may
+ * be automated), a threshold whose labels needed exceed its decisions is out of reach: one within
+ * reach is preferred, and the plan says when none is.
  */
 export function planLabels(
   policy: Policy,
   rows: readonly LabelledLogits[],
   goal: CertificateGoal,
+  frame?: readonly number[],
 ): LabelPlan {
   const zeroErrors = zeroErrorLabels(goal);
   const at = unitsAtGrid(certifiedItems(policy, rows, mapOf(policy)), CERTIFICATE_GRID);
+  const decisionsAt = (t: number) => frame?.filter((p) => p >= t).length;
+  const reach = (t: number, needed: number | null) =>
+    needed !== null && (frame === undefined || needed <= decisionsAt(t)!);
   let best: { u: UnitsAt; needed: number | null; remaining: number } | undefined;
   for (const u of at.filter((x) => x.automated >= 10)) {
     const rate = rateOf(u);
@@ -70,9 +83,13 @@ export function planLabels(
       best ??= { u, needed, remaining: Number.POSITIVE_INFINITY };
       continue;
     }
-    // Fewest still to get; on a tie the lower threshold (it automates more).
+    // Within reach first; then fewest still to get; on a tie the lower threshold (it automates more).
     const remaining = Math.max(0, needed - worthOf(u));
-    if (!best || remaining <= best.remaining) best = { u, needed, remaining };
+    const better =
+      !best ||
+      (reach(u.threshold, needed) && !reach(best.u.threshold, best.needed)) ||
+      (reach(u.threshold, needed) === reach(best.u.threshold, best.needed) && remaining <= best.remaining);
+    if (better) best = { u, needed, remaining };
   }
   const fallback = at.find((u) => u.threshold <= policy.autoThreshold) ?? at.at(-1)!;
   const chosen = best ?? { u: fallback, needed: zeroErrors };
@@ -86,5 +103,13 @@ export function planLabels(
     needed: chosen.needed,
     held: { labels: rows.length, automatable: u.automated, kinds: u.kinds, worth },
     remaining: chosen.needed === null ? null : Math.max(0, chosen.needed - worth),
+    ...(frame
+      ? {
+          frame: {
+            decisions: decisionsAt(u.threshold)!,
+            outOfReach: !reach(u.threshold, chosen.needed),
+          },
+        }
+      : {}),
   };
 }
