@@ -109,20 +109,10 @@ export async function reviewedLabels(
     if (lastDraw !== undefined && record.createdAt > lastDraw) continue;
     rows.push(rowOf(record, answer.rawLogits, label));
   }
-  // Drawn by `until` and not labelled by then: waiting still, or labelled only after it.
-  const labelledBy = new Set(records.map((r) => r.itemId));
-  const unlabelled = new Map(
-    [...pending, ...read]
-      .filter((r) => !labelledBy.has(r.itemId) && r.certification !== undefined)
-      .filter((r) => until === undefined || r.certification!.drawnAt <= until)
-      .map((r) => [r.itemId, r]),
-  );
-  const missing = [...unlabelled.values()]
-    .sort((a, b) => (decidedOrder(a) < decidedOrder(b) ? -1 : 1))
-    .flatMap((r) => {
-      const logits = first(r).rawLogits;
-      return logits?.length === ids.length ? [rowOf(r, logits, UNLABELLED)] : [];
-    });
+  const missing = missingOf([...pending, ...read], records, until).flatMap((r) => {
+    const logits = first(r).rawLogits;
+    return logits?.length === ids.length ? [rowOf(r, logits, UNLABELLED)] : [];
+  });
   const masses = records
     .map((r) => ({ r, answer: first(r) }))
     .filter(({ r, answer }) => typeof answer.allowedTokenMass === "number" && ids.includes(r.label ?? ""))
@@ -137,6 +127,25 @@ export async function reviewedLabels(
   for (const r of pending) waiting[selectionOf(r, policy, frames).kind as keyof typeof waiting]++;
   const agreement = reviewerAgreement([...records, ...disputed]);
   return { rows, problems, agreement, masses, frames, floor, missing, waiting };
+}
+
+/**
+ * The decisions drawn for a certification sample by `until` and not labelled by then (waiting
+ * still, or labelled only after it), each once, in the order they were decided.
+ */
+function missingOf(
+  candidates: readonly DecisionRecord[],
+  labelled: readonly DecisionRecord[],
+  until: string | undefined,
+): DecisionRecord[] {
+  const labelledBy = new Set(labelled.map((r) => r.itemId));
+  const drawn = new Map(
+    candidates
+      .filter((r) => !labelledBy.has(r.itemId) && r.certification !== undefined)
+      .filter((r) => until === undefined || (r.certification?.drawnAt ?? "") <= until)
+      .map((r) => [r.itemId, r]),
+  );
+  return [...drawn.values()].sort((a, b) => (decidedOrder(a) < decidedOrder(b) ? -1 : 1));
 }
 
 /** A record's group of near-duplicates: a reviewer's, else the item's `metadata.group`, else itself. */

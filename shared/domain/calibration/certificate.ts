@@ -50,6 +50,7 @@ export interface CertificateResult extends CertificateGoal {
   readonly evidence?: BoundEvidence;
   /** Labelled items at or above the threshold by how they came to be labelled. */
   readonly kinds?: KindCounts;
+  /** Items it rests on: the labelled ones and the drawn ones not labelled ({@link unlabelled}). */
   readonly labels: number;
   /**
    * Items drawn for a label (certification samples) and not labelled by the time it was made:
@@ -104,7 +105,7 @@ export function certifyThreshold(
   const unlabelled = items.filter((i) => i.unlabelled).length;
   const base = {
     ...goal,
-    labels: items.length - unlabelled,
+    labels: items.length,
     ...(unlabelled > 0 ? { unlabelled } : {}),
     minAutomated: zeroErrorLabels(goal),
   };
@@ -213,7 +214,7 @@ export function certificateSentence(result: CertificateResult): string {
     const from = kinds && !/^\d+ from a file$/.test(kinds) ? `; labels: ${kinds}` : "";
     return `auto threshold ${result.threshold}: ${target} (observed ${result.errors} of ${result.automated} automated, coverage ${pct(result.coverage)}${from}${missing})`;
   }
-  const head = `no certificate: applying this sends every item to people (no auto threshold keeps ${target} on these ${result.labels} labels${missing})`;
+  const head = `no certificate: applying this sends every item to people (no auto threshold keeps ${target} on these ${result.labels - (result.unlabelled ?? 0)} labels${missing})`;
   const at = result.labelsNeeded;
   if (!at) return `${head}: no labelled item's top option may be automated`;
   const observed = `${pct(at.errors / at.automated)}: ${at.errors} of ${at.automated} automated at ${at.threshold}`;
