@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { adviceFor } from "../../cli/advice.ts";
 import { type Planned, printPlan } from "../../cli/calibrate-plan.ts";
+import { openApiDocument } from "../../endpoint/openapi/openapi.ts";
 import { LiveSummary, summaryText } from "../../infra/local/local-summary.ts";
 import { FsObjectStore } from "../../shared/adapters/fs-object-store.ts";
 import { InMemoryBatchStore } from "../../shared/adapters/in-memory-batch-store.ts";
@@ -224,5 +225,22 @@ describe("which model decided", () => {
       new PolicyRegistry([named]),
     );
     expect(body).toMatch(/<dt>model<\/dt><dd>qwen-small<\/dd><dt>model SHA-256<\/dt><dd><code>ab12<\/code>/);
+  });
+});
+
+describe("the OpenAPI document", () => {
+  const doc = openApiDocument("0.0.0") as {
+    info: { license?: { name: string } };
+    paths: Record<string, Record<string, { operationId?: string; security?: unknown[] }>>;
+  };
+  const operations = Object.values(doc.paths).flatMap((ops) => Object.values(ops));
+
+  it("gives every operation an id of its own and says what security it needs (none), as a linter's recommended rules ask", () => {
+    expect(operations.length).toBeGreaterThan(5);
+    const ids = operations.map((op) => op.operationId);
+    expect(ids.every((id) => typeof id === "string" && /^[a-z][A-Za-z]+$/.test(id))).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(operations.every((op) => Array.isArray(op.security))).toBe(true);
+    expect(doc.info.license?.name).toBe("MIT");
   });
 });
