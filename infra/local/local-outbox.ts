@@ -48,11 +48,7 @@ export async function publishLeftovers(
       sent += outcome.sent.length;
       if (outcome.leaseHeld) waiting.push(record);
       // Decided by an earlier run (this run's own are on their way), announced, its effect not applied.
-      if (
-        record.createdAt < startedAt &&
-        awaitsEffect(record) &&
-        !(await newerDecision(record, shared.store))
-      ) {
+      if (record.createdAt < startedAt && awaitsEffect(record) && !(await newerDecision(record, shared))) {
         await shared.publisher.publish([eventFor(record)]);
         sent++;
       }

@@ -38,7 +38,7 @@ export async function applyDecision(
 ): Promise<ApplyOutcome> {
   if (detail.route !== "auto") return "not_automatic";
   const record = await verifiedRecord(detail, "auto", deps);
-  if (await newerDecision(record, deps.store)) return "superseded";
+  if (await newerDecision(record, deps)) return "superseded";
   const chosen = record.chosen!;
   const applied = await deps.store.transition(
     record,
@@ -52,7 +52,7 @@ export async function applyDecision(
     },
   );
   // A newer version decided while this one was applied: its decision stands, this one stays unannounced.
-  if (applied && (await newerDecision(record, deps.store))) return "superseded";
+  if (applied && (await newerDecision(record, deps))) return "superseded";
   // Already actioned (a redelivered event): announce it only if that announcement failed.
   const actioned = applied ? undefined : await deps.store.get(record);
   if (!applied && (actioned?.status !== "actioned" || actioned.actionEventPublished !== false))

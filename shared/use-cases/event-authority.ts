@@ -98,19 +98,24 @@ function holdsDecision(record: DecisionRecord): boolean {
 
 /**
  * The decision of a newer policy version of the same item and policy, if one exists: then
- * nothing of `key`'s version may be applied or announced any more. Reads the item's latest
- * record, and only when that one holds no decision (a rejection) the versions between.
+ * nothing of `key`'s version may be applied or announced any more. Reads the record of each
+ * version newer than `key`'s that could have decided it (the registry's, candidates aside),
+ * newest first, with GetItem alone (what every target may do): none while no newer version exists.
  */
 export async function newerDecision(
   key: RecordKey,
-  store: Pick<DecisionStore, "get" | "latest">,
+  deps: { store: Pick<DecisionStore, "get">; policies: PolicyRegistry },
 ): Promise<DecisionRecord | undefined> {
-  const latest = await store.latest(key.itemId, key.policyId);
-  if (!latest || latest.policyVersion <= key.policyVersion) return undefined;
-  if (holdsDecision(latest)) return latest;
-  for (let version = latest.policyVersion - 1; version > key.policyVersion; version--) {
-    const between = await store.get({ itemId: key.itemId, policyId: key.policyId, policyVersion: version });
-    if (between && holdsDecision(between)) return between;
+  const current = deps.policies.current(key.policyId)?.version ?? 0;
+  for (let version = current; version > key.policyVersion; version--) {
+    const policy = deps.policies.version(key.policyId, version);
+    if (!policy || policy.candidate) continue;
+    const newer = await deps.store.get({
+      itemId: key.itemId,
+      policyId: key.policyId,
+      policyVersion: version,
+    });
+    if (newer && holdsDecision(newer)) return newer;
   }
   return undefined;
 }

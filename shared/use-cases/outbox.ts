@@ -51,7 +51,7 @@ export async function sendOwedEvents(
 ): Promise<{ sent: OwedEvent[]; leaseHeld: boolean }> {
   const sent: OwedEvent[] = [];
   const owed = owedEvents(record);
-  if (owed.length > 0 && (await newerDecision(record, deps.store))) return { sent, leaseHeld: false };
+  if (owed.length > 0 && (await newerDecision(record, deps))) return { sent, leaseHeld: false };
   for (const event of owed) {
     if (event === "Decision Made" || event === "Decision Rejected") {
       if (!(await ensurePublished(record, deps))) return { sent, leaseHeld: true };

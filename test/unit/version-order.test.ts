@@ -86,7 +86,7 @@ describe("an older version's event after a newer version decided the item", () =
     await store.create(v1);
     await store.create(decided(2, "remove", "human"));
     await store.create({ ...decided(3, "allow"), status: "rejected", route: undefined });
-    expect((await newerDecision(v1, store))?.policyVersion).toBe(2);
+    expect((await newerDecision(v1, { store, policies }))?.policyVersion).toBe(2);
     expect(await applyDecision(genuine(v1), deps())).toBe("superseded");
     expect(actioned()).toEqual([]);
   });
@@ -97,6 +97,16 @@ describe("an older version's event after a newer version decided the item", () =
     await store.create({ ...decided(2, "allow"), status: "rejected", route: undefined });
     expect(await applyDecision(genuine(v1), deps())).toBe("actioned");
     expect(actioned()).toEqual(["content-moderation:allow@v1"]);
+  });
+
+  it("finds the newer decision with GetItem alone: the auto-action's role may not Query the table", async () => {
+    const v1 = decided(1, "allow");
+    await store.create(v1);
+    await store.create(decided(2, "restrict"));
+    store.latest = async () => {
+      throw new Error("AccessDeniedException: dynamodb:Query is not granted to the auto-action");
+    };
+    expect(await applyDecision(genuine(v1), deps())).toBe("superseded");
   });
 
   it("is not announced when the newer version is decided while the older one is being applied", async () => {
