@@ -12,12 +12,12 @@
  *   settled: `AsyncOldestOpenObjectAgeSeconds`, which the lane's functions publish by lane) older
  *   than the hold-back's budget (the TTL over the sizing margin), a live one (`-c
  *   endpointMode=async`) older than `intakeOpenObjectMinutes`;
+ * - the notifications queue's oldest message past two visibility timeouts (one failed try waits
+ *   out one): the result function is not settling objects;
  * - under `-c endpointMode=async`, the intake queue's own oldest message (the decide function's
  *   metric the Operations alarm also reads does not exist there);
- * and as health signals (the composite): the notifications queue's oldest message (two
- * visibility timeouts: one failed try waits out one), the submit and result functions' errors
- * and throttles. The notifications' dead-letter queue has the alarms every dead-letter source has
- * (`operations.ts`).
+ * and the submit and result functions' errors and throttles as health signals (the composite).
+ * The notifications' dead-letter queue has the alarms every dead-letter source has (`operations.ts`).
  */
 import { Duration } from "aws-cdk-lib";
 import * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
@@ -54,6 +54,8 @@ export class AsyncLaneAlarms extends Construct {
   public readonly expiredRequests: cloudwatch.Alarm;
   /** The oldest open object's age, by the lanes the endpoint serves. */
   public readonly oldestOpenObject: Partial<Record<AsyncSource, cloudwatch.Alarm>>;
+  /** The notifications queue's oldest message: the result function is not settling objects. */
+  public readonly notificationsAge: cloudwatch.Alarm;
   /** The live intake's own queue age (`-c endpointMode=async` only). */
   public readonly intakeQueueAge: cloudwatch.Alarm | undefined;
 
@@ -116,16 +118,14 @@ export class AsyncLaneAlarms extends Construct {
           description: `Live items have waited ${ON_CALL_ALARMS.oldestMessageMinutes.intake} minutes on the intake queue before the submit step handed them to the async endpoint`,
         })
       : undefined;
-    operations.health.add(
-      thresholdAlarm(this, "NotificationsQueueAge", {
-        metric: lane.notifications.metricApproximateAgeOfOldestMessage({
-          period: Duration.minutes(5),
-          statistic: "Maximum",
-        }),
-        threshold: 2 * ASYNC_RESULTS_VISIBILITY_SECONDS,
-        description: `A notification of the async endpoint has waited ${(2 * ASYNC_RESULTS_VISIBILITY_SECONDS) / 60} minutes (two visibility timeouts) for the result function: its object's items are not being settled`,
+    this.notificationsAge = notify("NotificationsQueueAge", {
+      metric: lane.notifications.metricApproximateAgeOfOldestMessage({
+        period: Duration.minutes(5),
+        statistic: "Maximum",
       }),
-    );
+      threshold: 2 * ASYNC_RESULTS_VISIBILITY_SECONDS,
+      description: `A notification of the async endpoint has waited ${(2 * ASYNC_RESULTS_VISIBILITY_SECONDS) / 60} minutes (two visibility timeouts: one failed try waits out one) for the result function: its object's items are not being settled`,
+    });
     for (const [name, fn] of [
       ["AsyncSubmit", lane.submitFunction],
       ["AsyncResults", lane.resultsFunction],

@@ -248,12 +248,13 @@ describe("the alarms on-call reads", () => {
     // Two per dead-letter queue, rejected items, the escalation rate, events refused at their
     // record (forged), one review service-level alarm per policy (three samples), two
     // error-budget alarms (over it; too few labels to judge it) per policy that sets maxAutoError
-    // (ticket-routing), the async lane's four (oldest request, wake-up, failed invocations,
-    // failed notifications); and the critical health alarms: the endpoint failing (its failures,
+    // (ticket-routing), the async lane's seven (oldest request, wake-up, failed invocations,
+    // failed notifications, expired requests, the oldest open batch object, the notifications
+    // queue's oldest message); and the critical health alarms: the endpoint failing (its failures,
     // a fleet refusing nearly every call), the intake not draining (its oldest item, items in
     // flight) and table throttling (the table, each index). The warnings notify through the composite.
     const critical = 2 + 2 + 1 + DECISIONS_TABLE_SCHEMA.indexes.length;
-    expect(alarms).toHaveLength(2 * Object.keys(DEAD_LETTER_SOURCES).length + 8 + 4 + critical);
+    expect(alarms).toHaveLength(2 * Object.keys(DEAD_LETTER_SOURCES).length + 8 + 7 + critical);
     for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toHaveLength(1);
     // content-moderation asks for review within 60 minutes; the others take the default.
     template.hasResourceProperties("AWS::CloudWatch::Alarm", {

@@ -1,8 +1,8 @@
 /**
  * The async lane's watch on SageMaker's request TTL and its smaller settings, as synthesized: an
  * alarm on the endpoint's `ExpiredRequests`, one on the oldest open object's age (published by
- * the lane's functions) past the hold-back's budget, the notifications queue's oldest message as a
- * health signal and a visibility that delays a failed try minutes, not 90; the functions know the
+ * the lane's functions) past the hold-back's budget, the notifications queue's oldest message and
+ * a visibility that delays a failed try minutes, not 90; the functions know the
  * maximum instance count the hold-back divides by; `async/` objects expire after the queues'
  * retention. Under `-c endpointMode=async` the live intake's own queue age is alarmed in minutes
  * (the decide function's metric does not exist there), and its open objects too.
@@ -32,7 +32,7 @@ beforeAll(() => {
 const ofType = (type: string, from: Record<string, Resource>) =>
   Object.entries(from).filter(([, r]) => r.Type === type) as [string, Resource][];
 const text = (value: unknown) => JSON.stringify(value);
-const alarms = (from: Record<string, Resource>) =>
+const alarms = (from: Record<string, Resource>): Record<string, unknown>[] =>
   ofType("AWS::CloudWatch::Alarm", from).map(([id, a]) => ({ id, ...a.Properties }));
 const notifies = (alarm: Record<string, unknown>) =>
   ((alarm.AlarmActions as unknown[] | undefined) ?? []).length > 0;
@@ -73,6 +73,7 @@ describe("the async lane's watch on the request TTL", () => {
     );
     expect(age).toHaveLength(1);
     expect(age[0]!.Threshold).toBe(2 * ASYNC_RESULTS_VISIBILITY_SECONDS);
+    expect(notifies(age[0]!)).toBe(true);
   });
 
   it("tells the submit and result functions the maximum instance count the hold-back divides by", () => {
