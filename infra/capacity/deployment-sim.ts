@@ -33,6 +33,11 @@ export interface DeploymentTraffic {
   readonly refusedShare?: number;
   /** Draws the calls from this seed (Poisson arrivals, each routed by chance); none: expected values. */
   readonly seed?: number;
+  /**
+   * With a seed: the chance that a minute has no prober run (a failed run, or its figures
+   * published in the next minute). @default 0
+   */
+  readonly proberMissedShare?: number;
 }
 
 /** How a deployment ended. */
@@ -62,9 +67,11 @@ interface Calls {
 interface Draw {
   poisson(mean: number): number;
   binomial(n: number, p: number): number;
+  /** Whether something with chance `p` happened (never, for expected values). */
+  happens(p: number): boolean;
 }
 
-const expected: Draw = { poisson: (mean) => mean, binomial: (n, p) => n * p };
+const expected: Draw = { poisson: (mean) => mean, binomial: (n, p) => n * p, happens: () => false };
 
 function drawn(seed: number): Draw {
   const random = new SeededRandom(seed);
@@ -81,6 +88,7 @@ function drawn(seed: number): Draw {
       for (let i = 0; i < n; i++) if (random.nextFloat() < p) count++;
       return count;
     },
+    happens: (p) => p > 0 && random.nextFloat() < p,
   };
 }
 
@@ -187,7 +195,8 @@ export function simulateDeployment(
     const baking = minute >= start;
     const share = minute < start ? 0 : minute < canaryEnd ? canaryTraffic : 1;
     // The prober calls only while the new fleet bakes (the flag it reads, like the follower).
-    const probes = baking ? (plan.prober?.callsPerMinute ?? 0) : 0;
+    const missed = draw.happens(traffic.proberMissedShare ?? 0);
+    const probes = baking && !missed ? (plan.prober?.callsPerMinute ?? 0) : 0;
     history.push(minuteOf(traffic, fleet, callsOf(traffic, fleet, share, probes, draw), baking));
     if (!baking) continue;
     const firing = plan.alarms.find((alarm) => inAlarm(alarm, history, minute));
