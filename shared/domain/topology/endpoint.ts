@@ -77,7 +77,7 @@ export const ENDPOINT_DEPLOYMENT = {
   refusedShare: 0.95,
   /** ... or answers this many times slower than the whole variant (old and new fleets together)... */
   slowerThanVariant: 1.25,
-  /** ... or, while it bakes, answers no call at all for this many minutes: roll back. */
+  /** ... or, while it bakes, the endpoint prober hears no reply for this many minutes (`prober.ts`): roll back. */
   silentMinutes: 5,
 } as const;
 
@@ -90,6 +90,7 @@ export const ENDPOINT_DEPLOYMENT = {
 export const GUARDRAIL_MATH = {
   refusedShare: "IF(FILL(calls, 0) > 0, FILL(refused, 0) / FILL(calls, 0), 0)",
   slowerThanVariant: "IF(FILL(variant, 0) > 0, FILL(green, 0) / FILL(variant, 0), 0)",
+  /** Earlier releases' silent alarm, on the new fleet's own calls (the prober's replies now: `prober.ts`). */
   silentWhileBaking: "IF(FILL(baking, 0) > 0 AND FILL(calls, 0) - FILL(refused, 0) < 1, 1, 0)",
 } as const;
 
