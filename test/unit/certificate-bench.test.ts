@@ -27,6 +27,14 @@ describe("the bench beside the certificate", () => {
     );
   });
 
+  it("matches a certificate on the units it rests on, not on the total label count (issue 40, finding 7)", () => {
+    // 920 labels, mostly escalations; the certificate rests on 150 automated items. Before: the
+    // 1,500-label row (3.3% wrong when certified); its certificates rested on a median of 637 items.
+    expect(benchText({ ...certified, labels: 920, automated: 150 })).toBe(
+      "beside the 95%: the bench's generated sets at 2.0% with 500 labels (their certificates rested on a median of 182 automated items, the nearest to this one's 150) got a certificate 60.3% of the time, and 1.7% of those certificates were wrong (npm run bench:certificate, docs/benchmarks.md; figures from its table, not from these labels)",
+    );
+  });
+
   it("says nothing where no certificate was given or the bench has no row for it", () => {
     expect(benchText({ ...certified, threshold: null })).toBeUndefined();
     expect(benchText({ ...certified, maxError: 0.03 })).toBeUndefined();
@@ -88,12 +96,16 @@ describe("the bench beside the certificate", () => {
     };
     const lines = printProposals([outcome], options).lines;
     const at = lines.findIndex((l) => l.startsWith("  auto threshold "));
+    const units = summary.certificate!.automated;
     expect(lines[at + 1]).toMatch(
-      /^ {2}beside the 95%: the bench's generated sets at 5\.0% with 1,500 labels got a certificate 100\.0% of the time, and 3\.8% of those certificates were wrong/,
+      new RegExp(
+        `^ {2}beside the 95%: the bench's generated sets at 5\\.0% with [\\d,]+ labels \\(their certificates rested on a median of [\\d,]+ automated items, the nearest to this one's ${units}\\) got a certificate [\\d.]+% of the time, and [\\d.]+% of those certificates were wrong`,
+      ),
     );
     const html = renderReport(FOUR_OPTIONS_POLICY, summary);
     expect(html).toContain(
-      `<p id="certificate-bench">beside the 95%: the bench's generated sets at 5.0% with 1,500 labels`,
+      `<p id="certificate-bench">beside the 95%: the bench's generated sets at 5.0% with`,
     );
+    expect(html).toContain(`the nearest to this one's ${units})`);
   });
 });
