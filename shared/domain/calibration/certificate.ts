@@ -198,7 +198,7 @@ export function kindsText(kinds: KindCounts): string {
  * "; 3 drawn certification samples not labelled yet count as wrong: label them ...": what the
  * certificate did with the drawn items nobody labelled (nothing when there are none).
  */
-export function unlabelledText(unlabelled: number | undefined): string {
+function unlabelledText(unlabelled: number | undefined): string {
   if (!unlabelled) return "";
   const items =
     unlabelled === 1 ? "1 drawn certification sample is" : `${unlabelled} drawn certification samples are`;
