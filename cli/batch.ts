@@ -21,6 +21,7 @@ import { type BatchWhere, batchWhere, context } from "./batch-context.ts";
 import { type BatchFollowed, followBatch, printFollowed } from "./batch-status.ts";
 import { type SubmitOptions, type Submitted, submit } from "./batch-submit.ts";
 import type { CommandEnv, CommandIo, OneShotCommand, Printed } from "./command.ts";
+import { onTerminal, slowStep } from "./slow-step.ts";
 import { exitCodeFor } from "./terminal.ts";
 
 export const batchUsage = `decide batch submit <file.jsonl | file.csv> --policy ID [--no-wait]
@@ -133,7 +134,7 @@ async function run(options: BatchOptions, io: CommandIo): Promise<BatchResult> {
       return { sub: "status", followed: await followBatch(ctx, options.batchId, options.watch, io) };
     }
     case "results":
-      return results(options);
+      return results(options, io);
     case "list": {
       const batches = await context(options.where).batches.listBatches(options.limit);
       return { sub: "list", batches };
@@ -141,19 +142,28 @@ async function run(options: BatchOptions, io: CommandIo): Promise<BatchResult> {
   }
 }
 
-async function results(options: Extract<BatchOptions, { sub: "results" }>): Promise<BatchResult> {
+async function results(
+  options: Extract<BatchOptions, { sub: "results" }>,
+  io: CommandIo,
+): Promise<BatchResult> {
   const { batchId, out } = options;
   const ctx = context(options.where);
-  const batch = await ctx.batches.getBatch(batchId);
+  // The first read opens the connection to the table; the files may be large: each step says so when slow.
+  const step = <T>(what: string, work: Promise<T>) =>
+    slowStep(onTerminal(io.progress, io.note), `decide batch results: ${what}`, work);
+  const batch = await step(`reading batch ${batchId} from ${ctx.table}`, ctx.batches.getBatch(batchId));
   if (!batch) throw new CommandError(`no batch ${batchId} in ${ctx.table}`);
   if (batch.status !== "completed")
     throw new CommandError(
       `batch ${batchId} is ${batch.status}: its results are written when every item is decided`,
     );
   const keys = batchKeys(batchId);
-  const written = await download(ctx.objects, keys.results, out);
+  const written = await step(`writing ${out}`, download(ctx.objects, keys.results, out));
   const errors = options.errors
-    ? { path: options.errors, lines: await download(ctx.objects, keys.errors, options.errors) }
+    ? {
+        path: options.errors,
+        lines: await step(`writing ${options.errors}`, download(ctx.objects, keys.errors, options.errors)),
+      }
     : undefined;
   return { sub: "results", out, results: written, errors };
 }

@@ -7,6 +7,7 @@ import { CommandError, UsageError } from "./args.ts";
 import { type Command, runCommand } from "./command.ts";
 import { applyEnvFile, ENV_FILE_USAGE, takeEnvFileFlag } from "./env-file.ts";
 import { flagProblem } from "./flag-errors.ts";
+import { onTerminal, slowStep } from "./slow-step.ts";
 import { closest } from "./suggest.ts";
 
 /** A command's module: its parse, run and print steps, and its usage text. */
@@ -183,7 +184,11 @@ export async function main(argv: string[]): Promise<number> {
     );
     return 2;
   }
-  const command = await entry.load();
+  const command = await slowStep(
+    onTerminal(process.stderr, (line) => console.error(line)),
+    `decide ${name}: loading the command's modules`,
+    entry.load(),
+  );
   if (rest.includes("--help") || rest.includes("-h")) {
     console.log(await usageOf(name));
     return 0;

@@ -18,6 +18,7 @@ import { MissingSettingError, UsageError } from "./args.ts";
 import { AWS_FLAGS, awsOptions, publisherTo, queueAt } from "./aws.ts";
 import type { CommandEnv, CommandIo, OneShotCommand, Printed } from "./command.ts";
 import { openInput } from "./input-file.ts";
+import { onTerminal, slowStep } from "./slow-step.ts";
 import { exitCodeFor, refusedLineText, statusLine } from "./terminal.ts";
 
 export const publishUsage = `decide publish <file.jsonl | file.csv | -> [--queue-url URL | --event-bus NAME] [--region R] [--profile P]
@@ -194,7 +195,16 @@ async function run(options: PublishOptions, io: CommandIo): Promise<Published> {
   let batch: PublishableItem[] = [];
   const flush = async () => {
     if (batch.length === 0) return;
-    if (to) await sendItems(batch, to, { onBatch: (ids) => record(resumeFile, ids) });
+    const send = to && sendItems(batch, to, { onBatch: (ids) => record(resumeFile, ids) });
+    // The first send opens the connection (credentials, the service's address): it may take seconds.
+    if (send)
+      await (counts.sent === 0
+        ? slowStep(
+            onTerminal(io.progress, io.note),
+            `decide publish: sending to ${targetName(options)}`,
+            send,
+          )
+        : send);
     counts.sent += batch.length;
     batch = [];
     if (to) bar.show(counts.sent, read.bytes);
@@ -214,6 +224,16 @@ async function run(options: PublishOptions, io: CommandIo): Promise<Published> {
   if (to && counts.sent > 0) bar.show(counts.sent, read.bytes, true);
   bar.end();
   return { dryRun, ...counts };
+}
+
+/** The queue or bus the items go to, in words. */
+function targetName(options: PublishOptions): string {
+  const target = options.target;
+  return target === undefined
+    ? "nowhere"
+    : "queueUrl" in target
+      ? `the queue ${target.queueUrl}`
+      : `the event bus ${target.busName}`;
 }
 
 /** Appends the ids of a batch sent to the resume file (when there is one). */

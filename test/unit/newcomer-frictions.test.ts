@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { adviceFor } from "../../cli/advice.ts";
 import { type Planned, printPlan } from "../../cli/calibrate-plan.ts";
+import { onTerminal, slowStep } from "../../cli/slow-step.ts";
 import { openApiDocument } from "../../endpoint/openapi/openapi.ts";
 import { LiveSummary, summaryText } from "../../infra/local/local-summary.ts";
 import { FsObjectStore } from "../../shared/adapters/fs-object-store.ts";
@@ -242,5 +243,70 @@ describe("the OpenAPI document", () => {
     expect(new Set(ids).size).toBe(ids.length);
     expect(operations.every((op) => Array.isArray(op.security))).toBe(true);
     expect(doc.info.license?.name).toBe("MIT");
+  });
+});
+
+describe("a step silent for more than 2 s", () => {
+  /** Timers run by hand: `advance(ms)` fires what is due. */
+  function handTimers() {
+    let now = 0;
+    let pending: { at: number; run: () => void; id: number }[] = [];
+    let ids = 0;
+    return {
+      timers: {
+        setTimeout: (run: () => void, ms: number) => {
+          pending.push({ at: now + ms, run, id: ++ids });
+          return ids;
+        },
+        clearTimeout: (id: never) => {
+          pending = pending.filter((p) => p.id !== (id as number));
+        },
+      },
+      advance(ms: number) {
+        now += ms;
+        for (let due = pending.find((p) => p.at <= now); due; due = pending.find((p) => p.at <= now)) {
+          pending = pending.filter((p) => p !== due);
+          due.run();
+        }
+      },
+    };
+  }
+
+  it("says what it is doing after 2 s, then again with the time so far, and nothing once it ended", async () => {
+    const { timers, advance } = handTimers();
+    const notes: string[] = [];
+    let finish: (value: number) => void = () => {};
+    const work = new Promise<number>((resolve) => {
+      finish = resolve;
+    });
+    const step = slowStep((line) => notes.push(line), "downloading the results file", work, 2_000, timers);
+    advance(1_999);
+    expect(notes).toEqual([]);
+    advance(1);
+    advance(4_000);
+    expect(notes).toEqual(["downloading the results file…", "downloading the results file… (6 s)"]);
+    finish(7);
+    expect(await step).toBe(7);
+    advance(60_000);
+    expect(notes).toHaveLength(2);
+  });
+
+  it("says nothing for a step that ends sooner", async () => {
+    const { timers, advance } = handTimers();
+    const notes: string[] = [];
+    expect(
+      await slowStep((line) => notes.push(line), "loading", Promise.resolve("done"), 2_000, timers),
+    ).toBe("done");
+    advance(10_000);
+    expect(notes).toEqual([]);
+  });
+});
+
+describe("progress notes", () => {
+  it("are written on a terminal only (a pipe or log gains no line that depends on the machine's load)", () => {
+    const lines: string[] = [];
+    onTerminal({ isTTY: true }, (l) => lines.push(l))("on a terminal");
+    onTerminal({ isTTY: false }, (l) => lines.push(l))("in a pipe");
+    expect(lines).toEqual(["on a terminal"]);
   });
 });
