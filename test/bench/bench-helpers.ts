@@ -5,7 +5,7 @@
 
 import { existsSync } from "node:fs";
 import { mkdir, rename } from "node:fs/promises";
-import { cpus, totalmem } from "node:os";
+import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { isModelShapeName, MODEL_SHAPES, type ModelShapeName } from "../../endpoint/models/shapes.ts";
@@ -60,6 +60,16 @@ export async function benchModelPath(shape: ModelShapeName, weightType?: "Q8_0" 
 /** One line describing this machine. */
 export function machineLine(): string {
   return `machine: ${cpus().length} x ${cpus()[0]?.model ?? "cpu"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`;
+}
+
+/**
+ * The 1-, 5- and 15-minute load averages, for printing beside a figure: on a shared machine a
+ * timing means little without the load it was taken under.
+ */
+export function loadLine(): string {
+  return `load ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" / ")} on ${cpus().length} cores`;
 }
 
 /**
