@@ -1,7 +1,8 @@
 /**
  * `npm run synth`: synthesizes the app and prints only what needs reading: findings (cdk-nag
  * errors and warnings, synthesis errors) and where the template went. Two kinds of line are
- * dropped: the "Bundling asset ..." progress lines of the seven function bundles, and the CLI's
+ * shortened or dropped: the "Bundling asset ..." lines of the function bundles (one short line
+ * each on stderr instead, `synth-progress.ts`: the bundling is most of the wait), and the CLI's
  * advice that some feature flags keep their default (the flags this app depends on are set in
  * cdk.json; `npx cdk flags --unstable=flags` lists the rest). Then cfn-lint checks the template
  * (`npm run lint:template`). Arguments go to cdk (`npm run synth -- -c endpointMode=serverless`).
@@ -15,8 +16,11 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { bundlesThatDoNotLoad, functionBundles, importsTheSdkFromTheRuntime } from "./bundle-checks.ts";
+import { bundlingProgress } from "./synth-progress.ts";
 
 const NOISE = [/^Bundling asset /, /feature flags are not configured/];
+let bundled = 0;
+console.error("synth: cdk synth (bundles every function, then synthesizes the stack: a few minutes)");
 const child = spawn("npx", ["cdk", "synth", "--quiet", "--no-notices", ...process.argv.slice(2)], {
   stdio: ["ignore", "pipe", "pipe"],
   env: { ...process.env, FORCE_COLOR: "0" },
@@ -25,7 +29,11 @@ const forward = (stream: NodeJS.ReadableStream, write: (line: string) => void) =
   new Promise<void>((resolve) => {
     const lines = createInterface({ input: stream });
     lines.on("line", (line) => {
-      if (!NOISE.some((pattern) => pattern.test(line))) write(line);
+      const progress = bundlingProgress(line, bundled + 1);
+      if (progress !== undefined) {
+        bundled++;
+        console.error(progress);
+      } else if (!NOISE.some((pattern) => pattern.test(line))) write(line);
     });
     lines.on("close", resolve);
   });
@@ -41,6 +49,7 @@ if (code === 0) {
   }
 }
 if (code !== 0) process.exit(code);
+console.error("synth: checking that each function bundle loads");
 const bundles = await functionBundles("cdk.out");
 const runtimeImports = bundles.filter(importsTheSdkFromTheRuntime).map((b) => b.id);
 if (runtimeImports.length > 0) {
@@ -57,5 +66,6 @@ if (broken.length > 0) {
 console.log(
   `bundles: ${bundles.length} function bundles load and export their handler; none takes the AWS SDK from the runtime`,
 );
+console.error("synth: cfn-lint on the template");
 const lint = spawn("npm", ["run", "--silent", "lint:template"], { stdio: "inherit" });
 process.exitCode = await new Promise<number>((resolve) => lint.on("close", (status) => resolve(status ?? 1)));

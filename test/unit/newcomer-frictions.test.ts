@@ -14,6 +14,7 @@ import { type Planned, printPlan } from "../../cli/calibrate-plan.ts";
 import { onTerminal, slowStep } from "../../cli/slow-step.ts";
 import { openApiDocument } from "../../endpoint/openapi/openapi.ts";
 import { LiveSummary, summaryText } from "../../infra/local/local-summary.ts";
+import { bundlingProgress } from "../../infra/scripts/synth-progress.ts";
 import { FsObjectStore } from "../../shared/adapters/fs-object-store.ts";
 import { InMemoryBatchStore } from "../../shared/adapters/in-memory-batch-store.ts";
 import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
@@ -308,5 +309,17 @@ describe("progress notes", () => {
     onTerminal({ isTTY: true }, (l) => lines.push(l))("on a terminal");
     onTerminal({ isTTY: false }, (l) => lines.push(l))("in a pipe");
     expect(lines).toEqual(["on a terminal"]);
+  });
+});
+
+describe("npm run synth", () => {
+  it("turns cdk's bundling lines into a short line per function, and leaves other lines alone", () => {
+    expect(bundlingProgress("Bundling asset DecisionPipeline/Pipeline/Decide/Code/Stage...", 3)).toBe(
+      "synth: bundling function 3: Pipeline/Decide",
+    );
+    expect(bundlingProgress("Bundling asset DecisionPipeline/Canary/Stage...", 4)).toBe(
+      "synth: bundling function 4: Canary",
+    );
+    expect(bundlingProgress("[Warning at /DecisionPipeline/Bucket] something", 1)).toBeUndefined();
   });
 });
