@@ -39,6 +39,12 @@ export async function startMoto(): Promise<Moto> {
   return { endpoint, stop: () => child.kill() };
 }
 
+/** Empties every service of the running moto (its own API), as a fresh account. */
+export async function resetMoto(moto: Moto): Promise<void> {
+  const response = await fetch(`${moto.endpoint}/moto-api/reset`, { method: "POST" });
+  if (!response.ok) throw new MotoError(response.status, await response.text());
+}
+
 const authorization = (service: string) =>
   `AWS4-HMAC-SHA256 Credential=moto/20260101/${MOTO_REGION}/${service}/aws4_request, SignedHeaders=host, Signature=0`;
 

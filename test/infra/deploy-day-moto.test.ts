@@ -1,7 +1,9 @@
 /**
  * Deploy day in moto's CloudFormation (issue 42 items 1 and 2): a first create that fails after
  * the stateful resources exist rolls back to exactly what the stack says it keeps, and an existing
- * deployment whose endpoints' log groups SageMaker already created updates to this template.
+ * deployment whose endpoints' log groups SageMaker already created updates to this template: this
+ * template less its log retention, and the release before the stack named the groups (its
+ * endpoint slice, kept in test/fixtures/release-before-log-groups.endpoint.template.json).
  *
  * What moto models and what it does not, plainly: it has no rollback (a failed CreateStack leaves
  * the stack CREATE_IN_PROGRESS with what it made), so the rollback is played as CloudFormation
@@ -14,13 +16,15 @@
  * not model, SSM's bootstrap version): each test deploys the resources that matter and everything
  * they refer to. Skips, saying so, where moto is absent.
  */
+import { readFileSync } from "node:fs";
 import { Template } from "aws-cdk-lib/assertions";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
   awsJson,
   cloudFormation,
   type Moto,
   motoAvailable,
+  resetMoto,
   s3,
   startMoto,
   xmlValues,
@@ -54,6 +58,11 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(() => moto?.stop());
+
+// Each test starts from an empty account (the endpoints' names are fixed).
+beforeEach(async () => {
+  if (moto) await resetMoto(moto);
+});
 
 const idsOfType = (t: CfnTemplate, types: readonly string[]) =>
   Object.entries(t.Resources)
@@ -160,53 +169,67 @@ describe.skipIf(!motoAvailable)("deploy day in moto's CloudFormation", () => {
       )
       .map(([id]) => id);
     expect(shaping.length).toBe(2);
-    const earlier = sliceOf(withoutResources(current, new Set(shaping)), endpoints);
-    for (const { bucket, key } of functionCodeObjects(current)) {
-      await s3(moto!, "PUT", `/${bucket}`).catch(() => undefined);
-      await s3(moto!, "PUT", `/${bucket}/${key}`, new Uint8Array([80, 75, 5, 6, ...Array(18).fill(0)]));
-    }
-    await stackCall("CreateStack", "upgrade", earlier);
-    expect(await stackStatus("upgrade")).toBe("CREATE_COMPLETE");
+    await upgrade(sliceOf(withoutResources(current, new Set(shaping)), endpoints), current);
+  }, 120_000);
 
-    // SageMaker creates each endpoint's group (never expiring) and writes into it.
-    const groups = endpoints.map(
-      (id) => `${SAGEMAKER_LOGS}${template.Resources[id]!.Properties!.EndpointName}`,
-    );
-    for (const logGroupName of groups) {
-      await awsJson(moto!, "logs", "Logs_20140328.CreateLogGroup", { logGroupName });
-      await awsJson(moto!, "logs", "Logs_20140328.CreateLogStream", {
-        logGroupName,
-        logStreamName: "AllTraffic/i-0",
-      });
-      await awsJson(moto!, "logs", "Logs_20140328.PutLogEvents", {
-        logGroupName,
-        logStreamName: "AllTraffic/i-0",
-        logEvents: [{ timestamp: Date.now(), message: "written before the upgrade" }],
-      });
-    }
-
-    await stackCall("UpdateStack", "upgrade", current);
-    expect(await stackStatus("upgrade")).toBe("UPDATE_COMPLETE");
-    for (const logGroupName of groups) {
-      const read = await awsJson<{ events: { message: string }[] }>(
-        moto!,
-        "logs",
-        "Logs_20140328.FilterLogEvents",
-        {
-          logGroupName,
-        },
-      );
-      expect(
-        read.events.map((e) => e.message),
-        logGroupName,
-      ).toEqual(["written before the upgrade"]);
-    }
-    // moto cannot run the retention's Lambda: the template asks for it on each existing group.
-    for (const logGroupName of groups) {
-      const retention = Object.values(current.Resources).find(
-        (r) => r.Type === "Custom::LogRetention" && r.Properties?.LogGroupName === logGroupName,
-      );
-      expect(retention?.Properties?.RetentionInDays, logGroupName).toBe(30);
-    }
+  it("updates the release before the stack named the log groups (its endpoint as then synthesized) to this template", async () => {
+    const release = JSON.parse(
+      readFileSync(
+        new URL("../fixtures/release-before-log-groups.endpoint.template.json", import.meta.url),
+        "utf8",
+      ),
+    ) as CfnTemplate;
+    const current = sliceOf(template, idsOfType(template, ["AWS::SageMaker::Endpoint"]));
+    await upgrade(release, current);
   }, 120_000);
 });
+
+/**
+ * Deploys `earlier`, lets SageMaker create and write its endpoints' log groups, updates to
+ * `current`, and checks the update completed with every group's events kept and given a retention.
+ */
+async function upgrade(earlier: CfnTemplate, current: CfnTemplate): Promise<void> {
+  for (const { bucket, key } of functionCodeObjects(current)) {
+    await s3(moto!, "PUT", `/${bucket}`).catch(() => undefined);
+    await s3(moto!, "PUT", `/${bucket}/${key}`, new Uint8Array([80, 75, 5, 6, ...Array(18).fill(0)]));
+  }
+  await stackCall("CreateStack", "upgrade", earlier);
+  expect(await stackStatus("upgrade")).toBe("CREATE_COMPLETE");
+  // SageMaker creates each endpoint's group (never expiring) and writes into it.
+  const groups = idsOfType(earlier, ["AWS::SageMaker::Endpoint"]).map(
+    (id) => `${SAGEMAKER_LOGS}${earlier.Resources[id]!.Properties!.EndpointName}`,
+  );
+  expect(groups.length).toBeGreaterThan(0);
+  const logStreamName = "AllTraffic/i-0";
+  for (const logGroupName of groups) {
+    await awsJson(moto!, "logs", "Logs_20140328.CreateLogGroup", { logGroupName });
+    await awsJson(moto!, "logs", "Logs_20140328.CreateLogStream", { logGroupName, logStreamName });
+    await awsJson(moto!, "logs", "Logs_20140328.PutLogEvents", {
+      logGroupName,
+      logStreamName,
+      logEvents: [{ timestamp: Date.now(), message: "written before the upgrade" }],
+    });
+  }
+
+  await stackCall("UpdateStack", "upgrade", current);
+  expect(await stackStatus("upgrade")).toBe("UPDATE_COMPLETE");
+  for (const logGroupName of groups) {
+    const read = await awsJson<{ events: { message: string }[] }>(
+      moto!,
+      "logs",
+      "Logs_20140328.FilterLogEvents",
+      {
+        logGroupName,
+      },
+    );
+    expect(
+      read.events.map((e) => e.message),
+      logGroupName,
+    ).toEqual(["written before the upgrade"]);
+    // moto cannot run the retention's Lambda: the template asks for it on each existing group.
+    const retention = Object.values(current.Resources).find(
+      (r) => r.Type === "Custom::LogRetention" && r.Properties?.LogGroupName === logGroupName,
+    );
+    expect(retention?.Properties?.RetentionInDays, logGroupName).toBe(30);
+  }
+}
