@@ -2,7 +2,9 @@
  * The async lane's result function: fed through SQS by the async endpoint's success and error
  * notifications (SNS), one object per notification. It settles the object's items on the decide
  * path (`shared/use-cases/async-results.ts`): decided, rejected, failed alone, or the whole
- * object invoked again and at last dead-lettered. A notification of an invocation the lane did not
+ * object invoked again and at last dead-lettered. A cascade's later tiers are asked of the
+ * real-time endpoint (DECISION_ENDPOINT_NAME, with TIER_ENDPOINTS and TIER_MODELS as the decide
+ * function reads them); without DECISION_ENDPOINT_NAME no later tier is asked. A notification of an invocation the lane did not
  * record, or naming another answers file, settles nothing and is logged as refused. A run that
  * fails (the table or the bus unreachable, or a notification ahead of its record) returns its
  * notification to the queue; the run that follows decides nothing twice.
@@ -20,6 +22,7 @@ import {
 import { type ResultDependencies, settleNotification } from "../shared/use-cases/async-results.ts";
 import { asyncLaneFromEnv, laneQueuesFromEnv } from "./async-settings.ts";
 import { positiveInteger } from "./config.ts";
+import { endpointFromEnv } from "./decide.ts";
 import { sharedDependencies, withBatches } from "./dependencies.ts";
 import { lazy } from "./lazy.ts";
 import { sqsBatchHandler } from "./sqs-batch-handler.ts";
@@ -46,6 +49,8 @@ export async function resultDependenciesFromEnv(
       ...batches,
       publishLeaseMs: positiveInteger("PUBLISH_LEASE_MS", DECIDE_FUNCTION.publishLeaseMs, env),
     },
+    // A cascade's later tiers: the real-time endpoint and tier endpoints the decide function asks.
+    ...(env.DECISION_ENDPOINT_NAME ? { laterTiers: endpointFromEnv(env) } : {}),
     store: shared.store,
     lanes: laneQueuesFromEnv(env),
     maxItemFailures: positiveInteger("MAX_ITEM_FAILURES", DECIDE_QUEUES.maxItemFailures, env),

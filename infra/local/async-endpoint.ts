@@ -9,6 +9,10 @@
  * async endpoint's sidecar does), stream the answers to `async/output/results/<id>.out`, and put
  * the success or error notification, as SNS would deliver it, on the notifications queue.
  *
+ * The same runtime address serves the real-time endpoints too, as SageMaker's runtime does: a
+ * `POST /endpoints/{other name}/invocations` (the result function asking a cascade's later tier,
+ * as the decide function does) is passed to the container as it came.
+ *
  * Two test seams stand for faults the container cannot produce on demand: `fail` makes an
  * invocation fail as a crashed container would, `rewriteAnswer` changes one answer line.
  */
@@ -145,6 +149,8 @@ async function accept(
   options: LocalAsyncEndpointOptions,
   queueFolder: string,
 ): Promise<void> {
+  const realTime = /^\/endpoints\/([^/]+)\/invocations$/.exec(request.url ?? "");
+  if (request.method === "POST" && realTime) return forward(request, response, options.containerUrl);
   const match = /^\/endpoints\/([^/]+)\/async-invocations$/.exec(request.url ?? "");
   if (request.method !== "POST" || !match)
     return answer(response, 404, { __type: "UnknownOperationException", message: `no route ${request.url}` });
@@ -179,6 +185,34 @@ async function accept(
       "x-amzn-sagemaker-failurelocation": s3Location(options.bucket, failureKey(inferenceId)),
     },
   );
+}
+
+/** Passes a real-time invocation to the container and its answer back. */
+async function forward(
+  request: IncomingMessage,
+  response: ServerResponse,
+  containerUrl: string,
+): Promise<void> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers))
+    if (
+      typeof value === "string" &&
+      (/^(content-type|accept)$/.test(name) || name.startsWith("x-amzn-sagemaker-"))
+    )
+      headers[name] = value;
+  const answered = await fetch(`${containerUrl}${request.url}`, {
+    method: "POST",
+    headers,
+    body: Readable.toWeb(request) as ReadableStream<Uint8Array>,
+    duplex: "half",
+  } as RequestInit);
+  const passed: Record<string, string> = {};
+  answered.headers.forEach((value, name) => {
+    if (name !== "content-length" && name !== "transfer-encoding" && name !== "connection")
+      passed[name] = value;
+  });
+  response.writeHead(answered.status, passed);
+  response.end(Buffer.from(await answered.arrayBuffer()));
 }
 
 const outputKey = (inferenceId: string) => `${ASYNC_LANE.prefixes.results}${inferenceId}.out`;
