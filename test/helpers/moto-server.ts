@@ -20,7 +20,10 @@ export interface Moto {
   stop(): void;
 }
 
-/** Starts moto_server on a free loopback port; resolves once it answers, rejects if it exits. */
+/**
+ * Starts moto_server on a free loopback port; resolves once it answers, rejects if it exits. Its
+ * stderr (each request and any traceback) is shown when MOTO_DEBUG is set.
+ */
 export async function startMoto(): Promise<Moto> {
   const port = await freePort();
   const child: ChildProcess = spawn("moto_server", ["-H", "127.0.0.1", "-p", String(port)], {
