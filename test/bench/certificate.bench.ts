@@ -3,7 +3,8 @@
  * automatic actions is known at every threshold (top probability c = 1 − u³/2, wrong with
  * probability 1 − c: the rate among items at or above λ is (1 − λ)/4), against reading the
  * empirical risk–coverage curve, with P(certified) and P(wrong | certified) that the CLI and the
- * report print beside a certificate (`certificate-bench.ts`); and how often calibration proposes a change on logits that are
+ * report print beside a certificate (`certificate-bench.ts`, matched on the median automated units a
+ * row's certificates rested on); and how often calibration proposes a change on logits that are
  * already calibrated. Prints the figures docs/benchmarks.md quotes.
  *   npm run bench:certificate [-- --seeds 1000]
  */
@@ -13,11 +14,13 @@ import { CERTIFICATE_GRID, certifyThreshold } from "../../shared/domain/calibrat
 import { softmax } from "../../shared/domain/probability.ts";
 import { SeededRandom } from "../../shared/domain/random.ts";
 import { FOUR_OPTIONS_POLICY } from "../helpers/policies.ts";
+import { flowCoverage } from "./certificate-flow.ts";
 
 const { values } = parseArgs({
   options: {
     seeds: { type: "string", default: "1000" },
     "no-change-seeds": { type: "string", default: "20" },
+    "flow-seeds": { type: "string", default: "500" },
   },
 });
 const seeds = Number(values.seeds);
@@ -33,7 +36,7 @@ const trueRate = (t: number) => (1 - t) / 4;
 
 console.log(`certificate (95% confidence), ${seeds} seeds per row`);
 console.log(
-  "target | labels | claim held | certified | wrong when certified | mean coverage | empirical curve: claim held",
+  "target | labels | claim held | certified | wrong when certified | mean coverage | empirical curve: claim held | median units when certified",
 );
 for (const target of [0.01, 0.02, 0.05]) {
   for (const n of [500, 1500, 5000]) {
@@ -42,12 +45,14 @@ for (const target of [0.01, 0.02, 0.05]) {
     let wrongCertified = 0;
     let coverage = 0;
     let empiricalHeld = 0;
+    const units: number[] = [];
     for (let seed = 1; seed <= seeds; seed++) {
       const set = items(n, seed);
       const result = certifyThreshold(set, { maxError: target, confidence: 0.95 });
       if (result.threshold !== null) {
         certified++;
         coverage += result.coverage;
+        units.push(result.automated);
       }
       if (result.threshold === null || trueRate(result.threshold) <= target) held++;
       else wrongCertified++;
@@ -63,7 +68,7 @@ for (const target of [0.01, 0.02, 0.05]) {
     }
     const pct = (x: number) => `${((100 * x) / seeds).toFixed(1)}%`;
     console.log(
-      `${target} | ${n} | ${pct(held)} | ${pct(certified)} | ${certified ? `${((100 * wrongCertified) / certified).toFixed(1)}%` : "-"} | ${certified ? ((100 * coverage) / certified).toFixed(1) : "-"}% | ${pct(empiricalHeld)}`,
+      `${target} | ${n} | ${pct(held)} | ${pct(certified)} | ${certified ? `${((100 * wrongCertified) / certified).toFixed(1)}%` : "-"} | ${certified ? ((100 * coverage) / certified).toFixed(1) : "-"}% | ${pct(empiricalHeld)} | ${units.length ? units.sort((a, b) => a - b)[units.length >> 1] : "-"}`,
     );
   }
 }
@@ -92,3 +97,5 @@ for (const n of [200, 1000]) {
   }
   console.log(`${n} | ${chosen.length} of ${runs} | ${chosen.join(", ") || "-"}`);
 }
+
+console.log(flowCoverage(Number(values["flow-seeds"])).join("\n"));
