@@ -18,6 +18,8 @@ import { bundlingProgress } from "../../infra/scripts/synth-progress.ts";
 import { FsObjectStore } from "../../shared/adapters/fs-object-store.ts";
 import { InMemoryBatchStore } from "../../shared/adapters/in-memory-batch-store.ts";
 import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
+import { estimateText } from "../../shared/domain/audit/audit-text.ts";
+import { estimateAutoError } from "../../shared/domain/audit/estimate.ts";
 import { planLabels } from "../../shared/domain/calibration/label-plan.ts";
 import { DEFAULT_MODEL } from "../../shared/domain/deciding-model.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
@@ -321,5 +323,31 @@ describe("npm run synth", () => {
       "synth: bundling function 4: Canary",
     );
     expect(bundlingProgress("[Warning at /DecisionPipeline/Bucket] something", 1)).toBeUndefined();
+  });
+});
+
+describe("decide audit with samples labelled once", () => {
+  const sample = (second: boolean) => ({
+    stratum: "1|all",
+    inclusionProbability: 0.02,
+    chosen: "billing",
+    ...(second ? { awaitingSecondReviewer: true } : {}),
+  });
+
+  it("says the samples wait for a second reviewer, not for review", () => {
+    const all = Array.from({ length: 42 }, () => sample(true));
+    expect(estimateText(estimateAutoError(all))).toBe(
+      "no audit label yet (42 drawn, labelled once, waiting for a second reviewer)",
+    );
+    const some = [
+      ...Array.from({ length: 30 }, () => sample(false)),
+      ...Array.from({ length: 12 }, () => sample(true)),
+    ];
+    expect(estimateText(estimateAutoError(some))).toBe(
+      "no audit label yet (42 drawn: 30 waiting for review, 12 for a second reviewer)",
+    );
+    expect(estimateText(estimateAutoError([sample(false)]))).toBe(
+      "no audit label yet (1 drawn, waiting for review)",
+    );
   });
 });

@@ -14,9 +14,16 @@ export function estimateText(e: AutoErrorEstimate): string {
   if (e.labelled === 0)
     return e.samples === 0
       ? "no audit sample yet"
-      : `no audit label yet (${e.samples} drawn, waiting for review)`;
+      : `no audit label yet (${waitingText(e.samples, e.awaitingSecondReviewer ?? 0)})`;
   const coverage = e.covered < 1 ? `; covers ${pct(e.covered)} of automatic decisions` : "";
   return `${pct(e.rate)} (${Math.round(e.confidence * 100)}% interval ${pct(e.interval[0])} to ${pct(e.interval[1])}; ${e.labelled} audit labels, ${e.wrong} wrong${coverage})`;
+}
+
+/** "42 drawn, waiting for review", or which of them wait for a second reviewer. */
+function waitingText(drawn: number, second: number): string {
+  if (second === 0) return `${drawn} drawn, waiting for review`;
+  if (second === drawn) return `${drawn} drawn, labelled once, waiting for a second reviewer`;
+  return `${drawn} drawn: ${drawn - second} waiting for review, ${second} for a second reviewer`;
 }
 
 /** Whether the audit shows the policy over its error budget, with evidence (the interval's lower end). */

@@ -26,6 +26,8 @@ export interface AuditSample {
   readonly chosen: string;
   /** The reviewer's label; absent while the sample waits for review. */
   readonly label?: string;
+  /** Unlabelled, but one reviewer has labelled it: it waits for a second, different one. */
+  readonly awaitingSecondReviewer?: boolean;
 }
 
 /** The estimate and what it rests on. */
@@ -39,6 +41,8 @@ export interface AutoErrorEstimate {
   readonly samples: number;
   /** Of those, labelled. */
   readonly labelled: number;
+  /** Of the unlabelled ones, those with a first label that wait for a second reviewer (absent: none). */
+  readonly awaitingSecondReviewer?: number;
   /** Labelled samples whose label differs from the model's choice. */
   readonly wrong: number;
   /** Automatic decisions the samples stand for (Σ 1/π). */
@@ -78,7 +82,17 @@ export function estimateAutoError(samples: readonly AuditSample[], confidence = 
   const seenWeight = seen.reduce((sum, s) => sum + s.weight, 0);
   const labelled = seen.reduce((sum, s) => sum + s.labelled, 0);
   const wrong = seen.reduce((sum, s) => sum + s.wrong, 0);
-  const base = { confidence, samples: samples.length, labelled, wrong, automated };
+  const second = samples.filter(
+    (sample) => sample.label === undefined && sample.awaitingSecondReviewer,
+  ).length;
+  const base = {
+    confidence,
+    samples: samples.length,
+    labelled,
+    ...(second > 0 ? { awaitingSecondReviewer: second } : {}),
+    wrong,
+    automated,
+  };
   if (labelled === 0) return { ...base, rate: Number.NaN, interval: [0, 1], covered: 0, effectiveLabels: 0 };
   let rate = 0;
   let shrunkRate = 0;

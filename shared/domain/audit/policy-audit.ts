@@ -56,6 +56,7 @@ function sampleOf(record: DecisionRecord, policies: PolicyRegistry, now: number)
     inclusionProbability: pi,
     chosen: record.chosen,
     ...(labelled ? { label: record.label } : {}),
+    ...(!labelled && record.firstReview ? { awaitingSecondReviewer: true } : {}),
     ...(overdue ? { overdue } : {}),
   };
 }
