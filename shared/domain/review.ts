@@ -63,6 +63,7 @@ export interface AnswerableRecord {
   readonly claim?: ReviewClaim | undefined;
   readonly disputed?: boolean | undefined;
   readonly firstReview?: { readonly reviewerId: string } | undefined;
+  readonly reason?: string | undefined;
 }
 
 /**
@@ -73,7 +74,7 @@ export type Answerability =
   | { readonly ok: true }
   | { readonly ok: false; readonly reason: string; readonly holder?: ReviewClaim };
 
-/** Who may answer an item now: pending, not held by someone else, and the audit rules. */
+/** Who may answer an item now: pending, not held by someone else, and the double-review rules. */
 export function answerability(record: AnswerableRecord, reviewer: Reviewer, now: number): Answerability {
   if (record.status !== "pending_review")
     return { ok: false, reason: `This item is ${record.status.replace("_", " ")}.` };
@@ -82,7 +83,8 @@ export function answerability(record: AnswerableRecord, reviewer: Reviewer, now:
   if (!record.disputed && record.firstReview?.reviewerId === reviewer.id)
     return {
       ok: false,
-      reason: "You gave the first audit label: a second, different reviewer answers now.",
+      // Said as an audit only where the page says so already: certification samples stay unmarked.
+      reason: `You gave the first${record.reason === "audit_sample" ? " audit" : ""} label: a second, different reviewer answers now.`,
     };
   if (claimedByOther(record.claim, reviewer, now)) {
     const holder = record.claim!;
@@ -92,7 +94,7 @@ export function answerability(record: AnswerableRecord, reviewer: Reviewer, now:
   return { ok: true };
 }
 
-/** How often two reviewers of the same audit sample agreed. */
+/** How often two reviewers of the same sample (audit or certification) agreed. */
 export interface ReviewerAgreement {
   /** Items labelled by two different reviewers. */
   readonly pairs: number;
@@ -101,7 +103,7 @@ export interface ReviewerAgreement {
 }
 
 /**
- * Agreement over reviewed records and disputed ones: a record with a first audit label, or one
+ * Agreement over reviewed records and disputed ones: a record with a first label kept aside, or one
  * marked disputed, was reviewed twice; it agreed unless it was disputed (the second reviewer chose
  * differently; an admin settles it, or has settled it).
  */

@@ -6,7 +6,7 @@
 import { tierCount, tierPolicy } from "../domain/cascade.ts";
 import type { DecisionRecord } from "../domain/decision-record.ts";
 import type { Policy } from "../domain/policy/policy.ts";
-import { claimedByOther, type Reviewer } from "../domain/review.ts";
+import { claimedByOther, isAdmin, type Reviewer } from "../domain/review.ts";
 import { html, stateFields, waited } from "./layout.ts";
 import { csrfField } from "./session.ts";
 import { tierAnswers } from "./tier-answers.ts";
@@ -18,14 +18,19 @@ function describe(policy: Policy | undefined, id: string | undefined): string {
   return policy?.options.find((o) => o.id === id)?.description ?? id ?? "-";
 }
 
-/** Why the item came to people, in words and numbers (the acting tier's, under a cascade). */
-export function reasonText(record: DecisionRecord, policy: Policy | undefined): string {
+/**
+ * Why the item came to people, in words and numbers (the acting tier's, under a cascade). A
+ * certification sample is named as one only to an admin (the lead): a reviewer who knew which
+ * items back a certificate could label them differently, so `viewer` absent or a reviewer sees an
+ * automated draw as a spot check and any other draw by the reason that routed it.
+ */
+export function reasonText(record: DecisionRecord, policy: Policy | undefined, viewer?: Reviewer): string {
   const top = `${percent(record.topProbability)} for <em>${html(describe(policy, record.chosen))}</em>`;
-  // Drawn at random so that a certificate can rest on its label: say so first, whatever routed it.
-  if (record.certification) {
-    const acted = record.route === "auto" ? " (already applied; your label does not undo it)" : "";
+  const acted = record.route === "auto" ? " (already applied; your label does not undo it)" : "";
+  // Drawn at random so that a certificate can rest on its label: the lead is told first.
+  if (record.certification && viewer && isAdmin(viewer))
     return `Certification sample: drawn at random (chance ${percent(record.certification.inclusionProbability)}) to check automatic actions; ${top}${acted}`;
-  }
+  if (record.certification && record.route === "auto") return `Spot check: ${top}${acted}`;
   const tier = (record.tiers?.length ?? 1) - 1;
   const acting = policy && tier > 0 && tier < tierCount(policy) ? tierPolicy(policy, tier) : policy;
   const threshold = acting ? `${percent(acting.autoThreshold)} threshold` : "threshold";
@@ -55,10 +60,13 @@ export function itemPath(record: Pick<DecisionRecord, "itemId" | "policyId" | "p
   return `/items/${encodeURIComponent(record.policyId)}/${record.policyVersion}/${encodeURIComponent(record.itemId)}`;
 }
 
-/** Badges: certification sample, audit sample waiting for a second reviewer, disputed, taken by someone else. */
+/**
+ * Badges: certification sample (to an admin only), a sample waiting for a second reviewer,
+ * disputed, taken by someone else.
+ */
 export function badges(record: DecisionRecord, reviewer: Reviewer, now: number): string {
   const out: string[] = [];
-  if (record.certification) out.push(`<span class="badge">certification sample</span>`);
+  if (record.certification && isAdmin(reviewer)) out.push(`<span class="badge">certification sample</span>`);
   // A disputed item had its second review: only an admin's label is missing, until one is given.
   if (record.disputed && record.status === "pending_review")
     out.push(`<span class="badge">disputed: an admin decides</span>`);
@@ -84,7 +92,7 @@ export function queueRow(
 ): string {
   const text = excerpt(record.state);
   return `<tr><td data-label="item"><a href="${itemPath(record)}">${html(record.itemId)}</a> ${badges(record, reviewer, now)}${text ? `<div class="excerpt">${html(text)}</div>` : ""}</td>
-<td data-label="policy"><span class="id">${html(record.policyId)}</span> v${record.policyVersion}</td><td data-label="waited">${waited(record.createdAt, now)}</td><td data-label="why a person" class="reason">${reasonText(record, policy)}</td></tr>`;
+<td data-label="policy"><span class="id">${html(record.policyId)}</span> v${record.policyVersion}</td><td data-label="waited">${waited(record.createdAt, now)}</td><td data-label="why a person" class="reason">${reasonText(record, policy, reviewer)}</td></tr>`;
 }
 
 function bars(record: DecisionRecord, policy: Policy | undefined): string {
@@ -122,7 +130,7 @@ function history(record: DecisionRecord, policy: Policy | undefined): string {
   if (!record.reviewHistory?.length) return "";
   const words = {
     label: "labelled",
-    first_label: "gave the first audit label",
+    first_label: "gave the first label",
     change: "changed the label to",
     undo: "undid the label",
   };
@@ -180,5 +188,5 @@ export function itemCard(
       : "";
   return `<article data-item="${html(record.itemId)}" data-autofocus tabindex="-1" aria-labelledby="item-title">
 <h2 id="item-title">${html(record.itemId)} <small>${html(record.policyId)} v${record.policyVersion}, waited ${waited(record.createdAt, view.now)}</small> ${badges(record, reviewer, view.now)}</h2>
-<p class="reason">${reasonText(record, policy)}.</p>${view.claim ?? ""}${stateFields(record.state)}${bars(record, policy)}${tierAnswers(record, policy)}${status}${answers}${undo}${history(record, policy)}</article>`;
+<p class="reason">${reasonText(record, policy, reviewer)}.</p>${view.claim ?? ""}${stateFields(record.state)}${bars(record, policy)}${tierAnswers(record, policy)}${status}${answers}${undo}${history(record, policy)}</article>`;
 }

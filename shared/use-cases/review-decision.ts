@@ -2,8 +2,10 @@
  * The review path. A signed-in reviewer (identity from a verified token, never from the request
  * body) claims an escalated item for a few minutes and labels it; the label is appended to the
  * record's history and becomes its `label`, which calibration reads. Audit samples of a policy
- * with `auditReviewers: 2` need two different reviewers: agreement stores the label, disagreement
- * marks the item disputed for an admin. "Decision Reviewed" goes out once per stored label, with
+ * with `auditReviewers: 2`, and certification samples of one with `certificationReviewers: 2`
+ * (the default), need two different reviewers: agreement stores the label, disagreement marks the
+ * item disputed for an admin; until then the item has no label, so a certificate counts it as a
+ * drawn item not labelled. "Decision Reviewed" goes out once per stored label, with
  * an outbox flag so that a retried request sends what a failed one could not. Changes and undos:
  * shared/use-cases/revise-label.ts.
  */
@@ -11,6 +13,7 @@ import { publishedEvent } from "../domain/contracts/events.ts";
 import { batchesOf, type DecisionRecord, fieldOf } from "../domain/decision-record.ts";
 import type { RecordKey } from "../domain/decision-store.ts";
 import { DetailType } from "../domain/events.ts";
+import type { Policy } from "../domain/policy/policy.ts";
 import { answerability, claimedByOther, isAdmin, type ReviewClaim, type Reviewer } from "../domain/review.ts";
 import { settleLabel } from "./batch-progress.ts";
 import {
@@ -124,8 +127,23 @@ export async function labelItem(
     base: { from: "pending_review", reviewVersion: record.reviewVersion ?? 0 },
     retry: () => labelItem(input, reviewer, deps, attempt + 1),
   };
-  const twoReviewers = record.reason === "audit_sample" && policy.auditReviewers === 2 && !record.disputed;
-  return (twoReviewers ? await auditLabel(record, step) : undefined) ?? finalLabel(step);
+  return (
+    (needsTwoReviewers(record, policy) ? await doubleLabel(record, step) : undefined) ?? finalLabel(step)
+  );
+}
+
+/**
+ * Whether the item's label needs two different reviewers before it is stored: an audit sample
+ * under `auditReviewers: 2`, a certification sample under `certificationReviewers: 2`; a disputed
+ * one waits for an admin's single label instead.
+ */
+function needsTwoReviewers(
+  record: Pick<DecisionRecord, "reason" | "certification" | "disputed">,
+  policy: Pick<Policy, "auditReviewers" | "certificationReviewers">,
+): boolean {
+  if (record.disputed) return false;
+  const audit = record.reason === "audit_sample" && policy.auditReviewers === 2;
+  return audit || (record.certification !== undefined && policy.certificationReviewers === 2);
 }
 
 /** What each step of a label needs. */
@@ -168,15 +186,16 @@ function refuseUnanswerable(record: DecisionRecord, input: LabelInput, reviewer:
 }
 
 /**
- * An audit sample reviewed twice: the first label is kept aside, a second different one marks
- * the item disputed; undefined when the second agrees and the label becomes final.
+ * A sample reviewed twice: the first label is kept aside, a second different one marks the item
+ * disputed; undefined when the second agrees and the label becomes final. The refusal does not
+ * say what kind of sample it is: reviewers are not told which items back a certificate.
  */
-async function auditLabel(record: DecisionRecord, step: LabelStep): Promise<ReviewOutcome | undefined> {
+async function doubleLabel(record: DecisionRecord, step: LabelStep): Promise<ReviewOutcome | undefined> {
   const { input, reviewer, now } = step;
   const first = record.firstReview;
   if (first?.reviewerId === reviewer.id)
     throw new ReviewError(
-      `${input.itemId} is an audit sample: a second, different reviewer must label it`,
+      `${input.itemId} needs a second label from a different reviewer: you gave the first`,
       409,
     );
   if (first && first.label === input.label) return undefined;

@@ -1,7 +1,8 @@
 /**
  * Changing or undoing a stored label: its own reviewer within the change window, an admin at any
  * time. Each is appended to the record's history and announced with "Decision Review Revised";
- * an undo sends the item back to the review queue.
+ * an undo sends the item back to the review queue. A label two reviewers settled is changed only
+ * by an admin (its reviewer may still undo it, which asks for two labels again).
  */
 import { publishedEvent } from "../domain/contracts/events.ts";
 import { batchesOf, type DecisionRecord } from "../domain/decision-record.ts";
@@ -59,6 +60,12 @@ export async function reviseLabel(
       record.reviewerId === reviewer.id
         ? `the change window for ${key.itemId} has closed; ask an admin`
         : `${key.itemId} was labelled by ${record.reviewer}: only they (within the window) or an admin may change it`,
+      403,
+    );
+  // Two reviewers settled it (a sample reviewed twice): one of them alone does not overturn that.
+  if (label !== undefined && !isAdmin(reviewer) && (record.firstReview || record.disputed))
+    throw new ReviewError(
+      `${key.itemId} was settled by two reviewers: undo it to have it reviewed twice again, or ask an admin`,
       403,
     );
   const previousLabel = record.label!;

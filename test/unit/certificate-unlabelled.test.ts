@@ -22,7 +22,9 @@ import { reviewedLabels } from "../../shared/use-cases/reviewed-labels.ts";
 import { decidedStore, reviewOf } from "../helpers/certification-store.ts";
 import { type FlowShape, MODERATION, trueRate } from "../helpers/review-flow.ts";
 
-const POLICY = parsePolicy({ ...MODERATION, auditSampleRate: 0.05 });
+// One label settles a draw here; double review of certification samples (the default) is
+// tested in review-decision-certification.test.ts.
+const POLICY = parsePolicy({ ...MODERATION, auditSampleRate: 0.05, certificationReviewers: 1 });
 const GOAL = { maxError: 0.02, confidence: 0.95 };
 const WRONG_8: FlowShape = {
   decisions: 3_000,

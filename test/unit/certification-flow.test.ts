@@ -27,7 +27,9 @@ import { labelItem } from "../../shared/use-cases/review-decision.ts";
 import { reviewedLabels } from "../../shared/use-cases/reviewed-labels.ts";
 import { decisionOf, type FlowShape, MODERATION, trueRate } from "../helpers/review-flow.ts";
 
-const POLICY = parsePolicy({ ...MODERATION, auditSampleRate: 0.05 });
+// One label settles a draw here; double review of certification samples (the default) is
+// tested in review-decision-certification.test.ts.
+const POLICY = parsePolicy({ ...MODERATION, auditSampleRate: 0.05, certificationReviewers: 1 });
 const SHAPE: FlowShape = { decisions: 3_000, trueTemperature: 0.7 };
 const GOAL = { maxError: 0.02, confidence: 0.95 };
 const MODEL = "a".repeat(64);

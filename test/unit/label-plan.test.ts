@@ -123,11 +123,13 @@ describe("requestCertification", () => {
     const p = drawn.map((r) => r.topProbability!).sort();
     expect(p[0]!).toBeLessThan(0.92);
     expect(p.at(-1)!).toBeGreaterThan(0.98);
-    // The review page says what it is.
-    expect(badges(drawn[0]!, { id: "r", name: "R", groups: ["reviewers"] }, 0)).toContain(
-      "certification sample",
+    // The review page says what it is, to the lead only (reviewers label it like any other item).
+    const lead = { id: "l", name: "L", groups: ["admins"] };
+    expect(badges(drawn[0]!, { id: "r", name: "R", groups: ["reviewers"] }, 0)).not.toContain(
+      "certification",
     );
-    expect(reasonText(drawn[0]!, POLICY)).toMatch(
+    expect(badges(drawn[0]!, lead, 0)).toContain("certification sample");
+    expect(reasonText(drawn[0]!, POLICY, lead)).toMatch(
       /^Certification sample: drawn at random \(chance \d+%\) to check automatic actions; .* \(already applied; your label does not undo it\)$/,
     );
   });

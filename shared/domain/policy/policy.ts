@@ -57,6 +57,12 @@ export const policySchema = z
     auditSampleRate: z.number().min(0).max(1).default(0),
     /** Reviewers per audit sample: 2 asks two different people, and flags disagreement for an admin. @default 1 */
     auditReviewers: z.union([z.literal(1), z.literal(2)]).default(1),
+    /**
+     * Reviewers per certification sample (`decide calibrate --plan --request`): 2 asks two
+     * different people and sends a disagreement to an admin, and the item stays unlabelled (counted
+     * against a certificate) until the label is settled; 1 lets one label settle it. @default 2
+     */
+    certificationReviewers: z.union([z.literal(1), z.literal(2)]).default(2),
     /** Minutes an escalated item may wait before the policy's review backlog alarm fires. */
     reviewWithinMinutes: z.number().int().positive().optional(),
     /**
