@@ -97,6 +97,8 @@ export interface PipelineFunctions {
   readonly batchFiles: NodejsFunction;
   /** Holds the intake's concurrency to the endpoint's instances in service (real-time only). */
   readonly capacityFollower?: NodejsFunction;
+  /** Calls the endpoint with known items while a deployment's new fleet bakes (beside the follower). */
+  readonly endpointProber?: NodejsFunction;
 }
 
 /** Everything between the upstream systems and the endpoint's decisions. */
@@ -200,13 +202,14 @@ export class DecisionPipeline extends Construct {
     fn: FunctionFactory,
     props: DecisionPipelineProps,
     mapping: SqsEventSource,
-  ): { capacityFollower?: NodejsFunction } {
+  ): { capacityFollower?: NodejsFunction; endpointProber?: NodejsFunction } {
     if (props.endpointMode === "serverless" || !props.endpointName || !props.endpointArn) return {};
     const { endpointName, endpointArn } = props;
     const [intake, failures] = [this.queues.intake, this.queues.jobFailures];
     const secondsPerItem = MEASURED_SECONDS_PER_ITEM.fresh;
     const follower = { fn, endpointName, endpointArn, intake, mapping, secondsPerItem, failures };
-    return { capacityFollower: new CapacityFollower(this, "Follower", follower).function };
+    const created = new CapacityFollower(this, "Follower", follower);
+    return { capacityFollower: created.function, endpointProber: created.prober.function };
   }
 
   /** The review API and pages, reached only through the authorized HTTP API of {@link ReviewAccess}. */

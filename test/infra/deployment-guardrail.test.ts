@@ -121,6 +121,20 @@ describe("the endpoint prober (issue 42, item 3)", () => {
     expect(rules.map(([, r]) => r.Properties.ScheduleExpression)).toEqual(["rate(1 minute)"]);
   });
 
+  it("is watched like every pipeline function: its errors and throttles are health warnings", () => {
+    const [id] = found();
+    const [[, composite]] = ofType("AWS::CloudWatch::CompositeAlarm") as [[string, Resource]];
+    for (const metric of ["Errors", "Throttles"]) {
+      const alarms = ofType("AWS::CloudWatch::Alarm").filter(
+        ([, a]) =>
+          a.Properties.MetricName === metric &&
+          JSON.stringify(a.Properties.Dimensions ?? []).includes(`"${id}"`),
+      );
+      expect(alarms, metric).toHaveLength(1);
+      expect(JSON.stringify(composite.Properties.AlarmRule)).toContain(`"${alarms[0]![0]}"`);
+    }
+  });
+
   it("may describe and invoke the one endpoint, and nothing else", () => {
     const [, fn] = found();
     const role = refOf(fn.Properties.Role);
