@@ -17,7 +17,8 @@ import {
   thresholdTable,
 } from "./calibrate-parts.ts";
 import { type CandidateComparison, compareCandidates } from "./candidates.ts";
-import { type CascadeCalibration, withCascade } from "./cascade-calibration.ts";
+import type { CascadeCalibration } from "./cascade-calibration.ts";
+import { withCascade } from "./cascade-choice.ts";
 import { topAutomatable } from "./certified-items.ts";
 import { evaluateSets, fitConformal } from "./conformal.ts";
 import { calibratedProbabilities, mapOf } from "./map.ts";

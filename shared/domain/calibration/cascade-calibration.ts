@@ -29,7 +29,6 @@ import { roundMap } from "./proposal.ts";
 import { calibrationSha256, labelSetSha256, policyTextSha256, provenanceOf } from "./provenance.ts";
 import { MIN_FIT_LABELS } from "./ranges.ts";
 import type { LabelledLogits } from "./temperature.ts";
-import type { ThresholdChoice, ThresholdGoal } from "./threshold.ts";
 
 /** When and from what a cascade is certified: the time, where the labels are, their floor. */
 export interface CascadeMade {
@@ -245,67 +244,4 @@ export function calibrateCascade(
       notes,
     },
   };
-}
-
-/**
- * The threshold choice a cascade makes: the pair certified over both models, or none. The first
- * model's own certificate sentence never leads: it covers the first model alone, so it follows,
- * marked as such, and when the cascade fails the lead line says so (one story: a proposal that
- * carries no certificate prints no certificate line).
- */
-function cascadeChoice(first: ThresholdChoice, cascade: CascadeCalibration): ThresholdChoice {
-  const r = cascade.result;
-  const [alone, ...rest] = first.notes;
-  const aloneLine = alone
-    ? [`the first model alone (not what this version applies: ${cascade.model} acts too): ${alone}`]
-    : [];
-  if (!r.thresholds)
-    return {
-      ...first,
-      threshold: 1,
-      coverage: 0,
-      automatedAccuracy: Number.NaN,
-      automatedAccuracyInterval: [0, 1],
-      notes: [
-        `no certificate: applying this sends every item to people (${cascadeSentence(cascade)})`,
-        ...aloneLine,
-        ...rest,
-        ...cascade.notes,
-      ],
-    };
-  return {
-    ...first,
-    threshold: r.thresholds[0],
-    coverage: r.coverage,
-    automatedAccuracy: r.automated ? 1 - r.errors / r.automated : Number.NaN,
-    automatedAccuracyInterval: r.bound === null ? [0, 1] : [1 - r.bound, 1],
-    notes: [cascadeSentence(cascade), ...aloneLine, ...rest, ...cascade.notes],
-  };
-}
-
-/**
- * The proposal and threshold choice once a cascade is accounted for: a two-model cascade certified
- * with `--max-auto-error` gets both thresholds ({@link calibrateCascade}); a longer one keeps the
- * first model's certificate, with a note that it covers nothing after the first model.
- */
-export function withCascade(
-  policy: Policy,
-  proposed: Policy,
-  threshold: ThresholdChoice,
-  rows: readonly CascadeRow[],
-  goal: ThresholdGoal,
-  made: CascadeMade,
-): { policy: Policy; threshold: ThresholdChoice; cascade?: CascadeCalibration } {
-  const later = policy.cascade?.length ?? 0;
-  if (goal.kind !== "max-auto-error" || later === 0) return { policy: proposed, threshold };
-  if (later > 1) {
-    const note = `${policy.id} asks ${1 + later} models: a cascade's certificate covers two, so this one speaks for the first model alone and the later models automate nothing under requireCertificate`;
-    return { policy: proposed, threshold: { ...threshold, notes: [...threshold.notes, note] } };
-  }
-  if (!rows.some((r) => r.secondLogits)) {
-    const note = `no labelled item carries the answer of ${policy.cascade![0]!.model} (a labelled file gives the first model's only): the certificate speaks for the first model alone; certify the cascade from the decisions table`;
-    return { policy: proposed, threshold: { ...threshold, notes: [...threshold.notes, note] } };
-  }
-  const cascade = calibrateCascade(proposed, rows, goal, made);
-  return { ...cascade, threshold: cascadeChoice(threshold, cascade.cascade) };
 }
