@@ -15,6 +15,7 @@ import { decidingModel, modelInWords } from "../domain/deciding-model.ts";
 import type { DecisionRecord } from "../domain/decision-record.ts";
 import type { DecisionPage, DecisionStore } from "../domain/decision-store.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
+import type { Reviewer } from "../domain/review.ts";
 import { countHandling, handlingOf, handlingText, ROUTES, type Route } from "../domain/routing.ts";
 import { DECISIONS_VIEW } from "../domain/topology.ts";
 import { estimateAutoErrors, windowStart } from "../use-cases/audit-estimate.ts";
@@ -115,11 +116,15 @@ function auditLink(filters: DecisionFilters): string {
   return `/decisions/audit?${query.toString()}`;
 }
 
-/** The view's body: the filter form, any problems, the link to the live error rate and the table. */
+/**
+ * The view's body: the filter form, any problems, the link to the live error rate and the table.
+ * `viewer` decides what a reason names: certification samples are named only to an admin.
+ */
 export function decisionsBody(
   page: { records: readonly DecisionRecord[]; next?: string; continued: boolean },
   filters: DecisionFilters,
   policies: PolicyRegistry,
+  viewer?: Reviewer,
 ): string {
   const options = (values: readonly string[], selected: string) =>
     [
@@ -139,7 +144,7 @@ export function decisionsBody(
       const id = r.status === "rejected" ? html(r.itemId) : `<a href="${itemPath(r)}">${html(r.itemId)}</a>`;
       return `<tr><td data-label="item">${id}</td><td data-label="policy"><span class="id">${html(r.policyId)}</span> v${r.policyVersion}</td><td data-label="status"><span class="id">${html(r.status.replace("_", " "))}</span></td><td data-label="route">${html(r.route ?? "-")}${handlingOf(r) === "audit_sample" ? " (audit sample)" : ""}</td>
 <td data-label="chosen">${html(r.chosen ?? "-")}</td><td data-label="top">${r.topProbability === undefined ? "-" : `${(r.topProbability * 100).toFixed(1)}%`}</td>
-<td data-label="reason">${r.reason ? reasonText(r, policy) : html(r.problems?.map((p) => `${p.field}: ${p.message}`).join("; ") ?? "-")}</td><td data-label="decided">${html(r.createdAt.slice(0, 19).replace("T", " "))}</td></tr>
+<td data-label="reason">${r.reason ? reasonText(r, policy, viewer) : html(r.problems?.map((p) => `${p.field}: ${p.message}`).join("; ") ?? "-")}</td><td data-label="decided">${html(r.createdAt.slice(0, 19).replace("T", " "))}</td></tr>
 <tr class="detail"><td colspan="8"><details><summary>Details of ${html(r.itemId)}</summary>${stateFields(r.state)}<dl class="fields" id="detail-${i}">
 <dt>label</dt><dd>${html(r.label ?? "-")}${r.reviewer ? ` by ${html(r.reviewer)}` : ""}</dd><dt>latency</dt><dd>${html(r.latencyMs ?? "-")} ms</dd>
 <dt>prompt SHA-256</dt><dd><code>${html(r.promptSha256 ?? "-")}</code></dd><dt>model</dt><dd>${r.route ? html(modelInWords(decidingModel(r, policy))) : "-"}</dd><dt>model SHA-256</dt><dd><code>${html(r.modelSha256 ?? "-")}</code></dd></dl></details></td></tr>`;
@@ -168,6 +173,7 @@ export async function decisionsView(
   policies: PolicyRegistry,
   query: (name: string) => string | undefined,
   now: Date,
+  viewer?: Reviewer,
 ): Promise<{ body: string; status: 200 | 422 }> {
   const names = ["policy", "route", "since", "until", "batch"] as const;
   const filters = decisionFilters(Object.fromEntries(names.map((n) => [n, query(n)])), policies);
@@ -177,14 +183,14 @@ export async function decisionsView(
       const found = await pageOfDecisions(store, filters, policies, { now, ...(cursor ? { cursor } : {}) });
       return {
         status: 200,
-        body: decisionsBody({ ...found, continued: Boolean(cursor) }, filters, policies),
+        body: decisionsBody({ ...found, continued: Boolean(cursor) }, filters, policies, viewer),
       };
     } catch (error) {
       if (!(error instanceof RangeError)) throw error;
       filters.problems.push(error.message);
     }
   }
-  return { status: 422, body: decisionsBody({ records: [], continued: false }, filters, policies) };
+  return { status: 422, body: decisionsBody({ records: [], continued: false }, filters, policies, viewer) };
 }
 
 /**

@@ -88,7 +88,13 @@ export function createReviewApp(deps: ReviewAppDependencies): Hono<ReviewEnv> {
     return c.html(page("Live error rate", view.body, c.get("reviewer")), view.status);
   });
   app.get("/decisions", async (c) => {
-    const view = await decisionsView(deps.store, deps.policies, (name) => c.req.query(name), nowOf(deps));
+    const view = await decisionsView(
+      deps.store,
+      deps.policies,
+      (name) => c.req.query(name),
+      nowOf(deps),
+      c.get("reviewer"),
+    );
     return c.html(page("Decisions", view.body, c.get("reviewer")), view.status);
   });
   return app;

@@ -12,6 +12,7 @@ import type { PipelineEvent } from "../../shared/domain/events.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { answerability, type Reviewer } from "../../shared/domain/review.ts";
+import { decisionFilters, decisionsBody } from "../../shared/pages/decisions-view.ts";
 import { badges, reasonText } from "../../shared/pages/review-views.ts";
 import {
   claimNext,
@@ -168,5 +169,15 @@ describe("the review pages mark certification samples only for the lead", () => 
     expect(reasonText(drawn, t.policy, lead)).toMatch(
       /^Certification sample: drawn at random \(chance 25%\)/,
     );
+  });
+
+  it("says the same on the decisions view, whose reasons follow who looks", async () => {
+    const t = await setup();
+    const registry = new PolicyRegistry([t.policy]);
+    const body = (viewer: Reviewer) =>
+      decisionsBody({ records: [drawn], continued: false }, decisionFilters({}, registry), registry, viewer);
+    expect(body(ana)).not.toMatch(/certification/i);
+    expect(body(ana)).toContain("Spot check");
+    expect(body(lead)).toContain("Certification sample: drawn at random");
   });
 });
