@@ -189,9 +189,9 @@ describe("DecisionStack", () => {
     )
       .filter(([id]) => !id.startsWith("BucketNotificationsHandler") && !id.startsWith("LogRetention"))
       .map(([, f]) => f);
-    // The pipeline's 13, the capacity follower, the daily Audit function, and the async lane's
-    // submit and result functions.
-    expect(functions).toHaveLength(17);
+    // The pipeline's 13, the capacity follower and the endpoint prober, the daily Audit function,
+    // and the async lane's submit and result functions.
+    expect(functions).toHaveLength(18);
     for (const f of functions) {
       expect(f.Properties.Runtime).toBe("nodejs22.x");
       expect(f.Properties.Architectures).toEqual(["arm64"]);
