@@ -3,7 +3,8 @@
  * `-c endpointMode=async`) through an event source that gathers up to an object's worth of
  * records, it writes them as objects and calls InvokeEndpointAsync (`shared/use-cases/async-submit.ts`).
  * It never waits on the model. Messages of a group that could not be submitted are reported
- * back and come again; the others are deleted.
+ * back and come again; the others are deleted. Each invocation also publishes the age of each
+ * lane's oldest open object (`async-open-age.ts`).
  */
 import { Logger } from "@aws-lambda-powertools/logger";
 import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
@@ -15,6 +16,7 @@ import type { SQSBatchResponse, SQSEvent } from "aws-lambda";
 import { ASYNC_METRICS, DECIDE_FUNCTION, METRICS } from "../shared/domain/topology.ts";
 import { type SubmitDependencies, submitItems } from "../shared/use-cases/async-submit.ts";
 import { decideMessage } from "../shared/use-cases/decide-message.ts";
+import { emitOldestOpenAges, OPEN_OBJECTS_READ } from "./async-open-age.ts";
 import { asyncLaneFromEnv, sourceOf } from "./async-settings.ts";
 import { positiveInteger } from "./config.ts";
 import { sharedDependencies, withBatches } from "./dependencies.ts";
@@ -59,6 +61,7 @@ export function createAsyncSubmitHandler(
   env: NodeJS.ProcessEnv = process.env,
 ) {
   const resolved = lazy(dependencies);
+  let openReadFailed = false;
   async function lambdaHandler(event: SQSEvent): Promise<SQSBatchResponse> {
     const deps = await resolved();
     const queued = event.Records.map((record) => ({
@@ -73,6 +76,16 @@ export function createAsyncSubmitHandler(
       result.objects.filter((o) => o.invoked).length,
     );
     metrics.addMetric("async_items_submitted", MetricUnit.Count, queued.length - result.failed.length);
+    // The oldest open object per lane, for its alarm; a failed read (said once per environment:
+    // the table grants Query and BatchGetItem) leaves the batch's result as it is.
+    await deps.records
+      .open(OPEN_OBJECTS_READ)
+      .then((open) => emitOldestOpenAges(metrics, open))
+      .catch((error: unknown) => {
+        if (!openReadFailed)
+          logger.warn("open objects not read: no oldest-open-object age", { error: String(error) });
+        openReadFailed = true;
+      });
     if (result.failed.length > 0)
       logger.warn("items not submitted: they come back", {
         failed: result.failed.length,
