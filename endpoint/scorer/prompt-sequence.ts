@@ -95,6 +95,22 @@ export class PromptSequence {
   }
 
   /**
+   * Evaluates `tokens` from an empty cache and reads nothing, or (with `outputRow`) only the greedy
+   * next token after the last one: the floors a decision's time is measured against. Without an
+   * output row llama.cpp skips the output projection (vocabulary x width) that every readout pays.
+   */
+  async prefill(tokens: readonly Token[], outputRow: boolean): Promise<void> {
+    await this.clear();
+    if (!outputRow) {
+      await this.sequence.evaluateWithoutGeneratingNewTokens(tokens.slice());
+      return;
+    }
+    const input: ControlledEvaluateInputItem[] = tokens.slice(0, -1);
+    input.push([tokens.at(-1)!, { generateNext: { token: true } }]);
+    await this.sequence.controlledEvaluate(input);
+  }
+
+  /**
    * Appends `tokens` after what is cached and returns the full-vocabulary probabilities after
    * each of them (one map per token, in order).
    */

@@ -1,0 +1,65 @@
+/**
+ * The prefill floors the readout benchmark compares a decision with (PromptSequence.prefill), on
+ * the generated tiny model: they cache the prompt like a decision does, and a decision that reuses
+ * a prefix evaluated with no output row still equals a fresh evaluation bit for bit.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DecisionModel } from "../../endpoint/runtime/decision-model.ts";
+import { buildDecisionPrompt } from "../../endpoint/scorer/prompt.ts";
+import { DecisionScorer } from "../../endpoint/scorer/scorer.ts";
+import { type DecisionInput, decisionRequest } from "../helpers/decision-requests.ts";
+import { generatedModel } from "../helpers/models.ts";
+
+const question = {
+  key: "team",
+  type: "choice",
+  instructions: "Which team should handle this ticket?",
+  options: [
+    { id: "billing", description: "Billing: charges, invoices, refunds" },
+    { id: "technical", description: "Technical: errors, crashes, bugs" },
+    { id: "account", description: "Account: login, password, profile" },
+  ],
+} as const;
+const input: DecisionInput = { state: "My card was charged twice, please refund.", questions: [question] };
+
+let model: DecisionModel;
+let scorer: DecisionScorer;
+
+beforeAll(async () => {
+  model = await DecisionModel.load({ modelPath: await generatedModel(), threads: 2 });
+  scorer = await DecisionScorer.create(model, { contextSize: 1024 });
+});
+
+afterAll(async () => {
+  await scorer.dispose();
+  await model.dispose();
+});
+
+const promptTokens = () =>
+  scorer.promptTokens(buildDecisionPrompt(input.state, question, "state-first", "letters"));
+
+describe("PromptSequence.prefill", () => {
+  it("caches exactly the prompt, with or without an output row", async () => {
+    const tokens = promptTokens();
+    for (const outputRow of [false, true]) {
+      const held = await scorer.withSequence(tokens, async (sequence) => {
+        await sequence.prefill(tokens, outputRow);
+        return [...sequence.tokens];
+      });
+      expect(held).toEqual(tokens);
+    }
+  });
+
+  it("leaves a decision reusing that prefix bit-identical to a fresh one", async () => {
+    const fresh = await scorer.score(decisionRequest(input), { reuse: false });
+    const tokens = promptTokens();
+    for (const outputRow of [false, true]) {
+      await scorer.withSequence(tokens, (sequence) => sequence.prefill(tokens, outputRow));
+      const reused = await scorer.score(decisionRequest(input));
+      expect(reused.answers[0]!.reusedTokens).toBe(tokens.length - 2);
+      expect(reused.answers[0]!.logits).toEqual(fresh.answers[0]!.logits);
+      expect(reused.answers[0]!.probabilities).toEqual(fresh.answers[0]!.probabilities);
+      expect(reused.answers[0]!.allowedTokenMass).toEqual(fresh.answers[0]!.allowedTokenMass);
+    }
+  });
+});
