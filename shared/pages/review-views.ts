@@ -126,8 +126,14 @@ export function excerpt(state: unknown, limit = 120): string {
   return text.length > limit ? `${text.slice(0, limit - 1).trimEnd()}…` : text;
 }
 
-function history(record: DecisionRecord, policy: Policy | undefined): string {
+/**
+ * The review history. While a sample waits for its second (or an admin's) label, a reviewer sees
+ * who labelled it but not the labels: the second label must not lean on the first.
+ */
+function history(record: DecisionRecord, policy: Policy | undefined, reviewer: Reviewer): string {
   if (!record.reviewHistory?.length) return "";
+  const open =
+    record.status === "pending_review" && (record.firstReview || record.disputed) && !isAdmin(reviewer);
   const words = {
     label: "labelled",
     first_label: "gave the first label",
@@ -137,7 +143,7 @@ function history(record: DecisionRecord, policy: Policy | undefined): string {
   const items = record.reviewHistory
     .map(
       (e) =>
-        `<li><time datetime="${html(e.at)}">${html(e.at.slice(0, 19).replace("T", " "))}</time> ${html(e.reviewerName)} ${words[e.action]}${e.label ? ` <strong>${html(describe(policy, e.label))}</strong>` : ""}${e.previousLabel ? ` (was ${html(describe(policy, e.previousLabel))})` : ""}</li>`,
+        `<li><time datetime="${html(e.at)}">${html(e.at.slice(0, 19).replace("T", " "))}</time> ${html(e.reviewerName)} ${words[e.action]}${e.label && !open ? ` <strong>${html(describe(policy, e.label))}</strong>` : ""}${e.previousLabel && !open ? ` (was ${html(describe(policy, e.previousLabel))})` : ""}</li>`,
     )
     .join("");
   return `<h3>History</h3><ol>${items}</ol>`;
@@ -188,5 +194,5 @@ export function itemCard(
       : "";
   return `<article data-item="${html(record.itemId)}" data-autofocus tabindex="-1" aria-labelledby="item-title">
 <h2 id="item-title">${html(record.itemId)} <small>${html(record.policyId)} v${record.policyVersion}, waited ${waited(record.createdAt, view.now)}</small> ${badges(record, reviewer, view.now)}</h2>
-<p class="reason">${reasonText(record, policy, reviewer)}.</p>${view.claim ?? ""}${stateFields(record.state)}${bars(record, policy)}${tierAnswers(record, policy)}${status}${answers}${undo}${history(record, policy)}</article>`;
+<p class="reason">${reasonText(record, policy, reviewer)}.</p>${view.claim ?? ""}${stateFields(record.state)}${bars(record, policy)}${tierAnswers(record, policy)}${status}${answers}${undo}${history(record, policy, reviewer)}</article>`;
 }

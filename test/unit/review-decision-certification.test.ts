@@ -13,7 +13,7 @@ import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { answerability, type Reviewer } from "../../shared/domain/review.ts";
 import { decisionFilters, decisionsBody } from "../../shared/pages/decisions-view.ts";
-import { badges, reasonText } from "../../shared/pages/review-views.ts";
+import { badges, itemCard, reasonText } from "../../shared/pages/review-views.ts";
 import {
   claimNext,
   labelItem,
@@ -169,6 +169,17 @@ describe("the review pages mark certification samples only for the lead", () => 
     expect(reasonText(drawn, t.policy, lead)).toMatch(
       /^Certification sample: drawn at random \(chance 25%\)/,
     );
+  });
+
+  it("does not show the second reviewer the first label (their labels stay independent)", async () => {
+    const t = await setup();
+    await labelItem({ ...key, label: "remove" }, ana, t.deps);
+    const waiting = await t.get();
+    const card = (viewer: Reviewer) =>
+      itemCard(waiting, t.policy, viewer, { now: 0, csrf: "x", mayAnswer: true, mayRevise: false });
+    expect(card(bo)).toContain("Ana gave the first label");
+    expect(card(bo)).not.toContain("gave the first label <strong>");
+    expect(card(lead)).toContain("Ana gave the first label <strong>Remove</strong>");
   });
 
   it("says the same on the decisions view, whose reasons follow who looks", async () => {
