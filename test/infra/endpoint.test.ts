@@ -7,6 +7,7 @@
 import { Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
 import measured from "../../shared/domain/topology/measured-times.json" with { type: "json" };
+import { ENDPOINT_PROBER } from "../../shared/domain/topology/prober.ts";
 import {
   DECIDE_FUNCTION,
   ENDPOINT_DEPLOYMENT,
@@ -177,7 +178,14 @@ describe("deploys that keep capacity", () => {
     const expressions = onNewFleet.map(
       ([, a]) => (a.Properties.Metrics as { Expression?: string }[]).find((m) => m.Expression)!.Expression,
     );
-    expect(expressions.sort()).toEqual(Object.values(GUARDRAIL_MATH).sort());
+    expect(expressions.sort()).toEqual(
+      [GUARDRAIL_MATH.refusedShare, GUARDRAIL_MATH.slowerThanVariant].sort(),
+    );
+    // And the endpoint prober's replies while the new fleet bakes (the silent alarm, issue 42).
+    const silent = alarms.filter(([, a]) =>
+      JSON.stringify(a.Properties.Metrics ?? []).includes(JSON.stringify(ENDPOINT_PROBER.silentWhileBaking)),
+    );
+    expect(silent).toHaveLength(1);
     // The decide function's endpoint failures (500s, model errors, timeouts) still roll back.
     expect(alarms.map(([, a]) => a.Properties.MetricName)).toContain(METRICS.endpointFailures);
     // The alarms are updated to the new configuration before the endpoint deploys it.
