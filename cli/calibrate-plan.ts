@@ -71,7 +71,10 @@ export async function planFromLabels(options: PlanOptions): Promise<Planned> {
   const store = decisionStore(table, awsOptions(options.aws));
   const labelled = await reviewedLabels(store, policy, policy.calibratedAt);
   const now = systemClock();
-  const plan = planLabels(policy, labelled.rows, options.goal, await frameOf(store, policy, now));
+  // A sample drawn already fixed the target: the latest one's threshold, whatever labels came since.
+  const drawnFor = labelled.frames.toSorted((a, b) => (a.drawnAt < b.drawnAt ? -1 : 1)).at(-1);
+  const frame = await frameOf(store, policy, now);
+  const plan = planLabels(policy, labelled.rows, options.goal, frame, drawnFor?.minProbability);
   const supply = { perDay: 0, auditPerDay: 0, capped: false };
   const day = { since: new Date(now.getTime() - DAY_MS).toISOString(), until: now.toISOString() };
   for await (const r of everyDecision(store, { ...day, policyId: policy.id, policyIds: [policy.id] })) {
@@ -146,6 +149,10 @@ export function printPlan(planned: Planned): Printed {
       plan.needed === null
         ? `  at the error rate seen so far (${pct(o.rate)}, ${o.errors} wrong of ${o.units} automatable labels at or above ${plan.threshold}) no number will do: it is not below the target`
         : `  at the error rate seen so far (${pct(o.rate)}, ${o.errors} wrong of ${o.units} automatable labels at or above ${plan.threshold}): about ${plan.needed}`,
+    );
+  if (plan.fixed)
+    lines.push(
+      `  the target stays at or above ${plan.threshold}, the threshold the last certification sample was drawn for: labels gathered since do not move it`,
     );
   const kinds = plan.held.kinds.file === plan.held.automatable ? "" : kindsText(plan.held.kinds);
   lines.push(

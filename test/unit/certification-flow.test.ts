@@ -95,8 +95,9 @@ describe("a scripted lead: plan, request, label, propose", () => {
       let labels = 0;
       let certificate: unknown;
       for (let round = 0; round < 4 && !certificate; round++) {
-        const { rows } = await reviewedLabels(store, POLICY);
-        const plan = planLabels(POLICY, rows, GOAL);
+        const { rows, frames } = await reviewedLabels(store, POLICY);
+        // As `--plan` does: a sample drawn already fixes the target.
+        const plan = planLabels(POLICY, rows, GOAL, undefined, frames.at(-1)?.minProbability);
         if (plan.remaining === null) break;
         if (plan.remaining > 0) {
           await requestCertification(

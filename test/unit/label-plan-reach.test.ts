@@ -2,7 +2,8 @@
  * Issue 40, findings 3 and 7 (the plan): its "at the rate seen" count is the first n from which
  * every larger n passes (it binary-searched a function of n that is not monotone, off by up to
  * 12%); it is capped at what the frame can give and says plainly when a target is out of reach at
- * this volume, with the observed rate (it asked for up to 879,906 labels); and a new `--request`
+ * this volume, with the observed rate (it asked for up to 879,906 labels); once a sample is drawn
+ * its threshold is the plan's target (it moved 0.8486 → 0.9968 → 0.9981); and a new `--request`
  * draws only decisions never chosen for a label (a request for 52 queued 8 new items, as 44 of the
  * 52 were labelled already).
  */
@@ -72,6 +73,17 @@ describe("the plan at the volume there is", () => {
       Array.from({ length: 5_000 }, () => 0.9999),
     );
     expect(large.frame).toEqual({ decisions: 5_000, outOfReach: false });
+  });
+});
+
+describe("the plan once a sample is drawn", () => {
+  it("keeps the threshold the sample was drawn for: labels gathered since never move its target", () => {
+    // Free to choose, the plan takes the lowest threshold (all labels sit at 0.9999: a tie).
+    expect(planLabels(POLICY, rows(400, 1), GOAL).threshold).toBe(0.5);
+    const plan = planLabels(POLICY, rows(400, 1), GOAL, undefined, 0.95);
+    expect(plan.fixed).toBe(true);
+    expect(plan.threshold).toBeLessThanOrEqual(0.95);
+    expect(plan.threshold).toBeGreaterThan(0.94);
   });
 });
 

@@ -41,6 +41,8 @@ export interface LabelPlan extends CertificateGoal {
    * at this volume: no sample of this frame can give the certificate).
    */
   readonly frame?: { readonly decisions: number; readonly outOfReach: boolean };
+  /** The threshold is the one a certification sample was drawn for, kept whatever the labels show since. */
+  readonly fixed?: boolean;
 }
 
 /** The observed rate at one threshold: the weighted share of wrong units. */
@@ -62,13 +64,15 @@ function worthOf(u: UnitsAt): number {
  * the labels show nothing yet), that count, and what the labels held are worth toward it. With
  * `frame` (the calibrated top probability of each of the version's decisions whose top option may
  * be automated), a threshold whose labels needed exceed its decisions is out of reach: one within
- * reach is preferred, and the plan says when none is.
+ * reach is preferred, and the plan says when none is. With `fixed` (the threshold a certification
+ * sample was drawn for), the plan keeps that threshold: labels gathered since never move its target.
  */
 export function planLabels(
   policy: Policy,
   rows: readonly LabelledLogits[],
   goal: CertificateGoal,
   frame?: readonly number[],
+  fixed?: number,
 ): LabelPlan {
   const zeroErrors = zeroErrorLabels(goal);
   const at = unitsAtGrid(certifiedItems(policy, rows, mapOf(policy)), CERTIFICATE_GRID);
@@ -76,8 +80,9 @@ export function planLabels(
   const reach = (t: number, needed: number | null) =>
     needed !== null && (frame === undefined || needed <= decisionsAt(t)!);
   let best: { u: UnitsAt; needed: number | null; remaining: number } | undefined;
-  for (const u of at.filter((x) => x.automated >= 10)) {
-    const rate = rateOf(u);
+  const kept = fixed === undefined ? undefined : (at.find((x) => x.threshold <= fixed) ?? at.at(-1)!);
+  for (const u of kept ? [kept] : at.filter((x) => x.automated >= 10)) {
+    const rate = u.automated > 0 ? rateOf(u) : 0;
     const needed = rate === 0 ? zeroErrors : (trialsNeeded(rate, goal.maxError, goal.confidence) ?? null);
     if (needed === null) {
       best ??= { u, needed, remaining: Number.POSITIVE_INFINITY };
@@ -103,6 +108,7 @@ export function planLabels(
     needed: chosen.needed,
     held: { labels: rows.length, automatable: u.automated, kinds: u.kinds, worth },
     remaining: chosen.needed === null ? null : Math.max(0, chosen.needed - worth),
+    ...(kept ? { fixed: true } : {}),
     ...(frame
       ? {
           frame: {
