@@ -32,8 +32,7 @@ const prefillContext = await model.model.createContext({
   threads,
   flashAttention: false,
 });
-const prefillSequence = prefillContext.getSequence();
-const prefill = new PromptSequence(prefillSequence);
+const prefill = new PromptSequence(prefillContext.getSequence());
 
 console.log(`\n# scorer benchmark: ${shapeName}, ${threads} threads, ${blocks} blocks`);
 console.log(machineLine());
@@ -44,7 +43,7 @@ console.log(
 /** Evaluates `tokens` from an empty cache with no readout: the pure prefill cost. */
 async function pureprefill(tokens: readonly Token[]): Promise<number> {
   await prefill.clear();
-  return timed(() => prefillSequence.evaluateWithoutGeneratingNewTokens(tokens.slice()));
+  return timed(() => prefill.prefill(tokens, false));
 }
 
 /**
@@ -55,12 +54,7 @@ async function pureprefill(tokens: readonly Token[]): Promise<number> {
  */
 async function prefillWithOutput(tokens: readonly Token[]): Promise<number> {
   await prefill.clear();
-  return timed(() =>
-    prefillSequence.controlledEvaluate([
-      ...tokens.slice(0, -1),
-      [tokens.at(-1)!, { generateNext: { token: true } }],
-    ]),
-  );
+  return timed(() => prefill.prefill(tokens, true));
 }
 
 // 1. Prefill throughput.
