@@ -3,7 +3,9 @@
  * the stateful resources exist rolls back to exactly what the stack says it keeps, and an existing
  * deployment whose endpoints' log groups SageMaker already created updates to this template: this
  * template less its log retention, and the release before the stack named the groups (its
- * endpoint slice, kept in test/fixtures/release-before-log-groups.endpoint.template.json).
+ * endpoint slice, kept in test/fixtures/release-before-log-groups.endpoint.template.json); the
+ * shape whose template owned the groups (test/fixtures/owned-log-groups.endpoints.template.json)
+ * updates too, and loses them, as docs/deploying.md says.
  *
  * What moto models and what it does not, plainly: it has no rollback (a failed CreateStack leaves
  * the stack CREATE_IN_PROGRESS with what it made), so the rollback is played as CloudFormation
@@ -173,26 +175,49 @@ describe.skipIf(!motoAvailable)("deploy day in moto's CloudFormation", () => {
   }, 120_000);
 
   it("updates the release before the stack named the log groups (its endpoint as then synthesized) to this template", async () => {
-    const release = JSON.parse(
-      readFileSync(
-        new URL("../fixtures/release-before-log-groups.endpoint.template.json", import.meta.url),
-        "utf8",
-      ),
-    ) as CfnTemplate;
+    const release = fixture("release-before-log-groups.endpoint.template.json");
     const current = sliceOf(template, idsOfType(template, ["AWS::SageMaker::Endpoint"]));
     await upgrade(release, current);
   }, 120_000);
+
+  it("updates the shape whose template owned the log groups, which then loses them (the hand step docs/deploying.md gives)", async () => {
+    const owned = fixture("owned-log-groups.endpoints.template.json");
+    const groups = Object.values(owned.Resources).filter((r) => r.Type === "AWS::Logs::LogGroup");
+    expect(groups.length).toBe(2);
+    const current = sliceOf(template, idsOfType(template, ["AWS::SageMaker::Endpoint"]));
+    await putFunctionCode(current);
+    const sageMakerGroups = async () =>
+      (
+        await awsJson<{ logGroups: unknown[] }>(moto!, "logs", "Logs_20140328.DescribeLogGroups", {
+          logGroupNamePrefix: SAGEMAKER_LOGS,
+        })
+      ).logGroups.length;
+    await stackCall("CreateStack", "owned", owned);
+    expect(await sageMakerGroups()).toBe(2);
+    await stackCall("UpdateStack", "owned", current);
+    expect(await stackStatus("owned")).toBe("UPDATE_COMPLETE");
+    // The removed groups go with their policy (Delete); SageMaker makes them again, without a retention.
+    expect(await sageMakerGroups()).toBe(0);
+  }, 120_000);
 });
+
+const fixture = (name: string) =>
+  JSON.parse(readFileSync(new URL(`../fixtures/${name}`, import.meta.url), "utf8")) as CfnTemplate;
+
+/** Puts a stand-in for each function's code where the template says its zip lies. */
+async function putFunctionCode(t: CfnTemplate): Promise<void> {
+  for (const { bucket, key } of functionCodeObjects(t)) {
+    await s3(moto!, "PUT", `/${bucket}`).catch(() => undefined);
+    await s3(moto!, "PUT", `/${bucket}/${key}`, new Uint8Array([80, 75, 5, 6, ...Array(18).fill(0)]));
+  }
+}
 
 /**
  * Deploys `earlier`, lets SageMaker create and write its endpoints' log groups, updates to
  * `current`, and checks the update completed with every group's events kept and given a retention.
  */
 async function upgrade(earlier: CfnTemplate, current: CfnTemplate): Promise<void> {
-  for (const { bucket, key } of functionCodeObjects(current)) {
-    await s3(moto!, "PUT", `/${bucket}`).catch(() => undefined);
-    await s3(moto!, "PUT", `/${bucket}/${key}`, new Uint8Array([80, 75, 5, 6, ...Array(18).fill(0)]));
-  }
+  await putFunctionCode(current);
   await stackCall("CreateStack", "upgrade", earlier);
   expect(await stackStatus("upgrade")).toBe("CREATE_COMPLETE");
   // SageMaker creates each endpoint's group (never expiring) and writes into it.
