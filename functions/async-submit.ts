@@ -13,7 +13,7 @@ import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import middy from "@middy/core";
 import type { SQSBatchResponse, SQSEvent } from "aws-lambda";
-import { ASYNC_METRICS, DECIDE_FUNCTION, METRICS } from "../shared/domain/topology.ts";
+import { ASYNC_LANE, ASYNC_METRICS, DECIDE_FUNCTION, METRICS } from "../shared/domain/topology.ts";
 import { type SubmitDependencies, submitItems } from "../shared/use-cases/async-submit.ts";
 import { decideMessage } from "../shared/use-cases/decide-message.ts";
 import { emitOldestOpenAges, OPEN_OBJECTS_READ } from "./async-open-age.ts";
@@ -49,6 +49,14 @@ export async function submitDependenciesFromEnv(
   };
   return {
     ...lane,
+    // The hold-back: no more than the endpoint answers within the request TTL at its maximum.
+    ...(env.ASYNC_MAX_INSTANCES
+      ? {
+          holdBack: {
+            maxInstances: positiveInteger("ASYNC_MAX_INSTANCES", ASYNC_LANE.defaultMaxInstances, env),
+          },
+        }
+      : {}),
     policies: shared.policies,
     decideWithoutModel: (body) => decideMessage(body, decide),
     now: shared.now,
@@ -86,6 +94,7 @@ export function createAsyncSubmitHandler(
           logger.warn("open objects not read: no oldest-open-object age", { error: String(error) });
         openReadFailed = true;
       });
+    if (result.holdBackUnread) logger.warn("nothing held back", { reason: result.holdBackUnread });
     if (result.failed.length > 0)
       logger.warn("items not submitted: they come back", {
         failed: result.failed.length,

@@ -9,6 +9,11 @@
  * step reads no other). Nothing waits on the model: SageMaker queues the object and notifies
  * when its answers are written.
  *
+ * With a hold-back, an object is not handed to SageMaker while the items of the open objects and
+ * its own could not be answered within the request TTL (over the sizing margin) at the endpoint's
+ * maximum instance count: its messages are reported back and come again (after the queue's
+ * visibility timeout) as the backlog drains, instead of expiring in SageMaker's queue.
+ *
  * An item that cannot be parsed needs no model: it takes the decide path at once, which rejects it
  * with its reason and counts it in its batch. A redelivered group (the same messages, so the same
  * object id) whose object was already invoked is not invoked again. A group whose files or
@@ -28,7 +33,12 @@ import { type Item, parseItem } from "../domain/item.ts";
 import type { ObjectStore } from "../domain/object-store.ts";
 import type { Policy } from "../domain/policy/policy.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
-import type { AsyncSource } from "../domain/topology.ts";
+import {
+  ASYNC_LANE,
+  type AsyncSource,
+  MEASURED_SECONDS_PER_ITEM,
+  SIZING_MARGIN,
+} from "../domain/topology.ts";
 
 /** One queued message the submit step received. */
 export interface QueuedItem {
@@ -53,9 +63,43 @@ export interface SubmitDependencies {
   readonly model?: string;
   /** Items per object. @default asyncItemsPerObject() (from the measured seconds per item) */
   readonly itemsPerObject?: number;
+  /**
+   * Holds objects back while the open backlog could not be answered within SageMaker's request
+   * TTL (over the sizing margin) at the endpoint's maximum instance count; absent: no hold-back.
+   */
+  readonly holdBack?: HoldBack;
   /** Decides an item that needs no model (it cannot be parsed): the decide path rejects it. */
   readonly decideWithoutModel: (body: string) => Promise<unknown>;
   readonly now: () => Date;
+}
+
+/** The endpoint's reach: its maximum instance count and the seconds one item takes there. */
+export interface HoldBack {
+  readonly maxInstances: number;
+  /** @default MEASURED_SECONDS_PER_ITEM.fresh */
+  readonly secondsPerItem?: number;
+}
+
+/** Open objects read to measure the backlog: more than this many is over any budget here. */
+const OPEN_READ_LIMIT = 1000;
+
+/**
+ * Items the endpoint answers within the budget (the request TTL over the sizing margin) at its
+ * maximum instance count; `undefined` without a hold-back.
+ */
+export function backlogCapacity(holdBack: HoldBack | undefined): number | undefined {
+  if (!holdBack) return undefined;
+  const budget = ASYNC_LANE.requestTtlSeconds / SIZING_MARGIN;
+  return Math.floor(
+    (budget * holdBack.maxInstances) / (holdBack.secondsPerItem ?? MEASURED_SECONDS_PER_ITEM.fresh),
+  );
+}
+
+/** Items in open objects (handed to SageMaker, not yet settled); infinite past the read limit. */
+async function openItems(records: AsyncObjectStore): Promise<number> {
+  const open = await records.open(OPEN_READ_LIMIT);
+  if (open.length >= OPEN_READ_LIMIT) return Number.POSITIVE_INFINITY;
+  return open.reduce((sum, object) => sum + object.itemCount, 0);
 }
 
 /** What became of the messages: the objects submitted, and the messages to report back (to come again). */
@@ -63,6 +107,8 @@ export interface SubmitResult {
   readonly objects: { readonly objectId: string; readonly items: number; readonly invoked: boolean }[];
   readonly rejected: number;
   readonly failed: readonly { readonly messageId: string; readonly reason: string }[];
+  /** Why the hold-back could not measure the backlog (nothing was held back). */
+  readonly holdBackUnread?: string;
 }
 
 interface Group {
@@ -103,9 +149,26 @@ export async function submitItems(
   }
   const size = deps.itemsPerObject ?? asyncItemsPerObject();
   const objects: SubmitResult["objects"][number][] = [];
+  const capacity = backlogCapacity(deps.holdBack);
+  let unread: string | undefined;
+  // Unread (the records cannot be listed): nothing held back, as without a hold-back, and said.
+  let backlog =
+    capacity === undefined || groups.size === 0
+      ? 0
+      : await openItems(deps.records).catch((error: unknown) => {
+          unread = `open objects not read: ${(error as Error).message}`;
+          return 0;
+        });
   for (const group of groups.values()) {
     for (let i = 0; i < group.entries.length; i += size) {
       const part = { ...group, entries: group.entries.slice(i, i + size) };
+      // Held back (reported, so it comes again) while the endpoint could not answer it in time.
+      if (capacity !== undefined && backlog > 0 && backlog + part.entries.length > capacity) {
+        const reason = `held back: ${backlog} items open, the endpoint answers ${capacity} within the request TTL`;
+        for (const e of part.entries) failed.push({ messageId: e.messageId, reason });
+        continue;
+      }
+      backlog += part.entries.length;
       try {
         objects.push(await submitObject(part, deps));
       } catch (error) {
@@ -114,7 +177,7 @@ export async function submitItems(
       }
     }
   }
-  return { objects, rejected, failed };
+  return { objects, rejected, failed, ...(unread ? { holdBackUnread: unread } : {}) };
 }
 
 /** Writes one object's files, invokes the endpoint and records the object (unless a redelivery finds it invoked). */

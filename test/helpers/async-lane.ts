@@ -17,7 +17,11 @@ import type { PipelineEvent } from "../../shared/domain/events.ts";
 import type { MessageQueue } from "../../shared/domain/message-queue.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import type { ResultDependencies } from "../../shared/use-cases/async-results.ts";
-import { type QueuedItem, submitItems } from "../../shared/use-cases/async-submit.ts";
+import {
+  type QueuedItem,
+  type SubmitDependencies,
+  submitItems,
+} from "../../shared/use-cases/async-submit.ts";
 import { decideMessage } from "../../shared/use-cases/decide-message.ts";
 import { objectText } from "./object-text.ts";
 import { TEAMS_POLICY } from "./policies.ts";
@@ -124,8 +128,11 @@ export function memoryLane(
       }),
     now: () => new Date(),
   };
-  const submit = (queued: QueuedItem[], itemsPerObject = 100, deps = submitDeps) =>
-    submitItems(queued, { ...deps, itemsPerObject });
+  const submit = (
+    queued: QueuedItem[],
+    itemsPerObject = 100,
+    deps: Omit<SubmitDependencies, "itemsPerObject"> = submitDeps,
+  ) => submitItems(queued, { ...deps, itemsPerObject });
   /**
    * Writes the answers to an invocation's input (the container's honest lines, or what `lines`
    * makes of them given the request lines) under `outputKey`, and returns its notification.
