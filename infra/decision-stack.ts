@@ -210,7 +210,21 @@ export class DecisionStack extends Stack {
       ...(props.tierModels ? { tierModels: props.tierModels } : {}),
     });
     const intake = props.endpointMode === "async";
-    const lane = new AsyncLane(this, "AsyncLane", { pipeline: this.pipeline, endpoint, intake });
+    // A cascade's later models are asked of the real-time endpoint that serves them (none under endpointMode=async).
+    const laterTiers =
+      this.endpoint && props.tierModels?.length
+        ? {
+            endpointName: this.endpoint.endpointName,
+            endpointArn: this.endpoint.endpointArn,
+            tierModels: props.tierModels,
+          }
+        : undefined;
+    const lane = new AsyncLane(this, "AsyncLane", {
+      pipeline: this.pipeline,
+      endpoint,
+      intake,
+      ...(laterTiers ? { laterTiers } : {}),
+    });
     const alarms = new AsyncLaneAlarms(this, "AsyncAlarms", { endpoint, lane, operations: this.operations });
     new CfnOutput(this, "AsyncEndpointName", { value: endpoint.endpointName });
     new CfnOutput(this, "AsyncNotificationsDeadLetterQueueArn", {

@@ -25,6 +25,7 @@ import type { AsyncDecisionEndpoint } from "./async-endpoint.ts";
 import { grantObjects } from "./bucket-access.ts";
 import type { DecisionPipeline } from "./decision-pipeline.ts";
 import { QueueConsumer } from "./queue-consumer.ts";
+import { type TierModel, tierModelsVariable } from "./tier-models.ts";
 
 /** Properties of {@link AsyncLane}. */
 export interface AsyncLaneProps {
@@ -32,6 +33,16 @@ export interface AsyncLaneProps {
   readonly endpoint: AsyncDecisionEndpoint;
   /** The live intake runs on the async endpoint too (`-c endpointMode=async`). @default false */
   readonly intake?: boolean;
+  /**
+   * Where a cascade's later models are asked (the real-time endpoint that serves them beside the
+   * first, `-c tierModels`): the result function asks them for the items the object's first model
+   * passed on, as the decide function does. @default none: no later tier is asked in this lane
+   */
+  readonly laterTiers?: {
+    readonly endpointName: string;
+    readonly endpointArn: string;
+    readonly tierModels: readonly TierModel[];
+  };
 }
 
 /** The submit and result functions, the notifications queue and its dead-letter queue. */
@@ -141,6 +152,7 @@ export class AsyncLane extends Construct {
     }).function;
     grantObjects(pipeline.bucket, fn, ASYNC_LANE.prefixes.items, { read: true });
     grantObjects(pipeline.bucket, fn, ASYNC_LANE.prefixes.output, { read: true });
+    if (props.laterTiers) this.askLaterTiers(fn, props.laterTiers);
     // A failed object is invoked again from here.
     fn.addToRolePolicy(
       new iam.PolicyStatement({
@@ -156,6 +168,17 @@ export class AsyncLane extends Construct {
       queue.grantSendMessages(fn);
     this.decidePath(fn, props);
     return fn;
+  }
+
+  /** The result function asks a cascade's later models of the real-time endpoint, one try per item. */
+  private askLaterTiers(fn: NodejsFunction, tiers: NonNullable<AsyncLaneProps["laterTiers"]>): void {
+    fn.addEnvironment("DECISION_ENDPOINT_NAME", tiers.endpointName);
+    fn.addEnvironment("TIER_MODELS", tierModelsVariable(tiers.tierModels));
+    // One try: an item whose later tier is busy goes back to its lane counting no failure.
+    fn.addEnvironment("ENDPOINT_ATTEMPTS", "1");
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ["sagemaker:InvokeEndpoint"], resources: [tiers.endpointArn] }),
+    );
   }
 
   /** The decide path's needs: the bus, and the batch files step's queue (a batch's last item asks for its files). */

@@ -199,8 +199,11 @@ export const TABLE_ACCESS = {
   BatchFiles: ["GetItem", "UpdateItem", "Query"],
   /** the fleet reading, overwritten each period (the decide function reads it with its GetItem). */
   CapacityFollower: ["PutItem"],
-  /** object records (GetItem, PutItem); an item that cannot be parsed is rejected on the decide path (PutItem, UpdateItem). */
-  AsyncSubmit: ["GetItem", "PutItem", "UpdateItem"],
+  /**
+   * object records (GetItem, PutItem), the open objects the hold-back and the oldest-object age
+   * read (Query, BatchGetItem); an item that cannot be parsed is rejected on the decide path (PutItem, UpdateItem).
+   */
+  AsyncSubmit: ["GetItem", "PutItem", "UpdateItem", "Query", "BatchGetItem"],
   /** the decide path (as Decide), object records (GetItem, PutItem, UpdateItem). */
   AsyncResults: ["GetItem", "PutItem", "UpdateItem", "Query"],
 } as const satisfies Record<string, readonly TableAction[]>;

@@ -50,6 +50,36 @@ describe("-c tierModels", () => {
     expect(errors).toEqual([]);
   });
 
+  it("has the async lane's result function ask the later model of the real-time endpoint, one try each", () => {
+    const functions = template.findResources("AWS::Lambda::Function") as Record<string, Resource>;
+    const results = Object.entries(functions).filter(([id]) => id.startsWith("PipelineAsyncResults"));
+    expect(results).toHaveLength(1);
+    const [id, fn] = results[0]!;
+    const variables = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    expect(variables.TIER_MODELS).toBe("demo-large");
+    expect(variables.ENDPOINT_ATTEMPTS).toBe("1");
+    expect(variables.DECISION_ENDPOINT_NAME).toBeDefined();
+    // Its role may call that endpoint (InvokeEndpoint), beside re-invoking the async one.
+    const role = JSON.stringify((fn.Properties.Role as { "Fn::GetAtt": string[] })["Fn::GetAtt"][0]);
+    const policies = template.findResources("AWS::IAM::Policy") as Record<string, Resource>;
+    const granted = Object.values(policies)
+      .filter((p) => JSON.stringify(p.Properties.Roles).includes(JSON.parse(role)))
+      .flatMap(
+        (p) => (p.Properties.PolicyDocument as { Statement: { Action: string | string[] }[] }).Statement,
+      )
+      .flatMap((s) => [s.Action].flat());
+    expect(granted, id).toContain("sagemaker:InvokeEndpoint");
+    // Without -c tierModels the lane asks no later tier.
+    const plain = Template.fromStack(synthStack()).findResources("AWS::Lambda::Function") as Record<
+      string,
+      Resource
+    >;
+    const plainResults = Object.entries(plain).find(([key]) => key.startsWith("PipelineAsyncResults"))!;
+    const plainVariables = (plainResults[1].Properties.Environment as { Variables: Record<string, unknown> })
+      .Variables;
+    expect(plainVariables.DECISION_ENDPOINT_NAME).toBeUndefined();
+  });
+
   it("serves nothing beyond the first model without it", () => {
     const plain = Template.fromStack(synthStack());
     expect(Object.values(modelEnvironments(plain)).some((env) => env.DECIDE_EXTRA_MODELS)).toBe(false);

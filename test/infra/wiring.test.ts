@@ -61,7 +61,7 @@ function functionId(name: string): string {
 }
 
 describe("alarms watch metrics the code emits", () => {
-  it("matches every alarm metric of ours to the decide, review-backlog, audit, follower and prober handlers' EMF output", async () => {
+  it("matches every alarm metric of ours to the decide, review-backlog, audit, follower, prober and async submit handlers' EMF output", async () => {
     process.env.POWERTOOLS_METRICS_DISABLED = "false";
     const lines: string[] = [];
     vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => {
@@ -146,6 +146,27 @@ describe("alarms watch metrics the code emits", () => {
       secondsPerItem: 1.5,
       clock: Date.now,
     }))(scheduled as never, { functionName: "capacity-follower" } as never);
+    // The async submit function's oldest open object per lane (the lane's open-object alarms).
+    const { createAsyncSubmitHandler } = await import("../../functions/async-submit.ts");
+    const { InMemoryAsyncObjectStore } = await import("../../shared/adapters/in-memory-async-objects.ts");
+    const openObjects = new InMemoryAsyncObjectStore();
+    for (const source of ["batch", "intake"] as const)
+      await openObjects.create({
+        objectId: `o-${source}`,
+        source,
+        policyId: "ticket-routing",
+        policyVersion: 1,
+        endpointName: "async",
+        itemCount: 1,
+        attempts: 1,
+        inferenceId: `o-${source}-a1`,
+        state: "submitted",
+        submittedAt: new Date(Date.now() - 60_000).toISOString(),
+      });
+    await createAsyncSubmitHandler(async () => ({ records: openObjects }) as never)(
+      { Records: [] } as never,
+      { functionName: "async-submit" } as never,
+    );
     // The endpoint prober's replies while a new fleet bakes (the silent rollback alarm's metric).
     const { createProbeEndpointHandler } = await import("../../functions/probe-endpoint.ts");
     await createProbeEndpointHandler(async () => ({
