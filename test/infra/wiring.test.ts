@@ -160,6 +160,7 @@ describe("alarms watch metrics the code emits", () => {
         itemCount: 1,
         attempts: 1,
         inferenceId: `o-${source}-a1`,
+        outputLocation: `s3://bucket/async/output/o-${source}-a1.out`,
         state: "submitted",
         submittedAt: new Date(Date.now() - 60_000).toISOString(),
       });
