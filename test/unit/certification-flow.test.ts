@@ -15,61 +15,19 @@ import { describe, expect, it } from "vitest";
 import { FsObjectStore } from "../../shared/adapters/fs-object-store.ts";
 import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
 import { planLabels } from "../../shared/domain/calibration/label-plan.ts";
-import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
-import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
-import { softmax } from "../../shared/domain/probability.ts";
-import { SeededRandom } from "../../shared/domain/random.ts";
-import { routeDecision } from "../../shared/domain/routing.ts";
 import { proposeCalibrations } from "../../shared/use-cases/propose-calibration.ts";
 import { requestCertification } from "../../shared/use-cases/request-certification.ts";
 import { labelItem } from "../../shared/use-cases/review-decision.ts";
 import { reviewedLabels } from "../../shared/use-cases/reviewed-labels.ts";
-import { decisionOf, type FlowShape, MODERATION, trueRate } from "../helpers/review-flow.ts";
+import { decidedStore, reviewOf } from "../helpers/certification-store.ts";
+import { type FlowShape, MODERATION, trueRate } from "../helpers/review-flow.ts";
 
 // One label settles a draw here; double review of certification samples (the default) is
 // tested in review-decision-certification.test.ts.
 const POLICY = parsePolicy({ ...MODERATION, auditSampleRate: 0.05, certificationReviewers: 1 });
 const SHAPE: FlowShape = { decisions: 3_000, trueTemperature: 0.7 };
 const GOAL = { maxError: 0.02, confidence: 0.95 };
-const MODEL = "a".repeat(64);
-
-/** A version's decisions as the decide path writes them; the hidden truth of each. */
-async function decided(store: InMemoryDecisionStore, seed: number): Promise<Map<string, string>> {
-  const random = new SeededRandom(seed * 65_537);
-  const truth = new Map<string, string>();
-  for (let i = 0; i < SHAPE.decisions; i++) {
-    const d = decisionOf(random, SHAPE);
-    const itemId = `S${seed}-${i}`;
-    const routing = routeDecision(POLICY, softmax(d.logits), itemId);
-    const wrong = random.nextFloat() < d.wrongChance;
-    const label = POLICY.options[wrong ? (d.chosen + 1) % 4 : d.chosen]!.id;
-    truth.set(itemId, label);
-    const at = new Date(Date.UTC(2026, 10, 1) + i * 60_000).toISOString();
-    const record: DecisionRecord = {
-      itemId,
-      policyId: POLICY.id,
-      policyVersion: 1,
-      status: routing.route === "auto" ? "actioned" : "pending_review",
-      route: routing.route,
-      reason: routing.reason,
-      chosen: routing.chosen,
-      topProbability: routing.topProbability,
-      rawLogits: d.logits,
-      modelSha256: MODEL,
-      promptVersion: "choice-v1@policy-first",
-      ...(routing.audit
-        ? { auditBand: routing.audit.band, auditInclusionProbability: routing.audit.inclusionProbability }
-        : {}),
-      createdAt: at,
-      updatedAt: at,
-      eventPublished: true,
-    };
-    await store.create(record);
-  }
-  return truth;
-}
-
 describe("a scripted lead: plan, request, label, propose", () => {
   it("reaches a 2% certificate with fewer than 400 labels when the true error is under 0.5%", async () => {
     expect(trueRate(SHAPE, { temperature: 1 }, 0.85)!).toBeLessThan(0.005);
@@ -77,21 +35,8 @@ describe("a scripted lead: plan, request, label, propose", () => {
     // Seeds 5 and 6 need a second request (a wrong label in the first sample raised the threshold).
     for (const seed of [1, 5, 6]) {
       const store = new InMemoryDecisionStore();
-      const truth = await decided(store, seed);
-      const policies = new PolicyRegistry([POLICY]);
-      let clock = Date.UTC(2026, 11, 1);
-      const now = () => {
-        clock += 60_000;
-        return new Date(clock);
-      };
-      const review = {
-        store,
-        policies,
-        publisher: { publish: async () => undefined },
-        timings: { claimMs: 60_000, changeWindowMs: 60_000 },
-        now,
-      };
-      const lead = { id: "lead", name: "Lead", groups: ["reviewers"] };
+      const truth = await decidedStore(store, POLICY, SHAPE, seed);
+      const { now, policies, review, lead } = reviewOf(store, POLICY);
       let labels = 0;
       let certificate: unknown;
       for (let round = 0; round < 4 && !certificate; round++) {
