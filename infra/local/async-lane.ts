@@ -7,10 +7,8 @@
  * result function consumes that queue one notification per invocation. The two functions get
  * their own environment: their SageMaker client reaches the stand-in, not the container.
  */
-import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import type { SqsQueue } from "../../shared/adapters/sqs-queue.ts";
 import { asyncItemsPerObject } from "../../shared/domain/async-objects.ts";
-import type { QueueMessage } from "../../shared/domain/message-queue.ts";
 import { MAX_RECEIVE_COUNT } from "../../shared/domain/topology.ts";
 import {
   type LocalAsyncEndpoint,
@@ -18,7 +16,7 @@ import {
   startLocalAsyncEndpoint,
 } from "./async-endpoint.ts";
 import { type CreatesQueue, LOCAL_ARN, redriveTo } from "./local-queues.ts";
-import { localLambdaContext, type SqsPoller, startSqsPoller } from "./sqs-poller.ts";
+import { type SqsPoller, startGatheringPoller, startSqsPoller } from "./sqs-poller.ts";
 
 /** The bucket name the local `s3://` locations use (the folder stands in for it). */
 export const LOCAL_BUCKET = "local-pipeline-bucket";
@@ -163,87 +161,6 @@ export async function startLocalAsyncLane(options: LocalAsyncLaneOptions): Promi
       await endpoint.stop();
       const { destroyClients } = await import("../../functions/clients.ts");
       destroyClients(env);
-    },
-  };
-}
-
-/** The Lambda record of a received message. */
-function recordOf(message: QueueMessage, queueArn: string): SQSRecord {
-  return {
-    messageId: message.messageId,
-    receiptHandle: message.receiptHandle,
-    body: message.body,
-    attributes: {
-      ApproximateReceiveCount: String(message.receiveCount),
-      SentTimestamp: String(message.sentAt),
-      SenderId: "local",
-      ApproximateFirstReceiveTimestamp: String(Date.now()),
-    },
-    messageAttributes: {},
-    md5OfBody: "",
-    eventSource: "aws:sqs",
-    eventSourceARN: queueArn,
-    awsRegion: "us-east-1",
-  };
-}
-
-/**
- * A poller that gathers up to `maxRecords` messages per invocation, as an event source mapping
- * with a large batch size and a batching window does: it receives until it has them all, the
- * queue is drained, or `gatherMs` passed since the first one.
- */
-function startGatheringPoller(options: {
-  queue: SqsQueue;
-  queueArn: string;
-  handler: (event: SQSEvent, context: Context) => Promise<unknown>;
-  maxRecords: number;
-  gatherMs: number;
-}): SqsPoller {
-  const stats = { invocations: 0, records: 0, failures: 0, handlerErrors: 0 };
-  let running = true;
-  const gather = async (): Promise<QueueMessage[]> => {
-    const messages: QueueMessage[] = [];
-    const started = Date.now();
-    while (running && messages.length < options.maxRecords && Date.now() - started < options.gatherMs) {
-      const max = Math.min(10, options.maxRecords - messages.length);
-      const received = await options.queue.receive({ max }).catch(() => []);
-      if (received.length === 0) {
-        if (messages.length > 0) break;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        continue;
-      }
-      messages.push(...received);
-    }
-    return messages;
-  };
-  const loop = async () => {
-    while (running) {
-      const messages = await gather();
-      if (messages.length === 0) continue;
-      const records = messages.map((message) => recordOf(message, options.queueArn));
-      stats.invocations++;
-      stats.records += records.length;
-      let keep = new Set(records.map((r) => r.messageId));
-      try {
-        const response = (await options.handler(
-          { Records: records },
-          localLambdaContext("async-submit"),
-        )) as SQSBatchResponse;
-        keep = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
-      } catch {
-        stats.handlerErrors++;
-      }
-      stats.failures += keep.size;
-      const done = records.filter((record) => !keep.has(record.messageId)).map((r) => r.receiptHandle);
-      if (done.length > 0) await options.queue.delete(done).catch(() => undefined);
-    }
-  };
-  const worker = loop();
-  return {
-    stats,
-    async stop() {
-      running = false;
-      await worker;
     },
   };
 }

@@ -120,3 +120,84 @@ export function startSqsPoller(options: PollerOptions): SqsPoller {
     },
   };
 }
+
+/** The Lambda record of a received message. */
+function recordWithQueueCount(message: QueueMessage, queueArn: string): SQSRecord {
+  return {
+    messageId: message.messageId,
+    receiptHandle: message.receiptHandle,
+    body: message.body,
+    attributes: {
+      ApproximateReceiveCount: String(message.receiveCount),
+      SentTimestamp: String(message.sentAt),
+      SenderId: "local",
+      ApproximateFirstReceiveTimestamp: String(Date.now()),
+    },
+    messageAttributes: {},
+    md5OfBody: "",
+    eventSource: "aws:sqs",
+    eventSourceARN: queueArn,
+    awsRegion: "us-east-1",
+  };
+}
+
+/**
+ * A poller that gathers up to `maxRecords` messages per invocation, as an event source mapping
+ * with a large batch size and a batching window does: it receives until it has them all, the
+ * queue is drained, or `gatherMs` passed since the first one.
+ */
+export function startGatheringPoller(options: {
+  queue: MessageQueue;
+  queueArn: string;
+  handler: (event: SQSEvent, context: Context) => Promise<unknown>;
+  maxRecords: number;
+  gatherMs: number;
+}): SqsPoller {
+  const stats = { invocations: 0, records: 0, failures: 0, handlerErrors: 0 };
+  let running = true;
+  const gather = async (): Promise<QueueMessage[]> => {
+    const messages: QueueMessage[] = [];
+    const started = Date.now();
+    while (running && messages.length < options.maxRecords && Date.now() - started < options.gatherMs) {
+      const max = Math.min(10, options.maxRecords - messages.length);
+      const received = await options.queue.receive({ max }).catch(() => []);
+      if (received.length === 0) {
+        if (messages.length > 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        continue;
+      }
+      messages.push(...received);
+    }
+    return messages;
+  };
+  const loop = async () => {
+    while (running) {
+      const messages = await gather();
+      if (messages.length === 0) continue;
+      const records = messages.map((message) => recordWithQueueCount(message, options.queueArn));
+      stats.invocations++;
+      stats.records += records.length;
+      let keep = new Set(records.map((r) => r.messageId));
+      try {
+        const response = (await options.handler(
+          { Records: records },
+          localLambdaContext("async-submit"),
+        )) as SQSBatchResponse;
+        keep = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
+      } catch {
+        stats.handlerErrors++;
+      }
+      stats.failures += keep.size;
+      const done = records.filter((record) => !keep.has(record.messageId)).map((r) => r.receiptHandle);
+      if (done.length > 0) await options.queue.delete(done).catch(() => undefined);
+    }
+  };
+  const worker = loop();
+  return {
+    stats,
+    async stop() {
+      running = false;
+      await worker;
+    },
+  };
+}
