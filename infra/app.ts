@@ -11,6 +11,7 @@
  */
 import { App, Aspects } from "aws-cdk-lib";
 import { AwsSolutionsChecks, ServerlessChecks } from "cdk-nag";
+import type { BatchLane } from "./constructs/batch-lane.ts";
 import { tierModelsFromContext } from "./constructs/tier-models.ts";
 import { DecisionStack } from "./decision-stack.ts";
 
@@ -40,7 +41,7 @@ function batchLaneOf(lane: string | undefined) {
   if (lane === undefined) return {};
   if (lane !== "async" && lane !== "realtime")
     throw new Error(`-c batchLane must be async or realtime, got "${lane}"`);
-  return { batchLane: lane as "async" | "realtime" };
+  return { batchLane: lane as BatchLane };
 }
 
 /** Whether to reserve the review functions' concurrency: true unless `-c reserveConcurrency=false`. */

@@ -14,6 +14,11 @@ import { AsyncLaneAlarms } from "./constructs/async-alarms.ts";
 import { AsyncDecisionEndpoint } from "./constructs/async-endpoint.ts";
 import { AsyncLane } from "./constructs/async-lane.ts";
 import { AuditJobs, autoErrorBudgets } from "./constructs/audit-jobs.ts";
+import {
+  type BatchLane,
+  DEFAULT_BATCH_LANE,
+  refuseAsyncLiveLaneWithRealtimeBatch,
+} from "./constructs/batch-lane.ts";
 import { deadLetterRoutesOf } from "./constructs/dead-letter-routes.ts";
 import { DecisionEndpoint } from "./constructs/decision-endpoint.ts";
 import { DecisionPipeline } from "./constructs/decision-pipeline.ts";
@@ -67,9 +72,9 @@ export interface DecisionStackProps extends StackProps {
   readonly serverless?: ServerlessSettings;
   /**
    * The batch lane: SageMaker Asynchronous Inference (an async endpoint that scales to zero, fed
-   * by objects of many items), or the real-time endpoint through the decide function. @default "async"
+   * by objects of many items), or the real-time endpoint through the decide function. @default DEFAULT_BATCH_LANE
    */
-  readonly batchLane?: "async" | "realtime";
+  readonly batchLane?: BatchLane;
   /** The async endpoint's instance type (CPU or GPU). @default the real-time instance type, or ml.c6i.xlarge */
   readonly asyncInstanceType?: string;
   /** The async endpoint's most instances. @default ASYNC_LANE.defaultMaxInstances */
@@ -97,10 +102,7 @@ export class DecisionStack extends Stack {
 
   constructor(scope: Construct, id: string, props: DecisionStackProps = {}) {
     super(scope, id, props);
-    if (props.endpointMode === "async" && props.batchLane === "realtime")
-      throw new Error(
-        "-c endpointMode=async runs the live lane on the async endpoint, which -c batchLane=realtime does not deploy: drop -c batchLane=realtime (the async batch lane is the default)",
-      );
+    refuseAsyncLiveLaneWithRealtimeBatch(props.endpointMode, props.batchLane);
     const modelBucket = new CfnParameter(this, "ModelBucket", {
       type: "String",
       description: "S3 bucket of the model archive (model.tar.gz: the .gguf, any -c tierModels files)",
@@ -125,7 +127,7 @@ export class DecisionStack extends Stack {
         : { endpointMode: "async" as const }),
       endpointMinInstances: props.initialInstanceCount ?? 1,
       ...(props.batchMaxConcurrency ? { batchMaxConcurrency: props.batchMaxConcurrency } : {}),
-      batchLane: props.batchLane ?? "async",
+      batchLane: props.batchLane ?? DEFAULT_BATCH_LANE,
       ...(props.reserveConcurrency === false ? { reserveConcurrency: false } : {}),
       ...(props.tierModels && this.endpoint ? { tierModels: props.tierModels } : {}),
     });
@@ -197,7 +199,7 @@ export class DecisionStack extends Stack {
    * alarms; none with `batchLane: "realtime"`.
    */
   private createAsyncLane(props: DecisionStackProps, modelBucket: string, modelKey: string) {
-    if ((props.batchLane ?? "async") !== "async") return undefined;
+    if ((props.batchLane ?? DEFAULT_BATCH_LANE) !== "async") return undefined;
     const endpoint = new AsyncDecisionEndpoint(this, "AsyncEndpoint", {
       modelBucket,
       modelKey,

@@ -26,6 +26,7 @@ import {
   MAX_RECEIVE_COUNT,
   TABLE_ACCESS,
 } from "../../shared/domain/topology.ts";
+import { type BatchLane, DEFAULT_BATCH_LANE } from "./batch-lane.ts";
 import { grantObjects } from "./bucket-access.ts";
 import type { functionFactory } from "./pipeline-function.ts";
 
@@ -46,8 +47,8 @@ export interface BatchJobsProps {
   readonly maxConcurrency?: number;
   /** Records per invocation (`decideConcurrency` in the topology). */
   readonly batchSize: number;
-  /** Whether the decide function consumes the batch lane (else the async lane's submit function does). @default true */
-  readonly decideConsumesBatch?: boolean;
+  /** Who consumes the batch lane: the decide function ("realtime") or the async lane's submit function. @default DEFAULT_BATCH_LANE */
+  readonly batchLane?: BatchLane;
 }
 
 /** The batch files queue and its dead-letter queue. */
@@ -112,7 +113,7 @@ export class BatchJobs extends Construct {
 
     // The batch lane: the same decide function, fed from its own queue at a bounded concurrency
     // (unless the async lane consumes it: `async-lane.ts`).
-    if (props.decideConsumesBatch ?? true) {
+    if ((props.batchLane ?? DEFAULT_BATCH_LANE) === "realtime") {
       if (!props.decideFunction)
         throw new Error("the batch lane on the real-time endpoint needs the decide function");
       props.decideFunction.addEventSource(

@@ -24,6 +24,7 @@ import {
 } from "../../shared/domain/topology.ts";
 import { type AsyncNotificationQueues, asyncNotificationQueues } from "./async-notifications.ts";
 import { BatchJobs } from "./batch-jobs.ts";
+import { type BatchLane, DEFAULT_BATCH_LANE, refuseAsyncLiveLaneWithRealtimeBatch } from "./batch-lane.ts";
 import { CapacityFollower } from "./capacity-follower.ts";
 import { type DeadLetterSources, replayFunction } from "./dead-letter-routes.ts";
 import { deadLetterSourcesOf } from "./dead-letter-sources.ts";
@@ -62,9 +63,9 @@ export interface DecisionPipelineProps {
   readonly batchMaxConcurrency?: number;
   /**
    * Who consumes the batch lane's queue: the decide function (real-time calls), or the async
-   * lane's submit function, which the stack adds (`async-lane.ts`). @default "realtime"
+   * lane's submit function, which the stack adds (`async-lane.ts`). @default DEFAULT_BATCH_LANE
    */
-  readonly batchLane?: "realtime" | "async";
+  readonly batchLane?: BatchLane;
   /** Prefix of the reviewers' hosted sign-in domain. @default derived from the account and stack */
   readonly reviewDomainPrefix?: string;
   /** Reserve concurrency for the sign-in, authorizer and review functions (`RESERVED_CONCURRENCY`). @default true */
@@ -124,6 +125,7 @@ export class DecisionPipeline extends Construct {
 
   constructor(scope: Construct, id: string, props: DecisionPipelineProps) {
     super(scope, id);
+    refuseAsyncLiveLaneWithRealtimeBatch(props.endpointMode, props.batchLane);
     this.queues = createPipelineQueues(this);
     const decisions = new DecisionsTable(this, "Decisions");
     this.table = decisions.table;
@@ -169,10 +171,11 @@ export class DecisionPipeline extends Construct {
       failures,
       maxConcurrency: concurrency.batch,
       batchSize: concurrency.batchSize,
-      decideConsumesBatch: props.batchLane !== "async",
+      batchLane: props.batchLane ?? DEFAULT_BATCH_LANE,
     });
     this.rules = this.routeRules();
-    this.asyncNotifications = props.batchLane === "async" ? asyncNotificationQueues(this) : undefined;
+    this.asyncNotifications =
+      (props.batchLane ?? DEFAULT_BATCH_LANE) === "async" ? asyncNotificationQueues(this) : undefined;
     this.deadLetterSources = deadLetterSourcesOf(this, batchJobs);
     this.functions = {
       ...(decide ? { decide } : {}),
