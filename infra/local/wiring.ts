@@ -1,3 +1,11 @@
+/**
+ * The deployed pipeline's wiring, run locally (`npm start` and the integration tests): the
+ * stand-ins (DynamoDB Local, SQS, the bus) started, the bus's rules routed into their queues, and
+ * the functions' own handlers on pollers that play Lambda's event-source mappings (decide, the
+ * targets, the batch files step, the async lane, the capacity follower). One place where the
+ * local mode meets the functions, so that they run as deployed with only the clients' endpoints
+ * pointed at the stand-ins.
+ */
 import { localServiceOptions, sqsClient } from "../../shared/adapters/aws-clients.ts";
 import { SqsQueue } from "../../shared/adapters/sqs-queue.ts";
 import type { MessageQueue } from "../../shared/domain/message-queue.ts";
