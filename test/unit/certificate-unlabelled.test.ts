@@ -39,6 +39,7 @@ async function flow(
   seed: number,
   size: number,
   keep: (agrees: boolean, r: DecisionRecord, drawn: readonly DecisionRecord[]) => boolean,
+  labelAudits = false,
 ) {
   const store = new InMemoryDecisionStore();
   const truth = await decidedStore(store, POLICY, shape, seed);
@@ -52,6 +53,9 @@ async function flow(
       await labelItem({ ...r, label: truth.get(r.itemId)! }, lead, review);
     else left.push(r);
   }
+  // The audit samples, labelled honestly where asked: one left waiting counts as wrong too.
+  for (const r of page.records.filter((r) => labelAudits && r.reason === "audit_sample"))
+    await labelItem({ ...r, label: truth.get(r.itemId)! }, lead, review);
   const folder = await mkdtemp(join(tmpdir(), "unlabelled-"));
   const [outcome] = await proposeCalibrations(
     { policies, store, objects: new FsObjectStore(folder), now },
@@ -70,7 +74,9 @@ describe("drawn certification items left unlabelled", () => {
       expect(run.left.length, `seed ${seed}`).toBeGreaterThan(5);
       expect(run.proposed.certificate?.threshold ?? null, `seed ${seed}`).toBeNull();
       const notes = run.outcome.status === "proposed" ? run.outcome.summary?.threshold.notes.join("\n") : "";
-      expect(notes).toMatch(/drawn certification samples are not labelled yet and counted as wrong/);
+      expect(notes).toMatch(
+        /drawn samples \(certification or audit\) are not labelled yet and counted as wrong/,
+      );
     }
   }, 120_000);
 
@@ -96,7 +102,7 @@ describe("drawn certification items left unlabelled", () => {
     // The least confident draw left unlabelled: it counts as wrong only at the widest thresholds.
     const lowest = (drawn: readonly DecisionRecord[]) =>
       drawn.reduce((a, b) => (b.topProbability! < a.topProbability! ? b : a));
-    const run = await flow(GOOD, 1, 320, (_, r, drawn) => r !== lowest(drawn));
+    const run = await flow(GOOD, 1, 320, (_, r, drawn) => r !== lowest(drawn), true);
     expect(run.left).toHaveLength(1);
     expect(run.proposed.certificate?.threshold).not.toBeNull();
     const before = await verifyCertificate({ store: run.store, policies: run.policies }, run.proposed);

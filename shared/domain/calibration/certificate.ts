@@ -195,13 +195,15 @@ export function kindsText(kinds: KindCounts): string {
 }
 
 /**
- * "; 3 drawn certification samples not labelled yet count as wrong: label them ...": what the
- * certificate did with the drawn items nobody labelled (nothing when there are none).
+ * "; 3 drawn samples (certification or audit) not labelled yet count as wrong: label them ...":
+ * what the certificate did with the drawn items nobody labelled (nothing when there are none).
  */
 function unlabelledText(unlabelled: number | undefined): string {
   if (!unlabelled) return "";
   const items =
-    unlabelled === 1 ? "1 drawn certification sample is" : `${unlabelled} drawn certification samples are`;
+    unlabelled === 1
+      ? "1 drawn sample (certification or audit) is"
+      : `${unlabelled} drawn samples (certification or audit) are`;
   return `; ${items} not labelled yet and counted as wrong (label them in the review queue, then propose again)`;
 }
 
