@@ -3,16 +3,18 @@
  * the reviewer agreement on audit samples and the allowed-token mass of each labelled decision.
  * Each row says how it came to be labelled and its chance of having been
  * (`shared/domain/calibration/label-selection.ts`), so that a certificate weights it by what it
- * stands for, and its group of near-duplicates. A cascade's record also gives its second model's
+ * stands for, and its group of near-duplicates (`group-key.ts`: a reviewer's mark, the producer's
+ * group, else the item's normalised text). A cascade's record also gives its second model's
  * answer, where that model was asked (what a cascade's calibration and certificate read).
  */
 
 import { UNLABELLED } from "../domain/calibration/certificate-units.ts";
 import type { CertificationFrame } from "../domain/calibration/certification-sample.ts";
 import type { CascadeRow } from "../domain/calibration/certified-items.ts";
+import { groupKeyOf } from "../domain/calibration/group-key.ts";
 import { selectionOf, thresholdFloor } from "../domain/calibration/label-selection.ts";
 import type { MassRow } from "../domain/calibration/off-options.ts";
-import { tierReading } from "../domain/cascade.ts";
+import { rescoredReading, tierReading } from "../domain/cascade.ts";
 import type { DecisionRecord } from "../domain/decision-record.ts";
 import type { DecisionStore } from "../domain/decision-store.ts";
 import type { Policy } from "../domain/policy/policy.ts";
@@ -88,12 +90,12 @@ export async function reviewedLabels(
     return {
       logits,
       label,
-      group: groupOf(record),
+      group: groupKeyOf(record),
       key: record.itemId,
       ...selectionOf(record, policy, frames),
       ...(modelSha256 ? { modelSha256 } : {}),
       ...(promptVersion ? { promptVersion } : {}),
-      ...secondOf(record, ids.length),
+      ...secondOf(record, ids.length, until),
     };
   };
   for (const [i, record] of records.entries()) {
@@ -151,12 +153,6 @@ function missingOf(
   return [...drawn.values()].sort((a, b) => (decidedOrder(a) < decidedOrder(b) ? -1 : 1));
 }
 
-/** A record's group of near-duplicates: a reviewer's, else the item's `metadata.group`, else itself. */
-function groupOf(record: DecisionRecord): string {
-  const given = record.group ?? record.metadata?.group;
-  return typeof given === "string" && given !== "" ? `group:${given}` : record.itemId;
-}
-
 /** The certification frames the records carry, drawn at or before `until` (each once). */
 function framesOf(records: readonly DecisionRecord[], until: string | undefined): CertificationFrame[] {
   const frames = new Map<string, CertificationFrame>();
@@ -188,9 +184,13 @@ async function pendingOf(store: DecisionStore, policy: Policy): Promise<Decision
   return pending;
 }
 
-/** The second model's answer on a cascade's record, as a row's fields; none where it was not asked. */
-function secondOf(record: DecisionRecord, options: number): Partial<CascadeRow> {
-  const second = tierReading(record, 1);
+/**
+ * The second model's answer on a cascade's record, as a row's fields: the one it gave when the
+ * item was decided, else a re-score of it made by `until` (`rescore-later-tiers.ts`); none where
+ * it was never asked.
+ */
+function secondOf(record: DecisionRecord, options: number, until: string | undefined): Partial<CascadeRow> {
+  const second = tierReading(record, 1) ?? rescoredReading(record, 1, until);
   if (second?.rawLogits?.length !== options) return {};
   return {
     secondLogits: second.rawLogits,
