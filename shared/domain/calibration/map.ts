@@ -6,15 +6,12 @@
  * function.
  */
 import { softmax } from "../probability.ts";
+import type { CalibrationMap } from "./map-schema.ts";
 import { correctForPrior } from "./prior.ts";
 import { applyVectorScaling } from "./vector-scaling.ts";
 
-/** The calibration fields of a policy version. */
-export interface CalibrationMap {
-  readonly prior?: readonly number[] | undefined;
-  readonly temperature: number;
-  readonly optionBias?: readonly number[] | undefined;
-}
+/** The map proper of a policy version or a tier: its fields are declared in `map-schema.ts`. */
+export type { CalibrationMap } from "./map-schema.ts";
 
 /** Calibrated probabilities (in option order) of raw logits under `map`. */
 export function calibratedProbabilities(logits: readonly number[], map: CalibrationMap): number[] {

@@ -5,22 +5,17 @@
  * safely"). Everything else in a policy (question, options, routing, audit settings) changes only
  * through a policy file written by a person.
  */
+import { CALIBRATION_MAP_RANGES } from "./map-schema.ts";
 
-/** Documented range of each calibration field (inclusive unless said otherwise). */
+/**
+ * Documented range of each calibration field (inclusive unless said otherwise): the calibration
+ * map's own (`map-schema.ts`), the prediction sets' and the certificate's goal.
+ */
 export const CALIBRATION_RANGES = {
-  /** softmax(logits / T); also the bounds of the temperature search. */
-  temperature: { min: 0.05, max: 20 },
-  /** Per-option offsets of vector scaling, in nats; also the box the fit is held in. */
-  optionBias: { min: -10, max: 10 },
-  /** Each prior probability (one per option); together they sum to 1 within `sumTolerance`. */
-  prior: { min: 1e-6, max: 1, sumTolerance: 0.01 },
-  /** Below 0.5 the top option is more often wrong than right, however well calibrated. */
-  autoThreshold: { min: 0.5, max: 1 },
+  ...CALIBRATION_MAP_RANGES,
   /** Conformal prediction sets: the probability cut-off and the coverage it was fitted for. */
   predictionSetMinProbability: { min: 0, max: 1 },
   predictionSetCoverage: { min: 0.5, max: 0.999 },
-  /** The off-options floor on the allowed-token mass. */
-  minAllowedTokenMass: { min: 0.001, max: 0.95 },
   /** A certificate's target rate of wrong automatic actions, and its confidence. */
   certificateMaxError: { min: 0.0001, max: 0.5 },
   certificateConfidence: { min: 0.5, max: 0.9999 },

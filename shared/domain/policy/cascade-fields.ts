@@ -6,7 +6,7 @@
  * tier before is not confident enough to act (`shared/domain/cascade.ts`).
  */
 import { z } from "zod";
-import { CALIBRATION_RANGES } from "../calibration/ranges.ts";
+import { calibrationMapFields } from "../calibration/map-schema.ts";
 
 /** Most models a policy may ask before people: the first and up to three more. */
 export const MAX_TIERS = 4;
@@ -24,20 +24,8 @@ const tierSchema = z
   .object({
     /** The model the endpoint serves under this name (the request's `model`). */
     model: modelName,
-    /** Calibrated top probability at or above which this tier's decision may be automated. */
-    autoThreshold: z.number().min(0).max(1),
-    /** This tier's calibration temperature. @default 1 */
-    temperature: z.number().positive().max(100).default(1),
-    /** This tier's per-option offsets (vector scaling). */
-    optionBias: z
-      .array(
-        z.number().finite().min(CALIBRATION_RANGES.optionBias.min).max(CALIBRATION_RANGES.optionBias.max),
-      )
-      .optional(),
-    /** This tier's prior over the options, divided out before the temperature. */
-    prior: z.array(z.number().gt(0).max(1)).optional(),
-    /** This tier's off-options guard (see the policy's own `minAllowedTokenMass`). */
-    minAllowedTokenMass: z.number().gt(0).lt(1).optional(),
+    // Its calibration map, read on this model's answers: see calibration/map-schema.ts.
+    ...calibrationMapFields,
   })
   .strict();
 

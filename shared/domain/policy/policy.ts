@@ -4,7 +4,7 @@
  * A change to a policy is a new version; every decision record names the version that decided.
  */
 import { z } from "zod";
-import { CALIBRATION_RANGES } from "../calibration/ranges.ts";
+import { calibrationMapFields } from "../calibration/map-schema.ts";
 import { JsonInputError, parseJsonStrict } from "../contracts/json.ts";
 import {
   OPTION_ORDERS,
@@ -35,24 +35,8 @@ export const policySchema = z
     type: z.enum(QUESTION_TYPES),
     /** 2 to 16 (letters A..P), by the option rule every System One question follows. */
     options: z.array(optionSchema),
-    /** Calibrated top probability at or above which a decision may be automated. */
-    autoThreshold: z.number().min(0).max(1),
-    /** Calibration temperature: softmax(logits / T). @default 1 */
-    temperature: z.number().positive().max(100).default(1),
-    /**
-     * Per-option offsets added after the temperature, softmax(logits / T + b) (vector scaling,
-     * proposed by `decide calibrate` when it beats temperature alone out of fold).
-     */
-    optionBias: z
-      .array(
-        z.number().finite().min(CALIBRATION_RANGES.optionBias.min).max(CALIBRATION_RANGES.optionBias.max),
-      )
-      .optional(),
-    /**
-     * The model's prior over the options on content-free inputs (`decide calibrate --prior`),
-     * divided out of every decision before the temperature.
-     */
-    prior: z.array(z.number().gt(0).max(1)).optional(),
+    // The calibration map of the first model (a later tier's is its own): see calibration/map-schema.ts.
+    ...calibrationMapFields,
     /** Share of otherwise automatic decisions sent to people anyway, drawn by item id. @default 0 */
     auditSampleRate: z.number().min(0).max(1).default(0),
     /** Reviewers per audit sample: 2 asks two different people, and flags disagreement for an admin. @default 1 */
@@ -65,12 +49,6 @@ export const policySchema = z
     certificationReviewers: z.union([z.literal(1), z.literal(2)]).default(2),
     /** Minutes an escalated item may wait before the policy's review backlog alarm fires. */
     reviewWithinMinutes: z.number().int().positive().optional(),
-    /**
-     * Off-options guard: a decision whose option letters hold less than this share of the model's
-     * whole next-token probability goes to people (reason `off_options`): the item fits none of
-     * the options. `decide calibrate` proposes a value where it separates right from wrong.
-     */
-    minAllowedTokenMass: z.number().gt(0).lt(1).optional(),
     /** The option meaning "none of these fits": always escalated. */
     outOfScopeOption: z.string().optional(),
     /**
