@@ -15,9 +15,9 @@ import type { PublishesEvents } from "../../shared/domain/events.ts";
 import { counted } from "../../shared/domain/plural.ts";
 import type { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { DECIDE_FUNCTION, LOCAL_OUTBOX_RETRY_MS, REVIEW } from "../../shared/domain/topology.ts";
-import { eventFor } from "../../shared/use-cases/decide-message.ts";
 import { newerDecision } from "../../shared/use-cases/event-authority.ts";
 import { sendOwedEvents } from "../../shared/use-cases/outbox.ts";
+import { eventFor } from "../../shared/use-cases/record-event.ts";
 
 /** What the repair reads and sends with. */
 type OutboxShared = {

@@ -14,7 +14,7 @@ import type { DecisionStore } from "../domain/decision-store.ts";
 import type { MessageQueue } from "../domain/message-queue.ts";
 import type { AsyncSource } from "../domain/topology.ts";
 import { type BatchDependencies, settleDeadLetter } from "./batch-progress.ts";
-import { batchOf } from "./decide-message.ts";
+import { batchOf } from "./message-body.ts";
 
 /** A lane's queue and its dead-letter queue. */
 export interface LaneQueues {

@@ -23,16 +23,12 @@
  */
 
 import { createHash } from "node:crypto";
-import { BATCH_ID_PATTERN } from "../domain/batch.ts";
 import { predictionSet } from "../domain/calibration/conformal.ts";
-import { actingTier } from "../domain/cascade.ts";
-import { publishedEvent } from "../domain/contracts/events.ts";
 import type { DecidesItems } from "../domain/decision-endpoint.ts";
-import { type DecisionRecord, fieldOf } from "../domain/decision-record.ts";
+import type { DecisionRecord } from "../domain/decision-record.ts";
 import type { DecisionStore } from "../domain/decision-store.ts";
 import { EndpointRejectedError, EventOwedError, StoreRejectedError } from "../domain/errors.ts";
 import type { PublishesEvents } from "../domain/events.ts";
-import { DetailType, type PipelineEvent } from "../domain/events.ts";
 import { type Item, type ItemProblem, parseItem } from "../domain/item.ts";
 import type { Policy } from "../domain/policy/policy.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
@@ -42,6 +38,8 @@ import type { ShadowScore } from "../domain/shadow.ts";
 import { type BatchDependencies, settleRecord } from "./batch-progress.ts";
 import { scoreThroughTiers, type TierOutcome, tierAnswer } from "./cascade-scoring.ts";
 import { type CertificateVerdicts, certificateVerdictsFor } from "./certificate-labels.ts";
+import { batchOf, policyOf } from "./message-body.ts";
+import { ensurePublished } from "./record-event.ts";
 import { startShadow } from "./shadow-scoring.ts";
 
 /** What {@link decideMessage} needs. */
@@ -75,55 +73,6 @@ export type DecideOutcome = "decided" | "rejected" | "already_decided";
 export interface DecideResult {
   readonly outcome: DecideOutcome;
   readonly route?: Route;
-}
-
-/** The event a record stands for; the same record always gives the same event id. */
-export function eventFor(record: DecisionRecord): PipelineEvent {
-  const key = `${record.itemId}|${record.policyId}@${record.policyVersion}`;
-  if (record.status === "rejected") {
-    return publishedEvent(DetailType.rejected, `rejected|${key}`, {
-      itemId: record.itemId,
-      policyId: record.policyId,
-      problems: record.problems ?? [],
-      rejectedAt: record.createdAt,
-    });
-  }
-  return publishedEvent(DetailType.made, `made|${key}|${record.route}|${record.chosen}`, {
-    itemId: record.itemId,
-    policyId: record.policyId,
-    policyVersion: record.policyVersion,
-    route: fieldOf(record, "route"),
-    reason: fieldOf(record, "reason"),
-    chosen: fieldOf(record, "chosen"),
-    topProbability: fieldOf(record, "topProbability"),
-    confidence: fieldOf(record, "confidence"),
-    distribution: fieldOf(record, "distribution"),
-    modelSha256: fieldOf(record, "modelSha256"),
-    promptSha256: fieldOf(record, "promptSha256"),
-    decidedAt: record.createdAt,
-    ...(record.tiers ? { tier: actingTier(record.tiers) } : {}),
-    ...(record.supersedes ? { supersedes: record.supersedes } : {}),
-  });
-}
-
-/**
- * Publishes the record's event unless it went out already or another worker holds the lease.
- * `leaseHeld`: this worker created the record holding the lease, so no claim is needed. False
- * when another worker holds the lease (the event is that worker's to send, or this step's again
- * once the lease has passed).
- */
-export async function ensurePublished(
-  record: DecisionRecord,
-  deps: Pick<DecideDependencies, "store" | "publisher" | "publishLeaseMs" | "now">,
-  leaseHeld = false,
-): Promise<boolean> {
-  if (record.eventPublished) return true;
-  const now = deps.now();
-  if (!leaseHeld && !(await deps.store.claimPublish(record, deps.publishLeaseMs, now.getTime())))
-    return false;
-  await deps.publisher.publish([eventFor(record)]);
-  await deps.store.markPublished(record, now);
-  return true;
 }
 
 /** Decides one message body. */
@@ -297,24 +246,4 @@ async function settleBatch(
   // The same item in another batch: one decision, noted on the record so its review counts there too.
   if (record.batchId !== batchId) await deps.store.addToBatch(record, batchId);
   await settleRecord(deps.batches, batchId, record);
-}
-
-/** The batch id an unparseable item names, if it names a valid one. */
-export function batchOf(body: string): string | undefined {
-  try {
-    const batchId = (JSON.parse(body) as { batchId?: unknown }).batchId;
-    return typeof batchId === "string" && BATCH_ID_PATTERN.test(batchId) ? batchId : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The policy an unparseable item names, if it names one, for the rejection record. */
-function policyOf(body: string): string {
-  try {
-    const policy = (JSON.parse(body) as { policy?: unknown }).policy;
-    return typeof policy === "string" && /^[A-Za-z0-9_-]{1,64}$/.test(policy) ? policy : "unknown";
-  } catch {
-    return "unknown";
-  }
 }

@@ -19,7 +19,7 @@ import type { DecisionStore, RecordKey } from "../domain/decision-store.ts";
 import { type DecisionFacts, EventRecordMismatchError } from "../domain/errors.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
 import type { Route } from "../domain/routing.ts";
-import { eventFor } from "./decide-message.ts";
+import { eventFor } from "./record-event.ts";
 
 /** The "Decision Made" detail fields the targets read (the event's schema, `contracts/events.ts`). */
 export type DecisionMadeDetail = Pick<

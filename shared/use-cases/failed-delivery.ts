@@ -23,8 +23,8 @@ import { EndpointOverloadedError, EventOwedError } from "../domain/errors.ts";
 import type { QueueDirectory } from "../domain/message-queue.ts";
 import { type OverloadBackoff, overloadVisibilitySeconds } from "../domain/overload-backoff.ts";
 import { type BatchDependencies, settleDeadLetter } from "./batch-progress.ts";
-import { batchOf } from "./decide-message.ts";
 import type { ExpectedWait } from "./expected-wait.ts";
+import { batchOf } from "./message-body.ts";
 
 /** One receive of a message, as the event source mapping delivered it. */
 export interface Delivery {

@@ -12,8 +12,9 @@
  */
 import { type DecisionRecord, fieldOf } from "../domain/decision-record.ts";
 import { publishActioned } from "./apply-decision.ts";
-import { type DecideDependencies, ensurePublished } from "./decide-message.ts";
+import type { DecideDependencies } from "./decide-message.ts";
 import { newerDecision } from "./event-authority.ts";
+import { ensurePublished } from "./record-event.ts";
 import type { ReviewDependencies } from "./review-common.ts";
 import { publishReviewed } from "./review-decision.ts";
 import { publishRevised } from "./revise-label.ts";

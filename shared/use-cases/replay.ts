@@ -13,7 +13,7 @@ import type { DecisionStore } from "../domain/decision-store.ts";
 import { DetailType, EVENT_SOURCE } from "../domain/events.ts";
 import type { MessageQueue, QueueMessage } from "../domain/message-queue.ts";
 import { type DeadLetter, describeDeadLetter } from "./dead-letter-description.ts";
-import { eventFor } from "./decide-message.ts";
+import { eventFor } from "./record-event.ts";
 
 /** Which dead letters to send home. */
 export interface ReplayFilter {

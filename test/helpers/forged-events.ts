@@ -5,7 +5,7 @@
 import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import type { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
-import { eventFor } from "../../shared/use-cases/decide-message.ts";
+import { eventFor } from "../../shared/use-cases/record-event.ts";
 
 /**
  * Runs the auto-action and review intake handlers on a forged "Decision Made" each (the

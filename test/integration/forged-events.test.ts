@@ -15,7 +15,7 @@ import { SqsQueue } from "../../shared/adapters/sqs-queue.ts";
 import type { DeadLetterRoutes } from "../../shared/domain/dead-letters.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { DetailType, EVENT_SOURCE } from "../../shared/domain/events.ts";
-import { eventFor } from "../../shared/use-cases/decide-message.ts";
+import { eventFor } from "../../shared/use-cases/record-event.ts";
 import { runDecide } from "../helpers/decide-cli.ts";
 import { type LocalPipeline, startLocalPipeline } from "../helpers/local-pipeline.ts";
 

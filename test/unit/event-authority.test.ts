@@ -17,9 +17,9 @@ import {
 } from "../../shared/domain/events.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { applyDecision } from "../../shared/use-cases/apply-decision.ts";
-import { eventFor } from "../../shared/use-cases/decide-message.ts";
 import type { DecisionMadeDetail } from "../../shared/use-cases/event-authority.ts";
 import { queueForReview } from "../../shared/use-cases/queue-for-review.ts";
+import { eventFor } from "../../shared/use-cases/record-event.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
 
 let policies: PolicyRegistry;

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { EVENT_DETAIL_SCHEMAS } from "../../shared/domain/contracts/events.ts";
 import { eventJsonSchemas } from "../../shared/domain/contracts/json-schemas.ts";
-import { eventFor } from "../../shared/use-cases/decide-message.ts";
+import { eventFor } from "../../shared/use-cases/record-event.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
 
 describe("published event schemas", () => {

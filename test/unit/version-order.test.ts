@@ -16,9 +16,9 @@ import { DetailType, type PipelineEvent } from "../../shared/domain/events.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { applyDecision } from "../../shared/use-cases/apply-decision.ts";
-import { eventFor } from "../../shared/use-cases/decide-message.ts";
 import { type DecisionMadeDetail, newerDecision } from "../../shared/use-cases/event-authority.ts";
 import { sendOwedEvents } from "../../shared/use-cases/outbox.ts";
+import { eventFor } from "../../shared/use-cases/record-event.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
 
 const V1 = parsePolicy(
