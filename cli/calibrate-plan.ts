@@ -186,7 +186,7 @@ function requestedLines(r: CertificationRequested, order: QueueOrder): string[] 
   const chance = rates.length === 0 ? "0%" : low === high ? pct(low) : `${pct(low)} to ${pct(high)}`;
   const bands = r.frame.rates.length;
   return [
-    `certification sample ${r.frame.sample}: ${r.queued + r.marked + r.skipped} drawn from ${r.population} decisions at or above ${r.frame.minProbability} never chosen for a label (${counted(bands, "band")}, chance ${chance}${bands > 1 ? " each" : ""}); ${r.chosenBefore} already chosen (escalated, audited or drawn before: waiting or labelled) not drawn again`,
+    `certification sample ${r.frame.sample}: ${r.queued + r.skipped} drawn from ${r.population} decisions at or above ${r.frame.minProbability} never chosen for a label (${counted(bands, "band")}, chance ${chance}${bands > 1 ? " each" : ""}); ${r.chosenBefore} already chosen (escalated, audited or drawn before: waiting or labelled) not drawn again`,
     `  ${r.queued} automated ones put into the review queue${order === "first" ? ", first" : ""} (their actions stand), ${r.skipped} left out (action still being applied)`,
     '  reviewers see them marked "certification sample"; once labelled: npx decide calibrate --from-table ... --propose --max-auto-error ...',
   ];

@@ -5,7 +5,10 @@
  * threshold (`shared/domain/calibration/certification-draw.ts`), put into the review queue. Each
  * drawn record keeps the frame, its band and its chance, so a certificate can weight its label. It
  * draws only decisions never chosen for a label (not escalated, audited, or drawn by an earlier
- * sample: those count already), and says how many it left out. An automated decision joins the
+ * sample: those count already), and says how many it left out. So no drawn item was ever reviewed
+ * before it was drawn: each is an automated decision put into the queue, and under
+ * `certificationReviewers: 2` it backs a claim only with the label two reviewers agreed on (or an
+ * admin settled); reviewed once, it counts as drawn and not labelled. An automated decision joins the
  * queue without its action being undone (actioned → waiting for a label); one whose action is
  * still being applied is left out and counted. The queue serves them by when they joined it: now, or, with `first`,
  * just before the oldest item waiting, so that they come first while the backlog reads (almost)
@@ -39,10 +42,9 @@ export interface CertificationRequested {
   readonly frame: CertificationFrame;
   /** Decisions in the frame not chosen for a label before: what the draw chose from. */
   readonly population: number;
-  /** Drawn and put into the queue (automated ones), drawn and only marked (already waiting or labelled). */
+  /** Drawn and put into the queue (automated ones: nothing waiting or labelled is ever drawn). */
   readonly queued: number;
-  readonly marked: number;
-  /** Drawn while their action was still being applied: left out. */
+  /** Drawn while their action was still being applied (or no longer automated when written): left out. */
   readonly skipped: number;
   /**
    * Decisions at or above the frame's minimum already chosen for a label before (escalated, audit
@@ -91,23 +93,21 @@ export async function requestCertification(
   const oldest =
     request.order === "first" ? (await deps.store.pendingOf(policy.id, 1)).oldestCreatedAt : undefined;
   const queuedAt = oldest ? new Date(Date.parse(oldest) - 1).toISOString() : now;
-  let [queued, marked, skipped] = [0, 0, 0];
+  let [queued, skipped] = [0, 0];
   for (const { member, draw } of drawn) {
     const r = member.record;
-    if (r.status === "actioned") {
-      if (await deps.store.transition(r, "actioned", "pending_review", { certification: draw, queuedAt }))
-        queued++;
-      else skipped++;
-    } else if (r.status === "pending_review" || r.status === "reviewed") {
-      if (await deps.store.transition(r, r.status, r.status, { certification: draw })) marked++;
-      else skipped++;
-    } else skipped++;
+    // Only from actioned: an item reviewed (even once) since the read is never marked as a draw.
+    if (
+      r.status === "actioned" &&
+      (await deps.store.transition(r, "actioned", "pending_review", { certification: draw, queuedAt }))
+    )
+      queued++;
+    else skipped++;
   }
   return {
     frame,
     population: frame.rates.length ? countIn(members, frame, policy) : 0,
     queued,
-    marked,
     skipped,
     chosenBefore,
   };

@@ -119,7 +119,7 @@ describe("a second certification request", () => {
     expect(first.queued).toBe(44);
     const later = () => new Date("2026-12-02T00:00:00.000Z");
     const second = await requestCertification({ store, now: later }, { ...ask, size: 52 });
-    expect(second).toMatchObject({ queued: 52, marked: 0, chosenBefore: 44, population: 256 });
+    expect(second).toMatchObject({ queued: 52, skipped: 0, chosenBefore: 44, population: 256 });
     const page = await store.pageReviewQueue({ policyIds: [POLICY.id], limit: 1_000, countCap: 0 });
     const samples = new Map<string, number>();
     for (const r of page.records)
