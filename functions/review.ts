@@ -12,6 +12,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "
 import { z } from "zod";
 import { reviewerFromAuthorizer } from "../shared/adapters/review-tokens.ts";
 import { REVIEW } from "../shared/domain/topology.ts";
+import { viewedBy } from "../shared/use-cases/gold-items.ts";
 import { labelItem, ReviewError, reviseLabel } from "../shared/use-cases/review-decision.ts";
 import { reviewSettings } from "./config.ts";
 import { type SharedDependencies, sharedDependencies, withBatches } from "./dependencies.ts";
@@ -84,7 +85,7 @@ export function createReviewHandler(
           ...(cursor ? { cursor } : {}),
         });
         return json(200, {
-          items: page.records,
+          items: page.records.map((r) => viewedBy(r, reviewer)),
           total: page.total,
           ...(page.capped ? { capped: true } : {}),
           ...(page.next ? { next: page.next } : {}),
@@ -121,7 +122,7 @@ export function createReviewHandler(
       return json(outcome.stored ? 201 : 200, {
         stored: outcome.stored,
         final: outcome.final,
-        record: outcome.record,
+        record: viewedBy(outcome.record, reviewer),
       });
     } catch (e) {
       if (e instanceof ReviewError) return error(e.status, "review_refused", e.message);

@@ -4,6 +4,7 @@
 import type { CertificationDraw } from "./calibration/certification-sample.ts";
 import type { TierAnswer } from "./cascade.ts";
 import type { ReviewClaim, ReviewEntry } from "./review.ts";
+import type { GoldMark } from "./review-gold.ts";
 import type { Route, RouteReason } from "./routing.ts";
 import type { ShadowScore } from "./shadow.ts";
 
@@ -102,6 +103,11 @@ export interface DecisionRecord {
   readonly claim?: ReviewClaim;
   /** An audit sample that needs two reviewers: the first one's label while the second is awaited. */
   readonly firstReview?: { label: string; reviewerId: string; reviewerName: string; at: string };
+  /**
+   * A gold item (`decide review gold`): its known answer and each reviewer's answer, shown only
+   * to admins; its labels never count as the model's evidence.
+   */
+  readonly gold?: GoldMark;
   /** Two reviewers of an audit sample disagreed: an admin gives the final label. */
   readonly disputed?: boolean;
   /** The latest change or undo, and whether its "Decision Review Revised" event went out. */

@@ -7,6 +7,7 @@ import type { Context } from "hono";
 import type { RecordKey } from "../domain/decision-store.ts";
 import { answerability, isAdmin } from "../domain/review.ts";
 import { REVIEW } from "../domain/topology.ts";
+import { viewedBy } from "../use-cases/gold-items.ts";
 import { loadRecord, nowOf } from "../use-cases/review-common.ts";
 import { mayRevise } from "../use-cases/review-decision.ts";
 import { html, page } from "./layout.ts";
@@ -26,7 +27,9 @@ export async function queuePage(c: Context<ReviewEnv>, deps: ReviewAppDependenci
   });
   const at = nowOf(deps).getTime();
   const rows = result.records
-    .map((r) => queueRow(r, deps.policies.version(r.policyId, r.policyVersion), reviewer, at))
+    .map((r) =>
+      queueRow(viewedBy(r, reviewer), deps.policies.version(r.policyId, r.policyVersion), reviewer, at),
+    )
     .join("");
   const table = rows
     ? `<table class="stack"><caption>Oldest first: the longest wait at the top</caption>
@@ -52,7 +55,9 @@ export async function itemPage(
   toast: string,
 ) {
   const reviewer = c.get("reviewer");
-  const { record, policy } = await loadRecord(key, deps);
+  const loaded = await loadRecord(key, deps);
+  // Gold items are named as such only to an admin.
+  const [record, policy] = [viewedBy(loaded.record, reviewer), loaded.policy];
   const at = nowOf(deps);
   const may = answerability(record, reviewer, at.getTime());
   const held = record.claim && record.claim.until >= at.getTime() ? record.claim : undefined;
@@ -86,8 +91,9 @@ export async function undoToast(c: Context<ReviewEnv>, deps: ReviewAppDependenci
     policyVersion: Number(done[2]),
     itemId: decodeURIComponent(done[3]!),
   };
-  const record = await deps.store.get(key);
-  if (!record) return "";
+  const stored = await deps.store.get(key);
+  if (!stored) return "";
+  const record = viewedBy(stored, c.get("reviewer"));
   const policy = deps.policies.version(record.policyId, record.policyVersion);
   const label = policy?.options.find((o) => o.id === record.label)?.description ?? record.label;
   const what =

@@ -7,6 +7,7 @@ import { tierCount, tierPolicy } from "../domain/cascade.ts";
 import type { DecisionRecord } from "../domain/decision-record.ts";
 import type { Policy } from "../domain/policy/policy.ts";
 import { claimedByOther, isAdmin, type Reviewer } from "../domain/review.ts";
+import type { GoldMark } from "../domain/review-gold.ts";
 import { html, stateFields, waited } from "./layout.ts";
 import { csrfField } from "./session.ts";
 import { tierAnswers } from "./tier-answers.ts";
@@ -30,7 +31,11 @@ export function reasonText(record: DecisionRecord, policy: Policy | undefined, v
   // Drawn at random so that a certificate can rest on its label: the lead is told first.
   if (record.certification && viewer && isAdmin(viewer))
     return `Certification sample: drawn at random (chance ${percent(record.certification.inclusionProbability)}) to check automatic actions; ${top}${acted}`;
-  if (record.certification && record.route === "auto") return `Spot check: ${top}${acted}`;
+  if (record.gold && viewer && isAdmin(viewer))
+    return `Gold item: ${goldText(record.gold, policy)}; ${top}${acted}`;
+  // An automatic decision in the queue was drawn (a certification sample or a gold item): to a
+  // reviewer, a spot check either way.
+  if (record.route === "auto") return `Spot check: ${top}${acted}`;
   const tier = (record.tiers?.length ?? 1) - 1;
   const acting = policy && tier > 0 && tier < tierCount(policy) ? tierPolicy(policy, tier) : policy;
   const threshold = acting ? `${percent(acting.autoThreshold)} threshold` : "threshold";
@@ -55,18 +60,27 @@ export function reasonText(record: DecisionRecord, policy: Policy | undefined, v
   }
 }
 
+/** "known answer Remove; answered by Ann (right), Bo (Allow)": a gold item, to an admin. */
+function goldText(gold: GoldMark, policy: Policy | undefined): string {
+  const answers = gold.answers.map(
+    (a) => `${html(a.reviewerName)} (${a.label === gold.answer ? "right" : html(describe(policy, a.label))})`,
+  );
+  return `known answer <em>${html(describe(policy, gold.answer))}</em>; ${answers.length ? `answered by ${answers.join(", ")}` : "no answer yet"} (${gold.answers.length} of ${gold.reviews})`;
+}
+
 /** The path of an item's page. */
 export function itemPath(record: Pick<DecisionRecord, "itemId" | "policyId" | "policyVersion">): string {
   return `/items/${encodeURIComponent(record.policyId)}/${record.policyVersion}/${encodeURIComponent(record.itemId)}`;
 }
 
 /**
- * Badges: certification sample (to an admin only), a sample waiting for a second reviewer,
+ * Badges: certification sample and gold item (to an admin only), a sample waiting for a second reviewer,
  * disputed, taken by someone else.
  */
 export function badges(record: DecisionRecord, reviewer: Reviewer, now: number): string {
   const out: string[] = [];
   if (record.certification && isAdmin(reviewer)) out.push(`<span class="badge">certification sample</span>`);
+  if (record.gold && isAdmin(reviewer)) out.push(`<span class="badge">gold item</span>`);
   // A disputed item had its second review: only an admin's label is missing, until one is given.
   if (record.disputed && record.status === "pending_review")
     out.push(`<span class="badge">disputed: an admin decides</span>`);

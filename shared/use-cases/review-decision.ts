@@ -16,6 +16,8 @@ import { DetailType } from "../domain/events.ts";
 import type { Policy } from "../domain/policy/policy.ts";
 import { answerability, claimedByOther, isAdmin, type ReviewClaim, type Reviewer } from "../domain/review.ts";
 import { settleLabel } from "./batch-progress.ts";
+import { answerGold } from "./gold-answer.ts";
+import { offerable } from "./gold-items.ts";
 import {
   checkLabel,
   clock,
@@ -90,7 +92,8 @@ export async function claimNext(
       ...(cursor ? { cursor } : {}),
     });
     for (const record of page.records) {
-      if (!answerability(record, reviewer, nowOf(deps).getTime()).ok) continue;
+      if (!answerability(record, reviewer, nowOf(deps).getTime()).ok || !offerable(record, reviewer))
+        continue;
       try {
         const { claimed, record: after } = await claimItem(record, reviewer, deps);
         if (claimed) return after;
@@ -127,6 +130,8 @@ export async function labelItem(
     base: { from: "pending_review", reviewVersion: record.reviewVersion ?? 0 },
     retry: () => labelItem(input, reviewer, deps, attempt + 1),
   };
+  // A gold item: the reviewer's answer is measured against the known one (told nothing more).
+  if (record.gold) return answerGold({ ...record, gold: record.gold }, step, publishReviewed);
   return (
     (needsTwoReviewers(record, policy) ? await doubleLabel(record, step) : undefined) ?? finalLabel(step)
   );

@@ -46,6 +46,9 @@ export interface ReviewedLabels {
 }
 
 /**
+ * Gold items (`gold-items.ts`) are left out everywhere: the lead chose them for their known
+ * answers, so their labels measure reviewers, never the model.
+ *
  * Reviewed decisions of `policy`'s current version, labelled at or after `since` (the version's
  * `calibratedAt` when it has one) and, when given, at or before `until` (a certificate's labels
  * read back): the labels that version has not been fitted on. Each row names
@@ -63,7 +66,7 @@ export async function reviewedLabels(
   const read: DecisionRecord[] = [];
   // The reviewed list is sorted by label time: only the labels since `since` are read.
   for await (const record of store.reviewedSince(policy.id, since ?? "0"))
-    if (record.policyVersion === policy.version) read.push(record);
+    if (record.policyVersion === policy.version && !record.gold) read.push(record);
   const records = read.filter((r) => until === undefined || (r.reviewedAt ?? r.updatedAt) <= until);
   // In the order they were decided, so the rows (and the problems' line numbers) read the same on every run.
   records.sort((a, b) =>
@@ -178,7 +181,7 @@ async function pendingOf(store: DecisionStore, policy: Policy): Promise<Decision
       countCap: 0,
       ...(cursor ? { cursor } : {}),
     });
-    for (const r of page.records) if (r.policyVersion === policy.version) pending.push(r);
+    for (const r of page.records) if (r.policyVersion === policy.version && !r.gold) pending.push(r);
     cursor = page.next;
   } while (cursor);
   return pending;
