@@ -27,65 +27,57 @@ function clientsOf(env: NodeJS.ProcessEnv): Clients {
   return clients;
 }
 
-/** The DynamoDB document client (undefined attributes dropped). */
-export function dynamoClient(env: NodeJS.ProcessEnv = process.env) {
-  const clients = clientsOf(env);
-  clients.dynamo ??= factories.documentClient(
-    {},
-    tracer.captureAWSv3Client(factories.dynamoDbClient(factories.awsOptionsFromEnv(env, "DYNAMODB"))),
-  );
-  return clients.dynamo;
+/**
+ * A getter of one kind of client: made by `make` on first use for an environment object, the same
+ * one after (the one place the memo is written).
+ */
+function memoised<K extends keyof Clients>(
+  kind: K,
+  make: (env: NodeJS.ProcessEnv) => NonNullable<Clients[K]>,
+) {
+  return (env: NodeJS.ProcessEnv = process.env): NonNullable<Clients[K]> => {
+    const clients = clientsOf(env);
+    const known = clients[kind];
+    if (known) return known as NonNullable<Clients[K]>;
+    const made = make(env);
+    clients[kind] = made;
+    return made;
+  };
 }
+
+const traced = tracer.captureAWSv3Client.bind(tracer);
+const options = factories.awsOptionsFromEnv;
+
+/** The DynamoDB document client (undefined attributes dropped). */
+export const dynamoClient = memoised("dynamo", (env) =>
+  factories.documentClient({}, traced(factories.dynamoDbClient(options(env, "DYNAMODB")))),
+);
 
 /** The EventBridge client. */
-export function eventBridgeClient(env: NodeJS.ProcessEnv = process.env) {
-  const clients = clientsOf(env);
-  clients.events ??= tracer.captureAWSv3Client(
-    factories.eventBridgeClient(factories.awsOptionsFromEnv(env, "EVENTBRIDGE")),
-  );
-  return clients.events;
-}
+export const eventBridgeClient = memoised("events", (env) =>
+  traced(factories.eventBridgeClient(options(env, "EVENTBRIDGE"))),
+);
 
 /** The SageMaker runtime client; our own retry loop handles retries, so the SDK tries once. */
-export function sagemakerClient(env: NodeJS.ProcessEnv = process.env) {
-  const clients = clientsOf(env);
-  clients.sagemaker ??= tracer.captureAWSv3Client(
-    factories.sageMakerRuntimeClient(factories.awsOptionsFromEnv(env, "SAGEMAKER_RUNTIME")),
-  );
-  return clients.sagemaker;
-}
+export const sagemakerClient = memoised("sagemaker", (env) =>
+  traced(factories.sageMakerRuntimeClient(options(env, "SAGEMAKER_RUNTIME"))),
+);
 
 /** The SageMaker control-plane client (the capacity follower's DescribeEndpoint). */
-export function sagemakerControlClient(env: NodeJS.ProcessEnv = process.env) {
-  const clients = clientsOf(env);
-  clients.sagemakerControl ??= tracer.captureAWSv3Client(
-    factories.sageMakerClient(factories.awsOptionsFromEnv(env, "SAGEMAKER")),
-  );
-  return clients.sagemakerControl;
-}
+export const sagemakerControlClient = memoised("sagemakerControl", (env) =>
+  traced(factories.sageMakerClient(options(env, "SAGEMAKER"))),
+);
 
 /** The Lambda client (the capacity follower's event source mapping updates). */
-export function lambdaClient(env: NodeJS.ProcessEnv = process.env) {
-  const clients = clientsOf(env);
-  clients.lambda ??= tracer.captureAWSv3Client(
-    factories.lambdaClient(factories.awsOptionsFromEnv(env, "LAMBDA")),
-  );
-  return clients.lambda;
-}
+export const lambdaClient = memoised("lambda", (env) =>
+  traced(factories.lambdaClient(options(env, "LAMBDA"))),
+);
 
 /** The SQS client. */
-export function sqsClient(env: NodeJS.ProcessEnv = process.env) {
-  const clients = clientsOf(env);
-  clients.sqs ??= tracer.captureAWSv3Client(factories.sqsClient(factories.awsOptionsFromEnv(env, "SQS")));
-  return clients.sqs;
-}
+export const sqsClient = memoised("sqs", (env) => traced(factories.sqsClient(options(env, "SQS"))));
 
 /** The S3 client. */
-export function s3Client(env: NodeJS.ProcessEnv = process.env) {
-  const clients = clientsOf(env);
-  clients.s3 ??= tracer.captureAWSv3Client(factories.s3Client(factories.awsOptionsFromEnv(env, "S3")));
-  return clients.s3;
-}
+export const s3Client = memoised("s3", (env) => traced(factories.s3Client(options(env, "S3"))));
 
 /** Closes the clients made for `env` (the local mode's stop; Lambda never needs it). */
 export function destroyClients(env: NodeJS.ProcessEnv): void {
