@@ -18,6 +18,12 @@ import { goalOf } from "./calibrate-goal.ts";
 import { type Planned, type PlanOptions, planFromLabels, printPlan } from "./calibrate-plan.ts";
 import { printFitted } from "./calibrate-print.ts";
 import { type ProposeOptions, printProposals, proposeFromTable } from "./calibrate-propose.ts";
+import {
+  printRescored,
+  type RescoreOptions,
+  type RescoreRun,
+  rescoreFromTable,
+} from "./calibrate-rescore.ts";
 import { SCORING_FLAGS } from "./calibrate-scoring.ts";
 import type { CommandEnv, CommandIo, OneShotCommand, Printed } from "./command.ts";
 
@@ -65,6 +71,11 @@ the audit rate takes to supply the rest at the last day's volume. --request N dr
 sample of N such decisions, evenly across confidence bands, and puts it into the review queue (first by
 default), each marked "certification sample" with its chance of being drawn.
 
+decide calibrate --rescore --policy ID [--from-table T] (--url URL | --endpoint-name NAME | --model FILE) [--concurrency 4]
+For a cascade: asks its second model (through the endpoint named; --model: that model's own file) about
+the labelled and drawn decisions lacking its answer, and keeps each on its decision as a re-score (model,
+time), never acted on: the cascade's certificate then judges the pairs that pass such items on.
+
 decide calibrate --apply-proposal <out>/<policy>/v2-from-N-labels[-max-error-E-at-C]/policy.json [--policies-dir events/policies]
                  [--from-table DECISIONS_TABLE | --input labelled.jsonl] [--accept-no-automation]
 The explicit step: checks that the proposal changes only calibration fields (temperature, prior,
@@ -108,6 +119,7 @@ const CALIBRATE_FLAGS = {
   "accept-no-automation": { type: "boolean", default: false },
   prior: { type: "boolean", default: false },
   plan: { type: "boolean", default: false },
+  rescore: { type: "boolean", default: false },
   request: { type: "string" },
   "queue-order": { type: "string", default: "first" },
 } as const;
@@ -129,6 +141,7 @@ type CalibrateOptions =
     }
   | ({ readonly mode: "propose" } & ProposeOptions)
   | ({ readonly mode: "plan" } & PlanOptions)
+  | ({ readonly mode: "rescore" } & RescoreOptions)
   | ({ readonly mode: "fit" } & FitOptions);
 
 /** What the mode found. */
@@ -137,6 +150,7 @@ type Calibrated =
   | { readonly mode: "apply-proposal"; readonly applied: Applied }
   | { readonly mode: "propose"; readonly outcomes: Awaited<ReturnType<typeof proposeFromTable>> }
   | { readonly mode: "plan"; readonly planned: Planned }
+  | { readonly mode: "rescore"; readonly run: RescoreRun }
   | { readonly mode: "fit"; readonly fitted: Fitted };
 
 function parse(argv: string[], env: CommandEnv): CalibrateOptions {
@@ -163,6 +177,14 @@ function parse(argv: string[], env: CommandEnv): CalibrateOptions {
     };
   }
   if (values.plan) return { mode: "plan", ...planOptions(values, table, env) };
+  if (values.rescore)
+    return {
+      mode: "rescore",
+      policyId: requiredFlag("policy", values.policy),
+      policiesDir,
+      table: settingFrom("from-table", table, "DECISIONS_TABLE", env),
+      scoring: values,
+    };
   if (values.propose) {
     return {
       mode: "propose",
@@ -264,6 +286,8 @@ async function run(options: CalibrateOptions, io: CommandIo): Promise<Calibrated
       return { mode: "propose", outcomes: await proposeFromTable(options) };
     case "plan":
       return { mode: "plan", planned: await planFromLabels(options) };
+    case "rescore":
+      return { mode: "rescore", run: await rescoreFromTable(options) };
     case "fit":
       return { mode: "fit", fitted: await fitFromLabels(options, io) };
   }
@@ -279,6 +303,8 @@ function print(result: Calibrated, options: CalibrateOptions): Printed {
       return printProposals(result.outcomes, options as ProposeOptions);
     case "plan":
       return printPlan(result.planned);
+    case "rescore":
+      return printRescored(result.run);
     case "fit":
       return printFitted(result.fitted);
   }

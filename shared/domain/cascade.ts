@@ -7,6 +7,7 @@
  * model's probability. What a tier is sure of ends there: it acts (`auto`), or people get it for
  * a reason no other model can change (an audit draw, a certificate that does not hold).
  */
+import { withMapFields } from "./calibration/map-schema.ts";
 import type { Policy } from "./policy/policy.ts";
 import type { RouteReason } from "./routing.ts";
 
@@ -40,23 +41,9 @@ export function tierPolicy(policy: Policy, index: number): Policy {
   if (index === 0) return policy;
   const tier = policy.cascade?.[index - 1];
   if (!tier) throw new RangeError(`${policy.id}@${policy.version} has no tier ${index + 1}`);
-  const {
-    cascade: _cascade,
-    certificate: _certificate,
-    prior: _prior,
-    optionBias: _bias,
-    minAllowedTokenMass: _mass,
-    ...rest
-  } = policy;
-  return {
-    ...rest,
-    model: tier.model,
-    autoThreshold: tier.autoThreshold,
-    temperature: tier.temperature,
-    ...(tier.prior ? { prior: tier.prior } : {}),
-    ...(tier.optionBias ? { optionBias: tier.optionBias } : {}),
-    ...(tier.minAllowedTokenMass !== undefined ? { minAllowedTokenMass: tier.minAllowedTokenMass } : {}),
-  };
+  const { cascade: _cascade, certificate: _certificate, ...rest } = policy;
+  // Every field of the calibration map is the tier's, or absent where the tier has none.
+  return withMapFields({ ...rest, model: tier.model }, tier);
 }
 
 /** Every tier of the policy, first to last, as {@link tierPolicy} gives them. */
@@ -81,6 +68,16 @@ export interface TierAnswer {
   readonly allowedTokenMass?: number | null;
   readonly temperature: number;
   readonly latencyMs: number;
+}
+
+/**
+ * A later tier's answer obtained after the decision (a re-score through the endpoint, never acted
+ * on): which tier (1: the second), and when it was asked.
+ */
+export interface RescoredAnswer extends TierAnswer {
+  readonly rescore: true;
+  readonly tier: number;
+  readonly rescoredAt: string;
 }
 
 /** Which tier a cascade's record holds the answer of ("Decision Made" says it): the last one asked. */
@@ -108,4 +105,16 @@ export function tierReading(
 ): TierReading | undefined {
   if (record.tiers) return record.tiers[index];
   return index === 0 ? record : undefined;
+}
+
+/**
+ * Tier `index`'s re-scored answer on a record (`rescores`), made at or before `until` when given
+ * (a certificate read back sees the answers it was made on); undefined when there is none.
+ */
+export function rescoredReading(
+  record: { readonly rescores?: readonly RescoredAnswer[] | undefined },
+  index: number,
+  until?: string,
+): RescoredAnswer | undefined {
+  return record.rescores?.find((r) => r.tier === index && (until === undefined || r.rescoredAt <= until));
 }

@@ -2,7 +2,7 @@
  * The decision record kept in DynamoDB: one per item and policy version, written once.
  */
 import type { CertificationDraw } from "./calibration/certification-sample.ts";
-import type { TierAnswer } from "./cascade.ts";
+import type { RescoredAnswer, TierAnswer } from "./cascade.ts";
 import type { ReviewClaim, ReviewEntry } from "./review.ts";
 import type { GoldMark } from "./review-gold.ts";
 import type { Route, RouteReason } from "./routing.ts";
@@ -72,6 +72,12 @@ export interface DecisionRecord {
    * tier that acted, or the last to pass the item to people.
    */
   readonly tiers?: readonly TierAnswer[];
+  /**
+   * A cascade's later tiers asked after the decision (`decide calibrate --rescore`), for a
+   * labelled or drawn item that lacks their answer: what the certificate reads where `tiers` has
+   * none. Never acted on; each says it is a re-score, of which tier, and when.
+   */
+  readonly rescores?: readonly RescoredAnswer[];
   /** The shadow candidate's answer, when the item was in the shadow sample (never acted on). */
   readonly shadow?: ShadowScore;
   /** The item's state, kept for reviewers. */

@@ -19,6 +19,7 @@ import type { DecisionRecord } from "../domain/decision-record.ts";
 import type { DecisionStore } from "../domain/decision-store.ts";
 import type { Policy } from "../domain/policy/policy.ts";
 import { type ReviewerAgreement, reviewerAgreement } from "../domain/review.ts";
+import { type ReviewerAccuracy, reviewerAccuracy } from "../domain/review-gold.ts";
 import { TABLE_INDEXES } from "../domain/topology.ts";
 
 /** The reviewed decisions of a policy version, as calibration rows. */
@@ -41,6 +42,11 @@ export interface ReviewedLabels {
    * automate it (a drawn item never silently leaves its sample). Never fitted on.
    */
   readonly missing: CascadeRow[];
+  /**
+   * Each reviewer's accuracy on the version's gold items (waiting, or settled in the window): what
+   * the labels themselves are worth. Gold items are never rows.
+   */
+  readonly reviewers: ReviewerAccuracy[];
   /** Decisions of the version waiting for a label, by how they were chosen. */
   readonly waiting: { readonly escalation: number; readonly audit: number; readonly certification: number };
 }
@@ -64,15 +70,16 @@ export async function reviewedLabels(
 ): Promise<ReviewedLabels> {
   const ids = policy.options.map((o) => o.id);
   const read: DecisionRecord[] = [];
+  const gold: DecisionRecord[] = [];
   // The reviewed list is sorted by label time: only the labels since `since` are read.
   for await (const record of store.reviewedSince(policy.id, since ?? "0"))
-    if (record.policyVersion === policy.version && !record.gold) read.push(record);
+    if (record.policyVersion === policy.version) (record.gold ? gold : read).push(record);
   const records = read.filter((r) => until === undefined || (r.reviewedAt ?? r.updatedAt) <= until);
   // In the order they were decided, so the rows (and the problems' line numbers) read the same on every run.
   records.sort((a, b) =>
     decidedOrder(a) < decidedOrder(b) ? -1 : decidedOrder(a) > decidedOrder(b) ? 1 : 0,
   );
-  const pending = await pendingOf(store, policy);
+  const pending = await pendingOf(store, policy, gold);
   // Every frame drawn by `until`, even one whose samples were all labelled after it.
   const frames = framesOf([...read, ...pending], until);
   const floor = thresholdFloor(policy, frames);
@@ -131,7 +138,17 @@ export async function reviewedLabels(
   const waiting = { escalation: 0, audit: 0, certification: 0 };
   for (const r of pending) waiting[selectionOf(r, policy, frames).kind as keyof typeof waiting]++;
   const agreement = reviewerAgreement([...records, ...disputed]);
-  return { rows, problems, agreement, masses, frames, floor, missing, waiting };
+  return {
+    rows,
+    problems,
+    agreement,
+    masses,
+    frames,
+    floor,
+    missing,
+    waiting,
+    reviewers: reviewerAccuracy(gold),
+  };
 }
 
 /**
@@ -170,8 +187,15 @@ function framesOf(records: readonly DecisionRecord[], until: string | undefined)
 
 const decidedOrder = (r: DecisionRecord) => `${r.createdAt}|${r.itemId}`;
 
-/** The version's decisions waiting for a label (escalations, audit and certification samples). */
-async function pendingOf(store: DecisionStore, policy: Policy): Promise<DecisionRecord[]> {
+/**
+ * The version's decisions waiting for a label (escalations, audit and certification samples);
+ * gold items waiting go to `gold` instead.
+ */
+async function pendingOf(
+  store: DecisionStore,
+  policy: Policy,
+  gold: DecisionRecord[],
+): Promise<DecisionRecord[]> {
   const pending: DecisionRecord[] = [];
   let cursor: string | undefined;
   do {
@@ -181,7 +205,7 @@ async function pendingOf(store: DecisionStore, policy: Policy): Promise<Decision
       countCap: 0,
       ...(cursor ? { cursor } : {}),
     });
-    for (const r of page.records) if (r.policyVersion === policy.version && !r.gold) pending.push(r);
+    for (const r of page.records) if (r.policyVersion === policy.version) (r.gold ? gold : pending).push(r);
     cursor = page.next;
   } while (cursor);
   return pending;

@@ -71,9 +71,35 @@ export function withCascade(
     return { policy: proposed, threshold: { ...threshold, notes: [...threshold.notes, note] } };
   }
   if (!rows.some((r) => r.secondLogits)) {
-    const note = `no labelled item carries the answer of ${policy.cascade![0]!.model} (a labelled file gives the first model's only): the certificate speaks for the first model alone; certify the cascade from the decisions table`;
+    const model = policy.cascade![0]!.model;
+    const note = `no labelled item carries the answer of ${model} (a labelled file gives the first model's only; in the decisions table, items decided before the batch lane asked it, and those the first model acted on, lack it): the certificate speaks for the first model alone; certify the cascade from the decisions table, asking ${model} for the ${rows.length} items first with  ${rescoreCommand(policy)}, then propose again`;
     return { policy: proposed, threshold: { ...threshold, notes: [...threshold.notes, note] } };
   }
   const cascade = calibrateCascade(proposed, rows, goal, made);
-  return { ...cascade, threshold: cascadeChoice(threshold, cascade.cascade) };
+  const missing = missingSecondNote(policy, rows, cascade.cascade);
+  const withMissing = missing
+    ? { ...cascade.cascade, notes: [...cascade.cascade.notes, missing] }
+    : cascade.cascade;
+  return { ...cascade, cascade: withMissing, threshold: cascadeChoice(threshold, withMissing) };
+}
+
+/**
+ * Where pairs could not be judged because items lack the second model's answer: one line naming
+ * how many and which, and the command that asks the model for them (`decide calibrate --rescore`).
+ */
+function missingSecondNote(
+  policy: Policy,
+  rows: readonly CascadeRow[],
+  cascade: CascadeCalibration,
+): string | undefined {
+  if (cascade.result.unjudgeable === 0) return undefined;
+  const lacking = rows.filter((r) => !r.secondLogits);
+  const named = lacking.slice(0, 3).map((r, i) => r.key ?? `#${i}`);
+  const more = lacking.length > named.length ? ` and ${lacking.length - named.length} more` : "";
+  return `${lacking.length} labelled or drawn items lack ${cascade.model}'s answer (${named.join(", ")}${more}), so ${cascade.result.unjudgeable} threshold pairs cannot be judged: ask ${cascade.model} for them with  ${rescoreCommand(policy)}, then propose again`;
+}
+
+/** The command that asks a cascade's second model about the items a certificate reads. */
+function rescoreCommand(policy: Policy): string {
+  return `npx decide calibrate --rescore --policy ${policy.id} --from-table "$DECISIONS_TABLE" --url <endpoint URL> (or --endpoint-name NAME)`;
 }
