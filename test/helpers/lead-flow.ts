@@ -1,0 +1,103 @@
+/**
+ * What the lead's certification tests share: the sample moderation batch's items, a generated
+ * pair of models for the shipped `content-moderation` cascade (the first model, and `demo-large`
+ * surer on the same items) whose truth is known, scripted reviewers right a given share of the
+ * time, and `decide calibrate` run in this process as a lead types it.
+ */
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { calibrateCommand } from "../../cli/calibrate.ts";
+import type { DecidesItems, EndpointDecision } from "../../shared/domain/decision-endpoint.ts";
+import type { Item } from "../../shared/domain/item.ts";
+import type { Policy } from "../../shared/domain/policy/policy.ts";
+import { SeededRandom } from "../../shared/domain/random.ts";
+import { REPO_ROOT } from "./models.ts";
+import { decisionOf, type FlowShape } from "./review-flow.ts";
+
+/** The first `count` items of the sample moderation batch. */
+export async function readSampleItems(count: number): Promise<Item[]> {
+  const text = await readFile(join(REPO_ROOT, "events/items/moderation-batch.jsonl"), "utf8");
+  return text
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .slice(0, count)
+    .map((line) => JSON.parse(line) as Item);
+}
+
+/** One generated item: each model's logits, its true label, and the chance the first model's choice is wrong. */
+export interface GeneratedItem {
+  readonly first: number[];
+  readonly second: number[];
+  readonly truth: string;
+  readonly wrongChance: number;
+}
+
+/** The model file hashes of the generated pair. */
+export const FIRST_SHA = "1".repeat(64);
+export const SECOND_SHA = "2".repeat(64);
+
+/**
+ * `count` generated items of `policy` (options in its order: allow, restrict, remove,
+ * out_of_scope), shaped as `review-flow.ts` shapes them; the second model says the same as the
+ * first, surer (its logits 1.5 times the first's), so its confidence needs its own calibration.
+ */
+export function generatedItems(policy: Policy, shape: FlowShape, seed: number, prefix: string) {
+  const random = new SeededRandom(seed * 104_729 + 3);
+  const items = new Map<string, GeneratedItem>();
+  for (let i = 0; i < shape.decisions; i++) {
+    const d = decisionOf(random, shape);
+    const wrong = random.nextFloat() < d.wrongChance;
+    const truth =
+      policy.options[wrong ? (d.chosen + 1 + Math.floor(random.nextFloat() * 3)) % 4 : d.chosen]!.id;
+    items.set(`${prefix}-${i}`, {
+      first: d.logits,
+      second: d.logits.map((l) => l * 1.5),
+      truth,
+      wrongChance: d.wrongChance,
+    });
+  }
+  return items;
+}
+
+/** The generated pair as an endpoint: `demo-large` answers where the policy's tier names it. */
+export function generatedEndpoint(
+  items: ReadonlyMap<string, GeneratedItem>,
+  servesLater = true,
+): DecidesItems {
+  return {
+    decide: async (item, view) => {
+      const g = items.get(item.id);
+      if (!g) throw new RangeError(`no generated answer for ${item.id}`);
+      const second = view.model === "demo-large";
+      const answer: EndpointDecision = {
+        logits: second ? g.second : g.first,
+        allowedTokenMass: 0.99,
+        modelSha256: second ? SECOND_SHA : FIRST_SHA,
+        promptSha256: "3".repeat(64),
+        promptVersion: "choice-v1@policy-first",
+        latencyMs: 1,
+      };
+      return answer;
+    },
+    serves: () => servesLater,
+  };
+}
+
+/** A reviewer right `accuracy` of the time; a mistake is another option, drawn evenly. */
+export function scriptedReviewer(policy: Policy, accuracy: number, seed: number) {
+  const random = new SeededRandom(seed);
+  return (truth: string): string => {
+    if (random.nextFloat() < accuracy) return truth;
+    const others = policy.options.map((o) => o.id).filter((id) => id !== truth);
+    return others[Math.floor(random.nextFloat() * others.length)]!;
+  };
+}
+
+/** `decide calibrate ARGS` in this process: its result and printed lines (the environment is this process's). */
+export async function decideCalibrate(args: string[]) {
+  const env = process.env as Record<string, string | undefined>;
+  const options = calibrateCommand.parse(args, env);
+  const io = { say: () => undefined, note: () => undefined, progress: process.stderr };
+  const result = await calibrateCommand.run(options, io);
+  return { result, printed: calibrateCommand.print(result, options) };
+}
