@@ -9,7 +9,9 @@
  * each certified target, for the first tier alone and for the cascade, on the same labels.
  *
  * As for one tier, the maps are fitted on the labels that then certify: the guarantee is the
- * certificate's (Learn-then-Test over the fixed grid of pairs) given those maps.
+ * certificate's (Learn-then-Test over the fixed grid of pairs) given those maps, approximate by
+ * what the fit learns from those labels (docs/calibration.md, "Certify a cascade", checked in
+ * test/unit/cascade-second-map-reuse.test.ts); no split is kept apart.
  */
 import { tierPolicy } from "../cascade.ts";
 import type { CascadeTier } from "../policy/cascade-fields.ts";
