@@ -56,7 +56,20 @@ export const calibrationMapFields = {
 };
 
 /** One field of a calibration map. */
-type CalibrationMapKey = keyof typeof calibrationMapFields;
+export type CalibrationMapKey = keyof typeof calibrationMapFields;
+
+/** The calibration map's fields, in declaration order: what every loop over a map's fields reads. */
+export const CALIBRATION_MAP_KEYS = Object.keys(calibrationMapFields) as CalibrationMapKey[];
+
+/** The fields of the map proper (what `calibratedProbabilities` applies). */
+export const PROBABILITY_MAP_KEYS = Object.keys(
+  probabilityMapFields,
+) as (keyof typeof probabilityMapFields)[];
+
+/** Whether `key` names a field of a calibration map. */
+export function isCalibrationMapKey(key: string): key is CalibrationMapKey {
+  return (CALIBRATION_MAP_KEYS as readonly string[]).includes(key);
+}
 
 /** The map proper as parsed. */
 type ParsedProbabilityMap = z.output<z.ZodObject<typeof probabilityMapFields>>;
@@ -85,3 +98,31 @@ export const CALIBRATION_MAP_RANGES = {
   /** The off-options floor on the allowed-token mass. */
   minAllowedTokenMass: { min: 0.001, max: 0.95 },
 } as const satisfies Record<CalibrationMapKey, FieldRange>;
+
+/** The documented range of a field of the map, with what one entry is called where it holds one per option. */
+export function mapFieldRange(key: CalibrationMapKey): FieldRange {
+  return CALIBRATION_MAP_RANGES[key];
+}
+
+/** The fields `keys` of a calibration map that `source` holds, in declaration order (absent ones left out). */
+export function mapFieldsOf(
+  source: Partial<Record<CalibrationMapKey, unknown>>,
+  keys: readonly CalibrationMapKey[] = CALIBRATION_MAP_KEYS,
+): Partial<Record<CalibrationMapKey, unknown>> {
+  return Object.fromEntries(keys.flatMap((key) => (source[key] === undefined ? [] : [[key, source[key]]])));
+}
+
+/**
+ * `target` with the calibration map's fields `keys` taken from `source`: each one `source` holds is
+ * copied, each one it lacks is dropped (a tier never inherits the policy's prior or offsets);
+ * every other field of `target` is kept.
+ */
+export function withMapFields<T extends object>(
+  target: T,
+  source: Partial<Record<CalibrationMapKey, unknown>>,
+  keys: readonly CalibrationMapKey[] = CALIBRATION_MAP_KEYS,
+): T {
+  const replaced = new Set<string>(keys);
+  const kept = Object.entries(target).filter(([key]) => !replaced.has(key));
+  return { ...Object.fromEntries(kept), ...mapFieldsOf(source, keys) } as T;
+}

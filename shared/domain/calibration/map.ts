@@ -6,7 +6,7 @@
  * function.
  */
 import { softmax } from "../probability.ts";
-import type { CalibrationMap } from "./map-schema.ts";
+import { type CalibrationMap, mapFieldsOf, PROBABILITY_MAP_KEYS } from "./map-schema.ts";
 import { correctForPrior } from "./prior.ts";
 import { applyVectorScaling } from "./vector-scaling.ts";
 
@@ -23,9 +23,5 @@ export function calibratedProbabilities(logits: readonly number[], map: Calibrat
 
 /** Just the map of a policy (or any object carrying its fields). */
 export function mapOf(policy: CalibrationMap): CalibrationMap {
-  return {
-    temperature: policy.temperature,
-    ...(policy.prior ? { prior: policy.prior } : {}),
-    ...(policy.optionBias ? { optionBias: policy.optionBias } : {}),
-  };
+  return mapFieldsOf(policy, PROBABILITY_MAP_KEYS) as CalibrationMap;
 }

@@ -8,6 +8,12 @@
  */
 import type { Policy } from "../policy/policy.ts";
 import { certificateCountsProblem } from "./certificate-check.ts";
+import {
+  CALIBRATION_MAP_KEYS,
+  type CalibrationMapKey,
+  isCalibrationMapKey,
+  mapFieldRange,
+} from "./map-schema.ts";
 import { calibrationSha256, certificateProblem, policyTextSha256 } from "./provenance.ts";
 import { CALIBRATION_FIELDS, CALIBRATION_RANGES, type CalibrationField, inRange } from "./ranges.ts";
 
@@ -44,34 +50,30 @@ function firstDifference(a: unknown, b: unknown, path: string): string {
 const range = (r: { readonly min: number; readonly max: number }) => `${r.min} to ${r.max}`;
 const numbers = (v: unknown): v is number[] => Array.isArray(v) && v.every((x) => typeof x === "number");
 
+/**
+ * Why a proposed value of a calibration map's field is outside its documented range, or undefined
+ * when it is in: a single value, or each entry of a per-option field (and their sum, for a
+ * distribution).
+ */
+function mapFieldProblem(field: CalibrationMapKey, value: unknown): string | undefined {
+  const r = mapFieldRange(field);
+  const outside = (what: string) => `${field}: ${what} is outside the documented range (${range(r)})`;
+  if (value === undefined) return undefined;
+  if (!numbers(value)) return inRange(value as number, r) ? undefined : outside(String(value));
+  const bad = value.find((v) => !inRange(v, r));
+  if (bad !== undefined) return outside(`${r.each} ${bad}`);
+  if (r.sumTolerance === undefined) return undefined;
+  const sum = value.reduce((s, v) => s + v, 0);
+  return Math.abs(sum - 1) <= r.sumTolerance ? undefined : `${field}: sums to ${sum}, not 1`;
+}
+
 /** Why a proposed calibration field is out of its range, or undefined when it is in. */
 function rangeProblem(field: CalibrationField, proposed: Policy): string | undefined {
+  if (isCalibrationMapKey(field)) return mapFieldProblem(field, proposed[field]);
   const r = CALIBRATION_RANGES;
   const outside = (what: string, allowed: string) =>
     `${field}: ${what} is outside the documented range (${allowed})`;
   switch (field) {
-    case "temperature":
-      return inRange(proposed.temperature, r.temperature)
-        ? undefined
-        : outside(String(proposed.temperature), range(r.temperature));
-    case "autoThreshold":
-      return inRange(proposed.autoThreshold, r.autoThreshold)
-        ? undefined
-        : outside(String(proposed.autoThreshold), range(r.autoThreshold));
-    case "optionBias": {
-      const bias = proposed.optionBias;
-      if (bias === undefined) return undefined;
-      const bad = bias.find((b) => !inRange(b, r.optionBias));
-      return bad === undefined ? undefined : outside(`offset ${bad}`, range(r.optionBias));
-    }
-    case "prior": {
-      const prior = proposed.prior;
-      if (prior === undefined) return undefined;
-      const bad = prior.find((p) => !inRange(p, r.prior));
-      if (bad !== undefined) return outside(`probability ${bad}`, range(r.prior));
-      const sum = prior.reduce((s, p) => s + p, 0);
-      return Math.abs(sum - 1) <= r.prior.sumTolerance ? undefined : `${field}: sums to ${sum}, not 1`;
-    }
     case "predictionSet": {
       const set = proposed.predictionSet;
       if (set === undefined) return undefined;
@@ -80,12 +82,6 @@ function rangeProblem(field: CalibrationField, proposed: Policy): string | undef
       return inRange(set.targetCoverage, r.predictionSetCoverage)
         ? undefined
         : outside(`targetCoverage ${set.targetCoverage}`, range(r.predictionSetCoverage));
-    }
-    case "minAllowedTokenMass": {
-      const mass = proposed.minAllowedTokenMass;
-      return mass === undefined || inRange(mass, r.minAllowedTokenMass)
-        ? undefined
-        : outside(String(mass), range(r.minAllowedTokenMass));
     }
     case "baseline": {
       const mix = proposed.baseline?.optionMix;
@@ -117,9 +113,6 @@ function certificateMismatch(proposed: Policy): string | undefined {
   return tiers ? `certificate: ${tiers}` : undefined;
 }
 
-/** The fields of a cascade's later tier a proposal may change: its calibration, never its model or place. */
-const TIER_FIELDS = ["temperature", "prior", "optionBias", "autoThreshold", "minAllowedTokenMass"] as const;
-
 /** Why apply refuses a proposal's changes to the cascade's later tiers. */
 function cascadeRefusals(current: Policy, proposed: Policy): string[] {
   const before = current.cascade ?? [];
@@ -130,18 +123,19 @@ function cascadeRefusals(current: Policy, proposed: Policy): string[] {
       `cascade: a calibration proposal may not change its models or their order (${models(before)} -> ${models(after)}); write a new policy file for that`,
     ];
   const refusals: string[] = [];
-  const owned = new Set<string>(TIER_FIELDS);
+  // A tier's calibration map is what a proposal may change of it, never its model or place.
+  const owned = new Set<string>(CALIBRATION_MAP_KEYS);
   for (const [i, tier] of after.entries()) {
     const was = before[i]! as Record<string, unknown>;
     const now = tier as Record<string, unknown>;
     for (const key of new Set([...Object.keys(was), ...Object.keys(now)]))
       if (!same(was[key], now[key]) && !owned.has(key))
         refusals.push(
-          `cascade.${i}.${key}: a calibration proposal may not change it (it may change a tier's ${TIER_FIELDS.join(", ")}); write a new policy file for that`,
+          `cascade.${i}.${key}: a calibration proposal may not change it (it may change a tier's ${CALIBRATION_MAP_KEYS.join(", ")}); write a new policy file for that`,
         );
-    // The tier's calibration, read as the policy's own fields are.
-    for (const field of TIER_FIELDS) {
-      const problem = rangeProblem(field, { ...proposed, ...tier } as Policy);
+    // The tier's calibration map, against the ranges the policy's own is held to.
+    for (const field of CALIBRATION_MAP_KEYS) {
+      const problem = mapFieldProblem(field, tier[field]);
       if (problem) refusals.push(`cascade.${i}.${problem}`);
     }
   }

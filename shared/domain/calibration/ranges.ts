@@ -5,7 +5,7 @@
  * safely"). Everything else in a policy (question, options, routing, audit settings) changes only
  * through a policy file written by a person.
  */
-import { CALIBRATION_MAP_RANGES } from "./map-schema.ts";
+import { CALIBRATION_MAP_KEYS, CALIBRATION_MAP_RANGES } from "./map-schema.ts";
 
 /**
  * Documented range of each calibration field (inclusive unless said otherwise): the calibration
@@ -21,14 +21,13 @@ export const CALIBRATION_RANGES = {
   certificateConfidence: { min: 0.5, max: 0.9999 },
 } as const;
 
-/** What a calibration proposal may change; any other field is refused by apply, by name. */
+/**
+ * What a calibration proposal may change: the calibration map's fields (`map-schema.ts`) and the
+ * fit's companions; any other field is refused by apply, by name.
+ */
 export const CALIBRATION_FIELDS = [
-  "temperature",
-  "prior",
-  "optionBias",
-  "autoThreshold",
+  ...CALIBRATION_MAP_KEYS,
   "predictionSet",
-  "minAllowedTokenMass",
   "certificate",
   // Bookkeeping a proposal writes along with the fit: the drift baseline and when it was fitted.
   "baseline",

@@ -6,7 +6,7 @@
  * tier before is not confident enough to act (`shared/domain/cascade.ts`).
  */
 import { z } from "zod";
-import { calibrationMapFields } from "../calibration/map-schema.ts";
+import { CALIBRATION_MAP_KEYS, calibrationMapFields } from "../calibration/map-schema.ts";
 
 /** Most models a policy may ask before people: the first and up to three more. */
 export const MAX_TIERS = 4;
@@ -63,9 +63,10 @@ export function refineCascadeFields(policy: CascadePolicy, ctx: z.RefinementCtx)
   const n = policy.options.length;
   const seen = new Set(policy.model ? [policy.model] : []);
   for (const [i, tier] of (policy.cascade ?? []).entries()) {
-    for (const field of ["optionBias", "prior"] as const) {
+    // A field of the tier's map that holds an array holds one value per option.
+    for (const field of CALIBRATION_MAP_KEYS) {
       const values = tier[field];
-      if (values && values.length !== n)
+      if (Array.isArray(values) && values.length !== n)
         ctx.addIssue({
           code: "custom",
           path: ["cascade", i, field],

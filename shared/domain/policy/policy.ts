@@ -4,7 +4,12 @@
  * A change to a policy is a new version; every decision record names the version that decided.
  */
 import { z } from "zod";
-import { calibrationMapFields } from "../calibration/map-schema.ts";
+import {
+  CALIBRATION_MAP_KEYS,
+  type CalibrationMapKey,
+  calibrationMapFields,
+  mapFieldRange,
+} from "../calibration/map-schema.ts";
 import { JsonInputError, parseJsonStrict } from "../contracts/json.ts";
 import {
   OPTION_ORDERS,
@@ -98,12 +103,7 @@ export const policySchema = z
   .superRefine((policy, ctx) => {
     refineLiveFields(policy, ctx);
     refineCascadeFields(policy, ctx);
-    if (policy.optionBias && policy.optionBias.length !== policy.options.length)
-      ctx.addIssue({
-        code: "custom",
-        path: ["optionBias"],
-        message: `needs one offset per option (${policy.options.length}), got ${policy.optionBias.length}`,
-      });
+    refineMapFields(policy, ctx);
     // The option rule of the contract: the same one the endpoint checks a request against.
     const ids = policy.options.map((option) => option.id);
     const breach = optionRuleBreach(policy.type, ids, policy.optionOrder ?? "declared");
@@ -111,12 +111,6 @@ export const policySchema = z
       const path = { options: ["options"], option: ["options", breach.index!, "id"], order: ["optionOrder"] };
       ctx.addIssue({ code: "custom", path: path[breach.on], message: breach.problem });
     }
-    if (policy.prior && policy.prior.length !== policy.options.length)
-      ctx.addIssue({
-        code: "custom",
-        path: ["prior"],
-        message: `needs one probability per option (${policy.options.length}), got ${policy.prior.length}`,
-      });
     if (policy.outOfScopeOption !== undefined) {
       const option = policy.options.find((o) => o.id === policy.outOfScopeOption);
       if (!option)
@@ -129,6 +123,23 @@ export const policySchema = z
         });
     }
   });
+
+/** Each per-option field of the policy's calibration map holds one entry per option. */
+function refineMapFields(
+  policy: { readonly options: readonly unknown[] } & Partial<Record<CalibrationMapKey, unknown>>,
+  ctx: z.RefinementCtx,
+): void {
+  const n = policy.options.length;
+  for (const key of CALIBRATION_MAP_KEYS) {
+    const values = policy[key];
+    if (Array.isArray(values) && values.length !== n)
+      ctx.addIssue({
+        code: "custom",
+        path: [key],
+        message: `needs one ${mapFieldRange(key).each ?? "value"} per option (${n}), got ${values.length}`,
+      });
+  }
+}
 
 /** A validated policy. */
 export type Policy = z.infer<typeof policySchema>;
