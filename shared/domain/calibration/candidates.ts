@@ -4,13 +4,11 @@
  * policy as it stands. A candidate is proposed only when its out-of-fold NLL beats the current
  * version's by more than {@link SPREADS} fold-to-fold spreads of that gain (the standard deviation
  * of the per-fold gains: a gain inside its own noise is no gain); otherwise the verdict is
- * `no change: …` with the figures. Two spreads, not one: on five folds the mean gain's standard
- * error is the spread / √5, so two spreads is a one-sided test at about 0.5% per candidate, and
- * already calibrated sets get a proposal on at most 1% of seeds (one spread gave 7% at 200 labels,
- * test/unit/never-worse-seeds.test.ts). Every fit is pulled toward the calibration in use by its label
- * count (`shrinkage.ts`), inside the folds as on all labels; below `SMALL_LABEL_SET` labels only a
- * temperature is tried, and a richer candidate (a new prior, vector scaling) must also beat the
- * temperature alone by the spread of that gain, not only the policy as it stands. Pure.
+ * `no change: …` with the figures. Two spreads (about a one-sided 0.5% test per candidate on
+ * five folds) keep proposals on already calibrated sets under 1% (never-worse-seeds.test.ts). Fits
+ * are pulled toward the calibration in use by their label count (`shrinkage.ts`); below
+ * `SMALL_LABEL_SET` labels only a temperature is tried, and a richer candidate (a new prior, vector
+ * scaling) must also beat the temperature alone by as much. Pure.
  */
 import type { Policy } from "../policy/policy.ts";
 import { argmax } from "../probability.ts";
