@@ -103,7 +103,6 @@ export const policySchema = z
   .superRefine((policy, ctx) => {
     refineLiveFields(policy, ctx);
     refineCascadeFields(policy, ctx);
-    refineMapFields(policy, ctx);
     // The option rule of the contract: the same one the endpoint checks a request against.
     const ids = policy.options.map((option) => option.id);
     const breach = optionRuleBreach(policy.type, ids, policy.optionOrder ?? "declared");
@@ -111,6 +110,8 @@ export const policySchema = z
       const path = { options: ["options"], option: ["options", breach.index!, "id"], order: ["optionOrder"] };
       ctx.addIssue({ code: "custom", path: path[breach.on], message: breach.problem });
     }
+    // After the option rule: one entry per option means something once the options hold.
+    refineMapFields(policy, ctx);
     if (policy.outOfScopeOption !== undefined) {
       const option = policy.options.find((o) => o.id === policy.outOfScopeOption);
       if (!option)
