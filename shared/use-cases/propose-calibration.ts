@@ -198,10 +198,13 @@ async function proposeOne(
   // that stops before it announces again (same event id) instead of never.
   // The live error rate from the policy's audit samples goes in the report beside the fit.
   const live = await recentAudit(deps, policy.id, now);
-  await deps.objects.put(keys.report, renderReport(policy, written, labelled.agreement, offOptions, live));
+  await deps.objects.put(
+    keys.report,
+    renderReport(policy, written, labelled.agreement, offOptions, live, labelled.reviewers),
+  );
   await deps.objects.put(
     keys.summary,
-    `${JSON.stringify({ ...written, reviewerAgreement: labelled.agreement, ...(offOptions ? { offOptions } : {}), skipped: labelled.problems }, null, 2)}\n`,
+    `${JSON.stringify({ ...written, reviewerAgreement: labelled.agreement, reviewerAccuracy: labelled.reviewers, ...(offOptions ? { offOptions } : {}), skipped: labelled.problems }, null, 2)}\n`,
   );
   await deps.publisher?.publish([proposedEvent(policy, proposed, summary, keys, now)]);
   await deps.objects.put(keys.policy, `${JSON.stringify(proposed, null, 2)}\n`);

@@ -170,9 +170,11 @@ describe("gold items in the queue", () => {
     }
     const gold = await t.store.get({ itemId: "P-0", policyId: "moderation", policyVersion: 1 });
     expect(gold).toMatchObject({ status: "reviewed", label: "remove" });
-    const { rows, missing } = await reviewedLabels(t.store, POLICY);
+    const { rows, missing, reviewers } = await reviewedLabels(t.store, POLICY);
     expect(rows.map((r) => r.key).sort()).toEqual(["P-3", "P-5"]);
     expect(missing).toEqual([]);
+    // What they measure instead: the reviewer (the report's reviewer section reads this).
+    expect(reviewers).toMatchObject([{ reviewerName: "Ana", answered: 2, right: 2 }]);
   });
 });
 

@@ -9,6 +9,7 @@ import { auditSectionHtml } from "../audit/audit-text.ts";
 import type { PolicyAudit } from "../audit/policy-audit.ts";
 import type { Policy } from "../policy/policy.ts";
 import type { ReviewerAgreement } from "../review.ts";
+import type { ReviewerAccuracy } from "../review-gold.ts";
 import type { CalibrationSummary } from "./calibrate.ts";
 import { candidateLabel } from "./candidates.ts";
 import { certificateSentence } from "./certificate.ts";
@@ -17,6 +18,7 @@ import { checkProposal, fieldText } from "./proposal-check.ts";
 import { cascadeSectionHtml } from "./report-cascade.ts";
 import { certificateSectionHtml } from "./report-certificate.ts";
 import { reliabilitySvg, riskCoverageSvg } from "./report-plots.ts";
+import { reviewersSectionHtml } from "./report-reviewers.ts";
 import { escapeHtml, num, pct, REPORT_STYLE } from "./report-style.ts";
 
 /** "Reviewer agreement: 9 of 10 audit samples reviewed twice got the same label (90.0%)". */
@@ -118,6 +120,7 @@ export function renderReport(
   agreement?: ReviewerAgreement,
   offOptions?: MassFloorProposal,
   live?: PolicyAudit,
+  reviewers?: readonly ReviewerAccuracy[],
 ): string {
   const m = (label: string, raw: string, now: string, cal: string) =>
     `<tr><th scope="row">${label}</th><td>${raw}</td><td>${now}</td><td>${cal}</td></tr>`;
@@ -142,6 +145,7 @@ ${m("negative log-likelihood", num(r.nll), num(c.nll), num(p.nll))}
 ${m("area under risk–coverage", num(r.aurc), num(c.aurc), num(p.aurc))}
 </tbody></table>
 ${agreement ? `<p id="agreement">${escapeHtml(agreementText(agreement))}</p>` : ""}
+${reviewers ? reviewersSectionHtml(reviewers, summary.certificate?.maxError) : ""}
 ${offOptions ? `<p id="off-options">Off-options guard (allowed-token mass of ${offOptions.rows} labelled decisions): ${escapeHtml(offOptions.note)}.</p>` : ""}
 ${summary.cascade ? cascadeSectionHtml(summary.cascade) : ""}
 ${thresholdSection(summary, live)}
