@@ -10,9 +10,14 @@
  * shared/domain/topology/measured-times.json, where the capacity model (`decide capacity`) and
  * the topology's sizing read them, unless --dry-run.
  *
- * Flags: --threads N (default: the host default), --items N (default 20), --dry-run.
+ * The load average is printed beside the figures; on a machine busier than --max-load (1-minute load
+ * average, default 2.5, read before and after each quantization) the file is not written: wall
+ * times there measure the other tenants, not the model.
+ *
+ * Flags: --threads N (default: the host default), --items N (default 20), --max-load L, --dry-run.
  */
 import { writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { DecisionModel } from "../../endpoint/runtime/decision-model.ts";
@@ -22,12 +27,13 @@ import { MEASURED_TIMES_PATH, measuredTimesJson } from "../../infra/capacity/mea
 import { HOURS_PER_MONTH, REALTIME_INSTANCES, SERVERLESS } from "../../infra/capacity/prices.ts";
 import { decisionRequest, type KeyedQuestion } from "../helpers/decision-requests.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
-import { benchModelPath, machineLine, median, timed, words } from "./bench-helpers.ts";
+import { benchModelPath, loadLine, machineLine, median, timed, words } from "./bench-helpers.ts";
 
 const { values: flags } = parseArgs({
   options: {
     threads: { type: "string" },
     items: { type: "string", default: "20" },
+    "max-load": { type: "string", default: "2.5" },
     "dry-run": { type: "boolean", default: false },
   },
 });
@@ -38,6 +44,13 @@ console.log(
   `\n# cost benchmark: qwen2-0.5b shape, ${threads} threads (${flags.threads ? "--threads" : host.reason})`,
 );
 console.log(machineLine());
+/** The 1-minute load averages read at each checkpoint (also printed); the file is written only under --max-load. */
+const loads: number[] = [];
+const noteLoad = (when: string) => {
+  loads.push(loadavg()[0]!);
+  console.log(`${when}: ${loadLine()}`);
+};
+noteLoad("start");
 
 const team: KeyedQuestion = {
   key: "team",
@@ -126,7 +139,11 @@ async function measure(type: "Q8_0" | "Q4_0") {
   }
 }
 
-const results = [await measure("Q8_0"), await measure("Q4_0")];
+const q8Result = await measure("Q8_0");
+noteLoad("after Q8_0");
+const q4Result = await measure("Q4_0");
+noteLoad("after Q4_0");
+const results = [q8Result, q4Result];
 console.log("\nmeasured (median ms per decision on this machine):");
 console.log(
   "quant  fresh 200-token  cached preamble  21 questions (per question)  generation (per token after the first)",
@@ -183,14 +200,19 @@ console.log(
 // The per-item times the capacity model runs on: Q8_0 (the image's default), on this machine's cores.
 const reference = REALTIME_INSTANCES.find((i) => i.physicalCores === threads);
 const times = measuredTimesJson({
-  source: `npm run bench:cost on ${new Date().toISOString().slice(0, 10)}: ${machineLine()}, threads ${threads}, generated Qwen2-0.5B shape, median of 5 fresh and ${items} cached`,
+  source: `npm run bench:cost on ${new Date().toISOString().slice(0, 10)}: ${machineLine()}, threads ${threads}, 1-minute load average at most ${Math.max(...loads).toFixed(2)}, generated Qwen2-0.5B shape, median of 5 fresh and ${items} cached`,
   referenceInstance: reference?.name ?? `none with ${threads} physical cores`,
   referencePhysicalCores: threads,
   quantization: "Q8_0",
   secondsPerItem: { fresh: q8.freshMs / 1000, preambleCached: q8.cachedMs / 1000 },
 });
+const maxLoad = Number(flags["max-load"]);
 if (flags["dry-run"])
   console.log(`\n--dry-run: ${MEASURED_TIMES_PATH} not written; it would hold:\n${times}`);
+else if (Math.max(...loads) > maxLoad)
+  console.log(
+    `\nload average reached ${Math.max(...loads).toFixed(2)} (over --max-load ${maxLoad}): ${MEASURED_TIMES_PATH} not written; it would hold:\n${times}`,
+  );
 else {
   writeFileSync(join(REPO_ROOT, MEASURED_TIMES_PATH), times);
   console.log(`\nwrote ${MEASURED_TIMES_PATH} (the capacity model's per-item times)`);
