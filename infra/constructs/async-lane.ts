@@ -20,6 +20,10 @@ import * as subscriptions from "aws-cdk-lib/aws-sns-subscriptions";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { asyncItemsPerObject } from "../../shared/domain/async-objects.ts";
+import {
+  asyncSubmitMapping,
+  EVENT_SOURCE_MAPPINGS,
+} from "../../shared/domain/topology/event-source-mapping.ts";
 import { ASYNC_LANE, DECIDE_FUNCTION, TABLE_ACCESS } from "../../shared/domain/topology.ts";
 import type { AsyncDecisionEndpoint } from "./async-endpoint.ts";
 import { grantObjects } from "./bucket-access.ts";
@@ -104,12 +108,7 @@ export class AsyncLane extends Construct {
   /** The submit function on the lanes' queues; it may write the lane's objects and invoke the endpoint. */
   private submit(props: AsyncLaneProps, environment: Record<string, string>): NodejsFunction {
     const { pipeline, endpoint } = props;
-    const source = (queue: sqs.IQueue) => ({
-      queue,
-      batchSize: this.itemsPerObject,
-      maxBatchingWindowSeconds: ASYNC_LANE.submit.maxBatchingWindowSeconds,
-      maxConcurrency: ASYNC_LANE.submit.maxConcurrency,
-    });
+    const source = (queue: sqs.IQueue) => ({ queue, ...asyncSubmitMapping(this.itemsPerObject) });
     const fn = new QueueConsumer(pipeline, "AsyncSubmit", {
       fn: pipeline.functionFactory,
       file: "async-submit.ts",
@@ -146,9 +145,7 @@ export class AsyncLane extends Construct {
         environment,
         tableAccess: TABLE_ACCESS.AsyncResults,
       },
-      sources: [
-        { queue: this.notifications, batchSize: 1, maxConcurrency: ASYNC_LANE.results.maxConcurrency },
-      ],
+      sources: [{ queue: this.notifications, ...EVENT_SOURCE_MAPPINGS.asyncResults }],
     }).function;
     grantObjects(pipeline.bucket, fn, ASYNC_LANE.prefixes.items, { read: true });
     grantObjects(pipeline.bucket, fn, ASYNC_LANE.prefixes.output, { read: true });

@@ -9,6 +9,7 @@ import type { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import type { Construct } from "constructs";
+import { decideIntakeMapping } from "../../shared/domain/topology/event-source-mapping.ts";
 import { DECIDE_FUNCTION, SERVERLESS_DECIDE, TABLE_ACCESS } from "../../shared/domain/topology.ts";
 import type { PipelineBus } from "./pipeline-bus.ts";
 import type { FunctionFactory } from "./pipeline-function.ts";
@@ -67,14 +68,7 @@ export function createDecideFunction(
       environment: decideEnvironment(props),
       tableAccess: TABLE_ACCESS.Decide,
     },
-    sources: [
-      {
-        queue: props.intake,
-        batchSize: props.concurrency.batchSize,
-        maxBatchingWindowSeconds: DECIDE_FUNCTION.maxBatchingWindowSeconds,
-        maxConcurrency: props.concurrency.intake,
-      },
-    ],
+    sources: [{ queue: props.intake, ...decideIntakeMapping(props.concurrency) }],
   });
   const decide = consumer.function;
   decide.addToRolePolicy(

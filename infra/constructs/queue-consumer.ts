@@ -3,23 +3,33 @@
  * an existing queue: one event source mapping per queue, with partial batch failures (only the
  * failed messages come back), a batch size, an optional batching window and maximum concurrency.
  * The queues themselves, with their dead-letter queues and visibility timeouts, are created in one
- * place (`pipeline-queues.ts`) so that their redrive settings read together.
+ * place (`pipeline-queues.ts`) so that their redrive settings read together. A mapping's shape is
+ * plain data (`shared/domain/topology/event-source-mapping.ts`) that the local mode's poller reads
+ * too.
  */
 import { Duration } from "aws-cdk-lib";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
+import type { EventSourceMapping } from "../../shared/domain/topology/event-source-mapping.ts";
 import type { FunctionFactory, FunctionSettings } from "./pipeline-function.ts";
 
-/** One queue a consumer reads. */
-export interface ConsumerSource {
+/** One queue a consumer reads, and the mapping's shape. */
+export interface ConsumerSource extends EventSourceMapping {
   readonly queue: sqs.IQueue;
-  readonly batchSize: number;
-  /** How long the mapping gathers a batch. @default none */
-  readonly maxBatchingWindowSeconds?: number;
-  /** Concurrent invocations this mapping may start (2 to 1,000). @default the function's */
-  readonly maxConcurrency?: number;
+}
+
+/** The CDK event source of a mapping: its shape, with partial batch failures as every mapping here. */
+function eventSourceOf(source: ConsumerSource): SqsEventSource {
+  return new SqsEventSource(source.queue, {
+    batchSize: source.batchSize,
+    ...(source.maxBatchingWindowSeconds !== undefined
+      ? { maxBatchingWindow: Duration.seconds(source.maxBatchingWindowSeconds) }
+      : {}),
+    reportBatchItemFailures: true,
+    ...(source.maxConcurrency !== undefined ? { maxConcurrency: source.maxConcurrency } : {}),
+  });
 }
 
 /** Properties of {@link QueueConsumer}. */
@@ -46,14 +56,7 @@ export class QueueConsumer extends Construct {
 
   /** Feeds the function from one more queue; returns its event source. */
   addSource(source: ConsumerSource): SqsEventSource {
-    const eventSource = new SqsEventSource(source.queue, {
-      batchSize: source.batchSize,
-      ...(source.maxBatchingWindowSeconds !== undefined
-        ? { maxBatchingWindow: Duration.seconds(source.maxBatchingWindowSeconds) }
-        : {}),
-      reportBatchItemFailures: true,
-      ...(source.maxConcurrency !== undefined ? { maxConcurrency: source.maxConcurrency } : {}),
-    });
+    const eventSource = eventSourceOf(source);
     this.function.addEventSource(eventSource);
     this.sources.push(eventSource);
     return eventSource;

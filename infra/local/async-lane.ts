@@ -1,7 +1,7 @@
 /**
  * The async lane in the local mode, wired as the stack deploys it (`infra/constructs/async-lane.ts`):
- * the batch lane's queue feeds the submit function through a poller that gathers up to an
- * object's worth of records per invocation (the event source's batch size and batching window);
+ * the batch lane's queue feeds the submit function through the one local poller, which gathers up
+ * to an object's worth of records per invocation (the mapping's batch size, and a window);
  * the async endpoint's stand-in (`async-endpoint.ts`) runs the objects on the local container and
  * puts its notifications on a queue of their own, dead-lettered after the receive limit; the
  * result function consumes that queue one notification per invocation. The two functions get
@@ -9,6 +9,10 @@
  */
 import type { SqsQueue } from "../../shared/adapters/sqs-queue.ts";
 import { asyncItemsPerObject } from "../../shared/domain/async-objects.ts";
+import {
+  asyncSubmitMapping,
+  EVENT_SOURCE_MAPPINGS,
+} from "../../shared/domain/topology/event-source-mapping.ts";
 import { MAX_RECEIVE_COUNT } from "../../shared/domain/topology.ts";
 import {
   type LocalAsyncEndpoint,
@@ -16,7 +20,7 @@ import {
   startLocalAsyncEndpoint,
 } from "./async-endpoint.ts";
 import { type CreatesQueue, LOCAL_ARN, redriveTo } from "./local-queues.ts";
-import { type SqsPoller, startGatheringPoller, startSqsPoller } from "./sqs-poller.ts";
+import { type SqsPoller, startSqsPoller } from "./sqs-poller.ts";
 
 /** The bucket name the local `s3://` locations use (the folder stands in for it). */
 export const LOCAL_BUCKET = "local-pipeline-bucket";
@@ -132,12 +136,14 @@ export async function startLocalAsyncLane(options: LocalAsyncLaneOptions): Promi
   );
   const submitDeps = submitDependenciesFromEnv(env);
   const itemsPerObject = options.itemsPerObject ?? asyncItemsPerObject();
-  const submit = startGatheringPoller({
+  // An object's worth of records per invocation, gathered for a second, not the deployed 30 s.
+  const submit = startSqsPoller({
     queue: options.batch,
     queueArn: `${LOCAL_ARN}:batch`,
     handler: createAsyncSubmitHandler(async () => ({ ...(await submitDeps), itemsPerObject }), env),
-    maxRecords: itemsPerObject,
+    mapping: asyncSubmitMapping(itemsPerObject),
     gatherMs: options.gatherMs ?? 1000,
+    functionName: "async-submit",
   });
   const resultDeps = resultDependenciesFromEnv(env);
   const results = Array.from({ length: options.resultPollers ?? 1 }, () =>
@@ -145,7 +151,7 @@ export async function startLocalAsyncLane(options: LocalAsyncLaneOptions): Promi
       queue: notifications,
       queueArn: `${LOCAL_ARN}:async-results`,
       handler: createAsyncResultsHandler(() => resultDeps),
-      batchSize: 1,
+      mapping: EVENT_SOURCE_MAPPINGS.asyncResults,
       functionName: "async-results",
     }),
   );

@@ -5,7 +5,7 @@
  * decide function.
  */
 import type { SqsQueue } from "../../shared/adapters/sqs-queue.ts";
-import { BATCH_FILES } from "../../shared/domain/topology.ts";
+import { EVENT_SOURCE_MAPPINGS } from "../../shared/domain/topology/event-source-mapping.ts";
 import { type SqsPoller, startSqsPoller } from "./sqs-poller.ts";
 
 /** The queue's name (`local-queues.ts` creates it). */
@@ -25,7 +25,7 @@ export async function startBatchFilesPoller(
     queue,
     queueArn: `${accountArn}:${NAME}`,
     handler: createBatchFilesHandler(() => dependencies),
-    batchSize: BATCH_FILES.batchSize,
+    mapping: EVENT_SOURCE_MAPPINGS.batchFiles,
     functionName: NAME,
   });
 }

@@ -3,6 +3,11 @@
  * the batch queue when the real-time lane serves batches, and the batch files step's.
  */
 import type { SqsQueue } from "../../shared/adapters/sqs-queue.ts";
+import {
+  decideBatchMapping,
+  decideIntakeMapping,
+  type EventSourceMapping,
+} from "../../shared/domain/topology/event-source-mapping.ts";
 import { BATCH_LANE, DECIDE_FUNCTION } from "../../shared/domain/topology.ts";
 import type { DecideDependencies } from "../../shared/use-cases/decide-message.ts";
 import { startBatchFilesPoller } from "./batch-files-step.ts";
@@ -25,8 +30,8 @@ export interface DecidePollerOptions {
 /**
  * The decide function's pollers on the intake and the batch lane, and the batch files step's.
  * One handler per poller, as Lambda runs one invocation per execution environment at a time (the
- * Powertools batch processor keeps per-invocation state); the pollers of a queue share its
- * receive counts.
+ * Powertools batch processor keeps per-invocation state); the pollers of a queue count its
+ * receives together (`sqs-poller.ts`).
  */
 export async function startDecidePollers(
   options: DecidePollerOptions,
@@ -35,7 +40,7 @@ export async function startDecidePollers(
   env: NodeJS.ProcessEnv,
 ) {
   const { createDecideHandler, deliveriesFromEnv } = await import("../../functions/decide.ts");
-  const pollersOn = (queue: SqsQueue, name: string, count: number, receives = new Map<string, number>()) => {
+  const pollersOn = (queue: SqsQueue, name: string, mapping: EventSourceMapping, count: number) => {
     return Array.from({ length: count }, () => {
       const deps = pollerDeps();
       return startSqsPoller({
@@ -46,22 +51,27 @@ export async function startDecidePollers(
           () => deliveriesFromEnv(env),
           () => `${LOCAL_ARN}:batch`,
         ),
-        batchSize: options.decideBatchSize ?? DECIDE_FUNCTION.batchSize,
+        mapping,
         functionName: name === "intake" ? "decide" : "decide-batch",
-        receives,
       });
     });
   };
+  const batchSize = options.decideBatchSize ?? DECIDE_FUNCTION.batchSize;
   // The intake's pollers are a group the capacity follower may resize, as it sets the mapping's concurrency.
-  const intakeReceives = new Map<string, number>();
+  const intakePollers = options.decidePollers ?? 1;
+  const intakeMapping = decideIntakeMapping({ batchSize, intake: intakePollers });
   const intake = new PollerGroup(
-    () => pollersOn(queues.intake, "intake", 1, intakeReceives)[0]!,
-    options.decidePollers ?? 1,
+    () => pollersOn(queues.intake, "intake", intakeMapping, 1)[0]!,
+    intakePollers,
   );
   // On the async lane the submit function consumes the batch queue (`async-lane.ts`).
+  const batchMapping = decideBatchMapping({
+    batchSize,
+    batch: options.batchPollers ?? BATCH_LANE.maxConcurrency,
+  });
   const batch =
     queues.batch && options.batchLane === "realtime"
-      ? pollersOn(queues.batch, "batch", options.batchPollers ?? BATCH_LANE.maxConcurrency)
+      ? pollersOn(queues.batch, "batch", batchMapping, batchMapping.maxConcurrency ?? 1)
       : [];
   const files = queues.batchFiles ? [await startBatchFilesPoller(queues.batchFiles, LOCAL_ARN, env)] : [];
   const stop = () => Promise.all([intake.stop(), ...[...batch, ...files].map((poller) => poller.stop())]);

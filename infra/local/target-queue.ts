@@ -6,6 +6,7 @@
 import type { Context, SQSEvent } from "aws-lambda";
 import type { EventPattern } from "../../shared/domain/event-pattern.ts";
 import type { MessageQueue } from "../../shared/domain/message-queue.ts";
+import { EVENT_SOURCE_MAPPINGS } from "../../shared/domain/topology/event-source-mapping.ts";
 import type { BusEvent, LocalEventBus } from "./event-bus.ts";
 import { LOCAL_ARN, redriveTo } from "./local-queues.ts";
 import { type SqsPoller, startSqsPoller } from "./sqs-poller.ts";
@@ -20,7 +21,6 @@ export interface TargetQueueOptions {
   readonly pattern: EventPattern;
   readonly handler: (event: SQSEvent, context: Context) => Promise<unknown>;
   readonly visibilityTimeoutSeconds: number;
-  readonly batchSize?: number;
   /** Receives before a message goes to the queue's own dead-letter queue (`<name>-dlq`). */
   readonly maxReceiveCount: number;
   /** Where the rule puts an event it could not deliver to the queue. */
@@ -53,7 +53,7 @@ export async function startTargetQueue(options: TargetQueueOptions): Promise<Tar
     queue,
     queueArn: `${LOCAL_ARN}:${options.name}`,
     handler: options.handler,
-    ...(options.batchSize ? { batchSize: options.batchSize } : {}),
+    mapping: EVENT_SOURCE_MAPPINGS.target,
     functionName: options.name,
   });
   return { url: queue.url, queue, deadLetters, poller };

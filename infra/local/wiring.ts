@@ -13,7 +13,6 @@ import {
   MAX_RECEIVE_COUNT,
   METRICS,
   RULES,
-  TARGET_FUNCTION,
   TARGET_VISIBILITY_SECONDS,
 } from "../../shared/domain/topology.ts";
 import type { DecideDependencies } from "../../shared/use-cases/decide-message.ts";
@@ -71,6 +70,11 @@ export interface WiringOptions extends AsyncLaneWiring {
   };
   /** Decide pollers (Lambda concurrency). @default 1 */
   readonly decidePollers?: number;
+  /**
+   * The target queues' visibility timeout: how long a target's failed message waits before its
+   * retry. Tests shorten it to their measured budgets. @default TARGET_VISIBILITY_SECONDS, as deployed
+   */
+  readonly targetVisibilitySeconds?: number;
   /**
    * The capacity follower: the decide pollers follow this many endpoint instances, and the
    * overload backoff starts from the expected wait at `secondsPerItem`. @default none: the
@@ -155,7 +159,14 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
     const own = { ...baseDeps, endpoint: endpointFromEnv(env) };
     return hooks.wrap ? hooks.wrap(own) : own;
   };
-  const targets = await startTargets({ createQueue, bus, queues, baseDeps, hooks });
+  const targets = await startTargets({
+    createQueue,
+    bus,
+    queues,
+    baseDeps,
+    hooks,
+    visibilitySeconds: options.targetVisibilitySeconds ?? TARGET_VISIBILITY_SECONDS,
+  });
   started.push(targets.stop);
   addQueueRules(bus, queues);
   const asyncLane = await startAsyncLaneOf(options, queues, env, createQueue);
@@ -230,6 +241,7 @@ async function startTargets(parts: {
   queues: LocalQueues;
   baseDeps: DecideDependencies;
   hooks: WiringHooks;
+  visibilitySeconds: number;
 }) {
   const { hooks, baseDeps } = parts;
   const { createAutoActionHandler } = await import("../../functions/auto-action.ts");
@@ -241,8 +253,7 @@ async function startTargets(parts: {
       name,
       pattern: RULES[rule].pattern,
       handler,
-      visibilityTimeoutSeconds: TARGET_VISIBILITY_SECONDS,
-      batchSize: TARGET_FUNCTION.batchSize,
+      visibilityTimeoutSeconds: parts.visibilitySeconds,
       maxReceiveCount: MAX_RECEIVE_COUNT,
       ruleDeadLetter: ruleDeadLetter(parts.queues.ruleDeadLetters[rule], rule, `${LOCAL_ARN}:${name}`),
     });

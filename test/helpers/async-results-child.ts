@@ -12,6 +12,7 @@ import { sqsClient } from "../../functions/clients.ts";
 import { startSqsPoller } from "../../infra/local/sqs-poller.ts";
 import { quietPowertools } from "../../infra/local/stand-ins.ts";
 import { SqsQueue } from "../../shared/adapters/sqs-queue.ts";
+import { EVENT_SOURCE_MAPPINGS } from "../../shared/domain/topology/event-source-mapping.ts";
 
 quietPowertools();
 const env = JSON.parse(process.env.ASYNC_CHILD_ENV ?? "{}") as Record<string, string>;
@@ -26,7 +27,7 @@ startSqsPoller({
     for (const record of event.Records) process.stdout.write(`handled ${record.messageId}\n`);
     return response;
   },
-  batchSize: 1,
+  mapping: EVENT_SOURCE_MAPPINGS.asyncResults,
   functionName: "async-results",
 });
 process.stdout.write("ready\n");

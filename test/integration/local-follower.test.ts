@@ -33,7 +33,7 @@ describe("the local capacity follower", () => {
           queue,
           queueArn: "arn:local:follower-intake",
           handler: async () => ({ batchItemFailures: [] }),
-          batchSize: 1,
+          mapping: { batchSize: 1 },
         }),
       8,
     );
