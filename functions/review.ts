@@ -12,6 +12,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "
 import { z } from "zod";
 import { reviewerFromAuthorizer } from "../shared/adapters/review-tokens.ts";
 import { REVIEW } from "../shared/domain/topology.ts";
+import { REVIEW_REFUSAL_STATUS } from "../shared/pages/review-refusals.ts";
 import { viewedBy } from "../shared/use-cases/gold-items.ts";
 import { labelItem, ReviewError, reviseLabel } from "../shared/use-cases/review-decision.ts";
 import { reviewSettings } from "./config.ts";
@@ -125,7 +126,7 @@ export function createReviewHandler(
         record: viewedBy(outcome.record, reviewer),
       });
     } catch (e) {
-      if (e instanceof ReviewError) return error(e.status, "review_refused", e.message);
+      if (e instanceof ReviewError) return error(REVIEW_REFUSAL_STATUS[e.kind], "review_refused", e.message);
       throw e;
     }
   }

@@ -10,11 +10,12 @@
 import { Hono } from "hono";
 import { mayReview } from "../domain/review.ts";
 import { nowOf } from "../use-cases/review-common.ts";
-import { claimItem, claimNext, ReviewError } from "../use-cases/review-decision.ts";
+import { claimItem, claimNext } from "../use-cases/review-decision.ts";
 import { auditView, decisionsView } from "./decisions-view.ts";
 import { page } from "./layout.ts";
 import { failPage, keyOf, type ReviewAppDependencies, type ReviewEnv } from "./review-context.ts";
 import { reviewPosts } from "./review-posts.ts";
+import { reviewErrorPage } from "./review-refusals.ts";
 import { itemPage, queuePage, undoToast } from "./review-screens.ts";
 import { itemPath } from "./review-views.ts";
 import { crossSiteProblem, csrfToken } from "./session.ts";
@@ -24,6 +25,8 @@ export type { ReviewAppDependencies } from "./review-context.ts";
 /** The review pages' routes. */
 export function createReviewApp(deps: ReviewAppDependencies): Hono<ReviewEnv> {
   const app = new Hono<ReviewEnv>();
+  // A refused review, on any route (the answer routes' too), is an error page with its status.
+  app.onError(reviewErrorPage);
   app.use("*", async (c, next) => {
     const reviewer = await deps.identify(c);
     if (!reviewer) {
@@ -58,24 +61,14 @@ export function createReviewApp(deps: ReviewAppDependencies): Hono<ReviewEnv> {
   app.get("/items/:policyId/:version/:itemId", async (c) => {
     const key = keyOf(c);
     if (typeof key === "string") return failPage(c, 422, key);
-    try {
-      return c.html(await itemPage(c, key, deps, csrfToken(c), await undoToast(c, deps)));
-    } catch (error) {
-      if (error instanceof ReviewError) return failPage(c, error.status, error.message);
-      throw error;
-    }
+    return c.html(await itemPage(c, key, deps, csrfToken(c), await undoToast(c, deps)));
   });
   app.post("/items/:policyId/:version/:itemId/claim", async (c) => {
     const key = keyOf(c);
     if (typeof key === "string") return failPage(c, 422, key);
     const takeOver = (await c.req.parseBody()).takeover === "1";
-    try {
-      await claimItem(key, c.get("reviewer"), deps, { takeOver });
-      return c.redirect(itemPath(key), 303);
-    } catch (error) {
-      if (error instanceof ReviewError) return failPage(c, error.status, error.message);
-      throw error;
-    }
+    await claimItem(key, c.get("reviewer"), deps, { takeOver });
+    return c.redirect(itemPath(key), 303);
   });
   app.post("/next", async (c) => {
     const next = await claimNext(c.get("reviewer"), deps);

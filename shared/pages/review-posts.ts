@@ -1,10 +1,11 @@
 /**
  * The review pages' answer route: label, change or undo, then open the next item (the default,
  * and what Enter does) or go back to the queue. Opening the next item claims it: a POST the
- * reviewer made by answering, never a page view.
+ * reviewer made by answering, never a page view. A refused answer is the app's error page
+ * (`review-refusals.ts`, the `onError` of the app this one is routed into).
  */
 import { Hono } from "hono";
-import { claimNext, labelItem, ReviewError, reviseLabel } from "../use-cases/review-decision.ts";
+import { claimNext, labelItem, reviseLabel } from "../use-cases/review-decision.ts";
 import { failPage, type ReviewAppDependencies, type ReviewEnv } from "./review-context.ts";
 import { itemPath } from "./review-views.ts";
 
@@ -25,22 +26,17 @@ export function reviewPosts(deps: ReviewAppDependencies): Hono<ReviewEnv> {
     const action = String(form.action ?? "label");
     if (!(ACTIONS as readonly string[]).includes(action))
       return failPage(c, 422, `action: "${action}" is not one of ${ACTIONS.join(", ")}`);
-    try {
-      if (action === "undo") {
-        await reviseLabel(key, undefined, reviewer, deps);
-        return c.redirect(itemPath(key), 303);
-      }
-      const label = String(form.label ?? "");
-      if (action === "change") await reviseLabel(key, label, reviewer, deps);
-      else await labelItem({ ...key, label }, reviewer, deps);
-      const done = `?done=${encodeURIComponent(itemPath(key))}`;
-      if (form.then !== "next") return c.redirect(`/${done}`, 303);
-      const next = await claimNext(reviewer, deps);
-      return c.redirect(next ? `${itemPath(next)}${done}` : `/${done}`, 303);
-    } catch (error) {
-      if (error instanceof ReviewError) return failPage(c, error.status, error.message);
-      throw error;
+    if (action === "undo") {
+      await reviseLabel(key, undefined, reviewer, deps);
+      return c.redirect(itemPath(key), 303);
     }
+    const label = String(form.label ?? "");
+    if (action === "change") await reviseLabel(key, label, reviewer, deps);
+    else await labelItem({ ...key, label }, reviewer, deps);
+    const done = `?done=${encodeURIComponent(itemPath(key))}`;
+    if (form.then !== "next") return c.redirect(`/${done}`, 303);
+    const next = await claimNext(reviewer, deps);
+    return c.redirect(next ? `${itemPath(next)}${done}` : `/${done}`, 303);
   });
   return app;
 }

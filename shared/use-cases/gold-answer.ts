@@ -42,7 +42,7 @@ export async function answerGold(
   if (mine)
     throw new ReviewError(
       `${input.itemId} was already labelled "${mine.label}" by you; it cannot be labelled again`,
-      409,
+      "conflict",
     );
   const answers = [
     ...gold.answers,

@@ -29,12 +29,18 @@ export interface LabelInput extends RecordKey {
   readonly label: string;
 }
 
-/** The review could not be taken; `status` is the HTTP status to answer with. */
+/**
+ * Why a review was refused: not this reviewer's to do, no such item or policy, the item's state
+ * forbids it now, or the input is not one the policy takes. The HTTP layer picks the status.
+ */
+export type ReviewRefusal = "forbidden" | "not_found" | "conflict" | "invalid";
+
+/** The review could not be taken; `kind` says why. */
 export class ReviewError extends Error {
   override name = "ReviewError";
   constructor(
     message: string,
-    readonly status: 403 | 404 | 409 | 422,
+    readonly kind: ReviewRefusal,
   ) {
     super(message);
   }
@@ -60,7 +66,7 @@ export function nowOf(deps: ReviewDependencies): Date {
 /** Refuses anyone in neither the reviewers nor the admins group. */
 export function requireReviewer(reviewer: Reviewer): void {
   if (!mayReview(reviewer))
-    throw new ReviewError(`${reviewer.name} is not in the reviewers or admins group`, 403);
+    throw new ReviewError(`${reviewer.name} is not in the reviewers or admins group`, "forbidden");
 }
 
 /** The record and its policy version, or a 404 naming what is missing. */
@@ -69,10 +75,10 @@ export async function loadRecord(
   deps: ReviewDependencies,
 ): Promise<{ record: DecisionRecord; policy: Policy }> {
   const policy = deps.policies.version(key.policyId, key.policyVersion);
-  if (!policy) throw new ReviewError(`policy ${key.policyId}@${key.policyVersion} is unknown`, 404);
+  if (!policy) throw new ReviewError(`policy ${key.policyId}@${key.policyVersion} is unknown`, "not_found");
   const record = await deps.store.get(key);
   if (!record)
-    throw new ReviewError(`no decision for ${key.itemId} under ${policy.id}@${policy.version}`, 404);
+    throw new ReviewError(`no decision for ${key.itemId} under ${policy.id}@${policy.version}`, "not_found");
   return { record, policy };
 }
 
@@ -81,7 +87,7 @@ export function checkLabel(policy: Policy, label: string): void {
   if (!policy.options.some((option) => option.id === label))
     throw new ReviewError(
       `label: "${label}" is not an option of ${policy.id}@${policy.version} (${policy.options.map((o) => o.id).join(", ")})`,
-      422,
+      "invalid",
     );
 }
 
@@ -108,6 +114,6 @@ export async function guarded(
 ): Promise<DecisionRecord | ReviewOutcome> {
   if (await deps.store.writeReview(key, write, now)) return (await deps.store.get(key))!;
   if (attempt >= MAX_RACES)
-    throw new ReviewError(`${key.itemId} keeps changing under this review; try again`, 409);
+    throw new ReviewError(`${key.itemId} keeps changing under this review; try again`, "conflict");
   return retry();
 }

@@ -53,11 +53,11 @@ export async function claimItem(
 ): Promise<{ claimed: boolean; holder?: ReviewClaim; record: DecisionRecord }> {
   requireReviewer(reviewer);
   if (options.takeOver && !isAdmin(reviewer))
-    throw new ReviewError("only an admin may take over another reviewer's item", 403);
+    throw new ReviewError("only an admin may take over another reviewer's item", "forbidden");
   const { record } = await loadRecord(key, deps);
   const now = nowOf(deps).getTime();
   const may = answerability(record, reviewer, now);
-  if (!may.ok && !may.holder) throw new ReviewError(may.reason.replace(/^This item/, key.itemId), 409);
+  if (!may.ok && !may.holder) throw new ReviewError(may.reason.replace(/^This item/, key.itemId), "conflict");
   if (!may.ok && !options.takeOver) return { claimed: false, record, holder: may.holder! };
   const claim = {
     reviewerId: reviewer.id,
@@ -167,7 +167,7 @@ async function labelAgain(record: DecisionRecord, input: LabelInput, deps: Revie
   if (record.label !== input.label)
     throw new ReviewError(
       `${input.itemId} was already reviewed as "${record.label}" by ${record.reviewer}; change that label instead`,
-      409,
+      "conflict",
     );
   // The same label again: a retry. Announce it if the first call could not.
   if (!record.reviewEventPublished) await publishReviewed(record, deps);
@@ -177,16 +177,16 @@ async function labelAgain(record: DecisionRecord, input: LabelInput, deps: Revie
 /** Refuses a label on an item that is not pending, held by someone else, or disputed for a non-admin. */
 function refuseUnanswerable(record: DecisionRecord, input: LabelInput, reviewer: Reviewer, now: Date): void {
   if (record.status !== "pending_review")
-    throw new ReviewError(`${input.itemId} is ${record.status}, not pending review`, 409);
+    throw new ReviewError(`${input.itemId} is ${record.status}, not pending review`, "conflict");
   if (claimedByOther(record.claim, reviewer, now.getTime()))
     throw new ReviewError(
       `${input.itemId} is being reviewed by ${record.claim!.reviewerName} until ${clock(record.claim!.until)} UTC`,
-      409,
+      "conflict",
     );
   if (record.disputed && !isAdmin(reviewer))
     throw new ReviewError(
       `${input.itemId} is disputed between two reviewers: an admin gives the final label`,
-      403,
+      "forbidden",
     );
 }
 
@@ -201,7 +201,7 @@ async function doubleLabel(record: DecisionRecord, step: LabelStep): Promise<Rev
   if (first?.reviewerId === reviewer.id)
     throw new ReviewError(
       `${input.itemId} needs a second label from a different reviewer: you gave the first`,
-      409,
+      "conflict",
     );
   if (first && first.label === input.label) return undefined;
   const set = first

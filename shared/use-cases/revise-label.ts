@@ -53,20 +53,20 @@ export async function reviseLabel(
   if (record.status !== "reviewed")
     throw new ReviewError(
       `${key.itemId} has no stored label to ${label === undefined ? "undo" : "change"}`,
-      409,
+      "conflict",
     );
   if (!mayRevise(record, reviewer, now, deps.timings.changeWindowMs))
     throw new ReviewError(
       record.reviewerId === reviewer.id
         ? `the change window for ${key.itemId} has closed; ask an admin`
         : `${key.itemId} was labelled by ${record.reviewer}: only they (within the window) or an admin may change it`,
-      403,
+      "forbidden",
     );
   // Two reviewers settled it (a sample reviewed twice): one of them alone does not overturn that.
   if (label !== undefined && !isAdmin(reviewer) && (record.firstReview || record.disputed))
     throw new ReviewError(
       `${key.itemId} was settled by two reviewers: undo it to have it reviewed twice again, or ask an admin`,
-      403,
+      "forbidden",
     );
   const previousLabel = record.label!;
   const action = label === undefined ? "undo" : "change";

@@ -13,6 +13,7 @@ import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { answerability, type Reviewer } from "../../shared/domain/review.ts";
 import { decisionFilters, decisionsBody } from "../../shared/pages/decisions-view.ts";
+import { REVIEW_REFUSAL_STATUS } from "../../shared/pages/review-refusals.ts";
 import { badges, itemCard, reasonText } from "../../shared/pages/review-views.ts";
 import {
   claimNext,
@@ -85,7 +86,7 @@ async function setup(knob: Record<string, unknown> = {}) {
 const refusal = (promise: Promise<unknown>) =>
   promise.then(
     () => 0,
-    (e: unknown) => (e instanceof ReviewError ? e.status : -1),
+    (e: unknown) => (e instanceof ReviewError ? REVIEW_REFUSAL_STATUS[e.kind] : -1),
   );
 
 describe("certification samples reviewed twice", () => {

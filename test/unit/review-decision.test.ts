@@ -12,6 +12,7 @@ import type { PipelineEvent } from "../../shared/domain/events.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import type { Reviewer } from "../../shared/domain/review.ts";
+import { REVIEW_REFUSAL_STATUS } from "../../shared/pages/review-refusals.ts";
 import {
   claimItem,
   claimNext,
@@ -79,7 +80,7 @@ function setup(reason: DecisionRecord["reason"] = "below_threshold") {
 const refusal = (promise: Promise<unknown>) =>
   promise.then(
     () => undefined,
-    (e: unknown) => (e instanceof ReviewError ? e.status : e),
+    (e: unknown) => (e instanceof ReviewError ? REVIEW_REFUSAL_STATUS[e.kind] : e),
   );
 
 describe("review use cases", () => {
