@@ -122,6 +122,14 @@ export const COMMANDS: Record<
       return { command: m.auditCommand, usage: m.auditUsage };
     },
   },
+  review: {
+    what: "loads gold items (known answers) into the review queue; each reviewer's accuracy on them",
+    summary: "decide review gold --file gold.jsonl | accuracy --policy ID",
+    load: async () => {
+      const m = await import("./review.ts");
+      return { command: m.reviewCommand, usage: m.reviewUsage };
+    },
+  },
   "what-if": {
     what: "re-answers recent items under a candidate policy or model: what would change",
     summary:

@@ -125,30 +125,26 @@ export async function reviewedLabels(
     const logits = first(r).rawLogits;
     return logits?.length === ids.length ? [rowOf(r, logits, UNLABELLED)] : [];
   });
-  const masses = records
-    .map((r) => ({ r, answer: first(r) }))
-    .filter(({ r, answer }) => typeof answer.allowedTokenMass === "number" && ids.includes(r.label ?? ""))
-    .map(({ r, answer }) => ({
-      mass: answer.allowedTokenMass as number,
-      correct: answer.chosen === r.label,
-    }));
+  const masses = massesOf(records, ids);
   const disputed = pending.filter(
     (r) => r.disputed === true && (since === undefined || (r.reviewedAt ?? r.updatedAt) >= since),
   );
   const waiting = { escalation: 0, audit: 0, certification: 0 };
   for (const r of pending) waiting[selectionOf(r, policy, frames).kind as keyof typeof waiting]++;
   const agreement = reviewerAgreement([...records, ...disputed]);
-  return {
-    rows,
-    problems,
-    agreement,
-    masses,
-    frames,
-    floor,
-    missing,
-    waiting,
-    reviewers: reviewerAccuracy(gold),
-  };
+  const reviewers = reviewerAccuracy(gold);
+  return { rows, problems, agreement, masses, frames, floor, missing, waiting, reviewers };
+}
+
+/** The allowed-token mass of each labelled decision, right or wrong by its first model's choice. */
+function massesOf(records: readonly DecisionRecord[], ids: readonly string[]): MassRow[] {
+  return records
+    .map((r) => ({ r, answer: tierReading(r, 0) ?? {} }))
+    .filter(({ r, answer }) => typeof answer.allowedTokenMass === "number" && ids.includes(r.label ?? ""))
+    .map(({ r, answer }) => ({
+      mass: answer.allowedTokenMass as number,
+      correct: answer.chosen === r.label,
+    }));
 }
 
 /**
