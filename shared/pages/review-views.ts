@@ -202,11 +202,16 @@ export function itemCard(
   const undo = view.mayRevise
     ? `<form method="post" action="/reviews">${itemFields(record, view.csrf)}<input type="hidden" name="action" value="undo"><button type="submit">Undo the label (the item waits for review again)</button></form>`
     : "";
+  // A near-duplicate the product's text key cannot see: counted once with the other in a certificate.
+  const duplicate =
+    view.mayAnswer || view.mayRevise
+      ? `<form method="post" action="/reviews" class="duplicate">${itemFields(record, view.csrf)}<input type="hidden" name="action" value="duplicate"><label>Near-duplicate of item <input name="of" required autocomplete="off"></label> <button type="submit">Mark as duplicate</button></form>`
+      : "";
   const status =
     record.status === "reviewed"
       ? `<p role="status">Labelled <strong>${html(describe(policy, record.label))}</strong> by ${html(record.reviewer)}.</p>`
       : "";
   return `<article data-item="${html(record.itemId)}" data-autofocus tabindex="-1" aria-labelledby="item-title">
 <h2 id="item-title">${html(record.itemId)} <small>${html(record.policyId)} v${record.policyVersion}, waited ${waited(record.createdAt, view.now)}</small> ${badges(record, reviewer, view.now)}</h2>
-<p class="reason">${reasonText(record, policy, reviewer)}.</p>${view.claim ?? ""}${stateFields(record.state)}${bars(record, policy)}${tierAnswers(record, policy)}${status}${answers}${undo}${history(record, policy, reviewer)}</article>`;
+<p class="reason">${reasonText(record, policy, reviewer)}.</p>${view.claim ?? ""}${stateFields(record.state)}${bars(record, policy)}${tierAnswers(record, policy)}${status}${answers}${undo}${duplicate}${history(record, policy, reviewer)}</article>`;
 }

@@ -3,7 +3,8 @@
  * `metadata.group` still send copies of the same post (case, spacing, punctuation, a number or a
  * link changed). Counted item by item, ten copies sharing one label are ten votes and the claim
  * breaks; the product's normalised-text key makes them one. Checked over seeds on labels read
- * back from a decision store as the certificate reads them (`reviewedLabels`). Measured at 60
+ * back from a decision store as the certificate reads them (`reviewedLabels`). A reviewer can put
+ * an item into another's group where the texts differ (a review action). Measured at 60
  * seeds of 300 posts in ten copies each, 5% target: before the key (each copy its own unit) the
  * claim held in 45 of 60 seeds (75%); with it, 60 of 60 (56 certified).
  */
@@ -14,7 +15,11 @@ import { certifiedItems } from "../../shared/domain/calibration/certified-items.
 import { groupKeyOf, normalisedText } from "../../shared/domain/calibration/group-key.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
+import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { SeededRandom } from "../../shared/domain/random.ts";
+import type { Reviewer } from "../../shared/domain/review.ts";
+import { itemCard } from "../../shared/pages/review-views.ts";
+import { markDuplicate } from "../../shared/use-cases/mark-duplicate.ts";
 import { reviewedLabels } from "../../shared/use-cases/reviewed-labels.ts";
 import { MODERATION } from "../helpers/review-flow.ts";
 
@@ -116,4 +121,56 @@ describe("unnamed groups of 10 near-duplicates on the product's own labels", () 
     const three = await reviewedLabels(await labelledStore(1, 3, 10), POLICY);
     expect(new Set(three.rows.map((r) => r.group)).size).toBe(3);
   }, 120_000);
+});
+
+describe("a reviewer marks a near-duplicate", () => {
+  const record = (itemId: string, state: string, label?: string): DecisionRecord => ({
+    itemId,
+    policyId: POLICY.id,
+    policyVersion: POLICY.version,
+    status: label ? "reviewed" : "pending_review",
+    route: "human",
+    reason: "below_threshold",
+    chosen: "allow",
+    topProbability: 0.7,
+    rawLogits: [1, 0, 0, 0],
+    state,
+    ...(label ? { label, reviewer: "Ana", reviewerId: "ana", reviewedAt: "2026-11-30T10:00:00.000Z" } : {}),
+    createdAt: "2026-11-30T09:00:00.000Z",
+    updatedAt: "2026-11-30T09:00:00.000Z",
+    eventPublished: true,
+  });
+
+  it("puts the item into the other's group, so a certificate counts the two once", async () => {
+    const store = new InMemoryDecisionStore();
+    await store.create(record("A", "a photo of a cat, caption one", "allow"));
+    await store.create(record("B", "entirely different words for the same picture", "allow"));
+    await store.create(record("C", "another post", "remove"));
+    const deps = {
+      store,
+      policies: new PolicyRegistry([POLICY]),
+      publisher: { publish: async () => undefined },
+      now: () => new Date("2026-11-30T11:00:00.000Z"),
+      timings: { claimMs: 60_000, changeWindowMs: 60_000 },
+    };
+    const ana: Reviewer = { id: "ana", name: "Ana", groups: ["reviewers"] };
+    const key = (itemId: string) => ({ itemId, policyId: POLICY.id, policyVersion: POLICY.version });
+    const groups = async () => new Set((await reviewedLabels(store, POLICY)).rows.map((r) => r.group)).size;
+    expect(await groups()).toBe(3);
+    expect(await markDuplicate(key("B"), "A", ana, deps)).toMatchObject({ stored: true });
+    expect(await groups()).toBe(2);
+    // Again: nothing to change.
+    expect(await markDuplicate(key("B"), "A", ana, deps)).toMatchObject({ stored: false });
+    // Labelled differently: near-duplicates share one label.
+    await expect(markDuplicate(key("C"), "A", ana, deps)).rejects.toThrow(/share one label/);
+    await expect(markDuplicate(key("C"), "C", ana, deps)).rejects.toThrow(/name another item/);
+    await expect(markDuplicate(key("C"), "Z", ana, deps)).rejects.toThrow(/no decision for Z/);
+    const card = itemCard((await store.get(key("C")))!, POLICY, ana, {
+      now: 0,
+      csrf: "x",
+      mayAnswer: false,
+      mayRevise: true,
+    });
+    expect(card).toContain(`<input type="hidden" name="action" value="duplicate">`);
+  });
 });
