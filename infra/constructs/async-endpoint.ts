@@ -7,10 +7,7 @@
  * model archive and pull the image, read the lane's requests (`async/input/*`) and nothing else of
  * the bucket, write its answers (`async/output/*`), and publish to the two topics.
  */
-import { fileURLToPath } from "node:url";
 import { RemovalPolicy, Stack } from "aws-cdk-lib";
-import * as ecrAssets from "aws-cdk-lib/aws-ecr-assets";
-import { Platform } from "aws-cdk-lib/aws-ecr-assets";
 import * as iam from "aws-cdk-lib/aws-iam";
 import * as kms from "aws-cdk-lib/aws-kms";
 import type * as s3 from "aws-cdk-lib/aws-s3";
@@ -20,9 +17,8 @@ import { NagSuppressions } from "cdk-nag";
 import { Construct } from "constructs";
 import { ASYNC_LANE } from "../../shared/domain/topology.ts";
 import { AsyncEndpointScaling } from "./async-scaling.ts";
-import { endpointLogGroupName, endpointLogRetention } from "./endpoint-log-retention.ts";
+import { endpointContainer } from "./endpoint-container.ts";
 import { endpointNameOf, variantNameOf } from "./endpoint-names.ts";
-import { ecrRepositoryArn, endpointRole } from "./endpoint-role.ts";
 import { hasInstanceStorage, isGpuInstance } from "./instance-types.ts";
 import { servedModelsEnvironment, type TierModel } from "./tier-models.ts";
 
@@ -63,23 +59,10 @@ export class AsyncDecisionEndpoint extends Construct {
     this.instanceType = props.instanceType ?? "ml.c6i.xlarge";
     const gpu = isGpuInstance(this.instanceType);
     this.variantName = variantNameOf(this.instanceType);
-    const asset = props.imageUri
-      ? undefined
-      : new ecrAssets.DockerImageAsset(this, "Image", {
-          directory: fileURLToPath(new URL("../..", import.meta.url)),
-          file: gpu ? "endpoint/Dockerfile.gpu" : "endpoint/Dockerfile",
-          platform: Platform.LINUX_AMD64,
-          exclude: ["node_modules", ".cache", "cdk.out", ".git", "test-output"],
-        });
-    const image = props.imageUri ?? asset!.imageUri;
     // Named after the variant, as the real-time endpoint is: a new instance type is a new endpoint.
     const name = endpointNameOf(Stack.of(this).stackName, `async-${this.variantName}`);
-    const logs = endpointLogRetention(this, name);
-    this.role = endpointRole(
-      this,
-      { ...props, logGroupName: endpointLogGroupName(name) },
-      asset ? asset.repository.repositoryArn : ecrRepositoryArn(image),
-    );
+    const { image, role, logs } = endpointContainer(this, { ...props, gpu, name });
+    this.role = role;
     const topicsKey = new kms.Key(this, "TopicsKey", {
       enableKeyRotation: true,
       removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
@@ -106,7 +89,7 @@ export class AsyncDecisionEndpoint extends Construct {
       retainAllVariantProperties: true,
     });
     // Its log group has its retention before SageMaker logs (SageMaker's own never expires).
-    this.endpoint.node.addDependency(logs);
+    if (logs) this.endpoint.node.addDependency(logs);
     this.endpointName = name;
     this.endpointArn = this.endpoint.ref;
     this.maxInstanceCount = props.maxInstanceCount ?? ASYNC_LANE.defaultMaxInstances;

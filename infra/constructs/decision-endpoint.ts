@@ -12,11 +12,8 @@
  * the hardware and SageMaker refuses a key for them); and the role may pull from the one image
  * repository in use.
  */
-import { fileURLToPath } from "node:url";
 import { ArnFormat, RemovalPolicy, Stack, Token } from "aws-cdk-lib";
 import type * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
-import * as ecrAssets from "aws-cdk-lib/aws-ecr-assets";
-import { Platform } from "aws-cdk-lib/aws-ecr-assets";
 import * as iam from "aws-cdk-lib/aws-iam";
 import * as kms from "aws-cdk-lib/aws-kms";
 import * as sagemaker from "aws-cdk-lib/aws-sagemaker";
@@ -26,9 +23,8 @@ import { endpointAdmission } from "../../shared/domain/capacity-plan.ts";
 import { bakingSecondsFor, ENDPOINT_DEPLOYMENT, ON_CALL_ALARMS } from "../../shared/domain/topology.ts";
 import { alarmNameOf } from "./alarm-topic.ts";
 import { type GuardrailAlarms, guardrailAlarms, guardrailWindows } from "./deployment-guardrail.ts";
-import { endpointLogGroupName, endpointLogRetention } from "./endpoint-log-retention.ts";
+import { endpointContainer } from "./endpoint-container.ts";
 import { endpointNameOf, variantNameOf } from "./endpoint-names.ts";
-import { ecrRepositoryArn, endpointRole } from "./endpoint-role.ts";
 import { EndpointScaling } from "./endpoint-scaling.ts";
 import { hasInstanceStorage, isGpuInstance } from "./instance-types.ts";
 import {
@@ -121,27 +117,14 @@ export class DecisionEndpoint extends Construct {
     this.instanceType = serverless ? "serverless" : (props.instanceType ?? "ml.c6i.xlarge");
     const gpu = !serverless && isGpuInstance(this.instanceType);
     this.variantName = serverless ? "AllTraffic" : variantNameOf(this.instanceType);
-    const asset = props.imageUri
-      ? undefined
-      : new ecrAssets.DockerImageAsset(this, "Image", {
-          directory: fileURLToPath(new URL("../..", import.meta.url)),
-          file: gpu ? "endpoint/Dockerfile.gpu" : "endpoint/Dockerfile",
-          platform: Platform.LINUX_AMD64,
-          exclude: ["node_modules", ".cache", "cdk.out", ".git", "test-output"],
-        });
-    const image = props.imageUri ?? asset!.imageUri;
     // A real-time endpoint is named after its variant, so a new instance type is a new endpoint
     // (CloudFormation creates it, moves every reference, then deletes the old one): SageMaker
     // refuses to change the instance type of, or remove, a variant registered with auto scaling.
     // Every other update keeps the endpoint and its variant and retains the instance count that
     // scaling reached, instead of resetting it to the initial count.
     const name = serverless ? undefined : endpointNameOf(Stack.of(this).stackName, this.variantName);
-    const logs = name ? endpointLogRetention(this, name) : undefined;
-    this.role = endpointRole(
-      this,
-      { ...props, logGroupName: name ? endpointLogGroupName(name) : undefined },
-      asset ? asset.repository.repositoryArn : ecrRepositoryArn(image),
-    );
+    const { image, role, logs } = endpointContainer(this, { ...props, gpu, name });
+    this.role = role;
     const model = this.createModel(props, image, gpu, serverless);
     this.storageKey =
       serverless || hasInstanceStorage(this.instanceType)
