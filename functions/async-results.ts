@@ -12,6 +12,7 @@
 import { Logger } from "@aws-lambda-powertools/logger";
 import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 import type { SQSRecord } from "aws-lambda";
+import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import {
   ASYNC_LANE,
   ASYNC_METRICS,
@@ -47,15 +48,19 @@ export async function resultDependenciesFromEnv(
     decide: {
       ...shared,
       ...batches,
-      publishLeaseMs: positiveInteger("PUBLISH_LEASE_MS", DECIDE_FUNCTION.publishLeaseMs, env),
+      publishLeaseMs: positiveInteger(FUNCTION_ENV.PUBLISH_LEASE_MS, DECIDE_FUNCTION.publishLeaseMs, env),
     },
     // A cascade's later tiers: the real-time endpoint and tier endpoints the decide function asks.
-    ...(env.DECISION_ENDPOINT_NAME ? { laterTiers: endpointFromEnv(env) } : {}),
+    ...(env[FUNCTION_ENV.DECISION_ENDPOINT_NAME] ? { laterTiers: endpointFromEnv(env) } : {}),
     store: shared.store,
     lanes: laneQueuesFromEnv(env),
-    maxItemFailures: positiveInteger("MAX_ITEM_FAILURES", DECIDE_QUEUES.maxItemFailures, env),
-    objectAttempts: positiveInteger("ASYNC_OBJECT_ATTEMPTS", ASYNC_LANE.objectAttempts, env),
-    itemConcurrency: positiveInteger("ASYNC_ITEM_CONCURRENCY", ASYNC_LANE.results.itemConcurrency, env),
+    maxItemFailures: positiveInteger(FUNCTION_ENV.MAX_ITEM_FAILURES, DECIDE_QUEUES.maxItemFailures, env),
+    objectAttempts: positiveInteger(FUNCTION_ENV.ASYNC_OBJECT_ATTEMPTS, ASYNC_LANE.objectAttempts, env),
+    itemConcurrency: positiveInteger(
+      FUNCTION_ENV.ASYNC_ITEM_CONCURRENCY,
+      ASYNC_LANE.results.itemConcurrency,
+      env,
+    ),
   };
 }
 

@@ -7,6 +7,7 @@ import { DynamoDbAsyncObjectStore } from "../shared/adapters/dynamodb-async-obje
 import { SageMakerAsyncInvoker } from "../shared/adapters/sagemaker-async.ts";
 import { SqsQueue } from "../shared/adapters/sqs-queue.ts";
 import type { AsyncObjectStore, InvokesAsync } from "../shared/domain/async-objects.ts";
+import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import type { ObjectStore } from "../shared/domain/object-store.ts";
 import type { AsyncSource } from "../shared/domain/topology.ts";
 import type { LaneQueues } from "../shared/use-cases/async-failures.ts";
@@ -30,20 +31,22 @@ export interface AsyncLaneAdapters {
 export function asyncLaneFromEnv(env: NodeJS.ProcessEnv = process.env): AsyncLaneAdapters {
   const objects = batchFilesFromEnv(env);
   if (!objects) throw new Error("environment variable BATCH_BUCKET (or BATCH_FOLDER) is required");
-  const bucket = env.BATCH_BUCKET || requireEnv("ASYNC_LOCATION_BUCKET", env);
+  const bucket = env[FUNCTION_ENV.BATCH_BUCKET] || requireEnv(FUNCTION_ENV.ASYNC_LOCATION_BUCKET, env);
   return {
-    endpointName: requireEnv("ASYNC_ENDPOINT_NAME", env),
-    ...(env.ASYNC_MODEL ? { model: env.ASYNC_MODEL } : {}),
+    endpointName: requireEnv(FUNCTION_ENV.ASYNC_ENDPOINT_NAME, env),
+    ...(env[FUNCTION_ENV.ASYNC_MODEL] ? { model: env[FUNCTION_ENV.ASYNC_MODEL] } : {}),
     objects,
     bucket,
-    records: new DynamoDbAsyncObjectStore(dynamoClient(env), requireEnv("DECISIONS_TABLE", env)),
+    records: new DynamoDbAsyncObjectStore(dynamoClient(env), requireEnv(FUNCTION_ENV.DECISIONS_TABLE, env)),
     endpoint: new SageMakerAsyncInvoker(sagemakerClient(env)),
   };
 }
 
 /** The lane an SQS record came from: the intake when its queue is INTAKE_QUEUE_ARN, else the batch lane. */
 export function sourceOf(eventSourceArn: string, env: NodeJS.ProcessEnv = process.env): AsyncSource {
-  return env.INTAKE_QUEUE_ARN && eventSourceArn === env.INTAKE_QUEUE_ARN ? "intake" : "batch";
+  return env[FUNCTION_ENV.INTAKE_QUEUE_ARN] && eventSourceArn === env[FUNCTION_ENV.INTAKE_QUEUE_ARN]
+    ? "intake"
+    : "batch";
 }
 
 /**
@@ -57,8 +60,8 @@ export function laneQueuesFromEnv(
     queue && deadLetters
       ? { queue: new SqsQueue(sqsClient(env), queue), deadLetters: new SqsQueue(sqsClient(env), deadLetters) }
       : undefined;
-  const batch = lane(env.BATCH_QUEUE_URL, env.BATCH_DLQ_URL);
-  const intake = lane(env.INTAKE_QUEUE_URL, env.INTAKE_DLQ_URL);
+  const batch = lane(env[FUNCTION_ENV.BATCH_QUEUE_URL], env[FUNCTION_ENV.BATCH_DLQ_URL]);
+  const intake = lane(env[FUNCTION_ENV.INTAKE_QUEUE_URL], env[FUNCTION_ENV.INTAKE_DLQ_URL]);
   if (!batch && !intake)
     throw new Error(
       "environment variables BATCH_QUEUE_URL and BATCH_DLQ_URL (or the INTAKE_ pair) are required",

@@ -13,6 +13,7 @@ import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import middy from "@middy/core";
 import type { SQSBatchResponse, SQSEvent } from "aws-lambda";
+import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import { ASYNC_LANE, ASYNC_METRICS, DECIDE_FUNCTION, METRICS } from "../shared/domain/topology.ts";
 import { type SubmitDependencies, submitItems } from "../shared/use-cases/async-submit.ts";
 import { decideMessage } from "../shared/use-cases/decide-message.ts";
@@ -45,15 +46,19 @@ export async function submitDependenciesFromEnv(
     ...shared,
     ...withBatches(env),
     endpoint: NO_MODEL,
-    publishLeaseMs: positiveInteger("PUBLISH_LEASE_MS", DECIDE_FUNCTION.publishLeaseMs, env),
+    publishLeaseMs: positiveInteger(FUNCTION_ENV.PUBLISH_LEASE_MS, DECIDE_FUNCTION.publishLeaseMs, env),
   };
   return {
     ...lane,
     // The hold-back: no more than the endpoint answers within the request TTL at its maximum.
-    ...(env.ASYNC_MAX_INSTANCES
+    ...(env[FUNCTION_ENV.ASYNC_MAX_INSTANCES]
       ? {
           holdBack: {
-            maxInstances: positiveInteger("ASYNC_MAX_INSTANCES", ASYNC_LANE.defaultMaxInstances, env),
+            maxInstances: positiveInteger(
+              FUNCTION_ENV.ASYNC_MAX_INSTANCES,
+              ASYNC_LANE.defaultMaxInstances,
+              env,
+            ),
           },
         }
       : {}),

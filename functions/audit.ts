@@ -16,6 +16,7 @@ import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import middy from "@middy/core";
 import type { z } from "zod";
 import type { PolicyAudit } from "../shared/domain/audit/policy-audit.ts";
+import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import { AUDIT, METRICS } from "../shared/domain/topology.ts";
 import { estimateAutoErrors, windowStart } from "../shared/use-cases/audit-estimate.ts";
 import { positiveInteger } from "./config.ts";
@@ -56,7 +57,7 @@ export function createAuditHandler(
   metrics = new Metrics({ namespace: METRICS.namespace, serviceName: METRICS.service.audit, logger }),
 ) {
   let resolved: ReturnType<typeof dependencies> | undefined;
-  const windowDays = positiveInteger("AUDIT_WINDOW_DAYS", AUDIT.windowDays);
+  const windowDays = positiveInteger(FUNCTION_ENV.AUDIT_WINDOW_DAYS, AUDIT.windowDays);
   async function lambdaHandler(event: ScheduledEvent): Promise<unknown> {
     resolved ??= dependencies();
     const now = new Date(event.time);

@@ -13,6 +13,7 @@ import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import middy from "@middy/core";
 import type { z } from "zod";
 import { SqsQueue } from "../shared/adapters/sqs-queue.ts";
+import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import { BATCH_LANE } from "../shared/domain/topology.ts";
 import { type IntakeDependencies, runIntake } from "../shared/use-cases/batch-intake.ts";
 import { sqsClient } from "./clients.ts";
@@ -34,7 +35,7 @@ export async function intakeDependenciesFromEnv(
     ...batches,
     objects,
     policies: shared.policies,
-    queue: new SqsQueue(sqsClient(env), requireEnv("BATCH_QUEUE_URL", env)),
+    queue: new SqsQueue(sqsClient(env), requireEnv(FUNCTION_ENV.BATCH_QUEUE_URL, env)),
   };
 }
 

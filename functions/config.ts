@@ -3,6 +3,8 @@
  * its name, and a number that is not one fails with its name and value. Defaults come from
  * `shared/domain/topology.ts`, the one place a timeout, attempt count or lease is written.
  */
+
+import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import { DECIDE_FUNCTION, DECIDE_QUEUES, REVIEW } from "../shared/domain/topology.ts";
 import type { DeliveryLimits } from "../shared/use-cases/failed-delivery.ts";
 
@@ -31,14 +33,22 @@ export interface DecideSettings {
 /** Reads the decide function's settings from `env`. */
 export function decideSettings(env: NodeJS.ProcessEnv = process.env): DecideSettings {
   return {
-    endpointName: requireEnv("DECISION_ENDPOINT_NAME", env),
-    endpointTimeoutMs: positiveInteger("ENDPOINT_TIMEOUT_MS", DECIDE_FUNCTION.endpointTimeoutMs, env),
-    endpointAttempts: positiveInteger("ENDPOINT_ATTEMPTS", DECIDE_FUNCTION.endpointAttempts, env),
+    endpointName: requireEnv(FUNCTION_ENV.DECISION_ENDPOINT_NAME, env),
+    endpointTimeoutMs: positiveInteger(
+      FUNCTION_ENV.ENDPOINT_TIMEOUT_MS,
+      DECIDE_FUNCTION.endpointTimeoutMs,
+      env,
+    ),
+    endpointAttempts: positiveInteger(FUNCTION_ENV.ENDPOINT_ATTEMPTS, DECIDE_FUNCTION.endpointAttempts, env),
     endpointBaseDelayMs: DECIDE_FUNCTION.endpointBaseDelayMs,
-    publishLeaseMs: positiveInteger("PUBLISH_LEASE_MS", DECIDE_FUNCTION.publishLeaseMs, env),
-    endpointBatchItems: positiveInteger("ENDPOINT_BATCH_ITEMS", DECIDE_FUNCTION.endpointBatchItems, env),
+    publishLeaseMs: positiveInteger(FUNCTION_ENV.PUBLISH_LEASE_MS, DECIDE_FUNCTION.publishLeaseMs, env),
+    endpointBatchItems: positiveInteger(
+      FUNCTION_ENV.ENDPOINT_BATCH_ITEMS,
+      DECIDE_FUNCTION.endpointBatchItems,
+      env,
+    ),
     endpointBatchWindowMs: positiveInteger(
-      "ENDPOINT_BATCH_WINDOW_MS",
+      FUNCTION_ENV.ENDPOINT_BATCH_WINDOW_MS,
       DECIDE_FUNCTION.endpointBatchWindowMs,
       env,
     ),
@@ -54,13 +64,13 @@ export function decideSettings(env: NodeJS.ProcessEnv = process.env): DecideSett
 export function deliverySettings(env: NodeJS.ProcessEnv = process.env): DeliveryLimits {
   const backoff = DECIDE_QUEUES.overloadBackoff;
   return {
-    maxItemFailures: positiveInteger("MAX_ITEM_FAILURES", DECIDE_QUEUES.maxItemFailures, env),
-    maxReceiveCount: positiveInteger("MAX_RECEIVE_COUNT", DECIDE_QUEUES.maxReceiveCount, env),
+    maxItemFailures: positiveInteger(FUNCTION_ENV.MAX_ITEM_FAILURES, DECIDE_QUEUES.maxItemFailures, env),
+    maxReceiveCount: positiveInteger(FUNCTION_ENV.MAX_RECEIVE_COUNT, DECIDE_QUEUES.maxReceiveCount, env),
     overloadBackoff: {
-      firstSeconds: positiveInteger("OVERLOAD_BACKOFF_FIRST_SECONDS", backoff.firstSeconds, env),
-      maxSeconds: positiveInteger("OVERLOAD_BACKOFF_MAX_SECONDS", backoff.maxSeconds, env),
+      firstSeconds: positiveInteger(FUNCTION_ENV.OVERLOAD_BACKOFF_FIRST_SECONDS, backoff.firstSeconds, env),
+      maxSeconds: positiveInteger(FUNCTION_ENV.OVERLOAD_BACKOFF_MAX_SECONDS, backoff.maxSeconds, env),
       shortestFirstSeconds: positiveInteger(
-        "OVERLOAD_BACKOFF_SHORTEST_FIRST_SECONDS",
+        FUNCTION_ENV.OVERLOAD_BACKOFF_SHORTEST_FIRST_SECONDS,
         backoff.shortestFirstSeconds,
         env,
       ),
@@ -72,10 +82,10 @@ export function deliverySettings(env: NodeJS.ProcessEnv = process.env): Delivery
 export function reviewSettings(env: NodeJS.ProcessEnv = process.env) {
   return {
     timings: {
-      claimMs: positiveInteger("REVIEW_CLAIM_MS", REVIEW.claimMs, env),
-      changeWindowMs: positiveInteger("REVIEW_CHANGE_WINDOW_MS", REVIEW.changeWindowMs, env),
+      claimMs: positiveInteger(FUNCTION_ENV.REVIEW_CLAIM_MS, REVIEW.claimMs, env),
+      changeWindowMs: positiveInteger(FUNCTION_ENV.REVIEW_CHANGE_WINDOW_MS, REVIEW.changeWindowMs, env),
     },
-    pageSize: positiveInteger("REVIEW_PAGE_SIZE", REVIEW.pageSize, env),
+    pageSize: positiveInteger(FUNCTION_ENV.REVIEW_PAGE_SIZE, REVIEW.pageSize, env),
   };
 }
 

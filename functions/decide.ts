@@ -18,6 +18,7 @@ import {
 } from "../shared/adapters/endpoints-by-model.ts";
 import { SqsQueueDirectory } from "../shared/adapters/sqs-queue-directory.ts";
 import { EndpointUnavailableError } from "../shared/domain/errors.ts";
+import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import { METRICS } from "../shared/domain/topology.ts";
 import { type DecideDependencies, decideMessage } from "../shared/use-cases/decide-message.ts";
 import { expectedWaitFrom } from "../shared/use-cases/expected-wait.ts";
@@ -46,8 +47,8 @@ const metrics = new Metrics({ namespace: METRICS.namespace, serviceName: METRICS
 export function endpointFromEnv(env: NodeJS.ProcessEnv = process.env): DecideDependencies["endpoint"] {
   const settings = decideSettings(env);
   const first = endpointClient(settings.endpointName, env);
-  const tiers = parseTierEndpoints(env.TIER_ENDPOINTS);
-  const onFirst = parseTierModels(env.TIER_MODELS);
+  const tiers = parseTierEndpoints(env[FUNCTION_ENV.TIER_ENDPOINTS]);
+  const onFirst = parseTierModels(env[FUNCTION_ENV.TIER_MODELS]);
   if (tiers.size === 0 && onFirst === undefined) return first;
   // A cascade's later tiers on endpoints of their own: one client per endpoint.
   const clients = new Map([[settings.endpointName, first]]);
@@ -104,7 +105,7 @@ export type DeliveryDependencies = Pick<
  */
 export function deliveriesFromEnv(env: NodeJS.ProcessEnv = process.env): DeliveryDependencies {
   // The table is the store's too (required there); without one the fixed schedule applies.
-  const table = env.DECISIONS_TABLE;
+  const table = env[FUNCTION_ENV.DECISIONS_TABLE];
   return {
     queues: new SqsQueueDirectory(sqsClient(env)),
     limits: deliverySettings(env),
@@ -133,7 +134,7 @@ function deliveryOf(record: SQSRecord): Delivery {
 export function createDecideHandler(
   dependencies: () => Promise<DecideDependencies>,
   deliveries: () => DeliveryDependencies = () => deliveriesFromEnv(),
-  batchQueueArn: () => string | undefined = () => process.env.BATCH_QUEUE_ARN,
+  batchQueueArn: () => string | undefined = () => process.env[FUNCTION_ENV.BATCH_QUEUE_ARN],
 ) {
   const resolved = lazy(dependencies);
   let settling: DeliveryDependencies | undefined;

@@ -11,6 +11,7 @@ import { SqsQueue } from "../shared/adapters/sqs-queue.ts";
 import { type Clock, systemClock } from "../shared/domain/clock.ts";
 import type { DecisionStore } from "../shared/domain/decision-store.ts";
 import type { PublishesEvents } from "../shared/domain/events.ts";
+import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import type { ObjectStore } from "../shared/domain/object-store.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import { EVENT_PUBLISHING } from "../shared/domain/topology.ts";
@@ -27,8 +28,10 @@ export const BUNDLED_POLICIES = fileURLToPath(new URL("../events/policies", impo
  * (BATCH_FOLDER) in the local mode; undefined when neither is set (no batches here).
  */
 export function batchFilesFromEnv(env: NodeJS.ProcessEnv = process.env): ObjectStore | undefined {
-  if (env.BATCH_BUCKET) return new S3ObjectStore(s3Client(env), env.BATCH_BUCKET);
-  if (env.BATCH_FOLDER) return new FsObjectStore(env.BATCH_FOLDER);
+  const bucket = env[FUNCTION_ENV.BATCH_BUCKET];
+  if (bucket) return new S3ObjectStore(s3Client(env), bucket);
+  const folder = env[FUNCTION_ENV.BATCH_FOLDER];
+  if (folder) return new FsObjectStore(folder);
   return undefined;
 }
 
@@ -39,10 +42,10 @@ export function batchFilesFromEnv(env: NodeJS.ProcessEnv = process.env): ObjectS
 export function batchDependenciesFromEnv(
   env: NodeJS.ProcessEnv = process.env,
 ): BatchDependencies | undefined {
-  const url = env.BATCH_FILES_QUEUE_URL;
+  const url = env[FUNCTION_ENV.BATCH_FILES_QUEUE_URL];
   if (!url) return undefined;
   return {
-    batches: new DynamoDbBatchStore(dynamoClient(env), requireEnv("DECISIONS_TABLE", env)),
+    batches: new DynamoDbBatchStore(dynamoClient(env), requireEnv(FUNCTION_ENV.DECISIONS_TABLE, env)),
     files: queueBatchFiles(new SqsQueue(sqsClient(env), url)),
     now: systemClock,
   };
@@ -81,11 +84,11 @@ export interface SharedDependencies {
 /** Reads DECISIONS_TABLE, EVENT_BUS_NAME and POLICIES_DIR (optional). */
 export async function sharedDependencies(env: NodeJS.ProcessEnv = process.env): Promise<SharedDependencies> {
   return {
-    policies: await PolicyRegistry.fromFolder(env.POLICIES_DIR || BUNDLED_POLICIES),
-    store: new DynamoDbDecisionStore(dynamoClient(env), requireEnv("DECISIONS_TABLE", env)),
+    policies: await PolicyRegistry.fromFolder(env[FUNCTION_ENV.POLICIES_DIR] || BUNDLED_POLICIES),
+    store: new DynamoDbDecisionStore(dynamoClient(env), requireEnv(FUNCTION_ENV.DECISIONS_TABLE, env)),
     publisher: new EventPublisher(
       eventBridgeClient(env),
-      requireEnv("EVENT_BUS_NAME", env),
+      requireEnv(FUNCTION_ENV.EVENT_BUS_NAME, env),
       EVENT_PUBLISHING,
     ),
     now: systemClock,

@@ -9,6 +9,7 @@ import { EventBridgeSchema } from "@aws-lambda-powertools/parser/schemas/eventbr
 import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import middy from "@middy/core";
 import type { z } from "zod";
+import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import { DRIFT } from "../shared/domain/topology.ts";
 import { runDriftCheck } from "../shared/use-cases/drift-check.ts";
 import { positiveInteger } from "./config.ts";
@@ -25,7 +26,7 @@ export function createDriftHandler(dependencies: () => Promise<SharedDependencie
   const resolved = lazy(dependencies);
   async function lambdaHandler(event: ScheduledEvent): Promise<unknown> {
     const results = await runDriftCheck(await resolved(), {
-      periodHours: positiveInteger("DRIFT_PERIOD_HOURS", DRIFT.periodHours),
+      periodHours: positiveInteger(FUNCTION_ENV.DRIFT_PERIOD_HOURS, DRIFT.periodHours),
     });
     logger.info("drift check", { scheduledAt: event.time, results });
     return { results };

@@ -16,6 +16,7 @@ import { DynamoDbFleetReadings } from "../shared/adapters/dynamodb-fleet-reading
 import { LambdaMappingConcurrency } from "../shared/adapters/lambda-mapping.ts";
 import { SageMakerFleet } from "../shared/adapters/sagemaker-fleet.ts";
 import { SqsQueue } from "../shared/adapters/sqs-queue.ts";
+import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import { CAPACITY_FOLLOWER, METRICS } from "../shared/domain/topology.ts";
 import { type FollowCapacityDependencies, followCapacity } from "../shared/use-cases/follow-capacity.ts";
 import { dynamoClient, lambdaClient, sagemakerControlClient, sqsClient } from "./clients.ts";
@@ -28,13 +29,19 @@ const logger = new Logger({ serviceName: METRICS.service.capacityFollower });
 /** The follower's dependencies from the environment. */
 export function followerFromEnv(env: NodeJS.ProcessEnv = process.env): FollowCapacityDependencies {
   return {
-    fleet: new SageMakerFleet(sagemakerControlClient(env), requireEnv("FOLLOWED_ENDPOINT_NAME", env)),
-    intake: new SqsQueue(sqsClient(env), requireEnv("INTAKE_QUEUE_URL", env)),
-    mapping: new LambdaMappingConcurrency(lambdaClient(env), requireEnv("INTAKE_MAPPING_UUID", env)),
-    readings: new DynamoDbFleetReadings(dynamoClient(env), requireEnv("DECISIONS_TABLE", env)),
-    secondsPerItem: positiveNumber("SECONDS_PER_ITEM", undefined, env),
+    fleet: new SageMakerFleet(
+      sagemakerControlClient(env),
+      requireEnv(FUNCTION_ENV.FOLLOWED_ENDPOINT_NAME, env),
+    ),
+    intake: new SqsQueue(sqsClient(env), requireEnv(FUNCTION_ENV.INTAKE_QUEUE_URL, env)),
+    mapping: new LambdaMappingConcurrency(
+      lambdaClient(env),
+      requireEnv(FUNCTION_ENV.INTAKE_MAPPING_UUID, env),
+    ),
+    readings: new DynamoDbFleetReadings(dynamoClient(env), requireEnv(FUNCTION_ENV.DECISIONS_TABLE, env)),
+    secondsPerItem: positiveNumber(FUNCTION_ENV.SECONDS_PER_ITEM, undefined, env),
     concurrencyPerInstance: positiveNumber(
-      "CONCURRENCY_PER_INSTANCE",
+      FUNCTION_ENV.CONCURRENCY_PER_INSTANCE,
       CAPACITY_FOLLOWER.concurrencyPerInstance,
       env,
     ),

@@ -12,6 +12,7 @@ import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import middy from "@middy/core";
 import { SageMakerDecisionEndpoint } from "../shared/adapters/decision-endpoint.ts";
 import { SageMakerFleet } from "../shared/adapters/sagemaker-fleet.ts";
+import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import { ENDPOINT_PROBER } from "../shared/domain/topology/prober.ts";
 import { METRICS } from "../shared/domain/topology.ts";
@@ -31,9 +32,9 @@ const logger = new Logger({ serviceName: ENDPOINT_PROBER.service });
 export async function proberFromEnv(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<ProbeEndpointDependencies> {
-  const name = requireEnv("PROBED_ENDPOINT_NAME", env);
-  const policies = await PolicyRegistry.fromFolder(env.POLICIES_DIR || BUNDLED_POLICIES);
-  const id = env.PROBE_POLICY || policies.ids()[0];
+  const name = requireEnv(FUNCTION_ENV.PROBED_ENDPOINT_NAME, env);
+  const policies = await PolicyRegistry.fromFolder(env[FUNCTION_ENV.POLICIES_DIR] || BUNDLED_POLICIES);
+  const id = env[FUNCTION_ENV.PROBE_POLICY] || policies.ids()[0];
   const policy = id === undefined ? undefined : policies.current(id);
   if (!policy) throw new Error(`the prober has no policy ${id ?? "at all"} to send its known items under`);
   return {
@@ -44,7 +45,7 @@ export async function proberFromEnv(
       baseDelayMs: 0,
     }),
     policy,
-    calls: positiveNumber("PROBE_CALLS_PER_RUN", ENDPOINT_PROBER.callsPerRun, env),
+    calls: positiveNumber(FUNCTION_ENV.PROBE_CALLS_PER_RUN, ENDPOINT_PROBER.callsPerRun, env),
     itemIdPrefix: ENDPOINT_PROBER.itemIdPrefix,
   };
 }

@@ -12,6 +12,7 @@ import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import middy from "@middy/core";
 import type { z } from "zod";
 import { S3ObjectStore } from "../shared/adapters/s3-object-store.ts";
+import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import { RECALIBRATION } from "../shared/domain/topology.ts";
 import { type ProposalDependencies, proposeCalibrations } from "../shared/use-cases/propose-calibration.ts";
 import { s3Client } from "./clients.ts";
@@ -30,15 +31,15 @@ export async function recalibrationDependencies(
 ): Promise<ProposalDependencies> {
   return {
     ...(await sharedDependencies(env)),
-    objects: new S3ObjectStore(s3Client(env), requireEnv("PROPOSALS_BUCKET", env)),
+    objects: new S3ObjectStore(s3Client(env), requireEnv(FUNCTION_ENV.PROPOSALS_BUCKET, env)),
   };
 }
 
 /** The handler for given dependencies. */
 export function createRecalibrateHandler(dependencies: () => Promise<ProposalDependencies>) {
   const resolved = lazy(dependencies);
-  const minLabels = positiveInteger("RECALIBRATION_MIN_LABELS", RECALIBRATION.minLabels);
-  const prefix = process.env.PROPOSALS_PREFIX ?? RECALIBRATION.prefix;
+  const minLabels = positiveInteger(FUNCTION_ENV.RECALIBRATION_MIN_LABELS, RECALIBRATION.minLabels);
+  const prefix = process.env[FUNCTION_ENV.PROPOSALS_PREFIX] ?? RECALIBRATION.prefix;
   async function lambdaHandler(event: ScheduledEvent): Promise<unknown> {
     const outcomes = await proposeCalibrations(await resolved(), { minLabels, prefix });
     // The summaries are large: log what happened to each policy, not the fits themselves.

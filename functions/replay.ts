@@ -14,6 +14,7 @@ import middy from "@middy/core";
 import { z } from "zod";
 import { redriveAll, SqsQueue } from "../shared/adapters/sqs-queue.ts";
 import { DEAD_LETTER_SOURCES, queueArnOf, RETURN_KIND, routeOf } from "../shared/domain/dead-letters.ts";
+import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import { homeQueue, homeRuleTarget, replayFiltered } from "../shared/use-cases/replay.ts";
 import { sqsClient } from "./clients.ts";
 import { requireEnv } from "./config.ts";
@@ -45,7 +46,7 @@ const requestSchema = z.discriminatedUnion("mode", [
 
 async function lambdaHandler(event: unknown): Promise<unknown> {
   const request = requestSchema.parse(event);
-  const route = routeOf(requireEnv("DEAD_LETTER_ROUTES"), request.source);
+  const route = routeOf(requireEnv(FUNCTION_ENV.DEAD_LETTER_ROUTES), request.source);
   if (request.mode === "redrive") {
     if (route.kind !== RETURN_KIND.queue)
       throw new RangeError(`${request.source} letters do not go back by redrive: use mode "filtered"`);

@@ -12,6 +12,7 @@ import {
   sessionToken,
   type VerifyToken,
 } from "../shared/adapters/review-tokens.ts";
+import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import { mayReview } from "../shared/domain/review.ts";
 import { requireEnv } from "./config.ts";
 
@@ -47,7 +48,7 @@ export function createReviewAuthorizer(verify: () => VerifyToken) {
 /** The Lambda entry point. */
 export const handler = createReviewAuthorizer(() =>
   cognitoTokenVerifier({
-    userPoolId: requireEnv("USER_POOL_ID"),
-    clientId: requireEnv("USER_POOL_CLIENT_ID"),
+    userPoolId: requireEnv(FUNCTION_ENV.USER_POOL_ID),
+    clientId: requireEnv(FUNCTION_ENV.USER_POOL_CLIENT_ID),
   }),
 );

@@ -11,6 +11,7 @@ import { parser } from "@aws-lambda-powertools/parser/middleware";
 import { EventBridgeSchema } from "@aws-lambda-powertools/parser/schemas/eventbridge";
 import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import middy from "@middy/core";
+import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import { METRICS, REVIEW } from "../shared/domain/topology.ts";
 import { reviewBacklog } from "../shared/use-cases/review-backlog.ts";
 import { positiveInteger } from "./config.ts";
@@ -27,7 +28,7 @@ export function createReviewBacklogHandler(
 ) {
   const resolved = lazy(dependencies);
   async function lambdaHandler(): Promise<unknown> {
-    const limit = positiveInteger("REVIEW_WITHIN_MINUTES", REVIEW.defaultServiceLevelMinutes);
+    const limit = positiveInteger(FUNCTION_ENV.REVIEW_WITHIN_MINUTES, REVIEW.defaultServiceLevelMinutes);
     const backlog = await reviewBacklog(await resolved(), new Date(), limit);
     for (const row of backlog) {
       // Single metrics, flushed at once: the policy is a dimension of these two metrics only.

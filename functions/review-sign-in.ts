@@ -5,16 +5,17 @@
 import { Hono } from "hono";
 import { handle } from "hono/aws-lambda";
 import { cognitoTokenVerifier } from "../shared/adapters/review-tokens.ts";
+import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import { addHostedSignIn } from "../shared/pages/hosted-sign-in.ts";
 import { requireEnv } from "./config.ts";
 
 const app = new Hono();
 addHostedSignIn(app, {
-  domain: requireEnv("COGNITO_DOMAIN"),
-  clientId: requireEnv("USER_POOL_CLIENT_ID"),
+  domain: requireEnv(FUNCTION_ENV.COGNITO_DOMAIN),
+  clientId: requireEnv(FUNCTION_ENV.USER_POOL_CLIENT_ID),
   verify: cognitoTokenVerifier({
-    userPoolId: requireEnv("USER_POOL_ID"),
-    clientId: requireEnv("USER_POOL_CLIENT_ID"),
+    userPoolId: requireEnv(FUNCTION_ENV.USER_POOL_ID),
+    clientId: requireEnv(FUNCTION_ENV.USER_POOL_CLIENT_ID),
   }),
 });
 

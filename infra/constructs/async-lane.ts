@@ -20,6 +20,7 @@ import * as subscriptions from "aws-cdk-lib/aws-sns-subscriptions";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { asyncItemsPerObject } from "../../shared/domain/async-objects.ts";
+import { FUNCTION_ENV } from "../../shared/domain/function-env.ts";
 import {
   asyncSubmitMapping,
   EVENT_SOURCE_MAPPINGS,
@@ -89,17 +90,17 @@ export class AsyncLane extends Construct {
   private environment(props: AsyncLaneProps): Record<string, string> {
     const { queues, bucket } = props.pipeline;
     return {
-      ASYNC_ENDPOINT_NAME: props.endpoint.endpointName,
-      ASYNC_MAX_INSTANCES: String(props.endpoint.maxInstanceCount),
-      BATCH_BUCKET: bucket.bucketName,
-      BATCH_QUEUE_URL: queues.batch.queueUrl,
-      BATCH_DLQ_URL: queues.batchDeadLetters.queueUrl,
-      PUBLISH_LEASE_MS: String(DECIDE_FUNCTION.publishLeaseMs),
+      [FUNCTION_ENV.ASYNC_ENDPOINT_NAME]: props.endpoint.endpointName,
+      [FUNCTION_ENV.ASYNC_MAX_INSTANCES]: String(props.endpoint.maxInstanceCount),
+      [FUNCTION_ENV.BATCH_BUCKET]: bucket.bucketName,
+      [FUNCTION_ENV.BATCH_QUEUE_URL]: queues.batch.queueUrl,
+      [FUNCTION_ENV.BATCH_DLQ_URL]: queues.batchDeadLetters.queueUrl,
+      [FUNCTION_ENV.PUBLISH_LEASE_MS]: String(DECIDE_FUNCTION.publishLeaseMs),
       ...(props.intake
         ? {
-            INTAKE_QUEUE_ARN: queues.intake.queueArn,
-            INTAKE_QUEUE_URL: queues.intake.queueUrl,
-            INTAKE_DLQ_URL: queues.deadLetters.queueUrl,
+            [FUNCTION_ENV.INTAKE_QUEUE_ARN]: queues.intake.queueArn,
+            [FUNCTION_ENV.INTAKE_QUEUE_URL]: queues.intake.queueUrl,
+            [FUNCTION_ENV.INTAKE_DLQ_URL]: queues.deadLetters.queueUrl,
           }
         : {}),
     };
@@ -169,10 +170,10 @@ export class AsyncLane extends Construct {
 
   /** The result function asks a cascade's later models of the real-time endpoint, one try per item. */
   private askLaterTiers(fn: NodejsFunction, tiers: NonNullable<AsyncLaneProps["laterTiers"]>): void {
-    fn.addEnvironment("DECISION_ENDPOINT_NAME", tiers.endpointName);
-    fn.addEnvironment("TIER_MODELS", tierModelsVariable(tiers.tierModels));
+    fn.addEnvironment(FUNCTION_ENV.DECISION_ENDPOINT_NAME, tiers.endpointName);
+    fn.addEnvironment(FUNCTION_ENV.TIER_MODELS, tierModelsVariable(tiers.tierModels));
     // One try: an item whose later tier is busy goes back to its lane counting no failure.
-    fn.addEnvironment("ENDPOINT_ATTEMPTS", "1");
+    fn.addEnvironment(FUNCTION_ENV.ENDPOINT_ATTEMPTS, "1");
     fn.addToRolePolicy(
       new iam.PolicyStatement({ actions: ["sagemaker:InvokeEndpoint"], resources: [tiers.endpointArn] }),
     );
@@ -183,7 +184,7 @@ export class AsyncLane extends Construct {
     const { pipeline } = props;
     pipeline.bus.grantPutEventsTo(fn);
     const files = pipeline.deadLetterSources["batch-files"].home!;
-    fn.addEnvironment("BATCH_FILES_QUEUE_URL", files.queueUrl);
+    fn.addEnvironment(FUNCTION_ENV.BATCH_FILES_QUEUE_URL, files.queueUrl);
     files.grantSendMessages(fn);
   }
 }

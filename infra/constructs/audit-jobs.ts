@@ -16,6 +16,7 @@ import * as destinations from "aws-cdk-lib/aws-lambda-destinations";
 import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
+import { FUNCTION_ENV } from "../../shared/domain/function-env.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { AUDIT, METRICS, TABLE_ACCESS } from "../../shared/domain/topology.ts";
 import { FunctionFindings, functionFactory } from "./pipeline-function.ts";
@@ -109,9 +110,9 @@ export class AuditJobs extends Construct {
     const fn = functionFactory(this, {
       table: props.table,
       environment: {
-        DECISIONS_TABLE: props.table.tableName,
-        EVENT_BUS_NAME: props.busName,
-        POLICIES_DIR: "/var/task/policies",
+        [FUNCTION_ENV.DECISIONS_TABLE]: props.table.tableName,
+        [FUNCTION_ENV.EVENT_BUS_NAME]: props.busName,
+        [FUNCTION_ENV.POLICIES_DIR]: "/var/task/policies",
         POWERTOOLS_METRICS_NAMESPACE: METRICS.namespace,
         POWERTOOLS_LOG_LEVEL: "INFO",
       },
@@ -120,7 +121,7 @@ export class AuditJobs extends Construct {
     this.auditFunction = fn("Audit", "audit.ts", {
       memoryMiB: 512,
       timeoutSeconds: 300,
-      environment: { AUDIT_WINDOW_DAYS: String(AUDIT.windowDays) },
+      environment: { [FUNCTION_ENV.AUDIT_WINDOW_DAYS]: String(AUDIT.windowDays) },
       tableAccess: TABLE_ACCESS.Audit,
     });
     // A daily job may retry twice within six hours, like the other daily jobs.

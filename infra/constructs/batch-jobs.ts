@@ -18,6 +18,7 @@ import * as s3n from "aws-cdk-lib/aws-s3-notifications";
 import * as sqs from "aws-cdk-lib/aws-sqs";
 import { NagSuppressions } from "cdk-nag";
 import { Construct } from "constructs";
+import { FUNCTION_ENV } from "../../shared/domain/function-env.ts";
 import {
   BATCH_FILES,
   BATCH_FILES_VISIBILITY_SECONDS,
@@ -125,7 +126,7 @@ export class BatchJobs extends Construct {
         }),
       );
       // Its records' source tells the lanes apart in the oldest item's age the function reports.
-      props.decideFunction.addEnvironment("BATCH_QUEUE_ARN", props.queue.queueArn);
+      props.decideFunction.addEnvironment(FUNCTION_ENV.BATCH_QUEUE_ARN, props.queue.queueArn);
     }
     // The decide and review functions count items and labels: they never read or write the files.
     for (const fn of [...(props.decideFunction ? [props.decideFunction] : []), ...props.reviewFunctions])
@@ -135,13 +136,13 @@ export class BatchJobs extends Construct {
 
   /** Every function that settles batch items asks the files step through its queue. */
   private asksForFiles(fn: NodejsFunction): void {
-    fn.addEnvironment("BATCH_FILES_QUEUE_URL", this.filesQueue.queueUrl);
+    fn.addEnvironment(FUNCTION_ENV.BATCH_FILES_QUEUE_URL, this.filesQueue.queueUrl);
     this.filesQueue.grantSendMessages(fn);
   }
 
   /** Lets `fn` read and write the files under `batches/` (never delete). */
   private writesFiles(fn: NodejsFunction, props: BatchJobsProps): void {
-    fn.addEnvironment("BATCH_BUCKET", props.bucket.bucketName);
+    fn.addEnvironment(FUNCTION_ENV.BATCH_BUCKET, props.bucket.bucketName);
     grantObjects(props.bucket, fn, BATCH_LANE.filesPrefix, { read: true, write: true });
   }
 
@@ -170,7 +171,7 @@ export class BatchJobs extends Construct {
     const fn = props.fn("BatchIntake", "batch-intake.ts", {
       memoryMiB: BATCH_LANE.intakeMemoryMiB,
       timeoutSeconds: BATCH_LANE.intakeTimeoutSeconds,
-      environment: { BATCH_QUEUE_URL: props.queue.queueUrl },
+      environment: { [FUNCTION_ENV.BATCH_QUEUE_URL]: props.queue.queueUrl },
       tableAccess: TABLE_ACCESS.BatchIntake,
     });
     this.writesFiles(fn, props);

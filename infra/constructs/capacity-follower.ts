@@ -17,6 +17,7 @@ import type { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
+import { FUNCTION_ENV } from "../../shared/domain/function-env.ts";
 import { CAPACITY_FOLLOWER, METRICS, TABLE_ACCESS } from "../../shared/domain/topology.ts";
 import { EndpointProber } from "./endpoint-prober.ts";
 import type { FunctionFactory } from "./pipeline-function.ts";
@@ -51,11 +52,11 @@ export class CapacityFollower extends Construct {
       memoryMiB: 256,
       timeoutSeconds: 30,
       environment: {
-        FOLLOWED_ENDPOINT_NAME: props.endpointName,
-        INTAKE_QUEUE_URL: props.intake.queueUrl,
-        INTAKE_MAPPING_UUID: props.mapping.eventSourceMappingId,
-        SECONDS_PER_ITEM: String(props.secondsPerItem),
-        CONCURRENCY_PER_INSTANCE: String(CAPACITY_FOLLOWER.concurrencyPerInstance),
+        [FUNCTION_ENV.FOLLOWED_ENDPOINT_NAME]: props.endpointName,
+        [FUNCTION_ENV.INTAKE_QUEUE_URL]: props.intake.queueUrl,
+        [FUNCTION_ENV.INTAKE_MAPPING_UUID]: props.mapping.eventSourceMappingId,
+        [FUNCTION_ENV.SECONDS_PER_ITEM]: String(props.secondsPerItem),
+        [FUNCTION_ENV.CONCURRENCY_PER_INSTANCE]: String(CAPACITY_FOLLOWER.concurrencyPerInstance),
       },
       tableAccess: TABLE_ACCESS.CapacityFollower,
     });

@@ -10,6 +10,7 @@ import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import type { Construct } from "constructs";
 import type { DeadLetterRoutes, DeadLetterSource, RuleDelivery } from "../../shared/domain/dead-letters.ts";
+import { FUNCTION_ENV } from "../../shared/domain/function-env.ts";
 import { TABLE_ACCESS } from "../../shared/domain/topology.ts";
 import type { FunctionFactory } from "./pipeline-function.ts";
 
@@ -56,7 +57,9 @@ export function replayFunction(
   const replay = fn("Replay", "replay.ts", {
     memoryMiB: 256,
     timeoutSeconds: 300,
-    environment: { DEAD_LETTER_ROUTES: Stack.of(scope).toJsonString(deadLetterRoutesOf(sources)) },
+    environment: {
+      [FUNCTION_ENV.DEAD_LETTER_ROUTES]: Stack.of(scope).toJsonString(deadLetterRoutesOf(sources)),
+    },
     tableAccess: TABLE_ACCESS.Replay,
   });
   for (const { queue, home, ruleTarget } of Object.values(sources) as DeadLetterHome[]) {

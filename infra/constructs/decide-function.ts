@@ -9,6 +9,7 @@ import type { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import type { Construct } from "constructs";
+import { FUNCTION_ENV } from "../../shared/domain/function-env.ts";
 import { decideIntakeMapping } from "../../shared/domain/topology/event-source-mapping.ts";
 import { DECIDE_FUNCTION, SERVERLESS_DECIDE, TABLE_ACCESS } from "../../shared/domain/topology.ts";
 import type { PipelineBus } from "./pipeline-bus.ts";
@@ -40,13 +41,13 @@ function decideEnvironment(props: DecideFunctionProps): Record<string, string> {
     props.mode === "serverless" ? SERVERLESS_DECIDE : DECIDE_FUNCTION,
   );
   return {
-    DECISION_ENDPOINT_NAME: props.endpointName,
-    ENDPOINT_TIMEOUT_MS: String(calls.timeoutMs),
-    ENDPOINT_ATTEMPTS: String(calls.attempts),
-    PUBLISH_LEASE_MS: String(DECIDE_FUNCTION.publishLeaseMs),
+    [FUNCTION_ENV.DECISION_ENDPOINT_NAME]: props.endpointName,
+    [FUNCTION_ENV.ENDPOINT_TIMEOUT_MS]: String(calls.timeoutMs),
+    [FUNCTION_ENV.ENDPOINT_ATTEMPTS]: String(calls.attempts),
+    [FUNCTION_ENV.PUBLISH_LEASE_MS]: String(DECIDE_FUNCTION.publishLeaseMs),
     // The later models the endpoint serves (-c tierModels); a cascade's tier it does not serve is
     // skipped, its items going to people as the tier before left them.
-    TIER_MODELS: tierModelsVariable(props.tierModels),
+    [FUNCTION_ENV.TIER_MODELS]: tierModelsVariable(props.tierModels),
   };
 }
 

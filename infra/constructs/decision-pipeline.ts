@@ -14,6 +14,7 @@ import type * as s3 from "aws-cdk-lib/aws-s3";
 import { Construct } from "constructs";
 import { decideConcurrency } from "../../shared/domain/capacity-plan.ts";
 import type { RuleDelivery } from "../../shared/domain/dead-letters.ts";
+import { FUNCTION_ENV } from "../../shared/domain/function-env.ts";
 import {
   MEASURED_SECONDS_PER_ITEM,
   METRICS,
@@ -134,9 +135,9 @@ export class DecisionPipeline extends Construct {
     const fn = functionFactory(this, {
       table: this.table,
       environment: {
-        DECISIONS_TABLE: this.table.tableName,
-        EVENT_BUS_NAME: this.bus.eventBusName,
-        POLICIES_DIR: "/var/task/policies",
+        [FUNCTION_ENV.DECISIONS_TABLE]: this.table.tableName,
+        [FUNCTION_ENV.EVENT_BUS_NAME]: this.bus.eventBusName,
+        [FUNCTION_ENV.POLICIES_DIR]: "/var/task/policies",
         POWERTOOLS_METRICS_NAMESPACE: METRICS.namespace,
         POWERTOOLS_LOG_LEVEL: "INFO",
       },

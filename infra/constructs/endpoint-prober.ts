@@ -13,6 +13,7 @@ import * as destinations from "aws-cdk-lib/aws-lambda-destinations";
 import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
+import { FUNCTION_ENV } from "../../shared/domain/function-env.ts";
 import { ENDPOINT_PROBER } from "../../shared/domain/topology/prober.ts";
 import type { FunctionFactory } from "./pipeline-function.ts";
 
@@ -36,8 +37,8 @@ export class EndpointProber extends Construct {
       memoryMiB: 256,
       timeoutSeconds: ENDPOINT_PROBER.timeoutSeconds,
       environment: {
-        PROBED_ENDPOINT_NAME: props.endpointName,
-        PROBE_CALLS_PER_RUN: String(ENDPOINT_PROBER.callsPerRun),
+        [FUNCTION_ENV.PROBED_ENDPOINT_NAME]: props.endpointName,
+        [FUNCTION_ENV.PROBE_CALLS_PER_RUN]: String(ENDPOINT_PROBER.callsPerRun),
       },
       tableAccess: [],
     });

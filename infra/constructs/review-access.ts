@@ -16,6 +16,7 @@ import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import * as logs from "aws-cdk-lib/aws-logs";
 import { NagSuppressions } from "cdk-nag";
 import { Construct } from "constructs";
+import { FUNCTION_ENV } from "../../shared/domain/function-env.ts";
 import { ADMINS_GROUP, REVIEWERS_GROUP } from "../../shared/domain/review.ts";
 import { RESERVED_CONCURRENCY, REVIEW } from "../../shared/domain/topology.ts";
 import type { functionFactory } from "./pipeline-function.ts";
@@ -53,8 +54,8 @@ export class ReviewAccess extends Construct {
     this.api = this.createApi();
     this.client = this.createClient();
     const cognitoEnvironment = {
-      USER_POOL_ID: this.userPool.userPoolId,
-      USER_POOL_CLIENT_ID: this.client.userPoolClientId,
+      [FUNCTION_ENV.USER_POOL_ID]: this.userPool.userPoolId,
+      [FUNCTION_ENV.USER_POOL_CLIENT_ID]: this.client.userPoolClientId,
     };
     this.authorizerFunction = props.fn("ReviewAuthorizer", "review-authorizer.ts", {
       memoryMiB: 256,
@@ -66,13 +67,13 @@ export class ReviewAccess extends Construct {
     this.signInFunction = props.fn("ReviewSignIn", "review-sign-in.ts", {
       memoryMiB: 256,
       timeoutSeconds: 15,
-      environment: { ...cognitoEnvironment, COGNITO_DOMAIN: domain.baseUrl() },
+      environment: { ...cognitoEnvironment, [FUNCTION_ENV.COGNITO_DOMAIN]: domain.baseUrl() },
       tableAccess: [],
       reservedConcurrency: RESERVED_CONCURRENCY.reviewSignIn,
     });
     const reviewEnvironment = {
-      REVIEW_CLAIM_MS: String(REVIEW.claimMs),
-      REVIEW_CHANGE_WINDOW_MS: String(REVIEW.changeWindowMs),
+      [FUNCTION_ENV.REVIEW_CLAIM_MS]: String(REVIEW.claimMs),
+      [FUNCTION_ENV.REVIEW_CHANGE_WINDOW_MS]: String(REVIEW.changeWindowMs),
     };
     for (const [name, value] of Object.entries(reviewEnvironment)) {
       props.pageFunction.addEnvironment(name, value);

@@ -13,6 +13,7 @@ import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import type * as s3 from "aws-cdk-lib/aws-s3";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
+import { FUNCTION_ENV } from "../../shared/domain/function-env.ts";
 import { RECALIBRATION, TABLE_ACCESS } from "../../shared/domain/topology.ts";
 import { grantObjects } from "./bucket-access.ts";
 import type { functionFactory } from "./pipeline-function.ts";
@@ -79,7 +80,7 @@ export class ScheduledJobs extends Construct {
     this.driftFunction = props.fn("Drift", "drift.ts", {
       memoryMiB: 512,
       timeoutSeconds: 300,
-      environment: { DRIFT_PERIOD_HOURS: "24" },
+      environment: { [FUNCTION_ENV.DRIFT_PERIOD_HOURS]: "24" },
       tableAccess: TABLE_ACCESS.Drift,
     });
     daily("Drift", "Daily calibration drift check", this.driftFunction);
@@ -88,9 +89,9 @@ export class ScheduledJobs extends Construct {
       memoryMiB: 1024,
       timeoutSeconds: 300,
       environment: {
-        PROPOSALS_BUCKET: props.bucket.bucketName,
-        PROPOSALS_PREFIX: RECALIBRATION.prefix,
-        RECALIBRATION_MIN_LABELS: String(RECALIBRATION.minLabels),
+        [FUNCTION_ENV.PROPOSALS_BUCKET]: props.bucket.bucketName,
+        [FUNCTION_ENV.PROPOSALS_PREFIX]: RECALIBRATION.prefix,
+        [FUNCTION_ENV.RECALIBRATION_MIN_LABELS]: String(RECALIBRATION.minLabels),
       },
       tableAccess: TABLE_ACCESS.Recalibrate,
     });
