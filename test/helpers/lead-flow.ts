@@ -33,13 +33,13 @@ export interface GeneratedItem {
 }
 
 /** The model file hashes of the generated pair. */
-export const FIRST_SHA = "1".repeat(64);
-export const SECOND_SHA = "2".repeat(64);
+const FIRST_SHA = "1".repeat(64);
+const SECOND_SHA = "2".repeat(64);
 
 /**
  * `count` generated items of `policy` (options in its order: allow, restrict, remove,
- * out_of_scope), shaped as `review-flow.ts` shapes them; the second model says the same as the
- * first, surer (its logits 1.5 times the first's), so its confidence needs its own calibration.
+ * out_of_scope): the first model shaped as `review-flow.ts` shapes it, the truth drawn from its
+ * true probabilities; the second model another, better one on the same items.
  */
 export function generatedItems(policy: Policy, shape: FlowShape, seed: number, prefix: string) {
   const random = new SeededRandom(seed * 104_729 + 3);
@@ -49,9 +49,16 @@ export function generatedItems(policy: Policy, shape: FlowShape, seed: number, p
     const wrong = random.nextFloat() < d.wrongChance;
     const truth =
       policy.options[wrong ? (d.chosen + 1 + Math.floor(random.nextFloat() * 3)) % 4 : d.chosen]!.id;
+    // The second model: right 95% of the time, and sure only where it is right (a gap of 5 to 9
+    // logits on the truth; 1 to 3 on another option when wrong).
+    const right = random.nextFloat() < 0.95;
+    const t = policy.options.findIndex((o) => o.id === truth);
+    const top = right ? t : (t + 1 + Math.floor(random.nextFloat() * 3)) % 4;
+    const second = [0, 0, 0, 0].map(() => random.nextFloat());
+    second[top]! += right ? 5 + 4 * random.nextFloat() : 1 + 2 * random.nextFloat();
     items.set(`${prefix}-${i}`, {
       first: d.logits,
-      second: d.logits.map((l) => l * 1.5),
+      second,
       truth,
       wrongChance: d.wrongChance,
     });
