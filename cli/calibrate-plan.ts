@@ -7,6 +7,7 @@
 import { kindsText } from "../shared/domain/calibration/certificate.ts";
 import { type LabelPlan, planLabels } from "../shared/domain/calibration/label-plan.ts";
 import { chosenAutomatable } from "../shared/domain/calibration/label-selection.ts";
+import { reviewerPlanLines } from "../shared/domain/calibration/reviewer-plan.ts";
 import { systemClock } from "../shared/domain/clock.ts";
 import { everyDecision } from "../shared/domain/decision-store.ts";
 import { counted } from "../shared/domain/plural.ts";
@@ -175,6 +176,10 @@ export function printPlan(planned: Planned): Printed {
         `  ask reviewers for them now: npx decide calibrate --plan --policy ${policy.id} --max-auto-error ${plan.maxError} --confidence ${plan.confidence} --request ${plan.remaining}`,
       );
   }
+  // What reviewers' own mistakes cost the target, and what double review buys.
+  lines.push(
+    ...reviewerPlanLines(plan.maxError, undefined, policy.certificationReviewers).map((l) => `  ${l}`),
+  );
   lines.push(...reachLines(planned));
   if (requested) lines.push(...requestedLines(requested, options.order));
   return { lines, exitCode: 0 };

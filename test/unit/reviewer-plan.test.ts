@@ -4,6 +4,8 @@
  * the calibration report's reviewer section (accuracy per reviewer with its count and interval).
  */
 import { describe, expect, it } from "vitest";
+import { printPlan } from "../../cli/calibrate-plan.ts";
+import { planLabels } from "../../shared/domain/calibration/label-plan.ts";
 import { reviewersSectionHtml } from "../../shared/domain/calibration/report-reviewers.ts";
 import {
   accuracyNeeded,
@@ -12,6 +14,7 @@ import {
 } from "../../shared/domain/calibration/reviewer-plan.ts";
 import { SeededRandom } from "../../shared/domain/random.ts";
 import { reviewerAccuracy } from "../../shared/domain/review-gold.ts";
+import { MODERATION } from "../helpers/review-flow.ts";
 
 describe("the plan's reviewer lines", () => {
   it("say what a 2% target needs and what double review buys at 99% per reviewer", () => {
@@ -29,6 +32,28 @@ describe("the plan's reviewer lines", () => {
     expect(lines[1]).toContain("one review leaves 1.0% of labels wrong, 50% of the 2.0% budget");
     expect(lines[1]).toContain("two with adjudication leave 0.03% of labels wrong, 1% of the 2.0% budget");
     expect(reviewerPlanLines(0.02, 0.95)[1]).toMatch(/^reviewers at the 95\.0% measured on gold items/);
+  });
+
+  it("are printed by calibrate --plan", () => {
+    const goal = { maxError: 0.02, confidence: 0.95 };
+    const options = {
+      policyId: MODERATION.id,
+      policiesDir: "x",
+      goal,
+      table: undefined,
+      input: "labels.jsonl",
+      request: undefined,
+      order: "first" as const,
+      aws: {},
+    };
+    const { lines } = printPlan({
+      policy: MODERATION,
+      plan: planLabels(MODERATION, [], goal),
+      where: "labels.jsonl",
+      options,
+    });
+    expect(lines).toContain(`  ${reviewerPlanLines(0.02)[0]}`);
+    expect(lines.join("\n")).toContain("two with adjudication leave 0.03% of labels wrong");
   });
 
   it("match simulated reviewers: two at 99% with an adjudicator leave at most the stated rate, over seeds", () => {
