@@ -118,6 +118,8 @@ for (let b = 0; b < blocks; b++) {
       (b + g) % 2 === 0 ? (["oneByOne", "together"] as const) : (["together", "oneByOne"] as const);
     const results: Record<string, PromptEvaluation[]> = {};
     for (const name of order) {
+      // Every sequence back to the bare preamble, so that no run finds an item of an earlier block.
+      for (const s of [oneSequence, ...many]) await s.truncate(preamble.length);
       const r = await cpuTimed(() => (name === "oneByOne" ? oneByOne(group) : inOneBatch(group)));
       cpu[name].push(r.cpu);
       wall[name].push(r.wall);
