@@ -2,6 +2,8 @@
  * Endpoint settings from command-line flags and environment variables, resolved once at start.
  * A flag wins over its environment variable, which wins over the default.
  */
+
+import { CONTAINER_ENV } from "../../shared/domain/container-env.ts";
 import { hostThreads } from "../runtime/host-cores.ts";
 import { GPU_MODES, type GpuMode } from "../runtime/llama-instance.ts";
 
@@ -124,14 +126,14 @@ export const SAGEMAKER_MODEL_DIR = "/opt/ml/model";
 export const SETTINGS = {
   model: {
     flag: "model",
-    env: ["DECIDE_MODEL", "SM_MODEL_DIR"],
+    env: [CONTAINER_ENV.DECIDE_MODEL, CONTAINER_ENV.SM_MODEL_DIR],
     fallback: () => SAGEMAKER_MODEL_DIR,
     parse: text,
     help: "GGUF file or folder holding one",
   },
   modelName: {
     flag: "model-name",
-    env: ["DECIDE_MODEL_NAME"],
+    env: [CONTAINER_ENV.DECIDE_MODEL_NAME],
     fallback: () => undefined,
     parse: text,
     help: "name clients send as `model`",
@@ -139,7 +141,7 @@ export const SETTINGS = {
   extraModels: {
     flag: "extra-model",
     repeatable: true,
-    env: ["DECIDE_EXTRA_MODELS"],
+    env: [CONTAINER_ENV.DECIDE_EXTRA_MODELS],
     fallback: () => [],
     parse: extraModels,
     help: "another model served by name: NAME=PATH (repeatable; comma-separated in the variable)",
@@ -147,7 +149,7 @@ export const SETTINGS = {
   modelAliases: {
     flag: "model-alias",
     repeatable: true,
-    env: ["DECIDE_MODEL_ALIASES"],
+    env: [CONTAINER_ENV.DECIDE_MODEL_ALIASES],
     fallback: () => [],
     parse: list,
     help: "more accepted model names (repeatable; comma-separated in the variable)",
@@ -155,7 +157,7 @@ export const SETTINGS = {
   anyModel: {
     flag: "any-model",
     switch: true,
-    env: ["DECIDE_ANY_MODEL"],
+    env: [CONTAINER_ENV.DECIDE_ANY_MODEL],
     fallback: () => false,
     parse: boolean,
     help: "accept any model name (as llama.cpp's server does)",
@@ -163,98 +165,98 @@ export const SETTINGS = {
   keepRunningOnFailure: {
     flag: "keep-running-on-failure",
     switch: true,
-    env: ["DECIDE_KEEP_RUNNING_ON_FAILURE"],
+    env: [CONTAINER_ENV.DECIDE_KEEP_RUNNING_ON_FAILURE],
     fallback: () => false,
     parse: boolean,
     help: "answer 503 with the reason instead of exiting 1 when the model fails to load",
   },
   host: {
     flag: "host",
-    env: ["HOST"],
+    env: [CONTAINER_ENV.HOST],
     fallback: () => "127.0.0.1",
     parse: text,
     help: "address to listen on (0.0.0.0 in the container)",
   },
   port: {
     flag: "port",
-    env: ["SAGEMAKER_BIND_TO_PORT", "PORT"],
+    env: [CONTAINER_ENV.SAGEMAKER_BIND_TO_PORT, CONTAINER_ENV.PORT],
     fallback: () => 8080,
     parse: integer(0, 65535),
     help: "port (SageMaker: 8080)",
   },
   threads: {
     flag: "threads",
-    env: ["DECIDE_THREADS"],
+    env: [CONTAINER_ENV.DECIDE_THREADS],
     fallback: () => hostThreads().threads,
     parse: integer(1, 512),
     help: "evaluation threads (physical cores usable under affinity and cgroup quota)",
   },
   contextSize: {
     flag: "context-size",
-    env: ["DECIDE_CONTEXT_SIZE"],
+    env: [CONTAINER_ENV.DECIDE_CONTEXT_SIZE],
     fallback: () => 4096,
     parse: integer(64, 1 << 20),
     help: "tokens per prompt",
   },
   queueSize: {
     flag: "queue-size",
-    env: ["DECIDE_QUEUE_SIZE"],
+    env: [CONTAINER_ENV.DECIDE_QUEUE_SIZE],
     fallback: () => 16,
     parse: integer(0, 100_000),
     help: "requests that may wait before 503",
   },
   bodyLimit: {
     flag: "body-limit",
-    env: ["DECIDE_BODY_LIMIT"],
+    env: [CONTAINER_ENV.DECIDE_BODY_LIMIT],
     fallback: () => 6 * 1024 * 1024,
     parse: integer(1024, 1 << 30),
     help: "largest body in bytes (SageMaker real-time: 6 MB)",
   },
   deadlineMs: {
     flag: "deadline-ms",
-    env: ["DECIDE_DEADLINE_MS"],
+    env: [CONTAINER_ENV.DECIDE_DEADLINE_MS],
     fallback: () => 60_000,
     parse: integer(100, 3_600_000),
     help: "per-request deadline (SageMaker real-time: 60 s)",
   },
   logLevel: {
     flag: "log-level",
-    env: ["LOG_LEVEL", "POWERTOOLS_LOG_LEVEL"],
+    env: [CONTAINER_ENV.LOG_LEVEL, CONTAINER_ENV.POWERTOOLS_LOG_LEVEL],
     fallback: () => "INFO" as const,
     parse: oneOf(["DEBUG", "INFO", "WARN", "ERROR"] as const),
     help: "DEBUG, INFO, WARN or ERROR",
   },
   gpu: {
     flag: "gpu",
-    env: ["DECIDE_GPU"],
+    env: [CONTAINER_ENV.DECIDE_GPU],
     fallback: () => "auto" as const,
     parse: oneOf(GPU_MODES),
     help: "auto (CUDA when present, else CPU), cuda or off",
   },
   flashAttention: {
     flag: "flash-attention",
-    env: ["DECIDE_FLASH_ATTENTION"],
+    env: [CONTAINER_ENV.DECIDE_FLASH_ATTENTION],
     fallback: () => false,
     parse: boolean,
     help: "faster prefill, inexact prefix reuse",
   },
   tokenMass: {
     flag: "token-mass",
-    env: ["DECIDE_TOKEN_MASS"],
+    env: [CONTAINER_ENV.DECIDE_TOKEN_MASS],
     fallback: () => true,
     parse: boolean,
     help: "read allowed-token mass by default",
   },
   prefixSlots: {
     flag: "prefix-slots",
-    env: ["DECIDE_PREFIX_SLOTS"],
+    env: [CONTAINER_ENV.DECIDE_PREFIX_SLOTS],
     fallback: () => 0,
     parse: integer(0, 64),
     help: "cached prefixes, one per interleaved policy (0: fit --prefix-cache-mb)",
   },
   prefixCacheMiB: {
     flag: "prefix-cache-mb",
-    env: ["DECIDE_PREFIX_CACHE_MB"],
+    env: [CONTAINER_ENV.DECIDE_PREFIX_CACHE_MB],
     fallback: () => 512,
     parse: integer(1, 1 << 20),
     help: "KV-cache memory for automatic prefix slots",

@@ -15,6 +15,7 @@ import * as sagemaker from "aws-cdk-lib/aws-sagemaker";
 import * as sns from "aws-cdk-lib/aws-sns";
 import { NagSuppressions } from "cdk-nag";
 import { Construct } from "constructs";
+import { CONTAINER_ENV } from "../../shared/domain/container-env.ts";
 import { ASYNC_LANE } from "../../shared/domain/topology.ts";
 import { AsyncEndpointScaling } from "./async-scaling.ts";
 import { endpointContainer } from "./endpoint-container.ts";
@@ -78,7 +79,10 @@ export class AsyncDecisionEndpoint extends Construct {
       primaryContainer: {
         image,
         modelDataUrl: `s3://${props.modelBucket}/${props.modelKey}`,
-        environment: { DECIDE_GPU: gpu ? "cuda" : "off", ...servedModelsEnvironment(props.tierModels ?? []) },
+        environment: {
+          [CONTAINER_ENV.DECIDE_GPU]: gpu ? "cuda" : "off",
+          ...servedModelsEnvironment(props.tierModels ?? []),
+        },
       },
     });
     model.node.addDependency(this.role);

@@ -20,6 +20,7 @@ import * as sagemaker from "aws-cdk-lib/aws-sagemaker";
 import { NagSuppressions } from "cdk-nag";
 import { Construct } from "constructs";
 import { endpointAdmission } from "../../shared/domain/capacity-plan.ts";
+import { CONTAINER_ENV } from "../../shared/domain/container-env.ts";
 import { bakingSecondsFor, ENDPOINT_DEPLOYMENT, ON_CALL_ALARMS } from "../../shared/domain/topology.ts";
 import { alarmNameOf } from "./alarm-topic.ts";
 import { type GuardrailAlarms, guardrailAlarms, guardrailWindows } from "./deployment-guardrail.ts";
@@ -237,18 +238,20 @@ export class DecisionEndpoint extends Construct {
       ...(props.batchMaxConcurrency ? { batchMaxConcurrency: props.batchMaxConcurrency } : {}),
     });
     const environment: Record<string, string> = {
-      DECIDE_GPU: gpu ? "cuda" : "off",
-      DECIDE_QUEUE_SIZE: String(admission.queueSize),
-      DECIDE_DEADLINE_MS: String(admission.deadlineMs),
-      ...(props.threads ? { DECIDE_THREADS: String(props.threads) } : {}),
-      ...(props.contextSize ? { DECIDE_CONTEXT_SIZE: String(props.contextSize) } : {}),
+      [CONTAINER_ENV.DECIDE_GPU]: gpu ? "cuda" : "off",
+      [CONTAINER_ENV.DECIDE_QUEUE_SIZE]: String(admission.queueSize),
+      [CONTAINER_ENV.DECIDE_DEADLINE_MS]: String(admission.deadlineMs),
+      ...(props.threads ? { [CONTAINER_ENV.DECIDE_THREADS]: String(props.threads) } : {}),
+      ...(props.contextSize ? { [CONTAINER_ENV.DECIDE_CONTEXT_SIZE]: String(props.contextSize) } : {}),
       ...servedModelsEnvironment(props.tierModels ?? []),
     };
     if (serverless) {
       // Serverless answers at most 4 MB; one model copy per instance, so one prefix slot per
       // policy fits in the memory left after the model (the budget scales with the memory size).
-      environment.DECIDE_BODY_LIMIT = String(SERVERLESS_LIMITS.payloadBytes);
-      environment.DECIDE_PREFIX_CACHE_MB = String(Math.max(64, Math.floor(serverless.memoryMiB / 8)));
+      environment[CONTAINER_ENV.DECIDE_BODY_LIMIT] = String(SERVERLESS_LIMITS.payloadBytes);
+      environment[CONTAINER_ENV.DECIDE_PREFIX_CACHE_MB] = String(
+        Math.max(64, Math.floor(serverless.memoryMiB / 8)),
+      );
     }
     const model = new sagemaker.CfnModel(this, "Model", {
       executionRoleArn: this.role.roleArn,

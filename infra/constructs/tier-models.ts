@@ -10,6 +10,7 @@
  * setting (so each finds its first model among the files); the async lane still asks the first
  * model only.
  */
+import { CONTAINER_ENV } from "../../shared/domain/container-env.ts";
 
 /** One later model: the name policies ask it by, and its file in the archive. */
 export interface TierModel {
@@ -51,7 +52,9 @@ export function tierModelsFromContext(value: string): TierModel[] {
 /** The container's setting that serves `models` by name beside the first model; none without. */
 export function servedModelsEnvironment(models: readonly TierModel[]): Record<string, string> {
   if (models.length === 0) return {};
-  return { DECIDE_EXTRA_MODELS: models.map((m) => `${m.name}=${MODEL_DIR}/${m.file}`).join(",") };
+  return {
+    [CONTAINER_ENV.DECIDE_EXTRA_MODELS]: models.map((m) => `${m.name}=${MODEL_DIR}/${m.file}`).join(","),
+  };
 }
 
 /**
