@@ -6,7 +6,7 @@
  * one context sometimes returned another row's probabilities (docs/architecture.md), while
  * erasing back to the shared prefix matches scoring from scratch. Scoring an object's items
  * together on several sequences was measured again on 2026-12-06 (test/bench/scorer-batch.bench.ts):
- * exact over those items but only 1.06x items/s on CPU, so it is not used (docs/benchmarks.md).
+ * exact over those items but only 1.03x to 1.07x items/s on CPU, so it is not used (docs/benchmarks.md).
  */
 import type {
   ControlledEvaluateInputItem,
