@@ -43,8 +43,9 @@ requests at a time with retries, shows progress, and keeps scored rows in --resu
 Rows that do not fit the policy are reported with their line numbers, not dropped silently; a row may
 name the "modelSha256" and "promptVersion" that scored it (scored states and table rows always do).
 Every candidate (temperature; with --prior, the prior; vector scaling, with 20 labels per option) is
-compared out of fold with the policy as it stands, and proposed only when it beats it by more than the
-fold-to-fold spread; otherwise "no change: ..." with the figures.
+compared out of fold with the policy as it stands, and proposed only when a one-sided paired test on the
+per-label NLL differences finds it better (gain ± standard error; 1% over the candidates tried);
+otherwise "no change: ..." with the figures.
 --max-auto-error E: the lowest auto threshold whose rate of wrong automatic actions is at most E with
 --confidence (Learn then Test, exact binomial bound); the proposal carries the certificate. None
 qualifies: every item stays with people, and the command says how many labels would be needed.

@@ -70,7 +70,7 @@ describe("candidates against the policy as it stands", () => {
     const summary = calibratePolicy(moderation, twentyLabels(4), { goal, now });
     expect(summary.comparison.change).toBe(false);
     expect(summary.comparison.verdict).toMatch(
-      /^no change: the policy as it stands has out-of-fold NLL \d\.\d{3}; the best candidate, temperature, \d\.\d{3} \(worse by \d\.\d{3}, fold-to-fold spread \d\.\d{3}\)$/,
+      /^no change: the policy as it stands has out-of-fold NLL \d\.\d{3}; the best candidate, temperature, \d\.\d{3} \(worse by \d\.\d{3} ± \d\.\d{3}; a change needs more than 2\.33 standard errors: one-sided 1% over 1 candidate\)$/,
     );
     expect(summary.comparison.candidates.find((c) => c.name === "temperature")!.nll).toBeGreaterThan(
       summary.comparison.current.nll,

@@ -96,14 +96,16 @@ describe("proposals on small label sets", () => {
 });
 
 describe("a richer candidate against the simpler one", () => {
-  it("does not propose vector scaling that beats the policy but not the temperature alone by its spread", () => {
+  it("does not propose vector scaling that beats the policy but not the temperature alone by the paired test", () => {
     // No per-option bias in these labels; before, vector scaling was chosen (out-of-fold NLL
-    // 1.045 -> 0.917, better by 0.128 than the policy, more than the spread 0.111).
+    // 1.045 -> 0.917, better by 0.128 than the policy, more than the fold-to-fold spread 0.111).
     const { comparison } = compareCandidates(FOUR_OPTIONS_POLICY, drawn(150, 7024, 1.5, 3), { folds: 5 });
     const vector = comparison.candidates.find((c) => c.name === "vector")!;
     expect(comparison.chosen).toBe("temperature");
     expect(vector.qualifies).toBe(false);
-    expect(vector.overTemperature!.gain).toBeLessThanOrEqual(vector.overTemperature!.spread);
+    expect(vector.overTemperature!.gain).toBeLessThanOrEqual(
+      comparison.criticalRatio * vector.overTemperature!.spread,
+    );
   });
 });
 

@@ -5,7 +5,8 @@
  * it approximate. This checks it where the finding said it was untested: few labels (400, about
  * 290 of them answered by the second model, enough for vector scaling to be tried), over seeds,
  * the claim held on fresh decisions of the same two models in at least 95% of seeds (30 of 30 on
- * the first run, 6 of them with a refitted second map).
+ * the first run, 6 of them with a refitted second map; 30 of 30, 26 refitted, since a refit is judged
+ * by the paired per-label test).
  */
 import { describe, expect, it } from "vitest";
 import { calibratePolicy } from "../../shared/domain/calibration/calibrate.ts";
@@ -75,7 +76,7 @@ describe("the cascade's second map fitted on the labels that certify it", () => 
       if (freshRate(summary.proposedPolicy) <= GOAL.maxError) held++;
     }
     expect(certified).toBeGreaterThan(seeds / 2);
-    // A refit must beat the map in use by twice its fold-to-fold spread: 6 of 30 seeds here.
+    // A refit must pass the paired per-label test against the map in use: 26 of 30 seeds here.
     expect(fitted).toBeGreaterThanOrEqual(3);
     expect(held / seeds).toBeGreaterThanOrEqual(0.95);
   }, 180_000);

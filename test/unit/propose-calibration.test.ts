@@ -80,7 +80,7 @@ describe("proposeCalibrations", () => {
   });
 
   it("writes the proposed version, its report and summary, and announces it once", async () => {
-    // 180 labels: enough for the refit's out-of-fold gain to clear its fold-to-fold spread.
+    // 180 labels: enough for the refit's out-of-fold gain to pass the paired per-label test.
     await review(TEAMS_POLICY, 180, "2026-11-30T10:00:00.000Z");
     const [outcome] = await proposeCalibrations(deps(), { minLabels: 50 });
     expect(outcome).toMatchObject({ status: "proposed", labels: 180, proposedVersion: 2 });

@@ -1,19 +1,22 @@
 /**
  * "Never worse than today": every candidate calibration (a refitted temperature; a new prior with
  * its temperature; vector scaling) is compared out of fold, on the same grouped folds, with the
- * policy as it stands. A candidate is proposed only when its out-of-fold NLL beats the current
- * version's by more than {@link SPREADS} fold-to-fold spreads of that gain (the standard deviation
- * of the per-fold gains: a gain inside its own noise is no gain); otherwise the verdict is
- * `no change: …` with the figures. Two spreads (about a one-sided 0.5% test per candidate on
- * five folds) keep proposals on already calibrated sets under 1% (never-worse-seeds.test.ts). Fits
- * are pulled toward the calibration in use by their label count (`shrinkage.ts`); below
- * `SMALL_LABEL_SET` labels only a temperature is tried, and a richer candidate (a new prior, vector
- * scaling) must also beat the temperature alone by as much. Pure.
+ * policy as it stands. A candidate is proposed only when a one-sided paired test on the per-label
+ * out-of-fold NLL differences finds it better (`paired-gain.ts`): its mean gain over the current
+ * version exceeds z standard errors, z the normal critical value at 1% divided by the candidates
+ * tried (Bonferroni), so already calibrated sets get a proposal on at most about 1%
+ * (never-worse-seeds.test.ts); otherwise the verdict is `no change: …` with the figures. (The
+ * fold-to-fold spread of five per-fold gains, doubled, met that bar but lost the power to find real
+ * miscalibration.) Fits are pulled toward the calibration in use by their label count
+ * (`shrinkage.ts`); below `SMALL_LABEL_SET` labels only a temperature is tried, and a richer
+ * candidate (a new prior, vector scaling) must also beat the temperature alone by the same test.
+ * Pure.
  */
 import type { Policy } from "../policy/policy.ts";
 import { argmax } from "../probability.ts";
 import { type CalibrationMap, calibratedProbabilities, mapOf } from "./map.ts";
 import { accuracy, type LabelledDistribution, negativeLogLikelihood } from "./metrics.ts";
+import { criticalRatio, FALSE_PROPOSAL_RATE, pairedGain } from "./paired-gain.ts";
 import { correctForPrior } from "./prior.ts";
 import { MIN_LABELS_PER_OPTION, TEMPERATURE_PULL } from "./ranges.ts";
 import { independentLabels, SMALL_LABEL_SET, shrinkToward } from "./shrinkage.ts";
@@ -35,12 +38,12 @@ export interface CandidateResult {
   readonly foldNll: number[];
   /** The current version's NLL minus this one's (positive: better). */
   readonly gain: number;
-  /** Standard deviation of the per-fold gains. */
+  /** Standard error of `gain`, paired label by label (over groups). */
   readonly spread: number;
   readonly beatsCurrent: boolean;
   /**
    * A richer candidate (prior, vector) against the temperature alone, on the same folds: its gain
-   * over it and the spread of that gain. Absent for the temperature and the current version.
+   * over it and the standard error of that gain. Absent for the temperature and the current version.
    */
   readonly overTemperature?: { readonly gain: number; readonly spread: number };
   /** Whether it may be proposed: beats the current version and, when richer, the temperature. */
@@ -52,6 +55,8 @@ export interface CandidateResult {
 /** The comparison and its verdict. */
 export interface CandidateComparison {
   readonly folds: number;
+  /** How many standard errors a gain must exceed: one-sided, 1% over the candidates tried. */
+  readonly criticalRatio: number;
   /** Labels that count separately (one per group): what the pull toward the calibration in use reads. */
   readonly labels: number;
   readonly current: CandidateResult;
@@ -64,9 +69,6 @@ export interface CandidateComparison {
   /** One line: what changes and why, or `no change: …` with the figures. */
   readonly verdict: string;
 }
-
-/** How many fold-to-fold spreads a gain must exceed to count (see the header). */
-const SPREADS = 2;
 
 /** A way of fitting a map on some rows. */
 type Fit = (train: readonly LabelledLogits[]) => CalibrationMap;
@@ -190,21 +192,6 @@ interface Evaluated {
   readonly foldNll: number[];
 }
 
-/** `c`'s out-of-fold NLL gain over `reference` (positive: better), and the spread of the per-fold gains. */
-function gainOver(c: Evaluated, reference: Evaluated): { gain: number; spread: number } {
-  const gains = c.foldNll.flatMap((v, f) => (Number.isNaN(v) ? [] : [reference.foldNll[f]! - v]));
-  return {
-    gain: negativeLogLikelihood(reference.distributions) - negativeLogLikelihood(c.distributions),
-    spread: standardDeviation(gains),
-  };
-}
-
-function standardDeviation(values: readonly number[]): number {
-  if (values.length < 2) return Number.POSITIVE_INFINITY;
-  const mean = values.reduce((s, v) => s + v, 0) / values.length;
-  return Math.sqrt(values.reduce((s, v) => s + (v - mean) ** 2, 0) / (values.length - 1));
-}
-
 /**
  * Compares the candidates with the policy as it stands; returns the comparison and the
  * out-of-fold distributions of the chosen one (the current version's own when nothing changes).
@@ -214,7 +201,8 @@ export function compareCandidates(
   rows: readonly LabelledLogits[],
   options: { readonly folds: number; readonly prior?: readonly number[] | undefined },
 ): { comparison: CandidateComparison; outOfFold: LabelledDistribution[] } {
-  const fold = rows.map((r, i) => foldOf(r.group ?? String(i), options.folds));
+  const groups = rows.map((r, i) => r.group ?? `#${i}`);
+  const fold = groups.map((g) => foldOf(g, options.folds));
   const currentMap = mapOf(policy);
   const evaluate = (name: CandidateName, fitMap: Fit): Evaluated => {
     const { distributions, foldNll } = outOfFold(rows, fold, options.folds, fitMap);
@@ -224,18 +212,22 @@ export function compareCandidates(
   const { fits, skipped } = candidateFits(policy, rows, options.prior);
   const evaluated = fits.map(([name, fitMap]) => evaluate(name, fitMap));
   const simpler = evaluated.find((e) => e.name === "temperature")!;
+  const z = criticalRatio(evaluated.length);
+  const gainOver = (c: Evaluated, reference: Evaluated) => {
+    const { gain, standardError } = pairedGain(reference.distributions, c.distributions, groups);
+    return { gain, spread: standardError };
+  };
   const summarize = (c: Evaluated): CandidateResult => {
     const { gain, spread } = gainOver(c, base);
     const nll = negativeLogLikelihood(c.distributions);
     const changed = c.distributions.filter(
       (d, i) => argmax(d.probabilities) !== argmax(base.distributions[i]!.probabilities),
     ).length;
-    const beatsCurrent = c.name !== "current" && gain > 0 && gain > SPREADS * spread;
+    const beatsCurrent = c.name !== "current" && gain > 0 && gain > z * spread;
     const richer = c.name === "prior" || c.name === "vector";
     const overTemperature = richer ? gainOver(c, simpler) : undefined;
     const beatsSimpler =
-      !overTemperature ||
-      (overTemperature.gain > 0 && overTemperature.gain > SPREADS * overTemperature.spread);
+      !overTemperature || (overTemperature.gain > 0 && overTemperature.gain > z * overTemperature.spread);
     return {
       name: c.name,
       map: c.map,
@@ -256,13 +248,14 @@ export function compareCandidates(
   const chosen = winners[0];
   const comparison: CandidateComparison = {
     folds: options.folds,
+    criticalRatio: z,
     labels: independentLabels(rows),
     current,
     candidates,
     skipped,
     chosen: chosen?.name ?? "current",
     change: chosen !== undefined,
-    verdict: verdictOf(current, candidates, skipped, chosen),
+    verdict: verdictOf(current, candidates, skipped, chosen, z),
   };
   const distributions = chosen
     ? evaluated.find((e) => e.name === chosen.name)!.distributions
@@ -277,22 +270,24 @@ function verdictOf(
   candidates: readonly CandidateResult[],
   skipped: CandidateComparison["skipped"],
   chosen: CandidateResult | undefined,
+  z: number,
 ): string {
+  const rule = `${z.toFixed(2)} standard errors: one-sided ${FALSE_PROPOSAL_RATE * 100}% over ${candidates.length} candidate${candidates.length === 1 ? "" : "s"}`;
   if (chosen)
-    return `${LABELS[chosen.name]} beats the policy as it stands: out-of-fold NLL ${n3(current.nll)} -> ${n3(chosen.nll)} (better by ${n3(chosen.gain)}, more than twice the fold-to-fold spread ${n3(chosen.spread)})${richerNotProposed(candidates)}`;
+    return `${LABELS[chosen.name]} beats the policy as it stands: out-of-fold NLL ${n3(current.nll)} -> ${n3(chosen.nll)} (better by ${n3(chosen.gain)} ± ${n3(chosen.spread)}, more than ${rule})${richerNotProposed(candidates)}`;
   const best = [...candidates].sort((a, b) => a.nll - b.nll)[0];
   if (!best)
     return `no change: no candidate could be fitted (${skipped.map((s) => `${LABELS[s.name]}: ${s.reason}`).join("; ")})`;
-  return `no change: the policy as it stands has out-of-fold NLL ${n3(current.nll)}; the best candidate, ${LABELS[best.name]}, ${n3(best.nll)} (${best.gain >= 0 ? "better" : "worse"} by ${n3(Math.abs(best.gain))}, fold-to-fold spread ${n3(best.spread)})`;
+  return `no change: the policy as it stands has out-of-fold NLL ${n3(current.nll)}; the best candidate, ${LABELS[best.name]}, ${n3(best.nll)} (${best.gain >= 0 ? "better" : "worse"} by ${n3(Math.abs(best.gain))} ± ${n3(best.spread)}; a change needs more than ${rule})`;
 }
 
-/** "; vector scaling not proposed: 0.004 better than the temperature alone, within twice the spread 0.006". */
+/** "; vector scaling not proposed: better than the temperature alone by 0.004 ± 0.006". */
 function richerNotProposed(candidates: readonly CandidateResult[]): string {
   return candidates
     .filter((c) => c.beatsCurrent && !c.qualifies && c.overTemperature)
     .map(
       (c) =>
-        `; ${LABELS[c.name]} not proposed: ${c.overTemperature!.gain >= 0 ? "better" : "worse"} than the temperature alone by ${n3(Math.abs(c.overTemperature!.gain))}, fold-to-fold spread ${n3(c.overTemperature!.spread)}`,
+        `; ${LABELS[c.name]} not proposed: ${c.overTemperature!.gain >= 0 ? "better" : "worse"} than the temperature alone by ${n3(Math.abs(c.overTemperature!.gain))} ± ${n3(c.overTemperature!.spread)}`,
     )
     .join("");
 }

@@ -48,7 +48,7 @@ function candidatesTable(summary: CalibrationSummary): string {
         `<tr><th scope="row">${escapeHtml(candidateLabel(s.name))}</th><td colspan="4">not tried: ${escapeHtml(s.reason)}</td></tr>`,
     ),
   ];
-  return `<table id="candidates"><caption>Candidates against the policy as it stands (out of fold, ${c.folds} grouped folds)</caption><thead><tr><td></td><th scope="col">NLL</th><th scope="col">accuracy</th><th scope="col">gain ± fold-to-fold spread</th><th scope="col">verdict</th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
+  return `<table id="candidates"><caption>Candidates against the policy as it stands (out of fold, ${c.folds} grouped folds)</caption><thead><tr><td></td><th scope="col">NLL</th><th scope="col">accuracy</th><th scope="col">gain ± standard error</th><th scope="col">verdict</th></tr></thead><tbody>${rows.join("")}</tbody></table>`;
 }
 
 function confusionTable(summary: CalibrationSummary): string {
