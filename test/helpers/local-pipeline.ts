@@ -53,6 +53,8 @@ export interface LocalPipelineOptions {
   readonly endpointAttempts?: Lazy<number>;
   /** The publish lease. @default half the visibility timeout */
   readonly publishLeaseMs?: Lazy<number>;
+  /** The target queues' visibility timeout (a failed effect's retry). @default as deployed */
+  readonly targetVisibilitySeconds?: Lazy<number>;
 }
 
 /** The running pipeline. */
@@ -120,6 +122,9 @@ async function startPipeline(
       maxReceiveCount: DECIDE_QUEUES.maxReceiveCount,
     },
     decidePollers: options.pollers ?? 1,
+    ...(options.targetVisibilitySeconds
+      ? { targetVisibilitySeconds: resolveLazy(options.targetVisibilitySeconds)! }
+      : {}),
     ...(options.batchSize ? { decideBatchSize: options.batchSize } : {}),
     settings: {
       OVERLOAD_BACKOFF_FIRST_SECONDS: String(backoff.firstSeconds),
