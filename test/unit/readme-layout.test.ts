@@ -114,7 +114,7 @@ describe("the holds column of the Layout table", () => {
       ),
     );
     const implemented = new Set(
-      ["shared/adapters", "infra/local"].flatMap((folder) =>
+      ["shared/adapters", "infra/local"].flatMap(sourceFolders).flatMap((folder) =>
         readdirSync(join(REPO_ROOT, folder))
           .filter((name) => name.endsWith(".ts"))
           .flatMap((name) =>
