@@ -7,10 +7,10 @@
  * not enough audit labels (exit 4, with how many more per band would settle it).
  */
 import { parseArgs } from "node:util";
-import { auditLines, overBudget } from "../shared/domain/audit/audit-text.ts";
 import type { PolicyAudit } from "../shared/domain/audit/policy-audit.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import { AUDIT } from "../shared/domain/topology.ts";
+import { auditLines, overBudget } from "../shared/reports/audit-text.ts";
 import { estimateAutoErrors, windowStart } from "../shared/use-cases/audit-estimate.ts";
 import { settingFrom, sinceFlag, UsageError } from "./args.ts";
 import { AWS_FLAGS, awsOptions, decisionStore } from "./aws.ts";

@@ -16,9 +16,9 @@ import {
   type EndpointClientOptions,
   SageMakerDecisionEndpoint,
 } from "../shared/adapters/decision-endpoint.ts";
-import { DynamoDbAsyncObjectStore } from "../shared/adapters/dynamodb-async-objects.ts";
-import { DynamoDbBatchStore } from "../shared/adapters/dynamodb-batch-store.ts";
-import { DynamoDbDecisionStore } from "../shared/adapters/dynamodb-decision-store.ts";
+import { DynamoDbAsyncObjectStore } from "../shared/adapters/dynamodb/dynamodb-async-objects.ts";
+import { DynamoDbBatchStore } from "../shared/adapters/dynamodb/dynamodb-batch-store.ts";
+import { DynamoDbDecisionStore } from "../shared/adapters/dynamodb/dynamodb-decision-store.ts";
 import { EventPublisher, type EventPublisherOptions } from "../shared/adapters/event-publisher.ts";
 import { FsObjectStore } from "../shared/adapters/fs-object-store.ts";
 import { S3ObjectStore } from "../shared/adapters/s3-object-store.ts";

@@ -68,7 +68,7 @@ export const COMMANDS: Record<
     what: "submits a file as a batch job, follows it, writes its results",
     summary: "decide batch submit <file> --policy ID | status <id> [--watch] | results <id> --out F | list",
     load: async () => {
-      const m = await import("./batch.ts");
+      const m = await import("./batch/batch.ts");
       return { command: m.batchCommand, usage: m.batchUsage };
     },
   },
@@ -101,7 +101,7 @@ export const COMMANDS: Record<
     summary:
       "decide capacity --rate R [--for 30m] [--burst X --burst-for D] [--template F] [--max-instances N] | --lane batch --items N",
     load: async () => {
-      const m = await import("./capacity-lanes.ts");
+      const m = await import("./capacity/capacity-lanes.ts");
       return { command: m.capacityCommand, usage: m.capacityUsage };
     },
   },
@@ -110,7 +110,7 @@ export const COMMANDS: Record<
     summary:
       "decide calibrate --input labelled.jsonl --policy ID [--apply] | --check --baseline F --recent F",
     load: async () => {
-      const m = await import("./calibrate.ts");
+      const m = await import("./calibrate/calibrate.ts");
       return { command: m.calibrateCommand, usage: m.calibrateUsage };
     },
   },
@@ -135,7 +135,7 @@ export const COMMANDS: Record<
     summary:
       "decide what-if --candidate policy.json [--model F | --endpoint-name N | --url U] --from-table T",
     load: async () => {
-      const m = await import("./what-if.ts");
+      const m = await import("./what-if/what-if.ts");
       return { command: m.whatIfCommand, usage: m.whatIfUsage };
     },
   },

@@ -1,7 +1,7 @@
 /**
  * The async lane's result function: fed through SQS by the async endpoint's success and error
  * notifications (SNS), one object per notification. It settles the object's items on the decide
- * path (`shared/use-cases/async-results.ts`): decided, rejected, failed alone, or the whole
+ * path (`shared/use-cases/async/async-results.ts`): decided, rejected, failed alone, or the whole
  * object invoked again and at last dead-lettered. A cascade's later tiers are asked of the
  * real-time endpoint (DECISION_ENDPOINT_NAME, with TIER_ENDPOINTS and TIER_MODELS as the decide
  * function reads them); without DECISION_ENDPOINT_NAME no later tier is asked. A notification of an invocation the lane did not
@@ -20,7 +20,7 @@ import {
   DECIDE_QUEUES,
   METRICS,
 } from "../shared/domain/topology.ts";
-import { type ResultDependencies, settleNotification } from "../shared/use-cases/async-results.ts";
+import { type ResultDependencies, settleNotification } from "../shared/use-cases/async/async-results.ts";
 import { asyncLaneFromEnv, laneQueuesFromEnv } from "./async-settings.ts";
 import { positiveInteger } from "./config.ts";
 import { endpointFromEnv } from "./decide.ts";

@@ -3,14 +3,14 @@
  * endpoint, the bucket its objects live in (the pipeline bucket deployed, a folder locally), the
  * object records, and the lanes' queues by role.
  */
-import { DynamoDbAsyncObjectStore } from "../shared/adapters/dynamodb-async-objects.ts";
+import { DynamoDbAsyncObjectStore } from "../shared/adapters/dynamodb/dynamodb-async-objects.ts";
 import { SageMakerAsyncInvoker } from "../shared/adapters/sagemaker-async.ts";
 import { SqsQueue } from "../shared/adapters/sqs-queue.ts";
 import type { AsyncObjectStore, InvokesAsync } from "../shared/domain/async-objects.ts";
 import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import type { ObjectStore } from "../shared/domain/object-store.ts";
 import type { AsyncSource } from "../shared/domain/topology.ts";
-import type { LaneQueues } from "../shared/use-cases/async-failures.ts";
+import type { LaneQueues } from "../shared/use-cases/async/async-failures.ts";
 import { dynamoClient, sagemakerClient, sqsClient } from "./clients.ts";
 import { requireEnv } from "./config.ts";
 import { batchFilesFromEnv } from "./dependencies.ts";

@@ -1,7 +1,7 @@
 /**
  * The async lane's submit function: fed by the batch lane's queue (and the intake's with
  * `-c endpointMode=async`) through an event source that gathers up to an object's worth of
- * records, it writes them as objects and calls InvokeEndpointAsync (`shared/use-cases/async-submit.ts`).
+ * records, it writes them as objects and calls InvokeEndpointAsync (`shared/use-cases/async/async-submit.ts`).
  * It never waits on the model. Messages of a group that could not be submitted are reported
  * back and come again; the others are deleted. Each invocation also publishes the age of each
  * lane's oldest open object (`async-open-age.ts`).
@@ -15,7 +15,7 @@ import middy from "@middy/core";
 import type { SQSBatchResponse, SQSEvent } from "aws-lambda";
 import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import { ASYNC_LANE, ASYNC_METRICS, DECIDE_FUNCTION, METRICS } from "../shared/domain/topology.ts";
-import { type SubmitDependencies, submitItems } from "../shared/use-cases/async-submit.ts";
+import { type SubmitDependencies, submitItems } from "../shared/use-cases/async/async-submit.ts";
 import { decideMessage } from "../shared/use-cases/decide-message.ts";
 import { emitOldestOpenAges, OPEN_OBJECTS_READ } from "./async-open-age.ts";
 import { asyncLaneFromEnv, sourceOf } from "./async-settings.ts";

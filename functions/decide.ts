@@ -10,7 +10,7 @@ import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 import type { SQSRecord } from "aws-lambda";
 import { BatchingDecisionEndpoint } from "../shared/adapters/batching-endpoint.ts";
 import { SageMakerDecisionEndpoint } from "../shared/adapters/decision-endpoint.ts";
-import { DynamoDbFleetReadings } from "../shared/adapters/dynamodb-fleet-readings.ts";
+import { DynamoDbFleetReadings } from "../shared/adapters/dynamodb/dynamodb-fleet-readings.ts";
 import {
   EndpointsByModel,
   parseTierEndpoints,

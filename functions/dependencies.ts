@@ -2,8 +2,8 @@
  * The adapters every function shares, built from the environment once per execution environment.
  */
 import { fileURLToPath } from "node:url";
-import { DynamoDbBatchStore } from "../shared/adapters/dynamodb-batch-store.ts";
-import { DynamoDbDecisionStore } from "../shared/adapters/dynamodb-decision-store.ts";
+import { DynamoDbBatchStore } from "../shared/adapters/dynamodb/dynamodb-batch-store.ts";
+import { DynamoDbDecisionStore } from "../shared/adapters/dynamodb/dynamodb-decision-store.ts";
 import { EventPublisher } from "../shared/adapters/event-publisher.ts";
 import { FsObjectStore } from "../shared/adapters/fs-object-store.ts";
 import { S3ObjectStore } from "../shared/adapters/s3-object-store.ts";

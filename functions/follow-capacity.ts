@@ -12,7 +12,7 @@ import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import middy from "@middy/core";
-import { DynamoDbFleetReadings } from "../shared/adapters/dynamodb-fleet-readings.ts";
+import { DynamoDbFleetReadings } from "../shared/adapters/dynamodb/dynamodb-fleet-readings.ts";
 import { LambdaMappingConcurrency } from "../shared/adapters/lambda-mapping.ts";
 import { SageMakerFleet } from "../shared/adapters/sagemaker-fleet.ts";
 import { SqsQueue } from "../shared/adapters/sqs-queue.ts";

@@ -13,7 +13,7 @@ import { captureLambdaHandler } from "@aws-lambda-powertools/tracer/middleware";
 import middy from "@middy/core";
 import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import { METRICS, REVIEW } from "../shared/domain/topology.ts";
-import { reviewBacklog } from "../shared/use-cases/review-backlog.ts";
+import { reviewBacklog } from "../shared/use-cases/review/review-backlog.ts";
 import { positiveInteger } from "./config.ts";
 import { type SharedDependencies, sharedDependencies } from "./dependencies.ts";
 import { lazy } from "./lazy.ts";

@@ -14,7 +14,7 @@ import { reviewerFromAuthorizer } from "../shared/adapters/review-tokens.ts";
 import { REVIEW } from "../shared/domain/topology.ts";
 import { REVIEW_REFUSAL_STATUS } from "../shared/pages/review-refusals.ts";
 import { viewedBy } from "../shared/use-cases/gold-items.ts";
-import { labelItem, ReviewError, reviseLabel } from "../shared/use-cases/review-decision.ts";
+import { labelItem, ReviewError, reviseLabel } from "../shared/use-cases/review/review-decision.ts";
 import { reviewSettings } from "./config.ts";
 import { type SharedDependencies, sharedDependencies, withBatches } from "./dependencies.ts";
 import { lazy } from "./lazy.ts";

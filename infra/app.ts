@@ -12,7 +12,7 @@
 import { App, Aspects } from "aws-cdk-lib";
 import { AwsSolutionsChecks, ServerlessChecks } from "cdk-nag";
 import type { BatchLane } from "./constructs/batch-lane.ts";
-import { tierModelsFromContext } from "./constructs/tier-models.ts";
+import { tierModelsFromContext } from "./constructs/endpoint/tier-models.ts";
 import { DecisionStack } from "./decision-stack.ts";
 
 const app = new App();

@@ -10,9 +10,9 @@ import { Annotations, CfnOutput, CfnParameter, Stack, type StackProps } from "aw
 import type { Construct } from "constructs";
 import { parsePolicy } from "../shared/domain/policy/policy.ts";
 import { REVIEW } from "../shared/domain/topology.ts";
-import { AsyncLaneAlarms } from "./constructs/async-alarms.ts";
-import { AsyncDecisionEndpoint } from "./constructs/async-endpoint.ts";
-import { AsyncLane } from "./constructs/async-lane.ts";
+import { AsyncLaneAlarms } from "./constructs/async/async-alarms.ts";
+import { AsyncDecisionEndpoint } from "./constructs/async/async-endpoint.ts";
+import { AsyncLane } from "./constructs/async/async-lane.ts";
 import { AuditJobs, autoErrorBudgets } from "./constructs/audit-jobs.ts";
 import {
   type BatchLane,
@@ -20,12 +20,12 @@ import {
   refuseAsyncLiveLaneWithRealtimeBatch,
 } from "./constructs/batch-lane.ts";
 import { deadLetterRoutesOf } from "./constructs/dead-letter-routes.ts";
-import { DecisionEndpoint } from "./constructs/decision-endpoint.ts";
 import { DecisionPipeline } from "./constructs/decision-pipeline.ts";
+import { DecisionEndpoint } from "./constructs/endpoint/decision-endpoint.ts";
+import type { ServerlessSettings } from "./constructs/endpoint/serverless-settings.ts";
+import type { TierModel } from "./constructs/endpoint/tier-models.ts";
 import { EventContracts } from "./constructs/event-contracts.ts";
-import { Operations } from "./constructs/operations.ts";
-import type { ServerlessSettings } from "./constructs/serverless-settings.ts";
-import type { TierModel } from "./constructs/tier-models.ts";
+import { Operations } from "./constructs/operations/operations.ts";
 
 /** The policies bundled with the functions. */
 const POLICIES_DIR = fileURLToPath(new URL("../events/policies", import.meta.url));

@@ -7,10 +7,10 @@
  */
 
 import { ASYNC_LANE } from "../../shared/domain/topology.ts";
-import type { AsyncResult } from "./async-sim.ts";
 import type { AsyncShape } from "./async-template.ts";
 import { HOURS_PER_MONTH, LAMBDA } from "./prices.ts";
 import { formatDollars } from "./report.ts";
+import type { AsyncResult } from "./simulation/async-sim.ts";
 
 const count = (n: number) => Math.round(n).toLocaleString("en");
 

@@ -8,11 +8,11 @@
  */
 
 import { asyncCostOf, expiryNote, formatSpan } from "./async-report.ts";
-import { simulateAsyncBatch } from "./async-sim.ts";
 import { readAsyncShape } from "./async-template.ts";
 import { asyncInstanceFigures } from "./async-times.ts";
 import { TemplateShapeError } from "./errors.ts";
 import { formatDollars } from "./report.ts";
+import { simulateAsyncBatch } from "./simulation/async-sim.ts";
 
 /** The batch sizes and maximum instance counts the table covers. */
 export interface AsyncSizingOptions {

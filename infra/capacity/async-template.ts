@@ -9,7 +9,14 @@
  */
 import { AWS_BEHAVIOUR } from "./aws-behaviour.ts";
 import { TemplateShapeError } from "./errors.ts";
-import { at, CfnTemplate, numberAt, referencedId, referencedIds, type TemplateResource } from "./template.ts";
+import {
+  at,
+  CfnTemplate,
+  numberAt,
+  referencedId,
+  referencedIds,
+  type TemplateResource,
+} from "./template/template.ts";
 
 /** The async lane's shape. */
 export interface AsyncShape {

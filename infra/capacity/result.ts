@@ -2,8 +2,8 @@
  * What a simulation run reports: the run minute by minute, the totals, the latency of the items
  * decided, and what was used (for pricing).
  */
-import type { RefusalCounters } from "./invocation-sim.ts";
-import type { Datapoint, ScaleEvent } from "./scaling-sim.ts";
+import type { RefusalCounters } from "./simulation/invocation-sim.ts";
+import type { Datapoint, ScaleEvent } from "./simulation/scaling-sim.ts";
 
 /** One minute of the run. */
 export interface MinuteRow {

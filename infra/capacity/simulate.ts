@@ -11,15 +11,15 @@
 import { expectedWaitSeconds, intakeConcurrencyFor } from "../../shared/domain/fleet-reading.ts";
 import { SeededRandom } from "../../shared/domain/random.ts";
 import { FUNCTION_OVERHEAD_SECONDS } from "./aws-behaviour.ts";
-import { SimEndpoint } from "./endpoint-sim.ts";
-import { EventHeap } from "./event-heap.ts";
-import { DecideRun, isOverload, type RefusalCounters, type RunContext } from "./invocation-sim.ts";
 import { arrivalTimes, type LoadProfile } from "./load.ts";
-import { SimMapping } from "./mapping-sim.ts";
 import type { MinuteRow, SimulationResult } from "./result.ts";
-import { SAMPLE_SECONDS, SimScaler } from "./scaling-sim.ts";
 import type { PipelineShape } from "./shape.ts";
-import { SimQueue } from "./sqs-sim.ts";
+import { SimEndpoint } from "./simulation/endpoint-sim.ts";
+import { EventHeap } from "./simulation/event-heap.ts";
+import { DecideRun, isOverload, type RefusalCounters, type RunContext } from "./simulation/invocation-sim.ts";
+import { SimMapping } from "./simulation/mapping-sim.ts";
+import { SAMPLE_SECONDS, SimScaler } from "./simulation/scaling-sim.ts";
+import { SimQueue } from "./simulation/sqs-sim.ts";
 
 /** What to simulate. */
 export interface SimulationInput {

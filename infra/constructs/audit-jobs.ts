@@ -19,8 +19,8 @@ import { Construct } from "constructs";
 import { FUNCTION_ENV } from "../../shared/domain/function-env.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { AUDIT, METRICS, TABLE_ACCESS } from "../../shared/domain/topology.ts";
+import { thresholdAlarm } from "./operations/threshold-alarm.ts";
 import { FunctionFindings, functionFactory } from "./pipeline-function.ts";
-import { thresholdAlarm } from "./threshold-alarm.ts";
 
 /**
  * Each policy's error budget (its latest deciding version's `maxAutoError`), read from the

@@ -19,7 +19,7 @@ import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { FUNCTION_ENV } from "../../shared/domain/function-env.ts";
 import { CAPACITY_FOLLOWER, METRICS, TABLE_ACCESS } from "../../shared/domain/topology.ts";
-import { EndpointProber } from "./endpoint-prober.ts";
+import { EndpointProber } from "./endpoint/endpoint-prober.ts";
 import type { FunctionFactory } from "./pipeline-function.ts";
 
 /** Properties of {@link CapacityFollower}. */

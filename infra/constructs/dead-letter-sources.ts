@@ -4,7 +4,7 @@
  * (`shared/domain/dead-letters.ts`).
  */
 import type { RuleName } from "../../shared/domain/topology.ts";
-import type { AsyncNotificationQueues } from "./async-notifications.ts";
+import type { AsyncNotificationQueues } from "./async/async-notifications.ts";
 import type { BatchJobs } from "./batch-jobs.ts";
 import type { DeadLetterHome, DeadLetterSources } from "./dead-letter-routes.ts";
 import type { PipelineQueues } from "./pipeline-queues.ts";

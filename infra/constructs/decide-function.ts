@@ -12,10 +12,10 @@ import type { Construct } from "constructs";
 import { FUNCTION_ENV } from "../../shared/domain/function-env.ts";
 import { decideIntakeMapping } from "../../shared/domain/topology/event-source-mapping.ts";
 import { DECIDE_FUNCTION, SERVERLESS_DECIDE, TABLE_ACCESS } from "../../shared/domain/topology.ts";
+import { endpointCallsWith, type TierModel, tierModelsVariable } from "./endpoint/tier-models.ts";
 import type { PipelineBus } from "./pipeline-bus.ts";
 import type { FunctionFactory } from "./pipeline-function.ts";
 import { QueueConsumer } from "./queue-consumer.ts";
-import { endpointCallsWith, type TierModel, tierModelsVariable } from "./tier-models.ts";
 
 /** What the decide function is built from. */
 export interface DecideFunctionProps {

@@ -23,7 +23,7 @@ import {
   TABLE_ACCESS,
   TARGET_FUNCTION,
 } from "../../shared/domain/topology.ts";
-import { type AsyncNotificationQueues, asyncNotificationQueues } from "./async-notifications.ts";
+import { type AsyncNotificationQueues, asyncNotificationQueues } from "./async/async-notifications.ts";
 import { BatchJobs } from "./batch-jobs.ts";
 import { type BatchLane, DEFAULT_BATCH_LANE, refuseAsyncLiveLaneWithRealtimeBatch } from "./batch-lane.ts";
 import { CapacityFollower } from "./capacity-follower.ts";
@@ -31,6 +31,7 @@ import { type DeadLetterSources, replayFunction } from "./dead-letter-routes.ts"
 import { deadLetterSourcesOf } from "./dead-letter-sources.ts";
 import { createDecideFunction } from "./decide-function.ts";
 import { DecisionsTable } from "./decisions-table.ts";
+import type { TierModel } from "./endpoint/tier-models.ts";
 import { PipelineBucket } from "./pipeline-bucket.ts";
 import { PipelineBus } from "./pipeline-bus.ts";
 import { type FunctionFactory, FunctionFindings, functionFactory } from "./pipeline-function.ts";
@@ -39,7 +40,6 @@ import { QueueConsumer } from "./queue-consumer.ts";
 import { ReviewAccess } from "./review-access.ts";
 import { RuleToQueue } from "./rule-to-queue.ts";
 import { ScheduledJobs } from "./scheduled-jobs.ts";
-import type { TierModel } from "./tier-models.ts";
 
 /** Properties of {@link DecisionPipeline}. */
 export interface DecisionPipelineProps {

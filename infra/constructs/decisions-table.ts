@@ -9,7 +9,7 @@
 import { RemovalPolicy } from "aws-cdk-lib";
 import * as dynamodb from "aws-cdk-lib/aws-dynamodb";
 import { Construct } from "constructs";
-import { DECISIONS_TABLE_SCHEMA } from "../../shared/adapters/decisions-table.ts";
+import { DECISIONS_TABLE_SCHEMA } from "../../shared/adapters/dynamodb/decisions-table.ts";
 
 /** A global secondary index, as a table schema lists it. */
 export interface IndexSpec {

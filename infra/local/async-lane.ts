@@ -1,5 +1,5 @@
 /**
- * The async lane in the local mode, wired as the stack deploys it (`infra/constructs/async-lane.ts`):
+ * The async lane in the local mode, wired as the stack deploys it (`infra/constructs/async/async-lane.ts`):
  * the batch lane's queue feeds the submit function through the one local poller, which gathers up
  * to an object's worth of records per invocation (the mapping's batch size, and a window);
  * the async endpoint's stand-in (`async-endpoint.ts`) runs the objects on the local container and
@@ -20,7 +20,7 @@ import {
   startLocalAsyncEndpoint,
 } from "./async-endpoint.ts";
 import { type CreatesQueue, LOCAL_ARN, redriveTo } from "./local-queues.ts";
-import { type SqsPoller, startSqsPoller } from "./sqs-poller.ts";
+import { type SqsPoller, startSqsPoller } from "./sqs/sqs-poller.ts";
 
 /** The bucket name the local `s3://` locations use (the folder stands in for it). */
 export const LOCAL_BUCKET = "local-pipeline-bucket";

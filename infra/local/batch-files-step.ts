@@ -6,7 +6,7 @@
  */
 import type { SqsQueue } from "../../shared/adapters/sqs-queue.ts";
 import { EVENT_SOURCE_MAPPINGS } from "../../shared/domain/topology/event-source-mapping.ts";
-import { type SqsPoller, startSqsPoller } from "./sqs-poller.ts";
+import { type SqsPoller, startSqsPoller } from "./sqs/sqs-poller.ts";
 
 /** The queue's name (`local-queues.ts` creates it). */
 const NAME = "batch-files";

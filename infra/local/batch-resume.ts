@@ -27,7 +27,7 @@ const CHECK_MS = (BATCH_LANE.intakeLeaseSeconds * 1000) / 6;
 
 async function intakeParts(parts: ResumeParts) {
   const { env, shared, queues } = parts;
-  const { DynamoDbBatchStore } = await import("../../shared/adapters/dynamodb-batch-store.ts");
+  const { DynamoDbBatchStore } = await import("../../shared/adapters/dynamodb/dynamodb-batch-store.ts");
   const { FsObjectStore } = await import("../../shared/adapters/fs-object-store.ts");
   const { dynamoClient } = await import("../../functions/clients.ts");
   const { runIntake } = await import("../../shared/use-cases/batch-intake.ts");

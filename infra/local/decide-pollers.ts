@@ -13,7 +13,7 @@ import type { DecideDependencies } from "../../shared/use-cases/decide-message.t
 import { startBatchFilesPoller } from "./batch-files-step.ts";
 import { LOCAL_ARN, type LocalQueues } from "./local-queues.ts";
 import { PollerGroup } from "./poller-group.ts";
-import { startSqsPoller } from "./sqs-poller.ts";
+import { startSqsPoller } from "./sqs/sqs-poller.ts";
 
 /** The wiring's options the pollers read. */
 export interface DecidePollerOptions {

@@ -15,7 +15,7 @@ import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { MAX_BATCH, type MessageQueue } from "../../shared/domain/message-queue.ts";
 import { DECIDE_QUEUES, MEASURED_SECONDS_PER_ITEM, REVIEW } from "../../shared/domain/topology.ts";
 import { resumeAndWatch } from "./batch-resume.ts";
-import { stopOrphanedDynamoDb } from "./dynamodb-local.ts";
+import { stopOrphanedDynamoDb } from "./dynamodb/dynamodb-local.ts";
 import type { LocalEventBus } from "./event-bus.ts";
 import { localModels } from "./local-models.ts";
 import { repairOutbox } from "./local-outbox.ts";

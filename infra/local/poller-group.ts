@@ -4,7 +4,7 @@
  * once; fewer let the ones removed finish their invocation first).
  */
 import type { MappingConcurrency } from "../../shared/domain/fleet-reading.ts";
-import type { SqsPoller } from "./sqs-poller.ts";
+import type { SqsPoller } from "./sqs/sqs-poller.ts";
 
 /** Pollers made by `start`, as many as set. */
 export class PollerGroup implements MappingConcurrency {

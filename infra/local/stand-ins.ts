@@ -4,12 +4,12 @@
  * settings that point at them.
  */
 import { join } from "node:path";
-import { ensureDecisionsTable } from "../../shared/adapters/dynamodb-admin.ts";
+import { ensureDecisionsTable } from "../../shared/adapters/dynamodb/dynamodb-admin.ts";
 import { EVENT_SOURCE, PIPELINE_DETAIL_TYPES } from "../../shared/domain/events.ts";
-import { startDynamoDbLocal } from "./dynamodb-local.ts";
+import { startDynamoDbLocal } from "./dynamodb/dynamodb-local.ts";
 import { startEventBus } from "./event-bus.ts";
 import { ensurePortFree } from "./ports.ts";
-import { startLocalSqs } from "./sqs-server.ts";
+import { startLocalSqs } from "./sqs/sqs-server.ts";
 
 /** The table name the local stand-ins use. */
 export const LOCAL_TABLE = "decisions";

@@ -9,7 +9,7 @@ import type { MessageQueue } from "../../shared/domain/message-queue.ts";
 import { EVENT_SOURCE_MAPPINGS } from "../../shared/domain/topology/event-source-mapping.ts";
 import type { BusEvent, LocalEventBus } from "./event-bus.ts";
 import { LOCAL_ARN, redriveTo } from "./local-queues.ts";
-import { type SqsPoller, startSqsPoller } from "./sqs-poller.ts";
+import { type SqsPoller, startSqsPoller } from "./sqs/sqs-poller.ts";
 
 /** Options of {@link startTargetQueue}. */
 export interface TargetQueueOptions {

@@ -28,7 +28,7 @@ import {
   ruleDeadLetter,
 } from "./local-queues.ts";
 import type { PollerGroup } from "./poller-group.ts";
-import type { SqsPoller } from "./sqs-poller.ts";
+import type { SqsPoller } from "./sqs/sqs-poller.ts";
 import { quietPowertools, startStandIns, wiringEnvironment } from "./stand-ins.ts";
 import { startTargetQueue, type TargetQueue, type TargetQueueOptions } from "./target-queue.ts";
 
@@ -315,7 +315,7 @@ async function followCapacityLocally(
   intakePollers: PollerGroup,
   env: NodeJS.ProcessEnv,
 ): Promise<() => Promise<void>> {
-  const { DynamoDbFleetReadings } = await import("../../shared/adapters/dynamodb-fleet-readings.ts");
+  const { DynamoDbFleetReadings } = await import("../../shared/adapters/dynamodb/dynamodb-fleet-readings.ts");
   const { dynamoClient } = await import("../../functions/clients.ts");
   return startLocalFollower({
     ...follow,

@@ -21,10 +21,14 @@ export const IMPORT_RULES = {
     may: [],
     forbiddenPackages: ["@aws-sdk/", "hono", "@middy/", "@aws-lambda-powertools/"],
   },
+  "shared/reports": {
+    may: ["shared/domain"],
+    forbiddenPackages: ["@aws-sdk/", "hono", "@middy/", "@aws-lambda-powertools/"],
+  },
   "shared/adapters": { may: ["shared/domain"] },
-  "shared/use-cases": { may: ["shared/domain"], forbiddenPackages: ["@aws-sdk/", "hono"] },
+  "shared/use-cases": { may: ["shared/domain", "shared/reports"], forbiddenPackages: ["@aws-sdk/", "hono"] },
   "shared/pages": {
-    may: ["shared/domain", "shared/use-cases", "shared/adapters"],
+    may: ["shared/domain", "shared/use-cases", "shared/adapters", "shared/reports"],
     forbiddenPackages: ["@aws-sdk/"],
   },
   "endpoint/gguf": { may: [], forbiddenPackages: ["@aws-sdk/"] },

@@ -31,7 +31,7 @@ import { withInstanceType } from "../capacity/overrides.ts";
 import { formatDollars, formatSeconds } from "../capacity/report.ts";
 import type { PipelineShape, Routing } from "../capacity/shape.ts";
 import { type FixedRun, sizeFleet } from "../capacity/sizing-search.ts";
-import { readPipelineShape } from "../capacity/template-reader.ts";
+import { readPipelineShape } from "../capacity/template/template-reader.ts";
 
 const { values } = parseArgs({
   options: {

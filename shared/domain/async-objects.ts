@@ -7,7 +7,7 @@
  * (`x_item`: the item's id and its line in the object), and the container echoes that and the
  * SHA-256 of the line it scored on the answer line, so an answer is matched to its item by
  * identity, never by position. The ports for the records and for the endpoint's asynchronous
- * invocation are here; the use cases are `shared/use-cases/async-submit.ts` and `async-results.ts`.
+ * invocation are here; the use cases are `shared/use-cases/async/async-submit.ts` and `async-results.ts`.
  */
 import { createHash } from "node:crypto";
 import { systemOneRequest } from "./contracts/system-one/index.ts";

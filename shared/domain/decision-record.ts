@@ -1,7 +1,7 @@
 /**
  * The decision record kept in DynamoDB: one per item and policy version, written once.
  */
-import type { CertificationDraw } from "./calibration/certification-sample.ts";
+import type { CertificationDraw } from "./calibration/certificate/certification-sample.ts";
 import type { RescoredAnswer, TierAnswer } from "./cascade.ts";
 import type { ReviewClaim, ReviewEntry } from "./review.ts";
 import type { GoldMark } from "./review-gold.ts";

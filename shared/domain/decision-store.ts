@@ -1,8 +1,8 @@
 /**
  * The decision store port: what the pipeline needs from the decisions table, as an interface with
  * two implementations that pass one contract suite (`test/helpers/decision-store.contract.ts`):
- * DynamoDB (`shared/adapters/dynamodb-decision-store.ts`, the real path) and in memory
- * (`shared/adapters/in-memory-decision-store.ts`, for tests of the use cases without servers).
+ * DynamoDB (`shared/adapters/dynamodb/dynamodb-decision-store.ts`, the real path) and in memory
+ * (`shared/adapters/in-memory/in-memory-decision-store.ts`, for tests of the use cases without servers).
  */
 import type { DecisionRecord, RecordStatus } from "./decision-record.ts";
 import type { ReviewClaim, ReviewEntry } from "./review.ts";

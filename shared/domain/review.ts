@@ -1,7 +1,7 @@
 /**
  * Human review as data: who a reviewer is (from a verified token, never from a form), the claim
  * that keeps two reviewers off one item, and the append-only history of labels, changes and
- * undos. Pure: the review use case (shared/use-cases/review-decision.ts) applies these rules
+ * undos. Pure: the review use case (shared/use-cases/review/review-decision.ts) applies these rules
  * through the decision store's versioned write.
  */
 

@@ -209,7 +209,7 @@ export const TABLE_ACCESS = {
 } as const satisfies Record<string, readonly TableAction[]>;
 
 /**
- * What the on-call alarms call unhealthy (`infra/constructs/health-alarms.ts`): how long the
+ * What the on-call alarms call unhealthy (`infra/constructs/operations/health-alarms.ts`): how long the
  * oldest message of each consumed queue may wait (the batch lane waits by design: its
  * concurrency is capped), the share of its timeout the decide function's longest run may take,
  * the endpoint's busy CPU (a share of all its vCPUs) and memory, and how long a level must last.

@@ -9,7 +9,7 @@
  * sample of the window, waiting ones included, which the first page once did on each visit
  * (23 s with about 1,900 items waiting). Invalid filters answer 422 with a message.
  */
-import { auditSectionHtml } from "../domain/audit/audit-text.ts";
+
 import { BATCH_ID_PATTERN } from "../domain/batch.ts";
 import { decidingModel, modelInWords } from "../domain/deciding-model.ts";
 import type { DecisionRecord } from "../domain/decision-record.ts";
@@ -18,6 +18,7 @@ import type { PolicyRegistry } from "../domain/policy/registry.ts";
 import type { Reviewer } from "../domain/review.ts";
 import { countHandling, handlingOf, handlingText, ROUTES, type Route } from "../domain/routing.ts";
 import { DECISIONS_VIEW } from "../domain/topology.ts";
+import { auditSectionHtml } from "../reports/audit-text.ts";
 import { estimateAutoErrors, windowStart } from "../use-cases/audit-estimate.ts";
 import { html, stateFields } from "./layout.ts";
 import { itemPath, reasonText } from "./review-views.ts";

@@ -9,8 +9,8 @@
  */
 import { Hono } from "hono";
 import { mayReview } from "../domain/review.ts";
-import { nowOf } from "../use-cases/review-common.ts";
-import { claimItem, claimNext } from "../use-cases/review-decision.ts";
+import { nowOf } from "../use-cases/review/review-common.ts";
+import { claimItem, claimNext } from "../use-cases/review/review-decision.ts";
 import { auditView, decisionsView } from "./decisions-view.ts";
 import { page } from "./layout.ts";
 import { failPage, keyOf, type ReviewAppDependencies, type ReviewEnv } from "./review-context.ts";

@@ -7,7 +7,7 @@
  */
 import { Hono } from "hono";
 import { markDuplicate } from "../use-cases/mark-duplicate.ts";
-import { claimNext, labelItem, reviseLabel } from "../use-cases/review-decision.ts";
+import { claimNext, labelItem, reviseLabel } from "../use-cases/review/review-decision.ts";
 import { failPage, type ReviewAppDependencies, type ReviewEnv } from "./review-context.ts";
 import { itemPath } from "./review-views.ts";
 

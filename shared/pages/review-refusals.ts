@@ -5,7 +5,7 @@
  */
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { ReviewError, type ReviewRefusal } from "../use-cases/review-common.ts";
+import { ReviewError, type ReviewRefusal } from "../use-cases/review/review-common.ts";
 import { failPage, type ReviewEnv } from "./review-context.ts";
 
 /** The HTTP status of each kind of refusal. */

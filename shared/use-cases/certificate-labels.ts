@@ -1,18 +1,18 @@
 /**
  * Whether a policy version's certificate is verified: its counts give its claim, and the labels
  * it names are in the decisions table and give the same certificate when it is recomputed on them
- * (`shared/domain/calibration/certificate-recompute.ts`). `decide status` says "certificate
+ * (`shared/domain/calibration/certificate/certificate-recompute.ts`). `decide status` says "certificate
  * verified" only after this check, and the decide path automates under `requireCertificate` only
  * when it passes, so that a certificate written by hand (or edited) never automates. The labels
  * are read once per version and process ({@link CertificateVerdicts}): a bounded read of the
  * reviewed list between two times.
  */
-import { certificateOnLabelsProblem } from "../domain/calibration/certificate-recompute.ts";
+import { certificateOnLabelsProblem } from "../domain/calibration/certificate/certificate-recompute.ts";
 import { certificateProblem } from "../domain/calibration/provenance.ts";
 import type { DecisionStore } from "../domain/decision-store.ts";
 import type { Policy } from "../domain/policy/policy.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
-import { reviewedLabels } from "./reviewed-labels.ts";
+import { reviewedLabels } from "./review/reviewed-labels.ts";
 
 /** The outcome of the check. */
 export type CertificateVerdict =

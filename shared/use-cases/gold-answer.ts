@@ -13,7 +13,7 @@ import {
   type ReviewDependencies,
   ReviewError,
   type ReviewOutcome,
-} from "./review-common.ts";
+} from "./review/review-common.ts";
 
 /** What a label step carries (review-decision.ts's own step). */
 interface GoldStep {

@@ -16,7 +16,7 @@ import {
   ReviewError,
   type ReviewOutcome,
   requireReviewer,
-} from "./review-common.ts";
+} from "./review/review-common.ts";
 
 /** Puts the item `key` into the group of item `of` (same policy version). */
 export async function markDuplicate(

@@ -15,9 +15,9 @@ import { publishActioned } from "./apply-decision.ts";
 import type { DecideDependencies } from "./decide-message.ts";
 import { newerDecision } from "./event-authority.ts";
 import { ensurePublished } from "./record-event.ts";
-import type { ReviewDependencies } from "./review-common.ts";
-import { publishReviewed } from "./review-decision.ts";
-import { publishRevised } from "./revise-label.ts";
+import type { ReviewDependencies } from "./review/review-common.ts";
+import { publishReviewed } from "./review/review-decision.ts";
+import { publishRevised } from "./review/revise-label.ts";
 
 /** What sending owed events needs: the store and publisher, the publish lease, and the review path's settings. */
 export type OutboxDependencies = Pick<DecideDependencies, "store" | "publisher" | "publishLeaseMs" | "now"> &

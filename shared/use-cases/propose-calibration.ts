@@ -15,7 +15,6 @@ import { type LiveDecision, liveBaseline } from "../domain/calibration/live-base
 import { proposeMassFloor } from "../domain/calibration/off-options.ts";
 import { checkProposal } from "../domain/calibration/proposal-check.ts";
 import { MIN_FIT_LABELS } from "../domain/calibration/ranges.ts";
-import { renderReport } from "../domain/calibration/report.ts";
 import type { ThresholdGoal } from "../domain/calibration/threshold.ts";
 import { publishedEvent } from "../domain/contracts/events.ts";
 import type { DecisionStore } from "../domain/decision-store.ts";
@@ -24,8 +23,9 @@ import type { ObjectStore } from "../domain/object-store.ts";
 import { type Policy, PolicyError, parsePolicy } from "../domain/policy/policy.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
 import { DRIFT } from "../domain/topology.ts";
+import { renderReport } from "../reports/calibration-report.ts";
 import { recentAudit, windowStart } from "./audit-estimate.ts";
-import { type ReviewedLabels, reviewedLabels } from "./reviewed-labels.ts";
+import { type ReviewedLabels, reviewedLabels } from "./review/reviewed-labels.ts";
 
 /** Labels below which a proposal still keeps 20% of items with people (the threshold's floor rule). */
 export const FULL_TRUST_LABELS = 200;

@@ -2,7 +2,7 @@
  * Asks reviewers for exactly the labels a certificate needs (`decide calibrate --plan --request
  * N`): a certification sample of the current version's decisions, drawn evenly across confidence
  * bands from those whose top option may be automated and whose confidence is at least the plan's
- * threshold (`shared/domain/calibration/certification-draw.ts`), put into the review queue. Each
+ * threshold (`shared/domain/calibration/certificate/certification-draw.ts`), put into the review queue. Each
  * drawn record keeps the frame, its band and its chance, so a certificate can weight its label. It
  * draws only decisions never chosen for a label (not escalated, audited, or drawn by an earlier
  * sample: those count already), and says how many it left out. So no drawn item was ever reviewed
@@ -15,9 +15,9 @@
  * no older.
  */
 import { createHash } from "node:crypto";
-import { drawCertificationSample } from "../domain/calibration/certification-draw.ts";
-import type { CertificationFrame } from "../domain/calibration/certification-sample.ts";
-import { chosenAutomatable } from "../domain/calibration/label-selection.ts";
+import { drawCertificationSample } from "../domain/calibration/certificate/certification-draw.ts";
+import type { CertificationFrame } from "../domain/calibration/certificate/certification-sample.ts";
+import { chosenAutomatable } from "../domain/calibration/certificate/label-selection.ts";
 import type { DecisionRecord } from "../domain/decision-record.ts";
 import { type DecisionStore, everyDecision } from "../domain/decision-store.ts";
 import type { Policy } from "../domain/policy/policy.ts";

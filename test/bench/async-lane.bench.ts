@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { freePort, startLocalWiring } from "../../infra/local/wiring.ts";
 import { documentClient, localServiceOptions } from "../../shared/adapters/aws-clients.ts";
-import { DynamoDbBatchStore } from "../../shared/adapters/dynamodb-batch-store.ts";
+import { DynamoDbBatchStore } from "../../shared/adapters/dynamodb/dynamodb-batch-store.ts";
 import { FsObjectStore } from "../../shared/adapters/fs-object-store.ts";
 import { isComplete } from "../../shared/domain/batch.ts";
 import { capacityPlan } from "../../shared/domain/capacity-plan.ts";

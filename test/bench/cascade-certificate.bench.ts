@@ -7,8 +7,8 @@
  *   npm run bench:cascade-certificate [-- --seeds 200 --labels 1500 --draw uniform|audit]
  */
 import { parseArgs } from "node:util";
-import { certifyCascade } from "../../shared/domain/calibration/cascade-certificate.ts";
-import { certifyThreshold } from "../../shared/domain/calibration/certificate.ts";
+import { certifyCascade } from "../../shared/domain/calibration/certificate/cascade-certificate.ts";
+import { certifyThreshold } from "../../shared/domain/calibration/certificate/certificate.ts";
 import { cascadeLabels, cascadeTruth, firstTierItems, type LabelDraw } from "../helpers/cascade-labels.ts";
 
 const { values } = parseArgs({

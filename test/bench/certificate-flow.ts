@@ -10,10 +10,10 @@
  * threshold's true rate, on 40,000 fresh decisions, is at most 2%. Pure arithmetic.
  */
 
-import { clopperPearsonUpper } from "../../shared/domain/calibration/binomial.ts";
-import { certifyThreshold } from "../../shared/domain/calibration/certificate.ts";
-import { UNLABELLED } from "../../shared/domain/calibration/certificate-units.ts";
-import { certifiedItems } from "../../shared/domain/calibration/certified-items.ts";
+import { clopperPearsonUpper } from "../../shared/domain/calibration/certificate/binomial.ts";
+import { certifyThreshold } from "../../shared/domain/calibration/certificate/certificate.ts";
+import { UNLABELLED } from "../../shared/domain/calibration/certificate/certificate-units.ts";
+import { certifiedItems } from "../../shared/domain/calibration/certificate/certified-items.ts";
 import { mapOf } from "../../shared/domain/calibration/map.ts";
 import { SeededRandom } from "../../shared/domain/random.ts";
 import { type FlowShape, MODERATION, reviewFlow, trueRate } from "../helpers/review-flow.ts";

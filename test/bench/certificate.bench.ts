@@ -10,7 +10,10 @@
  */
 import { parseArgs } from "node:util";
 import { calibratePolicy } from "../../shared/domain/calibration/calibrate.ts";
-import { CERTIFICATE_GRID, certifyThreshold } from "../../shared/domain/calibration/certificate.ts";
+import {
+  CERTIFICATE_GRID,
+  certifyThreshold,
+} from "../../shared/domain/calibration/certificate/certificate.ts";
 import { softmax } from "../../shared/domain/probability.ts";
 import { SeededRandom } from "../../shared/domain/random.ts";
 import { FOUR_OPTIONS_POLICY } from "../helpers/policies.ts";

@@ -10,10 +10,10 @@
 import { cp, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startDynamoDbLocal } from "../../infra/local/dynamodb-local.ts";
+import { startDynamoDbLocal } from "../../infra/local/dynamodb/dynamodb-local.ts";
 import { documentClient, localServiceOptions } from "../../shared/adapters/aws-clients.ts";
-import { ensureDecisionsTable } from "../../shared/adapters/dynamodb-admin.ts";
-import { DynamoDbDecisionStore } from "../../shared/adapters/dynamodb-decision-store.ts";
+import { ensureDecisionsTable } from "../../shared/adapters/dynamodb/dynamodb-admin.ts";
+import { DynamoDbDecisionStore } from "../../shared/adapters/dynamodb/dynamodb-decision-store.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { SeededRandom } from "../../shared/domain/random.ts";
 import { runDecide } from "../helpers/decide-cli.ts";

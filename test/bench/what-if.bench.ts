@@ -10,14 +10,14 @@ import { readFile } from "node:fs/promises";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { inProcessSource } from "../../cli/calibrate-in-process.ts";
+import { inProcessSource } from "../../cli/calibrate/calibrate-in-process.ts";
 import { defaultDemoInputs, ensureDemoModel } from "../../endpoint/models/demo-file.ts";
 import { isModelShapeName } from "../../endpoint/models/shapes.ts";
 import { REALTIME_INSTANCES } from "../../infra/capacity/prices.ts";
-import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
+import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
 import { type Policy, parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
-import { type WhatIfSource, whatIf } from "../../shared/use-cases/what-if.ts";
+import { type WhatIfSource, whatIf } from "../../shared/use-cases/what-if/what-if.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
 import { benchModelPath, machineLine, median, words } from "./bench-helpers.ts";
 

@@ -1,7 +1,7 @@
 /**
  * What a synthesized CloudWatch alarm watches, read from its template properties: its one metric,
  * or each metric of its metric math, and whether it is the oldest-item-age expression
- * (`oldestItemAge` in `infra/constructs/pipeline-metrics.ts`).
+ * (`oldestItemAge` in `infra/constructs/operations/pipeline-metrics.ts`).
  */
 import { METRICS } from "../../shared/domain/topology.ts";
 

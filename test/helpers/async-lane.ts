@@ -7,8 +7,8 @@
  */
 import { createHash } from "node:crypto";
 import { FsObjectStore } from "../../shared/adapters/fs-object-store.ts";
-import { InMemoryAsyncObjectStore } from "../../shared/adapters/in-memory-async-objects.ts";
-import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
+import { InMemoryAsyncObjectStore } from "../../shared/adapters/in-memory/in-memory-async-objects.ts";
+import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
 import { asyncNotificationBody } from "../../shared/domain/async-notification.ts";
 import { type AsyncInvocation, keyOfLocation } from "../../shared/domain/async-objects.ts";
 import type { SystemOneRequest } from "../../shared/domain/contracts/system-one/index.ts";
@@ -16,12 +16,12 @@ import type { DecidesItems } from "../../shared/domain/decision-endpoint.ts";
 import type { PipelineEvent } from "../../shared/domain/events.ts";
 import type { MessageQueue } from "../../shared/domain/message-queue.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
-import type { ResultDependencies } from "../../shared/use-cases/async-results.ts";
+import type { ResultDependencies } from "../../shared/use-cases/async/async-results.ts";
 import {
   type QueuedItem,
   type SubmitDependencies,
   submitItems,
-} from "../../shared/use-cases/async-submit.ts";
+} from "../../shared/use-cases/async/async-submit.ts";
 import { decideMessage } from "../../shared/use-cases/decide-message.ts";
 import { objectText } from "./object-text.ts";
 import { TEAMS_POLICY } from "./policies.ts";

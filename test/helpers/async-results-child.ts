@@ -9,7 +9,7 @@
  */
 import { createAsyncResultsHandler, resultDependenciesFromEnv } from "../../functions/async-results.ts";
 import { sqsClient } from "../../functions/clients.ts";
-import { startSqsPoller } from "../../infra/local/sqs-poller.ts";
+import { startSqsPoller } from "../../infra/local/sqs/sqs-poller.ts";
 import { quietPowertools } from "../../infra/local/stand-ins.ts";
 import { SqsQueue } from "../../shared/adapters/sqs-queue.ts";
 import { EVENT_SOURCE_MAPPINGS } from "../../shared/domain/topology/event-source-mapping.ts";

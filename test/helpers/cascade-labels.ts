@@ -8,8 +8,11 @@
  * second was asked only of the rest (its answer is absent on the others), and the second acted
  * at 0.9 or above.
  */
-import type { CascadeItem, TierJudgement } from "../../shared/domain/calibration/cascade-certificate.ts";
-import type { CertifiedItem } from "../../shared/domain/calibration/certificate.ts";
+import type {
+  CascadeItem,
+  TierJudgement,
+} from "../../shared/domain/calibration/certificate/cascade-certificate.ts";
+import type { CertifiedItem } from "../../shared/domain/calibration/certificate/certificate.ts";
 import { SeededRandom } from "../../shared/domain/random.ts";
 
 /** The production thresholds the decisions were routed under, first tier and second. */

@@ -3,7 +3,7 @@
  * the hidden truth of each, and the review dependencies a scripted lead labels them through: what
  * the certificate's flow tests share (a certification sample drawn, labelled or not, proposed).
  */
-import type { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
+import type { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import type { Policy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";

@@ -2,7 +2,7 @@
  * The decide handler's dependencies for handler tests: the policies and endpoint given, an
  * in-memory store and a publisher that accepts every event.
  */
-import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
+import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
 import type { DecidesItems } from "../../shared/domain/decision-endpoint.ts";
 import type { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import type { DecideDependencies } from "../../shared/use-cases/decide-message.ts";

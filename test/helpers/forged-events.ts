@@ -2,7 +2,7 @@
  * A forged "Decision Made" put through the auto-action and review intake handlers, for tests that
  * read the forged-events metric those handlers emit.
  */
-import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
+import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import type { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { eventFor } from "../../shared/use-cases/record-event.ts";

@@ -8,7 +8,7 @@
  *   node --import tsx test/helpers/intake-memory-child.ts --line-mib 600 --lines 2000
  */
 import { parseArgs } from "node:util";
-import { InMemoryBatchStore } from "../../shared/adapters/in-memory-batch-store.ts";
+import { InMemoryBatchStore } from "../../shared/adapters/in-memory/in-memory-batch-store.ts";
 import type { OutgoingMessage } from "../../shared/domain/message-queue.ts";
 import type { ObjectStore, StoredObject } from "../../shared/domain/object-store.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";

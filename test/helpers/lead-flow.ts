@@ -6,7 +6,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { calibrateCommand } from "../../cli/calibrate.ts";
+import { calibrateCommand } from "../../cli/calibrate/calibrate.ts";
 import type { DecidesItems, EndpointDecision } from "../../shared/domain/decision-endpoint.ts";
 import type { Item } from "../../shared/domain/item.ts";
 import type { Policy } from "../../shared/domain/policy/policy.ts";

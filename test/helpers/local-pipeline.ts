@@ -7,7 +7,7 @@
  */
 import type { RunningServer } from "../../endpoint/server/server.ts";
 import type { BusEvent, LocalEventBus } from "../../infra/local/event-bus.ts";
-import type { SqsPoller } from "../../infra/local/sqs-poller.ts";
+import type { SqsPoller } from "../../infra/local/sqs/sqs-poller.ts";
 import { freePort, startLocalWiring } from "../../infra/local/wiring.ts";
 import type { SqsQueue } from "../../shared/adapters/sqs-queue.ts";
 import type { MessageQueue } from "../../shared/domain/message-queue.ts";

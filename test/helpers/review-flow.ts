@@ -8,7 +8,7 @@
  * table's reader gives it. The truth of any threshold under any map is measured on fresh
  * decisions of the same model.
  */
-import type { LabelKind } from "../../shared/domain/calibration/certificate-units.ts";
+import type { LabelKind } from "../../shared/domain/calibration/certificate/certificate-units.ts";
 import { type CalibrationMap, calibratedProbabilities } from "../../shared/domain/calibration/map.ts";
 import type { LabelledLogits } from "../../shared/domain/calibration/temperature.ts";
 import { type Policy, parsePolicy } from "../../shared/domain/policy/policy.ts";

@@ -5,11 +5,11 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { type LocalDynamoDb, startDynamoDbLocal } from "../../infra/local/dynamodb-local.ts";
+import { type LocalDynamoDb, startDynamoDbLocal } from "../../infra/local/dynamodb/dynamodb-local.ts";
 import { type LocalReviewServer, startLocalReviewServer } from "../../infra/local/review-server.ts";
 import { documentClient, localServiceOptions } from "../../shared/adapters/aws-clients.ts";
-import { ensureDecisionsTable } from "../../shared/adapters/dynamodb-admin.ts";
-import { DynamoDbDecisionStore } from "../../shared/adapters/dynamodb-decision-store.ts";
+import { ensureDecisionsTable } from "../../shared/adapters/dynamodb/dynamodb-admin.ts";
+import { DynamoDbDecisionStore } from "../../shared/adapters/dynamodb/dynamodb-decision-store.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import type { PipelineEvent } from "../../shared/domain/events.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";

@@ -6,7 +6,7 @@
  */
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
-import { DECISIONS_TABLE_SCHEMA } from "../../shared/adapters/decisions-table.ts";
+import { DECISIONS_TABLE_SCHEMA } from "../../shared/adapters/dynamodb/decisions-table.ts";
 import { DEAD_LETTER_SOURCES } from "../../shared/domain/dead-letters.ts";
 import { METRICS } from "../../shared/domain/topology.ts";
 import { synthStack } from "../helpers/synth-stack.ts";

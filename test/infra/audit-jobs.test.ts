@@ -14,8 +14,8 @@ import * as dynamodb from "aws-cdk-lib/aws-dynamodb";
 import * as kms from "aws-cdk-lib/aws-kms";
 import * as sqs from "aws-cdk-lib/aws-sqs";
 import { describe, expect, it } from "vitest";
-import { AlarmTopic } from "../../infra/constructs/alarm-topic.ts";
 import { AuditJobs, autoErrorBudgets } from "../../infra/constructs/audit-jobs.ts";
+import { AlarmTopic } from "../../infra/constructs/operations/alarm-topic.ts";
 import { AUDIT, METRICS } from "../../shared/domain/topology.ts";
 import { TEAMS_POLICY } from "../helpers/policies.ts";
 

@@ -9,10 +9,10 @@
  */
 import { describe, expect, it } from "vitest";
 import { asyncCostOf, expiryNote } from "../../infra/capacity/async-report.ts";
-import { simulateAsyncBatch } from "../../infra/capacity/async-sim.ts";
-import { admitsObject, PRODUCT_HOLD_BACK } from "../../infra/capacity/async-submit-sim.ts";
 import type { AsyncShape } from "../../infra/capacity/async-template.ts";
 import { asyncInstanceFigures } from "../../infra/capacity/async-times.ts";
+import { simulateAsyncBatch } from "../../infra/capacity/simulation/async-sim.ts";
+import { admitsObject, PRODUCT_HOLD_BACK } from "../../infra/capacity/simulation/async-submit-sim.ts";
 import { asyncItemsPerObject } from "../../shared/domain/async-objects.ts";
 import { ASYNC_LANE } from "../../shared/domain/topology.ts";
 

@@ -14,7 +14,7 @@ import { describe, expect, it } from "vitest";
 import { instanceSecondsPerItem, serverlessSecondsPerItem } from "../../infra/capacity/measured-times.ts";
 import type { PipelineShape } from "../../infra/capacity/shape.ts";
 import { simulate } from "../../infra/capacity/simulate.ts";
-import { readPipelineShape } from "../../infra/capacity/template-reader.ts";
+import { readPipelineShape } from "../../infra/capacity/template/template-reader.ts";
 import { variant } from "../helpers/capacity-shapes.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
 

@@ -13,7 +13,7 @@ import { instanceSecondsPerItem } from "../../infra/capacity/measured-times.ts";
 import type { PipelineShape, PolicyShape } from "../../infra/capacity/shape.ts";
 import { simulate } from "../../infra/capacity/simulate.ts";
 import { fixedRun, sizeFleet } from "../../infra/capacity/sizing-search.ts";
-import { readPipelineShape } from "../../infra/capacity/template-reader.ts";
+import { readPipelineShape } from "../../infra/capacity/template/template-reader.ts";
 import { erlangC } from "../helpers/erlang-c.ts";
 import { synthStack } from "../helpers/synth-stack.ts";
 

@@ -11,7 +11,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { instanceSecondsPerItem } from "../../infra/capacity/measured-times.ts";
 import type { PipelineShape, Routing } from "../../infra/capacity/shape.ts";
 import { simulate } from "../../infra/capacity/simulate.ts";
-import { readPipelineShape } from "../../infra/capacity/template-reader.ts";
+import { readPipelineShape } from "../../infra/capacity/template/template-reader.ts";
 import { synthStack } from "../helpers/synth-stack.ts";
 
 type Json = { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> };

@@ -10,7 +10,7 @@ import { Template } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
 import { instanceSecondsPerItem } from "../../infra/capacity/measured-times.ts";
 import { simulate } from "../../infra/capacity/simulate.ts";
-import { readPipelineShape } from "../../infra/capacity/template-reader.ts";
+import { readPipelineShape } from "../../infra/capacity/template/template-reader.ts";
 import { intakeConcurrencyFor } from "../../shared/domain/fleet-reading.ts";
 import { synthStack } from "../helpers/synth-stack.ts";
 

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { Template } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
 import { TemplateShapeError } from "../../infra/capacity/errors.ts";
-import { readPipelineShape } from "../../infra/capacity/template-reader.ts";
+import { readPipelineShape } from "../../infra/capacity/template/template-reader.ts";
 import { METRICS } from "../../shared/domain/topology.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
 import { synthStack } from "../helpers/synth-stack.ts";

@@ -13,14 +13,14 @@ import * as kms from "aws-cdk-lib/aws-kms";
 import * as sagemaker from "aws-cdk-lib/aws-sagemaker";
 import * as sqs from "aws-cdk-lib/aws-sqs";
 import { describe, expect, it } from "vitest";
-import { AlarmTopic } from "../../infra/constructs/alarm-topic.ts";
-import { DeadLetterAlarms } from "../../infra/constructs/dead-letter-alarms.ts";
 import { DecisionsTable } from "../../infra/constructs/decisions-table.ts";
-import { EndpointScaling } from "../../infra/constructs/endpoint-scaling.ts";
+import { EndpointScaling } from "../../infra/constructs/endpoint/endpoint-scaling.ts";
+import { AlarmTopic } from "../../infra/constructs/operations/alarm-topic.ts";
+import { DeadLetterAlarms } from "../../infra/constructs/operations/dead-letter-alarms.ts";
 import { FunctionFindings, functionFactory } from "../../infra/constructs/pipeline-function.ts";
 import { QueueConsumer } from "../../infra/constructs/queue-consumer.ts";
 import { RuleToQueue } from "../../infra/constructs/rule-to-queue.ts";
-import { DECISIONS_TABLE_SCHEMA } from "../../shared/adapters/decisions-table.ts";
+import { DECISIONS_TABLE_SCHEMA } from "../../shared/adapters/dynamodb/decisions-table.ts";
 import { RULES } from "../../shared/domain/topology.ts";
 import { type Resource, synthStack } from "../helpers/synth-stack.ts";
 

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { Annotations, Match, Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { DecisionStack } from "../../infra/decision-stack.ts";
-import { createTableInput } from "../../shared/adapters/decisions-table.ts";
+import { createTableInput } from "../../shared/adapters/dynamodb/decisions-table.ts";
 import { decideConcurrency } from "../../shared/domain/capacity-plan.ts";
 import { matchesPattern } from "../../shared/domain/event-pattern.ts";
 import { intakeConcurrencyFor } from "../../shared/domain/fleet-reading.ts";

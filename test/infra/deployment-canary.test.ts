@@ -9,9 +9,12 @@
  */
 import { Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
-import { type NewFleet, simulateDeployment } from "../../infra/capacity/deployment-sim.ts";
-import { CfnTemplate } from "../../infra/capacity/template.ts";
-import { type DeploymentPlan, readDeploymentPlan } from "../../infra/capacity/template-deployment.ts";
+import { type NewFleet, simulateDeployment } from "../../infra/capacity/simulation/deployment-sim.ts";
+import { CfnTemplate } from "../../infra/capacity/template/template.ts";
+import {
+  type DeploymentPlan,
+  readDeploymentPlan,
+} from "../../infra/capacity/template/template-deployment.ts";
 import { ENDPOINT_PROBER } from "../../shared/domain/topology/prober.ts";
 import { GUARDRAIL_MATH } from "../../shared/domain/topology.ts";
 import { synthStack } from "../helpers/synth-stack.ts";

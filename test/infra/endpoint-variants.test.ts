@@ -4,8 +4,8 @@
  */
 import { Annotations, Match, Template } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
-import { isGpuInstance } from "../../infra/constructs/instance-types.ts";
-import { checkServerlessSettings } from "../../infra/constructs/serverless-settings.ts";
+import { isGpuInstance } from "../../infra/constructs/endpoint/instance-types.ts";
+import { checkServerlessSettings } from "../../infra/constructs/endpoint/serverless-settings.ts";
 import { DECIDE_FUNCTION, SERVERLESS_DECIDE } from "../../shared/domain/topology.ts";
 import { expectSizingFits, templateSizing } from "../helpers/sizing.ts";
 import { synthStack } from "../helpers/synth-stack.ts";

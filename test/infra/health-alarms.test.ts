@@ -11,9 +11,9 @@
  */
 import { Annotations, Match, Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
-import { vcpusOf } from "../../infra/constructs/instance-types.ts";
+import { vcpusOf } from "../../infra/constructs/endpoint/instance-types.ts";
 import type { DecisionStack } from "../../infra/decision-stack.ts";
-import { DECISIONS_TABLE_SCHEMA } from "../../shared/adapters/decisions-table.ts";
+import { DECISIONS_TABLE_SCHEMA } from "../../shared/adapters/dynamodb/decisions-table.ts";
 import {
   DECIDE_FUNCTION,
   ENDPOINT_DEADLINE_MS,

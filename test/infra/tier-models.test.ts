@@ -7,7 +7,7 @@
  */
 import { Annotations, Match, Template } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
-import { endpointCallsWith, tierModelsFromContext } from "../../infra/constructs/tier-models.ts";
+import { endpointCallsWith, tierModelsFromContext } from "../../infra/constructs/endpoint/tier-models.ts";
 import { type Resource, synthStack } from "../helpers/synth-stack.ts";
 
 const stack = synthStack({ tierModels: tierModelsFromContext("demo-large=demo-large.gguf") });

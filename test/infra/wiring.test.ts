@@ -12,7 +12,7 @@ import { Template } from "aws-cdk-lib/assertions";
 import { build } from "esbuild";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { DecisionStack } from "../../infra/decision-stack.ts";
-import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
+import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
 import { backoffCeilingMs } from "../../shared/domain/backoff.ts";
 import type { DecidesItems } from "../../shared/domain/decision-endpoint.ts";
 import { EndpointUnavailableError } from "../../shared/domain/errors.ts";
@@ -148,7 +148,9 @@ describe("alarms watch metrics the code emits", () => {
     }))(scheduled as never, { functionName: "capacity-follower" } as never);
     // The async submit function's oldest open object per lane (the lane's open-object alarms).
     const { createAsyncSubmitHandler } = await import("../../functions/async-submit.ts");
-    const { InMemoryAsyncObjectStore } = await import("../../shared/adapters/in-memory-async-objects.ts");
+    const { InMemoryAsyncObjectStore } = await import(
+      "../../shared/adapters/in-memory/in-memory-async-objects.ts"
+    );
     const openObjects = new InMemoryAsyncObjectStore();
     for (const source of ["batch", "intake"] as const)
       await openObjects.create({

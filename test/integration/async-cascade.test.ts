@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../../endpoint/server/server.ts";
 import { type LocalWiring, startLocalWiring } from "../../infra/local/wiring.ts";
 import { documentClient, localServiceOptions } from "../../shared/adapters/aws-clients.ts";
-import { DynamoDbBatchStore } from "../../shared/adapters/dynamodb-batch-store.ts";
+import { DynamoDbBatchStore } from "../../shared/adapters/dynamodb/dynamodb-batch-store.ts";
 import { FsObjectStore } from "../../shared/adapters/fs-object-store.ts";
 import { isComplete } from "../../shared/domain/batch.ts";
 import { passesOn } from "../../shared/domain/cascade.ts";

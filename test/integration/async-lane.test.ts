@@ -17,7 +17,7 @@ import type { RunningServer } from "../../endpoint/server/server.ts";
 import type { BusEvent } from "../../infra/local/event-bus.ts";
 import { type LocalWiring, startLocalWiring } from "../../infra/local/wiring.ts";
 import { documentClient, localServiceOptions } from "../../shared/adapters/aws-clients.ts";
-import { DynamoDbBatchStore } from "../../shared/adapters/dynamodb-batch-store.ts";
+import { DynamoDbBatchStore } from "../../shared/adapters/dynamodb/dynamodb-batch-store.ts";
 import { FsObjectStore } from "../../shared/adapters/fs-object-store.ts";
 import { type BatchRecord, isComplete } from "../../shared/domain/batch.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { describe, expect, it } from "vitest";
 import { FsObjectStore } from "../../shared/adapters/fs-object-store.ts";
-import { InMemoryBatchStore } from "../../shared/adapters/in-memory-batch-store.ts";
+import { InMemoryBatchStore } from "../../shared/adapters/in-memory/in-memory-batch-store.ts";
 import { type BatchStore, NO_COUNTS } from "../../shared/domain/batch.ts";
 import type { PipelineEvent } from "../../shared/domain/events.ts";
 import { writeBatchFiles } from "../../shared/use-cases/batch-files.ts";

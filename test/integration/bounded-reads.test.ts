@@ -8,16 +8,16 @@
  */
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LocalDynamoDb, startDynamoDbLocal } from "../../infra/local/dynamodb-local.ts";
+import { type LocalDynamoDb, startDynamoDbLocal } from "../../infra/local/dynamodb/dynamodb-local.ts";
 import { documentClient, localServiceOptions } from "../../shared/adapters/aws-clients.ts";
-import { ensureDecisionsTable } from "../../shared/adapters/dynamodb-admin.ts";
-import { DynamoDbDecisionStore } from "../../shared/adapters/dynamodb-decision-store.ts";
+import { ensureDecisionsTable } from "../../shared/adapters/dynamodb/dynamodb-admin.ts";
+import { DynamoDbDecisionStore } from "../../shared/adapters/dynamodb/dynamodb-decision-store.ts";
 import type { DecisionRecord, RecordStatus } from "../../shared/domain/decision-record.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { DRIFT, REVIEW, TABLE_INDEXES } from "../../shared/domain/topology.ts";
 import { pageOfDecisions } from "../../shared/pages/decisions-view.ts";
 import { runDriftCheck } from "../../shared/use-cases/drift-check.ts";
-import { reviewBacklog } from "../../shared/use-cases/review-backlog.ts";
+import { reviewBacklog } from "../../shared/use-cases/review/review-backlog.ts";
 import { freePort } from "../helpers/local-pipeline.ts";
 import { TEAMS_POLICY } from "../helpers/policies.ts";
 

@@ -4,12 +4,12 @@
  * table refuses is a permanent error.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LocalDynamoDb, startDynamoDbLocal } from "../../infra/local/dynamodb-local.ts";
+import { type LocalDynamoDb, startDynamoDbLocal } from "../../infra/local/dynamodb/dynamodb-local.ts";
 import { documentClient, localServiceOptions } from "../../shared/adapters/aws-clients.ts";
-import { ensureDecisionsTable } from "../../shared/adapters/dynamodb-admin.ts";
-import { DynamoDbAsyncObjectStore } from "../../shared/adapters/dynamodb-async-objects.ts";
-import { DynamoDbBatchStore } from "../../shared/adapters/dynamodb-batch-store.ts";
-import { DynamoDbDecisionStore } from "../../shared/adapters/dynamodb-decision-store.ts";
+import { ensureDecisionsTable } from "../../shared/adapters/dynamodb/dynamodb-admin.ts";
+import { DynamoDbAsyncObjectStore } from "../../shared/adapters/dynamodb/dynamodb-async-objects.ts";
+import { DynamoDbBatchStore } from "../../shared/adapters/dynamodb/dynamodb-batch-store.ts";
+import { DynamoDbDecisionStore } from "../../shared/adapters/dynamodb/dynamodb-decision-store.ts";
 import { StoreRejectedError } from "../../shared/domain/errors.ts";
 import { asyncObjectStoreContract } from "../helpers/async-objects.contract.ts";
 import { batchStoreContract } from "../helpers/batch-store.contract.ts";

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { startDynamoDbLocal } from "../../infra/local/dynamodb-local.ts";
+import { startDynamoDbLocal } from "../../infra/local/dynamodb/dynamodb-local.ts";
 import { freePort } from "../helpers/local-pipeline.ts";
 
 /** The local addresses listening on `port`, as /proc/net/tcp{,6} hold them (hex, little-endian for IPv4). */

@@ -12,7 +12,7 @@ import {
   type PipelineEventEnvelope,
   sqsHandler,
 } from "../../events/consumers/once-by-event-id.ts";
-import { type LocalDynamoDb, startDynamoDbLocal } from "../../infra/local/dynamodb-local.ts";
+import { type LocalDynamoDb, startDynamoDbLocal } from "../../infra/local/dynamodb/dynamodb-local.ts";
 import { freePort } from "../helpers/local-pipeline.ts";
 
 let dynamo: LocalDynamoDb;

@@ -3,11 +3,11 @@
  * back whole, overwritten by the next period, and invisible to the lists the review queue reads.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LocalDynamoDb, startDynamoDbLocal } from "../../infra/local/dynamodb-local.ts";
+import { type LocalDynamoDb, startDynamoDbLocal } from "../../infra/local/dynamodb/dynamodb-local.ts";
 import { documentClient, localServiceOptions } from "../../shared/adapters/aws-clients.ts";
-import { ensureDecisionsTable } from "../../shared/adapters/dynamodb-admin.ts";
-import { DynamoDbDecisionStore } from "../../shared/adapters/dynamodb-decision-store.ts";
-import { DynamoDbFleetReadings } from "../../shared/adapters/dynamodb-fleet-readings.ts";
+import { ensureDecisionsTable } from "../../shared/adapters/dynamodb/dynamodb-admin.ts";
+import { DynamoDbDecisionStore } from "../../shared/adapters/dynamodb/dynamodb-decision-store.ts";
+import { DynamoDbFleetReadings } from "../../shared/adapters/dynamodb/dynamodb-fleet-readings.ts";
 import { freePort } from "../helpers/local-pipeline.ts";
 
 let dynamo: LocalDynamoDb;

@@ -17,10 +17,10 @@ import { cp, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LocalDynamoDb, startDynamoDbLocal } from "../../infra/local/dynamodb-local.ts";
+import { type LocalDynamoDb, startDynamoDbLocal } from "../../infra/local/dynamodb/dynamodb-local.ts";
 import { documentClient, localServiceOptions } from "../../shared/adapters/aws-clients.ts";
-import { ensureDecisionsTable } from "../../shared/adapters/dynamodb-admin.ts";
-import { DynamoDbDecisionStore } from "../../shared/adapters/dynamodb-decision-store.ts";
+import { ensureDecisionsTable } from "../../shared/adapters/dynamodb/dynamodb-admin.ts";
+import { DynamoDbDecisionStore } from "../../shared/adapters/dynamodb/dynamodb-decision-store.ts";
 import { calibratedProbabilities } from "../../shared/domain/calibration/map.ts";
 import { tierPolicy } from "../../shared/domain/cascade.ts";
 import { DetailType, type PipelineEvent } from "../../shared/domain/events.ts";
@@ -32,7 +32,7 @@ import { applyDecision } from "../../shared/use-cases/apply-decision.ts";
 import { decideMessage } from "../../shared/use-cases/decide-message.ts";
 import type { DecisionMadeDetail } from "../../shared/use-cases/event-authority.ts";
 import { rescoreLaterTiers } from "../../shared/use-cases/rescore-later-tiers.ts";
-import { labelItem } from "../../shared/use-cases/review-decision.ts";
+import { labelItem } from "../../shared/use-cases/review/review-decision.ts";
 import {
   decideCalibrate,
   type GeneratedItem,

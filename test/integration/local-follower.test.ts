@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLocalFollower } from "../../infra/local/local-follower.ts";
 import { PollerGroup } from "../../infra/local/poller-group.ts";
-import { startSqsPoller } from "../../infra/local/sqs-poller.ts";
-import { type LocalSqs, startLocalSqs } from "../../infra/local/sqs-server.ts";
+import { startSqsPoller } from "../../infra/local/sqs/sqs-poller.ts";
+import { type LocalSqs, startLocalSqs } from "../../infra/local/sqs/sqs-server.ts";
 import { localServiceOptions, sqsClient } from "../../shared/adapters/aws-clients.ts";
 import { SqsQueue } from "../../shared/adapters/sqs-queue.ts";
 import type { FleetReading } from "../../shared/domain/fleet-reading.ts";

@@ -170,7 +170,9 @@ describe("local mode", () => {
         expect(queued).toHaveLength(summary.human);
         if (chromiumAvailable()) await reviewInBrowser(first);
         // A decision written just before a stop, whose event had not gone out (its lease still held).
-        const { DynamoDbDecisionStore } = await import("../../shared/adapters/dynamodb-decision-store.ts");
+        const { DynamoDbDecisionStore } = await import(
+          "../../shared/adapters/dynamodb/dynamodb-decision-store.ts"
+        );
         const { documentClient, localServiceOptions } = await import("../../shared/adapters/aws-clients.ts");
         const store = new DynamoDbDecisionStore(
           documentClient(localServiceOptions(first.env.AWS_ENDPOINT_URL_DYNAMODB!)),
@@ -234,7 +236,9 @@ describe("local mode", () => {
         await second.bus.idle();
         expect(sent("Decision Made", "CUT-OFF-1")).toHaveLength(1);
         expect(sent("Item Actioned", "CUT-OFF-2").map((e) => e.detail.causedBy)).toEqual(["made-cut-off-2"]);
-        const { DynamoDbDecisionStore } = await import("../../shared/adapters/dynamodb-decision-store.ts");
+        const { DynamoDbDecisionStore } = await import(
+          "../../shared/adapters/dynamodb/dynamodb-decision-store.ts"
+        );
         const { documentClient, localServiceOptions } = await import("../../shared/adapters/aws-clients.ts");
         const records = new DynamoDbDecisionStore(
           documentClient(localServiceOptions(second.env.AWS_ENDPOINT_URL_DYNAMODB!)),

@@ -8,8 +8,8 @@
  */
 import type { SQSEvent } from "aws-lambda";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type SqsPoller, startSqsPoller } from "../../infra/local/sqs-poller.ts";
-import { type LocalSqs, startLocalSqs } from "../../infra/local/sqs-server.ts";
+import { type SqsPoller, startSqsPoller } from "../../infra/local/sqs/sqs-poller.ts";
+import { type LocalSqs, startLocalSqs } from "../../infra/local/sqs/sqs-server.ts";
 import { localServiceOptions, sqsClient } from "../../shared/adapters/aws-clients.ts";
 import { SqsQueue } from "../../shared/adapters/sqs-queue.ts";
 

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { type BusEvent, startEventBus } from "../../infra/local/event-bus.ts";
 import { redriveTo } from "../../infra/local/local-queues.ts";
-import { type LocalSqs, startLocalSqs } from "../../infra/local/sqs-server.ts";
+import { type LocalSqs, startLocalSqs } from "../../infra/local/sqs/sqs-server.ts";
 import { eventBridgeClient, localServiceOptions, sqsClient } from "../../shared/adapters/aws-clients.ts";
 import { EventPublisher } from "../../shared/adapters/event-publisher.ts";
 import { SqsQueue } from "../../shared/adapters/sqs-queue.ts";

@@ -12,7 +12,7 @@ import type { Context } from "aws-lambda";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { localServiceOptions, s3Client } from "../../shared/adapters/aws-clients.ts";
 import { FsObjectStore } from "../../shared/adapters/fs-object-store.ts";
-import { InMemoryBatchStore } from "../../shared/adapters/in-memory-batch-store.ts";
+import { InMemoryBatchStore } from "../../shared/adapters/in-memory/in-memory-batch-store.ts";
 import { S3ObjectStore } from "../../shared/adapters/s3-object-store.ts";
 import type { MessageQueue } from "../../shared/domain/message-queue.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";

@@ -113,7 +113,7 @@ describe("targets", () => {
   it("applies each automatic decision once, even when its event arrives twice", async () => {
     const { createAutoActionHandler } = await import("../../functions/auto-action.ts");
     const { sharedDependencies } = await import("../../functions/dependencies.ts");
-    const { localLambdaContext } = await import("../../infra/local/sqs-poller.ts");
+    const { localLambdaContext } = await import("../../infra/local/sqs/sqs-poller.ts");
     await pipeline.bus.idle();
     const actioned = pipeline.bus.events.filter((e) => e["detail-type"] === "Item Actioned");
     expect(actioned.map((e) => e.detail.itemId).sort()).toEqual(
@@ -140,7 +140,7 @@ describe("targets", () => {
   it("stores a reviewer's answer once, refuses a wrong or conflicting one, and lists the queue", async () => {
     const { createReviewHandler } = await import("../../functions/review.ts");
     const { sharedDependencies } = await import("../../functions/dependencies.ts");
-    const { localLambdaContext } = await import("../../infra/local/sqs-poller.ts");
+    const { localLambdaContext } = await import("../../infra/local/sqs/sqs-poller.ts");
     const review = createReviewHandler(() => sharedDependencies(pipeline.env), pipeline.env);
     // What the HTTP API's Lambda authorizer hands the function for a verified token.
     const ana = { sub: "sub-ana", name: "Ana", groups: JSON.stringify(["reviewers"]) };

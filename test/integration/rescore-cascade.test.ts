@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DecisionModel } from "../../endpoint/runtime/decision-model.ts";
 import { DecisionScorer } from "../../endpoint/scorer/scorer.ts";
 import { InProcessDecisionEndpoint } from "../../endpoint/server/in-process-endpoint.ts";
-import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
+import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
 import { calibratePolicy } from "../../shared/domain/calibration/calibrate.ts";
 import { calibratedProbabilities } from "../../shared/domain/calibration/map.ts";
 import { tierPolicy } from "../../shared/domain/cascade.ts";
@@ -25,7 +25,7 @@ import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { routeDecision } from "../../shared/domain/routing.ts";
 import { tierAnswer } from "../../shared/use-cases/cascade-scoring.ts";
 import { rescoreLaterTiers } from "../../shared/use-cases/rescore-later-tiers.ts";
-import { reviewedLabels } from "../../shared/use-cases/reviewed-labels.ts";
+import { reviewedLabels } from "../../shared/use-cases/review/reviewed-labels.ts";
 import { readSampleItems } from "../helpers/lead-flow.ts";
 import { demoLargeModelPath, demoModelPath, REPO_ROOT } from "../helpers/models.ts";
 

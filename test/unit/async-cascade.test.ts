@@ -15,7 +15,7 @@ import type { Item } from "../../shared/domain/item.ts";
 import type { Policy } from "../../shared/domain/policy/policy.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
-import { settleNotification } from "../../shared/use-cases/async-results.ts";
+import { settleNotification } from "../../shared/use-cases/async/async-results.ts";
 import { honestAnswer, memoryLane, queuedTickets } from "../helpers/async-lane.ts";
 import { TEAMS_POLICY } from "../helpers/policies.ts";
 

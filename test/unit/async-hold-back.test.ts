@@ -8,7 +8,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { backlogCapacity } from "../../shared/use-cases/async-submit.ts";
+import { backlogCapacity } from "../../shared/use-cases/async/async-submit.ts";
 import { memoryLane, queuedTickets } from "../helpers/async-lane.ts";
 import { openObject } from "../helpers/async-objects.contract.ts";
 

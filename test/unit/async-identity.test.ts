@@ -12,7 +12,10 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { asyncNotificationBody } from "../../shared/domain/async-notification.ts";
 import type { AsyncObject, AsyncObjectStore } from "../../shared/domain/async-objects.ts";
-import { InvocationNotRecordedError, settleNotification } from "../../shared/use-cases/async-results.ts";
+import {
+  InvocationNotRecordedError,
+  settleNotification,
+} from "../../shared/use-cases/async/async-results.ts";
 import {
   BUCKET,
   honestAnswer,

@@ -10,7 +10,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { InMemoryAsyncObjectStore } from "../../shared/adapters/in-memory-async-objects.ts";
+import { InMemoryAsyncObjectStore } from "../../shared/adapters/in-memory/in-memory-async-objects.ts";
 import {
   AsyncNotificationError,
   asyncNotificationBody,
@@ -24,7 +24,7 @@ import {
 } from "../../shared/domain/async-objects.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
-import { settleNotification } from "../../shared/use-cases/async-results.ts";
+import { settleNotification } from "../../shared/use-cases/async/async-results.ts";
 import {
   answerLine,
   BUCKET,

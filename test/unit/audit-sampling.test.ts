@@ -5,8 +5,7 @@
  * only (a label on an item escalated for another reason stays out).
  */
 import { describe, expect, it } from "vitest";
-import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
-import { auditLines } from "../../shared/domain/audit/audit-text.ts";
+import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
 import { auditInclusion, bandStart } from "../../shared/domain/audit/bands.ts";
 import type { DecidesItems } from "../../shared/domain/decision-endpoint.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
@@ -14,9 +13,10 @@ import { allTime, type DecisionStore, everyDecision } from "../../shared/domain/
 import { type Policy, parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import type { Reviewer } from "../../shared/domain/review.ts";
+import { auditLines } from "../../shared/reports/audit-text.ts";
 import { estimateAutoErrors } from "../../shared/use-cases/audit-estimate.ts";
 import { decideMessage } from "../../shared/use-cases/decide-message.ts";
-import { labelItem } from "../../shared/use-cases/review-decision.ts";
+import { labelItem } from "../../shared/use-cases/review/review-decision.ts";
 import { TEAMS_POLICY } from "../helpers/policies.ts";
 
 /** Two automatable options (billing first), a threshold of 0.6. */

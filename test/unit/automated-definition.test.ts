@@ -10,8 +10,8 @@
 import { describe, expect, it } from "vitest";
 import { statusCommand } from "../../cli/status.ts";
 import { thresholdTable } from "../../shared/domain/calibration/calibrate-parts.ts";
-import { unitsAtGrid } from "../../shared/domain/calibration/certificate-units.ts";
-import { certifiedItems } from "../../shared/domain/calibration/certified-items.ts";
+import { unitsAtGrid } from "../../shared/domain/calibration/certificate/certificate-units.ts";
+import { certifiedItems } from "../../shared/domain/calibration/certificate/certified-items.ts";
 import { calibratedProbabilities, mapOf } from "../../shared/domain/calibration/map.ts";
 import type { LabelledLogits } from "../../shared/domain/calibration/temperature.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
@@ -20,8 +20,8 @@ import { argmax } from "../../shared/domain/probability.ts";
 import { SeededRandom } from "../../shared/domain/random.ts";
 import { countHandling, handlingText, routeDecision, wouldAutomate } from "../../shared/domain/routing.ts";
 import { compareDecisions, type WhatIfRow } from "../../shared/domain/what-if/compare.ts";
-import { renderWhatIf } from "../../shared/domain/what-if/report.ts";
 import { decisionFilters, decisionsBody } from "../../shared/pages/decisions-view.ts";
+import { renderWhatIf } from "../../shared/reports/what-if-report.ts";
 import { MODERATION } from "../helpers/review-flow.ts";
 
 const policy = { ...MODERATION, auditSampleRate: 0.2 };

@@ -5,15 +5,15 @@
  * announced "Batch Reviewed" and its results never got the label.
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import { InMemoryBatchStore } from "../../shared/adapters/in-memory-batch-store.ts";
-import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
+import { InMemoryBatchStore } from "../../shared/adapters/in-memory/in-memory-batch-store.ts";
+import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
 import { NO_COUNTS } from "../../shared/domain/batch.ts";
 import type { DecidesItems, EndpointDecision } from "../../shared/domain/decision-endpoint.ts";
 import type { PipelineEvent } from "../../shared/domain/events.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import type { Reviewer } from "../../shared/domain/review.ts";
 import { decideMessage } from "../../shared/use-cases/decide-message.ts";
-import { labelItem } from "../../shared/use-cases/review-decision.ts";
+import { labelItem } from "../../shared/use-cases/review/review-decision.ts";
 import { TEAMS_POLICY } from "../helpers/policies.ts";
 
 /** Unsure logits: every item is escalated to a person. */

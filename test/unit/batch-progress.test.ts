@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { FsObjectStore } from "../../shared/adapters/fs-object-store.ts";
-import { InMemoryBatchStore } from "../../shared/adapters/in-memory-batch-store.ts";
+import { InMemoryBatchStore } from "../../shared/adapters/in-memory/in-memory-batch-store.ts";
 import { batchCompletedSchema } from "../../shared/domain/contracts/events.ts";
 import { DetailType, type PipelineEvent } from "../../shared/domain/events.ts";
 import type { OutgoingMessage } from "../../shared/domain/message-queue.ts";

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { UsageError } from "../../cli/args.ts";
-import { goalOf } from "../../cli/calibrate-goal.ts";
+import { goalOf } from "../../cli/calibrate/calibrate-goal.ts";
 
 describe("goalOf", () => {
   it("reads each goal alone", () => {

@@ -7,7 +7,7 @@
  * a certificate keeps the share on its line.
  */
 import { describe, expect, it } from "vitest";
-import { printProposals } from "../../cli/calibrate-propose.ts";
+import { printProposals } from "../../cli/calibrate/calibrate-propose.ts";
 import { calibratePolicy } from "../../shared/domain/calibration/calibrate.ts";
 import type { ThresholdGoal } from "../../shared/domain/calibration/threshold.ts";
 import { softmax } from "../../shared/domain/probability.ts";

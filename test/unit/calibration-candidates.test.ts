@@ -10,12 +10,12 @@ import { describe, expect, it } from "vitest";
 import { calibratePolicy } from "../../shared/domain/calibration/calibrate.ts";
 import { checkProposal } from "../../shared/domain/calibration/proposal-check.ts";
 import { CALIBRATION_RANGES } from "../../shared/domain/calibration/ranges.ts";
-import { renderReport } from "../../shared/domain/calibration/report.ts";
 import type { LabelledLogits } from "../../shared/domain/calibration/temperature.ts";
 import { applyVectorScaling, fitVectorScaling } from "../../shared/domain/calibration/vector-scaling.ts";
 import { type Policy, parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { softmax } from "../../shared/domain/probability.ts";
 import { SeededRandom } from "../../shared/domain/random.ts";
+import { renderReport } from "../../shared/reports/calibration-report.ts";
 import { FOUR_OPTIONS_POLICY } from "../helpers/policies.ts";
 
 const now = new Date("2026-12-01T00:00:00.000Z");

@@ -8,7 +8,7 @@
  * labels, each item its own group.
  */
 import { describe, expect, it } from "vitest";
-import { printProposals } from "../../cli/calibrate-propose.ts";
+import { printProposals } from "../../cli/calibrate/calibrate-propose.ts";
 import { calibratePolicy } from "../../shared/domain/calibration/calibrate.ts";
 import { compareCandidates } from "../../shared/domain/calibration/candidates.ts";
 import { calibratedProbabilities } from "../../shared/domain/calibration/map.ts";

@@ -9,14 +9,14 @@
  */
 import { describe, expect, it } from "vitest";
 import { calibratePolicy } from "../../shared/domain/calibration/calibrate.ts";
-import { certificateOnLabelsProblem } from "../../shared/domain/calibration/certificate-recompute.ts";
-import type { CascadeRow } from "../../shared/domain/calibration/certified-items.ts";
+import { certificateOnLabelsProblem } from "../../shared/domain/calibration/certificate/certificate-recompute.ts";
+import type { CascadeRow } from "../../shared/domain/calibration/certificate/certified-items.ts";
 import { checkProposal } from "../../shared/domain/calibration/proposal-check.ts";
 import { certificateProblem } from "../../shared/domain/calibration/provenance.ts";
-import { renderReport } from "../../shared/domain/calibration/report.ts";
 import { tierPolicy } from "../../shared/domain/cascade.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { routeDecision } from "../../shared/domain/routing.ts";
+import { renderReport } from "../../shared/reports/calibration-report.ts";
 import { cascadeDecisions, LARGE_SHA, SMALL_SHA } from "../helpers/cascade-rows.ts";
 import { cascadeTicketsPolicy } from "../helpers/policies.ts";
 

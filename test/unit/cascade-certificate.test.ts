@@ -15,9 +15,9 @@ import {
   type CascadeItem,
   cascadeOrder,
   certifyCascade,
-} from "../../shared/domain/calibration/cascade-certificate.ts";
-import { certifyThreshold } from "../../shared/domain/calibration/certificate.ts";
-import { cascadeItems } from "../../shared/domain/calibration/certified-items.ts";
+} from "../../shared/domain/calibration/certificate/cascade-certificate.ts";
+import { certifyThreshold } from "../../shared/domain/calibration/certificate/certificate.ts";
+import { cascadeItems } from "../../shared/domain/calibration/certificate/certified-items.ts";
 import { cascadeLabels, cascadeTruth, firstTierItems, type LabelDraw } from "../helpers/cascade-labels.ts";
 import { cascadeTicketsPolicy } from "../helpers/policies.ts";
 

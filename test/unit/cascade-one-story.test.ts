@@ -6,9 +6,9 @@
  * where shown, says it covers that model alone.
  */
 import { describe, expect, it } from "vitest";
-import { thresholdLines } from "../../cli/calibrate-print.ts";
+import { thresholdLines } from "../../cli/calibrate/calibrate-print.ts";
 import { calibratePolicy } from "../../shared/domain/calibration/calibrate.ts";
-import type { CascadeRow } from "../../shared/domain/calibration/certified-items.ts";
+import type { CascadeRow } from "../../shared/domain/calibration/certificate/certified-items.ts";
 import { argmax } from "../../shared/domain/probability.ts";
 import { cascadeDecisions, LARGE_SHA, SMALL_SHA } from "../helpers/cascade-rows.ts";
 import { cascadeTicketsPolicy } from "../helpers/policies.ts";

@@ -10,7 +10,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { calibratePolicy } from "../../shared/domain/calibration/calibrate.ts";
-import type { CascadeRow } from "../../shared/domain/calibration/certified-items.ts";
+import type { CascadeRow } from "../../shared/domain/calibration/certificate/certified-items.ts";
 import { calibratedProbabilities, mapOf } from "../../shared/domain/calibration/map.ts";
 import { tierPolicy } from "../../shared/domain/cascade.ts";
 import type { Policy } from "../../shared/domain/policy/policy.ts";

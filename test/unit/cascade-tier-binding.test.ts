@@ -5,7 +5,7 @@
  * the first tier passed it on, and the record keeps only the answers that are their tier's own.
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
+import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
 import { systemOneRequest } from "../../shared/domain/contracts/system-one/index.ts";
 import type { DecidesItems, EndpointDecision } from "../../shared/domain/decision-endpoint.ts";
 import { DetailType, type PipelineEvent } from "../../shared/domain/events.ts";

@@ -6,7 +6,7 @@
  * What a tier is sure of ends there: an audit draw or a missing certificate goes to people.
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
+import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
 import { passesOn, tierPolicy, tierReading, tiersOf } from "../../shared/domain/cascade.ts";
 import { systemOneRequest } from "../../shared/domain/contracts/system-one/index.ts";
 import type { DecidesItems, EndpointDecision } from "../../shared/domain/decision-endpoint.ts";

@@ -6,12 +6,12 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { printProposals } from "../../cli/calibrate-propose.ts";
+import { printProposals } from "../../cli/calibrate/calibrate-propose.ts";
 import { calibratePolicy } from "../../shared/domain/calibration/calibrate.ts";
-import { benchText } from "../../shared/domain/calibration/certificate-bench.ts";
-import { renderReport } from "../../shared/domain/calibration/report.ts";
 import { softmax } from "../../shared/domain/probability.ts";
 import { SeededRandom } from "../../shared/domain/random.ts";
+import { renderReport } from "../../shared/reports/calibration-report.ts";
+import { benchText } from "../../shared/reports/certificate-bench.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
 import { FOUR_OPTIONS_POLICY } from "../helpers/policies.ts";
 

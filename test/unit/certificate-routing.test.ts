@@ -6,7 +6,7 @@
  * threshold automates nothing; a certificate that holds changes nothing.
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
+import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
 import {
   calibrationSha256,
   certificateProblem,

@@ -17,11 +17,14 @@
  * - the weighted (Fay–Feuer) bound alone covers a weighted rate for at least 95% of draws.
  */
 import { describe, expect, it } from "vitest";
-import { CERTIFICATE_GRID, certifyThreshold } from "../../shared/domain/calibration/certificate.ts";
-import type { CertifiedItem } from "../../shared/domain/calibration/certificate-units.ts";
-import { certifiedItems } from "../../shared/domain/calibration/certified-items.ts";
+import {
+  CERTIFICATE_GRID,
+  certifyThreshold,
+} from "../../shared/domain/calibration/certificate/certificate.ts";
+import type { CertifiedItem } from "../../shared/domain/calibration/certificate/certificate-units.ts";
+import { certifiedItems } from "../../shared/domain/calibration/certificate/certified-items.ts";
+import { boundOf, evidenceOf } from "../../shared/domain/calibration/certificate/weighted-bound.ts";
 import { fitTemperature } from "../../shared/domain/calibration/temperature.ts";
-import { boundOf, evidenceOf } from "../../shared/domain/calibration/weighted-bound.ts";
 import { SeededRandom } from "../../shared/domain/random.ts";
 import { type FlowShape, MODERATION, reviewFlow, trueRate } from "../helpers/review-flow.ts";
 

@@ -6,7 +6,7 @@
  * and layout check: the what-if showed no coverage change and the shadow said "auto".
  */
 import { describe, expect, it } from "vitest";
-import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
+import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
 import { calibrationSha256, policyTextSha256 } from "../../shared/domain/calibration/provenance.ts";
 import type { DecidesItems, EndpointDecision } from "../../shared/domain/decision-endpoint.ts";
 import type { PipelineEvent } from "../../shared/domain/events.ts";
@@ -14,7 +14,7 @@ import { CERTIFICATE_METHOD } from "../../shared/domain/policy/certificate-schem
 import { type Policy, parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { decideMessage } from "../../shared/use-cases/decide-message.ts";
-import { whatIf } from "../../shared/use-cases/what-if.ts";
+import { whatIf } from "../../shared/use-cases/what-if/what-if.ts";
 import { TEAMS_POLICY } from "../helpers/policies.ts";
 
 const LIVE_MODEL = "a".repeat(64);

@@ -7,13 +7,17 @@
  * that rate do certify.
  */
 import { describe, expect, it } from "vitest";
-import { binomialCdf, clopperPearsonUpper, trialsNeeded } from "../../shared/domain/calibration/binomial.ts";
+import {
+  binomialCdf,
+  clopperPearsonUpper,
+  trialsNeeded,
+} from "../../shared/domain/calibration/certificate/binomial.ts";
 import {
   CERTIFICATE_GRID,
   type CertifiedItem,
   certificateSentence,
   certifyThreshold,
-} from "../../shared/domain/calibration/certificate.ts";
+} from "../../shared/domain/calibration/certificate/certificate.ts";
 import { SeededRandom } from "../../shared/domain/random.ts";
 
 /**

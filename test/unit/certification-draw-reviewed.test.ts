@@ -6,7 +6,7 @@
  * counted as chosen before, and an item reviewed between the read and the write is left out too.
  */
 import { describe, expect, it } from "vitest";
-import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
+import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { requestCertification } from "../../shared/use-cases/request-certification.ts";

@@ -14,13 +14,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { FsObjectStore } from "../../shared/adapters/fs-object-store.ts";
-import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
-import { planLabels } from "../../shared/domain/calibration/label-plan.ts";
+import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
+import { planLabels } from "../../shared/domain/calibration/certificate/label-plan.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { proposeCalibrations } from "../../shared/use-cases/propose-calibration.ts";
 import { requestCertification } from "../../shared/use-cases/request-certification.ts";
-import { labelItem } from "../../shared/use-cases/review-decision.ts";
-import { reviewedLabels } from "../../shared/use-cases/reviewed-labels.ts";
+import { labelItem } from "../../shared/use-cases/review/review-decision.ts";
+import { reviewedLabels } from "../../shared/use-cases/review/reviewed-labels.ts";
 import { decidedStore, reviewOf } from "../helpers/certification-store.ts";
 import { type FlowShape, MODERATION, trueRate } from "../helpers/review-flow.ts";
 

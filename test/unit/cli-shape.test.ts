@@ -6,9 +6,9 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { MissingSettingError, START_HINT, UsageError } from "../../cli/args.ts";
 import { auditCommand } from "../../cli/audit.ts";
-import { batchCommand } from "../../cli/batch.ts";
-import { calibrateCommand } from "../../cli/calibrate.ts";
-import { capacityCommand } from "../../cli/capacity.ts";
+import { batchCommand } from "../../cli/batch/batch.ts";
+import { calibrateCommand } from "../../cli/calibrate/calibrate.ts";
+import { capacityCommand } from "../../cli/capacity/capacity.ts";
 import { localCommand } from "../../cli/local.ts";
 import { COMMANDS } from "../../cli/main.ts";
 import { makeModelCommand } from "../../cli/make-model.ts";
@@ -17,7 +17,7 @@ import { replayCommand } from "../../cli/replay.ts";
 import { scoreCommand } from "../../cli/score.ts";
 import { serveCommand } from "../../cli/serve.ts";
 import { statusCommand } from "../../cli/status.ts";
-import { whatIfCommand } from "../../cli/what-if.ts";
+import { whatIfCommand } from "../../cli/what-if/what-if.ts";
 
 afterEach(() => {
   vi.unstubAllEnvs();

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { publisherTo } from "../../cli/aws.ts";
-import { openScoringSource } from "../../cli/calibrate-scoring.ts";
+import { openScoringSource } from "../../cli/calibrate/calibrate-scoring.ts";
 import { dependenciesFromEnv } from "../../functions/decide.ts";
 import { BatchingDecisionEndpoint } from "../../shared/adapters/batching-endpoint.ts";
 import type { SageMakerDecisionEndpoint } from "../../shared/adapters/decision-endpoint.ts";

@@ -3,7 +3,7 @@
  * once routed an item twice, rejected it too late or acted on a broken answer, each as a test.
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
+import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
 import { systemOneRequest } from "../../shared/domain/contracts/system-one/index.ts";
 import type { DecidesItems, EndpointDecision } from "../../shared/domain/decision-endpoint.ts";
 import type { DecisionStore } from "../../shared/domain/decision-store.ts";

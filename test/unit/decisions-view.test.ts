@@ -5,7 +5,7 @@
  * answers 422. (Before, the view loaded every record since its date and cut the list at 500.)
  */
 import { describe, expect, it } from "vitest";
-import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
+import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { DECISIONS_VIEW, REVIEW } from "../../shared/domain/topology.ts";

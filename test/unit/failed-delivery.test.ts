@@ -7,7 +7,7 @@
  * that record calls; the local overload test runs the same path on the real local SQS.
  */
 import { describe, expect, it } from "vitest";
-import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
+import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
 import type { BatchMember } from "../../shared/domain/batch.ts";
 import {
   EndpointOverloadedError,

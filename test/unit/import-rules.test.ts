@@ -65,7 +65,7 @@ describe("import rules", () => {
     ]);
     expect(problems).toEqual([
       "shared/domain/item.ts: ../adapters/sqs.ts (shared/domain/ may import no other folder)",
-      "shared/use-cases/decide.ts: ../adapters/sqs.ts (shared/use-cases/ may import shared/domain)",
+      "shared/use-cases/decide.ts: ../adapters/sqs.ts (shared/use-cases/ may import shared/domain, shared/reports)",
       "shared/use-cases/decide.ts: @aws-sdk/client-sqs (shared/use-cases/ never imports @aws-sdk/)",
       "functions/decide.ts: ../infra/topology.ts (functions/ may import shared)",
       "docs/odd.ts: no import rule covers this folder (infra/scripts/import-rules.ts)",

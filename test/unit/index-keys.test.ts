@@ -7,8 +7,12 @@
  * writes a second, so that capped the table near 100 items a second.
  */
 import { describe, expect, it } from "vitest";
-import { indexAttributesOf, listMoveClauses, shardOf } from "../../shared/adapters/decision-index-keys.ts";
-import { LIST_INDEX, TIME_INDEX } from "../../shared/adapters/decisions-table.ts";
+import {
+  indexAttributesOf,
+  listMoveClauses,
+  shardOf,
+} from "../../shared/adapters/dynamodb/decision-index-keys.ts";
+import { LIST_INDEX, TIME_INDEX } from "../../shared/adapters/dynamodb/decisions-table.ts";
 import type { DecisionRecord, RecordStatus } from "../../shared/domain/decision-record.ts";
 import { TABLE_INDEXES } from "../../shared/domain/topology.ts";
 

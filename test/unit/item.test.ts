@@ -4,7 +4,7 @@
  * endpoint's request and the stored record, without touching any prototype.
  */
 import { describe, expect, it } from "vitest";
-import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
+import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
 import { systemOneRequest } from "../../shared/domain/contracts/system-one/index.ts";
 import type { DecidesItems, EndpointDecision } from "../../shared/domain/decision-endpoint.ts";
 import { type Item, parseItem } from "../../shared/domain/item.ts";

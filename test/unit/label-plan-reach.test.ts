@@ -8,10 +8,10 @@
  * 52 were labelled already).
  */
 import { describe, expect, it } from "vitest";
-import { printPlan } from "../../cli/calibrate-plan.ts";
-import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
-import { clopperPearsonUpper, trialsNeeded } from "../../shared/domain/calibration/binomial.ts";
-import { planLabels } from "../../shared/domain/calibration/label-plan.ts";
+import { printPlan } from "../../cli/calibrate/calibrate-plan.ts";
+import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
+import { clopperPearsonUpper, trialsNeeded } from "../../shared/domain/calibration/certificate/binomial.ts";
+import { planLabels } from "../../shared/domain/calibration/certificate/label-plan.ts";
 import type { LabelledLogits } from "../../shared/domain/calibration/temperature.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";

@@ -8,8 +8,8 @@
  * page says "certification sample".
  */
 import { describe, expect, it } from "vitest";
-import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
-import { planLabels } from "../../shared/domain/calibration/label-plan.ts";
+import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
+import { planLabels } from "../../shared/domain/calibration/certificate/label-plan.ts";
 import type { LabelledLogits } from "../../shared/domain/calibration/temperature.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";

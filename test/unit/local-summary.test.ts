@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { LiveSummary } from "../../infra/local/local-summary.ts";
-import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
+import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import type { DecisionStore } from "../../shared/domain/decision-store.ts";
 import type { MessageQueue } from "../../shared/domain/message-queue.ts";

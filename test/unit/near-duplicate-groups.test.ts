@@ -9,9 +9,9 @@
  * claim held in 45 of 60 seeds (75%); with it, 60 of 60 (56 certified).
  */
 import { describe, expect, it } from "vitest";
-import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
-import { certifyThreshold } from "../../shared/domain/calibration/certificate.ts";
-import { certifiedItems } from "../../shared/domain/calibration/certified-items.ts";
+import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
+import { certifyThreshold } from "../../shared/domain/calibration/certificate/certificate.ts";
+import { certifiedItems } from "../../shared/domain/calibration/certificate/certified-items.ts";
 import { groupKeyOf, normalisedText } from "../../shared/domain/calibration/group-key.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
@@ -20,7 +20,7 @@ import { SeededRandom } from "../../shared/domain/random.ts";
 import type { Reviewer } from "../../shared/domain/review.ts";
 import { itemCard } from "../../shared/pages/review-views.ts";
 import { markDuplicate } from "../../shared/use-cases/mark-duplicate.ts";
-import { reviewedLabels } from "../../shared/use-cases/reviewed-labels.ts";
+import { reviewedLabels } from "../../shared/use-cases/review/reviewed-labels.ts";
 import { MODERATION } from "../helpers/review-flow.ts";
 
 describe("the normalised-text key", () => {

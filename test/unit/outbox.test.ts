@@ -5,7 +5,7 @@
  * re-sent decision events only, so an "Item Actioned" lost in a kill was never sent.
  */
 import { describe, expect, it } from "vitest";
-import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
+import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import type { PipelineEvent } from "../../shared/domain/events.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";

@@ -8,7 +8,7 @@ import { copyFile, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { applyProposal } from "../../cli/calibrate-apply.ts";
+import { applyProposal } from "../../cli/calibrate/calibrate-apply.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { runDecide } from "../helpers/decide-cli.ts";
 import { REPO_ROOT } from "../helpers/models.ts";

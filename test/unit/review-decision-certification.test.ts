@@ -6,7 +6,7 @@
  * certification samples only for admins (the lead): reviewers label them like any other item.
  */
 import { describe, expect, it } from "vitest";
-import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
+import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import type { PipelineEvent } from "../../shared/domain/events.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
@@ -21,7 +21,7 @@ import {
   type ReviewDependencies,
   ReviewError,
   reviseLabel,
-} from "../../shared/use-cases/review-decision.ts";
+} from "../../shared/use-cases/review/review-decision.ts";
 
 const BASE = {
   id: "moderation",

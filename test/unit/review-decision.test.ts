@@ -6,7 +6,7 @@
  * and each stored label, change and undo emits its event once.
  */
 import { describe, expect, it } from "vitest";
-import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
+import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import type { PipelineEvent } from "../../shared/domain/events.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
@@ -20,7 +20,7 @@ import {
   type ReviewDependencies,
   ReviewError,
   reviseLabel,
-} from "../../shared/use-cases/review-decision.ts";
+} from "../../shared/use-cases/review/review-decision.ts";
 
 const policy = parsePolicy({
   id: "moderation",
@@ -206,7 +206,7 @@ describe("review use cases", () => {
 
 describe("review backlog", () => {
   it("counts pending items and the oldest wait per policy, against each policy's limit, with zeros when none waits", async () => {
-    const { reviewBacklog } = await import("../../shared/use-cases/review-backlog.ts");
+    const { reviewBacklog } = await import("../../shared/use-cases/review/review-backlog.ts");
     const t = setup();
     await t.create(); // created 09:00, the clock says 10:00
     const other = parsePolicy({ ...policy, id: "tickets", reviewWithinMinutes: 30 });

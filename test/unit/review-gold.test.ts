@@ -6,7 +6,7 @@
  * admin's do); and gold labels never back a certificate.
  */
 import { describe, expect, it } from "vitest";
-import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
+import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
@@ -14,8 +14,12 @@ import type { Reviewer } from "../../shared/domain/review.ts";
 import { parseGoldFile } from "../../shared/domain/review-gold.ts";
 import { badges, itemCard, reasonText } from "../../shared/pages/review-views.ts";
 import { loadGold, reviewerAccuracyOf, viewedBy } from "../../shared/use-cases/gold-items.ts";
-import { claimNext, labelItem, type ReviewDependencies } from "../../shared/use-cases/review-decision.ts";
-import { reviewedLabels } from "../../shared/use-cases/reviewed-labels.ts";
+import {
+  claimNext,
+  labelItem,
+  type ReviewDependencies,
+} from "../../shared/use-cases/review/review-decision.ts";
+import { reviewedLabels } from "../../shared/use-cases/review/reviewed-labels.ts";
 
 const POLICY = parsePolicy({
   id: "moderation",

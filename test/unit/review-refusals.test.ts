@@ -5,12 +5,12 @@
  * each turned it into a page.
  */
 import { describe, expect, it } from "vitest";
-import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
+import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { REVIEW } from "../../shared/domain/topology.ts";
 import { createReviewApp } from "../../shared/pages/review-page.ts";
 import { REVIEW_REFUSAL_STATUS } from "../../shared/pages/review-refusals.ts";
-import { ReviewError } from "../../shared/use-cases/review-decision.ts";
+import { ReviewError } from "../../shared/use-cases/review/review-decision.ts";
 import { TEAMS_POLICY } from "../helpers/policies.ts";
 
 function app(store = new InMemoryDecisionStore()) {

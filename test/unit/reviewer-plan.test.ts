@@ -4,9 +4,8 @@
  * the calibration report's reviewer section (accuracy per reviewer with its count and interval).
  */
 import { describe, expect, it } from "vitest";
-import { printPlan } from "../../cli/calibrate-plan.ts";
-import { planLabels } from "../../shared/domain/calibration/label-plan.ts";
-import { reviewersSectionHtml } from "../../shared/domain/calibration/report-reviewers.ts";
+import { printPlan } from "../../cli/calibrate/calibrate-plan.ts";
+import { planLabels } from "../../shared/domain/calibration/certificate/label-plan.ts";
 import {
   accuracyNeeded,
   labelErrorRates,
@@ -14,6 +13,7 @@ import {
 } from "../../shared/domain/calibration/reviewer-plan.ts";
 import { SeededRandom } from "../../shared/domain/random.ts";
 import { reviewerAccuracy } from "../../shared/domain/review-gold.ts";
+import { reviewersSectionHtml } from "../../shared/reports/calibration-report-reviewers.ts";
 import { MODERATION } from "../helpers/review-flow.ts";
 
 describe("the plan's reviewer lines", () => {

@@ -5,7 +5,7 @@
  * candidate never fails the live decision, and a candidate never decides.
  */
 import { describe, expect, it } from "vitest";
-import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
+import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
 import type { DecidesItems, EndpointDecision } from "../../shared/domain/decision-endpoint.ts";
 import type { PipelineEvent } from "../../shared/domain/events.ts";
 import type { Item } from "../../shared/domain/item.ts";

@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { TemplateShapeError } from "../../infra/capacity/errors.ts";
-import { CfnTemplate } from "../../infra/capacity/template.ts";
-import { readProber } from "../../infra/capacity/template-prober.ts";
+import { CfnTemplate } from "../../infra/capacity/template/template.ts";
+import { readProber } from "../../infra/capacity/template/template-prober.ts";
 import { ENDPOINT_PROBER } from "../../shared/domain/topology/prober.ts";
 
 const prober = (env: Record<string, string> = {}) => ({

@@ -7,13 +7,13 @@
  * answering by model: the first model is sure of half the items, the second of every item.
  */
 import { describe, expect, it } from "vitest";
-import { InMemoryDecisionStore } from "../../shared/adapters/in-memory-decision-store.ts";
+import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
 import type { DecidesItems, EndpointDecision } from "../../shared/domain/decision-endpoint.ts";
 import type { Item } from "../../shared/domain/item.ts";
 import { type Policy, parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { decideMessage } from "../../shared/use-cases/decide-message.ts";
-import { type WhatIfSource, whatIf } from "../../shared/use-cases/what-if.ts";
+import { type WhatIfSource, whatIf } from "../../shared/use-cases/what-if/what-if.ts";
 import { TEAMS_POLICY } from "../helpers/policies.ts";
 
 const ITEMS = 40;

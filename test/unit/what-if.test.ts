@@ -13,8 +13,8 @@ import {
   type WhatIfRow,
 } from "../../shared/domain/what-if/compare.ts";
 import { changedPromptField } from "../../shared/domain/what-if/prompt-fields.ts";
-import { renderWhatIf } from "../../shared/domain/what-if/report.ts";
 import { StratifiedSampler, stratifiedSample } from "../../shared/domain/what-if/sample.ts";
+import { renderWhatIf } from "../../shared/reports/what-if-report.ts";
 import { TEAMS_POLICY } from "../helpers/policies.ts";
 
 const decisions = [

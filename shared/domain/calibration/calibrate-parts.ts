@@ -12,8 +12,8 @@ import {
   certificateCurve,
   certificateSentence,
   certifyThreshold,
-} from "./certificate.ts";
-import { certifiedItems } from "./certified-items.ts";
+} from "./certificate/certificate.ts";
+import { certifiedItems } from "./certificate/certified-items.ts";
 import type { CalibrationMap } from "./map.ts";
 import {
   accuracy,

@@ -19,7 +19,7 @@ import {
 import { type CandidateComparison, compareCandidates } from "./candidates.ts";
 import type { CascadeCalibration } from "./cascade-calibration.ts";
 import { withCascade } from "./cascade-choice.ts";
-import { topAutomatable } from "./certified-items.ts";
+import { topAutomatable } from "./certificate/certified-items.ts";
 import { evaluateSets, fitConformal } from "./conformal.ts";
 import { calibratedProbabilities, mapOf } from "./map.ts";
 import {

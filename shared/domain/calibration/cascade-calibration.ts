@@ -22,10 +22,10 @@ import {
 } from "../policy/certificate-schema.ts";
 import type { Policy } from "../policy/policy.ts";
 import { compareCandidates } from "./candidates.ts";
-import { type CascadeCertificateResult, certifyCascade } from "./cascade-certificate.ts";
-import { type CertificateGoal, certifyThreshold } from "./certificate.ts";
-import { UNLABELLED } from "./certificate-units.ts";
-import { type CascadeRow, cascadeItems, certifiedItems } from "./certified-items.ts";
+import { type CascadeCertificateResult, certifyCascade } from "./certificate/cascade-certificate.ts";
+import { type CertificateGoal, certifyThreshold } from "./certificate/certificate.ts";
+import { UNLABELLED } from "./certificate/certificate-units.ts";
+import { type CascadeRow, cascadeItems, certifiedItems } from "./certificate/certified-items.ts";
 import { type CalibrationMap, mapOf } from "./map.ts";
 import { roundMap } from "./proposal.ts";
 import { calibrationSha256, labelSetSha256, policyTextSha256, provenanceOf } from "./provenance.ts";

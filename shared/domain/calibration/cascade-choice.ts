@@ -12,7 +12,7 @@ import {
   calibrateCascade,
   cascadeSentence,
 } from "./cascade-calibration.ts";
-import type { CascadeRow } from "./certified-items.ts";
+import type { CascadeRow } from "./certificate/certified-items.ts";
 import type { ThresholdChoice, ThresholdGoal } from "./threshold.ts";
 
 /**

@@ -7,7 +7,7 @@
  * report, `--apply-proposal` and the proposing use case all run this one check.
  */
 import type { Policy } from "../policy/policy.ts";
-import { certificateCountsProblem } from "./certificate-check.ts";
+import { certificateCountsProblem } from "./certificate/certificate-check.ts";
 import {
   CALIBRATION_MAP_KEYS,
   type CalibrationMapKey,

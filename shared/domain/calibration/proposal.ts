@@ -9,7 +9,7 @@ import {
   type PolicyCertificate,
 } from "../policy/certificate-schema.ts";
 import type { Policy } from "../policy/policy.ts";
-import type { CertificateResult } from "./certificate.ts";
+import type { CertificateResult } from "./certificate/certificate.ts";
 import type { ConformalRule } from "./conformal.ts";
 import type { CalibrationMap } from "./map.ts";
 import { calibrationSha256, certificateProblem, labelSetSha256, policyTextSha256 } from "./provenance.ts";

@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import type { PolicyCertificate } from "../policy/certificate-schema.ts";
 import type { Policy } from "../policy/policy.ts";
-import { certificateCountsProblem } from "./certificate-check.ts";
+import { certificateCountsProblem } from "./certificate/certificate-check.ts";
 import type { LabelledLogits } from "./temperature.ts";
 
 const sha256 = (value: unknown) => createHash("sha256").update(JSON.stringify(value)).digest("hex");

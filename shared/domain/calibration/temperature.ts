@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { softmax } from "../probability.ts";
-import type { LabelKind } from "./certificate-units.ts";
+import type { LabelKind } from "./certificate/certificate-units.ts";
 import { type LabelledDistribution, negativeLogLikelihood } from "./metrics.ts";
 import { CALIBRATION_RANGES } from "./ranges.ts";
 

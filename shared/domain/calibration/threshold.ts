@@ -5,7 +5,7 @@
  * few labels a floor on the human share is kept and the result says so.
  */
 import { argmax } from "../probability.ts";
-import type { CertificateGoal } from "./certificate.ts";
+import type { CertificateGoal } from "./certificate/certificate.ts";
 import type { LabelledDistribution } from "./metrics.ts";
 import { wilsonInterval } from "./uncertainty.ts";
 

@@ -1,6 +1,6 @@
 /**
  * The gamma distribution's lower regularized incomplete function P(a, x) and its quantile, for the
- * weighted (Fay–Feuer) upper bound on a rate (`../calibration/weighted-bound.ts`). Series below
+ * weighted (Fay–Feuer) upper bound on a rate (`../calibration/certificate/weighted-bound.ts`). Series below
  * a + 1, continued fraction above (the usual split, after Numerical Recipes §6.2).
  */
 import { logGamma } from "./beta.ts";

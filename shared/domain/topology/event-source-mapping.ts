@@ -1,7 +1,7 @@
 /**
  * The shape of each SQS event source mapping, as plain data that both sides read: the CDK app's
  * `QueueConsumer` (`infra/constructs/queue-consumer.ts`) builds its event sources from it and the
- * local mode's one poller (`infra/local/sqs-poller.ts`) takes the same values, so the two cannot
+ * local mode's one poller (`infra/local/sqs/sqs-poller.ts`) takes the same values, so the two cannot
  * drift apart. Every mapping reports batch item failures (only the records a handler names come
  * back): that is how every consumer here works, not a setting of one consumer.
  *

@@ -1,0 +1,198 @@
+/**
+ * `decide calibrate --plan`: how many labels a certificate needs before anyone labels, how many
+ * of those held count, and how long the audit rate takes to supply the rest
+ * (`shared/domain/calibration/certificate/label-plan.ts`); with `--request N`, a certification sample of N
+ * decisions put into the review queue (`shared/use-cases/request-certification.ts`).
+ */
+import { kindsText } from "../../shared/domain/calibration/certificate/certificate.ts";
+import { type LabelPlan, planLabels } from "../../shared/domain/calibration/certificate/label-plan.ts";
+import { chosenAutomatable } from "../../shared/domain/calibration/certificate/label-selection.ts";
+import { reviewerPlanLines } from "../../shared/domain/calibration/reviewer-plan.ts";
+import { systemClock } from "../../shared/domain/clock.ts";
+import { everyDecision } from "../../shared/domain/decision-store.ts";
+import { counted } from "../../shared/domain/plural.ts";
+import type { Policy } from "../../shared/domain/policy/policy.ts";
+import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
+import {
+  type CertificationRequested,
+  type QueueOrder,
+  requestCertification,
+} from "../../shared/use-cases/request-certification.ts";
+import { reviewedLabels } from "../../shared/use-cases/review/reviewed-labels.ts";
+import { UsageError } from "../args.ts";
+import { awsOptions, decisionStore } from "../aws.ts";
+import type { Printed } from "../command.ts";
+import { readRows } from "./calibrate-input.ts";
+
+/** What `--plan` was asked. */
+export interface PlanOptions {
+  readonly policyId: string;
+  readonly policiesDir: string;
+  readonly goal: { readonly maxError: number; readonly confidence: number };
+  /** The decisions table (labels, volume, and where a sample goes), or a labelled file. */
+  readonly table: string | undefined;
+  readonly input: string | undefined;
+  readonly request: number | undefined;
+  readonly order: QueueOrder;
+  readonly aws: { readonly region?: string | undefined; readonly profile?: string | undefined };
+}
+
+/** What the plan found, and the sample when one was asked for. */
+export interface Planned {
+  readonly policy: Policy;
+  readonly plan: LabelPlan;
+  readonly where: string;
+  /** From the table: automatic decisions a day at or above the plan's threshold, and audit labels they give. */
+  readonly supply?: { readonly perDay: number; readonly auditPerDay: number; readonly capped: boolean };
+  readonly requested?: CertificationRequested;
+  readonly options: PlanOptions;
+}
+
+/** Most decisions of the last day read to measure the volume. */
+const VOLUME_READ_CAP = 50_000;
+const DAY_MS = 86_400_000;
+
+/** Runs the plan (and the request). */
+export async function planFromLabels(options: PlanOptions): Promise<Planned> {
+  const registry = await PolicyRegistry.fromFolder(options.policiesDir);
+  const policy = registry.current(options.policyId);
+  if (!policy)
+    throw new UsageError(
+      `--policy: unknown policy "${options.policyId}" (known: ${registry.ids().join(", ")})`,
+    );
+  if (options.input !== undefined) {
+    if (options.request !== undefined)
+      throw new UsageError(
+        "--request puts decisions into the review queue: give the decisions table, not --input",
+      );
+    const read = await readRows(options.input, policy);
+    return { policy, plan: planLabels(policy, read.rows, options.goal), where: options.input, options };
+  }
+  const table = options.table!;
+  const store = decisionStore(table, awsOptions(options.aws));
+  const labelled = await reviewedLabels(store, policy, policy.calibratedAt);
+  const now = systemClock();
+  // A sample drawn already fixed the target: the latest one's threshold, whatever labels came since.
+  const drawnFor = labelled.frames.toSorted((a, b) => (a.drawnAt < b.drawnAt ? -1 : 1)).at(-1);
+  const frame = await frameOf(store, policy, now);
+  const plan = planLabels(policy, labelled.rows, options.goal, frame, drawnFor?.minProbability);
+  const supply = { perDay: 0, auditPerDay: 0, capped: false };
+  const day = { since: new Date(now.getTime() - DAY_MS).toISOString(), until: now.toISOString() };
+  for await (const r of everyDecision(store, { ...day, policyId: policy.id, policyIds: [policy.id] })) {
+    if (supply.perDay >= VOLUME_READ_CAP) {
+      supply.capped = true;
+      break;
+    }
+    const automatic = r.route === "auto" || r.reason === "audit_sample";
+    if (r.policyVersion !== policy.version || !automatic || !chosenAutomatable(r, policy)) continue;
+    if ((r.topProbability ?? 0) < plan.threshold) continue;
+    supply.perDay++;
+    supply.auditPerDay += r.auditInclusionProbability ?? policy.auditSampleRate;
+  }
+  // Out of reach at this volume: no sample of the frame can give the certificate, so none is drawn.
+  const requested =
+    options.request === undefined || plan.frame?.outOfReach
+      ? undefined
+      : await requestCertification(
+          { store, now: systemClock },
+          { policy, size: options.request, minProbability: plan.threshold, order: options.order },
+        );
+  return { policy, plan, where: `the table ${table}`, supply, ...(requested ? { requested } : {}), options };
+}
+
+/**
+ * The calibrated top probability of each decision of the version so far whose top option may be
+ * automated: what a certification sample can draw from, at any threshold.
+ */
+async function frameOf(
+  store: ReturnType<typeof decisionStore>,
+  policy: Policy,
+  now: Date,
+): Promise<number[]> {
+  const frame: number[] = [];
+  const window = { since: "1970-01-01T00:00:00.000Z", until: now.toISOString() };
+  for await (const r of everyDecision(store, { ...window, policyId: policy.id, policyIds: [policy.id] }))
+    if (r.policyVersion === policy.version && r.topProbability !== undefined && chosenAutomatable(r, policy))
+      frame.push(r.topProbability);
+  return frame;
+}
+
+const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+
+/** "out of reach at this volume: ..." when the labels needed exceed the decisions there are. */
+function reachLines(planned: Planned): string[] {
+  const { plan, policy, options } = planned;
+  if (!plan.frame?.outOfReach) return [];
+  const o = plan.observed;
+  const rate = o
+    ? `the observed rate is ${pct(o.rate)} (${o.errors} wrong of ${o.units} automatable labels at or above ${plan.threshold})`
+    : "no rate is observed yet";
+  const needed =
+    plan.needed === null
+      ? "no number of labels would do"
+      : `about ${plan.needed.toLocaleString("en-US")} labels of automated decisions are needed`;
+  return [
+    `  out of reach at this volume: ${needed}, and ${policy.id}@${policy.version} has made ${plan.frame.decisions.toLocaleString("en-US")} decisions at or above ${plan.threshold} whose option may be automated; ${rate}. Wait for more decisions, or aim at a higher target than ${pct(plan.maxError)}${options.request !== undefined ? "; no sample was drawn" : ""}`,
+  ];
+}
+
+/** The plan in lines, the request command it suggests, and the sample when one was drawn. */
+export function printPlan(planned: Planned): Printed {
+  const { policy, plan, supply, requested, options } = planned;
+  const target = `wrong automatic actions ≤ ${pct(plan.maxError)} with ${Number((plan.confidence * 100).toFixed(2))}% confidence`;
+  const lines = [
+    `${policy.id}@${policy.version}: a certificate of ${target} needs labels of decisions the policy would automate, drawn evenly (a certification sample):`,
+    `  ${plan.zeroErrors} with no error at all (the fewest whose exact bound is under ${pct(plan.maxError)})`,
+  ];
+  const o = plan.observed;
+  if (o)
+    lines.push(
+      plan.needed === null
+        ? `  at the error rate seen so far (${pct(o.rate)}, ${o.errors} wrong of ${o.units} automatable labels at or above ${plan.threshold}) no number will do: it is not below the target`
+        : `  at the error rate seen so far (${pct(o.rate)}, ${o.errors} wrong of ${o.units} automatable labels at or above ${plan.threshold}): about ${plan.needed}`,
+    );
+  if (plan.fixed)
+    lines.push(
+      `  the target stays at or above ${plan.threshold}, the threshold the last certification sample was drawn for: labels gathered since do not move it`,
+    );
+  const kinds = plan.held.kinds.file === plan.held.automatable ? "" : kindsText(plan.held.kinds);
+  lines.push(
+    `  held in ${planned.where}: ${counted(plan.held.labels, "label")}; ${plan.held.automatable} of decisions it would automate at or above ${plan.threshold}${kinds ? ` (${kinds})` : ""}, worth about ${plan.held.worth} evenly drawn labels`,
+  );
+  if (plan.remaining !== null) {
+    const days =
+      supply && supply.auditPerDay > 0
+        ? `; the audit rate supplies about ${supply.auditPerDay.toFixed(1)} a day from ${supply.capped ? "at least " : ""}${supply.perDay} automatic decisions a day: about ${Math.ceil(plan.remaining / supply.auditPerDay)} days`
+        : supply
+          ? "; no audit sample is drawn at or above it, so they come only from a certification sample"
+          : "";
+    lines.push(
+      plan.remaining === 0
+        ? "  still needed: none: the labels held should give the certificate; propose it"
+        : `  still needed: about ${plan.remaining}${days}`,
+    );
+    if (!requested && supply && plan.remaining > 0 && !plan.frame?.outOfReach)
+      lines.push(
+        `  ask reviewers for them now: npx decide calibrate --plan --policy ${policy.id} --max-auto-error ${plan.maxError} --confidence ${plan.confidence} --request ${plan.remaining}`,
+      );
+  }
+  // What reviewers' own mistakes cost the target, and what double review buys.
+  lines.push(
+    ...reviewerPlanLines(plan.maxError, undefined, policy.certificationReviewers).map((l) => `  ${l}`),
+  );
+  lines.push(...reachLines(planned));
+  if (requested) lines.push(...requestedLines(requested, options.order));
+  return { lines, exitCode: 0 };
+}
+
+function requestedLines(r: CertificationRequested, order: QueueOrder): string[] {
+  const rates = r.frame.rates.filter((x) => x > 0);
+  const [low, high] = [Math.min(...rates), Math.max(...rates)];
+  const chance = rates.length === 0 ? "0%" : low === high ? pct(low) : `${pct(low)} to ${pct(high)}`;
+  const bands = r.frame.rates.length;
+  return [
+    `certification sample ${r.frame.sample}: ${r.queued + r.skipped} drawn from ${r.population} decisions at or above ${r.frame.minProbability} never chosen for a label (${counted(bands, "band")}, chance ${chance}${bands > 1 ? " each" : ""}); ${r.chosenBefore} already chosen (escalated, audited or drawn before: waiting or labelled) not drawn again`,
+    `  ${r.queued} automated ones put into the review queue${order === "first" ? ", first" : ""} (their actions stand), ${r.skipped} left out (action still being applied)`,
+    '  reviewers see them marked "certification sample"; once labelled: npx decide calibrate --from-table ... --propose --max-auto-error ...',
+  ];
+}
