@@ -11,7 +11,6 @@
 import { Duration, Stack } from "aws-cdk-lib";
 import type * as events from "aws-cdk-lib/aws-events";
 import * as destinations from "aws-cdk-lib/aws-lambda-destinations";
-import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import * as s3 from "aws-cdk-lib/aws-s3";
 import * as s3n from "aws-cdk-lib/aws-s3-notifications";
@@ -20,16 +19,20 @@ import { NagSuppressions } from "cdk-nag";
 import { Construct } from "constructs";
 import { FUNCTION_ENV } from "../../shared/domain/function-env.ts";
 import {
+  decideBatchMapping,
+  EVENT_SOURCE_MAPPINGS,
+} from "../../shared/domain/topology/event-source-mapping.ts";
+import {
   BATCH_FILES,
   BATCH_FILES_VISIBILITY_SECONDS,
   BATCH_LANE,
-  DECIDE_FUNCTION,
   MAX_RECEIVE_COUNT,
   TABLE_ACCESS,
 } from "../../shared/domain/topology.ts";
 import { type BatchLane, DEFAULT_BATCH_LANE } from "./batch-lane.ts";
 import { grantObjects } from "./bucket-access.ts";
 import type { functionFactory } from "./pipeline-function.ts";
+import { eventSourceOf } from "./queue-consumer.ts";
 
 /** Properties of {@link BatchJobs}. */
 export interface BatchJobsProps {
@@ -117,13 +120,9 @@ export class BatchJobs extends Construct {
     if ((props.batchLane ?? DEFAULT_BATCH_LANE) === "realtime") {
       if (!props.decideFunction)
         throw new Error("the batch lane on the real-time endpoint needs the decide function");
+      const sizes = { batchSize: props.batchSize, batch: props.maxConcurrency ?? BATCH_LANE.maxConcurrency };
       props.decideFunction.addEventSource(
-        new SqsEventSource(props.queue, {
-          batchSize: props.batchSize,
-          maxBatchingWindow: Duration.seconds(DECIDE_FUNCTION.maxBatchingWindowSeconds),
-          reportBatchItemFailures: true,
-          maxConcurrency: props.maxConcurrency ?? BATCH_LANE.maxConcurrency,
-        }),
+        eventSourceOf({ queue: props.queue, ...decideBatchMapping(sizes) }),
       );
       // Its records' source tells the lanes apart in the oldest item's age the function reports.
       props.decideFunction.addEnvironment(FUNCTION_ENV.BATCH_QUEUE_ARN, props.queue.queueArn);
@@ -156,13 +155,7 @@ export class BatchJobs extends Construct {
     this.writesFiles(fn, props);
     this.asksForFiles(fn);
     props.bus.grantPutEventsTo(fn);
-    fn.addEventSource(
-      new SqsEventSource(this.filesQueue, {
-        batchSize: BATCH_FILES.batchSize,
-        reportBatchItemFailures: true,
-        maxConcurrency: BATCH_FILES.maxConcurrency,
-      }),
-    );
+    fn.addEventSource(eventSourceOf({ queue: this.filesQueue, ...EVENT_SOURCE_MAPPINGS.batchFiles }));
     return fn;
   }
 

@@ -21,7 +21,7 @@ export interface ConsumerSource extends EventSourceMapping {
 }
 
 /** The CDK event source of a mapping: its shape, with partial batch failures as every mapping here. */
-function eventSourceOf(source: ConsumerSource): SqsEventSource {
+export function eventSourceOf(source: ConsumerSource): SqsEventSource {
   return new SqsEventSource(source.queue, {
     batchSize: source.batchSize,
     ...(source.maxBatchingWindowSeconds !== undefined
