@@ -4,18 +4,19 @@
  * the two cannot drift apart.
  */
 
-import type { EventPattern } from "./event-pattern.ts";
-import { EVENT_SOURCE } from "./events.ts";
 import measured from "./topology/measured-times.json" with { type: "json" };
 
-// The batch jobs', the endpoint's, the live checks' and the custom metrics' numbers have files of
-// their own; they are part of the topology all the same.
+// The batch jobs', the endpoint's, the live checks' and the custom metrics' numbers, the event
+// rules and the decisions table's access and indexes have files of their own; they are part of the
+// topology all the same.
 export * from "./topology/async.ts";
 export * from "./topology/batch.ts";
 export * from "./topology/endpoint.ts";
 export * from "./topology/isolation.ts";
 export * from "./topology/live-checks.ts";
 export * from "./topology/metrics.ts";
+export * from "./topology/rules.ts";
+export * from "./topology/table.ts";
 
 /** Receives before a message of a target's queue (auto action, review, rejected) goes to its dead-letter queue. */
 export const MAX_RECEIVE_COUNT = 5;
@@ -135,79 +136,6 @@ export const LOCAL_OUTBOX_RETRY_MS = 2_000;
 /** Visibility timeout of the intake queue. */
 export const INTAKE_VISIBILITY_SECONDS = DECIDE_FUNCTION.timeoutSeconds * 6;
 
-/** Event rules: name, pattern and what they deliver to. */
-export const RULES = {
-  auto: {
-    description:
-      "Confident, automatable decisions go to the auto-action queue, which the auto-action function consumes",
-    pattern: { source: [EVENT_SOURCE], "detail-type": ["Decision Made"], detail: { route: ["auto"] } },
-  },
-  human: {
-    description: "Escalated decisions go to the review queue, which the review intake function consumes",
-    pattern: { source: [EVENT_SOURCE], "detail-type": ["Decision Made"], detail: { route: ["human"] } },
-  },
-  rejected: {
-    description: "Rejected items go to a queue for inspection",
-    pattern: { source: [EVENT_SOURCE], "detail-type": ["Decision Rejected"] },
-  },
-  requested: {
-    description: "Upstream 'Decision Requested' events feed the intake queue (the item is the detail)",
-    pattern: { "detail-type": ["Decision Requested"], source: [{ "anything-but": [EVENT_SOURCE] }] },
-  },
-} as const satisfies Record<string, { description: string; pattern: EventPattern }>;
-
-/** Name of a rule. */
-export type RuleName = keyof typeof RULES;
-
-/**
- * Delivery from a rule to its target: retries with backoff for up to a day, then the event goes
- * to the rule's own dead-letter queue (from which `decide replay` puts it on the bus again).
- */
-export const RULE_DELIVERY = { retryAttempts: 8, maxEventAgeHours: 24 } as const;
-
-/** DynamoDB actions on the decisions table. */
-export type TableAction = "GetItem" | "PutItem" | "UpdateItem" | "Query" | "BatchGetItem";
-
-/**
- * What each function may do to the decisions table: the least its code needs (never DeleteItem,
- * BatchWriteItem or Scan). The CDK app grants exactly these; `test/infra` checks the grants
- * against the template and against the SDK commands each function's bundle references.
- */
-export const TABLE_ACCESS = {
-  /** get, latest (Query), create (PutItem), lease and outbox (UpdateItem), failure notes (PutItem). */
-  Decide: ["GetItem", "PutItem", "UpdateItem", "Query"],
-  /** get, the conditional transition. */
-  AutoAction: ["GetItem", "UpdateItem"],
-  /** get, the set-once ledger. */
-  ReviewIntake: ["GetItem", "UpdateItem"],
-  /** the queue and the decisions view (Query on an index, BatchGetItem of a page), get, the conditional transition. */
-  Review: ["GetItem", "UpdateItem", "Query", "BatchGetItem"],
-  ReviewPage: ["GetItem", "UpdateItem", "Query", "BatchGetItem"],
-  /** failure notes; the record a rule letter names (get, latest), to check the letter against it. */
-  Replay: ["GetItem", "Query"],
-  /** the sample of recent decisions (Query on the time index, BatchGetItem of the sample). */
-  Drift: ["Query", "BatchGetItem"],
-  /** each policy's pending count and oldest item (Query on the list index, keys only). */
-  ReviewBacklog: ["Query"],
-  /** reviewed decisions (Query on the list index, BatchGetItem of each page). */
-  Recalibrate: ["Query", "BatchGetItem"],
-  /** audit samples, pending (since a creation time) and reviewed (since a label time): Query on the list index, BatchGetItem of each page. */
-  Audit: ["Query", "BatchGetItem"],
-  /** the batch (PutItem, UpdateItem, GetItem) and the line of each id (a conditional PutItem, GetItem). */
-  BatchIntake: ["GetItem", "PutItem", "UpdateItem"],
-  /** the batch and its claims (GetItem, UpdateItem), its members a page at a time (Query). */
-  BatchFiles: ["GetItem", "UpdateItem", "Query"],
-  /** the fleet reading, overwritten each period (the decide function reads it with its GetItem). */
-  CapacityFollower: ["PutItem"],
-  /**
-   * object records (GetItem, PutItem), the open objects the hold-back and the oldest-object age
-   * read (Query, BatchGetItem); an item that cannot be parsed is rejected on the decide path (PutItem, UpdateItem).
-   */
-  AsyncSubmit: ["GetItem", "PutItem", "UpdateItem", "Query", "BatchGetItem"],
-  /** the decide path (as Decide), object records (GetItem, PutItem, UpdateItem). */
-  AsyncResults: ["GetItem", "PutItem", "UpdateItem", "Query"],
-} as const satisfies Record<string, readonly TableAction[]>;
-
 /**
  * What the on-call alarms call unhealthy (`infra/constructs/operations/health-alarms.ts`): how long the
  * oldest message of each consumed queue may wait (the batch lane waits by design: its
@@ -266,25 +194,6 @@ export const REVIEW = {
   queueCountCap: 1_000,
   /** The backlog job counts each policy's waiting items up to this many (its metric saturates there). */
   backlogCountCap: 100_000,
-} as const;
-
-/**
- * The decisions table's indexes: how their keys spread writes, and how much one page may read.
- * Each index partition takes about 1,000 writes a second, and an index key is one partition.
- */
-export const TABLE_INDEXES = {
-  /**
-   * Partitions per list and policy (decisions, pending, reviewed), chosen by a hash of the item
-   * id: a policy's decisions may arrive at about 4,000 a second before one partition throttles.
-   * Never lower it on a deployed table: readers would stop reading the higher shards.
-   */
-  shards: 4,
-  /** Most index entries one page of the decisions view evaluates (its filters discard some). */
-  pageReadBudget: 1_000,
-  /** Keys per BatchGetItem (DynamoDB's limit). */
-  batchGetKeys: 100,
-  /** Index entries per query when a list is read to its end (reviewed labels, batch members). */
-  scanPage: 500,
 } as const;
 
 /** The decisions view (`/decisions`): rows per page. */
