@@ -104,7 +104,7 @@ async function checkCertificateLabels(
   const unchecked = "its counts give its claim; its labels were not checked";
   if (labels.table === undefined)
     return `certificate: ${unchecked} (give --from-table or --input to recompute it on them)`;
-  if (c.labelSource?.kind !== "table")
+  if (c.labelSource?.kind !== "table" && c.labelSource?.kind !== "sample")
     return `certificate: ${unchecked} (${c.labelSource ? "made from a labelled file: give it with --input" : "it does not say where its labels are"})`;
   const store = decisionStore(labels.table, awsOptions(labels.aws ?? {}));
   const verdict = await verifyCertificate({ store, policies: registry }, proposed);

@@ -23,6 +23,13 @@ import { UsageError } from "../args.ts";
 import { awsOptions, decisionStore } from "../aws.ts";
 import type { Printed } from "../command.ts";
 import { readRows } from "./calibrate-input.ts";
+import {
+  type Registration,
+  registeredRequestLines,
+  registeredView,
+  registrationLines,
+  testedGoal,
+} from "./calibrate-registered.ts";
 
 /** What `--plan` was asked. */
 export interface PlanOptions {
@@ -45,6 +52,8 @@ export interface Planned {
   /** From the table: automatic decisions a day at or above the plan's threshold, and audit labels they give. */
   readonly supply?: { readonly perDay: number; readonly auditPerDay: number; readonly capped: boolean };
   readonly requested?: CertificationRequested;
+  /** The registered plan a request writes (or wrote): which of the version's plans, and its level. */
+  readonly registration?: Registration;
   readonly options: PlanOptions;
 }
 
@@ -73,9 +82,16 @@ export async function planFromLabels(options: PlanOptions): Promise<Planned> {
   const labelled = await reviewedLabels(store, policy, policy.calibratedAt);
   const now = systemClock();
   // A sample drawn already fixed the target: the latest one's threshold, whatever labels came since.
-  const drawnFor = labelled.frames.toSorted((a, b) => (a.drawnAt < b.drawnAt ? -1 : 1)).at(-1);
+  const drawnFor = labelled.frames.filter((f) => !f.plan).toSorted((a, b) => (a.drawnAt < b.drawnAt ? -1 : 1)).at(-1);
   const frame = await frameOf(store, policy, now);
-  const plan = planLabels(policy, labelled.rows, options.goal, frame, drawnFor?.minProbability);
+  // A new registered plan is tested at its share of α, and the labels held do not count toward it.
+  const round = 1 + labelled.frames.filter((f) => f.plan).length;
+  const tested = testedGoal(options.goal, round);
+  const registration = { round, level: tested.confidence };
+  const plan = registeredView(
+    planLabels(policy, labelled.rows, tested, frame, drawnFor?.minProbability),
+    options.goal,
+  );
   const supply = { perDay: 0, auditPerDay: 0, capped: false };
   const day = { since: new Date(now.getTime() - DAY_MS).toISOString(), until: now.toISOString() };
   for await (const r of everyDecision(store, { ...day, policyId: policy.id, policyIds: [policy.id] })) {
@@ -95,9 +111,9 @@ export async function planFromLabels(options: PlanOptions): Promise<Planned> {
       ? undefined
       : await requestCertification(
           { store, now: systemClock },
-          { policy, size: options.request, minProbability: plan.threshold, order: options.order },
+          { policy, size: options.request, minProbability: plan.threshold, order: options.order, goal: options.goal },
         );
-  return { policy, plan, where: `the table ${table}`, supply, ...(requested ? { requested } : {}), options };
+  return { policy, plan, where: `the table ${table}`, supply, registration, ...(requested ? { requested } : {}), options };
 }
 
 /**
@@ -142,7 +158,7 @@ export function printPlan(planned: Planned): Printed {
   const target = `wrong automatic actions ≤ ${pct(plan.maxError)} with ${Number((plan.confidence * 100).toFixed(2))}% confidence`;
   const lines = [
     `${policy.id}@${policy.version}: a certificate of ${target} needs labels of decisions the policy would automate, drawn evenly (a certification sample):`,
-    `  ${plan.zeroErrors} with no error at all (the fewest whose exact bound is under ${pct(plan.maxError)})`,
+    `  ${plan.zeroErrors} with no error at all (the fewest whose exact bound${planned.registration ? ` at ${Number((planned.registration.level * 100).toFixed(2))}%` : ""} is under ${pct(plan.maxError)})`,
   ];
   const o = plan.observed;
   if (o)
@@ -176,12 +192,17 @@ export function printPlan(planned: Planned): Printed {
         `  ask reviewers for them now: npx decide calibrate --plan --policy ${policy.id} --max-auto-error ${plan.maxError} --confidence ${plan.confidence} --request ${plan.remaining}`,
       );
   }
+  lines.push(...registrationLines(planned.registration, plan.confidence));
   // What reviewers' own mistakes cost the target, and what double review buys.
   lines.push(
     ...reviewerPlanLines(plan.maxError, undefined, policy.certificationReviewers).map((l) => `  ${l}`),
   );
   lines.push(...reachLines(planned));
-  if (requested) lines.push(...requestedLines(requested, options.order));
+  if (requested)
+    lines.push(
+      ...requestedLines(requested, options.order),
+      ...registeredRequestLines(requested.plan, requested.frame.sample),
+    );
   return { lines, exitCode: 0 };
 }
 

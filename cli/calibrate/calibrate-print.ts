@@ -36,7 +36,8 @@ export function thresholdLines(summary: CalibrationSummary): string[] {
   const pair = summary.cascade?.result;
   const bench = pair
     ? benchText({ ...pair, threshold: pair.thresholds?.[0] ?? null })
-    : certificate && benchText(certificate);
+    : // The bench measures learn-then-test on the labels held: no row speaks for a registered plan.
+      certificate && !("registered" in certificate) && benchText(certificate);
   return summary.threshold.notes.flatMap((note, i) => {
     const line = `  ${certificate ? "" : "note: "}${note}`;
     return i === 0 && bench ? [line, `  ${bench}`] : [line];

@@ -59,6 +59,13 @@ export const MOVE_RULES: readonly MoveRule[] = [
   { from: "infra/capacity/template{,-*}.ts", to: "infra/capacity/template/" },
   { from: "infra/local/{dynamodb-*.ts,LoopbackDynamoDbLocal.java}", to: "infra/local/dynamodb/" },
   { from: "infra/local/sqs-*.ts", to: "infra/local/sqs/" },
+  // functions/ keeps its Lambda handlers; what they share (clients, settings, wrappers) beside them.
+  {
+    from: "functions/{clients,config,dependencies,lazy,tracing,sqs-batch-handler,event-queue-handler}.ts",
+    to: "functions/support/",
+  },
+  // The CLI's terminal output: progress lines, slow-step notices, what a terminal can show.
+  { from: "cli/{terminal,slow-step,startup-progress,intake-progress}.ts", to: "cli/terminal/" },
 ];
 
 /** A glob as a regular expression; each `*` is a group. */

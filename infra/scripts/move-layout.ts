@@ -84,6 +84,16 @@ const HOLDS_NOTES: { folder: string; names: string[]; note: string }[] = [
     note: "; sub-folders `endpoint/` (the real-time endpoint: names, role, scaling, instance types, serverless settings, deployment guardrail, prober, tier models), `async/` (the async lane and its endpoint), `operations/` (alarm topic and alarms, dashboard, metrics)",
   },
   {
+    folder: "functions",
+    names: ["support/"],
+    note: "; `support/` holds what the handlers share: clients, settings read from the environment, the dependencies they build, the SQS batch and event-queue wrappers, lazy start-up, tracing",
+  },
+  {
+    folder: "cli",
+    names: ["terminal/"],
+    note: "; `terminal/` holds what a command shows on a terminal: progress lines, notices for slow steps, start-up and intake progress",
+  },
+  {
     folder: "infra/local",
     names: ["dynamodb/", "sqs/"],
     note: "; `dynamodb/` holds DynamoDB Local and its loopback, `sqs/` the local SQS server, its persistence and the SQS poller",
