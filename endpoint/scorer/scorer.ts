@@ -3,7 +3,6 @@
  * question's declared options out, read from llama.cpp in one forward pass per question with
  * no token generated (the direct-options method, docs/architecture.md).
  */
-import { createHash } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import {
   type ChatHistoryItem,
@@ -20,16 +19,16 @@ import type {
   DecisionResult,
   QuestionResult,
 } from "../../shared/domain/contracts/system-one/index.ts";
-import { argmax, confidence, expectedLevel, softmax } from "../../shared/domain/probability.ts";
 import type { DecisionModel } from "../runtime/decision-model.ts";
 import { RuntimeDisposedError } from "../runtime/errors.ts";
 import { TaskAbortedError, type TaskPriority, WorkQueue } from "../runtime/work-queue.ts";
 import { checkLetterSlots, type LetterSlots } from "./letter-readout.ts";
-import { combineLikelihoods, combinePasses, optionPasses } from "./option-order.ts";
+import { optionPasses } from "./option-order.ts";
 import { PrefixSlots, prefixSlotCount, type SlotStats } from "./prefix-slots.ts";
 import type { DecisionPrompt } from "./prompt.ts";
 import { PromptSequence } from "./prompt-sequence.ts";
 import { type PassContext, type PassResult, scorePass } from "./question-pass.ts";
+import { readQuestion } from "./question-readout.ts";
 
 export { MAX_CHARS_PER_TOKEN } from "./question-pass.ts";
 
@@ -224,53 +223,7 @@ export class DecisionScorer {
       const shown = { ...question, options: pass.map((i) => question.options[i]!) };
       results.push(await scorePass(this.passContext, request, shown, reuse));
     }
-    const t2 = performance.now();
-    const logits = combinePasses(
-      passes,
-      results.map((r) => r.logits),
-    );
-    const probabilities = softmax(logits, question.temperature);
-    const rawProbabilities = softmax(logits, 1);
-    const optionIds = question.options.map((option) => option.id);
-    const masses = results.map((r) => r.allowedTokenMass).filter((m) => m !== null);
-    const likelihood = combineLikelihoods(passes, results);
-    const sum = (pick: (r: PassResult) => number) => results.reduce((total, r) => total + pick(r), 0);
-    const t3 = performance.now();
-    return {
-      key: question.key,
-      type: question.type,
-      scoring: question.scoring,
-      optionIds,
-      probabilities,
-      rawProbabilities,
-      logits,
-      temperature: question.temperature,
-      chosen: optionIds[argmax(logits)]!,
-      confidence: confidence(probabilities),
-      ...(question.type === "score" ? { score: expectedLevel(probabilities) } : {}),
-      ...(question.type === "noul" ? { noul: probabilities[0]! } : {}),
-      allowedTokenMass: masses.length > 0 ? sum((r) => r.allowedTokenMass ?? 0) / masses.length : null,
-      ...(likelihood ? { likelihood } : {}),
-      optionOrder: question.option_order,
-      passes: passes.length,
-      inputTokens: sum((r) => r.inputTokens),
-      reusedTokens: sum((r) => r.reusedTokens),
-      evaluatedTokens: sum((r) => r.evaluatedTokens),
-      promptVersion: results[0]!.promptVersion,
-      // One pass: that prompt's hash. Several: the hash of theirs, in pass order.
-      promptSha256:
-        results.length === 1
-          ? results[0]!.promptSha256
-          : createHash("sha256")
-              .update(results.map((r) => r.promptSha256).join("\n"))
-              .digest("hex"),
-      timings: {
-        renderMs: sum((r) => r.renderMs),
-        evaluateMs: sum((r) => r.evaluateMs),
-        readoutMs: t3 - t2,
-        totalMs: t3 - t0,
-      },
-    };
+    return readQuestion(question, passes, results, { startedAt: t0, evaluatedAt: performance.now() });
   }
 
   /** Frees the context (the model stays loaded); safe to call twice. */
