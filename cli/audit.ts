@@ -8,6 +8,7 @@
  */
 import { parseArgs } from "node:util";
 import type { PolicyAudit } from "../shared/domain/audit/policy-audit.ts";
+import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import { AUDIT } from "../shared/domain/topology.ts";
 import { auditLines, overBudget } from "../shared/reports/audit-text.ts";
@@ -79,7 +80,7 @@ function parse(argv: string[], env: CommandEnv): AuditOptions {
     strict: true,
   });
   return {
-    table: settingFrom("from-table", values["from-table"], "DECISIONS_TABLE", env),
+    table: settingFrom("from-table", values["from-table"], FUNCTION_ENV.DECISIONS_TABLE, env),
     policyId: values.policy,
     since: sinceFlag(values.since, windowStart(new Date())),
     confidence: confidenceFlag(values.confidence, AUDIT.confidence),

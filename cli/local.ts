@@ -12,6 +12,7 @@ import { type LocalMode, type LocalModeOptions, startLocalMode } from "../infra/
 import { summaryText } from "../infra/local/local-summary.ts";
 import { LOCAL_SERVICES, type LocalService, resolveLocalPorts } from "../infra/local/ports.ts";
 import { LOCAL_ACCESS_KEYS } from "../infra/local/stand-ins.ts";
+import { CLI_ENV, FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import { counted } from "../shared/domain/plural.ts";
 import { integerFlag } from "./args.ts";
 import type { CommandEnv, CommandIo, LongRunningCommand } from "./command.ts";
@@ -138,7 +139,7 @@ function localOptions(flags: ReturnType<typeof localFlags>, env: CommandEnv): Om
   const root = fileURLToPath(new URL("..", import.meta.url));
   const base = integerFlag(
     "port-base",
-    flags["port-base"] ?? env.DECIDE_LOCAL_PORT_BASE,
+    flags["port-base"] ?? env[CLI_ENV.DECIDE_LOCAL_PORT_BASE],
     undefined,
     1024,
     65530,
@@ -181,15 +182,15 @@ export const SHARED_VARIABLES = [
   "AWS_ENDPOINT_URL_DYNAMODB",
   "AWS_ENDPOINT_URL_SQS",
   "AWS_ENDPOINT_URL_EVENTBRIDGE",
-  "DECISIONS_TABLE",
-  "EVENT_BUS_NAME",
-  "INTAKE_QUEUE_URL",
-  "DLQ_URL",
-  "REVIEW_QUEUE_URL",
-  "BATCH_QUEUE_URL",
-  "BATCH_FILES_QUEUE_URL",
-  "BATCH_FOLDER",
-  "DEAD_LETTER_ROUTES",
+  FUNCTION_ENV.DECISIONS_TABLE,
+  FUNCTION_ENV.EVENT_BUS_NAME,
+  FUNCTION_ENV.INTAKE_QUEUE_URL,
+  CLI_ENV.DLQ_URL,
+  CLI_ENV.REVIEW_QUEUE_URL,
+  FUNCTION_ENV.BATCH_QUEUE_URL,
+  FUNCTION_ENV.BATCH_FILES_QUEUE_URL,
+  FUNCTION_ENV.BATCH_FOLDER,
+  FUNCTION_ENV.DEAD_LETTER_ROUTES,
 ] as const;
 
 /**

@@ -8,6 +8,7 @@
  */
 import { appendFile, readFile, stat } from "node:fs/promises";
 import { parseArgs } from "node:util";
+import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import { formatOf, INPUT_FORMATS, type InputFormat } from "../shared/domain/input/item-lines.ts";
 import { MAX_LINE_BYTES } from "../shared/domain/input/lines.ts";
 import { MAX_BATCH } from "../shared/domain/message-queue.ts";
@@ -47,10 +48,10 @@ function targetOf(
   if (values["queue-url"] && values["event-bus"])
     throw new UsageError("give one target: --queue-url or --event-bus, not both");
   if (values["event-bus"]) return { busName: values["event-bus"] };
-  const queueUrl = values["queue-url"] || env.INTAKE_QUEUE_URL;
+  const queueUrl = values["queue-url"] || env[FUNCTION_ENV.INTAKE_QUEUE_URL];
   if (queueUrl) return { queueUrl };
   if (values["dry-run"]) return undefined;
-  throw new MissingSettingError("queue-url", "INTAKE_QUEUE_URL", "--event-bus NAME");
+  throw new MissingSettingError("queue-url", FUNCTION_ENV.INTAKE_QUEUE_URL, "--event-bus NAME");
 }
 
 /**

@@ -23,6 +23,7 @@ import {
   routeOf,
 } from "../shared/domain/dead-letters.ts";
 import type { DecisionStore } from "../shared/domain/decision-store.ts";
+import { CLI_ENV, FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import {
   homeQueue,
   homeRuleTarget,
@@ -84,11 +85,11 @@ interface Target {
 function targetOf(values: Values, env: CommandEnv): Target {
   if (values.from !== undefined) return routeTarget(values.from, values.routes, env);
   const given = values["dlq-url"];
-  const dlqUrl = given || env.DLQ_URL;
-  if (!dlqUrl) throw new MissingSettingError("dlq-url", "DLQ_URL", "--from SOURCE");
+  const dlqUrl = given || env[CLI_ENV.DLQ_URL];
+  if (!dlqUrl) throw new MissingSettingError("dlq-url", CLI_ENV.DLQ_URL, "--from SOURCE");
   // DLQ_URL holds the intake's dead letters, so its home is the intake queue exported with it;
   // a dead-letter queue named by flag has no home to assume.
-  const home = values["queue-url"] || (given ? undefined : env.INTAKE_QUEUE_URL);
+  const home = values["queue-url"] || (given ? undefined : env[FUNCTION_ENV.INTAKE_QUEUE_URL]);
   if (home) return { dlqUrl, kind: RETURN_KIND.queue, home };
   if (values["dry-run"]) return { dlqUrl, kind: RETURN_KIND.none };
   throw new UsageError("--queue-url is required (where the letters go home), or name a --from SOURCE");
@@ -102,8 +103,8 @@ function routeTarget(source: string, routesFlag: string | undefined, env: Comman
       `--from: unknown dead-letter source "${source}"${guess ? `; did you mean "${guess}"?` : ""} (one of ${Object.keys(DEAD_LETTER_SOURCES).join(", ")})`,
     );
   }
-  const routes = routesFlag || env.DEAD_LETTER_ROUTES;
-  if (!routes) throw new MissingSettingError("routes", "DEAD_LETTER_ROUTES");
+  const routes = routesFlag || env[FUNCTION_ENV.DEAD_LETTER_ROUTES];
+  if (!routes) throw new MissingSettingError("routes", FUNCTION_ENV.DEAD_LETTER_ROUTES);
   try {
     const route = routeOf(routes, source);
     return {
@@ -175,7 +176,7 @@ function parse(argv: string[], env: CommandEnv): ReplayOptions {
   const dryRun = values["dry-run"] ?? false;
   if (target.kind === RETURN_KIND.none && !dryRun)
     throw new UsageError(`"${values.from}" letters are listed, not moved: add --dry-run`);
-  const table = values.table ?? env.DECISIONS_TABLE;
+  const table = values.table ?? env[FUNCTION_ENV.DECISIONS_TABLE];
   if (values.reason && !table)
     throw new UsageError("--reason needs --table (or DECISIONS_TABLE) to read noted failures");
   if (target.kind === RETURN_KIND.rule && target.deliver !== "detail" && !dryRun && !table)

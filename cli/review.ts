@@ -7,6 +7,7 @@
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { reviewerPlanLines } from "../shared/domain/calibration/reviewer-plan.ts";
+import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import {
   GOLD_DEFAULT_REVIEWS,
@@ -70,7 +71,7 @@ function parse(argv: string[], env: CommandEnv): ReviewOptions {
     strict: true,
   });
   const base = {
-    table: settingFrom("from-table", values["from-table"], "DECISIONS_TABLE", env),
+    table: settingFrom("from-table", values["from-table"], FUNCTION_ENV.DECISIONS_TABLE, env),
     policiesDir: values["policies-dir"]!,
     aws: { region: values.region, profile: values.profile },
   };

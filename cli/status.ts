@@ -11,6 +11,7 @@ import { parseArgs } from "node:util";
 import { certificateProblem } from "../shared/domain/calibration/provenance.ts";
 import { type DecisionRecord, RECORD_STATUSES } from "../shared/domain/decision-record.ts";
 import { allTime, type DecisionStore, everyDecision } from "../shared/domain/decision-store.ts";
+import { CLI_ENV, FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import { countHandling, type HandlingCounts, handlingText } from "../shared/domain/routing.ts";
 import { verifyCertificate } from "../shared/use-cases/certificate-labels.ts";
@@ -199,17 +200,17 @@ function parse(argv: string[], env: CommandEnv): StatusOptions {
     },
     strict: true,
   });
-  const table = settingFrom("table", values.table, "DECISIONS_TABLE", env);
+  const table = settingFrom("table", values.table, FUNCTION_ENV.DECISIONS_TABLE, env);
   const since = values.since === undefined ? undefined : sinceFlag(values.since, "");
   return {
     table,
     since,
-    policiesDir: values["policies-dir"] ?? env.POLICIES_DIR ?? "events/policies",
+    policiesDir: values["policies-dir"] ?? env[FUNCTION_ENV.POLICIES_DIR] ?? "events/policies",
     queues: {
-      intake: values["queue-url"] ?? env.INTAKE_QUEUE_URL,
-      "dead-letter": values["dlq-url"] ?? env.DLQ_URL,
-      review: values["review-queue-url"] ?? env.REVIEW_QUEUE_URL,
-      batch: values["batch-queue-url"] ?? env.BATCH_QUEUE_URL,
+      intake: values["queue-url"] ?? env[FUNCTION_ENV.INTAKE_QUEUE_URL],
+      "dead-letter": values["dlq-url"] ?? env[CLI_ENV.DLQ_URL],
+      review: values["review-queue-url"] ?? env[CLI_ENV.REVIEW_QUEUE_URL],
+      batch: values["batch-queue-url"] ?? env[FUNCTION_ENV.BATCH_QUEUE_URL],
     },
     aws: { region: values.region, profile: values.profile },
     json: values.json ?? false,

@@ -2,6 +2,8 @@
  * Where `decide batch` finds its batches: the decisions table, and the pipeline bucket (deployed)
  * or the local mode's folder, from flags or the variables `npm start` exports.
  */
+
+import { FUNCTION_ENV } from "../../shared/domain/function-env.ts";
 import { START_HINT, settingFrom, UsageError } from "../args.ts";
 import { awsOptions, batchFiles, batchStore } from "../aws.ts";
 import type { CommandEnv } from "../command.ts";
@@ -26,9 +28,9 @@ export interface BatchWhere {
 
 /** Where the batches are: the flags, else the variables `npm start` exports (in `env`). */
 export function batchWhere(values: Flags, env: CommandEnv): BatchWhere {
-  const table = settingFrom("table", values.table, "DECISIONS_TABLE", env);
-  const bucket = values.bucket || env.BATCH_BUCKET;
-  const folder = values.folder || env.BATCH_FOLDER;
+  const table = settingFrom("table", values.table, FUNCTION_ENV.DECISIONS_TABLE, env);
+  const bucket = values.bucket || env[FUNCTION_ENV.BATCH_BUCKET];
+  const folder = values.folder || env[FUNCTION_ENV.BATCH_FOLDER];
   if (!bucket && !folder)
     throw new UsageError(
       `no batch files: give --bucket NAME (deployed) or --folder DIR (local); BATCH_BUCKET and BATCH_FOLDER are not set: ${START_HINT}`,

@@ -13,6 +13,7 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
 import type { BatchRecord } from "../../shared/domain/batch.ts";
+import { FUNCTION_ENV } from "../../shared/domain/function-env.ts";
 import { MAX_LINE_BYTES } from "../../shared/domain/input/lines.ts";
 import type { ObjectStore } from "../../shared/domain/object-store.ts";
 import { batchKeys } from "../../shared/use-cases/batch-progress.ts";
@@ -98,7 +99,7 @@ function parse(argv: string[], env: CommandEnv): BatchOptions {
     const local = where.bucket
       ? undefined
       : {
-          queueUrl: settingFrom("queue-url", values["queue-url"], "BATCH_QUEUE_URL", env),
+          queueUrl: settingFrom("queue-url", values["queue-url"], FUNCTION_ENV.BATCH_QUEUE_URL, env),
           filesQueueUrl: batchFilesQueueUrl(env),
         };
     const policiesDir = values["policies-dir"] ?? "events/policies";
@@ -184,7 +185,7 @@ async function download(objects: ObjectStore, key: string, path: string): Promis
 
 /** The local mode's batch files queue (`npm start` exports it; deployed, the intake function has its own). */
 function batchFilesQueueUrl(env: CommandEnv): string {
-  const url = env.BATCH_FILES_QUEUE_URL;
+  const url = env[FUNCTION_ENV.BATCH_FILES_QUEUE_URL];
   if (!url) throw new UsageError(`BATCH_FILES_QUEUE_URL is not set: ${START_HINT}`);
   return url;
 }

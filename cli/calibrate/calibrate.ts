@@ -8,6 +8,7 @@
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { MIN_FIT_LABELS } from "../../shared/domain/calibration/ranges.ts";
+import { FUNCTION_ENV } from "../../shared/domain/function-env.ts";
 import { FULL_TRUST_LABELS } from "../../shared/use-cases/propose-calibration.ts";
 import { QUEUE_ORDERS, type QueueOrder } from "../../shared/use-cases/request-certification.ts";
 import { integerFlag, requiredFlag, settingFrom, UsageError } from "../args.ts";
@@ -156,7 +157,7 @@ type Calibrated =
 
 function parse(argv: string[], env: CommandEnv): CalibrateOptions {
   const values = parseArgs({ args: argv, options: CALIBRATE_FLAGS, strict: true }).values;
-  const eventBus = values["event-bus"] ?? env.EVENT_BUS_NAME;
+  const eventBus = values["event-bus"] ?? env[FUNCTION_ENV.EVENT_BUS_NAME];
   if (values.check) {
     const baseline = requiredFlag("baseline", values.baseline);
     return { mode: "check", baseline, recent: requiredFlag("recent", values.recent), eventBus };
@@ -167,7 +168,10 @@ function parse(argv: string[], env: CommandEnv): CalibrateOptions {
     // The certificate's labels, where they are at hand: the table named (else the one `npm
     // start` exports), or the labelled file.
     const input = values.input;
-    const labels = { table: input === undefined ? (table ?? env.DECISIONS_TABLE) : undefined, input };
+    const labels = {
+      table: input === undefined ? (table ?? env[FUNCTION_ENV.DECISIONS_TABLE]) : undefined,
+      input,
+    };
     const aws = { region: values.region, profile: values.profile };
     return {
       mode: "apply-proposal",
@@ -183,14 +187,14 @@ function parse(argv: string[], env: CommandEnv): CalibrateOptions {
       mode: "rescore",
       policyId: requiredFlag("policy", values.policy),
       policiesDir,
-      table: settingFrom("from-table", table, "DECISIONS_TABLE", env),
+      table: settingFrom("from-table", table, FUNCTION_ENV.DECISIONS_TABLE, env),
       scoring: values,
     };
   if (values.propose) {
     return {
       mode: "propose",
       // The reviewers' labels: the table named, else the one `npm start` exports.
-      table: settingFrom("from-table", table, "DECISIONS_TABLE", env),
+      table: settingFrom("from-table", table, FUNCTION_ENV.DECISIONS_TABLE, env),
       policiesDir,
       policyId: values.policy,
       out: values.out,
@@ -223,7 +227,8 @@ function planOptions(values: CalibrateFlags, table: string | undefined, env: Com
     policiesDir: values["policies-dir"],
     goal: { maxError: goal.maxError, confidence: goal.confidence },
     input,
-    table: input === undefined ? settingFrom("from-table", table, "DECISIONS_TABLE", env) : undefined,
+    table:
+      input === undefined ? settingFrom("from-table", table, FUNCTION_ENV.DECISIONS_TABLE, env) : undefined,
     request: values.request === undefined ? undefined : integerFlag("request", values.request, 0, 1, 100_000),
     order: order as QueueOrder,
     aws: { region: values.region, profile: values.profile },

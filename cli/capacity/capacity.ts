@@ -22,6 +22,7 @@ import type { PipelineShape } from "../../infra/capacity/shape.ts";
 import { simulate } from "../../infra/capacity/simulate.ts";
 import { sizeFleet } from "../../infra/capacity/sizing-search.ts";
 import { type ContainerDefaults, readPipelineShape } from "../../infra/capacity/template/template-reader.ts";
+import { CONTAINER_ENV } from "../../shared/domain/container-env.ts";
 import { CommandError, integerFlag, requiredFlag, UsageError } from "../args.ts";
 import type { OneShotCommand, Printed } from "../command.ts";
 import { parseDuration } from "../duration.ts";
@@ -103,7 +104,8 @@ function loadOf(values: Record<string, string | boolean | undefined>): LoadProfi
 
 /** The container's own defaults, loaded only when the template leaves a setting to them. */
 async function containerDefaults(text: string): Promise<ContainerDefaults | undefined> {
-  if (text.includes('"DECIDE_QUEUE_SIZE"') && text.includes('"DECIDE_DEADLINE_MS"')) return undefined;
+  const set = (name: string) => text.includes(`"${name}"`);
+  if (set(CONTAINER_ENV.DECIDE_QUEUE_SIZE) && set(CONTAINER_ENV.DECIDE_DEADLINE_MS)) return undefined;
   const { SETTINGS } = await import("../../endpoint/server/config.ts");
   return { queueSize: SETTINGS.queueSize.fallback(), deadlineSeconds: SETTINGS.deadlineMs.fallback() / 1000 };
 }

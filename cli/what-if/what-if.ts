@@ -9,6 +9,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { REALTIME_INSTANCES } from "../../infra/capacity/prices.ts";
+import { FUNCTION_ENV } from "../../shared/domain/function-env.ts";
 import { type Policy, PolicyError, parsePolicyText } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { WHAT_IF } from "../../shared/domain/topology.ts";
@@ -161,7 +162,7 @@ function parse(argv: string[], env: CommandEnv): WhatIfOptions {
     strict: true,
   });
   const candidatePath = requiredFlag("candidate", values.candidate);
-  const table = settingFrom("from-table", values["from-table"], "DECISIONS_TABLE", env);
+  const table = settingFrom("from-table", values["from-table"], FUNCTION_ENV.DECISIONS_TABLE, env);
   const sample = integerFlag("sample", values.sample, WHAT_IF.sample, 1, 100_000);
   const dollarsPerHour = Number(values["dollars-per-hour"] ?? DEFAULT_INSTANCE.dollarsPerHour);
   if (!(dollarsPerHour >= 0 && Number.isFinite(dollarsPerHour)))

@@ -9,6 +9,7 @@
  */
 import type { SqsQueue } from "../../shared/adapters/sqs-queue.ts";
 import { asyncItemsPerObject } from "../../shared/domain/async-objects.ts";
+import { FUNCTION_ENV } from "../../shared/domain/function-env.ts";
 import {
   asyncSubmitMapping,
   EVENT_SOURCE_MAPPINGS,
@@ -122,10 +123,10 @@ export async function startLocalAsyncLane(options: LocalAsyncLaneOptions): Promi
   const env: Record<string, string> = {
     ...options.env,
     AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME: endpoint.url,
-    ASYNC_ENDPOINT_NAME: LOCAL_ASYNC_ENDPOINT,
-    ASYNC_LOCATION_BUCKET: LOCAL_BUCKET,
-    BATCH_QUEUE_URL: options.batch.url,
-    BATCH_DLQ_URL: options.batchDeadLetters.url,
+    [FUNCTION_ENV.ASYNC_ENDPOINT_NAME]: LOCAL_ASYNC_ENDPOINT,
+    [FUNCTION_ENV.ASYNC_LOCATION_BUCKET]: LOCAL_BUCKET,
+    [FUNCTION_ENV.BATCH_QUEUE_URL]: options.batch.url,
+    [FUNCTION_ENV.BATCH_DLQ_URL]: options.batchDeadLetters.url,
     ...options.settings,
   };
   const { createAsyncSubmitHandler, submitDependenciesFromEnv } = await import(

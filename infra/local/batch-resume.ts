@@ -9,6 +9,7 @@
  * an item twice, so reading again loses nothing and counts nothing twice.
  */
 import type { BatchRecord } from "../../shared/domain/batch.ts";
+import { FUNCTION_ENV } from "../../shared/domain/function-env.ts";
 import type { MessageQueue } from "../../shared/domain/message-queue.ts";
 import { counted } from "../../shared/domain/plural.ts";
 import type { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
@@ -32,10 +33,10 @@ async function intakeParts(parts: ResumeParts) {
   const { dynamoClient } = await import("../../functions/clients.ts");
   const { runIntake } = await import("../../shared/use-cases/batch-intake.ts");
   const { queueBatchFiles } = await import("../../shared/use-cases/batch-files.ts");
-  const batches = new DynamoDbBatchStore(dynamoClient(env), env.DECISIONS_TABLE!);
+  const batches = new DynamoDbBatchStore(dynamoClient(env), env[FUNCTION_ENV.DECISIONS_TABLE]!);
   const deps = {
     batches,
-    objects: new FsObjectStore(env.BATCH_FOLDER!),
+    objects: new FsObjectStore(env[FUNCTION_ENV.BATCH_FOLDER]!),
     queue: queues.batch,
     files: queueBatchFiles(queues.files),
     policies: shared.policies,

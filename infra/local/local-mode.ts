@@ -12,6 +12,7 @@ import { resolveServerConfig } from "../../endpoint/server/config.ts";
 import { type RunningServer, startServer } from "../../endpoint/server/server.ts";
 import { type CapacityPlan, capacityPlan } from "../../shared/domain/capacity-plan.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
+import { FUNCTION_ENV } from "../../shared/domain/function-env.ts";
 import { MAX_BATCH, type MessageQueue } from "../../shared/domain/message-queue.ts";
 import { DECIDE_QUEUES, MEASURED_SECONDS_PER_ITEM, REVIEW } from "../../shared/domain/topology.ts";
 import { resumeAndWatch } from "./batch-resume.ts";
@@ -140,7 +141,7 @@ async function startParts(
   const reviewServer = await startReviewServer(shared, env, ports.review, started);
   const reviewUrl = reviewServer.url;
   say(`review page: ${reviewUrl} (local sign-in at ${reviewUrl}/auth/login)`);
-  say(`batch files: ${env.BATCH_FOLDER} (stands in for the pipeline bucket)`);
+  say(`batch files: ${env[FUNCTION_ENV.BATCH_FOLDER]} (stands in for the pipeline bucket)`);
   // Batches whose intake a stop cut off are read again, now and whenever a reader stops while
   // this runs (`batch-resume.ts`); the decide path does not decide an item twice.
   const batchIntakes = resumeAndWatch(
@@ -211,7 +212,7 @@ async function startPipeline(
       maxItemFailures: DECIDE_QUEUES.maxItemFailures,
       maxReceiveCount: DECIDE_QUEUES.maxReceiveCount,
     },
-    ...(tierModels === undefined ? {} : { settings: { TIER_MODELS: tierModels } }),
+    ...(tierModels === undefined ? {} : { settings: { [FUNCTION_ENV.TIER_MODELS]: tierModels } }),
     started,
     say,
   });

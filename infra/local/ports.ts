@@ -5,19 +5,30 @@
  * uses services it started itself.
  */
 import { createServer } from "node:net";
+import { CLI_ENV } from "../../shared/domain/function-env.ts";
 
 /** The services in port order, with their default ports and the flag and variable that move each. */
 export const LOCAL_SERVICES = {
-  endpoint: { name: "the decision endpoint", port: 8080, flag: "--port", env: "DECIDE_LOCAL_ENDPOINT_PORT" },
+  endpoint: {
+    name: "the decision endpoint",
+    port: 8080,
+    flag: "--port",
+    env: CLI_ENV.DECIDE_LOCAL_ENDPOINT_PORT,
+  },
   dynamodb: {
     name: "DynamoDB Local",
     port: 8000,
     flag: "--dynamodb-port",
-    env: "DECIDE_LOCAL_DYNAMODB_PORT",
+    env: CLI_ENV.DECIDE_LOCAL_DYNAMODB_PORT,
   },
-  sqs: { name: "local SQS", port: 9324, flag: "--sqs-port", env: "DECIDE_LOCAL_SQS_PORT" },
-  bus: { name: "the local event bus", port: 9195, flag: "--bus-port", env: "DECIDE_LOCAL_BUS_PORT" },
-  review: { name: "the review page", port: 8090, flag: "--review-port", env: "DECIDE_LOCAL_REVIEW_PORT" },
+  sqs: { name: "local SQS", port: 9324, flag: "--sqs-port", env: CLI_ENV.DECIDE_LOCAL_SQS_PORT },
+  bus: { name: "the local event bus", port: 9195, flag: "--bus-port", env: CLI_ENV.DECIDE_LOCAL_BUS_PORT },
+  review: {
+    name: "the review page",
+    port: 8090,
+    flag: "--review-port",
+    env: CLI_ENV.DECIDE_LOCAL_REVIEW_PORT,
+  },
 } as const;
 
 /** A local service. */

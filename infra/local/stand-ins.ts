@@ -6,6 +6,7 @@
 import { join } from "node:path";
 import { ensureDecisionsTable } from "../../shared/adapters/dynamodb/dynamodb-admin.ts";
 import { EVENT_SOURCE, PIPELINE_DETAIL_TYPES } from "../../shared/domain/events.ts";
+import { FUNCTION_ENV } from "../../shared/domain/function-env.ts";
 import { startDynamoDbLocal } from "./dynamodb/dynamodb-local.ts";
 import { startEventBus } from "./event-bus.ts";
 import { ensurePortFree } from "./ports.ts";
@@ -144,13 +145,13 @@ export function wiringEnvironment(options: FunctionSettingsOptions, parts: Stand
     AWS_ENDPOINT_URL_SQS: parts.sqsEndpoint,
     AWS_ENDPOINT_URL_EVENTBRIDGE: parts.bus.endpoint,
     AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME: options.endpointUrl,
-    DECISIONS_TABLE: LOCAL_TABLE,
-    EVENT_BUS_NAME: parts.bus.name,
-    DECISION_ENDPOINT_NAME: "decision-endpoint",
-    POLICIES_DIR: join(options.root, "events", "policies"),
-    MAX_RECEIVE_COUNT: String(options.intake.maxReceiveCount),
-    MAX_ITEM_FAILURES: String(options.intake.maxItemFailures),
-    ...(options.batchFolder ? { BATCH_FOLDER: options.batchFolder } : {}),
+    [FUNCTION_ENV.DECISIONS_TABLE]: LOCAL_TABLE,
+    [FUNCTION_ENV.EVENT_BUS_NAME]: parts.bus.name,
+    [FUNCTION_ENV.DECISION_ENDPOINT_NAME]: "decision-endpoint",
+    [FUNCTION_ENV.POLICIES_DIR]: join(options.root, "events", "policies"),
+    [FUNCTION_ENV.MAX_RECEIVE_COUNT]: String(options.intake.maxReceiveCount),
+    [FUNCTION_ENV.MAX_ITEM_FAILURES]: String(options.intake.maxItemFailures),
+    ...(options.batchFolder ? { [FUNCTION_ENV.BATCH_FOLDER]: options.batchFolder } : {}),
     ...options.settings,
   };
 }

@@ -8,6 +8,7 @@
  */
 import { localServiceOptions, sqsClient } from "../../shared/adapters/aws-clients.ts";
 import { SqsQueue } from "../../shared/adapters/sqs-queue.ts";
+import { CLI_ENV, FUNCTION_ENV } from "../../shared/domain/function-env.ts";
 import type { MessageQueue } from "../../shared/domain/message-queue.ts";
 import {
   MAX_RECEIVE_COUNT,
@@ -146,7 +147,7 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
   // The batch lane is consumed by fewer pollers than the intake, so a large batch cannot take every worker.
   const queues = await createLocalQueues(createQueue, { ...options.intake, batch: !!options.batchFolder });
   // The batch files step's queue: known before the functions read their environment.
-  if (queues.batchFiles) env.BATCH_FILES_QUEUE_URL = queues.batchFiles.url;
+  if (queues.batchFiles) env[FUNCTION_ENV.BATCH_FILES_QUEUE_URL] = queues.batchFiles.url;
 
   // Imported here, not above: the local mode loads the functions only when it starts them.
   options.say?.("functions: loading decide, auto-action, review intake and the batch steps...");
@@ -226,11 +227,11 @@ function exportQueues(
       : {}),
   });
   Object.assign(env, {
-    INTAKE_QUEUE_URL: queues.intake.url,
-    DLQ_URL: queues.deadLetters.url,
-    REVIEW_QUEUE_URL: review.url,
-    ...(queues.batch ? { BATCH_QUEUE_URL: queues.batch.url } : {}),
-    DEAD_LETTER_ROUTES: JSON.stringify(routes),
+    [FUNCTION_ENV.INTAKE_QUEUE_URL]: queues.intake.url,
+    [CLI_ENV.DLQ_URL]: queues.deadLetters.url,
+    [CLI_ENV.REVIEW_QUEUE_URL]: review.url,
+    ...(queues.batch ? { [FUNCTION_ENV.BATCH_QUEUE_URL]: queues.batch.url } : {}),
+    [FUNCTION_ENV.DEAD_LETTER_ROUTES]: JSON.stringify(routes),
   });
 }
 
@@ -321,6 +322,6 @@ async function followCapacityLocally(
     ...follow,
     intake: queues.intake,
     mapping: intakePollers,
-    readings: new DynamoDbFleetReadings(dynamoClient(env), env.DECISIONS_TABLE!),
+    readings: new DynamoDbFleetReadings(dynamoClient(env), env[FUNCTION_ENV.DECISIONS_TABLE]!),
   });
 }

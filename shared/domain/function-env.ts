@@ -3,6 +3,16 @@
  * (`infra/constructs`), the handlers read them (`functions/`), the local mode hands them to the
  * same handlers (`infra/local`). A name misspelt on either side is a compile error, not a
  * function that starts without its setting.
+ *
+ * The command line reads the same deployed outputs from the same variables (`DECISIONS_TABLE`,
+ * `INTAKE_QUEUE_URL`, `BATCH_QUEUE_URL`, ...), so it uses these constants too. Its few names of
+ * its own (`CLI_ENV`: the intake's dead letters as `DLQ_URL`, the review queue, the local mode's
+ * ports) are declared here, beside them, rather than in a file of their own: the local mode
+ * (`infra/local`) sets them and may not import `cli/`, and one file holding every name the
+ * pipeline's processes outside the container read lets a reader, and the test that no name is
+ * spelt out elsewhere, find each in one place. The container's names are its own
+ * (`container-env.ts`); the AWS SDK's (`AWS_REGION`, `AWS_ENDPOINT_URL_*`) and Powertools' are
+ * the libraries'.
  */
 
 const NAMES = [
@@ -65,4 +75,24 @@ export type FunctionEnvName = (typeof NAMES)[number];
 /** Each function variable's name, by itself: `FUNCTION_ENV.DECISIONS_TABLE`. */
 export const FUNCTION_ENV = Object.freeze(Object.fromEntries(NAMES.map((name) => [name, name]))) as {
   readonly [K in FunctionEnvName]: K;
+};
+
+/** The command line's own variables: what the deployed outputs and the local mode give it beyond the functions' names. */
+const CLI_NAMES = [
+  "DECIDE_LOCAL_BUS_PORT",
+  "DECIDE_LOCAL_DYNAMODB_PORT",
+  "DECIDE_LOCAL_ENDPOINT_PORT",
+  "DECIDE_LOCAL_PORT_BASE",
+  "DECIDE_LOCAL_REVIEW_PORT",
+  "DECIDE_LOCAL_SQS_PORT",
+  "DLQ_URL",
+  "REVIEW_QUEUE_URL",
+] as const;
+
+/** A variable only the command line reads (the local mode sets it). */
+export type CliEnvName = (typeof CLI_NAMES)[number];
+
+/** Each command-line variable's name, by itself: `CLI_ENV.DLQ_URL`. */
+export const CLI_ENV = Object.freeze(Object.fromEntries(CLI_NAMES.map((name) => [name, name]))) as {
+  readonly [K in CliEnvName]: K;
 };

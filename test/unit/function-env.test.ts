@@ -1,15 +1,17 @@
 /**
  * The functions' environment variable names are written once (`shared/domain/function-env.ts`):
- * the constructs that set them and the handlers that read them use the constants, so no file
- * under `infra/constructs/` or `functions/` spells one as a string, an object key or `env.NAME`.
- * The container's names likewise (`shared/domain/container-env.ts`): its settings table and the
- * endpoint constructs read the constants.
+ * the constructs that set them, the handlers that read them, the command line that reads the same
+ * deployed outputs and the local mode that sets them use the constants, so no file under
+ * `infra/constructs/`, `functions/`, `cli/` or `infra/local/` (sub-folders included) spells one
+ * as a string, an object key or `env.NAME`. The command line's own names (`CLI_ENV`) likewise.
+ * The container's names too (`shared/domain/container-env.ts`): its settings table, the endpoint
+ * constructs and the command line read the constants.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CONTAINER_ENV } from "../../shared/domain/container-env.ts";
-import { FUNCTION_ENV } from "../../shared/domain/function-env.ts";
+import { CLI_ENV, FUNCTION_ENV } from "../../shared/domain/function-env.ts";
 
 const ROOT = join(import.meta.dirname, "../..");
 
@@ -20,11 +22,16 @@ function code(path: string): string {
     .replace(/^\s*\/\/.*$/gm, "");
 }
 
-const files = ["infra/constructs", "functions"].flatMap((folder) =>
-  readdirSync(join(ROOT, folder))
-    .filter((name) => name.endsWith(".ts"))
-    .map((name) => `${folder}/${name}`),
-);
+/** The TypeScript files under `folder`, its sub-folders included. */
+function tsFiles(folder: string): string[] {
+  return readdirSync(join(ROOT, folder), { withFileTypes: true }).flatMap((entry) => {
+    const path = `${folder}/${entry.name}`;
+    if (entry.isDirectory()) return tsFiles(path);
+    return entry.name.endsWith(".ts") ? [path] : [];
+  });
+}
+
+const files = ["infra/constructs", "functions", "cli", "infra/local"].flatMap(tsFiles);
 
 /** Each `name` spelt out as a string, an object key or `env.NAME` in `paths`, as "path: name". */
 function speltOut(paths: readonly string[], names: readonly string[]): string[] {
@@ -45,12 +52,20 @@ describe("the functions' environment variable names", () => {
     expect(Object.keys(FUNCTION_ENV)).toContain("DECISIONS_TABLE");
   });
 
-  it("are never spelt out by the constructs or the handlers", () => {
-    expect(speltOut(files, Object.keys(FUNCTION_ENV))).toEqual([]);
+  it("are never spelt out by the constructs, the handlers, the command line or the local mode", () => {
+    expect(files).toContain("infra/constructs/async/async-lane.ts");
+    expect(files).toContain("cli/batch/batch-context.ts");
+    expect(speltOut(files, [...Object.keys(FUNCTION_ENV), ...Object.keys(CLI_ENV)])).toEqual([]);
   });
 
-  it("of the container are never spelt out by its settings table or the constructs", () => {
-    const readers = [...files.filter((file) => file.startsWith("infra/")), "endpoint/server/config.ts"];
+  it("of the command line alone are its own, none a function's too", () => {
+    for (const [key, name] of Object.entries(CLI_ENV)) expect(name).toBe(key);
+    expect(Object.keys(CLI_ENV)).toContain("DLQ_URL");
+    expect(Object.keys(CLI_ENV).filter((name) => name in FUNCTION_ENV)).toEqual([]);
+  });
+
+  it("of the container are never spelt out by its settings table, the constructs or the command line", () => {
+    const readers = [...files.filter((file) => !file.startsWith("functions/")), "endpoint/server/config.ts"];
     // Powertools' own variables are the library's: the constructs set them for the functions too.
     const ours = Object.keys(CONTAINER_ENV).filter((name) => !name.startsWith("POWERTOOLS_"));
     expect(speltOut(readers, ours)).toEqual([]);
