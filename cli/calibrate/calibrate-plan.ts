@@ -201,7 +201,7 @@ export function printPlan(planned: Planned): Printed {
   if (requested)
     lines.push(
       ...requestedLines(requested, options.order),
-      ...registeredRequestLines(requested.plan, requested.frame.sample),
+      ...(requested.plan ? registeredRequestLines(requested.plan, requested.frame.sample) : []),
     );
   return { lines, exitCode: 0 };
 }

@@ -7,15 +7,17 @@
  * escalations are not decisions the policy would automate (below any threshold worth certifying),
  * and audit samples drawn at a few percent each stand for many decisions, so a handful of them is
  * worth fewer evenly drawn labels (the inverse of the largest weight's share, the count whose
- * exact bound equals theirs with no error).
+ * exact bound equals theirs with no error). For a cascade, each labelled decision is judged by
+ * the model that decides it as the policy runs (the confidence a certification draw reads), not by
+ * the first model alone.
  */
+import { tierPolicy } from "../../cascade.ts";
 import type { Policy } from "../../policy/policy.ts";
 import { mapOf } from "../map.ts";
-import type { LabelledLogits } from "../temperature.ts";
 import { trialsNeeded } from "./binomial.ts";
 import { CERTIFICATE_GRID, type CertificateGoal, zeroErrorLabels } from "./certificate.ts";
-import { type KindCounts, type UnitsAt, unitsAtGrid } from "./certificate-units.ts";
-import { certifiedItems } from "./certified-items.ts";
+import { type CertifiedItem, type KindCounts, type UnitsAt, unitsAtGrid } from "./certificate-units.ts";
+import { type CascadeRow, cascadeItems, certifiedItems } from "./certified-items.ts";
 
 /** What the plan says. */
 export interface LabelPlan extends CertificateGoal {
@@ -58,24 +60,45 @@ function worthOf(u: UnitsAt): number {
 }
 
 /**
- * The plan for `goal` from the labels held (`rows`, under the policy's own map): the threshold
- * among those with at least 10 labelled automatable units where the fewest evenly drawn labels
- * are still to get at the observed rate (the lower one on a tie; the policy's own threshold when
- * the labels show nothing yet), that count, and what the labels held are worth toward it. With
- * `frame` (the calibrated top probability of each of the version's decisions whose top option may
- * be automated), a threshold whose labels needed exceed its decisions is out of reach: one within
- * reach is preferred, and the plan says when none is. With `fixed` (the threshold a certification
- * sample was drawn for), the plan keeps that threshold: labels gathered since never move its target.
+ * The labelled items as the policy runs them: each judged by the model that decides it. Without a
+ * cascade, the policy's model under its map. With one, as the cascade's certificate judges them
+ * at the policy's own first threshold (`cascade-certificate.ts`): the first model where it acts
+ * (its top option may be automated and is at or above `autoThreshold`), else the second model
+ * under its own map where the row holds its answer (asked when decided, or re-scored), else the
+ * first model's answer, the only one the record holds.
+ */
+function actingItems(policy: Policy, rows: readonly CascadeRow[]): CertifiedItem[] {
+  const first = certifiedItems(policy, rows, mapOf(policy));
+  if (!policy.cascade?.length) return first;
+  const later = cascadeItems(policy, rows, [mapOf(policy), mapOf(tierPolicy(policy, 1))]);
+  return first.map((item, i) => {
+    const second = later[i]!.second;
+    const firstActs = item.automatable && item.confidence >= policy.autoThreshold;
+    return firstActs || !second ? item : { ...item, ...second };
+  });
+}
+
+/**
+ * The plan for `goal` from the labels held (`rows`, each judged by the model that decides it:
+ * {@link actingItems}): the threshold among those with at least 10 labelled automatable units
+ * where the fewest evenly drawn labels are still to get at the observed rate (the lower one on a
+ * tie; the policy's own threshold when the labels show nothing yet), that count, and what the
+ * labels held are worth toward it. With `frame` (the calibrated top probability of each of the
+ * version's decisions whose top option may be automated, from the model that decided it: a
+ * record's `topProbability`, what a certification draw reads), a threshold whose labels needed
+ * exceed its decisions is out of reach: one within reach is preferred, and the plan says when none
+ * is. With `fixed` (the threshold a certification sample was drawn for), the plan keeps that
+ * threshold: labels gathered since never move its target.
  */
 export function planLabels(
   policy: Policy,
-  rows: readonly LabelledLogits[],
+  rows: readonly CascadeRow[],
   goal: CertificateGoal,
   frame?: readonly number[],
   fixed?: number,
 ): LabelPlan {
   const zeroErrors = zeroErrorLabels(goal);
-  const at = unitsAtGrid(certifiedItems(policy, rows, mapOf(policy)), CERTIFICATE_GRID);
+  const at = unitsAtGrid(actingItems(policy, rows), CERTIFICATE_GRID);
   const decisionsAt = (t: number) => frame?.filter((p) => p >= t).length;
   const reach = (t: number, needed: number | null) =>
     needed !== null && (frame === undefined || needed <= decisionsAt(t)!);
