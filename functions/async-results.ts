@@ -3,9 +3,9 @@
  * notifications (SNS), one object per notification. It settles the object's items on the decide
  * path (`shared/use-cases/async/async-results.ts`): decided, rejected, failed alone, or the whole
  * object invoked again and at last dead-lettered. A cascade's later tiers are asked of the
- * real-time endpoint (DECISION_ENDPOINT_NAME, with TIER_ENDPOINTS and TIER_MODELS as the decide
- * function reads them); without DECISION_ENDPOINT_NAME no later tier is asked. A notification of an invocation the lane did not
- * record, or naming another answers file, settles nothing and is logged as refused. A run that
+ * real-time endpoint (DECISION_ENDPOINT_NAME, with TIER_ENDPOINTS as the decide function reads
+ * them); without DECISION_ENDPOINT_NAME no later tier is asked. A notification of an invocation
+ * the lane did not record, or naming another answers file, settles nothing and is logged as refused. A run that
  * fails (the table or the bus unreachable, or a notification ahead of its record) returns its
  * notification to the queue; the run that follows decides nothing twice.
  */

@@ -11,11 +11,7 @@ import type { SQSRecord } from "aws-lambda";
 import { BatchingDecisionEndpoint } from "../shared/adapters/batching-endpoint.ts";
 import { SageMakerDecisionEndpoint } from "../shared/adapters/decision-endpoint.ts";
 import { DynamoDbFleetReadings } from "../shared/adapters/dynamodb/dynamodb-fleet-readings.ts";
-import {
-  EndpointsByModel,
-  parseTierEndpoints,
-  parseTierModels,
-} from "../shared/adapters/endpoints-by-model.ts";
+import { EndpointsByModel, parseTierEndpoints } from "../shared/adapters/endpoints-by-model.ts";
 import { SqsQueueDirectory } from "../shared/adapters/sqs-queue-directory.ts";
 import { EndpointUnavailableError } from "../shared/domain/errors.ts";
 import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
@@ -47,10 +43,10 @@ const metrics = new Metrics({ namespace: METRICS.namespace, serviceName: METRICS
 export function endpointFromEnv(env: NodeJS.ProcessEnv = process.env): DecideDependencies["endpoint"] {
   const settings = decideSettings(env);
   const first = endpointClient(settings.endpointName, env);
+  // Which endpoint answers for each later-tier model; unset, the first serves every name.
   const tiers = parseTierEndpoints(env[FUNCTION_ENV.TIER_ENDPOINTS]);
-  const onFirst = parseTierModels(env[FUNCTION_ENV.TIER_MODELS]);
-  if (tiers.size === 0 && onFirst === undefined) return first;
-  // A cascade's later tiers on endpoints of their own: one client per endpoint.
+  if (tiers === undefined) return first;
+  // One client per endpoint: the first's own models share its client.
   const clients = new Map([[settings.endpointName, first]]);
   const byModel = new Map(
     [...tiers].map(([model, name]) => {
@@ -58,7 +54,7 @@ export function endpointFromEnv(env: NodeJS.ProcessEnv = process.env): DecideDep
       return [model, clients.get(name)!] as const;
     }),
   );
-  return new EndpointsByModel(first, byModel, onFirst);
+  return new EndpointsByModel(first, byModel);
 }
 
 /** The client of one endpoint, batching when the settings say so. */

@@ -9,10 +9,11 @@ import type { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import type { Construct } from "constructs";
+import { tierEndpointsVariable } from "../../shared/adapters/endpoints-by-model.ts";
 import { FUNCTION_ENV } from "../../shared/domain/function-env.ts";
 import { decideIntakeMapping } from "../../shared/domain/topology/event-source-mapping.ts";
 import { DECIDE_FUNCTION, SERVERLESS_DECIDE, TABLE_ACCESS } from "../../shared/domain/topology.ts";
-import { endpointCallsWith, type TierModel, tierModelsVariable } from "./endpoint/tier-models.ts";
+import { endpointCallsWith, type TierModel } from "./endpoint/tier-models.ts";
 import type { PipelineBus } from "./pipeline-bus.ts";
 import type { FunctionFactory } from "./pipeline-function.ts";
 import { QueueConsumer } from "./queue-consumer.ts";
@@ -45,9 +46,13 @@ function decideEnvironment(props: DecideFunctionProps): Record<string, string> {
     [FUNCTION_ENV.ENDPOINT_TIMEOUT_MS]: String(calls.timeoutMs),
     [FUNCTION_ENV.ENDPOINT_ATTEMPTS]: String(calls.attempts),
     [FUNCTION_ENV.PUBLISH_LEASE_MS]: String(DECIDE_FUNCTION.publishLeaseMs),
-    // The later models the endpoint serves (-c tierModels); a cascade's tier it does not serve is
-    // skipped, its items going to people as the tier before left them.
-    [FUNCTION_ENV.TIER_MODELS]: tierModelsVariable(props.tierModels),
+    // The later models the endpoint serves (-c tierModels), each answered by the endpoint itself;
+    // a cascade's tier it does not serve is skipped, its items going to people as the tier before
+    // left them.
+    [FUNCTION_ENV.TIER_ENDPOINTS]: tierEndpointsVariable(
+      props.tierModels.map((m) => m.name),
+      props.endpointName,
+    ),
   };
 }
 

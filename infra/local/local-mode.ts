@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { Logger } from "@aws-lambda-powertools/logger";
 import { resolveServerConfig } from "../../endpoint/server/config.ts";
 import { type RunningServer, startServer } from "../../endpoint/server/server.ts";
+import { tierEndpointsVariable } from "../../shared/adapters/endpoints-by-model.ts";
 import { type CapacityPlan, capacityPlan } from "../../shared/domain/capacity-plan.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { FUNCTION_ENV } from "../../shared/domain/function-env.ts";
@@ -24,7 +25,7 @@ import { everyPending, LiveSummary, type LocalSummary } from "./local-summary.ts
 import { ensurePortFree, ensurePortsFree, type LocalPorts, resolveLocalPorts } from "./ports.ts";
 import { startLocalReviewServer } from "./review-server.ts";
 import { servedModelNames } from "./served-models.ts";
-import { LOCAL_RECENT_EVENTS } from "./stand-ins.ts";
+import { LOCAL_DECISION_ENDPOINT, LOCAL_RECENT_EVENTS } from "./stand-ins.ts";
 import { startLocalWiring } from "./wiring.ts";
 
 /** Options of {@link startLocalMode}. */
@@ -186,7 +187,8 @@ async function startPipeline(
 ) {
   // An endpoint of its own may not serve a cascade's later tiers: those it does not serve are
   // skipped (the item goes to people) instead of refused item by item.
-  const tierModels = options.endpointUrl ? await servedModelNames(options.endpointUrl) : undefined;
+  const served = options.endpointUrl ? await servedModelNames(options.endpointUrl) : undefined;
+  const tiers = served && tierEndpointsVariable(served, LOCAL_DECISION_ENDPOINT);
   if (spawnSync("java", ["-version"]).status !== 0) {
     throw new Error(
       "DynamoDB Local needs Java 17, which is not installed here: apt-get install openjdk-17-jre-headless",
@@ -212,7 +214,7 @@ async function startPipeline(
       maxItemFailures: DECIDE_QUEUES.maxItemFailures,
       maxReceiveCount: DECIDE_QUEUES.maxReceiveCount,
     },
-    ...(tierModels === undefined ? {} : { settings: { [FUNCTION_ENV.TIER_MODELS]: tierModels } }),
+    ...(tiers === undefined ? {} : { settings: { [FUNCTION_ENV.TIER_ENDPOINTS]: tiers } }),
     started,
     say,
   });

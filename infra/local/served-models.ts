@@ -1,8 +1,9 @@
 /**
  * The models a decision endpoint already running serves (`decide local --endpoint-url`), read
  * from its `GET /v1/models`, so that the local decide functions know which of a cascade's later
- * tiers they may ask (`TIER_MODELS`, as the deployed stack sets it). An endpoint this process
- * starts serves every demo model a cascade names, so it needs no such list.
+ * tiers they may ask (`TIER_ENDPOINTS`, each name mapped to that endpoint, as the deployed stack
+ * sets it). An endpoint this process starts serves every demo model a cascade names, so it needs
+ * no such list.
  */
 
 /** A model as `/v1/models` lists it under `models`. */
@@ -13,10 +14,10 @@ interface ListedModel {
 }
 
 /**
- * The names the endpoint at `url` answers to, comma-separated for `TIER_MODELS`; undefined when
- * it accepts any name or does not say (then every tier is asked, as before).
+ * The names the endpoint at `url` answers to; undefined when it accepts any name or does not say
+ * (then every tier is asked, as before).
  */
-export async function servedModelNames(url: string): Promise<string | undefined> {
+export async function servedModelNames(url: string): Promise<string[] | undefined> {
   let body: { models?: unknown };
   try {
     const response = await fetch(`${url}/v1/models`, { signal: AbortSignal.timeout(10_000) });
@@ -32,5 +33,5 @@ export async function servedModelNames(url: string): Promise<string | undefined>
     ...(typeof model.name === "string" ? [model.name] : []),
     ...(Array.isArray(model.aliases) ? model.aliases.filter((a): a is string => typeof a === "string") : []),
   ]);
-  return names.join(",");
+  return names;
 }

@@ -14,6 +14,8 @@ import { startLocalSqs } from "./sqs/sqs-server.ts";
 
 /** The table name the local stand-ins use. */
 export const LOCAL_TABLE = "decisions";
+/** The decision endpoint's name as the local functions know it (`DECISION_ENDPOINT_NAME`). */
+export const LOCAL_DECISION_ENDPOINT = "decision-endpoint";
 
 /** What the stand-ins need: their ports, DynamoDB Local's folder, the undo list, a bus fault. */
 export interface StandInOptions {
@@ -147,7 +149,7 @@ export function wiringEnvironment(options: FunctionSettingsOptions, parts: Stand
     AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME: options.endpointUrl,
     [FUNCTION_ENV.DECISIONS_TABLE]: LOCAL_TABLE,
     [FUNCTION_ENV.EVENT_BUS_NAME]: parts.bus.name,
-    [FUNCTION_ENV.DECISION_ENDPOINT_NAME]: "decision-endpoint",
+    [FUNCTION_ENV.DECISION_ENDPOINT_NAME]: LOCAL_DECISION_ENDPOINT,
     [FUNCTION_ENV.POLICIES_DIR]: join(options.root, "events", "policies"),
     [FUNCTION_ENV.MAX_RECEIVE_COUNT]: String(options.intake.maxReceiveCount),
     [FUNCTION_ENV.MAX_ITEM_FAILURES]: String(options.intake.maxItemFailures),

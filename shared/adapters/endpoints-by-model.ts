@@ -1,11 +1,14 @@
 /**
- * The decision endpoints of a cascade, by model: a policy's later tiers may run on endpoints of
- * their own (a larger model on a larger instance type), named by `TIER_ENDPOINTS` as
- * `{"<model>": "<endpoint name>"}`. A request for a model the map does not name goes to the
- * first endpoint, which serves it by name when it serves several (the local mode does). A
- * deployed SageMaker endpoint serves one model: `TIER_MODELS` (comma-separated, set by the stack)
- * names the later-tier models the first endpoint serves besides, so a tier no endpoint serves is
- * skipped rather than refused item by item.
+ * The decision endpoints of a cascade, by model: `TIER_ENDPOINTS`, a JSON object of model name to
+ * endpoint name, says which endpoint answers for each later-tier model the deployment serves.
+ * The decision endpoint's own models (`-c tierModels`: one container serving several files by
+ * name) map to its own name, `DECISION_ENDPOINT_NAME`; a later tier on an endpoint of its own (a
+ * larger model on a larger instance type) maps to that endpoint's. A later-tier model the map
+ * does not name is served by no endpoint here and is skipped rather than refused item by item
+ * (a deployed SageMaker endpoint serves only the models it was given: `{}` asks no later tier).
+ * Unset, the first endpoint serves every name (the local mode's own endpoint does). The stack
+ * and the local mode write the variable with {@link tierEndpointsVariable}, the functions read it
+ * with {@link parseTierEndpoints}.
  */
 import type { DecidesItems, EndpointDecision } from "../domain/decision-endpoint.ts";
 import type { Item } from "../domain/item.ts";
@@ -14,16 +17,16 @@ import type { Policy } from "../domain/policy/policy.ts";
 /** Sends each request to the endpoint of the model its policy (or tier) names. */
 export class EndpointsByModel implements DecidesItems {
   /**
-   * @param onFirst the later-tier models the first endpoint serves by name; undefined: all of them
+   * @param first the decision endpoint: the first tier's, and any model the map does not name
+   * @param byModel each later-tier model served, with the client of its endpoint
    */
   constructor(
     private readonly first: DecidesItems,
     private readonly byModel: ReadonlyMap<string, DecidesItems>,
-    private readonly onFirst?: ReadonlySet<string>,
   ) {}
 
   serves(model: string): boolean {
-    return this.byModel.has(model) || this.onFirst === undefined || this.onFirst.has(model);
+    return this.byModel.has(model);
   }
 
   decide(item: Item, policy: Policy): Promise<EndpointDecision> {
@@ -32,9 +35,12 @@ export class EndpointsByModel implements DecidesItems {
   }
 }
 
-/** Reads `TIER_ENDPOINTS` (a JSON object of model name to endpoint name); throws naming what is wrong. */
-export function parseTierEndpoints(raw: string | undefined): Map<string, string> {
-  if (raw === undefined || raw.trim() === "") return new Map();
+/**
+ * Reads `TIER_ENDPOINTS` (a JSON object of model name to endpoint name); undefined when unset or
+ * blank (the first endpoint then serves every name). Throws naming what is wrong.
+ */
+export function parseTierEndpoints(raw: string | undefined): Map<string, string> | undefined {
+  if (raw === undefined || raw.trim() === "") return undefined;
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
@@ -49,13 +55,11 @@ export function parseTierEndpoints(raw: string | undefined): Map<string, string>
   return new Map(entries as [string, string][]);
 }
 
-/** Reads `TIER_MODELS` (comma-separated model names); undefined when unset: the first serves every name. */
-export function parseTierModels(raw: string | undefined): Set<string> | undefined {
-  if (raw === undefined) return undefined;
-  return new Set(
-    raw
-      .split(",")
-      .map((name) => name.trim())
-      .filter((name) => name !== ""),
-  );
+/**
+ * `TIER_ENDPOINTS` for later-tier `models` that one endpoint serves by name beside its first
+ * model: each mapped to `endpointName` (`{}` for none: no later tier is asked). An endpoint name
+ * (letters, digits, hyphens; a CDK token resolves to one) needs no escaping in the JSON.
+ */
+export function tierEndpointsVariable(models: readonly string[], endpointName: string): string {
+  return JSON.stringify(Object.fromEntries(models.map((model) => [model, endpointName])));
 }

@@ -279,12 +279,12 @@ describe("DecisionStack", () => {
     expect([...consumed].some((id) => id?.includes("ReviewQueue"))).toBe(true);
   });
 
-  it("tells the decide function that its one-model endpoint serves no cascade tier (TIER_MODELS empty)", () => {
+  it("tells the decide function that its one-model endpoint serves no cascade tier (TIER_ENDPOINTS {})", () => {
     // Without it, the sample moderation policy's second tier was asked by name and refused, and
     // every post the first model passed on was rejected (test/unit/cascade.test.ts).
     template.hasResourceProperties("AWS::Lambda::Function", {
       Environment: {
-        Variables: Match.objectLike({ DECISION_ENDPOINT_NAME: Match.anyValue(), TIER_MODELS: "" }),
+        Variables: Match.objectLike({ DECISION_ENDPOINT_NAME: Match.anyValue(), TIER_ENDPOINTS: "{}" }),
       },
     });
   });

@@ -1,7 +1,8 @@
 /**
  * A cascade's later models on the deployed stack (`-c tierModels=demo-large=demo-large.gguf`):
  * the real-time and async endpoints' containers load them by name from the same archive
- * (DECIDE_EXTRA_MODELS), the decide function is told to ask them (TIER_MODELS) within its
+ * (DECIDE_EXTRA_MODELS), the decide function is told to ask them of that endpoint
+ * (TIER_ENDPOINTS, each mapped to the endpoint's own name) within its
  * timeout, and cdk-nag stays clean; without the flag nothing is served beyond the first model
  * and no tier is asked. The context value is checked with a message naming what is wrong.
  */
@@ -37,12 +38,28 @@ describe("-c tierModels", () => {
       Environment: {
         Variables: Match.objectLike({
           DECISION_ENDPOINT_NAME: Match.anyValue(),
-          TIER_MODELS: "demo-large",
+          TIER_ENDPOINTS: Match.anyValue(),
           ENDPOINT_TIMEOUT_MS: "50000",
           ENDPOINT_ATTEMPTS: "1",
         }),
       },
     });
+    // The one variable: the later model, answered by the decision endpoint itself.
+    const functions = Object.values(
+      template.findResources("AWS::Lambda::Function") as Record<string, Resource>,
+    );
+    const told = functions
+      .map(
+        (fn) => (fn.Properties.Environment as { Variables: Record<string, unknown> } | undefined)?.Variables,
+      )
+      .filter((variables) => variables?.ENDPOINT_TIMEOUT_MS === "50000");
+    expect(told.length).toBeGreaterThan(0);
+    for (const variables of told) {
+      expect(JSON.parse(variables!.TIER_ENDPOINTS as string)).toEqual({
+        "demo-large": variables!.DECISION_ENDPOINT_NAME,
+      });
+      expect(variables!.TIER_MODELS).toBeUndefined();
+    }
     const errors = Annotations.fromStack(stack).findError(
       "*",
       Match.stringLikeRegexp("AwsSolutions-|Serverless"),
@@ -56,7 +73,10 @@ describe("-c tierModels", () => {
     expect(results).toHaveLength(1);
     const [id, fn] = results[0]!;
     const variables = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
-    expect(variables.TIER_MODELS).toBe("demo-large");
+    expect(JSON.parse(variables.TIER_ENDPOINTS as string)).toEqual({
+      "demo-large": variables.DECISION_ENDPOINT_NAME,
+    });
+    expect(variables.TIER_MODELS).toBeUndefined();
     expect(variables.ENDPOINT_ATTEMPTS).toBe("1");
     expect(variables.DECISION_ENDPOINT_NAME).toBeDefined();
     // Its role may call that endpoint (InvokeEndpoint), beside re-invoking the async one.

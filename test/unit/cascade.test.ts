@@ -115,7 +115,7 @@ describe("deciding through the tiers", () => {
   });
 
   it("does not ask a tier this deployment does not serve: the first tier's doubt goes to people, nothing refused", async () => {
-    // A deployed stack's endpoint serves one model (TIER_MODELS empty): before, the second tier's
+    // A deployed stack's endpoint serves one model (TIER_ENDPOINTS {}): before, the second tier's
     // request was refused by name and every item the first tier passed on was rejected.
     const endpoint = Object.assign(
       new ModelsEndpoint({ small: [1, 0.5, 0, 0], large: new Error("not served") }),

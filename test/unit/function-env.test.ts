@@ -50,6 +50,9 @@ describe("the functions' environment variable names", () => {
   it("are each their own constant", () => {
     for (const [key, name] of Object.entries(FUNCTION_ENV)) expect(name).toBe(key);
     expect(Object.keys(FUNCTION_ENV)).toContain("DECISIONS_TABLE");
+    // One name per concept: which endpoint answers for a later-tier model is TIER_ENDPOINTS alone.
+    expect(Object.keys(FUNCTION_ENV)).toContain("TIER_ENDPOINTS");
+    expect(Object.keys(FUNCTION_ENV)).not.toContain("TIER_MODELS");
   });
 
   it("are never spelt out by the constructs, the handlers, the command line or the local mode", () => {

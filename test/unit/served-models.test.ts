@@ -35,7 +35,7 @@ describe("the models an endpoint already running serves", () => {
         { name: "demo-large", aliases: [], any_name_accepted: false },
       ],
     });
-    expect(await servedModelNames(url)).toBe("demo,default,demo-large");
+    expect(await servedModelNames(url)).toEqual(["demo", "default", "demo-large"]);
   });
 
   it("says nothing (every tier asked) when the endpoint takes any name, fails, or is not there", async () => {

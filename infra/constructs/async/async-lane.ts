@@ -19,6 +19,7 @@ import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import * as subscriptions from "aws-cdk-lib/aws-sns-subscriptions";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
+import { tierEndpointsVariable } from "../../../shared/adapters/endpoints-by-model.ts";
 import { asyncItemsPerObject } from "../../../shared/domain/async-objects.ts";
 import { FUNCTION_ENV } from "../../../shared/domain/function-env.ts";
 import {
@@ -28,7 +29,7 @@ import {
 import { ASYNC_LANE, DECIDE_FUNCTION, TABLE_ACCESS } from "../../../shared/domain/topology.ts";
 import { grantObjects } from "../bucket-access.ts";
 import type { DecisionPipeline } from "../decision-pipeline.ts";
-import { type TierModel, tierModelsVariable } from "../endpoint/tier-models.ts";
+import type { TierModel } from "../endpoint/tier-models.ts";
 import { QueueConsumer } from "../queue-consumer.ts";
 import type { AsyncDecisionEndpoint } from "./async-endpoint.ts";
 
@@ -171,7 +172,13 @@ export class AsyncLane extends Construct {
   /** The result function asks a cascade's later models of the real-time endpoint, one try per item. */
   private askLaterTiers(fn: NodejsFunction, tiers: NonNullable<AsyncLaneProps["laterTiers"]>): void {
     fn.addEnvironment(FUNCTION_ENV.DECISION_ENDPOINT_NAME, tiers.endpointName);
-    fn.addEnvironment(FUNCTION_ENV.TIER_MODELS, tierModelsVariable(tiers.tierModels));
+    fn.addEnvironment(
+      FUNCTION_ENV.TIER_ENDPOINTS,
+      tierEndpointsVariable(
+        tiers.tierModels.map((m) => m.name),
+        tiers.endpointName,
+      ),
+    );
     // One try: an item whose later tier is busy goes back to its lane counting no failure.
     fn.addEnvironment(FUNCTION_ENV.ENDPOINT_ATTEMPTS, "1");
     fn.addToRolePolicy(

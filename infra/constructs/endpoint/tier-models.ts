@@ -2,7 +2,8 @@
  * A cascade's later models on the deployed stack (`-c tierModels=demo-large=demo-large.gguf`):
  * GGUF files in the same model archive as the first model, served by name by the same container
  * (`DECIDE_EXTRA_MODELS`, each with its own scorer, queue and prefix cache), and named to the
- * decide function (`TIER_MODELS`) so that it asks them. Why one container rather than a second
+ * decide function as answered by that endpoint (`TIER_ENDPOINTS`, each model mapped to the
+ * endpoint's own name: `tierEndpointsVariable`) so that it asks them. Why one container rather than a second
  * endpoint or inference components: the later models answer only what the first passes on, a
  * share of the traffic too small to keep a second fleet of its own warm (its minimum instance
  * would cost as much as the first fleet's), and models of this size fit beside each other in an
@@ -73,9 +74,4 @@ export function endpointCallsWith(
     timeoutMs: Math.min(calls.endpointTimeoutMs, Math.floor(budgetMs / (1 + models.length))),
     attempts: 1,
   };
-}
-
-/** The decide function's `TIER_MODELS`: the later models the endpoint serves ("" asks none). */
-export function tierModelsVariable(models: readonly TierModel[]): string {
-  return models.map((m) => m.name).join(",");
 }
