@@ -13,6 +13,7 @@ import { SageMakerDecisionEndpoint } from "../shared/adapters/decision-endpoint.
 import { DynamoDbFleetReadings } from "../shared/adapters/dynamodb/dynamodb-fleet-readings.ts";
 import { EndpointsByModel, parseTierEndpoints } from "../shared/adapters/endpoints-by-model.ts";
 import { SqsQueueDirectory } from "../shared/adapters/sqs-queue-directory.ts";
+import { systemClock } from "../shared/domain/clock.ts";
 import { EndpointUnavailableError } from "../shared/domain/errors.ts";
 import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import { METRICS } from "../shared/domain/topology.ts";
@@ -106,7 +107,7 @@ export function deliveriesFromEnv(env: NodeJS.ProcessEnv = process.env): Deliver
     queues: new SqsQueueDirectory(sqsClient(env)),
     limits: deliverySettings(env),
     ...(table
-      ? { expectedWait: expectedWaitFrom(new DynamoDbFleetReadings(dynamoClient(env), table), Date.now) }
+      ? { expectedWait: expectedWaitFrom(new DynamoDbFleetReadings(dynamoClient(env), table), systemClock) }
       : {}),
   };
 }

@@ -16,6 +16,7 @@ import { DynamoDbFleetReadings } from "../shared/adapters/dynamodb/dynamodb-flee
 import { LambdaMappingConcurrency } from "../shared/adapters/lambda-mapping.ts";
 import { SageMakerFleet } from "../shared/adapters/sagemaker-fleet.ts";
 import { SqsQueue } from "../shared/adapters/sqs-queue.ts";
+import { systemClock } from "../shared/domain/clock.ts";
 import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import { CAPACITY_FOLLOWER, METRICS } from "../shared/domain/topology.ts";
 import { type FollowCapacityDependencies, followCapacity } from "../shared/use-cases/follow-capacity.ts";
@@ -45,7 +46,7 @@ export function followerFromEnv(env: NodeJS.ProcessEnv = process.env): FollowCap
       CAPACITY_FOLLOWER.concurrencyPerInstance,
       env,
     ),
-    clock: Date.now,
+    clock: systemClock,
   };
 }
 

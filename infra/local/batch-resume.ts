@@ -9,6 +9,7 @@
  * an item twice, so reading again loses nothing and counts nothing twice.
  */
 import type { BatchRecord } from "../../shared/domain/batch.ts";
+import type { Clock } from "../../shared/domain/clock.ts";
 import { FUNCTION_ENV } from "../../shared/domain/function-env.ts";
 import type { MessageQueue } from "../../shared/domain/message-queue.ts";
 import { counted } from "../../shared/domain/plural.ts";
@@ -18,7 +19,7 @@ import { BATCH_LANE } from "../../shared/domain/topology.ts";
 /** What reading a batch again needs. */
 export interface ResumeParts {
   readonly env: Record<string, string>;
-  readonly shared: { policies: PolicyRegistry; now: () => Date };
+  readonly shared: { policies: PolicyRegistry; now: Clock };
   readonly queues: { batch: MessageQueue; files: MessageQueue };
   readonly say: (line: string) => void;
 }

@@ -4,6 +4,7 @@
  * local table for the readings, so the decide function's overload backoff starts from the same
  * expected wait as deployed and the pollers follow the instances as the deployed mapping does.
  */
+import { systemClock } from "../../shared/domain/clock.ts";
 import type { FleetReadings, MappingConcurrency } from "../../shared/domain/fleet-reading.ts";
 import type { MessageQueue } from "../../shared/domain/message-queue.ts";
 import { CAPACITY_FOLLOWER } from "../../shared/domain/topology.ts";
@@ -33,7 +34,7 @@ export async function startLocalFollower(options: LocalFollowerOptions): Promise
     mapping: options.mapping,
     readings: options.readings,
     secondsPerItem: options.secondsPerItem,
-    clock: Date.now,
+    clock: systemClock,
   };
   let running: Promise<unknown> = followCapacity(deps).catch((error: unknown) => options.onError?.(error));
   await running;

@@ -9,6 +9,8 @@
  * conditional transition), however many times it arrives. A decision a newer policy version of
  * the item has superseded is not announced again (its target would not apply it either).
  */
+
+import type { Clock } from "../../shared/domain/clock.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { allTime, type DecisionStore, everyDecision } from "../../shared/domain/decision-store.ts";
 import type { PublishesEvents } from "../../shared/domain/events.ts";
@@ -24,7 +26,7 @@ type OutboxShared = {
   store: DecisionStore;
   policies: PolicyRegistry;
   publisher: PublishesEvents;
-  now: () => Date;
+  now: Clock;
 };
 
 /**

@@ -13,6 +13,8 @@
  * start), which include audit and certification samples of automated decisions, so they are shown
  * apart from the routes, never as a part of decided ({@link summaryText}).
  */
+
+import type { Clock } from "../../shared/domain/clock.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { allTime, type DecisionStore, everyDecision } from "../../shared/domain/decision-store.ts";
 import type { MessageQueue } from "../../shared/domain/message-queue.ts";
@@ -41,7 +43,7 @@ export interface LocalSummary {
 export interface SummarySources {
   readonly store: DecisionStore;
   readonly policies: PolicyRegistry;
-  readonly now: () => Date;
+  readonly now: Clock;
   readonly queues: { intake: MessageQueue; deadLetters: MessageQueue; batch?: MessageQueue | undefined };
 }
 

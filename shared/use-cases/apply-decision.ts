@@ -12,6 +12,7 @@
  * action unannounced, so "Item Actioned" never goes out for an older version after a newer one).
  */
 
+import type { Clock } from "../domain/clock.ts";
 import { publishedEvent } from "../domain/contracts/events.ts";
 import type { DecisionStore } from "../domain/decision-store.ts";
 import type { PublishesEvents } from "../domain/events.ts";
@@ -28,7 +29,7 @@ export interface ApplyDependencies {
   readonly publisher: PublishesEvents;
   /** Which options each policy version may automate. */
   readonly policies: PolicyRegistry;
-  readonly now: () => Date;
+  readonly now: Clock;
 }
 
 /** Applies the decision the record behind `detail` holds, exactly once. */

@@ -25,6 +25,7 @@ import {
   isReviewed,
   type RequestsBatchFiles,
 } from "../domain/batch.ts";
+import type { Clock } from "../domain/clock.ts";
 import { publishedEvent } from "../domain/contracts/events.ts";
 import { decidingModel } from "../domain/deciding-model.ts";
 import type { DecisionRecord } from "../domain/decision-record.ts";
@@ -47,7 +48,7 @@ export interface BatchFilesDependencies {
   /** Asks for a later rewrite when a change came during this one. */
   readonly files: RequestsBatchFiles;
   /** The clock: set once where the handlers are composed (a test sets its own). */
-  readonly now: () => Date;
+  readonly now: Clock;
 }
 
 /** What one run did. */

@@ -21,6 +21,7 @@ import {
   memberOf,
   type RequestsBatchFiles,
 } from "../domain/batch.ts";
+import type { Clock } from "../domain/clock.ts";
 import type { DecisionRecord } from "../domain/decision-record.ts";
 import { BATCH_FILES } from "../domain/topology.ts";
 
@@ -30,7 +31,7 @@ export interface BatchDependencies {
   /** Starts the batch files step. */
   readonly files: RequestsBatchFiles;
   /** The clock: set once where the handlers are composed (a test sets its own). */
-  readonly now: () => Date;
+  readonly now: Clock;
 }
 
 /** Where a batch's files live in the object store. */

@@ -24,6 +24,7 @@
 
 import { createHash } from "node:crypto";
 import { predictionSet } from "../domain/calibration/conformal.ts";
+import type { Clock } from "../domain/clock.ts";
 import type { DecidesItems } from "../domain/decision-endpoint.ts";
 import type { DecisionRecord } from "../domain/decision-record.ts";
 import type { DecisionStore } from "../domain/decision-store.ts";
@@ -51,7 +52,7 @@ export interface DecideDependencies {
   /** How long a worker holds the right to publish; keep it below the queue's visibility timeout. */
   readonly publishLeaseMs: number;
   /** The clock: set once where the handlers are composed (a test sets its own). */
-  readonly now: () => Date;
+  readonly now: Clock;
   /**
    * Batch progress (the batch lane's items carry a batch id): each item's outcome is counted in
    * its batch once, after its event went out. Absent where no batch can arrive.

@@ -6,6 +6,8 @@
  * function publishes: the backlog per instance that scaling tracks, the instances in service that
  * the scale-in guard reads, and whether a deployment bakes (the rollback alarms' window).
  */
+
+import type { Clock } from "../domain/clock.ts";
 import {
   backlogPerInstance,
   type EndpointFleet,
@@ -27,8 +29,8 @@ export interface FollowCapacityDependencies {
   readonly secondsPerItem: number;
   /** Intake batches per instance in service. @default CAPACITY_FOLLOWER.concurrencyPerInstance */
   readonly concurrencyPerInstance?: number;
-  /** Epoch milliseconds now. */
-  readonly clock: () => number;
+  /** The time the reading is taken at. */
+  readonly clock: Clock;
 }
 
 /** What one period found and did. */
@@ -55,7 +57,7 @@ export async function followCapacity(deps: FollowCapacityDependencies): Promise<
     visible: depth.visible,
     inFlight: depth.inFlight,
     secondsPerItem: deps.secondsPerItem,
-    at: deps.clock(),
+    at: deps.clock().getTime(),
   };
   const concurrency = intakeConcurrencyFor(counts.inService, deps.concurrencyPerInstance);
   if (concurrency !== previous) await deps.mapping.set(concurrency);

@@ -7,6 +7,8 @@
  * measure each reviewer's accuracy (`reviewerAccuracyOf`); gold labels never back a certificate
  * (`reviewed-labels.ts` leaves them out).
  */
+
+import type { Clock } from "../domain/clock.ts";
 import type { DecisionRecord } from "../domain/decision-record.ts";
 import type { DecisionStore } from "../domain/decision-store.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
@@ -25,7 +27,7 @@ import {
 export interface GoldDependencies {
   readonly store: DecisionStore;
   readonly policies: PolicyRegistry;
-  readonly now: () => Date;
+  readonly now: Clock;
 }
 
 /** What a load did: how many items joined the queue, were marked where they waited, or were gold already. */

@@ -5,6 +5,7 @@
  * all read a record's event from here.
  */
 import { actingTier } from "../domain/cascade.ts";
+import type { Clock } from "../domain/clock.ts";
 import { publishedEvent } from "../domain/contracts/events.ts";
 import { type DecisionRecord, fieldOf } from "../domain/decision-record.ts";
 import type { DecisionStore } from "../domain/decision-store.ts";
@@ -16,7 +17,7 @@ export interface PublishDependencies {
   readonly publisher: PublishesEvents;
   /** How long a worker holds the right to publish. */
   readonly publishLeaseMs: number;
-  readonly now: () => Date;
+  readonly now: Clock;
 }
 
 /** The event a record stands for; the same record always gives the same event id. */

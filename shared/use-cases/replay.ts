@@ -7,6 +7,8 @@
  * event its decision record stands for, and it is applied at most once by its `eventId`. The
  * filters choose which letters to look at; they never decide what a letter may do.
  */
+
+import { type Clock, systemClock } from "../domain/clock.ts";
 import type { RuleDelivery } from "../domain/dead-letters.ts";
 import type { DecisionRecord } from "../domain/decision-record.ts";
 import type { DecisionStore } from "../domain/decision-store.ts";
@@ -42,7 +44,7 @@ export interface FilteredReplayOptions {
   readonly failureOf?: (messageId: string) => Promise<{ reason: string } | undefined>;
   /** Most messages to look at. @default 10000 */
   readonly limit?: number;
-  readonly now?: () => number;
+  readonly now?: Clock;
 }
 
 /** What a replay did. */
@@ -165,7 +167,7 @@ async function recordOf(
 export async function replayFiltered(options: FilteredReplayOptions): Promise<ReplayReport> {
   if (!options.dryRun && !options.sendHome)
     throw new TypeError("a replay that moves needs a home to send to");
-  const now = options.now ?? Date.now;
+  const now = options.now ?? systemClock;
   const limit = options.limit ?? 10_000;
   const matched: DeadLetter[] = [];
   const failed: { messageId: string; error: string }[] = [];
@@ -180,7 +182,7 @@ export async function replayFiltered(options: FilteredReplayOptions): Promise<Re
     for (const message of messages) {
       seen.add(message.messageId);
       const letter = await describeDeadLetter(message, options.failureOf);
-      if (!matches(letter, options.filter, now())) {
+      if (!matches(letter, options.filter, now().getTime())) {
         release.push(message.receiptHandle);
         continue;
       }

@@ -29,7 +29,7 @@ function fakes(counts: FleetCounts, depth = { visible: 300, inFlight: 60 }, curr
     },
     readings: { record: async (r) => void recorded.push(r) },
     secondsPerItem: 1.5,
-    clock: () => 1_000,
+    clock: () => new Date(1_000),
   };
   return { deps, sets, recorded };
 }
@@ -101,7 +101,7 @@ describe("the expected wait the decide function reads", () => {
           return reading;
         },
       },
-      () => now,
+      () => new Date(now),
       10_000,
     );
     expect(await wait()).toBe(30);
@@ -114,7 +114,10 @@ describe("the expected wait the decide function reads", () => {
   });
 
   it("falls back to no expected wait when the reading cannot be read", async () => {
-    const wait = expectedWaitFrom({ latest: async () => Promise.reject(new Error("throttled")) }, () => 0);
+    const wait = expectedWaitFrom(
+      { latest: async () => Promise.reject(new Error("throttled")) },
+      () => new Date(0),
+    );
     expect(await wait()).toBeUndefined();
   });
 });

@@ -29,6 +29,7 @@ import {
   objectIdOf,
   s3Location,
 } from "../../domain/async-objects.ts";
+import type { Clock } from "../../domain/clock.ts";
 import { type Item, parseItem } from "../../domain/item.ts";
 import type { ObjectStore } from "../../domain/object-store.ts";
 import type { Policy } from "../../domain/policy/policy.ts";
@@ -70,7 +71,7 @@ export interface SubmitDependencies {
   readonly holdBack?: HoldBack;
   /** Decides an item that needs no model (it cannot be parsed): the decide path rejects it. */
   readonly decideWithoutModel: (body: string) => Promise<unknown>;
-  readonly now: () => Date;
+  readonly now: Clock;
 }
 
 /** The endpoint's reach: its maximum instance count and the seconds one item takes there. */

@@ -3,6 +3,8 @@
  * the caller passes from infra/topology.ts), the error that carries an HTTP status, the outcome,
  * and the guarded versioned write that re-decides when another reviewer wrote first.
  */
+
+import type { Clock } from "../../domain/clock.ts";
 import type { DecisionRecord } from "../../domain/decision-record.ts";
 import type { DecisionStore, RecordKey, ReviewWrite } from "../../domain/decision-store.ts";
 import type { PublishesEvents } from "../../domain/events.ts";
@@ -17,7 +19,7 @@ export interface ReviewDependencies {
   readonly publisher: PublishesEvents;
   readonly policies: PolicyRegistry;
   /** The clock: set once where the handlers are composed (a test sets its own). */
-  readonly now: () => Date;
+  readonly now: Clock;
   /** How long opening an item claims it, and how long a reviewer may change or undo their own label. */
   readonly timings: { readonly claimMs: number; readonly changeWindowMs: number };
   /** Batch progress: labels on batch items are counted in their batch. */

@@ -1,0 +1,65 @@
+/**
+ * One clock convention (issue 43, item 6): a dependency that reads the wall clock takes a `Clock`
+ * (`shared/domain/clock.ts`), never a hand-written `() => Date` or an epoch-milliseconds
+ * `() => number` named as a clock. A monotonic timer that measures durations
+ * (`performance.now()`) is not a clock and is not looked for.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { SOURCE_ROOTS } from "../../infra/scripts/import-rules.ts";
+import { REPO_ROOT } from "../helpers/models.ts";
+
+/**
+ * Files still writing `() => Date` by hand, left to the engineers who were editing them when
+ * the rest moved to `Clock`: remove each line once its file is converted.
+ */
+const NOT_YET = [
+  "shared/use-cases/propose-calibration.ts",
+  "shared/use-cases/request-certification.ts",
+  "shared/use-cases/rescore-later-tiers.ts",
+];
+
+/** The TypeScript files under `folder`, its sub-folders included. */
+function tsFiles(folder: string): string[] {
+  return readdirSync(join(REPO_ROOT, folder), { withFileTypes: true }).flatMap((entry) => {
+    const path = `${folder}/${entry.name}`;
+    if (entry.isDirectory()) return tsFiles(path);
+    return entry.name.endsWith(".ts") ? [path] : [];
+  });
+}
+
+/**
+ * "path:line" for each clock written by hand: `() => Date`, or `now`/`clock` typed `() => number`
+ * unless it defaults to `performance.now()`.
+ */
+function handWritten(paths: readonly string[]): string[] {
+  const found: string[] = [];
+  for (const path of paths) {
+    const lines = readFileSync(join(REPO_ROOT, path), "utf8").split("\n");
+    lines.forEach((line, i) => {
+      // A monotonic timer's default names itself: `now: () => number = () => performance.now()`.
+      const monotonic = /performance\.now\(\)/.test(line);
+      const epoch = /\b(now|clock)\??:\s*\(\)\s*=>\s*number\b/.test(line) && !monotonic;
+      if (/\(\)\s*=>\s*Date\b/.test(line) || epoch) found.push(`${path}:${i + 1}`);
+    });
+  }
+  return found;
+}
+
+describe("the clock convention", () => {
+  const sources = SOURCE_ROOTS.flatMap(tsFiles).filter((path) => path !== "shared/domain/clock.ts");
+
+  it("reads the sources", () => {
+    expect(sources).toContain("shared/use-cases/decide-message.ts");
+  });
+
+  it("has every dependency on the wall clock take a Clock", () => {
+    const found = handWritten(sources).filter((at) => !NOT_YET.some((path) => at.startsWith(`${path}:`)));
+    expect(found).toEqual([]);
+  });
+
+  it("finds a clock written by hand", () => {
+    expect(handWritten(["test/unit/clock-convention.test.ts"]).length).toBeGreaterThan(0);
+  });
+});
