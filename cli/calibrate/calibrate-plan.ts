@@ -2,7 +2,9 @@
  * `decide calibrate --plan`: how many labels a certificate needs before anyone labels, how many
  * of those held count, and how long the audit rate takes to supply the rest
  * (`shared/domain/calibration/certificate/label-plan.ts`); with `--request N`, a certification sample of N
- * decisions put into the review queue (`shared/use-cases/request-certification.ts`).
+ * decisions put into the review queue (`shared/use-cases/request-certification.ts`), and for a
+ * cascade the drawn items the first model decided re-scored with the later model when a source is
+ * named (`calibrate-rescore.ts`), else one line saying how many lack its answer and how to get it.
  */
 import { kindsText } from "../../shared/domain/calibration/certificate/certificate.ts";
 import { type LabelPlan, planLabels } from "../../shared/domain/calibration/certificate/label-plan.ts";
@@ -21,7 +23,7 @@ import {
 import { reviewedLabels } from "../../shared/use-cases/review/reviewed-labels.ts";
 import { UsageError } from "../args.ts";
 import { awsOptions, decisionStore } from "../aws.ts";
-import type { Printed } from "../command.ts";
+import type { CommandIo, Printed } from "../command.ts";
 import { readRows } from "./calibrate-input.ts";
 import {
   type Registration,
@@ -30,6 +32,8 @@ import {
   registrationLines,
   testedGoal,
 } from "./calibrate-registered.ts";
+import { type DrawnRescore, drawnRescoreLines, openDrawnRescore, rescoreDrawn } from "./calibrate-rescore.ts";
+import type { ScoringFlags } from "./calibrate-scoring.ts";
 
 /** What `--plan` was asked. */
 export interface PlanOptions {
@@ -42,6 +46,8 @@ export interface PlanOptions {
   readonly request: number | undefined;
   readonly order: QueueOrder;
   readonly aws: { readonly region?: string | undefined; readonly profile?: string | undefined };
+  /** With `request`, for a cascade: where to ask the later model about the drawn items (`--url` and the like). */
+  readonly scoring?: ScoringFlags;
 }
 
 /** What the plan found, and the sample when one was asked for. */
@@ -54,6 +60,8 @@ export interface Planned {
   readonly requested?: CertificationRequested;
   /** The registered plan a request writes (or wrote): which of the version's plans, and its level. */
   readonly registration?: Registration;
+  /** For a cascade, after the draw: the drawn items lacking the later model's answer, and their re-score. */
+  readonly drawn?: DrawnRescore;
   readonly options: PlanOptions;
 }
 
@@ -61,14 +69,20 @@ export interface Planned {
 const VOLUME_READ_CAP = 50_000;
 const DAY_MS = 86_400_000;
 
-/** Runs the plan (and the request). */
-export async function planFromLabels(options: PlanOptions): Promise<Planned> {
+/** Runs the plan (and the request); `note` takes the re-score's line of progress. */
+export async function planFromLabels(
+  options: PlanOptions,
+  io: Pick<CommandIo, "note"> = { note: () => {} },
+): Promise<Planned> {
   const registry = await PolicyRegistry.fromFolder(options.policiesDir);
   const policy = registry.current(options.policyId);
   if (!policy)
     throw new UsageError(
       `--policy: unknown policy "${options.policyId}" (known: ${registry.ids().join(", ")})`,
     );
+  const source = (["url", "endpoint-name", "model"] as const).find((k) => options.scoring?.[k] !== undefined);
+  if (source && options.request === undefined)
+    throw new UsageError(`--plan --${source} re-scores a cascade's drawn items: give it with --request N`);
   if (options.input !== undefined) {
     if (options.request !== undefined)
       throw new UsageError(
@@ -82,7 +96,10 @@ export async function planFromLabels(options: PlanOptions): Promise<Planned> {
   const labelled = await reviewedLabels(store, policy, policy.calibratedAt);
   const now = systemClock();
   // A sample drawn already fixed the target: the latest one's threshold, whatever labels came since.
-  const drawnFor = labelled.frames.filter((f) => !f.plan).toSorted((a, b) => (a.drawnAt < b.drawnAt ? -1 : 1)).at(-1);
+  const drawnFor = labelled.frames
+    .filter((f) => !f.plan)
+    .toSorted((a, b) => (a.drawnAt < b.drawnAt ? -1 : 1))
+    .at(-1);
   const frame = await frameOf(store, policy, now);
   // A new registered plan is tested at its share of α, and the labels held do not count toward it.
   const round = 1 + labelled.frames.filter((f) => f.plan).length;
@@ -106,14 +123,37 @@ export async function planFromLabels(options: PlanOptions): Promise<Planned> {
     supply.auditPerDay += r.auditInclusionProbability ?? policy.auditSampleRate;
   }
   // Out of reach at this volume: no sample of the frame can give the certificate, so none is drawn.
-  const requested =
+  const sampled =
     options.request === undefined || plan.frame?.outOfReach
-      ? undefined
-      : await requestCertification(
-          { store, now: systemClock },
-          { policy, size: options.request, minProbability: plan.threshold, order: options.order, goal: options.goal },
-        );
-  return { policy, plan, where: `the table ${table}`, supply, registration, ...(requested ? { requested } : {}), options };
+      ? {}
+      : await drawWithAnswers(store, policy, plan.threshold, options, io.note);
+  return { policy, plan, where: `the table ${table}`, supply, registration, ...sampled, options };
+}
+
+/**
+ * Draws the certification sample and, for a cascade, gets the later model's answers on the drawn
+ * items the first model decided (`rescoreDrawn`): the source the flags name is opened before
+ * anything is drawn, so a wrong flag draws nothing.
+ */
+async function drawWithAnswers(
+  store: ReturnType<typeof decisionStore>,
+  policy: Policy,
+  threshold: number,
+  options: PlanOptions,
+  note: (line: string) => void,
+): Promise<Pick<Planned, "requested" | "drawn">> {
+  const source = await openDrawnRescore(policy, options.scoring);
+  try {
+    const requested = await requestCertification(
+      { store, now: systemClock },
+      { policy, size: options.request!, minProbability: threshold, order: options.order, goal: options.goal },
+    );
+    const target = { policy, table: options.table!, policiesDir: options.policiesDir };
+    const drawn = await rescoreDrawn(store, { ...target, sample: requested.frame.sample }, source, note);
+    return { requested, ...(drawn ? { drawn } : {}) };
+  } finally {
+    await source?.close();
+  }
 }
 
 /**
@@ -203,7 +243,10 @@ export function printPlan(planned: Planned): Printed {
       ...requestedLines(requested, options.order),
       ...(requested.plan ? registeredRequestLines(requested.plan, requested.frame.sample) : []),
     );
-  return { lines, exitCode: 0 };
+  // The later model's answers on the drawn items: re-scored, or the one line that says how to get them.
+  const drawn = planned.drawn ? drawnRescoreLines(planned.drawn) : { lines: [], exitCode: 0 };
+  lines.push(...drawn.lines);
+  return { lines, exitCode: drawn.exitCode };
 }
 
 function requestedLines(r: CertificationRequested, order: QueueOrder): string[] {

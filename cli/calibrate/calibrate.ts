@@ -65,13 +65,15 @@ fifth of items stays with people), writes a proposed next version with its repor
 change. Changes nothing.
 
 decide calibrate --plan --policy ID --max-auto-error 0.02 [--confidence 0.95] [--from-table T | --input labelled.jsonl]
-                 [--request N [--queue-order first|by-time]]
+                 [--request N [--queue-order first|by-time] [--url URL | --endpoint-name NAME | --model FILE]]
 Before labelling: how many labels of decisions the policy would automate the certificate needs (with no
 error, and at the error rate seen so far), how many of the labels held count toward it (an audit sample
 drawn at 2% stands for 50 decisions; escalations are not decisions it would automate), and how long
 the audit rate takes to supply the rest at the last day's volume. --request N draws a certification
 sample of N such decisions, evenly across confidence bands, and puts it into the review queue (first by
-default), each marked "certification sample" with its chance of being drawn.
+default), each marked "certification sample" with its chance of being drawn. For a cascade, the drawn
+items the first model decided lack the later model's answer: with --url, --endpoint-name or --model (as
+--rescore takes them) they are re-scored straight after the draw; without, one line says how many and how.
 
 decide calibrate --rescore --policy ID [--from-table T] (--url URL | --endpoint-name NAME | --model FILE) [--concurrency 4]
 For a cascade: asks its second model (through the endpoint named; --model: that model's own file) about
@@ -232,6 +234,7 @@ function planOptions(values: CalibrateFlags, table: string | undefined, env: Com
     request: values.request === undefined ? undefined : integerFlag("request", values.request, 0, 1, 100_000),
     order: order as QueueOrder,
     aws: { region: values.region, profile: values.profile },
+    scoring: values,
   };
 }
 
@@ -291,7 +294,7 @@ async function run(options: CalibrateOptions, io: CommandIo): Promise<Calibrated
     case "propose":
       return { mode: "propose", outcomes: await proposeFromTable(options) };
     case "plan":
-      return { mode: "plan", planned: await planFromLabels(options) };
+      return { mode: "plan", planned: await planFromLabels(options, io) };
     case "rescore":
       return { mode: "rescore", run: await rescoreFromTable(options) };
     case "fit":

@@ -9,7 +9,8 @@
  * kept on the record under `rescores`, marked as a re-score with its tier and time, beside (never
  * in place of) the answers the decision was made with; it is never acted on. An answer carrying
  * the first model's file hash is not the second model's (the endpoint answered with the wrong
- * model) and is not kept.
+ * model) and is not kept. Straight after a certification sample is drawn (`decide calibrate --plan
+ * --request N` with a scoring source), the same step runs on that sample's items alone.
  */
 import { calibratedProbabilities } from "../domain/calibration/map.ts";
 import { type RescoredAnswer, rescoredReading, tierPolicy, tierReading } from "../domain/cascade.ts";
@@ -25,7 +26,10 @@ import { tierAnswer } from "./cascade-scoring.ts";
 export interface Rescored {
   /** The model asked (the cascade's second). */
   readonly model: string;
-  /** Labelled decisions and drawn certification samples of the version: what a certificate reads. */
+  /**
+   * Labelled decisions and drawn certification samples of the version (what a certificate reads);
+   * with a sample named, that sample's items.
+   */
   readonly considered: number;
   /** Of those, already holding the second model's answer (asked when decided, or re-scored before). */
   readonly answered: number;
@@ -35,20 +39,47 @@ export interface Rescored {
   readonly failed: readonly { readonly itemId: string; readonly reason: string }[];
 }
 
+/** What a certificate reads that lacks a cascade's second model's answer. */
+export interface LaterTierGap {
+  /** The model asked (the cascade's second). */
+  readonly model: string;
+  /** The labelled and drawn decisions of the version (of `sample` alone, when given). */
+  readonly records: readonly DecisionRecord[];
+  /** Of those, the ones whose deciding model left the second unasked, and no re-score since. */
+  readonly lacking: readonly DecisionRecord[];
+}
+
+/**
+ * The labelled or drawn decisions of `policy`'s current version (with `sample`, only the items of
+ * that certification sample) and those lacking the second model's answer. A policy without a
+ * cascade is a RangeError (there is no later model to ask).
+ */
+export async function laterTierGap(
+  store: DecisionStore,
+  policy: Policy,
+  sample?: string,
+): Promise<LaterTierGap> {
+  const model = policy.cascade?.[0]?.model;
+  if (!model) throw new RangeError(`${policy.id}@${policy.version} has no cascade: no later model to ask`);
+  const all = await certificateRecords(store, policy);
+  const records = sample === undefined ? all : all.filter((r) => r.certification?.sample === sample);
+  const lacking = records.filter((r) => !tierReading(r, 1) && !rescoredReading(r, 1));
+  return { model, records, lacking };
+}
+
 /**
  * Re-scores with `policy`'s second model every labelled or drawn decision of its current version
- * that lacks that model's answer, `concurrency` at a time, and records each answer on its record.
- * A policy without a cascade is a RangeError (there is no later model to ask).
+ * (with `sample`, every item of that certification sample) that lacks that model's answer,
+ * `concurrency` at a time, and records each answer on its record. A policy without a cascade is a
+ * RangeError (there is no later model to ask).
  */
 export async function rescoreLaterTiers(
   deps: { readonly store: DecisionStore; readonly endpoint: DecidesItems; readonly now: () => Date },
   policy: Policy,
   concurrency = 1,
+  sample?: string,
 ): Promise<Rescored> {
-  const model = policy.cascade?.[0]?.model;
-  if (!model) throw new RangeError(`${policy.id}@${policy.version} has no cascade: no later model to ask`);
-  const records = await certificateRecords(deps.store, policy);
-  const lacking = records.filter((r) => !tierReading(r, 1) && !rescoredReading(r, 1));
+  const { model, records, lacking } = await laterTierGap(deps.store, policy, sample);
   const failed: { itemId: string; reason: string }[] = [];
   if (deps.endpoint.serves && !deps.endpoint.serves(model)) {
     const reason = `this endpoint does not serve ${model}`;
