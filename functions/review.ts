@@ -1,8 +1,9 @@
 /**
  * The review API for scripts, behind the HTTP API and its authorizer (bearer ID token):
  * `GET /api/reviews` lists a page of items pending review with the total, and `POST /api/reviews`
- * labels, changes or undoes a label. The reviewer is the token's, from the authorizer context; a
- * body that names a reviewer is refused.
+ * labels, changes or undoes a label, or marks the item a near-duplicate of another (`duplicate`
+ * with `of`: the review page's action, `mark-duplicate.ts`, with its refusals). The reviewer is the
+ * token's, from the authorizer context; a body that names a reviewer is refused.
  */
 import { Logger } from "@aws-lambda-powertools/logger";
 import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
@@ -14,6 +15,7 @@ import { reviewerFromAuthorizer } from "../shared/adapters/review-tokens.ts";
 import { REVIEW } from "../shared/domain/topology.ts";
 import { REVIEW_REFUSAL_STATUS } from "../shared/pages/review-refusals.ts";
 import { viewedBy } from "../shared/use-cases/gold-items.ts";
+import { markDuplicate } from "../shared/use-cases/mark-duplicate.ts";
 import { labelItem, ReviewError, reviseLabel } from "../shared/use-cases/review/review-decision.ts";
 import { reviewSettings } from "./config.ts";
 import { type SharedDependencies, sharedDependencies, withBatches } from "./dependencies.ts";
@@ -27,14 +29,25 @@ const reviewSchema = z
     itemId: z.string().min(1),
     policyId: z.string().min(1),
     policyVersion: z.number().int().min(1),
-    /** The label; omitted for an undo. */
+    /** The label; omitted for an undo and a duplicate. */
     label: z.string().min(1).optional(),
-    action: z.enum(["label", "change", "undo"]).default("label"),
+    /** With `duplicate`: the item (same policy version) this one is a near-duplicate of. */
+    of: z.string().trim().min(1, "name the item this one duplicates").optional(),
+    action: z.enum(["label", "change", "undo", "duplicate"]).default("label"),
   })
   .strict()
-  .refine((body) => body.action === "undo" || body.label !== undefined, {
-    message: "label is required unless action is undo",
-    path: ["label"],
+  .superRefine((body, ctx) => {
+    const issue = (path: string, message: string) => ctx.addIssue({ code: "custom", path: [path], message });
+    if (body.action === "duplicate") {
+      if (body.of === undefined)
+        issue("of", "of is required when action is duplicate: the item this one duplicates");
+      if (body.label !== undefined)
+        issue("label", "label is not taken with action duplicate: it marks, it does not label");
+    } else {
+      if (body.of !== undefined) issue("of", `of is taken only with action duplicate, not ${body.action}`);
+      if (body.action !== "undo" && body.label === undefined)
+        issue("label", "label is required unless action is undo");
+    }
   });
 
 function json(statusCode: number, body: unknown): APIGatewayProxyStructuredResultV2 {
@@ -114,11 +127,13 @@ export function createReviewHandler(
       );
     }
     try {
-      const { action, label, ...key } = parsed.data;
+      const { action, label, of, ...key } = parsed.data;
       const outcome =
-        action === "label"
-          ? await labelItem({ ...key, label: label! }, reviewer, deps)
-          : await reviseLabel(key, action === "undo" ? undefined : label, reviewer, deps);
+        action === "duplicate"
+          ? await markDuplicate(key, of!, reviewer, deps)
+          : action === "label"
+            ? await labelItem({ ...key, label: label! }, reviewer, deps)
+            : await reviseLabel(key, action === "undo" ? undefined : label, reviewer, deps);
       logger.info("review", { itemId: key.itemId, action, stored: outcome.stored, reviewer: reviewer.id });
       return json(outcome.stored ? 201 : 200, {
         stored: outcome.stored,
