@@ -10,21 +10,16 @@
  * miscalibration.) Fits are pulled toward the calibration in use by their label count
  * (`shrinkage.ts`); below `SMALL_LABEL_SET` labels only a temperature is tried, and a richer
  * candidate (a new prior, vector scaling) must also beat the temperature alone by the same test.
- * Pure.
+ * Which candidates are tried, and how each is fitted: `candidate-fits.ts`. Pure.
  */
 import type { Policy } from "../policy/policy.ts";
 import { argmax } from "../probability.ts";
+import { type CandidateName, candidateFits, type Fit, type SkippedCandidate } from "./candidate-fits.ts";
 import { type CalibrationMap, calibratedProbabilities, mapOf } from "./map.ts";
 import { accuracy, type LabelledDistribution, negativeLogLikelihood } from "./metrics.ts";
 import { criticalRatio, FALSE_PROPOSAL_RATE, pairedGain } from "./paired-gain.ts";
-import { correctForPrior } from "./prior.ts";
-import { MIN_LABELS_PER_OPTION, TEMPERATURE_PULL } from "./ranges.ts";
-import { independentLabels, SMALL_LABEL_SET, shrinkToward } from "./shrinkage.ts";
-import { fitTemperature, foldOf, type LabelledLogits } from "./temperature.ts";
-import { fitVectorScaling } from "./vector-scaling.ts";
-
-/** The candidates, and the policy as it stands. */
-export type CandidateName = "current" | "temperature" | "prior" | "vector";
+import { independentLabels } from "./shrinkage.ts";
+import { foldOf, type LabelledLogits } from "./temperature.ts";
 
 /** One candidate's fit and its out-of-fold figures. */
 export interface CandidateResult {
@@ -62,16 +57,13 @@ export interface CandidateComparison {
   readonly current: CandidateResult;
   readonly candidates: CandidateResult[];
   /** Candidates not tried, and why. */
-  readonly skipped: { readonly name: CandidateName; readonly reason: string }[];
+  readonly skipped: SkippedCandidate[];
   /** The candidate proposed; the current version when none beats it. */
   readonly chosen: CandidateName;
   readonly change: boolean;
   /** One line: what changes and why, or `no change: …` with the figures. */
   readonly verdict: string;
 }
-
-/** A way of fitting a map on some rows. */
-type Fit = (train: readonly LabelledLogits[]) => CalibrationMap;
 
 const LABELS: Record<CandidateName, string> = {
   current: "the policy as it stands",
@@ -104,84 +96,6 @@ function outOfFold(
     foldNll.push(negativeLogLikelihood(held.map((i) => distributions[i]!)));
   }
   return { distributions, foldNll };
-}
-
-const withPrior = (rows: readonly LabelledLogits[], prior: readonly number[] | undefined) =>
-  prior ? rows.map((r) => ({ ...r, logits: correctForPrior(r.logits, prior) })) : rows;
-
-/** Why the richer candidates are not tried on `rows`, or undefined when they are. */
-function tooFewForRicher(rows: readonly LabelledLogits[]): string | undefined {
-  const labels = independentLabels(rows);
-  return labels < SMALL_LABEL_SET
-    ? `below ${SMALL_LABEL_SET} labels only a temperature is tried (${labels} here)`
-    : undefined;
-}
-
-/** The richer candidates that apply to these labels, and those skipped with the reason. */
-function richerFits(
-  policy: Policy,
-  rows: readonly LabelledLogits[],
-  newPrior: readonly number[] | undefined,
-): { fits: [CandidateName, Fit][]; skipped: CandidateComparison["skipped"] } {
-  const prior = policy.prior;
-  const fits: [CandidateName, Fit][] = [];
-  const skipped: CandidateComparison["skipped"] = [];
-  const small = tooFewForRicher(rows);
-  if (small)
-    return {
-      fits,
-      skipped: [
-        { name: "prior", reason: small },
-        { name: "vector", reason: small },
-      ],
-    };
-  if (newPrior)
-    fits.push([
-      "prior",
-      (train) => ({ prior: newPrior, temperature: fitTemperature(withPrior(train, newPrior)) }),
-    ]);
-  else skipped.push({ name: "prior", reason: "no content-free prior was scored: give --prior" });
-  const counts = policy.options.map((_, k) => rows.filter((r) => r.label === k).length);
-  const few = policy.options.flatMap((o, k) =>
-    counts[k]! < MIN_LABELS_PER_OPTION ? [`${o.id} ${counts[k]}`] : [],
-  );
-  if (few.length > 0)
-    skipped.push({
-      name: "vector",
-      reason: `needs ${MIN_LABELS_PER_OPTION} labels per option (${few.join(", ")})`,
-    });
-  else
-    fits.push([
-      "vector",
-      (train) => {
-        const v = fitVectorScaling(withPrior(train, prior));
-        return { prior, temperature: v.temperature, optionBias: v.bias };
-      },
-    ]);
-  return { fits, skipped };
-}
-
-/**
- * Every candidate that applies, each fit pulled toward the calibration in use by the labels it was
- * made on; and those skipped with the reason.
- */
-function candidateFits(
-  policy: Policy,
-  rows: readonly LabelledLogits[],
-  newPrior: readonly number[] | undefined,
-): { fits: [CandidateName, Fit][]; skipped: CandidateComparison["skipped"] } {
-  const current = mapOf(policy);
-  const prior = policy.prior;
-  const pull = { temperature: policy.temperature, strength: TEMPERATURE_PULL };
-  const temperature: Fit = (train) => ({ prior, temperature: fitTemperature(withPrior(train, prior), pull) });
-  const richer = richerFits(policy, rows, newPrior);
-  const fits = [["temperature", temperature] as [CandidateName, Fit], ...richer.fits].map(
-    ([name, fitMap]): [CandidateName, Fit] => [
-      name,
-      (train) => shrinkToward(fitMap(train), current, independentLabels(train)),
-    ],
-  );
-  return { fits, skipped: richer.skipped };
 }
 
 /** One candidate's fit and out-of-fold distributions. */
@@ -268,7 +182,7 @@ const n3 = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : String(x));
 function verdictOf(
   current: CandidateResult,
   candidates: readonly CandidateResult[],
-  skipped: CandidateComparison["skipped"],
+  skipped: SkippedCandidate[],
   chosen: CandidateResult | undefined,
   z: number,
 ): string {
