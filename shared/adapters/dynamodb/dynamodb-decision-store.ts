@@ -2,9 +2,8 @@
  * The decisions table on DynamoDB: conditional writes keyed by item and policy version, the outbox
  * flag and publish lease, the targets' at-most-once ledger, and the index attributes that list a
  * record by time and, while it waits for review or once reviewed, in its list (a status change
- * moves it between lists in the same write; bounded reads: `dynamodb-decision-reads.ts`). State
- * and metadata are stored as JSON strings, so any valid item can be stored (DynamoDB refuses maps
- * nested past 32 levels, empty map keys, numbers past 38 digits). ValidationException: permanent
+ * moves it between lists in the same write; bounded reads: `dynamodb-decision-reads.ts`). How a
+ * record is stored as an item: `decision-item.ts`. ValidationException: permanent
  * (StoreRejectedError), else it may pass (`dynamodb-calls.ts`). Nothing above imports the SDK.
  */
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
@@ -32,7 +31,8 @@ import {
 } from "../../domain/decision-store.ts";
 import { StoreUnavailableError } from "../../domain/errors.ts";
 import type { ReviewClaim } from "../../domain/review.ts";
-import { INDEX_ATTRIBUTES, indexAttributesOf } from "./decision-index-keys.ts";
+import { indexAttributesOf } from "./decision-index-keys.ts";
+import { stripKeys, toItem } from "./decision-item.ts";
 import { getMany } from "./dynamodb-batch-get.ts";
 import { tableCall } from "./dynamodb-calls.ts";
 import * as reads from "./dynamodb-decision-reads.ts";
@@ -273,23 +273,4 @@ export class DynamoDbDecisionStore implements DecisionStore {
     );
     return output.Item ? { reason: String(output.Item.reason), at: String(output.Item.at) } : undefined;
   }
-}
-
-/** The table item for a record: state and metadata as JSON text. */
-function toItem(record: DecisionRecord): Record<string, unknown> {
-  const { state, metadata, ...rest } = record;
-  return {
-    ...rest,
-    ...(state === undefined ? {} : { stateJson: JSON.stringify(state) }),
-    ...(metadata === undefined ? {} : { metadataJson: JSON.stringify(metadata) }),
-  };
-}
-
-function stripKeys(item: Record<string, unknown>): DecisionRecord {
-  const { pk: _pk, sk: _sk, publishLeaseUntil: _lease, stateJson, metadataJson, ...record } = item;
-  for (const attribute of INDEX_ATTRIBUTES) delete record[attribute];
-  // Records written before state was stored as text keep it as a map.
-  if (typeof stateJson === "string") record.state = JSON.parse(stateJson);
-  if (typeof metadataJson === "string") record.metadata = JSON.parse(metadataJson);
-  return record as unknown as DecisionRecord;
 }
