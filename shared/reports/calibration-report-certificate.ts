@@ -2,10 +2,12 @@
  * The calibration report's certificate section, one story on one page: the certified threshold and
  * its bound (once), where the labels it rests on came from and how each counts, and the
  * certificate beside the live audit estimate of the same version, with what it means when the two
- * disagree, and the bench's P(certified) and P(wrong | certified) at its setting.
+ * disagree, and the bench's P(certified) and P(wrong | certified) at its setting; which kind it is
+ * (a pre-registered sample's, or learn-then-test on the labels held).
  */
 import type { PolicyAudit } from "../domain/audit/policy-audit.ts";
 import type { Certification } from "../domain/calibration/calibrate-parts.ts";
+import type { RegisteredResult } from "../domain/calibration/certificate/certificate.ts";
 import { certificateSentence, kindsText } from "../domain/calibration/certificate/certificate.ts";
 import { benchText } from "./certificate-bench.ts";
 import { escapeHtml, pct } from "./report-style.ts";
@@ -21,6 +23,12 @@ function sourcesText(c: Certification): string {
       ? "They were chosen at different rates, so each counts for the decisions it stands for (the inverse of its chance of being labelled) and the bound is the gamma bound of Fay and Feuer (1997), which is conservative for such weighted counts."
       : "They count alike (each stood the same chance of being labelled), so the bound is the exact binomial (Clopper–Pearson) bound.";
   return `${rests} ${method} An escalation counts only where every decision like it was escalated, an audit or certification sample at its draw's rate; near-duplicates sharing a group count once.`;
+}
+
+/** What a registered certificate rests on, in words. */
+function registeredSources(c: Certification & RegisteredResult): string {
+  const f = c.registered;
+  return `It rests on its sample ${f.sample} alone: ${f.n} decisions drawn with the same chance from the frame, each judged as the version decided it; ${f.unlabelled} not labelled (or not settled) counted as wrong; near-duplicates sharing a group count once. Escalations, audits and other labels do not count toward it. It was plan ${f.round} of this version, tested at ${pct(f.level)} so that the version's plans together keep to ${pct(c.confidence)}.`;
 }
 
 /** The certificate beside the live audit estimate of the same version, and what a disagreement means. */
@@ -44,8 +52,12 @@ export function certificateSectionHtml(
   live: PolicyAudit | undefined,
   version: number,
 ): string {
-  const bench = benchText(c);
-  return `<p id="certificate"><strong>${escapeHtml(certificateSentence(c))}</strong>. Method: Learn then Test (fixed-sequence testing from the strictest threshold down).</p>
-<p id="certificate-sources">${escapeHtml(sourcesText(c))}</p>
+  const bench = "registered" in c ? undefined : benchText(c);
+  const method =
+    "registered" in c
+      ? "Method: a pre-registered sample (the plan written with the sample before labelling, its thresholds tested in a fixed sequence from the strictest down on the sample's drawn decisions alone, each not labelled counted as wrong)."
+      : "Method: Learn then Test on the labels held, not pre-registered (fixed-sequence testing from the strictest threshold down).";
+  return `<p id="certificate"><strong>${escapeHtml(certificateSentence(c))}</strong>. ${method}</p>
+<p id="certificate-sources">${escapeHtml("registered" in c ? registeredSources(c) : sourcesText(c))}</p>
 <p id="certificate-live">${escapeHtml(liveText(c, live, version))}</p>${bench ? `\n<p id="certificate-bench">${escapeHtml(bench)}</p>` : ""}`;
 }

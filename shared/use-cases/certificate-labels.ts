@@ -5,13 +5,15 @@
  * verified" only after this check, and the decide path automates under `requireCertificate` only
  * when it passes, so that a certificate written by hand (or edited) never automates. The labels
  * are read once per version and process ({@link CertificateVerdicts}): a bounded read of the
- * reviewed list between two times.
+ * reviewed list between two times; a registered certificate's, from its own sample's records
+ * alone (`registered-certification.ts`).
  */
 import { certificateOnLabelsProblem } from "../domain/calibration/certificate/certificate-recompute.ts";
 import { certificateProblem } from "../domain/calibration/provenance.ts";
 import type { DecisionStore } from "../domain/decision-store.ts";
 import type { Policy } from "../domain/policy/policy.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
+import { registeredCertificateProblem } from "./registered-certification.ts";
 import { reviewedLabels } from "./review/reviewed-labels.ts";
 
 /** The outcome of the check. */
@@ -50,6 +52,13 @@ export async function verifyCertificate(
       verified: false,
       reason: `certificate unverified: its labels are of ${policy.id}@${source.policyVersion}, which is not among the policies`,
     };
+  if (source.kind === "sample") {
+    // A registered certificate is recomputed from its own sample's records, never from other labels.
+    const problem = await registeredCertificateProblem(deps.store, labelled, policy);
+    return problem
+      ? { verified: false, reason: `certificate unverified: ${problem}` }
+      : { verified: true, labels: policy.certificate!.labels };
+  }
   const read = await reviewedLabels(deps.store, labelled, source.since ?? undefined, source.until);
   const { rows, floor } = read;
   const where = `of ${policy.id}@${source.policyVersion} labelled ${source.since ? `from ${source.since} ` : ""}to ${source.until}`;

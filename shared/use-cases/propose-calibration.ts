@@ -8,9 +8,12 @@
  * with apply's own rules before it is written or announced. Nothing is applied: production
  * changes only when someone applies the proposal (`decide calibrate --apply-proposal`) and
  * deploys. Run by the scheduled Recalibrate function and by `decide calibrate --from-table --propose`.
+ * With `--max-auto-error`, a version with a registered plan (`--plan --request N`) gets the plan's
+ * proposal: its maps kept, the threshold its sample certifies (`registered-certification.ts`).
  */
 
 import { type CalibrationSummary, calibratePolicy } from "../domain/calibration/calibrate.ts";
+import { registeredSummary } from "../domain/calibration/certificate/registered-proposal.ts";
 import { type LiveDecision, liveBaseline } from "../domain/calibration/live-baseline.ts";
 import { proposeMassFloor } from "../domain/calibration/off-options.ts";
 import { checkProposal } from "../domain/calibration/proposal-check.ts";
@@ -25,7 +28,11 @@ import type { PolicyRegistry } from "../domain/policy/registry.ts";
 import { DRIFT } from "../domain/topology.ts";
 import { renderReport } from "../reports/calibration-report.ts";
 import { recentAudit, windowStart } from "./audit-estimate.ts";
+import { latestRegisteredProposal } from "./registered-certification.ts";
 import { type ReviewedLabels, reviewedLabels } from "./review/reviewed-labels.ts";
+
+/** A registered plan's proposal (`registered-certification.ts`). */
+type Registered = NonNullable<Awaited<ReturnType<typeof latestRegisteredProposal>>>;
 
 /** Labels below which a proposal still keeps 20% of items with people (the threshold's floor rule). */
 export const FULL_TRUST_LABELS = 200;
@@ -132,16 +139,22 @@ export async function proposeCalibrations(
     const labelled = await reviewedLabels(deps.store, policy, policy.calibratedAt, now.toISOString());
     const labels = labelled.rows.length;
     const base = { policyId: id, version: policy.version, labels };
-    if (labels < minLabels) {
+    // A version with a registered plan is certified by that plan's sample alone, never by other labels.
+    const registered =
+      settings.goal?.kind === "max-auto-error"
+        ? await latestRegisteredProposal(deps.store, policy, now)
+        : undefined;
+    const needed = registered ? MIN_FIT_LABELS : minLabels;
+    if (labels < needed) {
       outcomes.push({
         ...base,
         status: "not_enough_labels",
-        needed: minLabels,
+        needed,
         calibrated: policy.calibratedAt !== undefined,
       });
       continue;
     }
-    outcomes.push(await proposeOne(policy, labelled, { ...deps, now: () => now }, settings));
+    outcomes.push(await proposeOne(policy, labelled, { ...deps, now: () => now }, settings, registered));
   }
   return outcomes;
 }
@@ -152,12 +165,15 @@ async function proposeOne(
   labelled: ReviewedLabels,
   deps: ProposalDependencies,
   settings: ProposalSettings,
+  registered?: Registered,
 ): Promise<ProposalOutcome> {
   const labels = labelled.rows.length;
   const base = { policyId: policy.id, version: policy.version, labels };
   // A certified target names its folder: another target is another proposal, never "already proposed".
   const goal = settings.goal ?? { kind: "target-accuracy", accuracy: 0.97 };
-  const target = goal.kind === "max-auto-error" ? `-max-error-${goal.maxError}-at-${goal.confidence}` : "";
+  const target =
+    (goal.kind === "max-auto-error" ? `-max-error-${goal.maxError}-at-${goal.confidence}` : "") +
+    (registered ? `-sample-${registered.sample.sample}` : "");
   const folder = `${settings.prefix ?? ""}${policy.id}/v${policy.version + 1}-from-${labels}-labels${target}`;
   const keys = {
     policy: `${folder}/policy.json`,
@@ -173,14 +189,17 @@ async function proposeOne(
     since: policy.calibratedAt ?? null,
     until: now.toISOString(),
   };
-  const summary = calibratePolicy(policy, labelled.rows, {
-    goal,
+  // A registered plan's proposal keeps the version's maps: the fit only gives the report its metrics.
+  const fit = calibratePolicy(policy, labelled.rows, {
+    goal: registered ? { kind: "target-accuracy", accuracy: 0.97 } : goal,
     now,
     labelSource,
     thresholdFloor: labelled.floor,
     unlabelled: labelled.missing,
   });
-  const offOptions = labelled.masses.length > 0 ? proposeMassFloor(labelled.masses) : undefined;
+  const summary = registered ? registeredSummary(fit, registered) : fit;
+  const offOptions =
+    labelled.masses.length > 0 && !registered ? proposeMassFloor(labelled.masses) : undefined;
   const fitted: Policy = {
     ...summary.proposedPolicy,
     ...(offOptions?.floor !== undefined ? { minAllowedTokenMass: offOptions.floor } : {}),

@@ -12,12 +12,17 @@
  * queue without its action being undone (actioned → waiting for a label); one whose action is
  * still being applied is left out and counted. The queue serves them by when they joined it: now, or, with `first`,
  * just before the oldest item waiting, so that they come first while the backlog reads (almost)
- * no older.
+ * no older. The sample carries its registered plan (`registered-plan.ts`), written on every drawn
+ * record before anyone labels: the goal, the thresholds its certificate will test, strictest first,
+ * down to the frame's minimum, the size, the version, and the level (the version's first plan at
+ * 80% of α = 1 − confidence, each later one at half of what is left).
  */
 import { createHash } from "node:crypto";
+import type { CertificateGoal } from "../domain/calibration/certificate/certificate.ts";
 import { drawCertificationSample } from "../domain/calibration/certificate/certification-draw.ts";
 import type { CertificationFrame } from "../domain/calibration/certificate/certification-sample.ts";
 import { chosenAutomatable } from "../domain/calibration/certificate/label-selection.ts";
+import { type RegisteredPlan, registerPlan } from "../domain/calibration/certificate/registered-plan.ts";
 import type { DecisionRecord } from "../domain/decision-record.ts";
 import { type DecisionStore, everyDecision } from "../domain/decision-store.ts";
 import type { Policy } from "../domain/policy/policy.ts";
@@ -35,6 +40,11 @@ export interface CertificationRequest {
   /** The frame's lowest calibrated top probability (no lower than the version's threshold). */
   readonly minProbability: number;
   readonly order: QueueOrder;
+  /**
+   * The goal its registered plan will test (`registered-plan.ts`).
+   * @default the policy's maxAutoError (else 2%) with 95% confidence
+   */
+  readonly goal?: CertificateGoal;
 }
 
 /** What happened. */
@@ -51,6 +61,11 @@ export interface CertificationRequested {
    * or earlier certification samples, waiting or labelled): not drawn again, as they count already.
    */
   readonly chosenBefore: number;
+  /**
+   * The plan written on every drawn record: what its certificate will test, and at what level
+   * (always set by {@link requestCertification}; optional for results built by hand).
+   */
+  readonly plan?: RegisteredPlan;
 }
 
 /** Draws the sample and puts it into the review queue. */
@@ -68,15 +83,18 @@ export async function requestCertification(
     policyIds: [policy.id],
   };
   let chosenBefore = 0;
+  // Earlier registered plans of the version: this one is tested at its share of what is left of α.
+  const earlierPlans = new Set<string>();
   const minProbability = Math.max(request.minProbability, policy.autoThreshold);
   for await (const r of everyDecision(deps.store, window))
     if (r.policyVersion === policy.version && r.route !== undefined && r.topProbability !== undefined) {
+      if (r.certification?.plan) earlierPlans.add(r.certification.sample);
       // Only decisions never chosen for a label: a new sample never spends itself on labels held.
       if (!chosenForLabel(r)) members.push(r);
       else if (chosenAutomatable(r, policy) && r.topProbability >= minProbability) chosenBefore++;
     }
   const sample = `cert-${now.replace(/[^0-9]/g, "").slice(0, 14)}-${createHash("sha256").update(`${policy.id}@${policy.version}|${now}`).digest("hex").slice(0, 8)}`;
-  const { frame, drawn } = drawCertificationSample(
+  const { frame: drawnFrame, drawn } = drawCertificationSample(
     members.map((r) => ({
       record: r,
       itemId: r.itemId,
@@ -89,6 +107,12 @@ export async function requestCertification(
     // drawing there would spend the sample on labels the queue gives anyway.
     { sample, drawnAt: now, minProbability },
   );
+  const goal = request.goal ?? { maxError: policy.maxAutoError ?? 0.02, confidence: 0.95 };
+  // The plan's size: the drawn decisions that can be queued now (automated, their action applied);
+  // one that a review takes between this read and its write counts, absent, as wrong.
+  const queueable = drawn.filter((d) => d.member.record.status === "actioned").length;
+  const plan = registerPlan(goal, minProbability, queueable, policy.version, earlierPlans.size + 1);
+  const frame = { ...drawnFrame, plan };
   // First: a millisecond before the oldest item waiting, so the backlog's age barely moves.
   const oldest =
     request.order === "first" ? (await deps.store.pendingOf(policy.id, 1)).oldestCreatedAt : undefined;
@@ -99,7 +123,10 @@ export async function requestCertification(
     // Only from actioned: an item reviewed (even once) since the read is never marked as a draw.
     if (
       r.status === "actioned" &&
-      (await deps.store.transition(r, "actioned", "pending_review", { certification: draw, queuedAt }))
+      (await deps.store.transition(r, "actioned", "pending_review", {
+        certification: { ...draw, plan },
+        queuedAt,
+      }))
     )
       queued++;
     else skipped++;
@@ -110,6 +137,7 @@ export async function requestCertification(
     queued,
     skipped,
     chosenBefore,
+    plan,
   };
 }
 

@@ -102,7 +102,7 @@ describe("certifyThreshold", () => {
     const needed = result.labelsNeeded!.labels!;
     expect(certificateSentence(result)).toMatch(
       new RegExp(
-        `^no certificate: applying this sends every item to people \\(no auto threshold keeps wrong automatic actions ≤ 2\\.0% with 95% confidence on these 100 labels\\); at the observed error rate \\(1\\.0%: 1 of 100 automated at 0\\.995\\) about ${needed.toLocaleString("en-US").replace(",", "\\,")} labels would be needed, ${needed.toLocaleString("en-US").replace(",", "\\,")} of them of items it would automate$`,
+        `^no certificate: applying this sends every item to people \\(no auto threshold keeps wrong automatic actions ≤ 2\\.0% with 95% confidence on these 100 labels\\); at the observed error rate \\(1\\.0%: 1 of 100 automated at 0\\.995\\) about ${needed.toLocaleString("en-US").replace(",", "\\,")} labels would be needed, ${needed.toLocaleString("en-US").replace(",", "\\,")} of them of items it would automate \\[learn-then-test on the labels held, not pre-registered\\]$`,
       ),
     );
     // That many labels at the same rate do certify.
@@ -129,7 +129,7 @@ describe("certifyThreshold", () => {
     expect(result.automated).toBe(automated.length);
     expect(result.coverage).toBeCloseTo(automated.length / 2000, 12);
     expect(certificateSentence(result)).toBe(
-      `auto threshold ${result.threshold}: wrong automatic actions ≤ 2.0% with 95% confidence (observed ${result.errors} of ${result.automated} automated, coverage ${(result.coverage * 100).toFixed(1)}%)`,
+      `auto threshold ${result.threshold}: wrong automatic actions ≤ 2.0% with 95% confidence (observed ${result.errors} of ${result.automated} automated, coverage ${(result.coverage * 100).toFixed(1)}%) [learn-then-test on the labels held, not pre-registered]`,
     );
   });
 });

@@ -12,8 +12,10 @@ import {
   certificateCurve,
   certificateSentence,
   certifyThreshold,
+  type RegisteredResult,
 } from "./certificate/certificate.ts";
 import { certifiedItems } from "./certificate/certified-items.ts";
+
 import type { CalibrationMap } from "./map.ts";
 import {
   accuracy,
@@ -92,8 +94,8 @@ export function thresholdTable(
   });
 }
 
-/** The certification with its curve, as the summary carries it. */
-export type Certification = CertificateResult & { readonly curve: CertificatePoint[] };
+/** The certification with its curve, as the summary carries it (a registered plan's has no curve points). */
+export type Certification = (CertificateResult | RegisteredResult) & { readonly curve: CertificatePoint[] };
 
 /** The certification, as a threshold choice and the certificate with its curve. */
 export function certify(

@@ -14,6 +14,12 @@ const range = (r: { readonly min: number; readonly max: number }) => z.number().
 export const CERTIFICATE_METHOD = "learn-then-test fixed-sequence, Clopper-Pearson";
 
 /**
+ * The method a registered certificate names: a plan written with its certification sample, tested
+ * exactly on that sample (`shared/domain/calibration/certificate/registered-certificate.ts`).
+ */
+export const REGISTERED_METHOD = "pre-registered sample";
+
+/**
  * Where a certificate's labels are, so that they can be read back and the certificate recomputed
  * on them: the reviewed decisions of one policy version labelled in a window of the decisions
  * table, or a labelled file (checked only where that file is given again).
@@ -31,6 +37,17 @@ export const labelSourceSchema = z.discriminatedUnion("kind", [
     })
     .strict(),
   z.object({ kind: z.literal("file") }).strict(),
+  z
+    .object({
+      kind: z.literal("sample"),
+      /** The version whose decisions the sample drew (the one the proposal replaces). */
+      policyVersion: z.number().int().min(1),
+      /** The certification sample's id: its drawn records carry the plan. */
+      sample: z.string().min(1),
+      /** Labels given at or before this time (when the certificate was made). */
+      until: z.iso.datetime({ offset: true }),
+    })
+    .strict(),
 ]);
 
 /** Where a certificate's labels are. */
@@ -79,13 +96,31 @@ const tierCertificateSchema = z
   })
   .strict();
 
+/**
+ * What a registered certificate rests on: its plan's sample, the decisions drawn, those not
+ * labelled (counted as wrong), which plan of the version it was, and the level it was tested at
+ * (its bound is at this level; the claim is at `confidence`).
+ */
+const registeredSchema = z
+  .object({
+    sample: z.string().min(1),
+    n: z.number().int().min(1),
+    unlabelled: z.number().int().min(0),
+    round: z.number().int().min(1),
+    level: z.number().gt(0).lt(1),
+  })
+  .strict();
+
 /** A policy version's certificate. */
 export const certificateSchema = z
   .object({
     /** Highest rate of wrong automatic actions certified. */
     maxError: range(CALIBRATION_RANGES.certificateMaxError),
     confidence: range(CALIBRATION_RANGES.certificateConfidence),
-    method: z.literal(CERTIFICATE_METHOD),
+    /** Learn-then-test on the labels held, or a pre-registered sample ({@link REGISTERED_METHOD}). */
+    method: z.enum([CERTIFICATE_METHOD, REGISTERED_METHOD]),
+    /** A registered certificate's plan and sample; absent on learn-then-test ones. */
+    registered: registeredSchema.optional(),
     /** The certified threshold; null: none qualified, so nothing is automated. */
     threshold: z.number().min(0).max(1).nullable(),
     /** The upper bound on the labels at the threshold. */

@@ -4,7 +4,8 @@
  * recomputed and must be at most its target; the bound it states must be at least that (rounded
  * as written) and at most the target; and the counts must fit each other (no more wrong than
  * automated, no more automated than labels, the coverage they imply). A certificate that fails is
- * refused by apply and never lets the decide path automate. Whether its labels exist is a
+ * refused by apply and never lets the decide path automate. A registered certificate's bound is
+ * recomputed at its plan's level (`registered.level`), the level it was tested at. Whether its labels exist is a
  * separate check, made where the labels are at hand (`shared/use-cases/certificate-labels.ts`).
  */
 import type { PolicyCertificate } from "../../policy/certificate-schema.ts";
@@ -60,8 +61,10 @@ export function certificateCountsProblem(certificate: PolicyCertificate): string
     return `certificate invalid: coverage ${c.coverage} is not ${c.automated} automated of ${c.labels} labels`;
   const inconsistent = e ? evidenceProblem(e, c.automated, c.errors) : undefined;
   if (inconsistent) return `certificate invalid: ${inconsistent}`;
-  const bound = e ? boundOf(e, c.confidence) : clopperPearsonUpper(c.errors, c.automated, c.confidence);
-  const level = `${Number((c.confidence * 100).toFixed(2))}%`;
+  // A registered certificate's bound is at its plan's level (the claim's share of the budget).
+  const at = c.registered?.level ?? c.confidence;
+  const bound = e ? boundOf(e, at) : clopperPearsonUpper(c.errors, c.automated, at);
+  const level = `${Number((at * 100).toFixed(2))}%`;
   if (bound > c.maxError)
     return `certificate invalid: ${c.errors} wrong of ${c.automated} automated gives a ${level} upper bound of ${pct(bound)}, above its target ${pct(c.maxError)}`;
   if (c.bound === null) return "certificate invalid: it certifies a threshold but states no bound";

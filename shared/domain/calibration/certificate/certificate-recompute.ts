@@ -33,6 +33,8 @@ export function certificateOnLabelsProblem(
 ): string | undefined {
   const c = policy.certificate;
   if (!c) return "no certificate";
+  if (c.registered)
+    return `it is a pre-registered sample's certificate (${c.registered.sample}): it is recomputed from that sample's records in the decisions table, not from ${rows.length} labels ${where}`;
   // A cascade's certificate is recomputed over both models (the rows carry the second's answers).
   if (c.tiers) return cascadeCertificateOnLabelsProblem(policy, rows, where, floor);
   if (labelSetSha256(rows) !== c.labelsSha256) return otherLabels(rows.length, c.labels, where);

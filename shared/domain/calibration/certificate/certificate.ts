@@ -70,6 +70,21 @@ export interface CertificateResult extends CertificateGoal {
   };
 }
 
+/** What the registered certificate rests on, beside the counts every certificate has. */
+export interface RegisteredFacts {
+  readonly sample: string;
+  /** Decisions the plan drew. */
+  readonly n: number;
+  /** Of them, not labelled (or not settled) by the time it was made, or not found: counted as wrong. */
+  readonly unlabelled: number;
+  /** The confidence it was tested at, and which plan of the version it was. */
+  readonly level: number;
+  readonly round: number;
+}
+
+/** A registered certificate: the bound is at the plan's level; `confidence` is the claim's. */
+export type RegisteredResult = CertificateResult & { readonly registered: RegisteredFacts };
+
 /** The fixed grid, strictest first: 1 − 10^(−j/100) to four decimals, down to 0.5. */
 export const CERTIFICATE_GRID: readonly number[] = (() => {
   const grid: number[] = [];
@@ -207,8 +222,38 @@ function unlabelledText(unlabelled: number | undefined): string {
   return `; ${items} not labelled yet and counted as wrong (label them in the review queue, then propose again)`;
 }
 
-/** The one line the command prints and the report shows. */
-export function certificateSentence(result: CertificateResult): string {
+const pct2 = (x: number) => `${Number((x * 100).toFixed(2))}%`;
+
+/** The kind every registered certificate line names. */
+export const REGISTERED_KIND = "pre-registered sample";
+
+/** The one line a registered certificate prints: which plan, what it certifies, on what. */
+export function registeredSentence(r: RegisteredResult): string {
+  const f = r.registered;
+  const target = `wrong automatic actions ≤ ${pct2(r.maxError)} with ${pct2(r.confidence)} confidence`;
+  const plan = `${REGISTERED_KIND} ${f.sample} (plan ${f.round} of this version, tested at ${pct2(f.level)})`;
+  const missing =
+    f.unlabelled > 0
+      ? `; ${f.unlabelled} of its ${f.n} drawn decisions not labelled (or not settled) count as wrong: label them in the review queue, then propose again`
+      : "";
+  if (r.threshold === null)
+    return `no certificate from the ${plan}: no threshold of its sequence keeps ${target} on its ${f.n} drawn decisions${missing}`;
+  return `auto threshold ${r.threshold} (${plan}): ${target} among decisions whose acting model's calibrated top probability is at least ${r.threshold} (observed ${r.errors} wrong of ${r.automated} drawn at or above it, bound ${pct2(r.bound!)}${missing})`;
+}
+
+/** The kind every learn-then-test certificate line names (beside a pre-registered one's). */
+export const LEARN_THEN_TEST_KIND = "learn-then-test on the labels held, not pre-registered";
+
+/**
+ * The one line the command prints and the report shows, naming the certificate's kind: a
+ * registered plan's (`registered-certificate.ts`), or learn-then-test on the labels held.
+ */
+export function certificateSentence(result: CertificateResult | RegisteredResult): string {
+  if ("registered" in result) return registeredSentence(result);
+  return `${learnThenTestSentence(result)} [${LEARN_THEN_TEST_KIND}]`;
+}
+
+function learnThenTestSentence(result: CertificateResult): string {
   const target = `wrong automatic actions ≤ ${pct(result.maxError)} with ${level(result.confidence)} confidence`;
   const missing = unlabelledText(result.unlabelled);
   if (result.threshold !== null) {

@@ -8,6 +8,8 @@
  * even) is stored with every drawn record, together with the frame itself, so that any labelled
  * decision's chance of having been drawn can be computed later (`label-selection.ts`).
  */
+import type { RegisteredPlan } from "./registered-plan.ts";
+
 /** What a draw covered and at what rate: stored on every record it drew. */
 export interface CertificationFrame {
   /** The sample's id. */
@@ -20,6 +22,8 @@ export interface CertificationFrame {
   readonly edges: readonly number[];
   /** Each band's chance of being drawn: drawn ÷ decisions in it. */
   readonly rates: readonly number[];
+  /** What its certificate will test, written with the sample (`registered-plan.ts`); absent on older samples. */
+  readonly plan?: RegisteredPlan;
 }
 
 /** What a drawn record carries: the frame, its band and its chance. */

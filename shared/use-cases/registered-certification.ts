@@ -1,0 +1,69 @@
+/**
+ * Registered plans read from the decisions table: the samples a version's `--plan --request N`
+ * drew, each with the plan written on its records (`registered-plan.ts`). `decide calibrate
+ * --propose` certifies the latest one (`registered-proposal.ts`); apply, `decide status` and the
+ * decide path recompute a registered certificate from its sample's records
+ * ({@link registeredCertificateProblem}), never from other labels.
+ */
+import { certifiedAt, registeredProposal } from "../domain/calibration/certificate/registered-proposal.ts";
+import {
+  certifySample,
+  type PlanSample,
+  planSamples,
+  sampleLabelsSha256,
+} from "../domain/calibration/certificate/registered-sample.ts";
+import type { DecisionRecord } from "../domain/decision-record.ts";
+import { type DecisionStore, everyDecision } from "../domain/decision-store.ts";
+import type { Policy } from "../domain/policy/policy.ts";
+
+/** The registered plans of `policy`'s version, oldest first, with the records each drew. */
+export async function registeredSamples(
+  store: DecisionStore,
+  policy: Policy,
+  until: string,
+): Promise<PlanSample[]> {
+  const drawn: DecisionRecord[] = [];
+  const window = { since: "1970-01-01T00:00:00.000Z", until, policyId: policy.id, policyIds: [policy.id] };
+  for await (const r of everyDecision(store, window))
+    if (r.policyVersion === policy.version && r.certification?.plan) drawn.push(r);
+  return planSamples(drawn, policy.version);
+}
+
+/** The proposal of the latest registered plan of `policy`'s version, or undefined when it has none. */
+export async function latestRegisteredProposal(store: DecisionStore, policy: Policy, now: Date) {
+  const samples = await registeredSamples(store, policy, now.toISOString());
+  const latest = samples.at(-1);
+  return latest ? { sample: latest, ...registeredProposal(policy, latest, now) } : undefined;
+}
+
+/**
+ * Why `certified`'s registered certificate is not the one its sample's records give (recomputed
+ * under `labelled`, the version the sample drew from, on the labels settled by the time it was
+ * made), or undefined when it is.
+ */
+export async function registeredCertificateProblem(
+  store: DecisionStore,
+  labelled: Policy,
+  certified: Policy,
+): Promise<string | undefined> {
+  const c = certified.certificate;
+  const source = c?.labelSource;
+  if (!c || source?.kind !== "sample") return "it names no registered sample";
+  const samples = await registeredSamples(store, labelled, source.until);
+  const s = samples.find((x) => x.sample === source.sample);
+  if (!s) return `its sample ${source.sample} is not among the records of ${labelled.id}@${labelled.version}`;
+  if (sampleLabelsSha256(s, labelled, source.until) !== c.labelsSha256)
+    return `the records of its sample ${source.sample} are not the set it names: labels were changed since, or it was not made on them`;
+  const again = certifySample(s, labelled, source.until);
+  const threshold = again.threshold === null ? null : certifiedAt(again.threshold, labelled.autoThreshold);
+  const same =
+    threshold === c.threshold &&
+    again.labels === c.labels &&
+    again.automated === c.automated &&
+    again.errors === c.errors &&
+    again.registered.level === c.registered?.level;
+  if (same) return undefined;
+  const said = (t: number | null, automated: number, errors: number) =>
+    t === null ? "no threshold" : `threshold ${t} (${errors} wrong of ${automated} drawn)`;
+  return `recomputed on its sample ${source.sample} it certifies ${said(threshold, again.automated, again.errors)}, not ${said(c.threshold, c.automated, c.errors)}`;
+}
