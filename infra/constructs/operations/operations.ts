@@ -19,7 +19,7 @@ import { ENDPOINT_DEADLINE_MS, METRICS, ON_CALL_ALARMS } from "../../../shared/d
 import { followerStaleAlarm } from "../capacity-follower.ts";
 import type { DecisionPipeline } from "../decision-pipeline.ts";
 import { AlarmTopic } from "./alarm-topic.ts";
-import { DeadLetterAlarms } from "./dead-letter-alarms.ts";
+import { type DeadLetterAlarms, deadLetterAlarmsOf } from "./dead-letter-alarms.ts";
 import { type EndpointHealth, HealthAlarms } from "./health-alarms.ts";
 import { PipelineDashboard } from "./pipeline-dashboard.ts";
 import {
@@ -59,63 +59,6 @@ export interface OperationsProps {
   readonly reviewServiceLevels?: Readonly<Record<string, number>>;
 }
 
-/** Each dead-letter queue's alarm id and what it tells on-call. */
-const DEAD_LETTER_ALARMS: Record<DeadLetterSource, { id: string; description: string }> = {
-  intake: {
-    id: "DeadLetters",
-    description: "Items failed their receives: fix the cause, then npx decide replay --from intake",
-  },
-  batch: {
-    id: "BatchDeadLetters",
-    description: "Batch items failed their receives: fix the cause, then npx decide replay --from batch",
-  },
-  "batch-files": {
-    id: "BatchFilesDeadLetters",
-    description:
-      "A batch's results and errors files could not be written: fix the cause, then npx decide replay --from batch-files",
-  },
-  review: {
-    id: "ReviewDeadLetters",
-    description:
-      "Escalated items were not queued for review: fix the review intake, then npx decide replay --from review",
-  },
-  "auto-action": {
-    id: "AutoActionDeadLetters",
-    description:
-      "Confident decisions were not applied: fix the cause, then npx decide replay --from auto-action",
-  },
-  "auto-rule": {
-    id: "AutoRuleDeadLetters",
-    description:
-      "The bus could not deliver auto decisions: fix the target, then npx decide replay --from auto-rule",
-  },
-  "human-rule": {
-    id: "HumanRuleDeadLetters",
-    description:
-      "The bus could not deliver escalated decisions to the review queue: fix it, then npx decide replay --from human-rule",
-  },
-  "rejected-rule": {
-    id: "RejectedRuleDeadLetters",
-    description:
-      "The bus could not deliver rejections: fix the target, then npx decide replay --from rejected-rule",
-  },
-  "requested-rule": {
-    id: "RequestedRuleDeadLetters",
-    description:
-      "The bus could not deliver upstream requests to the intake: fix it, then npx decide replay --from requested-rule",
-  },
-  "job-failures": {
-    id: "TargetDeadLetters",
-    description:
-      "A scheduled job or a batch file's intake failed after its retries: npx decide replay --from job-failures --dry-run shows why",
-  },
-  "async-results": {
-    id: "AsyncNotificationDeadLetters",
-    description:
-      "An async notification could not be settled after its retries (its object's items are undecided): fix the cause, then npx decide replay --from async-results",
-  },
-};
-
 /** The pipeline's alarms by name. */
 export type PipelineAlarms = Record<
   "rejectedItems" | "oldestMessage" | "escalationRate" | "forgedEvents",
@@ -152,7 +95,7 @@ export class Operations extends Construct {
       ...(props.alarmEmail ? { email: props.alarmEmail } : {}),
     });
     this.topic = this.alarmTopic.topic;
-    this.deadLetterAlarms = this.createDeadLetterAlarms(props);
+    this.deadLetterAlarms = deadLetterAlarmsOf(this, props.pipeline.deadLetterSources, this.alarmTopic);
     this.health = new HealthAlarms(this, "Health", {
       pipeline: props.pipeline,
       endpoint: props.endpoint,
@@ -215,21 +158,6 @@ export class Operations extends Construct {
     const alarm = thresholdAlarm(this, id, spec);
     this.health.add(alarm);
     return alarm;
-  }
-
-  /** Two alarms per dead-letter queue (depth and arrivals), each saying how its letters go home. */
-  private createDeadLetterAlarms(props: OperationsProps): Record<DeadLetterSource, DeadLetterAlarms> {
-    const { deadLetterSources } = props.pipeline;
-    return Object.fromEntries(
-      (Object.keys(deadLetterSources) as DeadLetterSource[]).map((source) => [
-        source,
-        new DeadLetterAlarms(this, DEAD_LETTER_ALARMS[source].id, {
-          queue: deadLetterSources[source]!.queue,
-          description: DEAD_LETTER_ALARMS[source].description,
-          topic: this.alarmTopic,
-        }),
-      ]),
-    ) as Record<DeadLetterSource, DeadLetterAlarms>;
   }
 
   /** The rejected items' inspection queue and the intake's oldest message. */
