@@ -46,7 +46,7 @@ export function followerFromEnv(env: NodeJS.ProcessEnv = process.env): FollowCap
       CAPACITY_FOLLOWER.concurrencyPerInstance,
       env,
     ),
-    clock: systemClock,
+    now: systemClock,
   };
 }
 

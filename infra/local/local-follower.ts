@@ -34,7 +34,7 @@ export async function startLocalFollower(options: LocalFollowerOptions): Promise
     mapping: options.mapping,
     readings: options.readings,
     secondsPerItem: options.secondsPerItem,
-    clock: systemClock,
+    now: systemClock,
   };
   let running: Promise<unknown> = followCapacity(deps).catch((error: unknown) => options.onError?.(error));
   await running;

@@ -30,7 +30,7 @@ export interface FollowCapacityDependencies {
   /** Intake batches per instance in service. @default CAPACITY_FOLLOWER.concurrencyPerInstance */
   readonly concurrencyPerInstance?: number;
   /** The time the reading is taken at. */
-  readonly clock: Clock;
+  readonly now: Clock;
 }
 
 /** What one period found and did. */
@@ -57,7 +57,7 @@ export async function followCapacity(deps: FollowCapacityDependencies): Promise<
     visible: depth.visible,
     inFlight: depth.inFlight,
     secondsPerItem: deps.secondsPerItem,
-    at: deps.clock().getTime(),
+    at: deps.now().getTime(),
   };
   const concurrency = intakeConcurrencyFor(counts.inService, deps.concurrencyPerInstance);
   if (concurrency !== previous) await deps.mapping.set(concurrency);

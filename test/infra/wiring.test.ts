@@ -144,7 +144,7 @@ describe("alarms watch metrics the code emits", () => {
       mapping: { current: async () => 3, set: async () => undefined },
       readings: { record: async () => undefined },
       secondsPerItem: 1.5,
-      clock: () => new Date(),
+      now: () => new Date(),
     }))(scheduled as never, { functionName: "capacity-follower" } as never);
     // The async submit function's oldest open object per lane (the lane's open-object alarms).
     const { createAsyncSubmitHandler } = await import("../../functions/async-submit.ts");

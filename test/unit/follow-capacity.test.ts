@@ -29,7 +29,7 @@ function fakes(counts: FleetCounts, depth = { visible: 300, inFlight: 60 }, curr
     },
     readings: { record: async (r) => void recorded.push(r) },
     secondsPerItem: 1.5,
-    clock: () => new Date(1_000),
+    now: () => new Date(1_000),
   };
   return { deps, sets, recorded };
 }
