@@ -1,11 +1,28 @@
 /**
- * Endpoint settings from command-line flags and environment variables, resolved once at start.
- * A flag wins over its environment variable, which wins over the default.
+ * The endpoint's settings, resolved once at start: each one's flag, environment variables,
+ * default and reader (`SETTINGS`, from which `decide serve --help` and the CLI reference are
+ * printed). How a setting is read (a flag wins over its environment variable, which wins over the
+ * default) and the readers of its text: `setting-values.ts`.
  */
 
 import { CONTAINER_ENV } from "../../shared/domain/container-env.ts";
 import { hostThreads } from "../runtime/host-cores.ts";
 import { GPU_MODES, type GpuMode } from "../runtime/llama-instance.ts";
+import {
+  boolean,
+  ConfigError,
+  helpLines,
+  integer,
+  list,
+  oneOf,
+  resolveSettings,
+  type Setting,
+  type SettingEnv,
+  type SettingFlags,
+  text,
+} from "./setting-values.ts";
+
+export { ConfigError } from "./setting-values.ts";
 
 /** Everything the endpoint needs to start. */
 export interface ServerConfig {
@@ -51,52 +68,6 @@ export interface ExtraModel {
   /** GGUF file, or a folder holding one. */
   readonly path: string;
 }
-
-/** One setting: its flag, its environment variable, its default and how to read it. */
-interface Setting<T> {
-  readonly flag: string;
-  /** A flag given bare (`--any-model`) rather than with a value. */
-  readonly switch?: boolean;
-  /** A flag that may be given more than once (its values are joined with commas). */
-  readonly repeatable?: boolean;
-  readonly env: readonly string[];
-  readonly fallback: () => T;
-  readonly parse: (raw: string, name: string) => T;
-  readonly help: string;
-}
-
-/** Why a setting could not be used. */
-export class ConfigError extends Error {
-  override name = "ConfigError";
-}
-
-const integer =
-  (min: number, max: number) =>
-  (raw: string, name: string): number => {
-    const value = Number(raw);
-    if (!Number.isInteger(value) || value < min || value > max) {
-      throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
-    }
-    return value;
-  };
-const oneOf =
-  <T extends string>(values: readonly T[]) =>
-  (raw: string, name: string): T => {
-    const value = (values.find((v) => v.toLowerCase() === raw.toLowerCase()) ?? "") as T;
-    if (!value) throw new ConfigError(`${name} must be one of ${values.join(", ")}, got "${raw}"`);
-    return value;
-  };
-const boolean = (raw: string, name: string): boolean => {
-  if (/^(1|true|yes|on)$/i.test(raw)) return true;
-  if (/^(0|false|no|off)$/i.test(raw)) return false;
-  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
-};
-const text = (raw: string): string => raw;
-const list = (raw: string): string[] =>
-  raw
-    .split(",")
-    .map((item) => item.trim())
-    .filter(Boolean);
 
 /** The characters of a model name a request may send (and a record may keep). */
 const MODEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
@@ -267,33 +238,11 @@ export const SETTINGS = {
  * Resolves the configuration from `flags` (as parsed from the command line) and `env`.
  * Throws {@link ConfigError} naming the flag or variable at fault.
  */
-export function resolveServerConfig(
-  flags: Readonly<Record<string, string | boolean | readonly (string | boolean)[] | undefined>>,
-  env: Readonly<Record<string, string | undefined>>,
-): ServerConfig {
-  const config: Record<string, unknown> = {};
-  for (const [key, setting] of Object.entries(SETTINGS) as [keyof ServerConfig, Setting<unknown>][]) {
-    const raw = flags[setting.flag];
-    // Repeated flags arrive as a list, bare switches as true.
-    const flagValue =
-      raw === undefined
-        ? undefined
-        : typeof raw === "string"
-          ? raw
-          : Array.isArray(raw)
-            ? raw.join(",")
-            : String(raw);
-    const envName = setting.env.find((name) => env[name] !== undefined && env[name] !== "");
-    if (flagValue !== undefined) config[key] = setting.parse(flagValue, `--${setting.flag}`);
-    else if (envName) config[key] = setting.parse(env[envName]!, envName);
-    else config[key] = setting.fallback();
-  }
-  return config as unknown as ServerConfig;
+export function resolveServerConfig(flags: SettingFlags, env: SettingEnv): ServerConfig {
+  return resolveSettings(SETTINGS, flags, env) as unknown as ServerConfig;
 }
 
 /** One line per setting, for `--help` and docs/http-api.md. */
 export function settingsHelp(): string {
-  return Object.values(SETTINGS)
-    .map((s) => `  --${s.flag.padEnd(16)} ${s.env.join(" / ").padEnd(36)} ${s.help}`)
-    .join("\n");
+  return helpLines(SETTINGS);
 }
