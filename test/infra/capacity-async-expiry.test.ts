@@ -91,9 +91,13 @@ describe("the async lane's model and SageMaker's request TTL", () => {
     const all = simulateAsyncBatch({ ...run, holdBack: false });
     expect(all.expired).toBeGreaterThan(1_000);
     expect(all.deadLetteredItems).toBeGreaterThan(0);
-    // The instances work the same hours either way: the expired tries were work done again, not saved.
-    expect(held.instanceSeconds / all.instanceSeconds).toBeGreaterThan(0.9);
-    expect(held.instanceSeconds / all.instanceSeconds).toBeLessThan(1.1);
+    // The instances work the same hours per item answered either way: the expired tries were work
+    // done again, not saved. (Per item answered: handed over at once, the run ends when the last
+    // try expires, 4 instances busy until then, whatever the time per item; at 0.33 s an item under
+    // a cached preamble 197,212 items end dead-lettered and are never worked, so the totals differ.)
+    const perAnswered = (r: typeof held) => r.instanceSeconds / r.answeredItems;
+    expect(perAnswered(held) / perAnswered(all)).toBeGreaterThan(0.98);
+    expect(perAnswered(held) / perAnswered(all)).toBeLessThan(1.02);
   });
 
   it("hands over an object only within the TTL's budget at the maximum, and always one when none is open", () => {
