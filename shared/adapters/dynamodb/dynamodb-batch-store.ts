@@ -1,10 +1,11 @@
 /**
  * Batches in the decisions table, beside the records: the batch under `BATCH#<id>` / `BATCH`, each
  * member under `BATCH#<id>` / `MEMBER#<itemId>`. A member's state and the batch's counters move in
- * one transaction whose condition is the member's previous state, so two workers (or a
- * redelivery) can never count one item twice. A batch is listed in the `byList` index (keys only:
- * its counters move without writing the index), newest first; its status is `batchStatus`. The
- * member pages, intake's line records and the files' marks are in `dynamodb-batch-members.ts`.
+ * one transaction whose condition is the member's previous state (`dynamodb-batch-counts.ts`), so
+ * two workers (or a redelivery) can never count one item twice. A batch is listed in the `byList`
+ * index (keys only: its counters move without writing the index), newest first; its status is
+ * `batchStatus`. The member pages, intake's line records and the files' marks are in
+ * `dynamodb-batch-members.ts`.
  */
 import {
   BatchGetCommand,
@@ -12,32 +13,14 @@ import {
   GetCommand,
   PutCommand,
   QueryCommand,
-  TransactWriteCommand,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
-import { backoff } from "../../domain/backoff.ts";
-import {
-  type BatchCounts,
-  type BatchMember,
-  type BatchRecord,
-  type BatchStore,
-  countDelta,
-  type MemberState,
-  mayMove,
-} from "../../domain/batch.ts";
-import { StoreUnavailableError } from "../../domain/errors.ts";
+import type { BatchCounts, BatchMember, BatchRecord, BatchStore, MemberState } from "../../domain/batch.ts";
 import { BATCHES_LIST } from "./decision-index-keys.ts";
 import { LIST_INDEX } from "./decisions-table.ts";
+import * as counted from "./dynamodb-batch-counts.ts";
 import { getMany } from "./dynamodb-batch-get.ts";
-import {
-  batchKey,
-  cancellationCodes,
-  isConditionFailure,
-  memberItem,
-  memberKey,
-  revisionWrites,
-  toBatch,
-} from "./dynamodb-batch-items.ts";
+import { batchKey, isConditionFailure, toBatch } from "./dynamodb-batch-items.ts";
 import * as members from "./dynamodb-batch-members.ts";
 import { tableCall } from "./dynamodb-calls.ts";
 
@@ -50,31 +33,6 @@ export class DynamoDbBatchStore implements BatchStore {
 
   private call<T>(what: string, run: () => Promise<T>): Promise<T> {
     return tableCall(what, run, isConditionFailure);
-  }
-
-  /**
-   * Runs a transaction; false when its condition failed. A conflict with a concurrent transaction
-   * (two members of one batch counted at once) is tried again with backoff.
-   */
-  private async transact(
-    what: string,
-    input: ConstructorParameters<typeof TransactWriteCommand>[0],
-  ): Promise<boolean> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.client.send(new TransactWriteCommand(input));
-        return true;
-      } catch (error) {
-        if (cancellationCodes(error).includes("TransactionConflict") && attempt < 10) {
-          await backoff(attempt + 1, 20);
-          continue;
-        }
-        if (isConditionFailure(error)) return false;
-        throw new StoreUnavailableError(`decisions table ${what} failed: ${(error as Error).message}`, {
-          cause: error,
-        });
-      }
-    }
   }
 
   async createBatch(batch: BatchRecord): Promise<boolean> {
@@ -162,70 +120,12 @@ export class DynamoDbBatchStore implements BatchStore {
   }
 
   async recordMember(batchId: string, member: BatchMember): Promise<BatchRecord | undefined> {
-    const previous = await members.memberState(this.table, batchId, member.itemId);
-    if (!mayMove(previous, member.state)) return undefined;
-    const delta = countDelta(previous, member.state);
-    const names: Record<string, string> = {};
-    const values: Record<string, number> = {};
-    const adds = Object.entries(delta).map(([key, by], i) => {
-      names[`#c${i}`] = key;
-      values[`:c${i}`] = by!;
-      return `#c${i} :c${i}`;
-    });
-    const written = await this.transact("record member", {
-      TransactItems: [
-        {
-          Put: {
-            TableName: this.tableName,
-            Item: { ...memberKey(batchId, member.itemId), ...memberItem(member) },
-            // The state it was read in: a concurrent writer that got there first wins.
-            ...(previous === undefined
-              ? { ConditionExpression: "attribute_not_exists(pk)" }
-              : {
-                  ConditionExpression: "#state = :previous",
-                  ExpressionAttributeNames: { "#state": "state" },
-                  ExpressionAttributeValues: { ":previous": previous },
-                }),
-          },
-        },
-        {
-          Update: {
-            TableName: this.tableName,
-            Key: batchKey(batchId),
-            UpdateExpression: `ADD ${adds.join(", ")}`,
-            ConditionExpression: "attribute_exists(pk)",
-            ExpressionAttributeNames: names,
-            ExpressionAttributeValues: values,
-          },
-        },
-      ],
-    });
+    const written = await counted.recordMember(this.table, batchId, member);
     return written ? this.getBatch(batchId) : undefined;
   }
 
   async recordLabel(batchId: string, itemId: string, label: string): Promise<BatchRecord | undefined> {
-    const written = await this.transact("record label", {
-      TransactItems: [
-        {
-          Update: {
-            TableName: this.tableName,
-            Key: memberKey(batchId, itemId),
-            UpdateExpression: "SET label = :label",
-            ConditionExpression: "#state = :human AND attribute_not_exists(label)",
-            ExpressionAttributeNames: { "#state": "state" },
-            ExpressionAttributeValues: { ":label": label, ":human": "human" },
-          },
-        },
-        {
-          Update: {
-            TableName: this.tableName,
-            Key: batchKey(batchId),
-            UpdateExpression: "ADD reviewed :one",
-            ExpressionAttributeValues: { ":one": 1 },
-          },
-        },
-      ],
-    });
+    const written = await counted.recordLabel(this.table, batchId, itemId, label);
     return written ? this.getBatch(batchId) : undefined;
   }
 
@@ -234,14 +134,11 @@ export class DynamoDbBatchStore implements BatchStore {
     itemId: string,
     label: string | undefined,
   ): Promise<BatchRecord | undefined> {
-    const written = await this.transact(
-      "revise label",
-      revisionWrites(this.tableName, batchId, itemId, label),
-    );
+    const written = await counted.reviseLabel(this.table, batchId, itemId, label);
     return written ? this.getBatch(batchId) : undefined;
   }
 
-  /** The client, table and classified call the members module shares. */
+  /** The client, table and classified call the members and counts modules share. */
   private get table(): members.BatchTable {
     return { client: this.client, tableName: this.tableName, call: (what, run) => this.call(what, run) };
   }
