@@ -17,11 +17,7 @@ import { type DecisionStore, everyDecision } from "../domain/decision-store.ts";
 import type { Policy } from "../domain/policy/policy.ts";
 
 /** The registered plans of `policy`'s version, oldest first, with the records each drew. */
-export async function registeredSamples(
-  store: DecisionStore,
-  policy: Policy,
-  until: string,
-): Promise<PlanSample[]> {
+async function registeredSamples(store: DecisionStore, policy: Policy, until: string): Promise<PlanSample[]> {
   const drawn: DecisionRecord[] = [];
   const window = { since: "1970-01-01T00:00:00.000Z", until, policyId: policy.id, policyIds: [policy.id] };
   for await (const r of everyDecision(store, window))

@@ -7,14 +7,18 @@
  * who errs at a rate drawn per seed between 1% and 3% (a wrong label usually counts as the model's
  * error, and sometimes hides one); beside it, reviewers always right and no draw skipped. The
  * certificate at 2%/95% under the policy's own map; it holds when it certifies nothing or its
- * threshold's true rate, on 40,000 fresh decisions, is at most 2%. Pure arithmetic.
+ * threshold's true rate, on 40,000 fresh decisions, is at most 2%. The "registered plan" rows test
+ * the certification sample alone as a plan registered at 0.85 (its first, at 96%). Pure arithmetic.
  */
 
 import { clopperPearsonUpper } from "../../shared/domain/calibration/certificate/binomial.ts";
 import { certifyThreshold } from "../../shared/domain/calibration/certificate/certificate.ts";
 import { UNLABELLED } from "../../shared/domain/calibration/certificate/certificate-units.ts";
 import { certifiedItems } from "../../shared/domain/calibration/certificate/certified-items.ts";
+import { certifyRegistered } from "../../shared/domain/calibration/certificate/registered-certificate.ts";
+import { registerPlan } from "../../shared/domain/calibration/certificate/registered-plan.ts";
 import { mapOf } from "../../shared/domain/calibration/map.ts";
+import type { LabelledLogits } from "../../shared/domain/calibration/temperature.ts";
 import { SeededRandom } from "../../shared/domain/random.ts";
 import { type FlowShape, MODERATION, reviewFlow, trueRate } from "../helpers/review-flow.ts";
 
@@ -44,6 +48,12 @@ export interface Labelling {
    * worst case for agreement). @default 1
    */
   readonly reviewers?: 1 | 2;
+  /**
+   * The registered certificate (`registered-certificate.ts`): the certification sample's drawn
+   * items alone, a plan registered at 0.85 and tested at 96% (the version's first plan), instead
+   * of learn-then-test on every label held. @default false
+   */
+  readonly registered?: boolean;
 }
 
 const LABELLINGS: readonly Labelling[] = [
@@ -56,7 +66,35 @@ const LABELLINGS: readonly Labelling[] = [
     reviewers: 2,
   },
   { name: "reviewers always right, no draw skipped", reviewerError: [0, 0], skipped: 0 },
+  {
+    name: "registered plan: reviewers erring 1-3%, 5% of draws skipped",
+    reviewerError: [0.01, 0.03],
+    skipped: 0.05,
+    registered: true,
+  },
+  {
+    name: "registered plan: two reviewers erring 1-3% and an admin on disagreement, 1% skipped",
+    reviewerError: [0.01, 0.03],
+    skipped: 0.01,
+    reviewers: 2,
+    registered: true,
+  },
+  {
+    name: "registered plan: reviewers always right, no draw skipped",
+    reviewerError: [0, 0],
+    skipped: 0,
+    registered: true,
+  },
 ];
+
+/** The certificate a way of labelling gets: learn-then-test on every label, or the registered plan's. */
+function certificateOf(labelling: Labelling, rows: readonly LabelledLogits[]): number | null {
+  const items = certifiedItems(MODERATION, rows, mapOf(MODERATION));
+  if (!labelling.registered) return certifyThreshold(items, GOAL).threshold;
+  const drawn = items.filter((i) => i.kind === "certification");
+  const plan = registerPlan(GOAL, SHAPE.certification!.above, drawn.length, 1, 1);
+  return certifyRegistered(plan, "bench", drawn).threshold;
+}
 
 /** The table's lines for `seeds` seeds of each way of labelling. */
 export function flowCoverage(seeds: number): string[] {
@@ -107,14 +145,14 @@ export function flowRun(labelling: Labelling, seeds: number): FlowRun {
       if (skipped) return { ...r, label: UNLABELLED };
       return wrongLabel.get(group) ? { ...r, label: (r.label + 1) % 4 } : r;
     });
-    const result = certifyThreshold(certifiedItems(MODERATION, rows, mapOf(MODERATION)), GOAL);
-    if (result.threshold === null) {
+    const threshold = certificateOf(labelling, rows);
+    if (threshold === null) {
       held++;
       heldWithLabelError++;
       continue;
     }
     certified++;
-    const truth = trueRate(SHAPE, mapOf(MODERATION), result.threshold)!;
+    const truth = trueRate(SHAPE, mapOf(MODERATION), threshold)!;
     if (truth <= GOAL.maxError) held++;
     if (truth <= GOAL.maxError + q) heldWithLabelError++;
   }

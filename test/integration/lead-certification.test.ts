@@ -8,9 +8,11 @@
  * disagreement goes to the lead, an admin). The lead follows docs/calibration.md's walkthrough:
  * `decide calibrate --plan`, `--plan --request N`, labels, `--rescore` (the use case, on the
  * generated endpoint), `--propose --max-auto-error 0.02`, repeating while the plan asks for more,
- * then `--apply-proposal`. It ends with an applied certified version that automates, within 400
- * certification labels, whose true rate of wrong automatic actions over both models is under the
- * target. The same with a model wrong 8% of the time among what it automates and a reviewer who
+ * then `--apply-proposal`. Each `--request` writes a registered plan with its sample, and the
+ * proposal is that plan's certificate, tested on the sample's drawn decisions alone (method
+ * "pre-registered sample"), recomputed from the sample's records when it is applied. It ends with
+ * an applied certified version that automates, within 400 certification labels, whose true rate of
+ * wrong automatic actions over both models is under the target. The same with a model wrong 8% of the time among what it automates and a reviewer who
  * skips the drawn items it disagrees with ends with no certificate.
  */
 import { cp, mkdtemp, readFile, rm } from "node:fs/promises";
@@ -243,6 +245,11 @@ describe("the lead's path to a certified cascade", () => {
     expect(applied.printed.exitCode, applied.printed.lines.join("\n")).toBe(0);
     const v2 = (await PolicyRegistry.fromFolder(s.policiesDir)).current("content-moderation")!;
     expect(v2.version).toBe(2);
+    // Certified by the registered plan: its own sample alone, recomputed from its records at apply.
+    expect(v2.certificate?.method).toBe("pre-registered sample");
+    expect(v2.certificate?.labelSource?.kind).toBe("sample");
+    expect(v2.certificate?.kinds?.audit ?? 0).toBe(0);
+    expect(applied.printed.lines.join("\n")).toMatch(/certificate verified/);
     expect(v2.certificate?.tiers?.map((t) => t.model ?? "first")).toEqual(["first", "demo-large"]);
     expect(v2.autoThreshold).toBeLessThan(1);
     const rate = trueRate(v2, s.truth);

@@ -71,7 +71,7 @@ export interface CertificateResult extends CertificateGoal {
 }
 
 /** What the registered certificate rests on, beside the counts every certificate has. */
-export interface RegisteredFacts {
+interface RegisteredFacts {
   readonly sample: string;
   /** Decisions the plan drew. */
   readonly n: number;
@@ -225,7 +225,7 @@ function unlabelledText(unlabelled: number | undefined): string {
 const pct2 = (x: number) => `${Number((x * 100).toFixed(2))}%`;
 
 /** The kind every registered certificate line names. */
-export const REGISTERED_KIND = "pre-registered sample";
+const REGISTERED_KIND = "pre-registered sample";
 
 /** The one line a registered certificate prints: which plan, what it certifies, on what. */
 export function registeredSentence(r: RegisteredResult): string {
@@ -242,7 +242,7 @@ export function registeredSentence(r: RegisteredResult): string {
 }
 
 /** The kind every learn-then-test certificate line names (beside a pre-registered one's). */
-export const LEARN_THEN_TEST_KIND = "learn-then-test on the labels held, not pre-registered";
+const LEARN_THEN_TEST_KIND = "learn-then-test on the labels held, not pre-registered";
 
 /**
  * The one line the command prints and the report shows, naming the certificate's kind: a

@@ -36,7 +36,7 @@ export function registeredLevel(confidence: number, round: number): number {
 }
 
 /** The plan's fixed sequence: the grid from the strictest point down to `minProbability`, which ends it. */
-export function planThresholds(minProbability: number): number[] {
+function planThresholds(minProbability: number): number[] {
   const above = CERTIFICATE_GRID.filter((t) => t > minProbability);
   return [...above, minProbability];
 }
@@ -68,7 +68,7 @@ export function registeredZeroErrors(goal: CertificateGoal, round: number): numb
 const probability = z.number().min(0).max(1);
 
 /** A registered plan as a record stores it. */
-export const registeredPlanSchema = z
+const registeredPlanSchema = z
   .object({
     maxError: z.number().gt(0).lt(1),
     confidence: z.number().gt(0).lt(1),

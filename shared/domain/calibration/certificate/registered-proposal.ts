@@ -14,7 +14,7 @@ import { type RegisteredResult, registeredSentence } from "./certificate.ts";
 import { certifySample, type PlanSample, sampleLabelsSha256 } from "./registered-sample.ts";
 
 /** What the registered proposal gives: the next version, the result and its lines. */
-export interface RegisteredProposal {
+interface RegisteredProposal {
   readonly policy: Policy;
   readonly result: RegisteredResult;
   readonly notes: readonly string[];

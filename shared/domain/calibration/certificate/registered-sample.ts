@@ -45,7 +45,7 @@ export function planSamples(records: readonly DecisionRecord[], version: number)
 }
 
 /** Whether `r` holds a settled label given at or before `until` (a first review of two is not one). */
-export function settledBy(r: DecisionRecord, until: string): boolean {
+function settledBy(r: DecisionRecord, until: string): boolean {
   return r.status === "reviewed" && r.label !== undefined && (r.reviewedAt ?? r.updatedAt) <= until;
 }
 
@@ -54,7 +54,7 @@ export function settledBy(r: DecisionRecord, until: string): boolean {
  * and chosen option as the version decided them (what the draw read), wrong when the settled label
  * is another option or there is none by `until`.
  */
-export function drawnItems(s: PlanSample, policy: Policy, until: string): CertifiedItem[] {
+function drawnItems(s: PlanSample, policy: Policy, until: string): CertifiedItem[] {
   return s.records.map((r) => {
     const settled = settledBy(r, until);
     return {
