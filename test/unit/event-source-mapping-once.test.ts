@@ -1,0 +1,49 @@
+/**
+ * An event source mapping's numbers (batch size, batching window, maximum concurrency) are written
+ * once, in `shared/domain/topology/event-source-mapping.ts`: the CDK side builds every SQS event
+ * source through `QueueConsumer`'s `eventSourceOf` from that plain data, so no other construct
+ * creates an `SqsEventSource` with numbers of its own, and the batch jobs (the decide function's
+ * batch lane, the batch files step) read their mappings rather than the topology's raw settings.
+ * `test/infra/event-source-mappings.test.ts` checks the synthesized values; this checks that they
+ * have one source.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+
+const ROOT = join(import.meta.dirname, "../..");
+
+/** The code of a TypeScript file, comments dropped. */
+function code(path: string): string {
+  return readFileSync(join(ROOT, path), "utf8")
+    .replace(/\/\*[\s\S]*?\*\//g, "")
+    .replace(/^\s*\/\/.*$/gm, "");
+}
+
+/** The TypeScript files under `folder`, its sub-folders included. */
+function tsFiles(folder: string): string[] {
+  return readdirSync(join(ROOT, folder), { withFileTypes: true }).flatMap((entry) => {
+    const path = `${folder}/${entry.name}`;
+    if (entry.isDirectory()) return tsFiles(path);
+    return entry.name.endsWith(".ts") ? [path] : [];
+  });
+}
+
+describe("event source mappings, written once", () => {
+  it("every SqsEventSource is built by QueueConsumer's eventSourceOf", () => {
+    const building = tsFiles("infra/constructs").filter((file) =>
+      /new\s+SqsEventSource\s*\(/.test(code(file)),
+    );
+    expect(building).toEqual(["infra/constructs/queue-consumer.ts"]);
+  });
+
+  it("the batch jobs read their mappings, not the topology's raw batch sizes, windows or concurrencies", () => {
+    const text = code("infra/constructs/batch-jobs.ts");
+    const raw = text.match(
+      /\b(?:DECIDE_FUNCTION\.maxBatchingWindowSeconds|BATCH_FILES\.(?:batchSize|maxConcurrency))\b/g,
+    );
+    expect(raw ?? []).toEqual([]);
+    expect(text).toMatch(/\bdecideBatchMapping\(/);
+    expect(text).toMatch(/\bEVENT_SOURCE_MAPPINGS\.batchFiles\b/);
+  });
+});
