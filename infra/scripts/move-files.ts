@@ -66,6 +66,19 @@ export const MOVE_RULES: readonly MoveRule[] = [
   },
   // The CLI's terminal output: progress lines, slow-step notices, what a terminal can show.
   { from: "cli/{terminal,slow-step,startup-progress,intake-progress}.ts", to: "cli/terminal/" },
+  // The domain's smaller rooms: the async lane's objects and notifications, reviews and gold
+  // items, retry schedules.
+  { from: "shared/domain/async-{notification,objects}.ts", to: "shared/domain/async/" },
+  { from: "shared/domain/review{,-gold}.ts", to: "shared/domain/review/" },
+  { from: "shared/domain/{backoff,overload-backoff}.ts", to: "shared/domain/backoff/" },
+  // Near-duplicate groups and the reviewers' plan serve the certificate's labels.
+  { from: "shared/domain/calibration/{group-key,reviewer-plan}.ts", to: "shared/domain/calibration/certificate/" },
+  // The use cases of calibration and certification; gold items and duplicates join the reviews.
+  {
+    from: "shared/use-cases/{certificate-labels,request-certification,rescore-later-tiers,propose-calibration,registered-certification}.ts",
+    to: "shared/use-cases/calibration/",
+  },
+  { from: "shared/use-cases/{gold-answer,gold-items,mark-duplicate}.ts", to: "shared/use-cases/review/" },
 ];
 
 /** A glob as a regular expression; each `*` is a group. */

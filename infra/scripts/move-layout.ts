@@ -94,6 +94,16 @@ const HOLDS_NOTES: { folder: string; names: string[]; note: string }[] = [
     note: "; `terminal/` holds what a command shows on a terminal: progress lines, notices for slow steps, start-up and intake progress",
   },
   {
+    folder: "shared/domain",
+    names: ["async/", "review/", "backoff/"],
+    note: "; `async/` holds the async lane's objects and notifications, `review/` reviews and gold items, `backoff/` the retry and overload schedules",
+  },
+  {
+    folder: "shared/use-cases",
+    names: ["calibration/"],
+    note: "; `calibration/` holds proposing a calibration, the certification sample and its registered plan, re-scoring later tiers and checking a certificate's labels (gold items and near-duplicate marks are in `review/`)",
+  },
+  {
     folder: "infra/local",
     names: ["dynamodb/", "sqs/"],
     note: "; `dynamodb/` holds DynamoDB Local and its loopback, `sqs/` the local SQS server, its persistence and the SQS poller",
