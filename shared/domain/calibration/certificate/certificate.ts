@@ -238,7 +238,7 @@ export function registeredSentence(r: RegisteredResult): string {
       : "";
   if (r.threshold === null)
     return `no certificate from the ${plan}: no threshold of its sequence keeps ${target} on its ${f.n} drawn decisions${missing}`;
-  return `auto threshold ${r.threshold} (${plan}): ${target} among decisions whose acting model's calibrated top probability is at least ${r.threshold} (observed ${r.errors} wrong of ${r.automated} drawn at or above it, bound ${pct2(r.bound!)}${missing})`;
+  return `auto threshold ${r.threshold}, ${plan}: ${target} among decisions whose acting model's calibrated top probability is at least ${r.threshold} (observed ${r.errors} wrong of ${r.automated} drawn at or above it, bound ${pct2(r.bound!)}${missing})`;
 }
 
 /** The kind every learn-then-test certificate line names (beside a pre-registered one's). */
