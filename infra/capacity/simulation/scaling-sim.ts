@@ -1,40 +1,21 @@
 /**
- * Application Auto Scaling in the simulation. Every 10 s the metrics are sampled; each policy
- * turns them into datapoints of its period. Target tracking scales out after three datapoints
- * above its target, to ceil(instances × metric / target), and in after fifteen minutes below 90%
- * of it; a step policy acts while its alarm (M of N datapoints) is in ALARM, again every minute.
- * During a scale-out cooldown only a larger capacity than the one already asked for is applied;
- * no scale-in happens during either cooldown. Out wins over in; in happens only when every target
- * policy agrees.
+ * Application Auto Scaling in the simulation. Every 10 s the metrics are sampled (what each one
+ * reads: `scaling-metrics.ts`); each policy turns them into datapoints of its period. Target
+ * tracking scales out after three datapoints above its target, to ceil(instances × metric /
+ * target), and in after fifteen minutes below 90% of it; a step policy acts while its alarm (M of
+ * N datapoints) is in ALARM, again every minute. During a scale-out cooldown only a larger
+ * capacity than the one already asked for is applied; no scale-in happens during either cooldown.
+ * Out wins over in; in happens only when every target policy agrees.
  */
-import { backlogPerInstance } from "../../../shared/domain/fleet-reading.ts";
 import { AWS_BEHAVIOUR } from "../aws-behaviour.ts";
-import type {
-  AlarmShape,
-  PolicyShape,
-  ScalingMetric,
-  StepPolicyShape,
-  TargetTrackingShape,
-} from "../shape.ts";
+import type { AlarmShape, PolicyShape, StepPolicyShape, TargetTrackingShape } from "../shape.ts";
 import type { SimEndpoint } from "./endpoint-sim.ts";
+import { metricValue, SAMPLE_SECONDS, type Sample } from "./scaling-metrics.ts";
 import type { SimQueue } from "./sqs-sim.ts";
 
-const S = AWS_BEHAVIOUR.scaling;
-/** What the scale-in guard reads of a single instance: no instance fewer is possible. */
-const ONE_INSTANCE = 1_000;
-/** Seconds between metric samples. */
-export const SAMPLE_SECONDS = S.highResolutionPeriodSeconds;
+export { SAMPLE_SECONDS } from "./scaling-metrics.ts";
 
-interface Sample {
-  readonly invocations: number;
-  readonly concurrency: number;
-  readonly inService: number;
-  readonly visible: number;
-  /** Items arrived and neither decided nor dead-lettered: visible and in flight. */
-  readonly backlog: number;
-  readonly desired: number;
-  readonly oldestAge: number;
-}
+const S = AWS_BEHAVIOUR.scaling;
 
 /** A capacity change and the policy that made it. */
 export interface ScaleEvent {
@@ -164,14 +145,17 @@ export class SimScaler {
     const period = p.kind === "target" ? p.periodSeconds : p.alarm.periodSeconds;
     if (Math.round(now) % period !== 0) return undefined;
     const metric = p.kind === "target" ? p.metric : p.alarm.metric;
-    const read = this.metricValue(metric, period / SAMPLE_SECONDS);
+    const read = metricValue(this.samples, metric, period / SAMPLE_SECONDS);
     const value = p.kind === "target" && p.cap !== undefined ? Math.min(p.cap, read) : read;
     state.values.push(value);
     this.datapoints.push({ at: now, policy: p.name, value });
     if (p.kind === "target") {
       if (Math.round(now) % S.standardPeriodSeconds === 0)
         state.minutes.push(
-          Math.min(p.cap ?? Infinity, this.metricValue(metric, S.standardPeriodSeconds / SAMPLE_SECONDS)),
+          Math.min(
+            p.cap ?? Infinity,
+            metricValue(this.samples, metric, S.standardPeriodSeconds / SAMPLE_SECONDS),
+          ),
         );
       return this.target(state, p, now, desired, inService, value);
     }
@@ -237,34 +221,6 @@ export class SimScaler {
     // A step up never lowers the capacity, nor a step down raises it.
     if (step.adjustment > 0 ? to <= desired : to >= desired) return undefined;
     return { to, policy: p.name };
-  }
-
-  /** The metric over the last `count` samples. */
-  private metricValue(metric: ScalingMetric, count: number): number {
-    const window = this.samples.slice(-count);
-    const last = window[window.length - 1]!;
-    const instances = Math.max(1, last.inService);
-    switch (metric) {
-      case "invocationsPerInstance":
-        // A per-minute figure, whatever the period.
-        return (window.reduce((s, x) => s + x.invocations, 0) / instances) * (60 / (count * SAMPLE_SECONDS));
-      case "concurrentRequestsPerModel":
-        return window.reduce((s, x) => s + x.concurrency, 0) / window.length;
-      case "concurrentRequestsWithOneFewer": {
-        const concurrency = window.reduce((s, x) => s + x.concurrency, 0) / window.length;
-        return last.inService > 1 ? (concurrency * last.inService) / (last.inService - 1) : ONE_INSTANCE;
-      }
-      case "oldestMessageAge":
-        return Math.max(...window.map((x) => x.oldestAge));
-      case "visibleMessages":
-        return last.visible;
-      case "backlogPerInstance":
-        return backlogPerInstance({
-          visible: last.visible,
-          inFlight: last.backlog - last.visible,
-          desiredInstances: last.desired,
-        });
-    }
   }
 }
 
