@@ -3,7 +3,8 @@
  * flag and publish lease, the targets' at-most-once ledger, and the index attributes that list a
  * record by time and, while it waits for review or once reviewed, in its list (a status change
  * moves it between lists in the same write; bounded reads: `dynamodb-decision-reads.ts`). How a
- * record is stored as an item: `decision-item.ts`. ValidationException: permanent
+ * record is stored as an item: `decision-item.ts`; the messages' failure notes beside the records:
+ * `dynamodb-failure-notes.ts`. ValidationException: permanent
  * (StoreRejectedError), else it may pass (`dynamodb-calls.ts`). Nothing above imports the SDK.
  */
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
@@ -36,6 +37,7 @@ import { stripKeys, toItem } from "./decision-item.ts";
 import { getMany } from "./dynamodb-batch-get.ts";
 import { tableCall } from "./dynamodb-calls.ts";
 import * as reads from "./dynamodb-decision-reads.ts";
+import * as failures from "./dynamodb-failure-notes.ts";
 import * as reviews from "./dynamodb-review-writes.ts";
 import { transitionUpdate } from "./dynamodb-transition.ts";
 
@@ -245,32 +247,16 @@ export class DynamoDbDecisionStore implements DecisionStore {
     return reviews.claimReview(this.table, key, claim, now, options);
   }
 
-  async noteFailure(messageId: string, reason: string, now = new Date()): Promise<number> {
-    const output = await this.call("note failure", () =>
-      this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: `FAILURE#${messageId}`, sk: "LAST" },
-          UpdateExpression: "SET #reason = :reason, #at = :at ADD #failures :one",
-          ExpressionAttributeNames: { "#reason": "reason", "#at": "at", "#failures": "failures" },
-          ExpressionAttributeValues: {
-            ":reason": reason.slice(0, 1000),
-            ":at": now.toISOString(),
-            ":one": 1,
-          },
-          ReturnValues: "UPDATED_NEW",
-        }),
-      ),
-    );
-    return Number(output.Attributes?.failures ?? 1);
+  noteFailure(messageId: string, reason: string, now = new Date()): Promise<number> {
+    return failures.noteFailure(this.failureTable, messageId, reason, now);
   }
 
-  async failureOf(messageId: string): Promise<{ reason: string; at: string } | undefined> {
-    const output = await this.call("get failure", () =>
-      this.client.send(
-        new GetCommand({ TableName: this.tableName, Key: { pk: `FAILURE#${messageId}`, sk: "LAST" } }),
-      ),
-    );
-    return output.Item ? { reason: String(output.Item.reason), at: String(output.Item.at) } : undefined;
+  failureOf(messageId: string): Promise<{ reason: string; at: string } | undefined> {
+    return failures.failureOf(this.failureTable, messageId);
+  }
+
+  /** The client, table and classified call the failure notes use. */
+  private get failureTable(): failures.FailureTable {
+    return { client: this.client, tableName: this.tableName, call: (what, run) => this.call(what, run) };
   }
 }
