@@ -104,7 +104,7 @@ export async function planFromLabels(
   // A new registered plan is tested at its share of α, and the labels held do not count toward it.
   const round = 1 + labelled.frames.filter((f) => f.plan).length;
   const tested = testedGoal(options.goal, round);
-  const registration = { round, level: tested.confidence };
+  const registration = { round, level: tested.confidence, waiting: labelled.waiting.certification };
   const plan = registeredView(
     planLabels(policy, labelled.rows, tested, frame, drawnFor?.minProbability),
     options.goal,

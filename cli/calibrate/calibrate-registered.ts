@@ -17,6 +17,8 @@ import {
 export interface Registration {
   readonly round: number;
   readonly level: number;
+  /** Certification samples of the version's earlier plans still waiting for a label. @default 0 */
+  readonly waiting?: number;
 }
 
 const pct = (x: number) => `${Number((x * 100).toFixed(2))}%`;
@@ -38,7 +40,15 @@ export function registeredView(tested: LabelPlan, goal: CertificateGoal): LabelP
 export function registrationLines(r: Registration | undefined, confidence: number): string[] {
   if (!r) return [];
   const share = `${pct(alphaShare(r.round))} of the ${pct(1 - confidence)} error budget`;
+  const waiting = r.waiting ?? 0;
+  const earlier =
+    r.round > 1 && waiting > 0
+      ? [
+          `  plan ${r.round - 1}'s sample still has ${waiting} drawn decisions waiting for a label: label them and propose before drawing again (each new plan is tested at a smaller share of the budget, and a drawn decision left unlabelled counts as wrong)`,
+        ]
+      : [];
   return [
+    ...earlier,
     `  a --request registers plan ${r.round} of this version, tested at ${pct(r.level)} confidence (${share}: the version's plans together keep to ${pct(confidence)}); its certificate rests on its own drawn decisions alone, so the labels held do not count toward it, and a drawn decision left unlabelled counts as wrong`,
   ];
 }

@@ -10,6 +10,7 @@ import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { registrationLines } from "../../cli/calibrate/calibrate-registered.ts";
 import { FsObjectStore } from "../../shared/adapters/fs-object-store.ts";
 import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
 import type { CertifiedItem } from "../../shared/domain/calibration/certificate/certificate-units.ts";
@@ -98,6 +99,11 @@ describe("a registered plan, written with its sample", () => {
       verified: true,
       labels: 250,
     });
+    // Pointed at another sample, it is not verified: it is recomputed from the one it names.
+    const source = { ...c.labelSource!, sample: "cert-other" } as typeof c.labelSource;
+    const moved = { ...v2, certificate: { ...c, labelSource: source } };
+    const verdict = await verifyCertificate({ store: run.store, policies: run.policies }, moved);
+    expect(verdict.verified).toBe(false);
   }, 60_000);
 
   it("keeps its threshold when labels are gathered after the plan for other reasons", async () => {
@@ -135,6 +141,12 @@ describe("a registered plan, written with its sample", () => {
     expect(second.plan).toMatchObject({ round: 2, level: 0.995 });
     expect(registeredZeroErrors(GOAL, 1)).toBe(160);
     expect(registeredZeroErrors(GOAL, 2)).toBe(263);
+    // What --plan prints before a second request, while the first sample still waits.
+    const lines = registrationLines({ round: 2, level: 0.995, waiting: 3 }, GOAL.confidence);
+    expect(lines[0]).toMatch(/^ {2}plan 1's sample still has 3 drawn decisions waiting for a label/);
+    expect(lines[1]).toMatch(
+      /registers plan 2 of this version, tested at 99\.5% confidence \(10% of the 5% error budget/,
+    );
   });
 });
 
