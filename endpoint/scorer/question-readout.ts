@@ -33,7 +33,7 @@ export function readQuestion(
   const masses = results.map((r) => r.allowedTokenMass).filter((m) => m !== null);
   const likelihood = combineLikelihoods(passes, results);
   const sum = (pick: (r: PassResult) => number) => results.reduce((total, r) => total + pick(r), 0);
-  const t3 = performance.now();
+  const readAt = performance.now();
   return {
     key: question.key,
     type: question.type,
@@ -65,8 +65,8 @@ export function readQuestion(
     timings: {
       renderMs: sum((r) => r.renderMs),
       evaluateMs: sum((r) => r.evaluateMs),
-      readoutMs: t3 - times.evaluatedAt,
-      totalMs: t3 - times.startedAt,
+      readoutMs: readAt - times.evaluatedAt,
+      totalMs: readAt - times.startedAt,
     },
   };
 }
