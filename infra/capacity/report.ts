@@ -2,7 +2,7 @@
  * The capacity model's printout: a table with one row per minute (backlog, instances, runs in
  * flight, refusals, dead letters) and one summary line, always of the same form:
  * `rate 10/s for 30m: 4 instances (max 4), 8 concurrent batches, decided 4,100, waiting 13,900,
- * dead-lettered 0, p99 812 s, $0.11 per 1,000, $695 per month; suggests 18 instances for 10/s (the
+ * dead-lettered 0, p99 812 s, $0.11 per 1,000, $695 per month; suggests 21 instances for 10/s (the
  * fresh row; --preamble-cached for items under a cached policy preamble)`.
  */
 import type { RunCost } from "./cost.ts";

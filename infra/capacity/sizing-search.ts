@@ -68,13 +68,15 @@ interface SizedFleet {
   readonly keptUp: boolean;
   /** The best p99 of the rate ({@link bestP99}); the count's p99 is within {@link TAIL_BAR} times it. */
   readonly bestP99Seconds?: number;
+  /** The fewest instances that keep up, tail aside (what the search gave before the tail bar). */
+  readonly keepingUpInstances?: number;
 }
 
 /**
  * The fewest instances that keep up and answer within {@link TAIL_BAR} times the best p99,
  * searched between full utilization and four times that; when even that many do not keep up, the
  * largest tried, with `keptUp` false (when they keep up but miss the tail bar, the fewest that
- * keep up, without `bestP99Seconds`).
+ * keep up, without `bestP99Seconds`). `keepingUpInstances` says how many keep up, tail aside.
  */
 export function sizeFleet(question: SizingQuestion): SizedFleet {
   const rate = question.ratePerSecond;
@@ -86,9 +88,11 @@ export function sizeFleet(question: SizingQuestion): SizedFleet {
   const best = bestP99(question, high);
   const inTime = (run: FixedRun | undefined) =>
     keptUp(rate, run) && best !== undefined && run.result.p99Seconds <= TAIL_BAR * best;
-  if (inTime(top))
-    return { run: fewest(question, low, high, top, inTime), keptUp: true, bestP99Seconds: best };
-  return { run: fewest(question, low, high, top, (run) => keptUp(rate, run)), keptUp: true };
+  const keeping = fewest(question, low, high, top, (run) => keptUp(rate, run));
+  if (!inTime(top)) return { run: keeping, keptUp: true };
+  // Answering in time implies keeping up: the search starts at the count that keeps up.
+  const timely = fewest(question, keeping.instances, high, top, inTime);
+  return { run: timely, keptUp: true, bestP99Seconds: best, keepingUpInstances: keeping.instances };
 }
 
 /** The fewest instances in [low, high] whose run passes `ok` (the run at `high`, `top`, does). */

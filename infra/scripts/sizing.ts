@@ -91,13 +91,13 @@ type Row = FixedRun;
 
 /** The fewest instances that keep up at `rate` with `workload`'s items, within the tail bar when any count meets it. */
 const size = (base: PipelineShape, rate: number, workload: Workload) => {
-  const { run, keptUp, bestP99Seconds } = sizeFleet({
+  const { run, keptUp, bestP99Seconds, keepingUpInstances } = sizeFleet({
     base,
     ratePerSecond: rate,
     secondsPerItem: perItem(workload),
     durationSeconds: seconds,
   });
-  return { row: run, keptUp, bestP99Seconds };
+  return { row: run, keptUp, bestP99Seconds, keepingUpInstances };
 };
 
 /**
@@ -114,13 +114,6 @@ const statusIndexed = Object.values(template.Resources).some(
       }[]
     ).some((index) => index.KeySchema.some((k) => k.KeyType === "HASH" && k.AttributeName === "status")),
 );
-
-/** The p99 cell: the count's p99 and the best p99 of the rate, or that no count met the tail bar. */
-function tail(p99: number, best: number | undefined): string {
-  return best === undefined
-    ? `${formatSeconds(p99)} (keeps up; no count up to 4x busy is within ${TAIL_BAR}x the best)`
-    : `${formatSeconds(p99)} (${formatSeconds(best)})`;
-}
 
 /** The quotas a deployment of this size meets. */
 function quotas(row: Row, rate: number, keptUp: boolean): string {
@@ -153,16 +146,16 @@ function liveTable(base: PipelineShape): void {
     `a count keeps up (no dead letters, under half a minute of arrivals waiting at the end) and answers within ${TAIL_BAR}x the best p99 of the rate (an ideal router on four times the busy count)`,
   );
   console.log(
-    "\n| items/s | workload | instances | decide concurrency (peak / MaximumConcurrency) | p99 (best) | $ per 1,000 | $ per month | quotas to raise |",
+    "\n| items/s | workload | instances | decide concurrency (peak / MaximumConcurrency) | p99 | $ per 1,000 | $ per month | best p99 of the rate | keeping up alone | quotas to raise |",
   );
-  console.log("|---|---|---|---|---|---|---|---|");
+  console.log("|---|---|---|---|---|---|---|---|---|---|");
   for (const rate of values.rates.split(",").map(Number)) {
     for (const workload of ["fresh", "preambleCached"] as const) {
-      const { row, keptUp, bestP99Seconds: best } = size(base, rate, workload);
+      const { row, keptUp, bestP99Seconds: best, keepingUpInstances } = size(base, rate, workload);
       const label = workload === "fresh" ? "fresh" : "cached preamble";
       if (!row) {
         console.log(
-          `| ${rate} | ${label} | the topology derives no stack for this many instances | | | | | |`,
+          `| ${rate} | ${label} | the topology derives no stack for this many instances | | | | | | | |`,
         );
         continue;
       }
@@ -183,8 +176,10 @@ function liveTable(base: PipelineShape): void {
           ? String(row.instances)
           : `none: ${row.instances} decide ${Math.round(r.decided / seconds)}/s (${ideal} busy ones would be needed)`,
         `${r.peakConcurrency} / ${row.shape.intake.maxConcurrency ?? "none"}`,
-        keptUp ? tail(r.p99Seconds, best) : "grows",
+        keptUp ? formatSeconds(r.p99Seconds) : "grows",
         ...money,
+        keptUp ? (best === undefined ? `no count within ${TAIL_BAR}x` : formatSeconds(best)) : "",
+        keepingUpInstances === undefined ? "" : String(keepingUpInstances),
         quotas(row, rate, keptUp),
       ];
       console.log(`| ${cells.join(" | ")} |`);

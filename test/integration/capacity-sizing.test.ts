@@ -70,7 +70,9 @@ describe("decide capacity and npm run sizing", () => {
       expect(match, summary).not.toBeNull();
       const [, , peak, batches, seconds, thousand, month, suggested, row] = match!;
       expect(Number(peak)).toBe(count);
-      expect(`${batches} / ${batches}`).toBe(concurrency);
+      // Capacity prints the peak; sizing prints the peak and the mapping's MaximumConcurrency (1.5 per
+      // instance, rounded down), which the peak need not reach (30 of 31 on 21 instances).
+      expect(concurrency.split(" / ")[0]).toBe(batches);
       expect(seconds).toBe(p99);
       expect([thousand, month]).toEqual([perThousand, perMonth]);
       expect(Number(suggested)).toBe(count);
