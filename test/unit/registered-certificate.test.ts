@@ -20,6 +20,7 @@ import {
   registeredZeroErrors,
   registerPlan,
 } from "../../shared/domain/calibration/certificate/registered-plan.ts";
+import { fieldText } from "../../shared/domain/calibration/proposal-check.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { type Policy, parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { verifyCertificate } from "../../shared/use-cases/certificate-labels.ts";
@@ -89,6 +90,8 @@ describe("a registered plan, written with its sample", () => {
     const v2 = await propose(run);
     const c = v2.certificate!;
     expect(c.method).toBe("pre-registered sample");
+    // Apply's line names its kind.
+    expect(fieldText("certificate", c)).toMatch(/, 250 labels \(pre-registered sample cert-/);
     expect(c.labels).toBe(250);
     expect(c.kinds?.audit ?? 0).toBe(0);
     expect(c.kinds?.escalation ?? 0).toBe(0);

@@ -175,8 +175,18 @@ export function checkProposal(current: Policy, proposed: Policy): ProposalCheck 
 export function fieldText(field: string, value: unknown): string {
   if (value === undefined) return "(none)";
   if (field === "certificate" && typeof value === "object" && value !== null) {
-    const c = value as { maxError: number; confidence: number; threshold: number | null; labels: number };
-    return `≤ ${(c.maxError * 100).toFixed(1)}% wrong at ${Number((c.confidence * 100).toFixed(2))}% confidence, threshold ${c.threshold ?? "none"}, ${c.labels} labels`;
+    const c = value as {
+      maxError: number;
+      confidence: number;
+      threshold: number | null;
+      labels: number;
+      registered?: { sample: string };
+    };
+    // Which kind it is: a registered plan's sample, or learn-then-test on the labels held.
+    const kind = c.registered
+      ? `pre-registered sample ${c.registered.sample}`
+      : "learn-then-test on the labels held, not pre-registered";
+    return `≤ ${(c.maxError * 100).toFixed(1)}% wrong at ${Number((c.confidence * 100).toFixed(2))}% confidence, threshold ${c.threshold ?? "none"}, ${c.labels} labels (${kind})`;
   }
   if (numbers(value)) return `[${value.join(", ")}]`;
   return typeof value === "string" ? value : JSON.stringify(value);
