@@ -15,6 +15,7 @@ import { Construct } from "constructs";
 import { decideConcurrency } from "../../shared/domain/capacity-plan.ts";
 import type { RuleDelivery } from "../../shared/domain/dead-letters.ts";
 import { FUNCTION_ENV } from "../../shared/domain/function-env.ts";
+import { EVENT_SOURCE_MAPPINGS } from "../../shared/domain/topology/event-source-mapping.ts";
 import {
   MEASURED_SECONDS_PER_ITEM,
   METRICS,
@@ -285,9 +286,7 @@ export class DecisionPipeline extends Construct {
           timeoutSeconds: TARGET_FUNCTION.timeoutSeconds,
           tableAccess,
         },
-        sources: [
-          { queue, batchSize: TARGET_FUNCTION.batchSize, maxConcurrency: TARGET_FUNCTION.maxConcurrency },
-        ],
+        sources: [{ queue, ...EVENT_SOURCE_MAPPINGS.target }],
       }).function;
     const autoAction = consumer(
       "AutoAction",
