@@ -72,7 +72,7 @@ describe("decide capacity and npm run sizing", () => {
       expect(Number(peak)).toBe(count);
       // Capacity prints the peak; sizing prints the peak and the mapping's MaximumConcurrency (1.5 per
       // instance, rounded down), which the peak need not reach (30 of 31 on 21 instances).
-      expect(concurrency.split(" / ")[0]).toBe(batches);
+      expect(concurrency?.split(" / ")[0]).toBe(batches);
       expect(seconds).toBe(p99);
       expect([thousand, month]).toEqual([perThousand, perMonth]);
       expect(Number(suggested)).toBe(count);
