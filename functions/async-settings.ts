@@ -32,9 +32,10 @@ export function asyncLaneFromEnv(env: NodeJS.ProcessEnv = process.env): AsyncLan
   const objects = batchFilesFromEnv(env);
   if (!objects) throw new Error("environment variable BATCH_BUCKET (or BATCH_FOLDER) is required");
   const bucket = env[FUNCTION_ENV.BATCH_BUCKET] || requireEnv(FUNCTION_ENV.ASYNC_LOCATION_BUCKET, env);
+  const model = env[FUNCTION_ENV.ASYNC_MODEL];
   return {
     endpointName: requireEnv(FUNCTION_ENV.ASYNC_ENDPOINT_NAME, env),
-    ...(env[FUNCTION_ENV.ASYNC_MODEL] ? { model: env[FUNCTION_ENV.ASYNC_MODEL] } : {}),
+    ...(model ? { model } : {}),
     objects,
     bucket,
     records: new DynamoDbAsyncObjectStore(dynamoClient(env), requireEnv(FUNCTION_ENV.DECISIONS_TABLE, env)),

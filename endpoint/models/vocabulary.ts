@@ -31,16 +31,16 @@ export interface Vocabulary {
 /** Options of {@link buildVocabulary}. */
 export interface VocabularyOptions {
   /** Total size to reach by adding synthetic pieces; at least the natural size. @default natural size */
-  readonly size?: number;
+  readonly size?: number | undefined;
   /** Extra whole words to make single tokens. @default none */
-  readonly extraWords?: readonly string[];
+  readonly extraWords?: readonly string[] | undefined;
   /**
    * Words to hold in every common form: lower, Capitalized and UPPER case, each with and without
    * the space marker (so "Refund", "REFUND" and a word right after a quote are one token). @default none
    */
   readonly wordForms?: readonly string[];
   /** Extra raw pieces added as they are (tests use them to build deliberately bad tokenizers). @default none */
-  readonly extraPieces?: readonly string[];
+  readonly extraPieces?: readonly string[] | undefined;
   /** Extra pieces with their merge scores (higher merges first), after all the others. @default none */
   readonly scoredPieces?: readonly (readonly [string, number])[];
 }

@@ -8,7 +8,7 @@
  * works the same against both.
  */
 import type { SqsQueue } from "../../shared/adapters/sqs-queue.ts";
-import type { DeadLetterRoutes, DeadLetterSource, RuleDelivery } from "../../shared/domain/dead-letters.ts";
+import type { DeadLetterRoutes, RuleDelivery } from "../../shared/domain/dead-letters.ts";
 import { MAX_RECEIVE_COUNT, type RuleName } from "../../shared/domain/topology.ts";
 
 /** The local SQS's ARN prefix (its account and region). */
@@ -99,7 +99,7 @@ export function localRoutes(
     queueUrl,
     deliver,
   });
-  const routes: Partial<Record<DeadLetterSource, DeadLetterRoutes[DeadLetterSource]>> = {
+  const routes: DeadLetterRoutes = {
     intake: { dlqUrl: queues.deadLetters.url, queueUrl: queues.intake.url },
     review: { dlqUrl: targets.review.dlq, queueUrl: targets.review.queue },
     "auto-action": { dlqUrl: targets.autoAction.dlq, queueUrl: targets.autoAction.queue },

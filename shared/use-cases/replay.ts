@@ -20,13 +20,13 @@ import { eventFor } from "./record-event.ts";
 /** Which dead letters to send home. */
 export interface ReplayFilter {
   /** Only items naming this policy. */
-  readonly policy?: string;
+  readonly policy?: string | undefined;
   /** Only letters whose failure reason contains this text (case-insensitive). */
-  readonly reason?: string;
+  readonly reason?: string | undefined;
   /** Only letters first sent at least this long ago. */
-  readonly olderThanMs?: number;
+  readonly olderThanMs?: number | undefined;
   /** Only letters first sent at most this long ago. */
-  readonly newerThanMs?: number;
+  readonly newerThanMs?: number | undefined;
 }
 
 /** Sends one dead letter home; throws when it could not. */

@@ -14,10 +14,10 @@ export type Item = Record<string, unknown>;
 /** What the index reads call on the table. */
 export interface IndexTable {
   query(input: Omit<QueryCommandInput, "TableName">): Promise<{
-    Items?: Item[];
-    LastEvaluatedKey?: Item;
-    Count?: number;
-    ScannedCount?: number;
+    Items?: Item[] | undefined;
+    LastEvaluatedKey?: Item | undefined;
+    Count?: number | undefined;
+    ScannedCount?: number | undefined;
   }>;
 }
 
@@ -68,10 +68,10 @@ export interface MergedPage {
 interface Stream {
   readonly partition: Partition;
   readonly buffer: Item[];
-  start?: Item;
+  start?: Item | undefined;
   done: boolean;
   /** The sort key of the last entry evaluated, while there are more. */
-  frontier?: string;
+  frontier?: string | undefined;
 }
 
 /** The bounds of a page that continues after `after`. */

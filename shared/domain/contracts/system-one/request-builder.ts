@@ -18,7 +18,7 @@ export interface DeclaredQuestion {
   /** choice: in order; score: levels low to high (ids unused); noul: `true` and `false`, or none for "Yes" / "No". */
   readonly options?: readonly DecisionOption[];
   /** @default "declared" */
-  readonly optionOrder?: OptionOrder;
+  readonly optionOrder?: OptionOrder | undefined;
 }
 
 /** The System One question for declared options: the options become the criteria of its type. */
