@@ -89,7 +89,7 @@ export function sizeFleet(question: SizingQuestion): SizedFleet {
   const inTime = (run: FixedRun | undefined) =>
     keptUp(rate, run) && best !== undefined && run.result.p99Seconds <= TAIL_BAR * best;
   const keeping = fewest(question, low, high, top, (run) => keptUp(rate, run));
-  if (!inTime(top)) return { run: keeping, keptUp: true };
+  if (best === undefined || !inTime(top)) return { run: keeping, keptUp: true };
   // Answering in time implies keeping up: the search starts at the count that keeps up.
   const timely = fewest(question, keeping.instances, high, top, inTime);
   return { run: timely, keptUp: true, bestP99Seconds: best, keepingUpInstances: keeping.instances };
