@@ -27,11 +27,11 @@ export interface BoundEvidence {
   readonly units: number;
   readonly errors: number;
   /** Fay–Feuer, with the weights scaled to sum to 1: Σ w over the wrong units. */
-  readonly weightedErrors?: number;
+  readonly weightedErrors?: number | undefined;
   /** Σ w² over the wrong units. */
-  readonly squaredErrorWeights?: number;
+  readonly squaredErrorWeights?: number | undefined;
   /** The largest weight of any unit. */
-  readonly maxWeight?: number;
+  readonly maxWeight?: number | undefined;
 }
 
 /** `x` rounded up to 6 significant digits. */
