@@ -13,7 +13,7 @@ import { type EventPattern, matchesPattern } from "../shared/domain/event-patter
 import { counted } from "../shared/domain/plural.ts";
 import { CommandError, integerFlag, MissingSettingError, UsageError } from "./args.ts";
 import type { CommandEnv, CommandIo, OneShotCommand, Printed } from "./command.ts";
-import { terminalSafeJson } from "./terminal.ts";
+import { terminalSafeJson } from "./terminal/terminal.ts";
 
 export const eventsUsage = `decide events [--follow] [--detail-type TYPE]... [--policy ID]... [--pattern JSON] [--last 10]
               [--bus-url URL] [--one-line]

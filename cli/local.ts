@@ -18,8 +18,8 @@ import { integerFlag } from "./args.ts";
 import type { CommandEnv, CommandIo, LongRunningCommand } from "./command.ts";
 import { envFileText } from "./env-file.ts";
 import { npmTookFlags } from "./npm-flags.ts";
-import { startupProgress } from "./startup-progress.ts";
-import { type StatusLine, statusLine } from "./terminal.ts";
+import { startupProgress } from "./terminal/startup-progress.ts";
+import { type StatusLine, statusLine } from "./terminal/terminal.ts";
 
 export const localUsage = `decide local [--model file.gguf | --endpoint-url URL] [--fresh] [--no-samples] [--data-dir .cache/local]
              [--models-dir .cache/demo-models] [--port-base N] [--port 8080] [--dynamodb-port 8000] [--sqs-port 9324] [--bus-port 9195] [--review-port 8090]

@@ -7,8 +7,8 @@ import { CommandError, UsageError } from "./args.ts";
 import { type Command, runCommand } from "./command.ts";
 import { applyEnvFile, ENV_FILE_USAGE, takeEnvFileFlag } from "./env-file.ts";
 import { flagProblem } from "./flag-errors.ts";
-import { onTerminal, slowStep } from "./slow-step.ts";
 import { closest } from "./suggest.ts";
+import { onTerminal, slowStep } from "./terminal/slow-step.ts";
 
 /** A command's module: its parse, run and print steps, and its usage text. */
 interface CommandModule {

@@ -19,8 +19,8 @@ import { MissingSettingError, UsageError } from "./args.ts";
 import { AWS_FLAGS, awsOptions, publisherTo, queueAt } from "./aws.ts";
 import type { CommandEnv, CommandIo, OneShotCommand, Printed } from "./command.ts";
 import { openInput } from "./input-file.ts";
-import { onTerminal, slowStep } from "./slow-step.ts";
-import { exitCodeFor, refusedLineText, statusLine } from "./terminal.ts";
+import { onTerminal, slowStep } from "./terminal/slow-step.ts";
+import { exitCodeFor, refusedLineText, statusLine } from "./terminal/terminal.ts";
 
 export const publishUsage = `decide publish <file.jsonl | file.csv | -> [--queue-url URL | --event-bus NAME] [--region R] [--profile P]
                [--policies-dir events/policies] [--format jsonl|csv] [--resume-file F] [--dry-run]

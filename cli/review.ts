@@ -2,11 +2,11 @@
  * `decide review`: the lead's side of the review queue. `gold --file gold.jsonl` makes decided
  * items with known answers gold items (mixed into the queue unmarked, each reviewer's answer
  * measured); `accuracy --policy P` prints each reviewer's accuracy on them, with what a target
- * needs of reviewers (`shared/domain/calibration/reviewer-plan.ts`).
+ * needs of reviewers (`shared/domain/calibration/certificate/reviewer-plan.ts`).
  */
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
-import { reviewerPlanLines } from "../shared/domain/calibration/reviewer-plan.ts";
+import { reviewerPlanLines } from "../shared/domain/calibration/certificate/reviewer-plan.ts";
 import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import {
@@ -14,8 +14,8 @@ import {
   GOLD_MAX_REVIEWS,
   parseGoldFile,
   type ReviewerAccuracy,
-} from "../shared/domain/review-gold.ts";
-import { type GoldLoad, loadGold, reviewerAccuracyOf } from "../shared/use-cases/gold-items.ts";
+} from "../shared/domain/review/review-gold.ts";
+import { type GoldLoad, loadGold, reviewerAccuracyOf } from "../shared/use-cases/review/gold-items.ts";
 import { CommandError, integerFlag, requiredFlag, settingFrom, UsageError } from "./args.ts";
 import { AWS_FLAGS, awsOptions, decisionStore } from "./aws.ts";
 import type { CommandEnv, OneShotCommand } from "./command.ts";

@@ -14,7 +14,7 @@ import { allTime, type DecisionStore, everyDecision } from "../shared/domain/dec
 import { CLI_ENV, FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import { countHandling, type HandlingCounts, handlingText } from "../shared/domain/routing.ts";
-import { verifyCertificate } from "../shared/use-cases/certificate-labels.ts";
+import { verifyCertificate } from "../shared/use-cases/calibration/certificate-labels.ts";
 import { replayFiltered } from "../shared/use-cases/replay.ts";
 import { settingFrom, sinceFlag } from "./args.ts";
 import { asyncObjectStore, awsOptions, decisionStore, queueAt } from "./aws.ts";

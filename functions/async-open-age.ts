@@ -7,7 +7,7 @@
  * notification never came or whose result step keeps failing.
  */
 import { type Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
-import type { AsyncObject } from "../shared/domain/async-objects.ts";
+import type { AsyncObject } from "../shared/domain/async/async-objects.ts";
 import { ASYNC_METRICS, type AsyncSource, METRICS } from "../shared/domain/topology.ts";
 
 /** Open objects read per measurement: listed oldest first, so a lane's oldest is among them unless the other lane holds more. */

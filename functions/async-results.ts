@@ -22,11 +22,11 @@ import {
 } from "../shared/domain/topology.ts";
 import { type ResultDependencies, settleNotification } from "../shared/use-cases/async/async-results.ts";
 import { asyncLaneFromEnv, laneQueuesFromEnv } from "./async-settings.ts";
-import { positiveInteger } from "./config.ts";
 import { endpointFromEnv } from "./decide.ts";
-import { sharedDependencies, withBatches } from "./dependencies.ts";
-import { lazy } from "./lazy.ts";
-import { sqsBatchHandler } from "./sqs-batch-handler.ts";
+import { positiveInteger } from "./support/config.ts";
+import { sharedDependencies, withBatches } from "./support/dependencies.ts";
+import { lazy } from "./support/lazy.ts";
+import { sqsBatchHandler } from "./support/sqs-batch-handler.ts";
 
 const logger = new Logger({ serviceName: ASYNC_METRICS.service.results });
 const metrics = new Metrics({

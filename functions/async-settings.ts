@@ -6,14 +6,14 @@
 import { DynamoDbAsyncObjectStore } from "../shared/adapters/dynamodb/dynamodb-async-objects.ts";
 import { SageMakerAsyncInvoker } from "../shared/adapters/sagemaker-async.ts";
 import { SqsQueue } from "../shared/adapters/sqs-queue.ts";
-import type { AsyncObjectStore, InvokesAsync } from "../shared/domain/async-objects.ts";
+import type { AsyncObjectStore, InvokesAsync } from "../shared/domain/async/async-objects.ts";
 import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import type { ObjectStore } from "../shared/domain/object-store.ts";
 import type { AsyncSource } from "../shared/domain/topology.ts";
 import type { LaneQueues } from "../shared/use-cases/async/async-failures.ts";
-import { dynamoClient, sagemakerClient, sqsClient } from "./clients.ts";
-import { requireEnv } from "./config.ts";
-import { batchFilesFromEnv } from "./dependencies.ts";
+import { dynamoClient, sagemakerClient, sqsClient } from "./support/clients.ts";
+import { requireEnv } from "./support/config.ts";
+import { batchFilesFromEnv } from "./support/dependencies.ts";
 
 /** The async lane's adapters. */
 export interface AsyncLaneAdapters {

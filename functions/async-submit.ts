@@ -19,10 +19,10 @@ import { type SubmitDependencies, submitItems } from "../shared/use-cases/async/
 import { decideMessage } from "../shared/use-cases/decide-message.ts";
 import { emitOldestOpenAges, OPEN_OBJECTS_READ } from "./async-open-age.ts";
 import { asyncLaneFromEnv, sourceOf } from "./async-settings.ts";
-import { positiveInteger } from "./config.ts";
-import { sharedDependencies, withBatches } from "./dependencies.ts";
-import { lazy } from "./lazy.ts";
-import { tracer } from "./tracing.ts";
+import { positiveInteger } from "./support/config.ts";
+import { sharedDependencies, withBatches } from "./support/dependencies.ts";
+import { lazy } from "./support/lazy.ts";
+import { tracer } from "./support/tracing.ts";
 
 const logger = new Logger({ serviceName: ASYNC_METRICS.service.submit });
 const metrics = new Metrics({

@@ -19,9 +19,9 @@ import type { PolicyAudit } from "../shared/domain/audit/policy-audit.ts";
 import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import { AUDIT, METRICS } from "../shared/domain/topology.ts";
 import { estimateAutoErrors, windowStart } from "../shared/use-cases/audit-estimate.ts";
-import { positiveInteger } from "./config.ts";
-import { type SharedDependencies, sharedDependencies } from "./dependencies.ts";
-import { tracer } from "./tracing.ts";
+import { positiveInteger } from "./support/config.ts";
+import { type SharedDependencies, sharedDependencies } from "./support/dependencies.ts";
+import { tracer } from "./support/tracing.ts";
 
 const logger = new Logger({ serviceName: METRICS.service.audit });
 

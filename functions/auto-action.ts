@@ -7,8 +7,8 @@
 import { METRICS } from "../shared/domain/topology.ts";
 import { type ApplyOutcome, applyDecision } from "../shared/use-cases/apply-decision.ts";
 import type { DecisionMadeDetail } from "../shared/use-cases/event-authority.ts";
-import { type SharedDependencies, sharedDependencies } from "./dependencies.ts";
-import { createEventQueueHandler, type EventOutcome } from "./event-queue-handler.ts";
+import { type SharedDependencies, sharedDependencies } from "./support/dependencies.ts";
+import { createEventQueueHandler, type EventOutcome } from "./support/event-queue-handler.ts";
 
 /** The handler for given dependencies; `onOutcome` lets tests and the local mode count effects. */
 export function createAutoActionHandler(

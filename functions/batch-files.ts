@@ -15,9 +15,9 @@ import {
   batchIdOfRequest,
   writeBatchFiles,
 } from "../shared/use-cases/batch-files.ts";
-import { batchJobFromEnv } from "./dependencies.ts";
-import { lazy } from "./lazy.ts";
-import { sqsBatchHandler } from "./sqs-batch-handler.ts";
+import { batchJobFromEnv } from "./support/dependencies.ts";
+import { lazy } from "./support/lazy.ts";
+import { sqsBatchHandler } from "./support/sqs-batch-handler.ts";
 
 const logger = new Logger({ serviceName: METRICS.service.batchFiles });
 const metrics = new Metrics({

@@ -16,11 +16,11 @@ import { SqsQueue } from "../shared/adapters/sqs-queue.ts";
 import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import { BATCH_LANE } from "../shared/domain/topology.ts";
 import { type IntakeDependencies, runIntake } from "../shared/use-cases/batch-intake.ts";
-import { sqsClient } from "./clients.ts";
-import { requireEnv } from "./config.ts";
-import { batchJobFromEnv } from "./dependencies.ts";
-import { lazy } from "./lazy.ts";
-import { tracer } from "./tracing.ts";
+import { sqsClient } from "./support/clients.ts";
+import { requireEnv } from "./support/config.ts";
+import { batchJobFromEnv } from "./support/dependencies.ts";
+import { lazy } from "./support/lazy.ts";
+import { tracer } from "./support/tracing.ts";
 
 const logger = new Logger({ serviceName: "batch-intake" });
 

@@ -25,12 +25,12 @@ import {
   failureReason,
   settleFailedDelivery,
 } from "../shared/use-cases/failed-delivery.ts";
-import { dynamoClient, sagemakerClient, sqsClient } from "./clients.ts";
-import { decideSettings, deliverySettings } from "./config.ts";
-import { batchDependenciesFromEnv, sharedDependencies } from "./dependencies.ts";
 import { emitOldestItemAges } from "./item-age.ts";
-import { lazy } from "./lazy.ts";
-import { sqsBatchHandler } from "./sqs-batch-handler.ts";
+import { dynamoClient, sagemakerClient, sqsClient } from "./support/clients.ts";
+import { decideSettings, deliverySettings } from "./support/config.ts";
+import { batchDependenciesFromEnv, sharedDependencies } from "./support/dependencies.ts";
+import { lazy } from "./support/lazy.ts";
+import { sqsBatchHandler } from "./support/sqs-batch-handler.ts";
 
 const logger = new Logger({ serviceName: METRICS.service.decide });
 // Metrics warnings (such as an empty flush) go through the logger, so its level governs them.

@@ -12,10 +12,10 @@ import type { z } from "zod";
 import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import { DRIFT } from "../shared/domain/topology.ts";
 import { runDriftCheck } from "../shared/use-cases/drift-check.ts";
-import { positiveInteger } from "./config.ts";
-import { type SharedDependencies, sharedDependencies } from "./dependencies.ts";
-import { lazy } from "./lazy.ts";
-import { tracer } from "./tracing.ts";
+import { positiveInteger } from "./support/config.ts";
+import { type SharedDependencies, sharedDependencies } from "./support/dependencies.ts";
+import { lazy } from "./support/lazy.ts";
+import { tracer } from "./support/tracing.ts";
 
 const logger = new Logger({ serviceName: "drift" });
 

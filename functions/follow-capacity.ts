@@ -20,10 +20,10 @@ import { systemClock } from "../shared/domain/clock.ts";
 import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import { CAPACITY_FOLLOWER, METRICS } from "../shared/domain/topology.ts";
 import { type FollowCapacityDependencies, followCapacity } from "../shared/use-cases/follow-capacity.ts";
-import { dynamoClient, lambdaClient, sagemakerControlClient, sqsClient } from "./clients.ts";
-import { positiveNumber, requireEnv } from "./config.ts";
-import { lazy } from "./lazy.ts";
-import { tracer } from "./tracing.ts";
+import { dynamoClient, lambdaClient, sagemakerControlClient, sqsClient } from "./support/clients.ts";
+import { positiveNumber, requireEnv } from "./support/config.ts";
+import { lazy } from "./support/lazy.ts";
+import { tracer } from "./support/tracing.ts";
 
 const logger = new Logger({ serviceName: METRICS.service.capacityFollower });
 

@@ -17,11 +17,11 @@ import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
 import { ENDPOINT_PROBER } from "../shared/domain/topology/prober.ts";
 import { METRICS } from "../shared/domain/topology.ts";
 import { type ProbeEndpointDependencies, probeEndpoint } from "../shared/use-cases/probe-endpoint.ts";
-import { sagemakerClient, sagemakerControlClient } from "./clients.ts";
-import { positiveNumber, requireEnv } from "./config.ts";
-import { BUNDLED_POLICIES } from "./dependencies.ts";
-import { lazy } from "./lazy.ts";
-import { tracer } from "./tracing.ts";
+import { sagemakerClient, sagemakerControlClient } from "./support/clients.ts";
+import { positiveNumber, requireEnv } from "./support/config.ts";
+import { BUNDLED_POLICIES } from "./support/dependencies.ts";
+import { lazy } from "./support/lazy.ts";
+import { tracer } from "./support/tracing.ts";
 
 const logger = new Logger({ serviceName: ENDPOINT_PROBER.service });
 

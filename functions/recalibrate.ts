@@ -14,12 +14,15 @@ import type { z } from "zod";
 import { S3ObjectStore } from "../shared/adapters/s3-object-store.ts";
 import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import { RECALIBRATION } from "../shared/domain/topology.ts";
-import { type ProposalDependencies, proposeCalibrations } from "../shared/use-cases/propose-calibration.ts";
-import { s3Client } from "./clients.ts";
-import { positiveInteger, requireEnv } from "./config.ts";
-import { sharedDependencies } from "./dependencies.ts";
-import { lazy } from "./lazy.ts";
-import { tracer } from "./tracing.ts";
+import {
+  type ProposalDependencies,
+  proposeCalibrations,
+} from "../shared/use-cases/calibration/propose-calibration.ts";
+import { s3Client } from "./support/clients.ts";
+import { positiveInteger, requireEnv } from "./support/config.ts";
+import { sharedDependencies } from "./support/dependencies.ts";
+import { lazy } from "./support/lazy.ts";
+import { tracer } from "./support/tracing.ts";
 
 const logger = new Logger({ serviceName: "recalibrate" });
 

@@ -16,10 +16,10 @@ import { redriveAll, SqsQueue } from "../shared/adapters/sqs-queue.ts";
 import { DEAD_LETTER_SOURCES, queueArnOf, RETURN_KIND, routeOf } from "../shared/domain/dead-letters.ts";
 import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import { homeQueue, homeRuleTarget, replayFiltered } from "../shared/use-cases/replay.ts";
-import { sqsClient } from "./clients.ts";
-import { requireEnv } from "./config.ts";
-import { sharedDependencies } from "./dependencies.ts";
-import { tracer } from "./tracing.ts";
+import { sqsClient } from "./support/clients.ts";
+import { requireEnv } from "./support/config.ts";
+import { sharedDependencies } from "./support/dependencies.ts";
+import { tracer } from "./support/tracing.ts";
 
 const logger = new Logger({ serviceName: "replay" });
 

@@ -13,8 +13,8 @@ import {
   type VerifyToken,
 } from "../shared/adapters/review-tokens.ts";
 import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
-import { mayReview } from "../shared/domain/review.ts";
-import { requireEnv } from "./config.ts";
+import { mayReview } from "../shared/domain/review/review.ts";
+import { requireEnv } from "./support/config.ts";
 
 const logger = new Logger({ serviceName: "review-authorizer" });
 

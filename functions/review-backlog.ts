@@ -14,10 +14,10 @@ import middy from "@middy/core";
 import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import { METRICS, REVIEW } from "../shared/domain/topology.ts";
 import { reviewBacklog } from "../shared/use-cases/review/review-backlog.ts";
-import { positiveInteger } from "./config.ts";
-import { type SharedDependencies, sharedDependencies } from "./dependencies.ts";
-import { lazy } from "./lazy.ts";
-import { tracer } from "./tracing.ts";
+import { positiveInteger } from "./support/config.ts";
+import { type SharedDependencies, sharedDependencies } from "./support/dependencies.ts";
+import { lazy } from "./support/lazy.ts";
+import { tracer } from "./support/tracing.ts";
 
 const logger = new Logger({ serviceName: METRICS.service.reviewBacklog });
 

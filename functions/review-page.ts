@@ -6,10 +6,10 @@
 import { handle } from "hono/aws-lambda";
 import { reviewerFromAuthorizer } from "../shared/adapters/review-tokens.ts";
 import { createReviewApp } from "../shared/pages/review-page.ts";
-import { reviewSettings } from "./config.ts";
-import { sharedDependencies, withBatches } from "./dependencies.ts";
-import { lazy } from "./lazy.ts";
-import { tracer } from "./tracing.ts";
+import { reviewSettings } from "./support/config.ts";
+import { sharedDependencies, withBatches } from "./support/dependencies.ts";
+import { lazy } from "./support/lazy.ts";
+import { tracer } from "./support/tracing.ts";
 
 const app = lazy(async () =>
   createReviewApp({

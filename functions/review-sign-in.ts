@@ -7,7 +7,7 @@ import { handle } from "hono/aws-lambda";
 import { cognitoTokenVerifier } from "../shared/adapters/review-tokens.ts";
 import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
 import { addHostedSignIn } from "../shared/pages/hosted-sign-in.ts";
-import { requireEnv } from "./config.ts";
+import { requireEnv } from "./support/config.ts";
 
 const app = new Hono();
 addHostedSignIn(app, {

@@ -14,13 +14,13 @@ import { z } from "zod";
 import { reviewerFromAuthorizer } from "../shared/adapters/review-tokens.ts";
 import { REVIEW } from "../shared/domain/topology.ts";
 import { REVIEW_REFUSAL_STATUS } from "../shared/pages/review-refusals.ts";
-import { viewedBy } from "../shared/use-cases/gold-items.ts";
-import { markDuplicate } from "../shared/use-cases/mark-duplicate.ts";
+import { viewedBy } from "../shared/use-cases/review/gold-items.ts";
+import { markDuplicate } from "../shared/use-cases/review/mark-duplicate.ts";
 import { labelItem, ReviewError, reviseLabel } from "../shared/use-cases/review/review-decision.ts";
-import { reviewSettings } from "./config.ts";
-import { type SharedDependencies, sharedDependencies, withBatches } from "./dependencies.ts";
-import { lazy } from "./lazy.ts";
-import { tracer } from "./tracing.ts";
+import { reviewSettings } from "./support/config.ts";
+import { type SharedDependencies, sharedDependencies, withBatches } from "./support/dependencies.ts";
+import { lazy } from "./support/lazy.ts";
+import { tracer } from "./support/tracing.ts";
 
 const logger = new Logger({ serviceName: "review" });
 

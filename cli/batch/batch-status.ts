@@ -2,11 +2,11 @@
  * `decide batch status`: a batch's exact counts as a progress bar with rate and ETA, followed
  * until the batch is completed with --watch.
  */
-import { sleep } from "../../shared/domain/backoff.ts";
+import { sleep } from "../../shared/domain/backoff/backoff.ts";
 import type { BatchRecord } from "../../shared/domain/batch.ts";
 import { CommandError } from "../args.ts";
 import type { CommandIo, Printed } from "../command.ts";
-import { redrawLine } from "../terminal.ts";
+import { redrawLine } from "../terminal/terminal.ts";
 import type { BatchContext } from "./batch-context.ts";
 
 /** One line of progress: the bar, the counts, rate and ETA. */

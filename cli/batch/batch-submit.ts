@@ -20,8 +20,8 @@ import { UsageError } from "../args.ts";
 import { queueAt } from "../aws.ts";
 import type { CommandIo } from "../command.ts";
 import { cannotRead } from "../input-file.ts";
-import { intakeProgress } from "../intake-progress.ts";
-import { refusedLineText } from "../terminal.ts";
+import { intakeProgress } from "../terminal/intake-progress.ts";
+import { refusedLineText } from "../terminal/terminal.ts";
 import { type BatchWhere, context } from "./batch-context.ts";
 import { type BatchFollowed, followBatch } from "./batch-status.ts";
 

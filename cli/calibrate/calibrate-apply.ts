@@ -16,7 +16,7 @@ import { certificateOnLabelsProblem } from "../../shared/domain/calibration/cert
 import { checkProposal } from "../../shared/domain/calibration/proposal-check.ts";
 import { type Policy, PolicyError, parsePolicyText } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
-import { verifyCertificate } from "../../shared/use-cases/certificate-labels.ts";
+import { verifyCertificate } from "../../shared/use-cases/calibration/certificate-labels.ts";
 import { UsageError } from "../args.ts";
 import { awsOptions, decisionStore } from "../aws.ts";
 import type { Printed } from "../command.ts";

@@ -17,7 +17,7 @@ import { checkProposal } from "../../shared/domain/calibration/proposal-check.ts
 import type { ThresholdGoal } from "../../shared/domain/calibration/threshold.ts";
 import type { Policy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
-import type { ReviewerAgreement } from "../../shared/domain/review.ts";
+import type { ReviewerAgreement } from "../../shared/domain/review/review.ts";
 import { renderReport } from "../../shared/reports/calibration-report.ts";
 import { recentAudit } from "../../shared/use-cases/audit-estimate.ts";
 import { reviewedLabels } from "../../shared/use-cases/review/reviewed-labels.ts";

@@ -10,7 +10,7 @@ import { CONTENT_FREE_STATES, estimatePrior } from "../../shared/domain/calibrat
 import type { LabelledLogits } from "../../shared/domain/calibration/temperature.ts";
 import { readLines } from "../../shared/domain/input/lines.ts";
 import type { Policy } from "../../shared/domain/policy/policy.ts";
-import type { ReviewerAgreement } from "../../shared/domain/review.ts";
+import type { ReviewerAgreement } from "../../shared/domain/review/review.ts";
 import { UsageError } from "../args.ts";
 import { openInput } from "../input-file.ts";
 import { openScoringSource, type ScoringFlags, scoreStateRows } from "./calibrate-scoring.ts";

@@ -2,14 +2,14 @@
  * `decide calibrate --plan`: how many labels a certificate needs before anyone labels, how many
  * of those held count, and how long the audit rate takes to supply the rest
  * (`shared/domain/calibration/certificate/label-plan.ts`); with `--request N`, a certification sample of N
- * decisions put into the review queue (`shared/use-cases/request-certification.ts`), and for a
+ * decisions put into the review queue (`shared/use-cases/calibration/request-certification.ts`), and for a
  * cascade the drawn items the first model decided re-scored with the later model when a source is
  * named (`calibrate-rescore.ts`), else one line saying how many lack its answer and how to get it.
  */
 import { kindsText } from "../../shared/domain/calibration/certificate/certificate.ts";
 import { type LabelPlan, planLabels } from "../../shared/domain/calibration/certificate/label-plan.ts";
 import { chosenAutomatable } from "../../shared/domain/calibration/certificate/label-selection.ts";
-import { reviewerPlanLines } from "../../shared/domain/calibration/reviewer-plan.ts";
+import { reviewerPlanLines } from "../../shared/domain/calibration/certificate/reviewer-plan.ts";
 import { systemClock } from "../../shared/domain/clock.ts";
 import { everyDecision } from "../../shared/domain/decision-store.ts";
 import { counted } from "../../shared/domain/plural.ts";
@@ -19,7 +19,7 @@ import {
   type CertificationRequested,
   type QueueOrder,
   requestCertification,
-} from "../../shared/use-cases/request-certification.ts";
+} from "../../shared/use-cases/calibration/request-certification.ts";
 import { reviewedLabels } from "../../shared/use-cases/review/reviewed-labels.ts";
 import { UsageError } from "../args.ts";
 import { awsOptions, decisionStore } from "../aws.ts";

@@ -9,7 +9,10 @@ import type { CalibrationSummary } from "../../shared/domain/calibration/calibra
 import type { ThresholdGoal } from "../../shared/domain/calibration/threshold.ts";
 import { systemClock } from "../../shared/domain/clock.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
-import { type ProposalOutcome, proposeCalibrations } from "../../shared/use-cases/propose-calibration.ts";
+import {
+  type ProposalOutcome,
+  proposeCalibrations,
+} from "../../shared/use-cases/calibration/propose-calibration.ts";
 import { UsageError } from "../args.ts";
 import { awsOptions, decisionStore, publisherTo } from "../aws.ts";
 import type { Printed } from "../command.ts";

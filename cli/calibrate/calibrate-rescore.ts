@@ -1,7 +1,7 @@
 /**
  * `decide calibrate --rescore`: asks a cascade's second model, through the endpoint the flags
  * name, about the labelled and drawn decisions of the current version that lack its answer, and
- * records each on its decision as a re-score (`shared/use-cases/rescore-later-tiers.ts`), so that
+ * records each on its decision as a re-score (`shared/use-cases/calibration/rescore-later-tiers.ts`), so that
  * the cascade's certificate can judge every pair of thresholds instead of leaving them out. The
  * same step runs on a certification sample straight after `--plan --request N` draws it, when
  * that command names a source; without one, the plan says how many drawn items lack the answer
@@ -16,7 +16,7 @@ import {
   laterTierGap,
   type Rescored,
   rescoreLaterTiers,
-} from "../../shared/use-cases/rescore-later-tiers.ts";
+} from "../../shared/use-cases/calibration/rescore-later-tiers.ts";
 import { UsageError } from "../args.ts";
 import { awsOptions, decisionStore } from "../aws.ts";
 import type { Printed } from "../command.ts";

@@ -5,7 +5,7 @@
  * intake queue carries the topology's receive-count backstop, i.e. was synthesized from the same
  * code. An older template (or code without it) gets none: overload is then an ordinary failure.
  */
-import { overloadVisibilitySeconds } from "../../shared/domain/overload-backoff.ts";
+import { overloadVisibilitySeconds } from "../../shared/domain/backoff/overload-backoff.ts";
 import * as topology from "../../shared/domain/topology.ts";
 import type { LaneShape, OverloadShape } from "./shape.ts";
 

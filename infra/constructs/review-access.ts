@@ -17,7 +17,7 @@ import * as logs from "aws-cdk-lib/aws-logs";
 import { NagSuppressions } from "cdk-nag";
 import { Construct } from "constructs";
 import { FUNCTION_ENV } from "../../shared/domain/function-env.ts";
-import { ADMINS_GROUP, REVIEWERS_GROUP } from "../../shared/domain/review.ts";
+import { ADMINS_GROUP, REVIEWERS_GROUP } from "../../shared/domain/review/review.ts";
 import { RESERVED_CONCURRENCY, REVIEW } from "../../shared/domain/topology.ts";
 import type { functionFactory } from "./pipeline-function.ts";
 

@@ -8,7 +8,7 @@
  * their own environment: their SageMaker client reaches the stand-in, not the container.
  */
 import type { SqsQueue } from "../../shared/adapters/sqs-queue.ts";
-import { asyncItemsPerObject } from "../../shared/domain/async-objects.ts";
+import { asyncItemsPerObject } from "../../shared/domain/async/async-objects.ts";
 import { FUNCTION_ENV } from "../../shared/domain/function-env.ts";
 import {
   asyncSubmitMapping,
@@ -166,7 +166,7 @@ export async function startLocalAsyncLane(options: LocalAsyncLaneOptions): Promi
     async stop() {
       await Promise.all([submit, ...results].map((poller) => poller.stop()));
       await endpoint.stop();
-      const { destroyClients } = await import("../../functions/clients.ts");
+      const { destroyClients } = await import("../../functions/support/clients.ts");
       destroyClients(env);
     },
   };

@@ -31,7 +31,7 @@ async function intakeParts(parts: ResumeParts) {
   const { env, shared, queues } = parts;
   const { DynamoDbBatchStore } = await import("../../shared/adapters/dynamodb/dynamodb-batch-store.ts");
   const { FsObjectStore } = await import("../../shared/adapters/fs-object-store.ts");
-  const { dynamoClient } = await import("../../functions/clients.ts");
+  const { dynamoClient } = await import("../../functions/support/clients.ts");
   const { runIntake } = await import("../../shared/use-cases/batch-intake.ts");
   const { queueBatchFiles } = await import("../../shared/use-cases/batch-files.ts");
   const batches = new DynamoDbBatchStore(dynamoClient(env), env[FUNCTION_ENV.DECISIONS_TABLE]!);

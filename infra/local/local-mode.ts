@@ -127,7 +127,7 @@ async function startParts(
   const left = recoveredLine(wiring.recovered);
   if (left) say(left);
   say("review page: starting...");
-  const { sharedDependencies } = await import("../../functions/dependencies.ts");
+  const { sharedDependencies } = await import("../../functions/support/dependencies.ts");
   const shared = await sharedDependencies(env);
   // The last run's workers are gone: an event it decided but had not published yet (a stop
   // between the record and its event) goes out now. Events carry stable ids, so a repeat is harmless.
@@ -231,12 +231,12 @@ function recoveredLine(recovered: { messages: Readonly<Record<string, number>>; 
 
 /** The review pages and API on `port` (checked free first), with the local sign-in stub. */
 async function startReviewServer(
-  shared: Awaited<ReturnType<typeof import("../../functions/dependencies.ts").sharedDependencies>>,
+  shared: Awaited<ReturnType<typeof import("../../functions/support/dependencies.ts").sharedDependencies>>,
   env: Record<string, string>,
   port: number,
   started: (() => Promise<unknown>)[],
 ) {
-  const { withBatches } = await import("../../functions/dependencies.ts");
+  const { withBatches } = await import("../../functions/support/dependencies.ts");
   await ensurePortFree("review", port);
   const server = await startLocalReviewServer(
     { ...shared, ...withBatches(env), timings: REVIEW, pageSize: REVIEW.pageSize },

@@ -9,7 +9,7 @@
 import { createHash, generateKeyPairSync, type KeyObject, randomUUID, sign } from "node:crypto";
 import type { Hono } from "hono";
 import { SESSION_COOKIE } from "../../shared/adapters/review-tokens.ts";
-import { ADMINS_GROUP, REVIEWERS_GROUP } from "../../shared/domain/review.ts";
+import { ADMINS_GROUP, REVIEWERS_GROUP } from "../../shared/domain/review/review.ts";
 import { html, page } from "../../shared/pages/layout.ts";
 import { crossSiteProblem, csrfField, csrfToken } from "../../shared/pages/session.ts";
 

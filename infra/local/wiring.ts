@@ -202,7 +202,7 @@ export async function startLocalWiring(options: WiringOptions): Promise<LocalWir
       await bus.stop();
       await parts.sqs.close();
       sqs.destroy();
-      const { destroyClients } = await import("../../functions/clients.ts");
+      const { destroyClients } = await import("../../functions/support/clients.ts");
       destroyClients(env);
       await dynamo.stop();
     },
@@ -317,7 +317,7 @@ async function followCapacityLocally(
   env: NodeJS.ProcessEnv,
 ): Promise<() => Promise<void>> {
   const { DynamoDbFleetReadings } = await import("../../shared/adapters/dynamodb/dynamodb-fleet-readings.ts");
-  const { dynamoClient } = await import("../../functions/clients.ts");
+  const { dynamoClient } = await import("../../functions/support/clients.ts");
   return startLocalFollower({
     ...follow,
     intake: queues.intake,

@@ -72,7 +72,10 @@ export const MOVE_RULES: readonly MoveRule[] = [
   { from: "shared/domain/review{,-gold}.ts", to: "shared/domain/review/" },
   { from: "shared/domain/{backoff,overload-backoff}.ts", to: "shared/domain/backoff/" },
   // Near-duplicate groups and the reviewers' plan serve the certificate's labels.
-  { from: "shared/domain/calibration/{group-key,reviewer-plan}.ts", to: "shared/domain/calibration/certificate/" },
+  {
+    from: "shared/domain/calibration/{group-key,reviewer-plan}.ts",
+    to: "shared/domain/calibration/certificate/",
+  },
   // The use cases of calibration and certification; gold items and duplicates join the reviews.
   {
     from: "shared/use-cases/{certificate-labels,request-certification,rescore-later-tiers,propose-calibration,registered-certification}.ts",

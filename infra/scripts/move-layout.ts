@@ -176,9 +176,11 @@ export function withLayoutRows(
       const row = cellsOf(line);
       if (!row?.folder || !(row.folder in rules)) return line;
       const [first, holds = ""] = row.cells;
-      const note = HOLDS_NOTES.find((n) => n.folder === row.folder);
-      const named = (name: string) => holds.includes(`\`${name}`);
-      const held = note && !note.names.every(named) ? holds + note.note : holds;
+      // Every note of the folder, each added unless all its names are there already.
+      const held = HOLDS_NOTES.filter((n) => n.folder === row.folder).reduce(
+        (text, note) => (note.names.every((name) => text.includes(`\`${name}`)) ? text : text + note.note),
+        holds,
+      );
       return `${first} | ${held} | ${describe(rules[row.folder]!)} |`;
     })
     .join("\n");

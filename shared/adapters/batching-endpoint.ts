@@ -13,7 +13,7 @@
  * Bounded so one call fits SageMaker's limits: at most `maxItems` items and `maxBodyBytes`.
  */
 import { InvokeEndpointCommand, type SageMakerRuntimeClient } from "@aws-sdk/client-sagemaker-runtime";
-import { backoff } from "../domain/backoff.ts";
+import { backoff } from "../domain/backoff/backoff.ts";
 import {
   answerIdsOf,
   malformed,

@@ -9,7 +9,7 @@
  * failure, retried and then dead-lettered, never routed.
  */
 import { InvokeEndpointCommand, type SageMakerRuntimeClient } from "@aws-sdk/client-sagemaker-runtime";
-import { backoff } from "../domain/backoff.ts";
+import { backoff } from "../domain/backoff/backoff.ts";
 import {
   answerIdsOf,
   malformed,

@@ -8,7 +8,7 @@ import {
   PutEventsCommand,
   type PutEventsRequestEntry,
 } from "@aws-sdk/client-eventbridge";
-import { backoff } from "../domain/backoff.ts";
+import { backoff } from "../domain/backoff/backoff.ts";
 import { EventBusNotFoundError, EventPublishError } from "../domain/errors.ts";
 import { EVENT_SOURCE, type PipelineEvent, type PublishesEvents } from "../domain/events.ts";
 import { MAX_BATCH } from "../domain/message-queue.ts";

@@ -6,7 +6,7 @@
  */
 import { CognitoJwtVerifier, JwtRsaVerifier } from "aws-jwt-verify";
 import type { JwtPayload } from "aws-jwt-verify/jwt-model";
-import type { Reviewer } from "../domain/review.ts";
+import type { Reviewer } from "../domain/review/review.ts";
 
 /** The cookie that holds the session's ID token (HttpOnly). */
 export const SESSION_COOKIE = "review_session";

@@ -7,7 +7,7 @@
  * messages back, and they come again.
  */
 import { InvokeEndpointAsyncCommand, type SageMakerRuntimeClient } from "@aws-sdk/client-sagemaker-runtime";
-import type { AsyncInvocation, AsyncInvoked, InvokesAsync } from "../domain/async-objects.ts";
+import type { AsyncInvocation, AsyncInvoked, InvokesAsync } from "../domain/async/async-objects.ts";
 import { EndpointUnavailableError } from "../domain/errors.ts";
 import { ASYNC_LANE } from "../domain/topology.ts";
 

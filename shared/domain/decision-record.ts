@@ -3,8 +3,8 @@
  */
 import type { CertificationDraw } from "./calibration/certificate/certification-sample.ts";
 import type { RescoredAnswer, TierAnswer } from "./cascade.ts";
-import type { ReviewClaim, ReviewEntry } from "./review.ts";
-import type { GoldMark } from "./review-gold.ts";
+import type { ReviewClaim, ReviewEntry } from "./review/review.ts";
+import type { GoldMark } from "./review/review-gold.ts";
 import type { Route, RouteReason } from "./routing.ts";
 import type { ShadowScore } from "./shadow.ts";
 

@@ -5,7 +5,7 @@
  * (`shared/adapters/in-memory/in-memory-decision-store.ts`, for tests of the use cases without servers).
  */
 import type { DecisionRecord, RecordStatus } from "./decision-record.ts";
-import type { ReviewClaim, ReviewEntry } from "./review.ts";
+import type { ReviewClaim, ReviewEntry } from "./review/review.ts";
 import type { Route } from "./routing.ts";
 import { TABLE_INDEXES } from "./topology.ts";
 

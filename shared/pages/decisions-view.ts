@@ -15,7 +15,7 @@ import { decidingModel, modelInWords } from "../domain/deciding-model.ts";
 import type { DecisionRecord } from "../domain/decision-record.ts";
 import type { DecisionPage, DecisionStore } from "../domain/decision-store.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
-import type { Reviewer } from "../domain/review.ts";
+import type { Reviewer } from "../domain/review/review.ts";
 import { countHandling, handlingOf, handlingText, ROUTES, type Route } from "../domain/routing.ts";
 import { DECISIONS_VIEW } from "../domain/topology.ts";
 import { auditSectionHtml } from "../reports/audit-text.ts";

@@ -3,7 +3,7 @@
  * (usable from phone to laptop width) and the small script that adds keyboard use. Server-rendered
  * HTML that works without scripts.
  */
-import type { Reviewer } from "../domain/review.ts";
+import type { Reviewer } from "../domain/review/review.ts";
 import { REVIEW } from "../domain/topology.ts";
 
 /** Escapes text for HTML. */

@@ -4,7 +4,7 @@
  */
 import type { Context } from "hono";
 import type { RecordKey } from "../domain/decision-store.ts";
-import type { Reviewer } from "../domain/review.ts";
+import type { Reviewer } from "../domain/review/review.ts";
 import type { ReviewDependencies } from "../use-cases/review/review-decision.ts";
 import { html, page } from "./layout.ts";
 import type { Identify } from "./session.ts";

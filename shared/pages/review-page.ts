@@ -8,7 +8,7 @@
  * checks. The same app runs in the local mode and behind API Gateway.
  */
 import { Hono } from "hono";
-import { mayReview } from "../domain/review.ts";
+import { mayReview } from "../domain/review/review.ts";
 import { nowOf } from "../use-cases/review/review-common.ts";
 import { claimItem, claimNext } from "../use-cases/review/review-decision.ts";
 import { auditView, decisionsView } from "./decisions-view.ts";

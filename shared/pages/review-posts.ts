@@ -6,7 +6,7 @@
  * (`review-refusals.ts`, the `onError` of the app this one is routed into).
  */
 import { Hono } from "hono";
-import { markDuplicate } from "../use-cases/mark-duplicate.ts";
+import { markDuplicate } from "../use-cases/review/mark-duplicate.ts";
 import { claimNext, labelItem, reviseLabel } from "../use-cases/review/review-decision.ts";
 import { failPage, type ReviewAppDependencies, type ReviewEnv } from "./review-context.ts";
 import { itemPath } from "./review-views.ts";

@@ -5,9 +5,9 @@
  */
 import type { Context } from "hono";
 import type { RecordKey } from "../domain/decision-store.ts";
-import { answerability, isAdmin } from "../domain/review.ts";
+import { answerability, isAdmin } from "../domain/review/review.ts";
 import { REVIEW } from "../domain/topology.ts";
-import { viewedBy } from "../use-cases/gold-items.ts";
+import { viewedBy } from "../use-cases/review/gold-items.ts";
 import { loadRecord, nowOf } from "../use-cases/review/review-common.ts";
 import { mayRevise } from "../use-cases/review/review-decision.ts";
 import { html, page } from "./layout.ts";

@@ -6,8 +6,8 @@
 import { tierCount, tierPolicy } from "../domain/cascade.ts";
 import type { DecisionRecord } from "../domain/decision-record.ts";
 import type { Policy } from "../domain/policy/policy.ts";
-import { claimedByOther, isAdmin, type Reviewer } from "../domain/review.ts";
-import type { GoldMark } from "../domain/review-gold.ts";
+import { claimedByOther, isAdmin, type Reviewer } from "../domain/review/review.ts";
+import type { GoldMark } from "../domain/review/review-gold.ts";
 import { html, stateFields, waited } from "./layout.ts";
 import { csrfField } from "./session.ts";
 import { tierAnswers } from "./tier-answers.ts";

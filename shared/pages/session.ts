@@ -8,7 +8,7 @@
 import { randomBytes } from "node:crypto";
 import type { Context } from "hono";
 import { cookieValue } from "../adapters/review-tokens.ts";
-import type { Reviewer } from "../domain/review.ts";
+import type { Reviewer } from "../domain/review/review.ts";
 
 /** The reviewer of a request, or undefined when it is not signed in. */
 export type Identify = (c: Context) => Promise<Reviewer | undefined>;

@@ -5,8 +5,8 @@
  * labels' own quality belongs on the page that proposes it.
  */
 
-import { reviewerPlanLines } from "../domain/calibration/reviewer-plan.ts";
-import type { ReviewerAccuracy } from "../domain/review-gold.ts";
+import { reviewerPlanLines } from "../domain/calibration/certificate/reviewer-plan.ts";
+import type { ReviewerAccuracy } from "../domain/review/review-gold.ts";
 import { escapeHtml, pct } from "./report-style.ts";
 
 /** Gold answers pooled over reviewers: the accuracy the plan lines use (none without answers). */

@@ -12,8 +12,8 @@ import { certificateSentence } from "../domain/calibration/certificate/certifica
 import type { MassFloorProposal } from "../domain/calibration/off-options.ts";
 import { checkProposal, fieldText } from "../domain/calibration/proposal-check.ts";
 import type { Policy } from "../domain/policy/policy.ts";
-import type { ReviewerAgreement } from "../domain/review.ts";
-import type { ReviewerAccuracy } from "../domain/review-gold.ts";
+import type { ReviewerAgreement } from "../domain/review/review.ts";
+import type { ReviewerAccuracy } from "../domain/review/review-gold.ts";
 import { auditSectionHtml } from "./audit-text.ts";
 import { cascadeSectionHtml } from "./calibration-report-cascade.ts";
 import { certificateSectionHtml } from "./calibration-report-certificate.ts";

@@ -3,7 +3,7 @@
  *
  * - The endpoint was overloaded: no failure of the item. It goes back to its queue hidden for a
  *   wait that starts at the one the fleet lets it expect (the capacity follower's reading, when
- *   recent) and grows with its receive count (`shared/domain/overload-backoff.ts`), and nothing is
+ *   recent) and grows with its receive count (`shared/domain/backoff/overload-backoff.ts`), and nothing is
  *   counted against it, however long the overload lasts.
  * - The item is decided and only its event waits for a publish lease another write holds
  *   (`EventOwedError`): no failure of the item either. It comes back after its queue's visibility
@@ -18,10 +18,11 @@
  * time): on the receive that reaches it, SQS would move the item next, so it is dead-lettered
  * here, with its reason, whatever the failure.
  */
+
+import { type OverloadBackoff, overloadVisibilitySeconds } from "../domain/backoff/overload-backoff.ts";
 import type { DecisionStore } from "../domain/decision-store.ts";
 import { EndpointOverloadedError, EventOwedError } from "../domain/errors.ts";
 import type { QueueDirectory } from "../domain/message-queue.ts";
-import { type OverloadBackoff, overloadVisibilitySeconds } from "../domain/overload-backoff.ts";
 import { type BatchDependencies, settleDeadLetter } from "./batch-progress.ts";
 import type { ExpectedWait } from "./expected-wait.ts";
 import { batchOf } from "./message-body.ts";

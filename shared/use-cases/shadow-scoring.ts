@@ -10,7 +10,7 @@ import type { Item } from "../domain/item.ts";
 import type { Policy } from "../domain/policy/policy.ts";
 import type { PolicyRegistry } from "../domain/policy/registry.ts";
 import { inShadowSample, type ShadowScore, shadowScore } from "../domain/shadow.ts";
-import { type CertificateVerdicts, certificateVerdictsFor } from "./certificate-labels.ts";
+import { type CertificateVerdicts, certificateVerdictsFor } from "./calibration/certificate-labels.ts";
 
 /**
  * What shadow scoring needs: the registry that holds the candidate, the endpoint, and the store

@@ -10,7 +10,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { parseArgs } from "node:util";
-import { dynamoClient } from "../../functions/clients.ts";
+import { dynamoClient } from "../../functions/support/clients.ts";
 import type { SystemOneRequest } from "../../shared/domain/contracts/system-one/index.ts";
 import { type LocalPipeline, sendBodies, startLocalPipeline } from "../helpers/local-pipeline.ts";
 import { answerFor, answerIdsOf } from "../helpers/system-one-answers.ts";

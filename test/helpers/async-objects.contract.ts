@@ -5,7 +5,7 @@
  * stays closed, and the open ones are listed oldest first.
  */
 import { describe, expect, it } from "vitest";
-import type { AsyncObject, AsyncObjectStore } from "../../shared/domain/async-objects.ts";
+import type { AsyncObject, AsyncObjectStore } from "../../shared/domain/async/async-objects.ts";
 
 let counter = 0;
 

@@ -8,7 +8,7 @@
  *   ASYNC_CHILD_ENV='{...}' ASYNC_CHILD_QUEUE_URL=... node --import tsx test/helpers/async-results-child.ts
  */
 import { createAsyncResultsHandler, resultDependenciesFromEnv } from "../../functions/async-results.ts";
-import { sqsClient } from "../../functions/clients.ts";
+import { sqsClient } from "../../functions/support/clients.ts";
 import { startSqsPoller } from "../../infra/local/sqs/sqs-poller.ts";
 import { quietPowertools } from "../../infra/local/stand-ins.ts";
 import { SqsQueue } from "../../shared/adapters/sqs-queue.ts";

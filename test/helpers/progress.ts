@@ -5,7 +5,7 @@
  * progress, printing where things stood, rather than on a wall-clock deadline.
  */
 
-import { backoffCeilingMs } from "../../shared/domain/backoff.ts";
+import { backoffCeilingMs } from "../../shared/domain/backoff/backoff.ts";
 import { DECIDE_FUNCTION } from "../../shared/domain/topology.ts";
 
 /** Budgets of a pipeline test. */

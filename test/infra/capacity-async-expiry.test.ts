@@ -13,7 +13,7 @@ import type { AsyncShape } from "../../infra/capacity/async-template.ts";
 import { asyncInstanceFigures } from "../../infra/capacity/async-times.ts";
 import { simulateAsyncBatch } from "../../infra/capacity/simulation/async-sim.ts";
 import { admitsObject, PRODUCT_HOLD_BACK } from "../../infra/capacity/simulation/async-submit-sim.ts";
-import { asyncItemsPerObject } from "../../shared/domain/async-objects.ts";
+import { asyncItemsPerObject } from "../../shared/domain/async/async-objects.ts";
 import { ASYNC_LANE } from "../../shared/domain/topology.ts";
 
 /** The default stack's async lane, as test/infra/async-lane.test.ts reads it from the template. */

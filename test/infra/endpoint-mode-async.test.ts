@@ -11,7 +11,7 @@ import { Annotations, Match, Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
 import { liveLaneIsAsync, readAsyncShape } from "../../infra/capacity/async-template.ts";
 import { readPipelineShape } from "../../infra/capacity/template/template-reader.ts";
-import { asyncItemsPerObject } from "../../shared/domain/async-objects.ts";
+import { asyncItemsPerObject } from "../../shared/domain/async/async-objects.ts";
 import { ASYNC_LANE } from "../../shared/domain/topology.ts";
 import { synthStack } from "../helpers/synth-stack.ts";
 

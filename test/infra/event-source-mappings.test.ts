@@ -22,7 +22,7 @@ import { type LocalSqs, startLocalSqs } from "../../infra/local/sqs/sqs-server.t
 import { startTargetQueue } from "../../infra/local/target-queue.ts";
 import { localServiceOptions, sqsClient } from "../../shared/adapters/aws-clients.ts";
 import { SqsQueue } from "../../shared/adapters/sqs-queue.ts";
-import { asyncItemsPerObject } from "../../shared/domain/async-objects.ts";
+import { asyncItemsPerObject } from "../../shared/domain/async/async-objects.ts";
 import { capacityPlan } from "../../shared/domain/capacity-plan.ts";
 import {
   asyncSubmitMapping,

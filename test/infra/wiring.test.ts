@@ -13,7 +13,7 @@ import { build } from "esbuild";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { DecisionStack } from "../../infra/decision-stack.ts";
 import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
-import { backoffCeilingMs } from "../../shared/domain/backoff.ts";
+import { backoffCeilingMs } from "../../shared/domain/backoff/backoff.ts";
 import type { DecidesItems } from "../../shared/domain/decision-endpoint.ts";
 import { EndpointUnavailableError } from "../../shared/domain/errors.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";

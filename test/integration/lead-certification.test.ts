@@ -31,9 +31,9 @@ import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { argmax } from "../../shared/domain/probability.ts";
 import { optionAutomated } from "../../shared/domain/routing.ts";
 import { applyDecision } from "../../shared/use-cases/apply-decision.ts";
+import { rescoreLaterTiers } from "../../shared/use-cases/calibration/rescore-later-tiers.ts";
 import { decideMessage } from "../../shared/use-cases/decide-message.ts";
 import type { DecisionMadeDetail } from "../../shared/use-cases/event-authority.ts";
-import { rescoreLaterTiers } from "../../shared/use-cases/rescore-later-tiers.ts";
 import { labelItem } from "../../shared/use-cases/review/review-decision.ts";
 import {
   decideCalibrate,

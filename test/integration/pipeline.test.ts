@@ -112,7 +112,7 @@ describe("decide pipeline on local services", () => {
 describe("targets", () => {
   it("applies each automatic decision once, even when its event arrives twice", async () => {
     const { createAutoActionHandler } = await import("../../functions/auto-action.ts");
-    const { sharedDependencies } = await import("../../functions/dependencies.ts");
+    const { sharedDependencies } = await import("../../functions/support/dependencies.ts");
     const { localLambdaContext } = await import("../../infra/local/sqs/sqs-poller.ts");
     await pipeline.bus.idle();
     const actioned = pipeline.bus.events.filter((e) => e["detail-type"] === "Item Actioned");
@@ -139,7 +139,7 @@ describe("targets", () => {
 
   it("stores a reviewer's answer once, refuses a wrong or conflicting one, and lists the queue", async () => {
     const { createReviewHandler } = await import("../../functions/review.ts");
-    const { sharedDependencies } = await import("../../functions/dependencies.ts");
+    const { sharedDependencies } = await import("../../functions/support/dependencies.ts");
     const { localLambdaContext } = await import("../../infra/local/sqs/sqs-poller.ts");
     const review = createReviewHandler(() => sharedDependencies(pipeline.env), pipeline.env);
     // What the HTTP API's Lambda authorizer hands the function for a verified token.

@@ -21,8 +21,8 @@ import type { Item } from "../../shared/domain/item.ts";
 import type { Policy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { routeDecision } from "../../shared/domain/routing.ts";
+import { requestCertification } from "../../shared/use-cases/calibration/request-certification.ts";
 import { tierAnswer } from "../../shared/use-cases/cascade-scoring.ts";
-import { requestCertification } from "../../shared/use-cases/request-certification.ts";
 import { readSampleItems } from "../helpers/lead-flow.ts";
 import { demoLargeModelPath, demoModelPath, REPO_ROOT } from "../helpers/models.ts";
 

@@ -16,7 +16,7 @@ import {
   rsaTokenVerifier,
   SESSION_COOKIE,
 } from "../../shared/adapters/review-tokens.ts";
-import { isAdmin } from "../../shared/domain/review.ts";
+import { isAdmin } from "../../shared/domain/review/review.ts";
 import { addHostedSignIn } from "../../shared/pages/hosted-sign-in.ts";
 import { REFRESH_COOKIE } from "../../shared/pages/session-refresh.ts";
 

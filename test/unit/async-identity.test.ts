@@ -10,8 +10,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { asyncNotificationBody } from "../../shared/domain/async-notification.ts";
-import type { AsyncObject, AsyncObjectStore } from "../../shared/domain/async-objects.ts";
+import { asyncNotificationBody } from "../../shared/domain/async/async-notification.ts";
+import type { AsyncObject, AsyncObjectStore } from "../../shared/domain/async/async-objects.ts";
 import {
   InvocationNotRecordedError,
   settleNotification,

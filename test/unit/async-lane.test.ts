@@ -15,13 +15,13 @@ import {
   AsyncNotificationError,
   asyncNotificationBody,
   parseAsyncNotification,
-} from "../../shared/domain/async-notification.ts";
+} from "../../shared/domain/async/async-notification.ts";
 import {
   type AsyncInvocation,
   asyncItemsPerObject,
   keyOfLocation,
   objectOfInputKey,
-} from "../../shared/domain/async-objects.ts";
+} from "../../shared/domain/async/async-objects.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { settleNotification } from "../../shared/use-cases/async/async-results.ts";

@@ -12,7 +12,7 @@ import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { allTime, type DecisionStore, everyDecision } from "../../shared/domain/decision-store.ts";
 import { type Policy, parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
-import type { Reviewer } from "../../shared/domain/review.ts";
+import type { Reviewer } from "../../shared/domain/review/review.ts";
 import { auditLines } from "../../shared/reports/audit-text.ts";
 import { estimateAutoErrors } from "../../shared/use-cases/audit-estimate.ts";
 import { decideMessage } from "../../shared/use-cases/decide-message.ts";

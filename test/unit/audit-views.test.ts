@@ -15,7 +15,7 @@ import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { createReviewApp } from "../../shared/pages/review-page.ts";
-import { proposeCalibrations } from "../../shared/use-cases/propose-calibration.ts";
+import { proposeCalibrations } from "../../shared/use-cases/calibration/propose-calibration.ts";
 import { TEAMS_POLICY } from "../helpers/policies.ts";
 
 const policy = parsePolicy({ ...TEAMS_POLICY, auditSampleRate: 0.1, maxAutoError: 0.05 });

@@ -11,7 +11,7 @@ import { NO_COUNTS } from "../../shared/domain/batch.ts";
 import type { DecidesItems, EndpointDecision } from "../../shared/domain/decision-endpoint.ts";
 import type { PipelineEvent } from "../../shared/domain/events.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
-import type { Reviewer } from "../../shared/domain/review.ts";
+import type { Reviewer } from "../../shared/domain/review/review.ts";
 import { decideMessage } from "../../shared/use-cases/decide-message.ts";
 import { labelItem } from "../../shared/use-cases/review/review-decision.ts";
 import { TEAMS_POLICY } from "../helpers/policies.ts";

@@ -27,7 +27,7 @@ import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { SeededRandom } from "../../shared/domain/random.ts";
 import { renderReport } from "../../shared/reports/calibration-report.ts";
-import { proposeCalibrations } from "../../shared/use-cases/propose-calibration.ts";
+import { proposeCalibrations } from "../../shared/use-cases/calibration/propose-calibration.ts";
 import { MODERATION } from "../helpers/review-flow.ts";
 
 /** 600 labelled rows: a third confident `remove` (never automated), the rest allow/restrict. */

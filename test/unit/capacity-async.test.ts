@@ -11,7 +11,7 @@ import { asyncInstanceFigures } from "../../infra/capacity/async-times.ts";
 import { AWS_BEHAVIOUR } from "../../infra/capacity/aws-behaviour.ts";
 import { simulateAsyncBatch } from "../../infra/capacity/simulation/async-sim.ts";
 import { ASYNC_OVERHEAD } from "../../infra/capacity/simulation/async-submit-sim.ts";
-import { asyncItemsPerObject } from "../../shared/domain/async-objects.ts";
+import { asyncItemsPerObject } from "../../shared/domain/async/async-objects.ts";
 import { ASYNC_LANE } from "../../shared/domain/topology.ts";
 
 /** The default stack's async lane (test/infra/async-lane.test.ts reads the same from the template). */

@@ -12,7 +12,7 @@ import { describe, expect, it } from "vitest";
 import { FsObjectStore } from "../../shared/adapters/fs-object-store.ts";
 import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
-import { proposeCalibrations } from "../../shared/use-cases/propose-calibration.ts";
+import { proposeCalibrations } from "../../shared/use-cases/calibration/propose-calibration.ts";
 import { labelItem } from "../../shared/use-cases/review/review-decision.ts";
 import { decidedStore, reviewOf } from "../helpers/certification-store.ts";
 import { type FlowShape, MODERATION, trueRate } from "../helpers/review-flow.ts";

@@ -26,9 +26,9 @@ import { type Policy, parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { SeededRandom } from "../../shared/domain/random.ts";
 import { routeDecision } from "../../shared/domain/routing.ts";
-import { verifyCertificate } from "../../shared/use-cases/certificate-labels.ts";
+import { verifyCertificate } from "../../shared/use-cases/calibration/certificate-labels.ts";
+import { proposeCalibrations } from "../../shared/use-cases/calibration/propose-calibration.ts";
 import { decideMessage } from "../../shared/use-cases/decide-message.ts";
-import { proposeCalibrations } from "../../shared/use-cases/propose-calibration.ts";
 import { runDecide } from "../helpers/decide-cli.ts";
 import { TEAMS_POLICY } from "../helpers/policies.ts";
 

@@ -14,9 +14,9 @@ import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory
 import { calibratePolicy } from "../../shared/domain/calibration/calibrate.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
-import { verifyCertificate } from "../../shared/use-cases/certificate-labels.ts";
-import { proposeCalibrations } from "../../shared/use-cases/propose-calibration.ts";
-import { requestCertification } from "../../shared/use-cases/request-certification.ts";
+import { verifyCertificate } from "../../shared/use-cases/calibration/certificate-labels.ts";
+import { proposeCalibrations } from "../../shared/use-cases/calibration/propose-calibration.ts";
+import { requestCertification } from "../../shared/use-cases/calibration/request-certification.ts";
 import { labelItem } from "../../shared/use-cases/review/review-decision.ts";
 import { reviewedLabels } from "../../shared/use-cases/review/reviewed-labels.ts";
 import { decidedStore, reviewOf } from "../helpers/certification-store.ts";

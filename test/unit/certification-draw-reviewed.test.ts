@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
-import { requestCertification } from "../../shared/use-cases/request-certification.ts";
+import { requestCertification } from "../../shared/use-cases/calibration/request-certification.ts";
 import { MODERATION } from "../helpers/review-flow.ts";
 
 const POLICY = parsePolicy({ ...MODERATION, certificationReviewers: 2 });

@@ -19,8 +19,8 @@ import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory
 import { planLabels } from "../../shared/domain/calibration/certificate/label-plan.ts";
 import { registeredLevel } from "../../shared/domain/calibration/certificate/registered-plan.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
-import { proposeCalibrations } from "../../shared/use-cases/propose-calibration.ts";
-import { requestCertification } from "../../shared/use-cases/request-certification.ts";
+import { proposeCalibrations } from "../../shared/use-cases/calibration/propose-calibration.ts";
+import { requestCertification } from "../../shared/use-cases/calibration/request-certification.ts";
 import { labelItem } from "../../shared/use-cases/review/review-decision.ts";
 import { reviewedLabels } from "../../shared/use-cases/review/reviewed-labels.ts";
 import { decidedStore, reviewOf } from "../helpers/certification-store.ts";

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { eventText } from "../../cli/events.ts";
-import { terminalSafeJson } from "../../cli/terminal.ts";
+import { terminalSafeJson } from "../../cli/terminal/terminal.ts";
 
 const UNSAFE = [
   "\x1b", // ESC

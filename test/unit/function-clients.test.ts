@@ -5,7 +5,7 @@
  * the CLI's included, picked them up).
  */
 import { describe, expect, it } from "vitest";
-import { destroyClients, dynamoClient, sqsClient } from "../../functions/clients.ts";
+import { destroyClients, dynamoClient, sqsClient } from "../../functions/support/clients.ts";
 import { awsOptionsFromEnv } from "../../shared/adapters/aws-clients.ts";
 
 describe("awsOptionsFromEnv", () => {

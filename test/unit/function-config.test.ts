@@ -1,6 +1,6 @@
 /** The Lambda functions' settings: defaults from the topology, typos refused with the variable named. */
 import { describe, expect, it } from "vitest";
-import { decideSettings, deliverySettings } from "../../functions/config.ts";
+import { decideSettings, deliverySettings } from "../../functions/support/config.ts";
 import { DECIDE_FUNCTION, DECIDE_QUEUES } from "../../shared/domain/topology.ts";
 
 describe("decideSettings", () => {

@@ -4,7 +4,7 @@
  * "1 lines"; "1 audit sample is disputed", never "1 audit samples are".
  */
 import { describe, expect, it } from "vitest";
-import { intakeLine, intakeProgress } from "../../cli/intake-progress.ts";
+import { intakeLine, intakeProgress } from "../../cli/terminal/intake-progress.ts";
 import { counted } from "../../shared/domain/plural.ts";
 
 function stream(isTTY: boolean) {

@@ -15,7 +15,7 @@ import { planLabels } from "../../shared/domain/calibration/certificate/label-pl
 import type { LabelledLogits } from "../../shared/domain/calibration/temperature.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
-import { requestCertification } from "../../shared/use-cases/request-certification.ts";
+import { requestCertification } from "../../shared/use-cases/calibration/request-certification.ts";
 import { TEAMS_POLICY } from "../helpers/policies.ts";
 
 const POLICY = parsePolicy({ ...TEAMS_POLICY, auditSampleRate: 0.02 });

@@ -14,7 +14,7 @@ import type { LabelledLogits } from "../../shared/domain/calibration/temperature
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { badges, reasonText } from "../../shared/pages/review-views.ts";
-import { requestCertification } from "../../shared/use-cases/request-certification.ts";
+import { requestCertification } from "../../shared/use-cases/calibration/request-certification.ts";
 import { runDecide } from "../helpers/decide-cli.ts";
 import { TEAMS_POLICY } from "../helpers/policies.ts";
 

@@ -1,11 +1,11 @@
 /**
- * The handlers' lazy start (`functions/lazy.ts`): one start shared by every invocation of an
+ * The handlers' lazy start (`functions/support/lazy.ts`): one start shared by every invocation of an
  * execution environment, and a failed start forgotten, so a cold start that met a passing fault
  * does not fail every later invocation.
  */
 import { describe, expect, it } from "vitest";
 import { createDriftHandler } from "../../functions/drift.ts";
-import { lazy } from "../../functions/lazy.ts";
+import { lazy } from "../../functions/support/lazy.ts";
 
 describe("lazy", () => {
   it("starts once and shares the result", async () => {

@@ -12,14 +12,14 @@ import { describe, expect, it } from "vitest";
 import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
 import { certifyThreshold } from "../../shared/domain/calibration/certificate/certificate.ts";
 import { certifiedItems } from "../../shared/domain/calibration/certificate/certified-items.ts";
-import { groupKeyOf, normalisedText } from "../../shared/domain/calibration/group-key.ts";
+import { groupKeyOf, normalisedText } from "../../shared/domain/calibration/certificate/group-key.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { SeededRandom } from "../../shared/domain/random.ts";
-import type { Reviewer } from "../../shared/domain/review.ts";
+import type { Reviewer } from "../../shared/domain/review/review.ts";
 import { itemCard } from "../../shared/pages/review-views.ts";
-import { markDuplicate } from "../../shared/use-cases/mark-duplicate.ts";
+import { markDuplicate } from "../../shared/use-cases/review/mark-duplicate.ts";
 import { reviewedLabels } from "../../shared/use-cases/review/reviewed-labels.ts";
 import { MODERATION } from "../helpers/review-flow.ts";
 

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { adviceFor } from "../../cli/advice.ts";
 import { type Planned, printPlan } from "../../cli/calibrate/calibrate-plan.ts";
-import { onTerminal, slowStep } from "../../cli/slow-step.ts";
+import { onTerminal, slowStep } from "../../cli/terminal/slow-step.ts";
 import { openApiDocument } from "../../endpoint/openapi/openapi.ts";
 import { LiveSummary, summaryText } from "../../infra/local/local-summary.ts";
 import { bundlingProgress } from "../../infra/scripts/synth-progress.ts";

@@ -9,7 +9,7 @@ import {
   overloadCeilingSeconds,
   overloadVisibilitySeconds,
   shortestOverloadWaitSeconds,
-} from "../../shared/domain/overload-backoff.ts";
+} from "../../shared/domain/backoff/overload-backoff.ts";
 import { DECIDE_QUEUES, INTAKE_VISIBILITY_SECONDS } from "../../shared/domain/topology.ts";
 
 const schedule = { firstSeconds: 30, maxSeconds: 900 };

@@ -17,7 +17,7 @@ import { DetailType, type PipelineEvent } from "../../shared/domain/events.ts";
 import { type Policy, parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { SeededRandom } from "../../shared/domain/random.ts";
-import { proposeCalibrations } from "../../shared/use-cases/propose-calibration.ts";
+import { proposeCalibrations } from "../../shared/use-cases/calibration/propose-calibration.ts";
 import { runDecide } from "../helpers/decide-cli.ts";
 import { TEAMS_POLICY } from "../helpers/policies.ts";
 

@@ -18,8 +18,8 @@ import { type Policy, parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { SeededRandom } from "../../shared/domain/random.ts";
 import { routeDecision } from "../../shared/domain/routing.ts";
-import { verifyCertificate } from "../../shared/use-cases/certificate-labels.ts";
-import { proposeCalibrations } from "../../shared/use-cases/propose-calibration.ts";
+import { verifyCertificate } from "../../shared/use-cases/calibration/certificate-labels.ts";
+import { proposeCalibrations } from "../../shared/use-cases/calibration/propose-calibration.ts";
 import { type CascadeDecision, cascadeDecisions, LARGE_SHA, SMALL_SHA } from "../helpers/cascade-rows.ts";
 import { cascadeTicketsPolicy } from "../helpers/policies.ts";
 

@@ -23,9 +23,9 @@ import {
 import { fieldText } from "../../shared/domain/calibration/proposal-check.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { type Policy, parsePolicy } from "../../shared/domain/policy/policy.ts";
-import { verifyCertificate } from "../../shared/use-cases/certificate-labels.ts";
-import { proposeCalibrations } from "../../shared/use-cases/propose-calibration.ts";
-import { requestCertification } from "../../shared/use-cases/request-certification.ts";
+import { verifyCertificate } from "../../shared/use-cases/calibration/certificate-labels.ts";
+import { proposeCalibrations } from "../../shared/use-cases/calibration/propose-calibration.ts";
+import { requestCertification } from "../../shared/use-cases/calibration/request-certification.ts";
 import { labelItem } from "../../shared/use-cases/review/review-decision.ts";
 import { decidedStore, reviewOf } from "../helpers/certification-store.ts";
 import { type FlowShape, MODERATION } from "../helpers/review-flow.ts";

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { createReviewHandler } from "../../functions/review.ts";
 import { localLambdaContext } from "../../infra/local/sqs/sqs-poller.ts";
 import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
-import { groupKeyOf } from "../../shared/domain/calibration/group-key.ts";
+import { groupKeyOf } from "../../shared/domain/calibration/certificate/group-key.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";

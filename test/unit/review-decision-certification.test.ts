@@ -11,7 +11,7 @@ import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import type { PipelineEvent } from "../../shared/domain/events.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
-import { answerability, type Reviewer } from "../../shared/domain/review.ts";
+import { answerability, type Reviewer } from "../../shared/domain/review/review.ts";
 import { decisionFilters, decisionsBody } from "../../shared/pages/decisions-view.ts";
 import { REVIEW_REFUSAL_STATUS } from "../../shared/pages/review-refusals.ts";
 import { badges, itemCard, reasonText } from "../../shared/pages/review-views.ts";

@@ -11,7 +11,7 @@ import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import type { PipelineEvent } from "../../shared/domain/events.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
-import type { Reviewer } from "../../shared/domain/review.ts";
+import type { Reviewer } from "../../shared/domain/review/review.ts";
 import { REVIEW_REFUSAL_STATUS } from "../../shared/pages/review-refusals.ts";
 import {
   claimItem,

@@ -10,10 +10,10 @@ import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
-import type { Reviewer } from "../../shared/domain/review.ts";
-import { parseGoldFile } from "../../shared/domain/review-gold.ts";
+import type { Reviewer } from "../../shared/domain/review/review.ts";
+import { parseGoldFile } from "../../shared/domain/review/review-gold.ts";
 import { badges, itemCard, reasonText } from "../../shared/pages/review-views.ts";
-import { loadGold, reviewerAccuracyOf, viewedBy } from "../../shared/use-cases/gold-items.ts";
+import { loadGold, reviewerAccuracyOf, viewedBy } from "../../shared/use-cases/review/gold-items.ts";
 import {
   claimNext,
   labelItem,

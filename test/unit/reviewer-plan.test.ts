@@ -10,9 +10,9 @@ import {
   accuracyNeeded,
   labelErrorRates,
   reviewerPlanLines,
-} from "../../shared/domain/calibration/reviewer-plan.ts";
+} from "../../shared/domain/calibration/certificate/reviewer-plan.ts";
 import { SeededRandom } from "../../shared/domain/random.ts";
-import { reviewerAccuracy } from "../../shared/domain/review-gold.ts";
+import { reviewerAccuracy } from "../../shared/domain/review/review-gold.ts";
 import { reviewersSectionHtml } from "../../shared/reports/calibration-report-reviewers.ts";
 import { MODERATION } from "../helpers/review-flow.ts";
 

@@ -5,7 +5,7 @@
  * started). Off a terminal the lines are written once each.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { startupProgress } from "../../cli/startup-progress.ts";
+import { startupProgress } from "../../cli/terminal/startup-progress.ts";
 
 /** A stream that keeps what is written to it. */
 function stream(isTTY: boolean) {

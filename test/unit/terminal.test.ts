@@ -4,7 +4,7 @@
  * redrawn line erases what a longer one left (no `ETA 8 sss`); refused lines in one wording.
  */
 import { describe, expect, it } from "vitest";
-import { redrawLine, refusedLineText, statusLine } from "../../cli/terminal.ts";
+import { redrawLine, refusedLineText, statusLine } from "../../cli/terminal/terminal.ts";
 
 /** A stream that keeps what is written to it. */
 function stream(isTTY: boolean, columns?: number) {

@@ -107,7 +107,7 @@ function decideFunction(template: CfnTemplate): TemplateResource {
 }
 
 function readFunction(fn: TemplateResource, environment: Record<string, unknown> | undefined): FunctionShape {
-  // Without the variables the function falls back on the topology (functions/config.ts).
+  // Without the variables the function falls back on the topology (functions/support/config.ts).
   return {
     timeoutSeconds: numberAt(fn, "Timeout", AWS_BEHAVIOUR.lambda.defaultTimeoutSeconds),
     memoryMiB: numberAt(fn, "MemorySize", AWS_BEHAVIOUR.lambda.defaultMemoryMiB),

@@ -20,7 +20,7 @@ import * as subscriptions from "aws-cdk-lib/aws-sns-subscriptions";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { tierEndpointsVariable } from "../../../shared/adapters/endpoints-by-model.ts";
-import { asyncItemsPerObject } from "../../../shared/domain/async-objects.ts";
+import { asyncItemsPerObject } from "../../../shared/domain/async/async-objects.ts";
 import { FUNCTION_ENV } from "../../../shared/domain/function-env.ts";
 import {
   asyncSubmitMapping,

@@ -19,7 +19,7 @@ import type {
   AsyncObject,
   AsyncObjectState,
   AsyncObjectStore,
-} from "../../domain/async-objects.ts";
+} from "../../domain/async/async-objects.ts";
 import { INDEX_ATTRIBUTES } from "./decision-index-keys.ts";
 import { LIST_INDEX } from "./decisions-table.ts";
 import { getMany } from "./dynamodb-batch-get.ts";

@@ -7,7 +7,7 @@
  * was made; the store then reads the batch as it now stands.
  */
 import { TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
-import { backoff } from "../../domain/backoff.ts";
+import { backoff } from "../../domain/backoff/backoff.ts";
 import { type BatchMember, countDelta, mayMove } from "../../domain/batch.ts";
 import { StoreUnavailableError } from "../../domain/errors.ts";
 import {

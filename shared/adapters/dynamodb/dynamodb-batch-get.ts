@@ -4,7 +4,7 @@
  * handed back in the order the keys were asked (BatchGetItem answers in any order).
  */
 import type { BatchGetCommandInput, BatchGetCommandOutput } from "@aws-sdk/lib-dynamodb";
-import { backoff } from "../../domain/backoff.ts";
+import { backoff } from "../../domain/backoff/backoff.ts";
 import { StoreUnavailableError } from "../../domain/errors.ts";
 import { TABLE_INDEXES } from "../../domain/topology.ts";
 

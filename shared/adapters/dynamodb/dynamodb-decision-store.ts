@@ -31,7 +31,7 @@ import {
   type TransitionCondition,
 } from "../../domain/decision-store.ts";
 import { StoreUnavailableError } from "../../domain/errors.ts";
-import type { ReviewClaim } from "../../domain/review.ts";
+import type { ReviewClaim } from "../../domain/review/review.ts";
 import { indexAttributesOf } from "./decision-index-keys.ts";
 import { stripKeys, toItem } from "./decision-item.ts";
 import { getMany } from "./dynamodb-batch-get.ts";

@@ -6,7 +6,7 @@
  */
 import type { UpdateCommandInput } from "@aws-sdk/lib-dynamodb";
 import type { RecordKey, ReviewWrite } from "../../domain/decision-store.ts";
-import type { ReviewClaim } from "../../domain/review.ts";
+import type { ReviewClaim } from "../../domain/review/review.ts";
 import { listMoveClauses } from "./decision-index-keys.ts";
 
 /** What the store lends these functions: its conditional update. */

@@ -7,7 +7,7 @@ import type {
   AsyncObject,
   AsyncObjectState,
   AsyncObjectStore,
-} from "../../domain/async-objects.ts";
+} from "../../domain/async/async-objects.ts";
 
 /** Object records in a map. */
 export class InMemoryAsyncObjectStore implements AsyncObjectStore {

@@ -18,7 +18,7 @@ import {
   type ReviewWrite,
   type TransitionCondition,
 } from "../../domain/decision-store.ts";
-import type { ReviewClaim } from "../../domain/review.ts";
+import type { ReviewClaim } from "../../domain/review/review.ts";
 import { sortKeyOf } from "../dynamodb/decision-index-keys.ts";
 import { decodeCursor, encodeCursor } from "../page-cursor.ts";
 

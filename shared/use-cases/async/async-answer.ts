@@ -23,7 +23,7 @@ import {
   asyncRequestLine,
   type ItemIdentity,
   lineSha256,
-} from "../../domain/async-objects.ts";
+} from "../../domain/async/async-objects.ts";
 import { answerIdsOf, malformed, readDecisionAnswer } from "../../domain/contracts/system-one/index.ts";
 import type { DecidesItems, EndpointDecision } from "../../domain/decision-endpoint.ts";
 import { EndpointRejectedError, EndpointUnavailableError } from "../../domain/errors.ts";

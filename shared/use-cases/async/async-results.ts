@@ -22,7 +22,7 @@
  *   notification of an attempt that is no longer the object's current one changes nothing.
  */
 
-import { type AsyncNotification, parseAsyncNotification } from "../../domain/async-notification.ts";
+import { type AsyncNotification, parseAsyncNotification } from "../../domain/async/async-notification.ts";
 import {
   type AsyncObject,
   type AsyncObjectStore,
@@ -34,7 +34,7 @@ import {
   type ObjectKeyParts,
   objectOfInputKey,
   s3Location,
-} from "../../domain/async-objects.ts";
+} from "../../domain/async/async-objects.ts";
 import { SystemOneViolationError } from "../../domain/contracts/system-one/index.ts";
 import type { DecidesItems } from "../../domain/decision-endpoint.ts";
 import { EndpointOverloadedError, EndpointUnavailableError } from "../../domain/errors.ts";

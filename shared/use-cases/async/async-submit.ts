@@ -28,7 +28,7 @@ import {
   inferenceIdOf,
   objectIdOf,
   s3Location,
-} from "../../domain/async-objects.ts";
+} from "../../domain/async/async-objects.ts";
 import type { Clock } from "../../domain/clock.ts";
 import { type Item, parseItem } from "../../domain/item.ts";
 import type { ObjectStore } from "../../domain/object-store.ts";

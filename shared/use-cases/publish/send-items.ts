@@ -4,7 +4,7 @@
  * entries that failed. Ids already sent are skipped (resume), and each sent batch is reported so
  * the caller can record it.
  */
-import { backoff } from "../../domain/backoff.ts";
+import { backoff } from "../../domain/backoff/backoff.ts";
 import { DetailType, type PublishesEvents } from "../../domain/events.ts";
 import { MAX_BATCH, type MessageQueue } from "../../domain/message-queue.ts";
 import type { PublishableItem } from "./read-items.ts";

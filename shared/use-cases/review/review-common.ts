@@ -10,7 +10,7 @@ import type { DecisionStore, RecordKey, ReviewWrite } from "../../domain/decisio
 import type { PublishesEvents } from "../../domain/events.ts";
 import type { Policy } from "../../domain/policy/policy.ts";
 import type { PolicyRegistry } from "../../domain/policy/registry.ts";
-import { mayReview, type ReviewEntry, type Reviewer } from "../../domain/review.ts";
+import { mayReview, type ReviewEntry, type Reviewer } from "../../domain/review/review.ts";
 import type { BatchDependencies } from "../batch-progress.ts";
 
 /** What the review use cases need. */

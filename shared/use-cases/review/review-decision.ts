@@ -20,10 +20,10 @@ import {
   isAdmin,
   type ReviewClaim,
   type Reviewer,
-} from "../../domain/review.ts";
+} from "../../domain/review/review.ts";
 import { settleLabel } from "../batch-progress.ts";
-import { answerGold } from "../gold-answer.ts";
-import { offerable } from "../gold-items.ts";
+import { answerGold } from "./gold-answer.ts";
+import { offerable } from "./gold-items.ts";
 import {
   checkLabel,
   clock,

@@ -11,15 +11,15 @@
 import { UNLABELLED } from "../../domain/calibration/certificate/certificate-units.ts";
 import type { CertificationFrame } from "../../domain/calibration/certificate/certification-sample.ts";
 import type { CascadeRow } from "../../domain/calibration/certificate/certified-items.ts";
+import { groupKeyOf } from "../../domain/calibration/certificate/group-key.ts";
 import { selectionOf, thresholdFloor } from "../../domain/calibration/certificate/label-selection.ts";
-import { groupKeyOf } from "../../domain/calibration/group-key.ts";
 import type { MassRow } from "../../domain/calibration/off-options.ts";
 import { rescoredReading, tierReading } from "../../domain/cascade.ts";
 import type { DecisionRecord } from "../../domain/decision-record.ts";
 import type { DecisionStore } from "../../domain/decision-store.ts";
 import type { Policy } from "../../domain/policy/policy.ts";
-import { type ReviewerAgreement, reviewerAgreement } from "../../domain/review.ts";
-import { type ReviewerAccuracy, reviewerAccuracy } from "../../domain/review-gold.ts";
+import { type ReviewerAgreement, reviewerAgreement } from "../../domain/review/review.ts";
+import { type ReviewerAccuracy, reviewerAccuracy } from "../../domain/review/review-gold.ts";
 import { TABLE_INDEXES } from "../../domain/topology.ts";
 
 /** The reviewed decisions of a policy version, as calibration rows. */

@@ -8,7 +8,7 @@ import { publishedEvent } from "../../domain/contracts/events.ts";
 import { batchesOf, type DecisionRecord } from "../../domain/decision-record.ts";
 import type { RecordKey, ReviewWrite } from "../../domain/decision-store.ts";
 import { DetailType } from "../../domain/events.ts";
-import { isAdmin, type Reviewer } from "../../domain/review.ts";
+import { isAdmin, type Reviewer } from "../../domain/review/review.ts";
 import { settleRevision } from "../batch-progress.ts";
 import {
   checkLabel,

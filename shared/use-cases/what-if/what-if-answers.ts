@@ -4,7 +4,7 @@
  * passes the item on.
  */
 
-import { backoff } from "../../domain/backoff.ts";
+import { backoff } from "../../domain/backoff/backoff.ts";
 import { passesOn, type TierAnswer, tierCount, tierPolicy } from "../../domain/cascade.ts";
 import type { DecidesItems } from "../../domain/decision-endpoint.ts";
 import type { DecisionRecord } from "../../domain/decision-record.ts";

@@ -20,7 +20,7 @@ import type { PolicyRegistry } from "../../domain/policy/registry.ts";
 import { compareDecisions, type WhatIfRow, type WhatIfSummary } from "../../domain/what-if/compare.ts";
 import { changedPromptField } from "../../domain/what-if/prompt-fields.ts";
 import { StratifiedSampler, type Weighted } from "../../domain/what-if/sample.ts";
-import { certificateVerdictsFor } from "../certificate-labels.ts";
+import { certificateVerdictsFor } from "../calibration/certificate-labels.ts";
 import { answerAll, type LaterCounts, type WhatIfSource } from "./what-if-answers.ts";
 import { WhatIfError, WhatIfNeedsScoringError } from "./what-if-errors.ts";
 

@@ -6,7 +6,7 @@
  * automated, no more automated than labels, the coverage they imply). A certificate that fails is
  * refused by apply and never lets the decide path automate. A registered certificate's bound is
  * recomputed at its plan's level (`registered.level`), the level it was tested at. Whether its labels exist is a
- * separate check, made where the labels are at hand (`shared/use-cases/certificate-labels.ts`).
+ * separate check, made where the labels are at hand (`shared/use-cases/calibration/certificate-labels.ts`).
  */
 import type { PolicyCertificate } from "../../policy/certificate-schema.ts";
 import { clopperPearsonUpper } from "./binomial.ts";

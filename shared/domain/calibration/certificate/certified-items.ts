@@ -2,7 +2,7 @@
  * The labelled items as a certificate sees them: each row's calibrated top probability under a
  * map, whether that top option is wrong, and whether it may be automated at all. One definition,
  * used where a certificate is made (`calibrate.ts`) and where it is recomputed on its labels to
- * be checked (`shared/use-cases/certificate-labels.ts`); and a cascade's, each tier's answer
+ * be checked (`shared/use-cases/calibration/certificate-labels.ts`); and a cascade's, each tier's answer
  * under that tier's own map (`cascade-certificate.ts`).
  */
 import type { Policy } from "../../policy/policy.ts";

@@ -8,10 +8,10 @@
  */
 import type { DecisionRecord } from "../../decision-record.ts";
 import type { Policy } from "../../policy/policy.ts";
-import { groupKeyOf } from "../group-key.ts";
 import { labelSetSha256 } from "../provenance.ts";
 import type { RegisteredResult } from "./certificate.ts";
 import type { CertifiedItem } from "./certificate-units.ts";
+import { groupKeyOf } from "./group-key.ts";
 import { chosenAutomatable } from "./label-selection.ts";
 import { certifyRegistered } from "./registered-certificate.ts";
 import { certificationDrawSchema, type RegisteredPlan } from "./registered-plan.ts";

@@ -4,16 +4,16 @@
  * for other reviewers until `reviews` of them have answered; it then settles with the known
  * answer, announced as any label is.
  */
-import type { DecisionRecord } from "../domain/decision-record.ts";
-import type { Reviewer } from "../domain/review.ts";
-import type { GoldMark } from "../domain/review-gold.ts";
+import type { DecisionRecord } from "../../domain/decision-record.ts";
+import type { Reviewer } from "../../domain/review/review.ts";
+import type { GoldMark } from "../../domain/review/review-gold.ts";
 import {
   guarded,
   type LabelInput,
   type ReviewDependencies,
   ReviewError,
   type ReviewOutcome,
-} from "./review/review-common.ts";
+} from "./review-common.ts";
 
 /** What a label step carries (review-decision.ts's own step). */
 interface GoldStep {

@@ -5,9 +5,9 @@
  * with another caption). Near-duplicates share one label, so two items labelled differently are
  * refused: marking must never hide a wrong answer inside a group of right ones.
  */
-import { groupKeyOf } from "../domain/calibration/group-key.ts";
-import type { RecordKey } from "../domain/decision-store.ts";
-import type { Reviewer } from "../domain/review.ts";
+import { groupKeyOf } from "../../domain/calibration/certificate/group-key.ts";
+import type { RecordKey } from "../../domain/decision-store.ts";
+import type { Reviewer } from "../../domain/review/review.ts";
 import {
   guarded,
   loadRecord,
@@ -16,7 +16,7 @@ import {
   ReviewError,
   type ReviewOutcome,
   requireReviewer,
-} from "./review/review-common.ts";
+} from "./review-common.ts";
 
 /** Puts the item `key` into the group of item `of` (same policy version). */
 export async function markDuplicate(

@@ -3,7 +3,7 @@
  * queued and refused so far, so that a long file is never read in silence. On a terminal one
  * line is redrawn (at most ten times a second); elsewhere a plain line at most every 2 s.
  */
-import { counted } from "../shared/domain/plural.ts";
+import { counted } from "../../shared/domain/plural.ts";
 import { statusLine } from "./terminal.ts";
 
 /** The counts intake reports as it reads (`runIntake`'s `onProgress`). */

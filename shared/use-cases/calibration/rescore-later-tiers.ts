@@ -12,15 +12,15 @@
  * model) and is not kept. Straight after a certification sample is drawn (`decide calibrate --plan
  * --request N` with a scoring source), the same step runs on that sample's items alone.
  */
-import { calibratedProbabilities } from "../domain/calibration/map.ts";
-import { type RescoredAnswer, rescoredReading, tierPolicy, tierReading } from "../domain/cascade.ts";
-import type { DecidesItems } from "../domain/decision-endpoint.ts";
-import type { DecisionRecord } from "../domain/decision-record.ts";
-import type { DecisionStore } from "../domain/decision-store.ts";
-import type { Item } from "../domain/item.ts";
-import type { Policy } from "../domain/policy/policy.ts";
-import { routeDecision } from "../domain/routing.ts";
-import { tierAnswer } from "./cascade-scoring.ts";
+import { calibratedProbabilities } from "../../domain/calibration/map.ts";
+import { type RescoredAnswer, rescoredReading, tierPolicy, tierReading } from "../../domain/cascade.ts";
+import type { DecidesItems } from "../../domain/decision-endpoint.ts";
+import type { DecisionRecord } from "../../domain/decision-record.ts";
+import type { DecisionStore } from "../../domain/decision-store.ts";
+import type { Item } from "../../domain/item.ts";
+import type { Policy } from "../../domain/policy/policy.ts";
+import { routeDecision } from "../../domain/routing.ts";
+import { tierAnswer } from "../cascade-scoring.ts";
 
 /** What the re-score found and did. */
 export interface Rescored {

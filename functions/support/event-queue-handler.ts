@@ -10,10 +10,10 @@ import { Logger } from "@aws-lambda-powertools/logger";
 import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 import { EventBridgeEnvelope } from "@aws-lambda-powertools/parser/envelopes/eventbridge";
 import type { SQSRecord } from "aws-lambda";
-import { decisionMadeSchema } from "../shared/domain/contracts/events.ts";
-import { EventRecordMismatchError } from "../shared/domain/errors.ts";
-import { METRICS } from "../shared/domain/topology.ts";
-import type { DecisionMadeDetail } from "../shared/use-cases/event-authority.ts";
+import { decisionMadeSchema } from "../../shared/domain/contracts/events.ts";
+import { EventRecordMismatchError } from "../../shared/domain/errors.ts";
+import { METRICS } from "../../shared/domain/topology.ts";
+import type { DecisionMadeDetail } from "../../shared/use-cases/event-authority.ts";
 import { lazy } from "./lazy.ts";
 import { sqsBatchHandler } from "./sqs-batch-handler.ts";
 

@@ -2,26 +2,26 @@
  * The adapters every function shares, built from the environment once per execution environment.
  */
 import { fileURLToPath } from "node:url";
-import { DynamoDbBatchStore } from "../shared/adapters/dynamodb/dynamodb-batch-store.ts";
-import { DynamoDbDecisionStore } from "../shared/adapters/dynamodb/dynamodb-decision-store.ts";
-import { EventPublisher } from "../shared/adapters/event-publisher.ts";
-import { FsObjectStore } from "../shared/adapters/fs-object-store.ts";
-import { S3ObjectStore } from "../shared/adapters/s3-object-store.ts";
-import { SqsQueue } from "../shared/adapters/sqs-queue.ts";
-import { type Clock, systemClock } from "../shared/domain/clock.ts";
-import type { DecisionStore } from "../shared/domain/decision-store.ts";
-import type { PublishesEvents } from "../shared/domain/events.ts";
-import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
-import type { ObjectStore } from "../shared/domain/object-store.ts";
-import { PolicyRegistry } from "../shared/domain/policy/registry.ts";
-import { EVENT_PUBLISHING } from "../shared/domain/topology.ts";
-import { queueBatchFiles } from "../shared/use-cases/batch-files.ts";
-import type { BatchDependencies } from "../shared/use-cases/batch-progress.ts";
+import { DynamoDbBatchStore } from "../../shared/adapters/dynamodb/dynamodb-batch-store.ts";
+import { DynamoDbDecisionStore } from "../../shared/adapters/dynamodb/dynamodb-decision-store.ts";
+import { EventPublisher } from "../../shared/adapters/event-publisher.ts";
+import { FsObjectStore } from "../../shared/adapters/fs-object-store.ts";
+import { S3ObjectStore } from "../../shared/adapters/s3-object-store.ts";
+import { SqsQueue } from "../../shared/adapters/sqs-queue.ts";
+import { type Clock, systemClock } from "../../shared/domain/clock.ts";
+import type { DecisionStore } from "../../shared/domain/decision-store.ts";
+import type { PublishesEvents } from "../../shared/domain/events.ts";
+import { FUNCTION_ENV } from "../../shared/domain/function-env.ts";
+import type { ObjectStore } from "../../shared/domain/object-store.ts";
+import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
+import { EVENT_PUBLISHING } from "../../shared/domain/topology.ts";
+import { queueBatchFiles } from "../../shared/use-cases/batch-files.ts";
+import type { BatchDependencies } from "../../shared/use-cases/batch-progress.ts";
 import { dynamoClient, eventBridgeClient, s3Client, sqsClient } from "./clients.ts";
 import { requireEnv } from "./config.ts";
 
 /** Default policies: the samples shipped beside the functions. */
-export const BUNDLED_POLICIES = fileURLToPath(new URL("../events/policies", import.meta.url));
+export const BUNDLED_POLICIES = fileURLToPath(new URL("../../events/policies", import.meta.url));
 
 /**
  * Where batch files and results live: the pipeline bucket (BATCH_BUCKET) deployed, a folder

@@ -18,14 +18,14 @@
  * 80% of α = 1 − confidence, each later one at half of what is left).
  */
 import { createHash } from "node:crypto";
-import type { CertificateGoal } from "../domain/calibration/certificate/certificate.ts";
-import { drawCertificationSample } from "../domain/calibration/certificate/certification-draw.ts";
-import type { CertificationFrame } from "../domain/calibration/certificate/certification-sample.ts";
-import { chosenAutomatable } from "../domain/calibration/certificate/label-selection.ts";
-import { type RegisteredPlan, registerPlan } from "../domain/calibration/certificate/registered-plan.ts";
-import type { DecisionRecord } from "../domain/decision-record.ts";
-import { type DecisionStore, everyDecision } from "../domain/decision-store.ts";
-import type { Policy } from "../domain/policy/policy.ts";
+import type { CertificateGoal } from "../../domain/calibration/certificate/certificate.ts";
+import { drawCertificationSample } from "../../domain/calibration/certificate/certification-draw.ts";
+import type { CertificationFrame } from "../../domain/calibration/certificate/certification-sample.ts";
+import { chosenAutomatable } from "../../domain/calibration/certificate/label-selection.ts";
+import { type RegisteredPlan, registerPlan } from "../../domain/calibration/certificate/registered-plan.ts";
+import type { DecisionRecord } from "../../domain/decision-record.ts";
+import { type DecisionStore, everyDecision } from "../../domain/decision-store.ts";
+import type { Policy } from "../../domain/policy/policy.ts";
 
 /** Where the sample goes in the review queue. */
 export const QUEUE_ORDERS = ["first", "by-time"] as const;

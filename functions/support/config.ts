@@ -4,9 +4,9 @@
  * `shared/domain/topology.ts`, the one place a timeout, attempt count or lease is written.
  */
 
-import { FUNCTION_ENV } from "../shared/domain/function-env.ts";
-import { DECIDE_FUNCTION, DECIDE_QUEUES, REVIEW } from "../shared/domain/topology.ts";
-import type { DeliveryLimits } from "../shared/use-cases/failed-delivery.ts";
+import { FUNCTION_ENV } from "../../shared/domain/function-env.ts";
+import { DECIDE_FUNCTION, DECIDE_QUEUES, REVIEW } from "../../shared/domain/topology.ts";
+import type { DeliveryLimits } from "../../shared/use-cases/failed-delivery.ts";
 
 /** Reads a required variable or throws naming it. */
 export function requireEnv(name: string, env: NodeJS.ProcessEnv = process.env): string {

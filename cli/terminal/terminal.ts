@@ -4,8 +4,8 @@
  * `decide batch submit`, and JSON escaped so that what a producer put in an event cannot drive
  * the terminal that prints it.
  */
-import { LINE_FIELD } from "../shared/domain/input/item-lines.ts";
-import type { ItemProblem } from "../shared/domain/item.ts";
+import { LINE_FIELD } from "../../shared/domain/input/item-lines.ts";
+import type { ItemProblem } from "../../shared/domain/item.ts";
 
 /**
  * Writes `text` over the terminal's current line: back to its start, the text cut to the

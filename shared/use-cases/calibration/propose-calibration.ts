@@ -12,24 +12,24 @@
  * proposal: its maps kept, the threshold its sample certifies (`registered-certification.ts`).
  */
 
-import { type CalibrationSummary, calibratePolicy } from "../domain/calibration/calibrate.ts";
-import { registeredSummary } from "../domain/calibration/certificate/registered-proposal.ts";
-import { type LiveDecision, liveBaseline } from "../domain/calibration/live-baseline.ts";
-import { proposeMassFloor } from "../domain/calibration/off-options.ts";
-import { checkProposal } from "../domain/calibration/proposal-check.ts";
-import { MIN_FIT_LABELS } from "../domain/calibration/ranges.ts";
-import type { ThresholdGoal } from "../domain/calibration/threshold.ts";
-import { publishedEvent } from "../domain/contracts/events.ts";
-import type { DecisionStore } from "../domain/decision-store.ts";
-import { DetailType, type PublishesEvents } from "../domain/events.ts";
-import type { ObjectStore } from "../domain/object-store.ts";
-import { type Policy, PolicyError, parsePolicy } from "../domain/policy/policy.ts";
-import type { PolicyRegistry } from "../domain/policy/registry.ts";
-import { DRIFT } from "../domain/topology.ts";
-import { renderReport } from "../reports/calibration-report.ts";
-import { recentAudit, windowStart } from "./audit-estimate.ts";
+import { type CalibrationSummary, calibratePolicy } from "../../domain/calibration/calibrate.ts";
+import { registeredSummary } from "../../domain/calibration/certificate/registered-proposal.ts";
+import { type LiveDecision, liveBaseline } from "../../domain/calibration/live-baseline.ts";
+import { proposeMassFloor } from "../../domain/calibration/off-options.ts";
+import { checkProposal } from "../../domain/calibration/proposal-check.ts";
+import { MIN_FIT_LABELS } from "../../domain/calibration/ranges.ts";
+import type { ThresholdGoal } from "../../domain/calibration/threshold.ts";
+import { publishedEvent } from "../../domain/contracts/events.ts";
+import type { DecisionStore } from "../../domain/decision-store.ts";
+import { DetailType, type PublishesEvents } from "../../domain/events.ts";
+import type { ObjectStore } from "../../domain/object-store.ts";
+import { type Policy, PolicyError, parsePolicy } from "../../domain/policy/policy.ts";
+import type { PolicyRegistry } from "../../domain/policy/registry.ts";
+import { DRIFT } from "../../domain/topology.ts";
+import { renderReport } from "../../reports/calibration-report.ts";
+import { recentAudit, windowStart } from "../audit-estimate.ts";
+import { type ReviewedLabels, reviewedLabels } from "../review/reviewed-labels.ts";
 import { latestRegisteredProposal } from "./registered-certification.ts";
-import { type ReviewedLabels, reviewedLabels } from "./review/reviewed-labels.ts";
 
 /** A registered plan's proposal (`registered-certification.ts`). */
 type Registered = NonNullable<Awaited<ReturnType<typeof latestRegisteredProposal>>>;

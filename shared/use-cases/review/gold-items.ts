@@ -8,11 +8,11 @@
  * (`reviewed-labels.ts` leaves them out).
  */
 
-import type { Clock } from "../domain/clock.ts";
-import type { DecisionRecord } from "../domain/decision-record.ts";
-import type { DecisionStore } from "../domain/decision-store.ts";
-import type { PolicyRegistry } from "../domain/policy/registry.ts";
-import { isAdmin, type Reviewer } from "../domain/review.ts";
+import type { Clock } from "../../domain/clock.ts";
+import type { DecisionRecord } from "../../domain/decision-record.ts";
+import type { DecisionStore } from "../../domain/decision-store.ts";
+import type { PolicyRegistry } from "../../domain/policy/registry.ts";
+import { isAdmin, type Reviewer } from "../../domain/review/review.ts";
 import {
   answeredGold,
   GOLD_DEFAULT_REVIEWS,
@@ -21,7 +21,7 @@ import {
   type GoldMark,
   type ReviewerAccuracy,
   reviewerAccuracy,
-} from "../domain/review-gold.ts";
+} from "../../domain/review/review-gold.ts";
 
 /** What loading gold items needs. */
 export interface GoldDependencies {

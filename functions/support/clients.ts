@@ -3,7 +3,7 @@
  * process environment in Lambda, the local mode's own elsewhere) and wrapped by the tracer, so
  * X-Ray shows their calls. One client of each kind per environment object, made on first use.
  */
-import * as factories from "../shared/adapters/aws-clients.ts";
+import * as factories from "../../shared/adapters/aws-clients.ts";
 import { tracer } from "./tracing.ts";
 
 type Clients = {

@@ -7,7 +7,7 @@
  * (a certificate's recheck) group the same way.
  */
 import { createHash } from "node:crypto";
-import type { DecisionRecord } from "../decision-record.ts";
+import type { DecisionRecord } from "../../decision-record.ts";
 
 /** What a record's group is read from. */
 export type GroupSource = Pick<DecisionRecord, "itemId" | "state" | "metadata" | "group">;

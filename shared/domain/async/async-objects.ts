@@ -10,10 +10,10 @@
  * invocation are here; the use cases are `shared/use-cases/async/async-submit.ts` and `async-results.ts`.
  */
 import { createHash } from "node:crypto";
-import { systemOneRequest } from "./contracts/system-one/index.ts";
-import type { Item } from "./item.ts";
-import type { Policy } from "./policy/policy.ts";
-import { ASYNC_LANE, type AsyncSource, MEASURED_SECONDS_PER_ITEM, SIZING_MARGIN } from "./topology.ts";
+import { systemOneRequest } from "../contracts/system-one/index.ts";
+import type { Item } from "../item.ts";
+import type { Policy } from "../policy/policy.ts";
+import { ASYNC_LANE, type AsyncSource, MEASURED_SECONDS_PER_ITEM, SIZING_MARGIN } from "../topology.ts";
 
 /** Where an object is in its life: open until its items are settled or dead-lettered. */
 export type AsyncObjectState = "submitted" | "settled" | "dead_lettered";

@@ -8,13 +8,13 @@
  * reviewed list between two times; a registered certificate's, from its own sample's records
  * alone (`registered-certification.ts`).
  */
-import { certificateOnLabelsProblem } from "../domain/calibration/certificate/certificate-recompute.ts";
-import { certificateProblem } from "../domain/calibration/provenance.ts";
-import type { DecisionStore } from "../domain/decision-store.ts";
-import type { Policy } from "../domain/policy/policy.ts";
-import type { PolicyRegistry } from "../domain/policy/registry.ts";
+import { certificateOnLabelsProblem } from "../../domain/calibration/certificate/certificate-recompute.ts";
+import { certificateProblem } from "../../domain/calibration/provenance.ts";
+import type { DecisionStore } from "../../domain/decision-store.ts";
+import type { Policy } from "../../domain/policy/policy.ts";
+import type { PolicyRegistry } from "../../domain/policy/registry.ts";
+import { reviewedLabels } from "../review/reviewed-labels.ts";
 import { registeredCertificateProblem } from "./registered-certification.ts";
-import { reviewedLabels } from "./review/reviewed-labels.ts";
 
 /** The outcome of the check. */
 export type CertificateVerdict =

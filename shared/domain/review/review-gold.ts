@@ -5,7 +5,7 @@
  * that happens. What a gold file holds and its precise errors, what a gold item carries on its
  * record, and the accuracy per reviewer with its interval. Pure.
  */
-import { wilsonInterval } from "./calibration/uncertainty.ts";
+import { wilsonInterval } from "../calibration/uncertainty.ts";
 
 /** One reviewer's answer to a gold item. */
 export interface GoldAnswer {

@@ -5,16 +5,16 @@
  * decide path recompute a registered certificate from its sample's records
  * ({@link registeredCertificateProblem}), never from other labels.
  */
-import { certifiedAt, registeredProposal } from "../domain/calibration/certificate/registered-proposal.ts";
+import { certifiedAt, registeredProposal } from "../../domain/calibration/certificate/registered-proposal.ts";
 import {
   certifySample,
   type PlanSample,
   planSamples,
   sampleLabelsSha256,
-} from "../domain/calibration/certificate/registered-sample.ts";
-import type { DecisionRecord } from "../domain/decision-record.ts";
-import { type DecisionStore, everyDecision } from "../domain/decision-store.ts";
-import type { Policy } from "../domain/policy/policy.ts";
+} from "../../domain/calibration/certificate/registered-sample.ts";
+import type { DecisionRecord } from "../../domain/decision-record.ts";
+import { type DecisionStore, everyDecision } from "../../domain/decision-store.ts";
+import type { Policy } from "../../domain/policy/policy.ts";
 
 /** The registered plans of `policy`'s version, oldest first, with the records each drew. */
 async function registeredSamples(store: DecisionStore, policy: Policy, until: string): Promise<PlanSample[]> {
