@@ -10,16 +10,6 @@ import { describe, expect, it } from "vitest";
 import { SOURCE_ROOTS } from "../../infra/scripts/import-rules.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
 
-/**
- * Files still writing `() => Date` by hand, left to the engineers who were editing them when
- * the rest moved to `Clock`: remove each line once its file is converted.
- */
-const NOT_YET = [
-  "shared/use-cases/calibration/propose-calibration.ts",
-  "shared/use-cases/calibration/request-certification.ts",
-  "shared/use-cases/calibration/rescore-later-tiers.ts",
-];
-
 /** The TypeScript files under `folder`, its sub-folders included. */
 function tsFiles(folder: string): string[] {
   return readdirSync(join(REPO_ROOT, folder), { withFileTypes: true }).flatMap((entry) => {
@@ -55,8 +45,7 @@ describe("the clock convention", () => {
   });
 
   it("has every dependency on the wall clock take a Clock", () => {
-    const found = handWritten(sources).filter((at) => !NOT_YET.some((path) => at.startsWith(`${path}:`)));
-    expect(found).toEqual([]);
+    expect(handWritten(sources)).toEqual([]);
   });
 
   it("finds a clock written by hand", () => {

@@ -19,6 +19,7 @@ import { proposeMassFloor } from "../../domain/calibration/off-options.ts";
 import { checkProposal } from "../../domain/calibration/proposal-check.ts";
 import { MIN_FIT_LABELS } from "../../domain/calibration/ranges.ts";
 import type { ThresholdGoal } from "../../domain/calibration/threshold.ts";
+import type { Clock } from "../../domain/clock.ts";
 import { publishedEvent } from "../../domain/contracts/events.ts";
 import type { DecisionStore } from "../../domain/decision-store.ts";
 import { DetailType, type PublishesEvents } from "../../domain/events.ts";
@@ -84,7 +85,7 @@ export interface ProposalDependencies {
   /** Announces each new proposal; none locally when no bus is named. */
   readonly publisher?: PublishesEvents;
   /** The clock: set once where the handlers are composed (a test sets its own). */
-  readonly now: () => Date;
+  readonly now: Clock;
 }
 
 /** Settings of a run. */

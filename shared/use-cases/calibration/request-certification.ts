@@ -23,6 +23,7 @@ import { drawCertificationSample } from "../../domain/calibration/certificate/ce
 import type { CertificationFrame } from "../../domain/calibration/certificate/certification-sample.ts";
 import { chosenAutomatable } from "../../domain/calibration/certificate/label-selection.ts";
 import { type RegisteredPlan, registerPlan } from "../../domain/calibration/certificate/registered-plan.ts";
+import type { Clock } from "../../domain/clock.ts";
 import type { DecisionRecord } from "../../domain/decision-record.ts";
 import { type DecisionStore, everyDecision } from "../../domain/decision-store.ts";
 import type { Policy } from "../../domain/policy/policy.ts";
@@ -70,7 +71,7 @@ export interface CertificationRequested {
 
 /** Draws the sample and puts it into the review queue. */
 export async function requestCertification(
-  deps: { readonly store: DecisionStore; readonly now: () => Date },
+  deps: { readonly store: DecisionStore; readonly now: Clock },
   request: CertificationRequest,
 ): Promise<CertificationRequested> {
   const { policy } = request;

@@ -14,6 +14,7 @@
  */
 import { calibratedProbabilities } from "../../domain/calibration/map.ts";
 import { type RescoredAnswer, rescoredReading, tierPolicy, tierReading } from "../../domain/cascade.ts";
+import type { Clock } from "../../domain/clock.ts";
 import type { DecidesItems } from "../../domain/decision-endpoint.ts";
 import type { DecisionRecord } from "../../domain/decision-record.ts";
 import type { DecisionStore } from "../../domain/decision-store.ts";
@@ -74,7 +75,7 @@ export async function laterTierGap(
  * RangeError (there is no later model to ask).
  */
 export async function rescoreLaterTiers(
-  deps: { readonly store: DecisionStore; readonly endpoint: DecidesItems; readonly now: () => Date },
+  deps: { readonly store: DecisionStore; readonly endpoint: DecidesItems; readonly now: Clock },
   policy: Policy,
   concurrency = 1,
   sample?: string,
@@ -107,7 +108,7 @@ export async function rescoreLaterTiers(
 
 /** Asks the second model about one record and records its answer; true, or why not. */
 async function rescoreOne(
-  deps: { readonly store: DecisionStore; readonly endpoint: DecidesItems; readonly now: () => Date },
+  deps: { readonly store: DecisionStore; readonly endpoint: DecidesItems; readonly now: Clock },
   policy: Policy,
   record: DecisionRecord,
 ): Promise<true | string> {
