@@ -8,6 +8,7 @@
  * --region, --profile; AWS_ENDPOINT_URL_* for local).
  */
 import { parseArgs } from "node:util";
+import { verifiedText } from "../shared/domain/calibration/certificate/registered-kind.ts";
 import { certificateProblem } from "../shared/domain/calibration/provenance.ts";
 import { type DecisionRecord, RECORD_STATUSES } from "../shared/domain/decision-record.ts";
 import { allTime, type DecisionStore, everyDecision } from "../shared/domain/decision-store.ts";
@@ -93,10 +94,10 @@ async function certificatesOf(
     if (problem) out[key] = `${problem}${off}`;
     else if (!verdict!.verified) out[key] = `${verdict!.reason}${off}`;
     else {
-      const recomputed = `recomputed on its ${verdict!.labels} labels in the table`;
+      const verified = verifiedText(policy.certificate!, verdict!.labels, "the table");
       out[key] = scoredBy
-        ? `certificate verified: ${recomputed} (${policy.certificate!.modelSha256!.slice(0, 12)}…, ${scoredBy.promptVersion})`
-        : `certificate verified: ${recomputed}; no decision yet to check the model against`;
+        ? `${verified} (${policy.certificate!.modelSha256!.slice(0, 12)}…, ${scoredBy.promptVersion})`
+        : `${verified}; no decision yet to check the model against`;
     }
   }
   return out;

@@ -13,6 +13,7 @@ import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { certificateOnLabelsProblem } from "../../shared/domain/calibration/certificate/certificate-recompute.ts";
+import { verifiedText } from "../../shared/domain/calibration/certificate/registered-kind.ts";
 import { checkProposal } from "../../shared/domain/calibration/proposal-check.ts";
 import { type Policy, PolicyError, parsePolicyText } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
@@ -99,7 +100,7 @@ async function checkCertificateLabels(
       );
     const problem = certificateOnLabelsProblem(proposed, read.rows, `in ${labels.input}`);
     if (problem) throw refuse(`certificate unverified: ${problem}`);
-    return `certificate verified: recomputed on its ${read.rows.length} labels in ${labels.input}`;
+    return verifiedText(c, read.rows.length, labels.input);
   }
   const unchecked = "its counts give its claim; its labels were not checked";
   if (labels.table === undefined)
@@ -109,7 +110,7 @@ async function checkCertificateLabels(
   const store = decisionStore(labels.table, awsOptions(labels.aws ?? {}));
   const verdict = await verifyCertificate({ store, policies: registry }, proposed);
   if (!verdict.verified) throw refuse(verdict.reason);
-  return `certificate verified: recomputed on its ${verdict.labels} labels in ${labels.table}`;
+  return verifiedText(c, verdict.labels, labels.table);
 }
 
 /**

@@ -211,6 +211,10 @@ export function printPlan(planned: Planned): Printed {
     lines.push(
       `  the target stays at or above ${plan.threshold}, the threshold the last certification sample was drawn for: labels gathered since do not move it`,
     );
+  else if (plan.threshold !== policy.autoThreshold)
+    lines.push(
+      `  it aims at ${plan.threshold}, above the policy's own ${policy.autoThreshold}: of the thresholds within reach, the labels held leave the fewest labels to get there; a sample is drawn at or above it`,
+    );
   const kinds = plan.held.kinds.file === plan.held.automatable ? "" : kindsText(plan.held.kinds);
   lines.push(
     `  held in ${planned.where}: ${counted(plan.held.labels, "label")}; ${plan.held.automatable} of decisions it would automate at or above ${plan.threshold}${kinds ? ` (${kinds})` : ""}, worth about ${plan.held.worth} evenly drawn labels`,

@@ -182,7 +182,7 @@ describe("calibration from the decisions table", () => {
     );
     expect(applied.code, applied.stderr).toBe(0);
     expect(applied.stdout).toMatch(/^ {2}certificate \(none\) -> ≤ 5\.0% wrong at 95% confidence/m);
-    expect(applied.stdout).toMatch(/^ {2}certificate verified: recomputed on its 600 labels in certified$/m);
+    expect(applied.stdout).toMatch(/^ {2}certificate verified \(learn-then-test on the labels held, not pre-registered\): recomputed on its 600 labels in certified$/m);
 
     const status = async () => {
       const run = await runDecide(
@@ -196,7 +196,7 @@ describe("calibration from the decisions table", () => {
     };
     await store.create({ ...record(700, undefined, [6, 0, 0, 0]), policyVersion: 2 });
     expect(await status()).toBe(
-      `certificate verified: recomputed on its 600 labels in the table (${MODEL.slice(0, 12)}…, ${LAYOUT})`,
+      `certificate verified (learn-then-test on the labels held, not pre-registered): recomputed on its 600 labels in the table (${MODEL.slice(0, 12)}…, ${LAYOUT})`,
     );
     await store.create({
       ...record(701, undefined, [6, 0, 0, 0], "f".repeat(64)),

@@ -249,7 +249,7 @@ describe("the lead's path to a certified cascade", () => {
     expect(v2.certificate?.method).toBe("pre-registered sample");
     expect(v2.certificate?.labelSource?.kind).toBe("sample");
     expect(v2.certificate?.kinds?.audit ?? 0).toBe(0);
-    expect(applied.printed.lines.join("\n")).toMatch(/certificate verified/);
+    expect(applied.printed.lines.join("\n")).toMatch(/certificate verified \(pre-registered sample cert-[^)]*\): recomputed on its \d+ labels/);
     expect(v2.certificate?.tiers?.map((t) => t.model ?? "first")).toEqual(["first", "demo-large"]);
     expect(v2.autoThreshold).toBeLessThan(1);
     const rate = trueRate(v2, s.truth);

@@ -322,7 +322,7 @@ describe("decide calibrate --apply-proposal with the labels at hand", () => {
     );
     expect(applied.code, applied.stderr).toBe(0);
     expect(applied.stdout).toMatch(
-      /^ {2}certificate verified: recomputed on its 400 labels in .*labels\.jsonl$/m,
+      /^ {2}certificate verified \(learn-then-test on the labels held, not pre-registered\): recomputed on its 400 labels in .*labels\.jsonl$/m,
     );
   }, 60_000);
 });

@@ -78,8 +78,9 @@ describe("the plan at the volume there is", () => {
 
 describe("the plan once a sample is drawn", () => {
   it("keeps the threshold the sample was drawn for: labels gathered since never move its target", () => {
-    // Free to choose, the plan takes the lowest threshold (all labels sit at 0.9999: a tie).
-    expect(planLabels(POLICY, rows(400, 1), GOAL).threshold).toBe(0.5);
+    // Free to choose, the plan takes the lowest threshold a sample can be drawn at (all labels
+    // sit at 0.9999: a tie): the policy's own 0.8, never one below it.
+    expect(planLabels(POLICY, rows(400, 1), GOAL).threshold).toBe(0.8);
     const plan = planLabels(POLICY, rows(400, 1), GOAL, undefined, 0.95);
     expect(plan.fixed).toBe(true);
     expect(plan.threshold).toBeLessThanOrEqual(0.95);

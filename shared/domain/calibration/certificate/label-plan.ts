@@ -15,9 +15,10 @@ import { tierPolicy } from "../../cascade.ts";
 import type { Policy } from "../../policy/policy.ts";
 import { mapOf } from "../map.ts";
 import { trialsNeeded } from "./binomial.ts";
-import { CERTIFICATE_GRID, type CertificateGoal, zeroErrorLabels } from "./certificate.ts";
+import { type CertificateGoal, zeroErrorLabels } from "./certificate.ts";
 import { type CertifiedItem, type KindCounts, type UnitsAt, unitsAtGrid } from "./certificate-units.ts";
 import { type CascadeRow, cascadeItems, certifiedItems } from "./certified-items.ts";
+import { planThresholds } from "./registered-plan.ts";
 
 /** What the plan says. */
 export interface LabelPlan extends CertificateGoal {
@@ -98,7 +99,9 @@ export function planLabels(
   fixed?: number,
 ): LabelPlan {
   const zeroErrors = zeroErrorLabels(goal);
-  const at = unitsAtGrid(actingItems(policy, rows), CERTIFICATE_GRID);
+  // The thresholds a certification sample can be drawn at: none below the policy's own, which is
+  // itself one (never the grid point just under it), as a registered plan tests them.
+  const at = unitsAtGrid(actingItems(policy, rows), planThresholds(policy.autoThreshold));
   const decisionsAt = (t: number) => frame?.filter((p) => p >= t).length;
   const reach = (t: number, needed: number | null) =>
     needed !== null && (frame === undefined || needed <= decisionsAt(t)!);

@@ -35,8 +35,13 @@ export function registeredLevel(confidence: number, round: number): number {
   return Number((1 - alphaShare(round) * (1 - confidence)).toFixed(12));
 }
 
-/** The plan's fixed sequence: the grid from the strictest point down to `minProbability`, which ends it. */
-function planThresholds(minProbability: number): number[] {
+/**
+ * The plan's fixed sequence: the grid's points above `minProbability`, strictest first, then
+ * `minProbability` itself, which ends it (so the frame's minimum, the policy's own threshold or the
+ * one planned, is tested as it is, never the grid point just below it). The label plan reads its
+ * counts at these same thresholds.
+ */
+export function planThresholds(minProbability: number): number[] {
   const above = CERTIFICATE_GRID.filter((t) => t > minProbability);
   return [...above, minProbability];
 }

@@ -1,0 +1,80 @@
+/**
+ * Issue 40, "one story" for the pre-registered certificate: the plan prints the threshold its
+ * sample is drawn at (the policy's own 0.85, not the grid point 0.8486 under it) and says why
+ * where it aims above it; the "certificate verified" lines of apply and `decide status` name the
+ * certificate's kind; the line after `--plan --request` says what a later model's answers are
+ * for under a registered plan; and `--propose` at another target than the plan's is refused.
+ * Each failed on the code before its fix.
+ */
+import { describe, expect, it } from "vitest";
+import { type Planned, printPlan } from "../../cli/calibrate/calibrate-plan.ts";
+import { testedGoal } from "../../cli/calibrate/calibrate-registered.ts";
+import { planLabels } from "../../shared/domain/calibration/certificate/label-plan.ts";
+import { verifiedText } from "../../shared/domain/calibration/certificate/registered-kind.ts";
+import { registerPlan } from "../../shared/domain/calibration/certificate/registered-plan.ts";
+import { parsePolicy } from "../../shared/domain/policy/policy.ts";
+import { MODERATION } from "../helpers/review-flow.ts";
+
+const POLICY = parsePolicy({ ...MODERATION, auditSampleRate: 0.05, certificationReviewers: 1 });
+const GOAL = { maxError: 0.02, confidence: 0.95 };
+
+/** What `--plan` prints for `plan` of POLICY, as a first registered plan. */
+function printed(plan: Planned["plan"]): string {
+  const planned: Planned = {
+    policy: POLICY,
+    plan,
+    where: "the table t",
+    supply: { perDay: 0, auditPerDay: 0, capped: false },
+    registration: { round: 1, level: 0.96 },
+    options: {
+      policyId: POLICY.id,
+      policiesDir: "policies",
+      goal: GOAL,
+      table: "t",
+      input: undefined,
+      request: undefined,
+      order: "first",
+      aws: {},
+    },
+  };
+  return printPlan(planned).lines.join("\n");
+}
+
+describe("the plan's threshold is the one its sample is drawn at", () => {
+  it("aims at the policy's own threshold, not the grid point under it", () => {
+    expect(POLICY.autoThreshold).toBe(0.85);
+    const frame = [0.8486, 0.849, 0.85, 0.9, 0.99];
+    const plan = planLabels(POLICY, [], testedGoal(GOAL, 1), frame);
+    expect(plan.threshold).toBe(0.85);
+    // Counted at 0.85: the two decisions between 0.8486 and 0.85 are not in the frame.
+    expect(plan.frame?.decisions).toBe(3);
+    const text = printed(plan);
+    expect(text).not.toMatch(/0\.8486/);
+    expect(text).toMatch(/at or above 0\.85,/);
+    expect(text).not.toMatch(/above the policy's own/);
+  });
+
+  it("ends the registered sequence at the frame's minimum itself, grid points only above it", () => {
+    const ts = registerPlan(GOAL, 0.85, 160, 1, 1).thresholds;
+    expect(ts.at(-1)).toBe(0.85);
+    expect(ts.slice(0, -1).every((t) => t > 0.85)).toBe(true);
+  });
+
+  it("says why, in one phrase, where it aims above the policy's threshold", () => {
+    const plan = { ...planLabels(POLICY, [], testedGoal(GOAL, 1)), threshold: 0.9968 };
+    expect(printed(plan)).toMatch(
+      /^ {2}it aims at 0\.9968, above the policy's own 0\.85: of the thresholds within reach, the labels held leave the fewest labels to get there; a sample is drawn at or above it$/m,
+    );
+  });
+});
+
+describe("the certificate verified line names its kind", () => {
+  it("a registered one names its sample; a learn-then-test one says it is not pre-registered", () => {
+    expect(verifiedText({ registered: { sample: "cert-1" } }, 160, "the table")).toBe(
+      "certificate verified (pre-registered sample cert-1): recomputed on its 160 labels in the table",
+    );
+    expect(verifiedText({}, 600, "labels.jsonl")).toBe(
+      "certificate verified (learn-then-test on the labels held, not pre-registered): recomputed on its 600 labels in labels.jsonl",
+    );
+  });
+});
