@@ -8,11 +8,13 @@ import { FsObjectStore } from "../../shared/adapters/fs-object-store.ts";
 import type { CalibrationSummary } from "../../shared/domain/calibration/calibrate.ts";
 import type { ThresholdGoal } from "../../shared/domain/calibration/threshold.ts";
 import { systemClock } from "../../shared/domain/clock.ts";
+import type { DecisionStore } from "../../shared/domain/decision-store.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import {
   type ProposalOutcome,
   proposeCalibrations,
 } from "../../shared/use-cases/calibration/propose-calibration.ts";
+import { registeredGoalProblem } from "../../shared/use-cases/calibration/registered-certification.ts";
 import { UsageError } from "../args.ts";
 import { awsOptions, decisionStore, publisherTo } from "../aws.ts";
 import type { Printed } from "../command.ts";
@@ -39,6 +41,7 @@ export async function proposeFromTable(options: ProposeOptions): Promise<Proposa
       `--policy: unknown policy "${options.policyId}" (known: ${registry.ids().join(", ")})`,
     );
   const client = awsOptions(options.aws);
+  await refuseOtherTarget(registry, decisionStore(options.table, client), options);
   return proposeCalibrations(
     {
       policies: registry,
@@ -53,6 +56,21 @@ export async function proposeFromTable(options: ProposeOptions): Promise<Proposa
       ...(options.policyId ? { policyId: options.policyId } : {}),
     },
   );
+}
+
+/**
+ * Refuses `--propose --max-auto-error X` where a policy's version has a registered plan drawn for
+ * another target: its certificate tests only the plan's goal, so proposing at X would give a
+ * certificate of another claim than the one asked. Nothing is written.
+ */
+async function refuseOtherTarget(registry: PolicyRegistry, store: DecisionStore, options: ProposeOptions) {
+  const { goal } = options;
+  if (goal.kind !== "max-auto-error") return;
+  const now = systemClock();
+  for (const id of options.policyId !== undefined ? [options.policyId] : registry.ids()) {
+    const problem = await registeredGoalProblem(store, registry.current(id)!, goal, now);
+    if (problem) throw new UsageError(`--propose --max-auto-error ${goal.maxError}: ${problem}`);
+  }
 }
 
 /** What happened to each policy; and whether "Calibration Proposed" was sent. */

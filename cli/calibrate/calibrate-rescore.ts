@@ -4,8 +4,9 @@
  * records each on its decision as a re-score (`shared/use-cases/calibration/rescore-later-tiers.ts`), so that
  * the cascade's certificate can judge every pair of thresholds instead of leaving them out. The
  * same step runs on a certification sample straight after `--plan --request N` draws it, when
- * that command names a source; without one, the plan says how many drawn items lack the answer
- * and the command that gets it.
+ * that command names a source; without one, the plan says how many drawn items lack the answer,
+ * what it is for (not the registered plan's certificate, which judges each drawn item by the
+ * model that acted) and the command that gets it.
  */
 import { systemClock } from "../../shared/domain/clock.ts";
 import type { DecisionStore } from "../../shared/domain/decision-store.ts";
@@ -167,7 +168,7 @@ export function drawnRescoreLines(d: DrawnRescore): Printed {
   const dir = d.policiesDir === DEFAULT_POLICIES_DIR ? "" : ` --policies-dir ${d.policiesDir}`;
   return {
     lines: [
-      `  ${counted(d.lacking, "drawn item")} ${d.lacking === 1 ? "lacks" : "lack"} ${d.model}'s answer (the first model decided ${d.lacking === 1 ? "it" : "them"}; a cascade's certificate cannot judge the thresholds that pass ${d.lacking === 1 ? "it" : "them"} on without it): get it with  npx decide calibrate --rescore --policy ${policy.id}${dir} --from-table ${d.table} --url http://localhost:8080 (the local endpoint; deployed: --endpoint-name NAME instead of --url)`,
+      `  ${counted(d.lacking, "drawn item")} ${d.lacking === 1 ? "lacks" : "lack"} ${d.model}'s answer (the first model decided ${d.lacking === 1 ? "it" : "them"}; the registered plan does not need it, as it judges each drawn item by the model that acted; it serves a learn-then-test certificate on the labels held and the plan's reading of later labels): get it with  npx decide calibrate --rescore --policy ${policy.id}${dir} --from-table ${d.table} --url http://localhost:8080 (the local endpoint; deployed: --endpoint-name NAME instead of --url)`,
     ],
     exitCode: 0,
   };

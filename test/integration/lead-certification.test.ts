@@ -234,6 +234,18 @@ describe("the lead's path to a certified cascade", () => {
     const ended = await leadLoop(s, 3);
     expect(ended.file, `no certificate after ${ended.certification} certification labels`).toBeDefined();
     expect(ended.certification).toBeLessThanOrEqual(400);
+    // At another target than the registered plan's, propose refuses rather than certify the plan's.
+    const other = [
+      "--max-auto-error",
+      String(MAX_ERROR * 2),
+      "--confidence",
+      "0.95",
+      "--out",
+      join(s.dir, "other"),
+    ];
+    await expect(calibrate(["--propose", ...s.flags, ...other])).rejects.toThrow(
+      /\(sample cert-[^)]*\) was drawn for ≤ [\d.]+% wrong at 95% confidence, not ≤ [\d.]+% wrong.*propose at the plan's target/,
+    );
     const applied = await calibrate([
       "--apply-proposal",
       ended.file!,
@@ -249,7 +261,9 @@ describe("the lead's path to a certified cascade", () => {
     expect(v2.certificate?.method).toBe("pre-registered sample");
     expect(v2.certificate?.labelSource?.kind).toBe("sample");
     expect(v2.certificate?.kinds?.audit ?? 0).toBe(0);
-    expect(applied.printed.lines.join("\n")).toMatch(/certificate verified \(pre-registered sample cert-[^)]*\): recomputed on its \d+ labels/);
+    expect(applied.printed.lines.join("\n")).toMatch(
+      /certificate verified \(pre-registered sample cert-[^)]*\): recomputed on its \d+ labels/,
+    );
     expect(v2.certificate?.tiers?.map((t) => t.model ?? "first")).toEqual(["first", "demo-large"]);
     expect(v2.autoThreshold).toBeLessThan(1);
     const rate = trueRate(v2, s.truth);

@@ -25,7 +25,7 @@ describe("the line about drawn items lacking the later model's answer", () => {
   it("names how many lack which model's answer and the full command, in one line", () => {
     expect(drawnRescoreLines(DRAWN)).toEqual({
       lines: [
-        "  37 drawn items lack demo-large's answer (the first model decided them; a cascade's certificate cannot judge the thresholds that pass them on without it): get it with  npx decide calibrate --rescore --policy moderation --from-table decisions-prod --url http://localhost:8080 (the local endpoint; deployed: --endpoint-name NAME instead of --url)",
+        "  37 drawn items lack demo-large's answer (the first model decided them; the registered plan does not need it, as it judges each drawn item by the model that acted; it serves a learn-then-test certificate on the labels held and the plan's reading of later labels): get it with  npx decide calibrate --rescore --policy moderation --from-table decisions-prod --url http://localhost:8080 (the local endpoint; deployed: --endpoint-name NAME instead of --url)",
       ],
       exitCode: 0,
     });

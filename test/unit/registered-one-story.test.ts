@@ -9,10 +9,14 @@
 import { describe, expect, it } from "vitest";
 import { type Planned, printPlan } from "../../cli/calibrate/calibrate-plan.ts";
 import { testedGoal } from "../../cli/calibrate/calibrate-registered.ts";
+import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
 import { planLabels } from "../../shared/domain/calibration/certificate/label-plan.ts";
 import { verifiedText } from "../../shared/domain/calibration/certificate/registered-kind.ts";
 import { registerPlan } from "../../shared/domain/calibration/certificate/registered-plan.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
+import { registeredGoalProblem } from "../../shared/use-cases/calibration/registered-certification.ts";
+import { requestCertification } from "../../shared/use-cases/calibration/request-certification.ts";
+import { decidedStore, reviewOf } from "../helpers/certification-store.ts";
 import { MODERATION } from "../helpers/review-flow.ts";
 
 const POLICY = parsePolicy({ ...MODERATION, auditSampleRate: 0.05, certificationReviewers: 1 });
@@ -75,6 +79,25 @@ describe("the certificate verified line names its kind", () => {
     );
     expect(verifiedText({}, 600, "labels.jsonl")).toBe(
       "certificate verified (learn-then-test on the labels held, not pre-registered): recomputed on its 600 labels in labels.jsonl",
+    );
+  });
+});
+
+describe("--propose at another target than the registered plan's", () => {
+  it("is refused in one line naming both targets and what to do", async () => {
+    const store = new InMemoryDecisionStore();
+    await decidedStore(store, POLICY, { decisions: 600, trueTemperature: 0.7 }, 1);
+    const { now } = reviewOf(store, POLICY);
+    const before = await registeredGoalProblem(store, POLICY, { maxError: 0.05, confidence: 0.95 }, now());
+    expect(before).toBeUndefined();
+    const requested = await requestCertification(
+      { store, now },
+      { policy: POLICY, size: 20, minProbability: 0.85, order: "first", goal: GOAL },
+    );
+    expect(await registeredGoalProblem(store, POLICY, GOAL, now())).toBeUndefined();
+    const problem = await registeredGoalProblem(store, POLICY, { maxError: 0.05, confidence: 0.95 }, now());
+    expect(problem).toBe(
+      `${POLICY.id}@1's registered plan 1 (sample ${requested.frame.sample}) was drawn for ≤ 2% wrong at 95% confidence, not ≤ 5% wrong at 95% confidence, and its certificate tests only that target: propose at the plan's target (--max-auto-error 0.02 --confidence 0.95), or draw plan 2 at the new one (npx decide calibrate --plan --policy ${POLICY.id} --max-auto-error 0.05 --confidence 0.95 --request N), tested at 99.5% confidence (10% of the error budget)`,
     );
   });
 });

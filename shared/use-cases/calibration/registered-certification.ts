@@ -5,6 +5,9 @@
  * decide path recompute a registered certificate from its sample's records
  * ({@link registeredCertificateProblem}), never from other labels.
  */
+
+import type { CertificateGoal } from "../../domain/calibration/certificate/certificate.ts";
+import { alphaShare, registeredLevel } from "../../domain/calibration/certificate/registered-plan.ts";
 import { certifiedAt, registeredProposal } from "../../domain/calibration/certificate/registered-proposal.ts";
 import {
   certifySample,
@@ -30,6 +33,28 @@ export async function latestRegisteredProposal(store: DecisionStore, policy: Pol
   const samples = await registeredSamples(store, policy, now.toISOString());
   const latest = samples.at(-1);
   return latest ? { sample: latest, ...registeredProposal(policy, latest, now) } : undefined;
+}
+
+/**
+ * Why `--propose` at `goal` cannot use the latest registered plan of `policy`'s version (it was
+ * drawn for another target: its certificate tests only the goal written on its records), in one
+ * line naming both targets and what to do; undefined when the goals match or the version has no
+ * registered plan.
+ */
+export async function registeredGoalProblem(
+  store: DecisionStore,
+  policy: Policy,
+  goal: CertificateGoal,
+  now: Date,
+): Promise<string | undefined> {
+  const latest = (await registeredSamples(store, policy, now.toISOString())).at(-1);
+  if (!latest) return undefined;
+  const { plan } = latest;
+  if (plan.maxError === goal.maxError && plan.confidence === goal.confidence) return undefined;
+  const pct = (x: number) => `${Number((x * 100).toFixed(2))}%`;
+  const target = (g: CertificateGoal) => `≤ ${pct(g.maxError)} wrong at ${pct(g.confidence)} confidence`;
+  const next = plan.round + 1;
+  return `${policy.id}@${policy.version}'s registered plan ${plan.round} (sample ${latest.sample}) was drawn for ${target(plan)}, not ${target(goal)}, and its certificate tests only that target: propose at the plan's target (--max-auto-error ${plan.maxError} --confidence ${plan.confidence}), or draw plan ${next} at the new one (npx decide calibrate --plan --policy ${policy.id} --max-auto-error ${goal.maxError} --confidence ${goal.confidence} --request N), tested at ${pct(registeredLevel(goal.confidence, next))} confidence (${pct(alphaShare(next))} of the error budget)`;
 }
 
 /**
