@@ -1,51 +1,36 @@
 /**
  * The deployed pipeline's wiring, run locally (`npm start` and the integration tests): the
- * stand-ins (DynamoDB Local, SQS, the bus) started, the bus's rules routed into their queues, and
- * the functions' own handlers on pollers that play Lambda's event-source mappings (decide, the
- * targets, the batch files step, the async lane, the capacity follower). One place where the
- * local mode meets the functions, so that they run as deployed with only the clients' endpoints
- * pointed at the stand-ins.
+ * stand-ins (DynamoDB Local, SQS, the bus) started, the bus's rules routed into their queues
+ * (`bus-targets.ts`), and the functions' own handlers on pollers that play Lambda's event-source
+ * mappings (decide, the targets, the batch files step, the async lane, the capacity follower). One
+ * place where the local mode meets the functions, so that they run as deployed with only the
+ * clients' endpoints pointed at the stand-ins.
  */
 import { localServiceOptions, sqsClient } from "../../shared/adapters/aws-clients.ts";
 import { SqsQueue } from "../../shared/adapters/sqs-queue.ts";
 import { CLI_ENV, FUNCTION_ENV } from "../../shared/domain/function-env.ts";
 import type { MessageQueue } from "../../shared/domain/message-queue.ts";
-import {
-  MAX_RECEIVE_COUNT,
-  METRICS,
-  RULES,
-  TARGET_VISIBILITY_SECONDS,
-} from "../../shared/domain/topology.ts";
+import { TARGET_VISIBILITY_SECONDS } from "../../shared/domain/topology.ts";
 import type { DecideDependencies } from "../../shared/use-cases/decide-message.ts";
 import { type AsyncLaneWiring, type LocalAsyncLane, startAsyncLaneOf } from "./async-lane.ts";
+import { addQueueRules, startTargets, type TargetHooks } from "./bus-targets.ts";
 import { startDecidePollers } from "./decide-pollers.ts";
 import type { LocalEventBus } from "./event-bus.ts";
 import { startLocalFollower } from "./local-follower.ts";
-import {
-  createLocalQueues,
-  LOCAL_ARN,
-  type LocalQueues,
-  localRoutes,
-  ruleDeadLetter,
-} from "./local-queues.ts";
+import { createLocalQueues, type LocalQueues, localRoutes } from "./local-queues.ts";
 import type { PollerGroup } from "./poller-group.ts";
 import type { SqsPoller } from "./sqs/sqs-poller.ts";
 import { quietPowertools, startStandIns, wiringEnvironment } from "./stand-ins.ts";
-import { startTargetQueue, type TargetQueue, type TargetQueueOptions } from "./target-queue.ts";
+import type { TargetQueue } from "./target-queue.ts";
 
 export { freePort, LOCAL_TABLE } from "./stand-ins.ts";
 
 /** Fault hooks and observers for tests; the local mode leaves them unset. */
-export interface WiringHooks {
+export interface WiringHooks extends TargetHooks {
   /** Wraps the decide function's dependencies (fault injection). */
   readonly wrap?: (deps: DecideDependencies) => DecideDependencies;
   /** Makes the bus fail matching PutEvents entries. */
   readonly failBusEntry?: (entry: Record<string, unknown>) => boolean;
-  /**
-   * Called each time a target applies an effect (an action, or a review task created), or refuses
-   * an event that does not match its decision record.
-   */
-  readonly onEffect?: (effect: "actioned" | "queued" | "refused", itemId: string) => void;
 }
 
 /** Options of {@link startLocalWiring} (the async lane's: `batchLane`, `asyncLane`). */
@@ -232,80 +217,6 @@ function exportQueues(
     [CLI_ENV.REVIEW_QUEUE_URL]: review.url,
     ...(queues.batch ? { [FUNCTION_ENV.BATCH_QUEUE_URL]: queues.batch.url } : {}),
     [FUNCTION_ENV.DEAD_LETTER_ROUTES]: JSON.stringify(routes),
-  });
-}
-
-/** The targets as deployed: rule → queue (dead letters after the receive limit) → function. */
-async function startTargets(parts: {
-  createQueue: LocalWiring["createQueue"];
-  bus: LocalEventBus;
-  queues: LocalQueues;
-  baseDeps: DecideDependencies;
-  hooks: WiringHooks;
-  visibilitySeconds: number;
-}) {
-  const { hooks, baseDeps } = parts;
-  const { createAutoActionHandler } = await import("../../functions/auto-action.ts");
-  const { createReviewIntakeHandler } = await import("../../functions/review-intake.ts");
-  const targetQueue = (name: string, rule: "auto" | "human", handler: TargetQueueOptions["handler"]) =>
-    startTargetQueue({
-      createQueue: parts.createQueue,
-      bus: parts.bus,
-      name,
-      pattern: RULES[rule].pattern,
-      handler,
-      visibilityTimeoutSeconds: parts.visibilitySeconds,
-      maxReceiveCount: MAX_RECEIVE_COUNT,
-      ruleDeadLetter: ruleDeadLetter(parts.queues.ruleDeadLetters[rule], rule, `${LOCAL_ARN}:${name}`),
-    });
-  const running: TargetQueue[] = [];
-  const stop = () => Promise.all(running.map((target) => target.poller.stop()));
-  try {
-    const autoAction = await targetQueue(
-      "auto-action",
-      "auto",
-      createAutoActionHandler(
-        async () => baseDeps,
-        (detail, outcome) => effectOf(outcome, hooks, detail.itemId),
-      ),
-    );
-    running.push(autoAction);
-    const review = await targetQueue(
-      "review",
-      "human",
-      createReviewIntakeHandler(
-        async () => baseDeps,
-        (detail, outcome) => effectOf(outcome, hooks, detail.itemId),
-      ),
-    );
-    running.push(review);
-    return { autoAction, review, stop };
-  } catch (error) {
-    await stop();
-    throw error;
-  }
-}
-
-/** Reports a target's outcome to the effect hook: an action, a review task, or a refused event. */
-function effectOf(outcome: string, hooks: WiringHooks, itemId: string): void {
-  if (outcome === "actioned" || outcome === "queued") hooks.onEffect?.(outcome, itemId);
-  else if (outcome === METRICS.eventMismatch) hooks.onEffect?.("refused", itemId);
-}
-
-/** The rules whose targets are plain queues: rejected items, and requests into the intake. */
-function addQueueRules(bus: LocalEventBus, queues: LocalQueues): void {
-  const { intake, rejected, ruleDeadLetters } = queues;
-  bus.addRule({
-    name: "rejected",
-    pattern: RULES.rejected.pattern,
-    target: async (e) => void (await rejected.send(JSON.stringify(e))),
-    deadLetter: ruleDeadLetter(ruleDeadLetters.rejected, "rejected", `${LOCAL_ARN}:rejected`),
-  });
-  bus.addRule({
-    name: "requested",
-    pattern: RULES.requested.pattern,
-    target: async (e) => void (await intake.send(JSON.stringify(e.detail))),
-    deadLetter: ruleDeadLetter(ruleDeadLetters.requested, "requested", `${LOCAL_ARN}:intake`),
   });
 }
 
