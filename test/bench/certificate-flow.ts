@@ -8,7 +8,9 @@
  * error, and sometimes hides one); beside it, reviewers always right and no draw skipped. The
  * certificate at 2%/95% under the policy's own map; it holds when it certifies nothing or its
  * threshold's true rate, on 40,000 fresh decisions, is at most 2%. The "registered plan" rows test
- * the certification sample alone as a plan registered at 0.85 (its first, at 96%). Pure arithmetic.
+ * the certification sample alone as a plan registered at 0.85 (its first, at 96%); in one of them
+ * the first plan draws 200 and, where it certifies nothing, a second plan of the other 400 is
+ * tested at 99.5%: the claim over both plans. Pure arithmetic.
  */
 
 import { clopperPearsonUpper } from "../../shared/domain/calibration/certificate/binomial.ts";
@@ -54,6 +56,12 @@ export interface Labelling {
    * of learn-then-test on every label held. @default false
    */
   readonly registered?: boolean;
+  /**
+   * With `registered`: the version's first plan draws only this many (tested at 96%); where it
+   * certifies nothing the lead draws a second plan of the rest of the sample, never drawn before,
+   * tested at 99.5% (its share of what the first left of the budget). @default the whole sample, one plan
+   */
+  readonly firstPlan?: number;
 }
 
 const LABELLINGS: readonly Labelling[] = [
@@ -80,6 +88,13 @@ const LABELLINGS: readonly Labelling[] = [
     registered: true,
   },
   {
+    name: "registered plan, a second plan of 400 where the first of 200 certifies nothing: reviewers always right, no draw skipped",
+    reviewerError: [0, 0],
+    skipped: 0,
+    registered: true,
+    firstPlan: 200,
+  },
+  {
     name: "registered plan: reviewers always right, no draw skipped",
     reviewerError: [0, 0],
     skipped: 0,
@@ -92,8 +107,13 @@ function certificateOf(labelling: Labelling, rows: readonly LabelledLogits[]): n
   const items = certifiedItems(MODERATION, rows, mapOf(MODERATION));
   if (!labelling.registered) return certifyThreshold(items, GOAL).threshold;
   const drawn = items.filter((i) => i.kind === "certification");
-  const plan = registerPlan(GOAL, SHAPE.certification!.above, drawn.length, 1, 1);
-  return certifyRegistered(plan, "bench", drawn).threshold;
+  const above = SHAPE.certification!.above;
+  const first = drawn.slice(0, labelling.firstPlan ?? drawn.length);
+  const one = certifyRegistered(registerPlan(GOAL, above, first.length, 1, 1), "bench-1", first).threshold;
+  const rest = drawn.slice(first.length);
+  if (one !== null || rest.length === 0) return one;
+  // The first plan certified nothing: the lead draws a second, of decisions never drawn, at its share.
+  return certifyRegistered(registerPlan(GOAL, above, rest.length, 1, 2), "bench-2", rest).threshold;
 }
 
 /** The table's lines for `seeds` seeds of each way of labelling. */
