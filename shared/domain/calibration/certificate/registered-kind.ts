@@ -11,7 +11,7 @@ interface KindOf {
 }
 
 /** "pre-registered sample ID", or "learn-then-test on the labels held, not pre-registered". */
-export function certificateKind(c: KindOf): string {
+function certificateKind(c: KindOf): string {
   return c.registered
     ? `pre-registered sample ${c.registered.sample}`
     : "learn-then-test on the labels held, not pre-registered";
