@@ -14,8 +14,12 @@ import { planLabels } from "../../shared/domain/calibration/certificate/label-pl
 import { verifiedText } from "../../shared/domain/calibration/certificate/registered-kind.ts";
 import { registerPlan } from "../../shared/domain/calibration/certificate/registered-plan.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
-import { registeredGoalProblem } from "../../shared/use-cases/calibration/registered-certification.ts";
+import {
+  latestRegisteredProposal,
+  registeredGoalProblem,
+} from "../../shared/use-cases/calibration/registered-certification.ts";
 import { requestCertification } from "../../shared/use-cases/calibration/request-certification.ts";
+import { labelItem } from "../../shared/use-cases/review/review-decision.ts";
 import { decidedStore, reviewOf } from "../helpers/certification-store.ts";
 import { MODERATION } from "../helpers/review-flow.ts";
 
@@ -100,4 +104,29 @@ describe("--propose at another target than the registered plan's", () => {
       `${POLICY.id}@1's registered plan 1 (sample ${requested.frame.sample}) was drawn for ≤ 2% wrong at 95% confidence, not ≤ 5% wrong at 95% confidence, and its certificate tests only that target: propose at the plan's target (--max-auto-error 0.02 --confidence 0.95), or draw plan 2 at the new one (npx decide calibrate --plan --policy ${POLICY.id} --max-auto-error 0.05 --confidence 0.95 --request N), tested at 99.5% confidence (10% of the error budget)`,
     );
   });
+});
+
+describe("a certified threshold above the policy's own", () => {
+  it("says why in one phrase beside the certificate", async () => {
+    const store = new InMemoryDecisionStore();
+    const truth = await decidedStore(store, POLICY, { decisions: 3_000, trueTemperature: 0.7 }, 2);
+    const { now, lead, review } = reviewOf(store, POLICY);
+    await requestCertification(
+      { store, now },
+      { policy: POLICY, size: 400, minProbability: 0.85, order: "first", goal: GOAL },
+    );
+    const page = await store.pageReviewQueue({ policyIds: [POLICY.id], limit: 10_000, countCap: 0 });
+    // Wrong labels below 0.9 only: the sequence stops above them.
+    for (const r of page.records.filter((x) => x.certification)) {
+      const other = POLICY.options.find((o) => o.id !== r.chosen)!.id;
+      const label = (r.topProbability ?? 0) < 0.9 ? other : truth.get(r.itemId)!;
+      await labelItem({ ...r, label }, lead, review);
+    }
+    const proposal = (await latestRegisteredProposal(store, POLICY, now()))!;
+    const t = proposal.policy.autoThreshold;
+    expect(t).toBeGreaterThan(0.85);
+    expect(proposal.notes).toContain(
+      `certified at ${t}, above ${POLICY.id}@1's own 0.85: the plan's fixed sequence, tested strictest first, stopped at the first threshold whose bound was over the target, so ${t} is the lowest that passed`,
+    );
+  }, 60_000);
 });

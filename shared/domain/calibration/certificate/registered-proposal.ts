@@ -109,8 +109,16 @@ export function registeredProposal(policy: Policy, s: PlanSample, now: Date): Re
         }
       : {}),
   };
+  // Where the certified threshold is not the policy's own, one phrase says why.
+  const above =
+    t !== null && next.autoThreshold > policy.autoThreshold
+      ? [
+          `certified at ${next.autoThreshold}, above ${policy.id}@${policy.version}'s own ${policy.autoThreshold}: the plan's fixed sequence, tested strictest first, stopped at the first threshold whose bound was over the target, so ${next.autoThreshold} is the lowest that passed`,
+        ]
+      : [];
   const notes = [
     registeredSentence(result),
+    ...above,
     `no refit was tried with it: the plan was registered on ${policy.id}@${policy.version}'s calibration, so the proposal keeps its maps${next.cascade ? ` and sets every model's threshold to max(${t ?? "t"}, its own)` : ""}`,
   ];
   return { policy: { ...next, certificate }, result, notes };
