@@ -120,7 +120,7 @@ describe("--plan --request N on a cascade", () => {
     const printed = drawnRescoreLines(without!);
     expect(printed.lines).toHaveLength(1);
     expect(printed.lines[0]).toBe(
-      `  ${one.queued} drawn items lack demo-large's answer (the first model decided them; a cascade's certificate cannot judge the thresholds that pass them on without it): get it with  npx decide calibrate --rescore --policy content-moderation --from-table decisions-local --url http://localhost:8080 (the local endpoint; deployed: --endpoint-name NAME instead of --url)`,
+      `  ${one.queued} drawn items lack demo-large's answer (the first model decided them; the registered plan does not need it, as it judges each drawn item by the model that acted; it serves a learn-then-test certificate on the labels held and the plan's reading of later labels): get it with  npx decide calibrate --rescore --policy content-moderation --from-table decisions-local --url http://localhost:8080 (the local endpoint; deployed: --endpoint-name NAME instead of --url)`,
     );
 
     // With `--model FILE` (demo-large's file): the second sample's items, and only they, re-scored.
