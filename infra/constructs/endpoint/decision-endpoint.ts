@@ -3,7 +3,8 @@
  * from `endpoint/Dockerfile` (or an image URI), the GGUF model from S3. Two modes: real-time
  * (instances, auto scaling on concurrent requests per instance, `endpoint-scaling.ts`; the default) and serverless (pay per
  * use, scale to zero; CPU only, 1 to 6 GB of memory, 4 MB payloads, cold starts; no network
- * isolation or storage key, which Serverless Inference does not support).
+ * isolation or storage key, which Serverless Inference does not support). A real-time endpoint's
+ * updates deploy blue/green (`blue-green-deployment.ts`).
  *
  * Secure by default: the model runs with network isolation (the container reaches nothing: it
  * needs no network, the model archive is fetched by SageMaker itself), which is stronger than
@@ -12,18 +13,22 @@
  * the hardware and SageMaker refuses a key for them); and the role may pull from the one image
  * repository in use.
  */
-import { ArnFormat, RemovalPolicy, Stack, Token } from "aws-cdk-lib";
+import { RemovalPolicy, Stack } from "aws-cdk-lib";
 import type * as cloudwatch from "aws-cdk-lib/aws-cloudwatch";
-import * as iam from "aws-cdk-lib/aws-iam";
+import type * as iam from "aws-cdk-lib/aws-iam";
 import * as kms from "aws-cdk-lib/aws-kms";
 import * as sagemaker from "aws-cdk-lib/aws-sagemaker";
 import { NagSuppressions } from "cdk-nag";
 import { Construct } from "constructs";
 import { endpointAdmission } from "../../../shared/domain/capacity-plan.ts";
 import { CONTAINER_ENV } from "../../../shared/domain/container-env.ts";
-import { bakingSecondsFor, ENDPOINT_DEPLOYMENT, ON_CALL_ALARMS } from "../../../shared/domain/topology.ts";
-import { alarmNameOf } from "../operations/alarm-topic.ts";
-import { type GuardrailAlarms, guardrailAlarms, guardrailWindows } from "./deployment-guardrail.ts";
+import { ENDPOINT_DEPLOYMENT } from "../../../shared/domain/topology.ts";
+import {
+  deployBlueGreen,
+  deploymentBakingSeconds,
+  deploymentOverlapSecondsOf,
+} from "./blue-green-deployment.ts";
+import { type GuardrailAlarms, guardrailAlarms } from "./deployment-guardrail.ts";
 import { endpointContainer } from "./endpoint-container.ts";
 import { endpointNameOf, variantNameOf } from "./endpoint-names.ts";
 import { EndpointScaling } from "./endpoint-scaling.ts";
@@ -88,24 +93,18 @@ export class DecisionEndpoint extends Construct {
   /** The alarms a deployment rolls back on, on the new fleet's own metrics (real-time only). */
   public readonly guardrail: GuardrailAlarms | undefined;
 
-  /**
-   * Seconds each stage of a deployment bakes (the canary, then all the traffic): the longest
-   * window of the guardrail's alarms and the decide function's endpoint-failure alarm, with the
-   * margin the topology gives.
-   */
+  /** Seconds each stage of a deployment bakes (`blue-green-deployment.ts`). */
   get bakingSeconds(): number {
-    const { periodSeconds, evaluationPeriods } = ON_CALL_ALARMS.endpointFailures;
-    return bakingSecondsFor(Math.max(periodSeconds * evaluationPeriods, ...guardrailWindows()));
+    return deploymentBakingSeconds();
   }
 
   /**
-   * Seconds a deployment may run two fleets under this variant's name (the new one starting,
-   * then baking beside the old through both stages): their instances' metrics add up meanwhile.
-   * 0 for serverless.
+   * Seconds a deployment may run two fleets under this variant's name: their instances' metrics
+   * add up meanwhile. 0 for serverless.
    */
   get deploymentOverlapSeconds(): number {
     if (this.mode === "serverless") return 0;
-    return ENDPOINT_DEPLOYMENT.containerStartupSeconds + 2 * this.bakingSeconds;
+    return deploymentOverlapSecondsOf();
   }
 
   constructor(scope: Construct, id: string, props: DecisionEndpointProps) {
@@ -184,43 +183,12 @@ export class DecisionEndpoint extends Construct {
   rollbackOn(others: readonly cloudwatch.Alarm[]): void {
     const guardrail = this.guardrail;
     if (!guardrail) return; // Serverless has one fleet: nothing to bake.
-    const alarms = [guardrail.refusing, guardrail.slower, guardrail.silent, ...others];
-    const bakingSeconds = this.bakingSeconds;
-    // SageMaker reads the alarms' state with the endpoint's execution role. By name, not by a
-    // reference: the new fleet's alarms follow the configuration, whose model needs this role.
-    const names = alarms.map((alarm) => {
-      const resource = alarm.node.defaultChild as cloudwatch.CfnAlarm;
-      if (resource.alarmName === undefined || Token.isUnresolved(resource.alarmName))
-        resource.alarmName = alarmNameOf(alarm);
-      // The alarms watch the new configuration before the endpoint starts deploying it.
-      this.endpoint.node.addDependency(alarm);
-      return resource.alarmName;
-    });
-    this.role.addToPolicy(
-      new iam.PolicyStatement({
-        actions: ["cloudwatch:DescribeAlarms"],
-        resources: names.map((name) =>
-          Stack.of(this).formatArn({
-            service: "cloudwatch",
-            resource: "alarm",
-            resourceName: name,
-            arnFormat: ArnFormat.COLON_RESOURCE_NAME,
-          }),
-        ),
-      }),
-    );
-    this.endpoint.deploymentConfig = {
-      blueGreenUpdatePolicy: {
-        trafficRoutingConfiguration: {
-          type: "CANARY",
-          canarySize: { type: "CAPACITY_PERCENT", value: ENDPOINT_DEPLOYMENT.canaryCapacityPercent },
-          waitIntervalInSeconds: bakingSeconds,
-        },
-        terminationWaitInSeconds: bakingSeconds,
-        maximumExecutionTimeoutInSeconds: ENDPOINT_DEPLOYMENT.maximumExecutionSeconds,
-      },
-      autoRollbackConfiguration: { alarms: names.map((alarmName) => ({ alarmName })) },
-    };
+    deployBlueGreen(this.endpoint, this.role, [
+      guardrail.refusing,
+      guardrail.slower,
+      guardrail.silent,
+      ...others,
+    ]);
   }
 
   /** The model: the image, the archive, the container's settings, network isolation where SageMaker allows it. */
