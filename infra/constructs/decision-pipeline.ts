@@ -1,8 +1,9 @@
 /**
  * The event-driven pipeline: the queues (`pipeline-queues.ts`), the decisions table, the event
  * bus with its rules (auto → auto-action queue, human → review queue, rejected → inspection
- * queue, upstream "Decision Requested" → intake), the decide function (`decide-function.ts`; none
- * when the live lane runs on the async endpoint) and the target functions on their queues, the review pages and API, the replay function, the scheduled jobs and the
+ * queue, upstream "Decision Requested" → intake) and the target functions on their queues
+ * (`rule-targets.ts`), the decide function (`decide-function.ts`; none when the live lane runs on
+ * the async endpoint), the review pages and API, the replay function, the scheduled jobs and the
  * batch lane, with least-privilege permissions. Settings come from `shared/domain/topology.ts`,
  * shared with the local stand-ins.
  */
@@ -13,16 +14,13 @@ import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import type * as s3 from "aws-cdk-lib/aws-s3";
 import { Construct } from "constructs";
 import { decideConcurrency } from "../../shared/domain/capacity-plan.ts";
-import type { RuleDelivery } from "../../shared/domain/dead-letters.ts";
 import { FUNCTION_ENV } from "../../shared/domain/function-env.ts";
-import { EVENT_SOURCE_MAPPINGS } from "../../shared/domain/topology/event-source-mapping.ts";
 import {
   MEASURED_SECONDS_PER_ITEM,
   METRICS,
   RESERVED_CONCURRENCY,
   type RuleName,
   TABLE_ACCESS,
-  TARGET_FUNCTION,
 } from "../../shared/domain/topology.ts";
 import { type AsyncNotificationQueues, asyncNotificationQueues } from "./async/async-notifications.ts";
 import { BatchJobs } from "./batch-jobs.ts";
@@ -37,9 +35,9 @@ import { PipelineBucket } from "./pipeline-bucket.ts";
 import { PipelineBus } from "./pipeline-bus.ts";
 import { type FunctionFactory, FunctionFindings, functionFactory } from "./pipeline-function.ts";
 import { createPipelineQueues, type PipelineQueues } from "./pipeline-queues.ts";
-import { QueueConsumer } from "./queue-consumer.ts";
 import { ReviewAccess } from "./review-access.ts";
-import { RuleToQueue } from "./rule-to-queue.ts";
+import { routeRules, targetFunctions } from "./rule-targets.ts";
+import type { RuleToQueue } from "./rule-to-queue.ts";
 import { ScheduledJobs } from "./scheduled-jobs.ts";
 
 /** Properties of {@link DecisionPipeline}. */
@@ -156,7 +154,7 @@ export class DecisionPipeline extends Construct {
     });
     const decideLane = this.decideFunction(fn, props, concurrency);
     const decide = decideLane?.decide;
-    const targets = this.targetFunctions(fn);
+    const targets = targetFunctions(this, fn, this.bus, this.queues);
     const { review, reviewPage, access } = this.reviewFunctions(fn, props);
     this.reviewAccess = access;
 
@@ -175,7 +173,7 @@ export class DecisionPipeline extends Construct {
       batchSize: concurrency.batchSize,
       batchLane: props.batchLane ?? DEFAULT_BATCH_LANE,
     });
-    this.rules = this.routeRules();
+    this.rules = routeRules(this, this.bus, this.queues);
     this.asyncNotifications =
       (props.batchLane ?? DEFAULT_BATCH_LANE) === "async" ? asyncNotificationQueues(this) : undefined;
     this.deadLetterSources = deadLetterSourcesOf(this, batchJobs);
@@ -268,56 +266,5 @@ export class DecisionPipeline extends Construct {
       concurrency,
       tierModels: props.tierModels ?? [],
     });
-  }
-
-  /** The rule targets' consumers: auto-action and review intake, each on its queue. */
-  private targetFunctions(fn: FunctionFactory) {
-    const consumer = (
-      id: string,
-      file: string,
-      queue: PipelineQueues["review"],
-      tableAccess: readonly string[],
-    ) =>
-      new QueueConsumer(this, id, {
-        fn,
-        file,
-        settings: {
-          memoryMiB: TARGET_FUNCTION.memoryMiB,
-          timeoutSeconds: TARGET_FUNCTION.timeoutSeconds,
-          tableAccess,
-        },
-        sources: [{ queue, ...EVENT_SOURCE_MAPPINGS.target }],
-      }).function;
-    const autoAction = consumer(
-      "AutoAction",
-      "auto-action.ts",
-      this.queues.autoAction,
-      TABLE_ACCESS.AutoAction,
-    );
-    this.bus.grantPutEventsTo(autoAction);
-    const reviewIntake = consumer(
-      "ReviewIntake",
-      "review-intake.ts",
-      this.queues.review,
-      TABLE_ACCESS.ReviewIntake,
-    );
-    return { autoAction, reviewIntake };
-  }
-
-  /** The bus's rules, each into its queue, each with its own dead-letter queue. */
-  private routeRules(): Record<RuleName, RuleToQueue> {
-    const rule = (name: RuleName, queue: PipelineQueues["intake"], deliver?: RuleDelivery) =>
-      new RuleToQueue(this, `${name[0]!.toUpperCase()}${name.slice(1)}Rule`, {
-        bus: this.bus,
-        rule: name,
-        queue,
-        ...(deliver ? { deliver } : {}),
-      });
-    return {
-      auto: rule("auto", this.queues.autoAction),
-      human: rule("human", this.queues.review),
-      rejected: rule("rejected", this.queues.rejected),
-      requested: rule("requested", this.queues.intake, "detail"),
-    };
   }
 }
