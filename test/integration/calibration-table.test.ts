@@ -182,7 +182,9 @@ describe("calibration from the decisions table", () => {
     );
     expect(applied.code, applied.stderr).toBe(0);
     expect(applied.stdout).toMatch(/^ {2}certificate \(none\) -> ≤ 5\.0% wrong at 95% confidence/m);
-    expect(applied.stdout).toMatch(/^ {2}certificate verified \(learn-then-test on the labels held, not pre-registered\): recomputed on its 600 labels in certified$/m);
+    expect(applied.stdout).toMatch(
+      /^ {2}certificate verified \(learn-then-test on the labels held, not pre-registered\): recomputed on its 600 labels in certified$/m,
+    );
 
     const status = async () => {
       const run = await runDecide(
