@@ -88,18 +88,20 @@ async function measure(type: "Q8_0" | "Q4_0") {
       { reuse: false },
     );
     const cached: number[] = [];
-    for (let i = 0; i < items; i++)
-      cached.push(
-        await timed(() =>
-          scorer.score(
-            decisionRequest({
-              state: words(30, i * 3),
-              questions: [preambleQuestion],
-              layout: "policy-first",
-            }),
-          ),
-        ),
-      );
+    // Beside each, another item read out by its letters alone ("token_mass": false, the fast path
+    // a request may choose): interleaved, so both see the same machine.
+    const lettersOnly: number[] = [];
+    const item = (seed: number, tokenMass?: boolean) =>
+      decisionRequest({
+        state: words(30, seed),
+        questions: [preambleQuestion],
+        layout: "policy-first",
+        ...(tokenMass === undefined ? {} : { tokenMass }),
+      });
+    for (let i = 0; i < items; i++) {
+      cached.push(await timed(() => scorer.score(item(i * 3))));
+      lettersOnly.push(await timed(() => scorer.score(item(i * 3 + 1, false))));
+    }
     // 3. 21 yes/no questions on one ~1,000-token state (state-first, the state evaluated once and
     // reused by every question): per question.
     const questions = Array.from({ length: 21 }, (_, i) => ({
@@ -130,6 +132,7 @@ async function measure(type: "Q8_0" | "Q4_0") {
       type,
       freshMs: median(fresh),
       cachedMs: median(cached),
+      lettersOnlyMs: median(lettersOnly),
       questionMs: perQuestion,
       tokenMs: generationMs / Math.max(1, generated),
     };
@@ -146,11 +149,11 @@ noteLoad("after Q4_0");
 const results = [q8Result, q4Result];
 console.log("\nmeasured (median ms per decision on this machine):");
 console.log(
-  "quant  fresh 200-token  cached preamble  21 questions (per question)  generation (per token after the first)",
+  "quant  fresh 200-token  cached preamble  same, letters only  21 questions (per question)  generation (per token after the first)",
 );
 for (const r of results)
   console.log(
-    `${r.type.padEnd(7)}${r.freshMs.toFixed(0).padStart(15)}${r.cachedMs.toFixed(0).padStart(17)}${r.questionMs.toFixed(0).padStart(29)}${r.tokenMs.toFixed(0).padStart(40)}`,
+    `${r.type.padEnd(7)}${r.freshMs.toFixed(0).padStart(15)}${r.cachedMs.toFixed(0).padStart(17)}${r.lettersOnlyMs.toFixed(0).padStart(20)}${r.questionMs.toFixed(0).padStart(29)}${r.tokenMs.toFixed(0).padStart(40)}`,
   );
 
 const dollars = (x: number) =>
@@ -162,10 +165,14 @@ console.log(
 console.log("|---|---|---|---|---|---|---|");
 const q8 = results[0]!;
 const q4 = results[1]!;
+const lettersOnlyLines: string[] = [];
 for (const instance of REALTIME_INSTANCES) {
   // Decision time scales with physical cores against the 2 measured here (an assumption).
   const perThousand = (ms: number) =>
     ((ms * (2 / instance.physicalCores) * 1000) / 3_600_000) * instance.dollarsPerHour;
+  lettersOnlyLines.push(
+    `  ${instance.name}: Q8_0 ${dollars(perThousand(q8.lettersOnlyMs))}, Q4_0 ${dollars(perThousand(q4.lettersOnlyMs))} per 1,000 items under a cached preamble with "token_mass": false`,
+  );
   console.log(
     `| real-time ${instance.name} (${instance.physicalCores} core${instance.physicalCores > 1 ? "s" : ""}, $${instance.dollarsPerHour}/h) | ${dollars(instance.dollarsPerHour * HOURS_PER_MONTH)} | ${dollars(perThousand(q8.freshMs))} | ${dollars(perThousand(q8.cachedMs))} | ${dollars(perThousand(q8.questionMs))} | ${dollars(perThousand(q4.freshMs))} | ${dollars(perThousand(q4.cachedMs))} |`,
   );
@@ -180,6 +187,8 @@ for (const size of SERVERLESS.memorySizes)
 console.log(
   "| real-time ml.g5.xlarge (GPU) | unmeasured | unmeasured | unmeasured | unmeasured | unmeasured | unmeasured |",
 );
+console.log('\nthe same items read out by their letters alone ("token_mass": false, no allowed-token mass):');
+console.log(lettersOnlyLines.join("\n"));
 
 // Break-even: the monthly volume at which serverless costs what one always-on instance does.
 const smallest = REALTIME_INSTANCES.find((i) => i.name === "ml.c6i.xlarge")!;
