@@ -4,20 +4,12 @@
  * `() => number` named as a clock. A monotonic timer that measures durations
  * (`performance.now()`) is not a clock and is not looked for.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SOURCE_ROOTS } from "../../infra/scripts/import-rules.ts";
 import { REPO_ROOT } from "../helpers/models.ts";
-
-/** The TypeScript files under `folder`, its sub-folders included. */
-function tsFiles(folder: string): string[] {
-  return readdirSync(join(REPO_ROOT, folder), { withFileTypes: true }).flatMap((entry) => {
-    const path = `${folder}/${entry.name}`;
-    if (entry.isDirectory()) return tsFiles(path);
-    return entry.name.endsWith(".ts") ? [path] : [];
-  });
-}
+import { tsFiles } from "../helpers/source-files.ts";
 
 /**
  * "path:line" for each clock written by hand: `() => Date`, or `now`/`clock` typed `() => number`

@@ -7,38 +7,19 @@
  * `test/infra/event-source-mappings.test.ts` checks the synthesized values; this checks that they
  * have one source.
  */
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-
-const ROOT = join(import.meta.dirname, "../..");
-
-/** The code of a TypeScript file, comments dropped. */
-function code(path: string): string {
-  return readFileSync(join(ROOT, path), "utf8")
-    .replace(/\/\*[\s\S]*?\*\//g, "")
-    .replace(/^\s*\/\/.*$/gm, "");
-}
-
-/** The TypeScript files under `folder`, its sub-folders included. */
-function tsFiles(folder: string): string[] {
-  return readdirSync(join(ROOT, folder), { withFileTypes: true }).flatMap((entry) => {
-    const path = `${folder}/${entry.name}`;
-    if (entry.isDirectory()) return tsFiles(path);
-    return entry.name.endsWith(".ts") ? [path] : [];
-  });
-}
+import { codeOf, tsFiles } from "../helpers/source-files.ts";
 
 describe("event source mappings, written once", () => {
   it("every SqsEventSource is built by QueueConsumer's eventSourceOf", () => {
     const building = tsFiles("infra/constructs").filter((file) =>
-      /new\s+SqsEventSource\s*\(/.test(code(file)),
+      /new\s+SqsEventSource\s*\(/.test(codeOf(file)),
     );
     expect(building).toEqual(["infra/constructs/queue-consumer.ts"]);
   });
 
   it("the batch jobs read their mappings, not the topology's raw batch sizes, windows or concurrencies", () => {
-    const text = code("infra/constructs/batch-jobs.ts");
+    const text = codeOf("infra/constructs/batch-jobs.ts");
     const raw = text.match(
       /\b(?:DECIDE_FUNCTION\.maxBatchingWindowSeconds|BATCH_FILES\.(?:batchSize|maxConcurrency))\b/g,
     );

@@ -7,29 +7,10 @@
  * The container's names too (`shared/domain/container-env.ts`): its settings table, the endpoint
  * constructs and the command line read the constants.
  */
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CONTAINER_ENV } from "../../shared/domain/container-env.ts";
 import { CLI_ENV, FUNCTION_ENV } from "../../shared/domain/function-env.ts";
-
-const ROOT = join(import.meta.dirname, "../..");
-
-/** The code of a TypeScript file, comments dropped. */
-function code(path: string): string {
-  return readFileSync(join(ROOT, path), "utf8")
-    .replace(/\/\*[\s\S]*?\*\//g, "")
-    .replace(/^\s*\/\/.*$/gm, "");
-}
-
-/** The TypeScript files under `folder`, its sub-folders included. */
-function tsFiles(folder: string): string[] {
-  return readdirSync(join(ROOT, folder), { withFileTypes: true }).flatMap((entry) => {
-    const path = `${folder}/${entry.name}`;
-    if (entry.isDirectory()) return tsFiles(path);
-    return entry.name.endsWith(".ts") ? [path] : [];
-  });
-}
+import { codeOf, tsFiles } from "../helpers/source-files.ts";
 
 const files = ["infra/constructs", "functions", "cli", "infra/local"].flatMap(tsFiles);
 
@@ -37,7 +18,7 @@ const files = ["infra/constructs", "functions", "cli", "infra/local"].flatMap(ts
 function speltOut(paths: readonly string[], names: readonly string[]): string[] {
   const spelt: string[] = [];
   for (const file of paths) {
-    const text = code(file);
+    const text = codeOf(file);
     for (const name of names) {
       const literal = new RegExp(`"${name}"|^\\s*${name}:|[{,]\\s*${name}:|\\benv\\.${name}\\b`, "m");
       if (literal.test(text)) spelt.push(`${file}: ${name}`);
