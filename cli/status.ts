@@ -8,7 +8,10 @@
  * --region, --profile; AWS_ENDPOINT_URL_* for local).
  */
 import { parseArgs } from "node:util";
-import { verifiedText } from "../shared/domain/calibration/certificate/registered-kind.ts";
+import {
+  requiredKindProblem,
+  verifiedText,
+} from "../shared/domain/calibration/certificate/registered-kind.ts";
 import { certificateProblem } from "../shared/domain/calibration/provenance.ts";
 import { type DecisionRecord, RECORD_STATUSES } from "../shared/domain/decision-record.ts";
 import { allTime, type DecisionStore, everyDecision } from "../shared/domain/decision-store.ts";
@@ -94,7 +97,8 @@ async function certificatesOf(
     if (problem) out[key] = `${problem}${off}`;
     else if (!verdict!.verified) out[key] = `${verdict!.reason}${off}`;
     else {
-      const verified = verifiedText(policy.certificate!, verdict!.labels, "the table");
+      const kind = requiredKindProblem(policy, policy.certificate);
+      const verified = `${verifiedText(policy.certificate!, verdict!.labels, "the table")}${kind ? `; automation off: ${kind}` : ""}`;
       out[key] = scoredBy
         ? `${verified} (${policy.certificate!.modelSha256!.slice(0, 12)}…, ${scoredBy.promptVersion})`
         : `${verified}; no decision yet to check the model against`;

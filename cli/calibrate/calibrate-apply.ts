@@ -13,7 +13,10 @@ import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { certificateOnLabelsProblem } from "../../shared/domain/calibration/certificate/certificate-recompute.ts";
-import { verifiedText } from "../../shared/domain/calibration/certificate/registered-kind.ts";
+import {
+  requiredKindProblem,
+  verifiedText,
+} from "../../shared/domain/calibration/certificate/registered-kind.ts";
 import { checkProposal } from "../../shared/domain/calibration/proposal-check.ts";
 import { type Policy, PolicyError, parsePolicyText } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
@@ -40,21 +43,30 @@ export interface ApplyOptions {
   readonly acceptNoAutomation?: boolean;
 }
 
-/** Whether a version automates nothing: its threshold is 1, or its certificate found no threshold. */
-const automatesNothing = (p: Policy) => p.autoThreshold >= 1 || p.certificate?.threshold === null;
+/**
+ * Why a version automates nothing, or undefined when it may automate: its threshold is 1, its
+ * certificate found no threshold, or it requires a certificate and carries none, or one that is
+ * not pre-registered.
+ */
+function automatesNothing(p: Policy): string | undefined {
+  if (p.autoThreshold >= 1 || p.certificate?.threshold === null) return "no certificate";
+  if (p.requireCertificate && !p.certificate) return "no certificate, and the policy requires one";
+  return requiredKindProblem(p, p.certificate);
+}
 
 /**
  * The refusal of a proposal that would turn automation off, naming the plan command; undefined
  * when it automates, or when the current version already automates nothing.
  */
 function noAutomationRefusal(file: string, current: Policy, proposed: Policy): UsageError | undefined {
-  if (!automatesNothing(proposed) || automatesNothing(current)) return undefined;
+  const reason = automatesNothing(proposed);
+  if (!reason || automatesNothing(current)) return undefined;
   // The plan for the target the proposal was certified for, else the policy's error budget.
   const maxError = proposed.certificate?.maxError ?? current.maxAutoError ?? 0.02;
   const confidence = proposed.certificate?.confidence ?? 0.95;
   const plan = `npx decide calibrate --plan --policy ${proposed.id} --max-auto-error ${maxError} --confidence ${confidence}`;
   return new UsageError(
-    `${file} cannot be applied: no certificate: applying this sends every item to people (autoThreshold ${current.autoThreshold} -> ${proposed.autoThreshold}); plan the labels a certificate needs with  ${plan}, or give --accept-no-automation to apply it anyway`,
+    `${file} cannot be applied: ${reason}: applying this sends every item to people (autoThreshold ${current.autoThreshold} -> ${proposed.autoThreshold}); plan the labels a certificate needs with  ${plan}, or give --accept-no-automation to apply it anyway`,
   );
 }
 

@@ -21,7 +21,11 @@ import { calibrationSha256, policyTextSha256 } from "../../shared/domain/calibra
 import type { DecidesItems, EndpointDecision } from "../../shared/domain/decision-endpoint.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import type { PipelineEvent } from "../../shared/domain/events.ts";
-import { CERTIFICATE_METHOD, type PolicyCertificate } from "../../shared/domain/policy/certificate-schema.ts";
+import {
+  CERTIFICATE_METHOD,
+  type PolicyCertificate,
+  REGISTERED_METHOD,
+} from "../../shared/domain/policy/certificate-schema.ts";
 import { type Policy, parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { SeededRandom } from "../../shared/domain/random.ts";
@@ -215,7 +219,7 @@ beforeEach(() => {
 });
 
 describe("a certificate recomputed on its labels", () => {
-  it("lets a policy that requires it automate once its labels give it back", async () => {
+  it("verifies a learn-then-test certificate on its labels, yet a policy that requires one acts alone only under a pre-registered one", async () => {
     const v2 = await proposal();
     expect(v2.certificate).toMatchObject({
       labels: 400,
@@ -226,7 +230,37 @@ describe("a certificate recomputed on its labels", () => {
       verified: true,
       labels: 400,
     });
-    expect(await decide(registry, "T-1")).toMatchObject({ route: "auto", reason: "confident" });
+    // Proposing again after more labels is another look at the same level: never a licence.
+    const record = await decide(registry, "T-1");
+    expect(record).toMatchObject({ route: "human", reason: "uncertified" });
+    expect(record.certificateProblem).toBe(
+      "certificate not pre-registered (learn-then-test on the labels held, not pre-registered): tickets requires " +
+        "a certificate and acts alone only under a pre-registered one; write a plan with decide calibrate --policy tickets --plan --request N",
+    );
+    // Without requireCertificate the same version automates under its verified certificate.
+    const { requireCertificate: _, ...rest } = v2;
+    const optional = parsePolicy(rest);
+    const { requireCertificate: __, ...restV1 } = REQUIRED;
+    const free = new PolicyRegistry([parsePolicy(restV1), optional]);
+    expect(await decide(free, "T-3")).toMatchObject({ route: "auto", reason: "confident" });
+  });
+
+  it("refuses a certificate whose method, sample and label source disagree on its kind", async () => {
+    const v2 = await proposal();
+    const c = v2.certificate!;
+    const registered = { sample: "S-1", n: 160, unlabelled: 0, round: 1, level: 0.96 };
+    const sample = { kind: "sample", policyVersion: 1, sample: "S-1", until: c.certifiedAt };
+    const parse = (certificate: object) => () => parsePolicy({ ...v2, certificate });
+    // A learn-then-test certificate calling itself pre-registered would pass as the kind it is not.
+    expect(parse({ ...c, method: REGISTERED_METHOD })).toThrow(/names its plan's sample/);
+    expect(parse({ ...c, method: REGISTERED_METHOD, registered })).toThrow(/labels are its sample/);
+    expect(parse({ ...c, registered })).toThrow(
+      /only a "pre-registered sample" certificate names a plan's sample/,
+    );
+    expect(parse({ ...c, labelSource: sample })).toThrow(
+      /only a "pre-registered sample" certificate's labels are a sample/,
+    );
+    expect(parse({ ...c, method: REGISTERED_METHOD, registered, labelSource: sample })).not.toThrow();
   });
 
   it("automates nothing under a hand-written certificate whose counts hold but whose labels do not exist", async () => {
@@ -238,7 +272,8 @@ describe("a certificate recomputed on its labels", () => {
     const registry = new PolicyRegistry([REQUIRED, forged]);
     const record = await decide(registry, "T-2");
     expect(record).toMatchObject({ route: "human", reason: "uncertified" });
-    expect(record.certificateProblem).toMatch(
+    const verdict = await verifyCertificate({ store, policies: registry }, forged);
+    expect(verdict.verified ? "" : verdict.reason).toMatch(
       /^certificate unverified: its label set is not the 400 labels of tickets@1 labelled to 2026-12-01T06:00:00\.000Z/,
     );
     // One that names no labels at all (as hand-written ones do) stays unverified too.
@@ -300,6 +335,13 @@ describe("decide calibrate --apply-proposal with the labels at hand", () => {
         now: new Date(),
         labelSource: { kind: "file" },
       },
+    );
+    // The proposal certifies, and says that under requireCertificate it would automate nothing.
+    expect(summary.proposedPolicy.certificate?.threshold).not.toBeNull();
+    expect(summary.threshold.notes).toContain(
+      "this version would automate nothing: its certificate not pre-registered (learn-then-test on the labels held, " +
+        "not pre-registered): tickets requires a certificate and acts alone only under a pre-registered one; " +
+        "write a plan with decide calibrate --policy tickets --plan --request N",
     );
     const proposed = join(dir, "proposal.json");
     await writeFile(proposed, JSON.stringify(summary.proposedPolicy));

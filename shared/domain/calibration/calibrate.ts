@@ -20,6 +20,7 @@ import { type CandidateComparison, compareCandidates } from "./candidates.ts";
 import type { CascadeCalibration } from "./cascade-calibration.ts";
 import { withCascade } from "./cascade-choice.ts";
 import { topAutomatable } from "./certificate/certified-items.ts";
+import { requiredKindProblem } from "./certificate/registered-kind.ts";
 import { evaluateSets, fitConformal } from "./conformal.ts";
 import { calibratedProbabilities, mapOf } from "./map.ts";
 import {
@@ -109,11 +110,17 @@ export interface CalibrationSummary {
   readonly cascade?: CascadeCalibration;
 }
 
-/** A policy that requires a certificate automates nothing under a version that carries none: say so. */
+/**
+ * A policy that requires a certificate automates nothing under a version that carries none, or
+ * one that is not pre-registered: say so.
+ */
 function withCertificateNote(policy: Policy, proposed: Policy, threshold: ThresholdChoice): ThresholdChoice {
-  if (!policy.requireCertificate || proposed.certificate) return threshold;
-  const note = `${policy.id} requires a certificate and this version carries none, so it would automate nothing: certify it with --max-auto-error`;
-  return { ...threshold, notes: [...threshold.notes, note] };
+  if (!policy.requireCertificate) return threshold;
+  const kind = requiredKindProblem(policy, proposed.certificate);
+  const note = proposed.certificate
+    ? kind && `this version would automate nothing: its ${kind}`
+    : `${policy.id} requires a certificate and this version carries none, so it would automate nothing: certify it with a plan (decide calibrate --policy ${policy.id} --plan --request N)`;
+  return note ? { ...threshold, notes: [...threshold.notes, note] } : threshold;
 }
 
 /** The certification part of a proposal: the result with the labels and what scored them. */

@@ -8,6 +8,7 @@
  */
 import type { Policy } from "../policy/policy.ts";
 import { certificateCountsProblem } from "./certificate/certificate-check.ts";
+import { certificateKind } from "./certificate/registered-kind.ts";
 import {
   CALIBRATION_MAP_KEYS,
   type CalibrationMapKey,
@@ -182,11 +183,7 @@ export function fieldText(field: string, value: unknown): string {
       labels: number;
       registered?: { sample: string };
     };
-    // Which kind it is: a registered plan's sample, or learn-then-test on the labels held.
-    const kind = c.registered
-      ? `pre-registered sample ${c.registered.sample}`
-      : "learn-then-test on the labels held, not pre-registered";
-    return `≤ ${(c.maxError * 100).toFixed(1)}% wrong at ${Number((c.confidence * 100).toFixed(2))}% confidence, threshold ${c.threshold ?? "none"}, ${c.labels} labels (${kind})`;
+    return `≤ ${(c.maxError * 100).toFixed(1)}% wrong at ${Number((c.confidence * 100).toFixed(2))}% confidence, threshold ${c.threshold ?? "none"}, ${c.labels} labels (${certificateKind(c)})`;
   }
   if (numbers(value)) return `[${value.join(", ")}]`;
   return typeof value === "string" ? value : JSON.stringify(value);

@@ -152,7 +152,28 @@ export const certificateSchema = z
      */
     tiers: z.array(tierCertificateSchema).min(2).optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((c, context) => {
+    // One kind, said three ways that must agree: a certificate naming the registered method but
+    // recomputed from the reviewed list (or the other way round) would pass as the kind it is not.
+    const registered = c.method === REGISTERED_METHOD;
+    if (registered !== (c.registered !== undefined))
+      context.addIssue({
+        code: "custom",
+        path: ["registered"],
+        message: registered
+          ? `a "${REGISTERED_METHOD}" certificate names its plan's sample`
+          : `only a "${REGISTERED_METHOD}" certificate names a plan's sample`,
+      });
+    if (c.labelSource && registered !== (c.labelSource.kind === "sample"))
+      context.addIssue({
+        code: "custom",
+        path: ["labelSource", "kind"],
+        message: registered
+          ? `a "${REGISTERED_METHOD}" certificate's labels are its sample ("kind": "sample")`
+          : `only a "${REGISTERED_METHOD}" certificate's labels are a sample`,
+      });
+  });
 
 /** A validated certificate. */
 export type PolicyCertificate = z.infer<typeof certificateSchema>;

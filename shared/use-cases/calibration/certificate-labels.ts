@@ -3,12 +3,14 @@
  * it names are in the decisions table and give the same certificate when it is recomputed on them
  * (`shared/domain/calibration/certificate/certificate-recompute.ts`). `decide status` says "certificate
  * verified" only after this check, and the decide path automates under `requireCertificate` only
- * when it passes, so that a certificate written by hand (or edited) never automates. The labels
+ * when it passes and the certificate is pre-registered (`registered-kind.ts` says why), so that a
+ * certificate written by hand (or edited) never automates. The labels
  * are read once per version and process ({@link CertificateVerdicts}): a bounded read of the
  * reviewed list between two times; a registered certificate's, from its own sample's records
  * alone (`registered-certification.ts`).
  */
 import { certificateOnLabelsProblem } from "../../domain/calibration/certificate/certificate-recompute.ts";
+import { requiredKindProblem } from "../../domain/calibration/certificate/registered-kind.ts";
 import { certificateProblem } from "../../domain/calibration/provenance.ts";
 import type { DecisionStore } from "../../domain/decision-store.ts";
 import type { Policy } from "../../domain/policy/policy.ts";
@@ -97,6 +99,8 @@ export class CertificateVerdicts {
    */
   async requiredProblem(policy: Policy): Promise<string | undefined> {
     if (!policy.requireCertificate) return undefined;
+    const kind = requiredKindProblem(policy, policy.certificate);
+    if (kind) return kind;
     const verdict = await this.of(policy).catch(
       (error: unknown): CertificateVerdict => ({
         verified: false,

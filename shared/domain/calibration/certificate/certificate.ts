@@ -15,6 +15,7 @@
 import { trialsNeeded } from "./binomial.ts";
 import { type CertifiedItem, type KindCounts, type UnitsAt, unitsAtGrid } from "./certificate-units.ts";
 import { fixedSequence } from "./fixed-sequence.ts";
+import { LEARN_THEN_TEST_KIND } from "./registered-kind.ts";
 import { type BoundEvidence, boundOf } from "./weighted-bound.ts";
 
 export type { CertifiedItem } from "./certificate-units.ts";
@@ -240,9 +241,6 @@ export function registeredSentence(r: RegisteredResult): string {
     return `no certificate from the ${plan}: no threshold of its sequence keeps ${target} on its ${f.n} drawn decisions${missing}`;
   return `auto threshold ${r.threshold}, ${plan}: ${target} among decisions whose acting model's calibrated top probability is at least ${r.threshold} (observed ${r.errors} wrong of ${r.automated} drawn at or above it, bound ${pct2(r.bound!)}${missing})`;
 }
-
-/** The kind every learn-then-test certificate line names (beside a pre-registered one's). */
-const LEARN_THEN_TEST_KIND = "learn-then-test on the labels held, not pre-registered";
 
 /**
  * The one line the command prints and the report shows, naming the certificate's kind: a

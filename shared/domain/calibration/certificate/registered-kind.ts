@@ -3,6 +3,12 @@
  * uses (propose, the report, apply's field line and its "certificate verified" line, `decide
  * status`): a registered plan's sample, or learn-then-test on the labels held. Kept beside the
  * registered plan so that a verified line can never read the same for both kinds.
+ *
+ * Only a pre-registered certificate lets a policy that requires one act alone: its level is split
+ * across the version's plans, so looking again never spends more than α. Learn-then-test on the
+ * labels held tests whatever labels a version has gathered when it is proposed, and proposing again
+ * after more labels is another look at the same level (an independent check read 94.5% coverage on
+ * that flow, at the nominal edge), so it stays a reading, never a licence.
  */
 
 /** The certificate fields the kind is read from. */
@@ -10,11 +16,12 @@ interface KindOf {
   readonly registered?: { readonly sample: string } | undefined;
 }
 
-/** "pre-registered sample ID", or "learn-then-test on the labels held, not pre-registered". */
-function certificateKind(c: KindOf): string {
-  return c.registered
-    ? `pre-registered sample ${c.registered.sample}`
-    : "learn-then-test on the labels held, not pre-registered";
+/** The phrase naming a learn-then-test certificate wherever one is printed. */
+export const LEARN_THEN_TEST_KIND = "learn-then-test on the labels held, not pre-registered";
+
+/** "pre-registered sample ID", or {@link LEARN_THEN_TEST_KIND}. */
+export function certificateKind(c: KindOf): string {
+  return c.registered ? `pre-registered sample ${c.registered.sample}` : LEARN_THEN_TEST_KIND;
 }
 
 /**
@@ -23,4 +30,20 @@ function certificateKind(c: KindOf): string {
  */
 export function verifiedText(c: KindOf, labels: number, where: string): string {
   return `certificate verified (${certificateKind(c)}): recomputed on its ${labels} labels in ${where}`;
+}
+
+/**
+ * Why a policy that requires a certificate may not act alone under `certificate`, or undefined
+ * when its kind allows it (a pre-registered one; its numbers are checked elsewhere). The schema
+ * keeps `registered`, the method and the label source in agreement, so `registered` decides.
+ */
+export function requiredKindProblem(
+  policy: { readonly id: string; readonly requireCertificate?: boolean | undefined },
+  certificate: KindOf | undefined,
+): string | undefined {
+  if (!policy.requireCertificate || !certificate || certificate.registered) return undefined;
+  return (
+    `certificate not pre-registered (${LEARN_THEN_TEST_KIND}): ${policy.id} requires a certificate and acts ` +
+    `alone only under a pre-registered one; write a plan with decide calibrate --policy ${policy.id} --plan --request N`
+  );
 }
