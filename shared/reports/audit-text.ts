@@ -54,19 +54,23 @@ function settleText(verdict: BudgetVerdict): string {
   return `at the rates seen, about ${total.toLocaleString("en-US")} more audit labels would settle it (${each.join(", ")})`;
 }
 
-/** The verdict against the budget (three states, each with its evidence), when the policy sets one. */
+/** The verdict against the budget (three states, each with its evidence), when the policy has one (`budgetOf`). */
 export function budgetText(audit: PolicyAudit): string | undefined {
   const v = audit.verdict;
   if (audit.target === undefined || v === undefined) return undefined;
   const level = `${Math.round(audit.overall.confidence * 100)}%`;
+  const budget =
+    audit.targetSource === "certificate"
+      ? `its certificate's ${pct(v.budget)} (the current version's audit samples alone)`
+      : `maxAutoError ${pct(v.budget)}`;
   const speaks = `audit labels speak for ${pct(v.covered)} of automatic decisions`;
   switch (v.state) {
     case "over_budget":
-      return `OVER BUDGET: at least ${pct(v.lower)} wrong (lower end of the ${level} interval) is above maxAutoError ${pct(v.budget)}; a policy exactly at its budget is called over in at most ${pct(v.falseAlarm)} of windows`;
+      return `OVER BUDGET: at least ${pct(v.lower)} wrong (lower end of the ${level} interval) is above ${budget}; a policy exactly at its budget is called over in at most ${pct(v.falseAlarm)} of windows`;
     case "within_budget":
-      return `within budget: at most ${pct(v.upper)} wrong (upper end of the ${level} interval${v.overdue ? `, ${v.overdue} overdue unlabelled samples read as wrong` : ""}) is within maxAutoError ${pct(v.budget)}; ${speaks}`;
+      return `within budget: at most ${pct(v.upper)} wrong (upper end of the ${level} interval${v.overdue ? `, ${v.overdue} overdue unlabelled samples read as wrong` : ""}) is within ${budget}; ${speaks}`;
     case "not_enough_labels":
-      return `NOT ENOUGH AUDIT LABELS to judge maxAutoError ${pct(v.budget)}: the rate lies between ${pct(v.lower)} and ${pct(v.upper)} (${level}, decisions no label speaks for and overdue samples read at both extremes); ${speaks}; ${settleText(v)}`;
+      return `NOT ENOUGH AUDIT LABELS to judge ${budget}: the rate lies between ${pct(v.lower)} and ${pct(v.upper)} (${level}, decisions no label speaks for and overdue samples read at both extremes); ${speaks}; ${settleText(v)}`;
   }
 }
 

@@ -6,7 +6,9 @@
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { auditCommand } from "../../cli/audit.ts";
 import { calibrateCommand } from "../../cli/calibrate/calibrate.ts";
+import type { OneShotCommand } from "../../cli/command.ts";
 import type { DecidesItems, EndpointDecision } from "../../shared/domain/decision-endpoint.ts";
 import type { Item } from "../../shared/domain/item.ts";
 import type { Policy } from "../../shared/domain/policy/policy.ts";
@@ -100,11 +102,17 @@ export function scriptedReviewer(policy: Policy, accuracy: number, seed: number)
   };
 }
 
-/** `decide calibrate ARGS` in this process: its result and printed lines (the environment is this process's). */
-export async function decideCalibrate(args: string[]) {
+/** A one-shot `decide` command run in this process: its result and printed lines (the environment is this process's). */
+async function runInProcess<O, R>(command: OneShotCommand<O, R>, args: string[]) {
   const env = process.env as Record<string, string | undefined>;
-  const options = calibrateCommand.parse(args, env);
+  const options = command.parse(args, env);
   const io = { say: () => undefined, note: () => undefined, progress: process.stderr };
-  const result = await calibrateCommand.run(options, io);
-  return { result, printed: calibrateCommand.print(result, options) };
+  const result = await command.run(options, io);
+  return { result, printed: command.print(result, options) };
 }
+
+/** `decide calibrate ARGS` in this process. */
+export const decideCalibrate = (args: string[]) => runInProcess(calibrateCommand, args);
+
+/** `decide audit ARGS` in this process. */
+export const decideAudit = (args: string[]) => runInProcess(auditCommand, args);

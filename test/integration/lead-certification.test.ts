@@ -36,6 +36,7 @@ import { decideMessage } from "../../shared/use-cases/decide-message.ts";
 import type { DecisionMadeDetail } from "../../shared/use-cases/event-authority.ts";
 import { labelItem } from "../../shared/use-cases/review/review-decision.ts";
 import {
+  decideAudit,
   decideCalibrate,
   type GeneratedItem,
   generatedEndpoint,
@@ -52,6 +53,8 @@ const MAX_ERROR = Number(process.env.LEAD_TARGET ?? "0.02");
 const TARGET = ["--max-auto-error", String(MAX_ERROR), "--confidence", "0.95"];
 const LIVE = 450;
 const BATCH = 150;
+/** Live items v2 decides before its first audit. */
+const AFTER = 200;
 
 let dynamo: LocalDynamoDb;
 const folders: string[] = [];
@@ -110,9 +113,13 @@ async function setting(table: string, shape: FlowShape, seed: number) {
       made.push(...events.filter((e) => e.detailType === DetailType.made));
     },
   };
-  const decide = async (items: ReadonlyMap<string, GeneratedItem>, servesLater: boolean) => {
+  const decide = async (
+    items: ReadonlyMap<string, GeneratedItem>,
+    servesLater: boolean,
+    registry: PolicyRegistry = policies,
+  ) => {
     const endpoint = generatedEndpoint(truth, servesLater);
-    const deps = { policies, store, endpoint, publisher, publishLeaseMs: 60_000, now };
+    const deps = { policies: registry, store, endpoint, publisher, publishLeaseMs: 60_000, now };
     let i = 0;
     for (const id of items.keys()) {
       // Each item its own text (a tag of letters: numbers fold to 0 in the near-duplicate key).
@@ -124,12 +131,25 @@ async function setting(table: string, shape: FlowShape, seed: number) {
     }
   };
   // Live items through the decide path (both models); the batch as the batch lane decided it before it asked later models.
+  const quiet = { publish: async () => undefined };
+  /** Decides `items` under `registry`'s versions, then applies what they automated. */
+  const decideAndApply = async (
+    items: ReadonlyMap<string, GeneratedItem>,
+    servesLater: boolean,
+    registry: PolicyRegistry = policies,
+  ) => {
+    await decide(items, servesLater, registry);
+    for (const e of made.splice(0))
+      await applyDecision(e.detail as DecisionMadeDetail, {
+        store,
+        publisher: quiet,
+        policies: registry,
+        now,
+      });
+  };
   const t0 = performance.now();
   await decide(live, true);
-  await decide(batch, false);
-  const quiet = { publish: async () => undefined };
-  for (const e of made.splice(0))
-    await applyDecision(e.detail as DecisionMadeDetail, { store, publisher: quiet, policies, now });
+  await decideAndApply(batch, false);
   progress(`${table}: ${LIVE + BATCH} decided and applied in ${seconds(t0)}`);
   const review = {
     store,
@@ -139,7 +159,7 @@ async function setting(table: string, shape: FlowShape, seed: number) {
     now,
   };
   const flags = ["--policy", policy.id, "--policies-dir", policiesDir, "--from-table", table];
-  return { dir, policiesDir, store, policies, policy, truth, review, now, flags };
+  return { dir, policiesDir, store, policies, policy, truth, review, now, flags, decideAndApply };
 }
 
 type Setting = Awaited<ReturnType<typeof setting>>;
@@ -268,6 +288,38 @@ describe("the lead's path to a certified cascade", () => {
     expect(v2.autoThreshold).toBeLessThan(1);
     const rate = trueRate(v2, s.truth);
     expect(rate).toBeLessThanOrEqual(MAX_ERROR);
+    // 7. First audit: v2 decides new live items, reviewers label what it drew, the lead reads the audit.
+    const next = generatedItems(v2, { decisions: AFTER, trueTemperature: 0.7 }, 11, "LIVE-V2-");
+    for (const [id, item] of next) s.truth.set(id, item);
+    const withV2 = await PolicyRegistry.fromFolder(s.policiesDir);
+    await s.decideAndApply(next, true, withV2);
+    await labelQueue({ ...s, review: { ...s.review, policies: withV2 } }, 11);
+    const audit = await decideAudit([
+      "--from-table",
+      "lead-honest",
+      "--policy",
+      "content-moderation",
+      "--policies-dir",
+      s.policiesDir,
+      "--since",
+      "2026-12-01",
+    ]);
+    if (process.env.LEAD_TRANSCRIPT === "1")
+      progress(
+        [
+          `$ npx decide audit --from-table "$DECISIONS_TABLE" --policy content-moderation --since 2026-12-01`,
+          ...audit.printed.lines,
+        ].join("\n"),
+      );
+    const [read] = audit.result;
+    // v2's own audit samples are in the estimate, every one labelled (none overdue, none waiting).
+    const v2Samples = read?.strata.filter((b) => b.policyVersion === 2) ?? [];
+    expect(v2Samples.reduce((n, b) => n + b.labelled, 0)).toBeGreaterThan(0);
+    expect(v2Samples.every((b) => b.labelled === b.samples)).toBe(true);
+    // The policy sets no maxAutoError: the audit judges the version against its certificate's own claim.
+    expect(read).toMatchObject({ target: MAX_ERROR, targetSource: "certificate" });
+    expect(read?.verdict?.state).toMatch(/^(within_budget|not_enough_labels)$/);
+    expect(audit.printed.lines.join("\n")).toMatch(/(within|to judge) its certificate's 2\.0%/);
     console.info(
       `lead: certificate after ${ended.rounds} round(s), ${ended.certification} certification labels; v2 at ${v2.autoThreshold} / ${v2.cascade?.[0]?.autoThreshold}, true rate ${(rate * 100).toFixed(2)}%; ${((performance.now() - started) / 1000).toFixed(1)} s`,
     );

@@ -7,6 +7,7 @@
  */
 import type { DecisionRecord } from "../decision-record.ts";
 import { counted } from "../plural.ts";
+import type { Policy } from "../policy/policy.ts";
 import type { PolicyRegistry } from "../policy/registry.ts";
 import { AUDIT } from "../topology.ts";
 import { bandName, bandStart } from "./bands.ts";
@@ -26,8 +27,13 @@ export interface StratumCounts {
 /** A policy's audit estimate. */
 export interface PolicyAudit {
   readonly policyId: string;
-  /** The current version's `maxAutoError`, when it sets one. */
+  /**
+   * The budget the verdict reads: the current version's `maxAutoError`, else the target its
+   * certificate claims (a certified version is watched against its own claim).
+   */
   readonly target?: number;
+  /** Where `target` comes from; against a certificate only the current version's samples are judged. */
+  readonly targetSource?: "maxAutoError" | "certificate";
   readonly since: string;
   readonly overall: AutoErrorEstimate;
   /** By the option the model chose (the action taken). */
@@ -106,10 +112,12 @@ export function auditPolicy(
         );
     }
   const options = [...new Set(usable.map((s) => s.chosen))].sort();
-  const budget = current?.maxAutoError;
+  const budget = budgetOf(current);
   return {
     policyId,
-    ...(budget !== undefined ? { target: budget, verdict: budgetVerdict(usable, budget, confidence) } : {}),
+    ...(budget
+      ? { ...budget, verdict: budgetVerdict(judged(usable, budget, current!), budget.target, confidence) }
+      : {}),
     since,
     overall: estimateAutoError(usable, confidence),
     byOption: options.map((option) => ({
@@ -146,4 +154,33 @@ function strataOf(samples: readonly VerdictSample[]): StratumCounts[] {
   return [...byKey.values()].sort(
     (a, b) => a.policyVersion - b.policyVersion || bandStart(a.band) - bandStart(b.band),
   );
+}
+
+/**
+ * The samples a verdict reads: all of the window's against `maxAutoError` (the policy's budget,
+ * whatever version acted), the current version's alone against its certificate (the claim is
+ * about that version's automatic actions, not an earlier one's).
+ */
+function judged(
+  usable: readonly VerdictSample[],
+  budget: { readonly targetSource: "maxAutoError" | "certificate" },
+  current: Policy,
+): VerdictSample[] {
+  if (budget.targetSource === "maxAutoError") return [...usable];
+  return usable.filter((s) => s.stratum.startsWith(`${current.version}|`));
+}
+
+/**
+ * The budget a policy's audits are judged against: its `maxAutoError`, else the target of the
+ * certificate it acts under (none when its certificate certified no threshold).
+ */
+function budgetOf(
+  policy: Policy | undefined,
+): { target: number; targetSource: "maxAutoError" | "certificate" } | undefined {
+  if (policy?.maxAutoError !== undefined)
+    return { target: policy.maxAutoError, targetSource: "maxAutoError" };
+  const certificate = policy?.certificate;
+  if (certificate && certificate.threshold !== null)
+    return { target: certificate.maxError, targetSource: "certificate" };
+  return undefined;
 }
