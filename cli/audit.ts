@@ -25,7 +25,7 @@ audit samples of decisions made since --since (default ${AUDIT.windowDays} days 
 decisions drawn for review at their confidence band's rate, each weighted by the inverse of its chance.
 Labels on items escalated for other reasons are not a random sample and are left out.
 Prints the estimate with its interval, the bands and what they rest on, and against the policy's
-maxAutoError one of three verdicts: within budget (the upper end, reading overdue unlabelled samples
+maxAutoError (else its certificate's target, on the current version's samples alone) one of three verdicts: within budget (the upper end, reading overdue unlabelled samples
 and decisions no label speaks for as wrong, is within it: exit 0), OVER BUDGET (the lower end is above
 it: exit 3), or NOT ENOUGH AUDIT LABELS (neither: exit 4, with how many more labels per band would
 settle it). --from-table defaults to DECISIONS_TABLE (npm start exports it).

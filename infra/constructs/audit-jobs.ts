@@ -1,7 +1,7 @@
 /**
  * Live audits: the daily Audit function (each policy's rate of wrong automatic actions from its
- * audit samples, published as metrics) and two alarms per policy that sets an error budget
- * (`maxAutoError`): over budget (the interval's lower end is above it) and not enough audit
+ * audit samples, published as metrics) and two alarms per policy that has an error budget
+ * (`maxAutoError`, else the target of the certificate it acts under): over budget (the interval's lower end is above it) and not enough audit
  * labels to judge it. The function is
  * invoked asynchronously by its schedule, with bounded retries and an on-failure destination.
  */
@@ -16,6 +16,7 @@ import * as destinations from "aws-cdk-lib/aws-lambda-destinations";
 import type { NodejsFunction } from "aws-cdk-lib/aws-lambda-nodejs";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
+import { budgetOf } from "../../shared/domain/audit/policy-audit.ts";
 import { FUNCTION_ENV } from "../../shared/domain/function-env.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { AUDIT, METRICS, TABLE_ACCESS } from "../../shared/domain/topology.ts";
@@ -23,8 +24,9 @@ import { thresholdAlarm } from "./operations/threshold-alarm.ts";
 import { FunctionFindings, functionFactory } from "./pipeline-function.ts";
 
 /**
- * Each policy's error budget (its latest deciding version's `maxAutoError`), read from the
- * bundled policy files at synth time: one alarm per policy that sets one.
+ * Each policy's error budget (its latest deciding version's `maxAutoError`, else its certificate's
+ * target: `budgetOf`), read from the bundled policy files at synth time: one alarm per policy
+ * that has one.
  */
 export function autoErrorBudgets(dir: string): Record<string, number> {
   const latest = new Map<string, { version: number; budget: number | undefined }>();
@@ -33,7 +35,7 @@ export function autoErrorBudgets(dir: string): Record<string, number> {
     .sort()) {
     const policy = parsePolicy(JSON.parse(readFileSync(join(dir, file), "utf8")), file);
     if (!policy.candidate && (latest.get(policy.id)?.version ?? 0) < policy.version)
-      latest.set(policy.id, { version: policy.version, budget: policy.maxAutoError });
+      latest.set(policy.id, { version: policy.version, budget: budgetOf(policy)?.target });
   }
   return Object.fromEntries(
     [...latest].flatMap(([id, { budget }]) => (budget === undefined ? [] : [[id, budget]])),
@@ -65,14 +67,14 @@ function budgetAlarms(
     thresholdAlarm(scope, `AutoErrorBudget${i}`, {
       metric: perPolicy(METRICS.autoErrorLowerBound, policyId),
       threshold: budget,
-      description: `The lower end of the ${level} interval on ${policyId}'s rate of wrong automatic actions is above its maxAutoError ${budget}: the policy is over its budget; check the audit report (decide audit) and send more to people`,
+      description: `The lower end of the ${level} interval on ${policyId}'s rate of wrong automatic actions is above its error budget ${budget} (maxAutoError, else its certificate's target): the policy is over its budget; check the audit report (decide audit) and send more to people`,
     }),
     // Too few audit labels to say either way (none at all included): the budget is unwatched.
     thresholdAlarm(scope, `AuditInconclusive${i}`, {
       metric: perPolicy(METRICS.auditInconclusive, policyId),
       threshold: 1,
       atLeast: true,
-      description: `${policyId}'s audit labels are too few to say whether it is within its maxAutoError ${budget}: decide audit says how many more per band would settle it (label the waiting samples, or raise the audit rate)`,
+      description: `${policyId}'s audit labels are too few to say whether it is within its error budget ${budget}: decide audit says how many more per band would settle it (label the waiting samples, or raise the audit rate)`,
     }),
   ];
 }

@@ -16,6 +16,9 @@ import * as sqs from "aws-cdk-lib/aws-sqs";
 import { describe, expect, it } from "vitest";
 import { AuditJobs, autoErrorBudgets } from "../../infra/constructs/audit-jobs.ts";
 import { AlarmTopic } from "../../infra/constructs/operations/alarm-topic.ts";
+import { calibrationSha256, policyTextSha256 } from "../../shared/domain/calibration/provenance.ts";
+import { CERTIFICATE_METHOD } from "../../shared/domain/policy/certificate-schema.ts";
+import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { AUDIT, METRICS } from "../../shared/domain/topology.ts";
 import { TEAMS_POLICY } from "../helpers/policies.ts";
 
@@ -36,7 +39,31 @@ describe("AuditJobs", () => {
       JSON.stringify(policy("a", 3, { candidate: true, maxAutoError: 0.5 })),
     );
     await writeFile(join(dir, "b.v1.json"), JSON.stringify(policy("b", 1)));
-    expect(autoErrorBudgets(dir)).toEqual({ a: 0.02 });
+    // A certified version without maxAutoError is watched against its certificate's own target.
+    const certified = policy("c", 1);
+    const certificate = {
+      maxError: 0.03,
+      confidence: 0.95,
+      method: CERTIFICATE_METHOD,
+      threshold: certified.autoThreshold,
+      bound: 0.0299,
+      automated: 99,
+      errors: 0,
+      labels: 200,
+      coverage: 0.495,
+      modelSha256: null,
+      promptVersion: null,
+      policySha256: policyTextSha256(parsePolicy(certified)),
+      calibrationSha256: calibrationSha256(parsePolicy(certified)),
+      labelsSha256: "c".repeat(64),
+      certifiedAt: "2026-12-01T00:00:00.000Z",
+    };
+    await writeFile(join(dir, "c.v1.json"), JSON.stringify({ ...certified, certificate }));
+    await writeFile(
+      join(dir, "d.v1.json"),
+      JSON.stringify({ ...policy("d", 1), certificate: { ...certificate, threshold: null, bound: null } }),
+    );
+    expect(autoErrorBudgets(dir)).toEqual({ a: 0.02, c: 0.03 });
   });
 
   it("runs the audit daily with bounded retries, table queries only, and alarms (and clears) on each budget", () => {

@@ -172,9 +172,10 @@ function judged(
 
 /**
  * The budget a policy's audits are judged against: its `maxAutoError`, else the target of the
- * certificate it acts under (none when its certificate certified no threshold).
+ * certificate it acts under (none when its certificate certified no threshold). The daily Audit
+ * function's alarms are synthesized from the same (`infra/constructs/audit-jobs.ts`).
  */
-function budgetOf(
+export function budgetOf(
   policy: Policy | undefined,
 ): { target: number; targetSource: "maxAutoError" | "certificate" } | undefined {
   if (policy?.maxAutoError !== undefined)
