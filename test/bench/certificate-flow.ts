@@ -9,8 +9,9 @@
  * certificate at 2%/95% under the policy's own map; it holds when it certifies nothing or its
  * threshold's true rate, on 40,000 fresh decisions, is at most 2%. The "registered plan" rows test
  * the certification sample alone as a plan registered at 0.85 (its first, at 96%); in one of them
- * the first plan draws 200 and, where it certifies nothing, a second plan of the other 400 is
- * tested at 99.5%: the claim over both plans. Pure arithmetic.
+ * the first plan draws 200 decisions and, where it certifies nothing, a second plan of the rest is
+ * tested at 99.5%: the claim over both plans; in another, three plans of 200, 200 and the rest
+ * (96%, 99.5%, 99.75%). Pure arithmetic.
  */
 
 import { clopperPearsonUpper } from "../../shared/domain/calibration/certificate/binomial.ts";
@@ -57,11 +58,14 @@ export interface Labelling {
    */
   readonly registered?: boolean;
   /**
-   * With `registered`: the version's first plan draws only this many (tested at 96%); where it
-   * certifies nothing the lead draws a second plan of the rest of the sample, never drawn before,
-   * tested at 99.5% (its share of what the first left of the budget). @default the whole sample, one plan
+   * With `registered`: the sizes, in drawn decisions, of the version's plans before its last,
+   * which draws the rest of the sample; each draws decisions never drawn before. The first is
+   * tested at 96%, and where a plan certifies nothing the lead registers the next at its share of
+   * what is left (99.5%, then 99.75%). The claim is over all of them together. The sample's 600
+   * drawn pairs of near-duplicates are about 1,200 decisions, a pair counting once.
+   * @default none: the whole sample, one plan
    */
-  readonly firstPlan?: number;
+  readonly earlierPlans?: readonly number[];
 }
 
 const LABELLINGS: readonly Labelling[] = [
@@ -88,11 +92,18 @@ const LABELLINGS: readonly Labelling[] = [
     registered: true,
   },
   {
-    name: "registered plan, a second plan of 400 where the first of 200 certifies nothing: reviewers always right, no draw skipped",
+    name: "registered plan, a second plan of the rest (about 1,000 drawn) where the first of 200 drawn certifies nothing: reviewers always right, no draw skipped",
     reviewerError: [0, 0],
     skipped: 0,
     registered: true,
-    firstPlan: 200,
+    earlierPlans: [200],
+  },
+  {
+    name: "registered plan, three plans of 200, 200 and the rest (about 800 drawn), each where the ones before certify nothing: reviewers always right, no draw skipped",
+    reviewerError: [0, 0],
+    skipped: 0,
+    registered: true,
+    earlierPlans: [200, 200],
   },
   {
     name: "registered plan: reviewers always right, no draw skipped",
@@ -108,12 +119,18 @@ function certificateOf(labelling: Labelling, rows: readonly LabelledLogits[]): n
   if (!labelling.registered) return certifyThreshold(items, GOAL).threshold;
   const drawn = items.filter((i) => i.kind === "certification");
   const above = SHAPE.certification!.above;
-  const first = drawn.slice(0, labelling.firstPlan ?? drawn.length);
-  const one = certifyRegistered(registerPlan(GOAL, above, first.length, 1, 1), "bench-1", first).threshold;
-  const rest = drawn.slice(first.length);
-  if (one !== null || rest.length === 0) return one;
-  // The first plan certified nothing: the lead draws a second, of decisions never drawn, at its share.
-  return certifyRegistered(registerPlan(GOAL, above, rest.length, 1, 2), "bench-2", rest).threshold;
+  let from = 0;
+  const sizes = [...(labelling.earlierPlans ?? []), drawn.length];
+  for (const [k, size] of sizes.entries()) {
+    // Each plan draws decisions never drawn before and is tested at its round's share of the budget.
+    const sample = drawn.slice(from, from + size);
+    from += size;
+    if (sample.length === 0) break;
+    const plan = registerPlan(GOAL, above, sample.length, 1, k + 1);
+    const threshold = certifyRegistered(plan, `bench-${k + 1}`, sample).threshold;
+    if (threshold !== null) return threshold;
+  }
+  return null;
 }
 
 /** The table's lines for `seeds` seeds of each way of labelling. */
