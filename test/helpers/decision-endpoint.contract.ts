@@ -85,6 +85,23 @@ export function decisionEndpointContract(
       expect(decision.latencyMs).toBeGreaterThan(0);
     });
 
+    it("reads the letters alone for a policy that asks no mass: the same distribution, no mass", async () => {
+      const lettersOnly = policyOf({ ...CONTRACT_POLICIES.choice, tokenMass: false });
+      const [decision, expected] = await decideBoth(lettersOnly);
+      expect(decision.allowedTokenMass).toBeNull();
+      expectClose(decision.logits, expected.logits);
+      // Renormalized over the letters, the same distribution as the full-vocabulary readout.
+      const [withMass] = await decideBoth(CONTRACT_POLICIES.choice);
+      const softmax = (logits: readonly number[]) => {
+        const top = Math.max(...logits);
+        const e = logits.map((l) => Math.exp(l - top));
+        const sum = e.reduce((a, b) => a + b, 0);
+        return e.map((x) => x / sum);
+      };
+      const [p, q] = [softmax(decision.logits), softmax(withMass.logits)];
+      for (const [i, value] of p.entries()) expect(Math.abs(value - q[i]!)).toBeLessThan(1e-5);
+    });
+
     it("answers score levels and noul options as the reference does", async () => {
       for (const policy of [CONTRACT_POLICIES.score, CONTRACT_POLICIES.noul]) {
         const [decision, expected] = await decideBoth(policy);

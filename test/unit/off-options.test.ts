@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { proposeMassFloor } from "../../shared/domain/calibration/off-options.ts";
+import { systemOneRequest } from "../../shared/domain/contracts/system-one/request-builder.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { routeDecision } from "../../shared/domain/routing.ts";
 import { reasonText } from "../../shared/pages/review-views.ts";
@@ -72,5 +73,23 @@ describe("off-options guard", () => {
     expect(none.floor).toBeUndefined();
     expect(none.note).toMatch(/does not separate/);
     expect(proposeMassFloor([{ mass: 0.9, correct: true }]).note).toMatch(/both right and wrong/);
+  });
+});
+
+describe("a policy that asks no mass (tokenMass: false)", () => {
+  const item = { id: "T-1", policy: TEAMS_POLICY.id, state: "charged twice" };
+
+  it("asks the endpoint for the letters alone; by default the pipeline asks for the mass", () => {
+    expect(systemOneRequest(item, parsePolicy(TEAMS_POLICY)).token_mass).toBe(true);
+    expect(systemOneRequest(item, parsePolicy({ ...TEAMS_POLICY, tokenMass: false })).token_mass).toBe(false);
+  });
+
+  it("cannot carry a floor it could never read, on the policy or a later model", () => {
+    expect(() => parsePolicy({ ...policy, tokenMass: false })).toThrow(
+      /tokenMass: false leaves every decision without its allowed-token mass/,
+    );
+    const cascade = [{ model: "demo-large", autoThreshold: 0.9, minAllowedTokenMass: 0.4 }];
+    expect(() => parsePolicy({ ...TEAMS_POLICY, tokenMass: false, cascade })).toThrow(/minAllowedTokenMass/);
+    expect(() => parsePolicy({ ...TEAMS_POLICY, tokenMass: false })).not.toThrow();
   });
 });

@@ -54,6 +54,8 @@ export interface PolicyQuestion {
   readonly layout: PromptLayout;
   /** The model to ask, by the name the endpoint serves it under; unset asks the endpoint's own. */
   readonly model?: string | undefined;
+  /** Whether to ask for the allowed-token mass. @default true */
+  readonly tokenMass?: boolean | undefined;
 }
 
 /** The System One request for one item under one policy. */
@@ -67,7 +69,7 @@ export function systemOneRequest(item: Item, policy: PolicyQuestion): SystemOneR
     // Rotations share the evidence only when it comes first: state-first re-evaluates just the
     // options and the criterion per rotation, policy-first would re-read the whole item n times.
     layout: policy.optionOrder === "cyclic" ? "state-first" : policy.layout,
-    token_mass: true,
+    token_mass: policy.tokenMass ?? true,
   };
 }
 
