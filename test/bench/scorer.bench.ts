@@ -101,20 +101,21 @@ const teamQuestion = TEAM_QUESTION;
   }
   const p = median(pre);
   const po = median(preOut);
-  const ratios = (ms: number) =>
-    `ratio ${(ms / p).toFixed(3)} to pure prefill, ${(ms / po).toFixed(3)} to prefill + output`;
+  // Each block times the four back to back, so the median of a block's own ratios is paired: a
+  // drift in the machine's speed between blocks moves both sides of it.
+  const paired = (ms: readonly number[]) => median(ms.map((m, b) => m / pre[b]!)).toFixed(3);
+  const ratios = (ms: readonly number[]) =>
+    `ratio ${(median(ms) / p).toFixed(3)} to pure prefill (paired by block ${paired(ms)}), ${(median(ms) / po).toFixed(3)} to prefill + output`;
   console.log(
     `\n2. one 4-option choice decision, ${tokens.length} prompt tokens (medians of ${pre.length} interleaved runs; ${loadLine()}):`,
   );
   console.log(`   pure prefill (no output row) ${fmt(p)}`);
   console.log(
-    `   prefill + one output row (greedy next token) ${fmt(po)}: the output row costs ${fmt(po - p)}`,
+    `   prefill + one output row (greedy next token) ${fmt(po)}: the output row costs ${fmt(po - p)} (paired by block ${paired(preOut)})`,
   );
+  console.log(`   decision, letters-only readout ${fmt(median(lettersOnly))}: ${ratios(lettersOnly)}`);
   console.log(
-    `   decision, letters-only readout ${fmt(median(lettersOnly))}: ${ratios(median(lettersOnly))}`,
-  );
-  console.log(
-    `   decision, with allowed-token mass (full-vocabulary map) ${fmt(median(withMass))}: ${ratios(median(withMass))}`,
+    `   decision, with allowed-token mass (full-vocabulary map) ${fmt(median(withMass))}: ${ratios(withMass)}`,
   );
 }
 
@@ -172,23 +173,28 @@ const teamQuestion = TEAM_QUESTION;
     { reuse: false },
   );
   await scorer.clearCache();
-  const withReuse = await timed(async () => {
-    for (const state of items)
-      await scorer.score(
-        decisionRequest({ state, questions: [policyQuestion], layout: "policy-first", tokenMass: false }),
-      );
-  });
-  const without = await timed(async () => {
-    for (const state of items.slice(0, withoutSubset)) {
-      await scorer.score(
-        decisionRequest({ state, questions: [policyQuestion], layout: "policy-first", tokenMass: false }),
-        { reuse: false },
-      );
-    }
-  });
+  // Five blocks, each 10 items with reuse then 2 without, so that a drift in the machine's speed
+  // during the run weighs on both sides alike.
+  const score = (state: string, reuse: boolean) =>
+    scorer.score(
+      decisionRequest({ state, questions: [policyQuestion], layout: "policy-first", tokenMass: false }),
+      { reuse },
+    );
+  let withReuse = 0;
+  let without = 0;
+  const blocksOf = withoutSubset / 2;
+  for (let b = 0; b < blocksOf; b++) {
+    const chunk = items.slice(b * 10, b * 10 + 10);
+    withReuse += await timed(async () => {
+      for (const state of chunk) await score(state, true);
+    });
+    without += await timed(async () => {
+      for (const state of items.slice(b * 2, b * 2 + 2)) await score(state, false);
+    });
+  }
   const scaled = (without / withoutSubset) * items.length;
   console.log(
-    `\n4. 50 items under one policy preamble (${sample.answers[0]!.inputTokens} prompt tokens each), letters-only readout (${loadLine()}):`,
+    `\n4. 50 items under one policy preamble (${sample.answers[0]!.inputTokens} prompt tokens each), letters-only readout, in ${blocksOf} interleaved blocks (${loadLine()}):`,
   );
   console.log(`   with preamble reuse: ${fmt(withReuse)} (${((50 / withReuse) * 1000).toFixed(2)} items/s)`);
   console.log(
@@ -238,46 +244,88 @@ const teamQuestion = TEAM_QUESTION;
     }),
   );
   const items = Array.from({ length: 60 }, (_, i) => words(55, i * 3 + 2));
-  const run = async (slots: number, questionOf: (i: number) => KeyedQuestion) => {
+  /** A scorer with `slots` prefix slots that has seen each policy `questionOf` names once, outside the clock. */
+  const warmed = async (slots: number, questionOf: (i: number) => KeyedQuestion) => {
     const pooled = await DecisionScorer.create(model, { contextSize: 2048, prefixSlots: slots });
-    try {
-      for (const i of [0, 1, 2]) {
+    for (const i of [0, 1, 2])
+      await pooled.score(
+        decisionRequest({
+          state: "warm",
+          questions: [questionOf(i)],
+          layout: "policy-first",
+          tokenMass: false,
+        }),
+      );
+    return pooled;
+  };
+  /** Times `pooled` on items [from, to), each under its policy; hits and misses are those of the timed items. */
+  const timedRun = async (
+    pooled: DecisionScorer,
+    questionOf: (i: number) => KeyedQuestion,
+    from: number,
+    to: number,
+  ) => {
+    const before = pooled.cacheStats;
+    const ms = await timed(async () => {
+      for (let i = from; i < to; i++)
         await pooled.score(
           decisionRequest({
-            state: "warm",
+            state: items[i]!,
             questions: [questionOf(i)],
             layout: "policy-first",
             tokenMass: false,
           }),
         );
-      }
-      const before = pooled.cacheStats;
-      const ms = await timed(async () => {
-        for (const [i, state] of items.entries())
-          await pooled.score(
-            decisionRequest({ state, questions: [questionOf(i)], layout: "policy-first", tokenMass: false }),
-          );
-      });
-      const after = pooled.cacheStats;
-      return { ms, stats: { hits: after.hits - before.hits, misses: after.misses - before.misses } };
-    } finally {
-      await pooled.dispose();
-    }
+    });
+    const after = pooled.cacheStats;
+    return { ms, hits: after.hits - before.hits, misses: after.misses - before.misses };
   };
-  const single = await run(1, () => policies[0]!);
-  const oneSlot = await run(1, (i) => policies[i % 3]!);
-  const threeSlots = await run(3, (i) => policies[i % 3]!);
-  const rate = (ms: number) => ((items.length / ms) * 1000).toFixed(2);
-  console.log(`\n6. 60 items, 3 policies interleaved (policy-first, letters-only; ${loadLine()}):`);
-  console.log(`   one policy, 1 slot: ${fmt(single.ms)} (${rate(single.ms)} items/s)`);
+  const one = (_: number) => policies[0]!;
+  const mixed = (i: number) => policies[i % 3]!;
+  const singleScorer = await warmed(1, one);
+  const slotScorer = await warmed(3, mixed);
+  // Three blocks of 20 items, the single-policy run and the 3-slot run back to back in each (their
+  // order alternating), so that a drift in the machine's speed weighs on both alike.
+  const block = 20;
+  const single = { ms: 0, hits: 0, misses: 0 };
+  const threeSlots = { ms: 0, hits: 0, misses: 0 };
+  const ratios: number[] = [];
+  const add = (to: typeof single, r: typeof single) => {
+    to.ms += r.ms;
+    to.hits += r.hits;
+    to.misses += r.misses;
+    return r.ms;
+  };
+  for (let b = 0; b * block < items.length; b++) {
+    const [from, to] = [b * block, (b + 1) * block];
+    const runSingle = async () => add(single, await timedRun(singleScorer, one, from, to));
+    const runSlots = async () => add(threeSlots, await timedRun(slotScorer, mixed, from, to));
+    const slotsFirst = b % 2 === 1;
+    const earlier = await (slotsFirst ? runSlots : runSingle)();
+    const later = await (slotsFirst ? runSingle : runSlots)();
+    const [s1, s3] = slotsFirst ? [later, earlier] : [earlier, later];
+    ratios.push(s1 / s3);
+  }
+  await singleScorer.dispose();
+  await slotScorer.dispose();
+  // One slot under interleaved policies misses every item (each evaluates its whole preamble):
+  // timed on the first block alone.
+  const oneSlotScorer = await warmed(1, mixed);
+  const oneSlot = await timedRun(oneSlotScorer, mixed, 0, block);
+  await oneSlotScorer.dispose();
+  const rate = (ms: number, n: number) => ((n / ms) * 1000).toFixed(2);
   console.log(
-    `   interleaved, 1 slot: ${fmt(oneSlot.ms)} (${rate(oneSlot.ms)} items/s; hits ${oneSlot.stats.hits}, misses ${oneSlot.stats.misses})`,
+    `\n6. 60 items, 3 policies interleaved (policy-first, letters-only; 3 blocks of 20, alternating; ${loadLine()}):`,
+  );
+  console.log(`   one policy, 1 slot: ${fmt(single.ms)} (${rate(single.ms, items.length)} items/s)`);
+  console.log(
+    `   interleaved, 3 slots: ${fmt(threeSlots.ms)} (${rate(threeSlots.ms, items.length)} items/s; hits ${threeSlots.hits}, misses ${threeSlots.misses})`,
   );
   console.log(
-    `   interleaved, 3 slots: ${fmt(threeSlots.ms)} (${rate(threeSlots.ms)} items/s; hits ${threeSlots.stats.hits}, misses ${threeSlots.stats.misses})`,
+    `   interleaved, 1 slot, first block only: ${fmt(oneSlot.ms)} for ${block} (${rate(oneSlot.ms, block)} items/s; hits ${oneSlot.hits}, misses ${oneSlot.misses})`,
   );
   console.log(
-    `   3 slots keep ${(single.ms / threeSlots.ms).toFixed(2)}x of the single-policy rate; 1 slot keeps ${(single.ms / oneSlot.ms).toFixed(2)}x`,
+    `   3 slots keep ${(single.ms / threeSlots.ms).toFixed(2)}x of the single-policy rate (blocks: ${ratios.map((r) => r.toFixed(2)).join(", ")}); 1 slot keeps ${(((single.ms / items.length) * block) / oneSlot.ms).toFixed(2)}x`,
   );
 }
 
