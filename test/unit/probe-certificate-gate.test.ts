@@ -5,13 +5,7 @@
  * Each `it.fails` below is a hole found, failing today: it asserts what should happen, and its
  * comment names the hole and where it is in the code.
  */
-import { mkdtemp, readFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { FsObjectStore } from "../../shared/adapters/fs-object-store.ts";
-import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
-import type { CertificateGoal } from "../../shared/domain/calibration/certificate/certificate.ts";
 import { checkProposal } from "../../shared/domain/calibration/proposal-check.ts";
 import {
   calibrationSha256,
@@ -19,79 +13,29 @@ import {
   policyTextSha256,
 } from "../../shared/domain/calibration/provenance.ts";
 import type { DecidesItems } from "../../shared/domain/decision-endpoint.ts";
-import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
-import { everyDecision } from "../../shared/domain/decision-store.ts";
 import { type Policy, parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import {
   CertificateVerdicts,
   verifyCertificate,
 } from "../../shared/use-cases/calibration/certificate-labels.ts";
-import { proposeCalibrations } from "../../shared/use-cases/calibration/propose-calibration.ts";
 import { requestCertification } from "../../shared/use-cases/calibration/request-certification.ts";
 import { decideMessage } from "../../shared/use-cases/decide-message.ts";
 import { loadGold } from "../../shared/use-cases/review/gold-items.ts";
-import { labelItem } from "../../shared/use-cases/review/review-decision.ts";
-import { decidedStore, FLOW_MODEL, reviewOf } from "../helpers/certification-store.ts";
-import { type FlowShape, MODERATION } from "../helpers/review-flow.ts";
+import { decidedStore, FLOW_MODEL } from "../helpers/certification-store.ts";
+import {
+  BAD_MODEL as BAD,
+  decidedProbe as decided,
+  drawAndLabel,
+  PROBE_GOAL as GOAL,
+  GOOD_MODEL as GOOD,
+  PROBE_POLICY as POLICY,
+  proposeProbe as propose,
+  probeRecords as recordsOf,
+  type ProbeSetting as Setting,
+} from "../helpers/probe-flow.ts";
 
-const POLICY = parsePolicy({ ...MODERATION, auditSampleRate: 0.05, certificationReviewers: 1 });
-const GOAL: CertificateGoal = { maxError: 0.02, confidence: 0.95 };
 const LAYOUT = "choice-v1@policy-first";
-/** A model calibrated below 0.85 and wrong 6% of the time at or above it, whatever it says. */
-const BAD: FlowShape = {
-  decisions: 3_000,
-  trueTemperature: 0.7,
-  confidentlyWrong: { above: 0.85, rate: 0.06 },
-};
-const GOOD: FlowShape = { decisions: 3_000, trueTemperature: 0.7 };
-
-type Setting = ReturnType<typeof reviewOf> & {
-  readonly store: InMemoryDecisionStore;
-  readonly truth: Map<string, string>;
-};
-
-/** Version 1's decisions of `shape` in a fresh store, and the review setting on it. */
-async function decided(shape: FlowShape, seed: number): Promise<Setting> {
-  const store = new InMemoryDecisionStore();
-  const truth = await decidedStore(store, POLICY, shape, seed);
-  return { store, truth, ...reviewOf(store, POLICY) };
-}
-
-/** Every record of version 1. */
-async function recordsOf(s: Setting): Promise<DecisionRecord[]> {
-  const all: DecisionRecord[] = [];
-  const window = {
-    since: "1970-01-01T00:00:00.000Z",
-    until: "2100-01-01T00:00:00.000Z",
-    policyId: POLICY.id,
-  };
-  for await (const r of everyDecision(s.store, { ...window, policyIds: [POLICY.id] })) all.push(r);
-  return all;
-}
-
-/** Draws a registered sample of `size` at 0.85 for `goal` and labels every drawn item honestly. */
-async function drawAndLabel(s: Setting, size: number, goal = GOAL) {
-  const requested = await requestCertification(
-    { store: s.store, now: s.now },
-    { policy: POLICY, size, minProbability: 0.85, order: "first", goal },
-  );
-  const page = await s.store.pageReviewQueue({ policyIds: [POLICY.id], limit: 10_000, countCap: 0 });
-  for (const r of page.records.filter((x) => x.certification))
-    await labelItem({ ...r, label: s.truth.get(r.itemId)! }, s.lead, s.review);
-  return requested;
-}
-
-/** `--propose` at `goal`: the proposed version 2. */
-async function propose(s: Setting, goal = GOAL): Promise<Policy> {
-  const folder = await mkdtemp(join(tmpdir(), "probe-gate-"));
-  const [outcome] = await proposeCalibrations(
-    { policies: s.policies, store: s.store, objects: new FsObjectStore(folder), now: s.now },
-    { minLabels: 10, goal: { kind: "max-auto-error", ...goal } },
-  );
-  if (outcome?.status !== "proposed") throw new Error(`no proposal: ${JSON.stringify(outcome)}`);
-  return parsePolicy(JSON.parse(await readFile(join(folder, outcome.keys.policy), "utf8")));
-}
 
 /** `policy` edited by hand as `edit` says, its certificate copied with both hashes recomputed. */
 function handEdited(policy: Policy, edit: Partial<Policy>): Policy {
