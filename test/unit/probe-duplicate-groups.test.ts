@@ -79,6 +79,29 @@ describe("probe: near-duplicate marks in a registered sample", () => {
     60_000,
   );
 
+  // HOLE 6, second route (high): the reviewer skips each drawn item they would label wrong and
+  // marks it a duplicate of a right one instead. A drawn item left unlabelled should count as
+  // wrong (issue 40, finding 5), but inside a group it is one member whose vote the hash gives to
+  // the labelled right one, so the skip vanishes as it did before the registered plan.
+  it.fails(
+    "HOLE 6b: a skipped draw marked a duplicate of a right one still counts against the claim",
+    async () => {
+      const s = await decidedProbe(BAD_MODEL, 3);
+      const { drawn } = await drawProbe(s, 400);
+      const isWrong = (r: DecisionRecord) => s.truth.get(r.itemId) !== r.chosen;
+      await labelTruly(
+        s,
+        drawn.filter((r) => !isWrong(r)),
+      );
+      expect(await hideErrors(s, drawn)).toBe(26);
+      const v2 = await proposeProbe(s);
+      expect(v2.certificate?.registered?.unlabelled).toBe(26);
+      // Should be: no certificate, as 26 drawn items left unlabelled count as wrong.
+      expect(v2.certificate?.threshold ?? null).toBeNull();
+    },
+    60_000,
+  );
+
   it("control for HOLE 6: the same draw labelled honestly without marks gets no certificate", async () => {
     const s = await decidedProbe(BAD_MODEL, 3);
     const { drawn } = await drawProbe(s, 400);
