@@ -199,6 +199,30 @@ describe("probe: holes (failing today)", () => {
     60_000,
   );
 
+  // HOLE 7 (high): a registered certificate's claimed confidence (and target) are never compared
+  // with its plan's goal. registeredCertificateProblem (registered-certification.ts) compares the
+  // recomputed threshold, counts and level with the certificate's, and certificateCountsProblem
+  // (certificate-check.ts) recomputes the bound at registered.level, but nothing checks that level
+  // is registeredLevel(confidence, round), nor that maxError and confidence are the plan's; no
+  // hash covers them either. A plan drawn at 2% with 50% confidence (tested at 60%) on a model
+  // wrong 2.5% of the time certifies 0.9996 on 0 wrong of 57 (bound 1.6% at 60%); its
+  // certificate with "confidence": 0.95 written over 0.5 by hand verifies, and passes the
+  // requireCertificate licence (kind, and any check that reads the claimed confidence).
+  it.fails(
+    "HOLE 7: a registered certificate claiming another confidence than its plan's does not verify",
+    async () => {
+      const s = await decided({ ...BAD, confidentlyWrong: { above: 0.85, rate: 0.025 } }, 3);
+      const loose = { maxError: 0.02, confidence: 0.5 };
+      await drawAndLabel(s, 400, loose);
+      const v2 = await propose(s, loose);
+      const claimed = parsePolicy({ ...v2, certificate: { ...v2.certificate!, confidence: 0.95 } });
+      const policies = new PolicyRegistry([POLICY, claimed]);
+      // Should be: unverified, as the plan tested 60%, not the 96% a 95% claim is tested at.
+      expect((await verifyCertificate({ store: s.store, policies }, claimed)).verified).toBe(false);
+    },
+    60_000,
+  );
+
   // HOLE 2 (high): the certification frame leaves out every decision "chosen for a label" before
   // (request-certification.ts, chosenForLabel: status pending_review or reviewed), and gold items
   // are such decisions. `decide review gold` lets the lead pick automated decisions whose answer
