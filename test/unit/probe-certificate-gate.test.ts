@@ -129,8 +129,8 @@ describe("probe: attempts the gate refuses", () => {
     expect(checkProposal(POLICY, { ...lowered, requireCertificate: undefined }).refusals).toEqual([
       `certificate: it certifies threshold ${c.threshold}, the version automates at 0.5`,
     ]);
-    // A plain hand edit of the threshold (hashes left): stale.
-    expect(certificateProblem({ ...v2, autoThreshold: 0.5 })).toBe("certificate stale: calibration changed");
+    // A plain hand edit of the map (hashes left): stale.
+    expect(certificateProblem({ ...v2, temperature: 0.5 })).toBe("certificate stale: calibration changed");
     // A cascade's later tier the certificate does not name: not covered.
     const cascade = parsePolicy({ ...v2, cascade: [{ model: "large", autoThreshold: 0.9, temperature: 1 }] });
     expect(certificateProblem(cascade, { modelSha256: FLOW_MODEL, promptVersion: LAYOUT, tier: 1 })).toBe(
