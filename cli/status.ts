@@ -9,10 +9,10 @@
  */
 import { parseArgs } from "node:util";
 import {
-  requiredKindProblem,
+  requiredCertificateProblem,
   verifiedText,
 } from "../shared/domain/calibration/certificate/registered-kind.ts";
-import { certificateProblem } from "../shared/domain/calibration/provenance.ts";
+import { certificateProblem, scoredByOf } from "../shared/domain/calibration/provenance.ts";
 import { type DecisionRecord, RECORD_STATUSES } from "../shared/domain/decision-record.ts";
 import { allTime, type DecisionStore, everyDecision } from "../shared/domain/decision-store.ts";
 import { CLI_ENV, FUNCTION_ENV } from "../shared/domain/function-env.ts";
@@ -86,10 +86,7 @@ async function certificatesOf(
     const policy = registry.current(id)!;
     if (!policy.certificate && !policy.requireCertificate) continue;
     const last = latest.get(id);
-    const scoredBy =
-      last?.modelSha256 && last.promptVersion
-        ? { modelSha256: last.modelSha256, promptVersion: last.promptVersion }
-        : undefined;
+    const scoredBy = last ? scoredByOf(last) : undefined;
     const problem = certificateProblem(policy, scoredBy);
     const verdict = problem ? undefined : await verifyCertificate({ store, policies: registry }, policy);
     const off = policy.requireCertificate ? " (automation off: the policy requires a certificate)" : "";
@@ -97,7 +94,7 @@ async function certificatesOf(
     if (problem) out[key] = `${problem}${off}`;
     else if (!verdict!.verified) out[key] = `${verdict!.reason}${off}`;
     else {
-      const kind = requiredKindProblem(policy, policy.certificate);
+      const kind = requiredCertificateProblem(policy, policy.certificate);
       const verified = `${verifiedText(policy.certificate!, verdict!.labels, "the table")}${kind ? `; automation off: ${kind}` : ""}`;
       out[key] = scoredBy
         ? `${verified} (${policy.certificate!.modelSha256!.slice(0, 12)}…, ${scoredBy.promptVersion})`

@@ -14,7 +14,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { certificateOnLabelsProblem } from "../../shared/domain/calibration/certificate/certificate-recompute.ts";
 import {
-  requiredKindProblem,
+  requiredCertificateProblem,
   verifiedText,
 } from "../../shared/domain/calibration/certificate/registered-kind.ts";
 import { checkProposal } from "../../shared/domain/calibration/proposal-check.ts";
@@ -51,7 +51,7 @@ export interface ApplyOptions {
 function automatesNothing(p: Policy): string | undefined {
   if (p.autoThreshold >= 1 || p.certificate?.threshold === null) return "no certificate";
   if (p.requireCertificate && !p.certificate) return "no certificate, and the policy requires one";
-  return requiredKindProblem(p, p.certificate);
+  return requiredCertificateProblem(p, p.certificate);
 }
 
 /**

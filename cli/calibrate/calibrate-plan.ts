@@ -17,6 +17,7 @@ import type { Policy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import {
   type CertificationRequested,
+  nextPlanRound,
   type QueueOrder,
   requestCertification,
 } from "../../shared/use-cases/calibration/request-certification.ts";
@@ -102,7 +103,8 @@ export async function planFromLabels(
     .at(-1);
   const frame = await frameOf(store, policy, now);
   // A new registered plan is tested at its share of α, and the labels held do not count toward it.
-  const round = 1 + labelled.frames.filter((f) => f.plan).length;
+  const others = otherVersionsOf(registry, policy);
+  const round = await nextPlanRound(store, policy, others, now.toISOString());
   const tested = testedGoal(options.goal, round);
   const registration = { round, level: tested.confidence, waiting: labelled.waiting.certification };
   const plan = registeredView(
@@ -126,7 +128,7 @@ export async function planFromLabels(
   const sampled =
     options.request === undefined || plan.frame?.outOfReach
       ? {}
-      : await drawWithAnswers(store, policy, plan.threshold, options, io.note);
+      : await drawWithAnswers(store, policy, plan.threshold, { ...options, others }, io.note);
   return { policy, plan, where: `the table ${table}`, supply, registration, ...sampled, options };
 }
 
@@ -139,14 +141,21 @@ async function drawWithAnswers(
   store: ReturnType<typeof decisionStore>,
   policy: Policy,
   threshold: number,
-  options: PlanOptions,
+  options: PlanOptions & { readonly others: readonly Policy[] },
   note: (line: string) => void,
 ): Promise<Pick<Planned, "requested" | "drawn">> {
   const source = await openDrawnRescore(policy, options.scoring);
   try {
     const requested = await requestCertification(
       { store, now: systemClock },
-      { policy, size: options.request!, minProbability: threshold, order: options.order, goal: options.goal },
+      {
+        policy,
+        size: options.request!,
+        minProbability: threshold,
+        order: options.order,
+        goal: options.goal,
+        otherVersions: options.others,
+      },
     );
     const target = { policy, table: options.table!, policiesDir: options.policiesDir };
     const drawn = await rescoreDrawn(store, { ...target, sample: requested.frame.sample }, source, note);
@@ -263,4 +272,14 @@ function requestedLines(r: CertificationRequested, order: QueueOrder): string[] 
     `  ${r.queued} automated ones put into the review queue${order === "first" ? ", first" : ""} (their actions stand), ${r.skipped} left out (action still being applied)`,
     '  reviewers see them marked "certification sample"; once labelled: npx decide calibrate --from-table ... --propose --max-auto-error ...',
   ];
+}
+
+/** Every version of `policy` in `registry` but its own (their plans may share its error budget). */
+function otherVersionsOf(registry: PolicyRegistry, policy: Policy): Policy[] {
+  const others: Policy[] = [];
+  for (let v = 1; v < policy.version; v++) {
+    const other = registry.version(policy.id, v);
+    if (other) others.push(other);
+  }
+  return others;
 }

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { proposeMassFloor } from "../../shared/domain/calibration/off-options.ts";
-import { systemOneRequest } from "../../shared/domain/contracts/system-one/request-builder.ts";
+import { systemOneRequest } from "../../shared/domain/contracts/system-one/index.ts";
 import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { routeDecision } from "../../shared/domain/routing.ts";
 import { reasonText } from "../../shared/pages/review-views.ts";

@@ -2,10 +2,11 @@
  * An attacker's probe of the certificate gate (issue 40): ways to get a policy that requires a
  * certificate to act alone (route "auto", reason "confident") under a certificate that should not
  * allow it. The first block pins the attempts the gate refuses, with the refusal each one gets.
- * Each `it.fails` below is a hole found, failing today: it asserts what should happen, and its
- * comment names the hole and where it is in the code.
+ * Each "HOLE" below was a hole found, failing on the code of 2026-12-06 before its fix: it asserts
+ * what should happen, and its comment names the hole and where it was in the code.
  */
 import { describe, expect, it } from "vitest";
+import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
 import { checkProposal } from "../../shared/domain/calibration/proposal-check.ts";
 import {
   calibrationSha256,
@@ -154,7 +155,7 @@ describe("probe: attempts the gate refuses", () => {
   }, 60_000);
 });
 
-describe("probe: holes (failing today)", () => {
+describe("probe: holes found on 2026-12-06, refused since", () => {
   // HOLE 1 (high): a registered certificate is checked against its sample's records
   // (registered-certification.ts, registeredCertificateProblem) and against the policy it sits on
   // only through the hashes it carries itself (provenance.ts, certificateProblem). Both hashes are
@@ -165,19 +166,15 @@ describe("probe: holes (failing today)", () => {
   // policy file written by hand never goes through apply): a version 3 written by hand with the
   // certificate of version 2, autoThreshold 0.5 and the hashes recomputed automates an item at 0.5
   // under a certificate tested at 0.951.
-  it.fails(
-    "HOLE 1a: a registered certificate copied onto a hand-written version at a lower threshold does not let it act alone",
-    async () => {
-      const s = await decided(GOOD, 1);
-      await drawAndLabel(s, 250);
-      const v2 = parsePolicy({ ...(await propose(s)), requireCertificate: true });
-      const v3 = handEdited({ ...v2, version: 3 }, { autoThreshold: 0.5 });
-      const record = await decideOne(s, [POLICY, v2, v3], HALF, "N-2");
-      // Should be: people, as the certificate was tested at 0.951.
-      expect(record).toMatchObject({ route: "human", reason: "uncertified" });
-    },
-    60_000,
-  );
+  it("HOLE 1a: a registered certificate copied onto a hand-written version at a lower threshold does not let it act alone", async () => {
+    const s = await decided(GOOD, 1);
+    await drawAndLabel(s, 250);
+    const v2 = parsePolicy({ ...(await propose(s)), requireCertificate: true });
+    const v3 = handEdited({ ...v2, version: 3 }, { autoThreshold: 0.5 });
+    const record = await decideOne(s, [POLICY, v2, v3], HALF, "N-2");
+    // Should be: people, as the certificate was tested at 0.951.
+    expect(record).toMatchObject({ route: "human", reason: "uncertified" });
+  }, 60_000);
 
   // (b) Nothing compares the certified version's calibration map (or option routing) with the map
   // of the version the sample was drawn from (labelSource.policyVersion), whose records the
@@ -185,19 +182,15 @@ describe("probe: holes (failing today)", () => {
   // (checkProposal lets calibration fields change, so an --apply-proposal file edited so passes
   // apply too) verifies "certificate verified (pre-registered sample ...)", and the decide path
   // then automates an item whose top probability under the tested map was 0.6 (0.98 under 0.3).
-  it.fails(
-    "HOLE 1b: a registered certificate does not verify on a version whose map is not the one its sample was tested under",
-    async () => {
-      const s = await decided(GOOD, 1);
-      await drawAndLabel(s, 250);
-      const v2 = parsePolicy({ ...(await propose(s)), requireCertificate: true });
-      const sharper = handEdited(v2, { temperature: 0.3 });
-      const policies = new PolicyRegistry([POLICY, sharper]);
-      // Should be: unverified (apply --from-table, decide status and the decide path share this check).
-      expect((await verifyCertificate({ store: s.store, policies }, sharper)).verified).toBe(false);
-    },
-    60_000,
-  );
+  it("HOLE 1b: a registered certificate does not verify on a version whose map is not the one its sample was tested under", async () => {
+    const s = await decided(GOOD, 1);
+    await drawAndLabel(s, 250);
+    const v2 = parsePolicy({ ...(await propose(s)), requireCertificate: true });
+    const sharper = handEdited(v2, { temperature: 0.3 });
+    const policies = new PolicyRegistry([POLICY, sharper]);
+    // Should be: unverified (apply --from-table, decide status and the decide path share this check).
+    expect((await verifyCertificate({ store: s.store, policies }, sharper)).verified).toBe(false);
+  }, 60_000);
 
   // HOLE 7 (high): a registered certificate's claimed confidence (and target) are never compared
   // with its plan's goal. registeredCertificateProblem (registered-certification.ts) compares the
@@ -208,20 +201,16 @@ describe("probe: holes (failing today)", () => {
   // wrong 2.5% of the time certifies 0.9996 on 0 wrong of 57 (bound 1.6% at 60%); its
   // certificate with "confidence": 0.95 written over 0.5 by hand verifies, and passes the
   // requireCertificate licence (kind, and any check that reads the claimed confidence).
-  it.fails(
-    "HOLE 7: a registered certificate claiming another confidence than its plan's does not verify",
-    async () => {
-      const s = await decided({ ...BAD, confidentlyWrong: { above: 0.85, rate: 0.025 } }, 3);
-      const loose = { maxError: 0.02, confidence: 0.5 };
-      await drawAndLabel(s, 400, loose);
-      const v2 = await propose(s, loose);
-      const claimed = parsePolicy({ ...v2, certificate: { ...v2.certificate!, confidence: 0.95 } });
-      const policies = new PolicyRegistry([POLICY, claimed]);
-      // Should be: unverified, as the plan tested 60%, not the 96% a 95% claim is tested at.
-      expect((await verifyCertificate({ store: s.store, policies }, claimed)).verified).toBe(false);
-    },
-    60_000,
-  );
+  it("HOLE 7: a registered certificate claiming another confidence than its plan's does not verify", async () => {
+    const s = await decided({ ...BAD, confidentlyWrong: { above: 0.85, rate: 0.025 } }, 3);
+    const loose = { maxError: 0.02, confidence: 0.5 };
+    await drawAndLabel(s, 400, loose);
+    const v2 = await propose(s, loose);
+    const claimed = parsePolicy({ ...v2, certificate: { ...v2.certificate!, confidence: 0.95 } });
+    const policies = new PolicyRegistry([POLICY, claimed]);
+    // Should be: unverified, as the plan tested 60%, not the 96% a 95% claim is tested at.
+    expect((await verifyCertificate({ store: s.store, policies }, claimed)).verified).toBe(false);
+  }, 60_000);
 
   // HOLE 2 (high): the certification frame leaves out every decision "chosen for a label" before
   // (request-certification.ts, chosenForLabel: status pending_review or reviewed), and gold items
@@ -232,30 +221,26 @@ describe("probe: holes (failing today)", () => {
   // registered certificate then certifies 2% at 95% on 250 drawn decisions with 0 wrong, verified,
   // for a model wrong about 5 to 6% of the time among what it automates; the same seed labelled
   // honestly gets no certificate.
-  it.fails(
-    "HOLE 2: gold items chosen among wrong automated decisions do not buy a certificate",
-    async () => {
-      const s = await decided(BAD, 3);
-      const known = (await recordsOf(s)).filter(
-        (r) => r.status === "actioned" && s.truth.get(r.itemId) !== r.chosen,
-      );
-      const lines = known.map((r, i) => ({
-        itemId: r.itemId,
-        policy: POLICY.id,
-        answer: s.truth.get(r.itemId)!,
-        line: i + 1,
-      }));
-      const load = await loadGold({ store: s.store, policies: s.policies, now: s.now }, lines, {
-        loadedBy: "lead",
-      });
-      expect(load.problems).toEqual([]);
-      await drawAndLabel(s, 250);
-      const v2 = await propose(s);
-      // Should be: no certificate, as honest labelling of this seed gives (test below).
-      expect(v2.certificate?.threshold ?? null).toBeNull();
-    },
-    60_000,
-  );
+  it("HOLE 2: gold items chosen among wrong automated decisions do not buy a certificate", async () => {
+    const s = await decided(BAD, 3);
+    const known = (await recordsOf(s)).filter(
+      (r) => r.status === "actioned" && s.truth.get(r.itemId) !== r.chosen,
+    );
+    const lines = known.map((r, i) => ({
+      itemId: r.itemId,
+      policy: POLICY.id,
+      answer: s.truth.get(r.itemId)!,
+      line: i + 1,
+    }));
+    const load = await loadGold({ store: s.store, policies: s.policies, now: s.now }, lines, {
+      loadedBy: "lead",
+    });
+    expect(load.problems).toEqual([]);
+    await drawAndLabel(s, 250);
+    const v2 = await propose(s);
+    // Should be: no certificate, as honest labelling of this seed gives (test below).
+    expect(v2.certificate?.threshold ?? null).toBeNull();
+  }, 60_000);
 
   it("control for HOLE 2: the same seed labelled honestly, without gold items, gets no certificate", async () => {
     const s = await decided(BAD, 3);
@@ -270,44 +255,52 @@ describe("probe: holes (failing today)", () => {
   // goal (`--plan --max-auto-error 0.3 --confidence 0.5 --request N`; the ranges allow up to 50%
   // at 50%), so a policy that says maxAutoError 0.02 acts alone under a certificate that claims
   // only "≤ 30% wrong at 50% confidence" on a model wrong 6% of the time.
-  it.fails(
-    "HOLE 3: a certificate at a looser target than the policy's maxAutoError does not let it act alone",
-    async () => {
-      const s = await decided(BAD, 3);
-      const loose = { maxError: 0.3, confidence: 0.5 };
-      await drawAndLabel(s, 40, loose);
-      const v2 = parsePolicy({ ...(await propose(s, loose)), requireCertificate: true, maxAutoError: 0.02 });
-      // A confident item (0.99) of an automatable option.
-      const record = await decideOne(s, [POLICY, v2], [6, 0, 0, 0], "N-3");
-      // Should be: people, as the certificate does not speak for the policy's 2% budget.
-      expect(record).toMatchObject({ route: "human", reason: "uncertified" });
-    },
-    60_000,
-  );
+  it("HOLE 3: a certificate at a looser target than the policy's maxAutoError does not let it act alone", async () => {
+    const s = await decided(BAD, 3);
+    const loose = { maxError: 0.3, confidence: 0.5 };
+    await drawAndLabel(s, 40, loose);
+    const v2 = parsePolicy({ ...(await propose(s, loose)), requireCertificate: true, maxAutoError: 0.02 });
+    // A confident item (0.99) of an automatable option.
+    const record = await decideOne(s, [POLICY, v2], [6, 0, 0, 0], "N-3");
+    // Should be: people, as the certificate does not speak for the policy's 2% budget.
+    expect(record).toMatchObject({ route: "human", reason: "uncertified" });
+  }, 60_000);
 
   // HOLE 4 (lower): the error budget is split across the plans of one version
   // (request-certification.ts: round = the version's earlier samples + 1), so a new version that
   // changes nothing a certificate is made on (same text, maps, threshold and model: here only its
   // audit rate) starts again at plan 1, tested at 96%: a lead whose plan failed may bump the
   // version and look again at a fresh 80% share of α, as often as they like.
-  it.fails(
-    "HOLE 4: a version identical in what is certified does not start the error budget again",
-    async () => {
-      const s = await decided(GOOD, 5);
-      const first = await drawAndLabel(s, 50);
-      expect(first.plan?.level).toBe(0.96);
-      const bumped = parsePolicy({ ...POLICY, version: 2, auditSampleRate: 0.04 });
-      expect(policyTextSha256(bumped)).toBe(policyTextSha256(POLICY));
-      expect(calibrationSha256(bumped)).toBe(calibrationSha256(POLICY));
-      await decidedStore(s.store, bumped, GOOD, 6);
-      const again = await requestCertification(
-        { store: s.store, now: s.now },
-        { policy: bumped, size: 50, minProbability: 0.85, order: "first", goal: GOAL },
-      );
-      expect(again.queued).toBe(50);
-      // Should be: the second look at the same claim, tested at its smaller share (99.5%).
-      expect(again.plan?.level).toBeGreaterThan(0.96);
-    },
-    60_000,
-  );
+  it("HOLE 4: a version identical in what is certified does not start the error budget again", async () => {
+    const s = await decided(GOOD, 5);
+    const first = await drawAndLabel(s, 50);
+    expect(first.plan?.level).toBe(0.96);
+    const bumped = parsePolicy({ ...POLICY, version: 2, auditSampleRate: 0.04 });
+    expect(policyTextSha256(bumped)).toBe(policyTextSha256(POLICY));
+    expect(calibrationSha256(bumped)).toBe(calibrationSha256(POLICY));
+    await decidedStore(s.store, bumped, GOOD, 6);
+    const again = await requestCertification(
+      { store: s.store, now: s.now },
+      { policy: bumped, size: 50, minProbability: 0.85, order: "first", goal: GOAL, otherVersions: [POLICY] },
+    );
+    expect(again.queued).toBe(50);
+    // Should be: the second look at the same claim, tested at its smaller share (99.5%).
+    expect(again.plan?.level).toBeGreaterThan(0.96);
+  }, 60_000);
+});
+
+describe("a policy that requires a certificate from its first version", () => {
+  // Found by the probe: every decision such a version would automate waits as "uncertified", and
+  // the frame left out everything waiting, so no sample could ever be drawn (queued 0).
+  it("draws its certification sample among the decisions held back as uncertified", async () => {
+    const store = new InMemoryDecisionStore();
+    const policy = parsePolicy({ ...POLICY, requireCertificate: true });
+    await decidedStore(store, policy, GOOD, 9);
+    const out = await requestCertification(
+      { store, now: () => new Date(Date.UTC(2026, 11, 3)) },
+      { policy, size: 50, minProbability: 0.85, order: "first", goal: GOAL },
+    );
+    expect(out.queued).toBe(50);
+    expect(out.plan?.round).toBe(1);
+  }, 60_000);
 });

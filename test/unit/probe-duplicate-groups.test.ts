@@ -61,46 +61,38 @@ describe("probe: near-duplicate marks in a registered sample", () => {
   // drawn, 26 of them wrong: honestly labelled, no certificate (the control below); with 26 marks
   // and the same honest labels, "0 wrong of 374" (Fay-Feuer, bound 1.61% at 96%) certifies 0.85,
   // verified.
-  it.fails(
-    "HOLE 6: marking wrong drawn items as duplicates of right ones does not buy a certificate",
-    async () => {
-      const s = await decidedProbe(BAD_MODEL, 3);
-      const { drawn } = await drawProbe(s, 400);
-      expect(await hideErrors(s, drawn)).toBeGreaterThan(0);
-      // Every drawn item then labelled with its truth.
-      const marked = (await probeRecords(s)).filter((r) => r.certification);
-      await labelTruly(s, marked);
-      const v2 = await proposeProbe(s);
-      const policies = new PolicyRegistry([PROBE_POLICY, v2]);
-      // Should be: no certificate, as the same labels without the marks give.
-      expect(v2.certificate?.threshold ?? null).toBeNull();
-      expect((await verifyCertificate({ store: s.store, policies }, v2)).verified).toBe(false);
-    },
-    60_000,
-  );
+  it("HOLE 6: marking wrong drawn items as duplicates of right ones does not buy a certificate", async () => {
+    const s = await decidedProbe(BAD_MODEL, 3);
+    const { drawn } = await drawProbe(s, 400);
+    expect(await hideErrors(s, drawn)).toBeGreaterThan(0);
+    // Every drawn item then labelled with its truth.
+    const marked = (await probeRecords(s)).filter((r) => r.certification);
+    await labelTruly(s, marked);
+    const v2 = await proposeProbe(s);
+    const policies = new PolicyRegistry([PROBE_POLICY, v2]);
+    // Should be: no certificate, as the same labels without the marks give.
+    expect(v2.certificate?.threshold ?? null).toBeNull();
+    expect((await verifyCertificate({ store: s.store, policies }, v2)).verified).toBe(false);
+  }, 60_000);
 
   // HOLE 6, second route (high): the reviewer skips each drawn item they would label wrong and
   // marks it a duplicate of a right one instead. A drawn item left unlabelled should count as
   // wrong (issue 40, finding 5), but inside a group it is one member whose vote the hash gives to
   // the labelled right one, so the skip vanishes as it did before the registered plan.
-  it.fails(
-    "HOLE 6b: a skipped draw marked a duplicate of a right one still counts against the claim",
-    async () => {
-      const s = await decidedProbe(BAD_MODEL, 3);
-      const { drawn } = await drawProbe(s, 400);
-      const isWrong = (r: DecisionRecord) => s.truth.get(r.itemId) !== r.chosen;
-      await labelTruly(
-        s,
-        drawn.filter((r) => !isWrong(r)),
-      );
-      expect(await hideErrors(s, drawn)).toBe(26);
-      const v2 = await proposeProbe(s);
-      expect(v2.certificate?.registered?.unlabelled).toBe(26);
-      // Should be: no certificate, as 26 drawn items left unlabelled count as wrong.
-      expect(v2.certificate?.threshold ?? null).toBeNull();
-    },
-    60_000,
-  );
+  it("HOLE 6b: a skipped draw marked a duplicate of a right one still counts against the claim", async () => {
+    const s = await decidedProbe(BAD_MODEL, 3);
+    const { drawn } = await drawProbe(s, 400);
+    const isWrong = (r: DecisionRecord) => s.truth.get(r.itemId) !== r.chosen;
+    await labelTruly(
+      s,
+      drawn.filter((r) => !isWrong(r)),
+    );
+    expect(await hideErrors(s, drawn)).toBe(26);
+    const v2 = await proposeProbe(s);
+    expect(v2.certificate?.registered?.unlabelled).toBe(26);
+    // Should be: no certificate, as 26 drawn items left unlabelled count as wrong.
+    expect(v2.certificate?.threshold ?? null).toBeNull();
+  }, 60_000);
 
   it("control for HOLE 6: the same draw labelled honestly without marks gets no certificate", async () => {
     const s = await decidedProbe(BAD_MODEL, 3);

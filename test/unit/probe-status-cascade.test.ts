@@ -14,6 +14,7 @@ import {
   calibrationSha256,
   certificateProblem,
   policyTextSha256,
+  scoredByOf,
 } from "../../shared/domain/calibration/provenance.ts";
 import { tierPolicy } from "../../shared/domain/cascade.ts";
 import { systemOneRequest } from "../../shared/domain/contracts/system-one/index.ts";
@@ -89,15 +90,15 @@ const endpoint: DecidesItems = {
   },
 };
 
-/** What `decide status` checks a certificate against: the latest record's model, as tier 1 (cli/status.ts). */
+/** What `decide status` checks a certificate against: what scored the latest record (cli/status.ts). */
 const statusProblem = (policy: Policy, latest: DecisionRecord) =>
-  certificateProblem(policy, { modelSha256: latest.modelSha256!, promptVersion: latest.promptVersion! });
+  certificateProblem(policy, scoredByOf(latest));
 
 describe("probe: decide status and the decide path on a cascade's certificate", () => {
   // HOLE 5 (low, misleading status): status says "certificate stale: model changed" (and, for a
   // policy that requires a certificate, "automation off") while the decide path finds the
   // certificate holding and acts on the second model's answers.
-  it.fails("HOLE 5: status does not call a certificate stale that the decide path acts under", async () => {
+  it("HOLE 5 (fixed): status does not call a certificate stale that the decide path acts under", async () => {
     const policy = certified(CASCADE);
     const store = new InMemoryDecisionStore();
     await decideMessage(JSON.stringify({ id: "T-1", policy: "tickets", state: "charged twice" }), {
@@ -112,7 +113,7 @@ describe("probe: decide status and the decide path on a cascade's certificate", 
     // The decide path: the second model acted, under a certificate that holds for it.
     expect(record).toMatchObject({ route: "auto", reason: "confident", modelSha256: LARGE });
     expect(record.certificateProblem).toBeUndefined();
-    // Should be: status finds no problem either (today: "certificate stale: model changed").
+    // Status finds no problem either (it said "certificate stale: model changed" before).
     expect(statusProblem(policy, record)).toBeUndefined();
   });
 });

@@ -20,7 +20,7 @@ import { type CandidateComparison, compareCandidates } from "./candidates.ts";
 import type { CascadeCalibration } from "./cascade-calibration.ts";
 import { withCascade } from "./cascade-choice.ts";
 import { topAutomatable } from "./certificate/certified-items.ts";
-import { requiredKindProblem } from "./certificate/registered-kind.ts";
+import { requiredCertificateProblem } from "./certificate/registered-kind.ts";
 import { evaluateSets, fitConformal } from "./conformal.ts";
 import { calibratedProbabilities, mapOf } from "./map.ts";
 import {
@@ -116,7 +116,7 @@ export interface CalibrationSummary {
  */
 function withCertificateNote(policy: Policy, proposed: Policy, threshold: ThresholdChoice): ThresholdChoice {
   if (!policy.requireCertificate) return threshold;
-  const kind = requiredKindProblem(policy, proposed.certificate);
+  const kind = requiredCertificateProblem(policy, proposed.certificate);
   const note = proposed.certificate
     ? kind && `this version would automate nothing: its ${kind}`
     : `${policy.id} requires a certificate and this version carries none, so it would automate nothing: certify it with a plan (decide calibrate --policy ${policy.id} --plan --request N)`;

@@ -74,6 +74,21 @@ export interface ScoredBy {
   readonly tier?: number;
 }
 
+/**
+ * What scored a stored decision, as the decide path checked its certificate: the record's model
+ * and prompt layout are the acting tier's (or the last to pass it on), that tier being the last
+ * of its `tiers`. Undefined when the record does not say.
+ */
+export function scoredByOf(record: {
+  readonly modelSha256?: string | undefined;
+  readonly promptVersion?: string | undefined;
+  readonly tiers?: readonly unknown[] | undefined;
+}): ScoredBy | undefined {
+  if (!record.modelSha256 || !record.promptVersion) return undefined;
+  const tier = Math.max(0, (record.tiers?.length ?? 1) - 1);
+  return { modelSha256: record.modelSha256, promptVersion: record.promptVersion, tier };
+}
+
 // The decide path asks for every item: a certificate object's counts are checked once.
 const countsChecked = new WeakMap<PolicyCertificate, string | undefined>();
 
@@ -93,6 +108,10 @@ export function certificateProblem(policy: Policy, scoredBy?: ScoredBy): string 
   const invalid = countsProblem(certificate);
   if (invalid) return invalid;
   if (certificate.threshold === null) return "certificate: no threshold qualified";
+  // The hashes below are the policy's own fields, so a hand-edited file can carry them: the
+  // threshold it automates at is compared with what was certified, as apply compares it.
+  if (policy.autoThreshold < certificate.threshold)
+    return `certificate does not cover this version: it certifies threshold ${certificate.threshold}, the version automates at ${policy.autoThreshold}`;
   if (certificate.policySha256 !== policyTextSha256(policy)) return "certificate stale: policy changed";
   if (certificate.calibrationSha256 !== calibrationSha256(policy))
     return "certificate stale: calibration changed";

@@ -10,7 +10,7 @@
  * alone (`registered-certification.ts`).
  */
 import { certificateOnLabelsProblem } from "../../domain/calibration/certificate/certificate-recompute.ts";
-import { requiredKindProblem } from "../../domain/calibration/certificate/registered-kind.ts";
+import { requiredCertificateProblem } from "../../domain/calibration/certificate/registered-kind.ts";
 import { certificateProblem } from "../../domain/calibration/provenance.ts";
 import type { DecisionStore } from "../../domain/decision-store.ts";
 import type { Policy } from "../../domain/policy/policy.ts";
@@ -99,7 +99,7 @@ export class CertificateVerdicts {
    */
   async requiredProblem(policy: Policy): Promise<string | undefined> {
     if (!policy.requireCertificate) return undefined;
-    const kind = requiredKindProblem(policy, policy.certificate);
+    const kind = requiredCertificateProblem(policy, policy.certificate);
     if (kind) return kind;
     const verdict = await this.of(policy).catch(
       (error: unknown): CertificateVerdict => ({

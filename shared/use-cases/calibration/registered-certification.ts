@@ -15,6 +15,9 @@ import {
   planSamples,
   sampleLabelsSha256,
 } from "../../domain/calibration/certificate/registered-sample.ts";
+import { mapOf } from "../../domain/calibration/map.ts";
+import { policyTextSha256 } from "../../domain/calibration/provenance.ts";
+import { tierCount, tierPolicy } from "../../domain/cascade.ts";
 import type { DecisionRecord } from "../../domain/decision-record.ts";
 import { type DecisionStore, everyDecision } from "../../domain/decision-store.ts";
 import type { Policy } from "../../domain/policy/policy.ts";
@@ -70,9 +73,15 @@ export async function registeredCertificateProblem(
   const c = certified.certificate;
   const source = c?.labelSource;
   if (!c || source?.kind !== "sample") return "it names no registered sample";
+  const moved = decidesOtherwise(labelled, certified);
+  if (moved) return moved;
   const samples = await registeredSamples(store, labelled, source.until);
   const s = samples.find((x) => x.sample === source.sample);
   if (!s) return `its sample ${source.sample} is not among the records of ${labelled.id}@${labelled.version}`;
+  // The claim is the plan's, written on the records before labelling: never one edited in later.
+  const { plan } = s;
+  if (c.maxError !== plan.maxError || c.confidence !== plan.confidence || c.registered?.round !== plan.round)
+    return `it claims ≤ ${c.maxError} wrong at ${c.confidence} confidence (plan ${c.registered?.round ?? "none"}), and its sample ${source.sample} was drawn for ≤ ${plan.maxError} at ${plan.confidence} (plan ${plan.round})`;
   if (sampleLabelsSha256(s, labelled, source.until) !== c.labelsSha256)
     return `the records of its sample ${source.sample} are not the set it names: labels were changed since, or it was not made on them`;
   const again = certifySample(s, labelled, source.until);
@@ -87,4 +96,26 @@ export async function registeredCertificateProblem(
   const said = (t: number | null, automated: number, errors: number) =>
     t === null ? "no threshold" : `threshold ${t} (${errors} wrong of ${automated} drawn)`;
   return `recomputed on its sample ${source.sample} it certifies ${said(threshold, again.automated, again.errors)}, not ${said(c.threshold, c.automated, c.errors)}`;
+}
+
+/**
+ * Why `certified` would not decide its sample as `labelled` did, where the registered plan tested
+ * it: another question, options or layout, or another calibration map for any model (a registered
+ * plan never refits; its proposal keeps the maps and only raises thresholds). Undefined when it
+ * decides them the same. Without it, a certificate copied onto a sharper map would verify.
+ */
+function decidesOtherwise(labelled: Policy, certified: Policy): string | undefined {
+  if (policyTextSha256(certified) !== policyTextSha256(labelled))
+    return `its question, options or layout are not those of ${labelled.id}@${labelled.version}, whose decisions its sample drew`;
+  const tiers = Math.max(tierCount(labelled), tierCount(certified));
+  for (let i = 0; i < tiers; i++) {
+    const [was, is] = [labelled, certified].map((p) =>
+      i < tierCount(p)
+        ? JSON.stringify({ ...mapOf(tierPolicy(p, i)), model: tierPolicy(p, i).model })
+        : "none",
+    );
+    if (was !== is)
+      return `its ${i === 0 ? "first model's" : `model ${i + 1}'s`} calibration is not that of ${labelled.id}@${labelled.version}, under which its sample was tested`;
+  }
+  return undefined;
 }

@@ -23,6 +23,7 @@ import { drawCertificationSample } from "../../domain/calibration/certificate/ce
 import type { CertificationFrame } from "../../domain/calibration/certificate/certification-sample.ts";
 import { chosenAutomatable } from "../../domain/calibration/certificate/label-selection.ts";
 import { type RegisteredPlan, registerPlan } from "../../domain/calibration/certificate/registered-plan.ts";
+import { calibrationSha256, policyTextSha256 } from "../../domain/calibration/provenance.ts";
 import type { Clock } from "../../domain/clock.ts";
 import type { DecisionRecord } from "../../domain/decision-record.ts";
 import { type DecisionStore, everyDecision } from "../../domain/decision-store.ts";
@@ -46,6 +47,11 @@ export interface CertificationRequest {
    * @default the policy's maxAutoError (else 2%) with 95% confidence
    */
   readonly goal?: CertificateGoal;
+  /**
+   * The policy's other versions: the plans of those identical in what is certified share this
+   * one's error budget ({@link sameClaimVersions}). @default none
+   */
+  readonly otherVersions?: readonly Policy[];
 }
 
 /** What happened. */
@@ -84,16 +90,16 @@ export async function requestCertification(
     policyIds: [policy.id],
   };
   let chosenBefore = 0;
-  // Earlier registered plans of the version: this one is tested at its share of what is left of α.
-  const earlierPlans = new Set<string>();
+  // After the earlier registered plans of the same claim: tested at its share of what is left of α.
+  const round = await nextPlanRound(deps.store, policy, request.otherVersions, now);
   const minProbability = Math.max(request.minProbability, policy.autoThreshold);
-  for await (const r of everyDecision(deps.store, window))
+  for await (const r of everyDecision(deps.store, window)) {
     if (r.policyVersion === policy.version && r.route !== undefined && r.topProbability !== undefined) {
-      if (r.certification?.plan) earlierPlans.add(r.certification.sample);
       // Only decisions never chosen for a label: a new sample never spends itself on labels held.
       if (!chosenForLabel(r)) members.push(r);
       else if (chosenAutomatable(r, policy) && r.topProbability >= minProbability) chosenBefore++;
     }
+  }
   const sample = `cert-${now.replace(/[^0-9]/g, "").slice(0, 14)}-${createHash("sha256").update(`${policy.id}@${policy.version}|${now}`).digest("hex").slice(0, 8)}`;
   const { frame: drawnFrame, drawn } = drawCertificationSample(
     members.map((r) => ({
@@ -111,8 +117,8 @@ export async function requestCertification(
   const goal = request.goal ?? { maxError: policy.maxAutoError ?? 0.02, confidence: 0.95 };
   // The plan's size: the drawn decisions that can be queued now (automated, their action applied);
   // one that a review takes between this read and its write counts, absent, as wrong.
-  const queueable = drawn.filter((d) => d.member.record.status === "actioned").length;
-  const plan = registerPlan(goal, minProbability, queueable, policy.version, earlierPlans.size + 1);
+  const queueable = drawn.filter((d) => markable(d.member.record)).length;
+  const plan = registerPlan(goal, minProbability, queueable, policy.version, round);
   const frame = { ...drawnFrame, plan };
   // First: a millisecond before the oldest item waiting, so the backlog's age barely moves.
   const oldest =
@@ -121,15 +127,14 @@ export async function requestCertification(
   let [queued, skipped] = [0, 0];
   for (const { member, draw } of drawn) {
     const r = member.record;
+    const certification = { ...draw, plan };
     // Only from actioned: an item reviewed (even once) since the read is never marked as a draw.
-    if (
-      r.status === "actioned" &&
-      (await deps.store.transition(r, "actioned", "pending_review", {
-        certification: { ...draw, plan },
-        queuedAt,
-      }))
-    )
-      queued++;
+    // One held for people alone is marked where it stands (waiting, or settled): it is in the sample.
+    const marked = heldForPeopleAlone(r)
+      ? markable(r) && (await deps.store.transition(r, r.status, r.status, { certification }))
+      : r.status === "actioned" &&
+        (await deps.store.transition(r, "actioned", "pending_review", { certification, queuedAt }));
+    if (marked) queued++;
     else skipped++;
   }
   return {
@@ -149,7 +154,25 @@ export async function requestCertification(
  * combines them as 1 − (1 − one)(1 − other), the same figure).
  */
 function chosenForLabel(r: DecisionRecord): boolean {
+  if (heldForPeopleAlone(r) && r.certification === undefined) return false;
   return r.certification !== undefined || r.status === "pending_review" || r.status === "reviewed";
+}
+
+/**
+ * Whether `r` waits for (or has) a label only because it was held for people, not drawn by chance:
+ * a gold item (the lead chose it: leaving it out would let whoever loads gold items purge the
+ * decisions they know are wrong from every later sample), or a decision the version would have
+ * automated but for a missing certificate (`uncertified`: under requireCertificate every such
+ * decision waits, and leaving them out would leave nothing to draw). Both stay in the frame.
+ */
+function heldForPeopleAlone(r: DecisionRecord): boolean {
+  return r.gold !== undefined || r.reason === "uncertified";
+}
+
+/** Whether a drawn decision can carry the draw now: automated with its action applied, or held for people alone. */
+function markable(r: DecisionRecord): boolean {
+  if (r.status === "actioned") return true;
+  return heldForPeopleAlone(r) && (r.status === "pending_review" || r.status === "reviewed");
 }
 
 /** Decisions of `members` inside `frame`. */
@@ -160,4 +183,34 @@ function countIn(members: readonly DecisionRecord[], frame: CertificationFrame, 
       r.createdAt <= frame.drawnAt &&
       r.topProbability! >= frame.minProbability,
   ).length;
+}
+
+/**
+ * The versions whose registered plans share `policy`'s error budget: its own, and every other
+ * version identical in what a certificate is made on (question, options, layout, calibration maps
+ * and threshold, by `policyTextSha256` and `calibrationSha256`). Without it, bumping a version
+ * that changes nothing certified (an audit rate, say) would start a fresh budget at plan 1.
+ */
+export function sameClaimVersions(policy: Policy, others: readonly Policy[] = []): Set<number> {
+  const text = policyTextSha256(policy);
+  const calibration = calibrationSha256(policy);
+  const same = others.filter(
+    (o) => o.id === policy.id && policyTextSha256(o) === text && calibrationSha256(o) === calibration,
+  );
+  return new Set([policy.version, ...same.map((o) => o.version)]);
+}
+
+/** The round the next registered plan of `policy` takes: 1 + the plans of its claim drawn so far. */
+export async function nextPlanRound(
+  store: DecisionStore,
+  policy: Policy,
+  otherVersions: readonly Policy[] = [],
+  until: string = new Date().toISOString(),
+): Promise<number> {
+  const sameClaim = sameClaimVersions(policy, otherVersions);
+  const samples = new Set<string>();
+  const window = { since: "1970-01-01T00:00:00.000Z", until, policyId: policy.id, policyIds: [policy.id] };
+  for await (const r of everyDecision(store, window))
+    if (r.certification?.plan && sameClaim.has(r.policyVersion)) samples.add(r.certification.sample);
+  return samples.size + 1;
 }

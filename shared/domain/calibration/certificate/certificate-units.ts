@@ -29,6 +29,12 @@ export interface CertifiedItem {
   readonly group?: string;
   /** A stable name for the item (the representative's draw hashes it). @default its position */
   readonly key?: string;
+  /**
+   * Put into its group by a reviewer's mark ("duplicate of"), not by its text or the producer:
+   * a group holding such a member counts as wrong when any member is, so that a mark can never
+   * hide a wrong (or unlabelled) decision behind a right one. @default false
+   */
+  readonly marked?: boolean;
   /** @default "file" */
   readonly kind?: LabelKind;
   /**
@@ -72,6 +78,9 @@ interface Unit {
   /** The first member's key (its race is drawn when a second member comes). */
   key: string;
   members: number;
+  /** Whether any member is wrong, and whether any was grouped by a reviewer's mark. */
+  anyWrong: boolean;
+  marked: boolean;
 }
 
 const noKinds = (): KindCounts => ({ escalation: 0, audit: 0, certification: 0, file: 0 });
@@ -107,13 +116,22 @@ export function unitsAtGrid(items: readonly CertifiedItem[], grid: readonly numb
         wrongWeight -= before.weight;
         wrongSquares -= before.weight ** 2;
       }
+      const marked = item.marked === true;
       const unit: Unit = before
-        ? { ...before, weight: before.weight + w, members: before.members + 1 }
-        : { weight: w, wrong: item.wrong, race: Number.NaN, key, members: 1 };
+        ? {
+            ...before,
+            weight: before.weight + w,
+            members: before.members + 1,
+            anyWrong: before.anyWrong || item.wrong,
+            marked: before.marked || marked,
+          }
+        : { weight: w, wrong: item.wrong, race: Number.NaN, key, members: 1, anyWrong: item.wrong, marked };
       if (before) {
         const held = Number.isNaN(before.race) ? race(before.key, before.weight) : before.race;
         const mine = race(key, w);
         Object.assign(unit, mine < held ? { race: mine, wrong: item.wrong } : { race: held });
+        // A group a reviewer's mark formed speaks with its worst member, not its drawn one.
+        if (unit.marked && unit.anyWrong) unit.wrong = true;
       }
       if (before && before.members === 1) multi++;
       units.set(group, unit);

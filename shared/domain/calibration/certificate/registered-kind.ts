@@ -32,18 +32,41 @@ export function verifiedText(c: KindOf, labels: number, where: string): string {
   return `certificate verified (${certificateKind(c)}): recomputed on its ${labels} labels in ${where}`;
 }
 
+/** The least confidence a certificate that lets a policy act alone may claim (the plan's default). */
+const REQUIRED_CONFIDENCE = 0.95;
+
+/** The certificate fields the licence is read from. */
+interface LicenceOf extends KindOf {
+  readonly maxError: number;
+  readonly confidence: number;
+}
+
 /**
  * Why a policy that requires a certificate may not act alone under `certificate`, or undefined
- * when its kind allows it (a pre-registered one; its numbers are checked elsewhere). The schema
- * keeps `registered`, the method and the label source in agreement, so `registered` decides.
+ * when it may (its numbers and labels are checked elsewhere): it must be pre-registered, claim at
+ * most the policy's `maxAutoError` where the policy sets one, and claim it with at least
+ * {@link REQUIRED_CONFIDENCE}. The schema keeps `registered`, the method and the label source in
+ * agreement, so `registered` decides the kind.
  */
-export function requiredKindProblem(
-  policy: { readonly id: string; readonly requireCertificate?: boolean | undefined },
-  certificate: KindOf | undefined,
+export function requiredCertificateProblem(
+  policy: {
+    readonly id: string;
+    readonly requireCertificate?: boolean | undefined;
+    readonly maxAutoError?: number | undefined;
+  },
+  certificate: LicenceOf | undefined,
 ): string | undefined {
-  if (!policy.requireCertificate || !certificate || certificate.registered) return undefined;
-  return (
-    `certificate not pre-registered (${LEARN_THEN_TEST_KIND}): ${policy.id} requires a certificate and acts ` +
-    `alone only under a pre-registered one; write a plan with decide calibrate --policy ${policy.id} --plan --request N`
-  );
+  if (!policy.requireCertificate || !certificate) return undefined;
+  const plan = `write a plan with decide calibrate --policy ${policy.id} --plan --request N`;
+  if (!certificate.registered)
+    return (
+      `certificate not pre-registered (${LEARN_THEN_TEST_KIND}): ${policy.id} requires a certificate and acts ` +
+      `alone only under a pre-registered one; ${plan}`
+    );
+  const pct = (x: number) => `${Number((x * 100).toFixed(2))}%`;
+  if (policy.maxAutoError !== undefined && certificate.maxError > policy.maxAutoError)
+    return `certificate too loose: it claims ≤ ${pct(certificate.maxError)} wrong, and ${policy.id}'s maxAutoError is ${pct(policy.maxAutoError)}; ${plan} --max-auto-error ${policy.maxAutoError}`;
+  if (certificate.confidence < REQUIRED_CONFIDENCE)
+    return `certificate too loose: it claims its target with ${pct(certificate.confidence)} confidence, and a policy acts alone only under one of at least ${pct(REQUIRED_CONFIDENCE)}; ${plan} --confidence ${REQUIRED_CONFIDENCE}`;
+  return undefined;
 }

@@ -63,6 +63,8 @@ function drawnItems(s: PlanSample, policy: Policy, until: string): CertifiedItem
       automatable: chosenAutomatable(r, policy),
       group: groupKeyOf(r),
       key: r.itemId,
+      // A reviewer's "duplicate of" mark sets the record's own group (`group-key.ts`).
+      ...(typeof r.group === "string" && r.group !== "" ? { marked: true } : {}),
       kind: "certification" as const,
       ...(settled ? {} : { unlabelled: true }),
     };
