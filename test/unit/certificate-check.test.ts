@@ -20,6 +20,7 @@ import { checkProposal } from "../../shared/domain/calibration/proposal-check.ts
 import { calibrationSha256, policyTextSha256 } from "../../shared/domain/calibration/provenance.ts";
 import type { DecidesItems, EndpointDecision } from "../../shared/domain/decision-endpoint.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
+import type { DecisionStore } from "../../shared/domain/decision-store.ts";
 import type { PipelineEvent } from "../../shared/domain/events.ts";
 import {
   CERTIFICATE_METHOD,
@@ -30,7 +31,10 @@ import { type Policy, parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { SeededRandom } from "../../shared/domain/random.ts";
 import { routeDecision } from "../../shared/domain/routing.ts";
-import { verifyCertificate } from "../../shared/use-cases/calibration/certificate-labels.ts";
+import {
+  CertificateVerdicts,
+  verifyCertificate,
+} from "../../shared/use-cases/calibration/certificate-labels.ts";
 import { proposeCalibrations } from "../../shared/use-cases/calibration/propose-calibration.ts";
 import { decideMessage } from "../../shared/use-cases/decide-message.ts";
 import { runDecide } from "../helpers/decide-cli.ts";
@@ -303,6 +307,25 @@ describe("a certificate recomputed on its labels", () => {
     expect(verdict.verified ? "" : verdict.reason).toMatch(
       /^certificate unverified: its label set is not the 400 labels/,
     );
+  });
+});
+
+describe("a warm process's certificate verdicts", () => {
+  it("read the labels again after their age: a label corrected since unverifies the certificate", async () => {
+    const v2 = await proposal();
+    const registry = new PolicyRegistry([REQUIRED, v2]);
+    const other = new InMemoryDecisionStore();
+    for (const [i, r] of labelled(REQUIRED).entries())
+      await other.create(i % 8 === 1 ? { ...r, label: r.chosen === "billing" ? "technical" : "billing" } : r);
+    const deps: { store: DecisionStore; policies: PolicyRegistry } = { store, policies: registry };
+    let elapsed = 0;
+    const verdicts = new CertificateVerdicts(deps, 1_000, () => elapsed);
+    expect(await verdicts.of(v2)).toMatchObject({ verified: true });
+    deps.store = other;
+    elapsed = 999;
+    expect(await verdicts.of(v2)).toMatchObject({ verified: true });
+    elapsed = 1_000;
+    expect(await verdicts.of(v2)).toMatchObject({ verified: false });
   });
 });
 

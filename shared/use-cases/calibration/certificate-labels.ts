@@ -71,25 +71,36 @@ export async function verifyCertificate(
     : { verified: true, labels: rows.length };
 }
 
+/** How long a warm process keeps a certificate's verdict before reading its labels again. */
+const VERDICT_MAX_AGE_MS = 10 * 60_000;
+
 /**
- * The verdict of each policy version's certificate, checked once per process (a failed read is
- * not remembered, so the next item tries again). The decide path asks it only for policies that
- * require a certificate.
+ * The verdict of each policy version's certificate, checked once per process and again after
+ * {@link VERDICT_MAX_AGE_MS} (a failed read is not remembered, so the next item tries again). The
+ * decide path asks it only for policies that require a certificate.
  */
 export class CertificateVerdicts {
-  private readonly verdicts = new Map<string, Promise<CertificateVerdict>>();
+  private readonly verdicts = new Map<string, { verdict: Promise<CertificateVerdict>; at: number }>();
 
-  constructor(private readonly deps: CertificateLabelsDependencies) {}
+  /**
+   * @param maxAgeMs how long a verdict is kept before the labels are read again: a label
+   *   corrected after a certificate was verified unverifies it within this time in a warm process.
+   * @param elapsed a monotonic timer in milliseconds (a duration, not the wall clock).
+   */
+  constructor(
+    private readonly deps: CertificateLabelsDependencies,
+    private readonly maxAgeMs = VERDICT_MAX_AGE_MS,
+    private readonly elapsed: () => number = () => performance.now(),
+  ) {}
 
   /** The verdict of `policy`'s certificate. */
   of(policy: Policy): Promise<CertificateVerdict> {
     const key = `${policy.id}@${policy.version}`;
-    let verdict = this.verdicts.get(key);
-    if (!verdict) {
-      verdict = verifyCertificate(this.deps, policy);
-      this.verdicts.set(key, verdict);
-      verdict.catch(() => this.verdicts.delete(key));
-    }
+    const held = this.verdicts.get(key);
+    if (held && this.elapsed() - held.at < this.maxAgeMs) return held.verdict;
+    const verdict = verifyCertificate(this.deps, policy);
+    this.verdicts.set(key, { verdict, at: this.elapsed() });
+    verdict.catch(() => this.verdicts.delete(key));
     return verdict;
   }
 
