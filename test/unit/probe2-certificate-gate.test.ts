@@ -67,6 +67,19 @@ async function decideOne(s: ProbeSetting, policies: Policy[], endpoint: DecidesI
   return (await s.store.latest(id, PROBE_POLICY.id))!;
 }
 
+/** `policy` edited by hand as `edit` says, its certificate copied with both hashes recomputed. */
+function handEdited(policy: Policy, edit: Partial<Policy>): Policy {
+  const edited = { ...policy, ...edit };
+  return parsePolicy({
+    ...edited,
+    certificate: {
+      ...policy.certificate!,
+      policySha256: policyTextSha256(edited),
+      calibrationSha256: calibrationSha256(edited),
+    },
+  });
+}
+
 /** A good model's registered certificate, on version 2, which a person marks as requiring one. */
 async function certifiedV2(v1: Policy = PROBE_POLICY) {
   const s = await decidedProbe(GOOD_MODEL, 1);
@@ -161,6 +174,31 @@ describe("probe 2: the model and the population a registered certificate speaks 
   );
 });
 
+describe("probe 2: the version a registered certificate is recomputed under", () => {
+  // HOLE E (high): a registered certificate is recomputed under `labelled`, the version its
+  // labelSource names, read from the policy registry (certificate-labels.ts), and decidesOtherwise
+  // (registered-certification.ts) compares the certified version's maps with that version's
+  // file, not with how the sample's decisions were made: the drawn records keep their own
+  // topProbability, which nothing compares with the map. So a lead who edits the old version 1
+  // file as well (temperature 1 -> 0.3: version 1 no longer decides anything, so nothing live
+  // changes) and writes version 3 as version 2 at temperature 0.3 with its hashes recomputed gets
+  // the certificate verified on version 3, the first probe's HOLE 1b again: an item at 0.67 under
+  // the tested map (0.99 under 0.3) is automated.
+  it.fails(
+    "HOLE E: a sharper map does not verify when the sampled version's file is edited to match it",
+    async () => {
+      const { s, v2 } = await certifiedV2();
+      const sharpV1 = parsePolicy({ ...PROBE_POLICY, temperature: 0.3 });
+      const v3 = handEdited({ ...v2, version: 3 }, { temperature: 0.3 });
+      const record = await decideOne(s, [sharpV1, v2, v3], answering([1.8, 0, 0, 0]), "E-1");
+      expect(record.topProbability).toBeGreaterThan(v2.autoThreshold);
+      // Should be: people, as the sample was tested under temperature 1, where this item is at 0.67.
+      expect(record.route).toBe("human");
+    },
+    60_000,
+  );
+});
+
 describe("probe 2: the same-claim error budget", () => {
   // HOLE C (medium): plans share one error budget only between versions whose policySha256 and
   // calibrationSha256 are equal (request-certification.ts, sameClaimVersions). Those are hashes of
@@ -192,6 +230,38 @@ describe("probe 2: the same-claim error budget", () => {
       );
       expect(again.queued).toBe(50);
       // Should be: the second look at the same claim, at its smaller share (99.5%).
+      expect(again.plan?.level).toBeGreaterThan(0.96);
+    },
+    60_000,
+  );
+
+  // HOLE C, by the threshold: version 2 raises autoThreshold 0.85 -> 0.86, so calibrationSha256
+  // differs and its plan is plan 1 again at 96%, yet its fixed sequence (the grid from the
+  // strictest down to 0.86) is points plan 1 of version 1 tested already, on the same model and
+  // maps: each of those thresholds gets a second look at a fresh 80% of alpha.
+  it.fails(
+    "HOLE C (threshold): a version raising only its threshold does not start the error budget again",
+    async () => {
+      const s = await decidedProbe(GOOD_MODEL, 5);
+      const first = await drawAndLabel(s, 50);
+      expect(first.plan?.level).toBe(0.96);
+      const raised = parsePolicy({ ...PROBE_POLICY, version: 2, autoThreshold: 0.86 });
+      await decidedStore(s.store, raised, GOOD_MODEL, 6);
+      const again = await requestCertification(
+        { store: s.store, now: s.now },
+        {
+          policy: raised,
+          size: 50,
+          minProbability: 0.86,
+          order: "first",
+          goal: PROBE_GOAL,
+          otherVersions: [PROBE_POLICY],
+        },
+      );
+      expect(again.queued).toBe(50);
+      const tested = first.plan!.thresholds;
+      expect(again.plan?.thresholds.slice(0, -1).every((t) => tested.includes(t))).toBe(true);
+      // Should be: a later look at thresholds already tested, at a smaller share than 96%.
       expect(again.plan?.level).toBeGreaterThan(0.96);
     },
     60_000,
