@@ -197,6 +197,25 @@ describe("probe 2: the version a registered certificate is recomputed under", ()
     },
     60_000,
   );
+  // HOLE E, by the options: the same route makes an option automatable that the sample could
+  // never draw (the frame holds only decisions whose option may be automated): version 1's file
+  // and version 3 both mark "remove" automatable (policySha256 recomputed on version 3 and equal
+  // to version 1's as edited); the drawn records are the same, none chose "remove", so the
+  // certificate recomputes as before and "remove" is automated at 0.99 under it.
+  it.fails(
+    "HOLE E (options): an option made automatable in the sampled version's file as well does not act alone",
+    async () => {
+      const { s, v2 } = await certifiedV2();
+      const options = PROBE_POLICY.options.map((o) => (o.id === "remove" ? { ...o, automate: true } : o));
+      const editedV1 = parsePolicy({ ...PROBE_POLICY, options });
+      const v3 = handEdited({ ...v2, version: 3 }, { options });
+      const record = await decideOne(s, [editedV1, v2, v3], answering([0, 0, 6, 0]), "E-2");
+      expect(record.chosen).toBe("remove");
+      // Should be: people, as no decision choosing "remove" was in the sample's frame.
+      expect(record.route).toBe("human");
+    },
+    60_000,
+  );
 });
 
 describe("probe 2: the same-claim error budget", () => {
