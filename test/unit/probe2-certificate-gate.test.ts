@@ -107,29 +107,21 @@ describe("probe 2: the model and the population a registered certificate speaks 
   // model file edits one field of the policy file, the certificate's modelSha256, to the new
   // file's hash (no hash to recompute): the certificate still verifies on its sample ("verified
   // on 250 labels") and the new model, never labelled, acts alone.
-  it.fails(
-    "HOLE A: a certificate whose modelSha256 is edited to a new model file does not let that model act alone",
-    async () => {
-      const { s, v2 } = await certifiedV2();
-      const edited = parsePolicy({ ...v2, certificate: { ...v2.certificate!, modelSha256: OTHER_MODEL } });
-      const record = await decideOne(s, [PROBE_POLICY, edited], answering(SURE, OTHER_MODEL), "M-1");
-      // Should be: people, as no label of the new model backs the certificate.
-      expect(record).toMatchObject({ route: "human", reason: "uncertified" });
-    },
-    60_000,
-  );
+  it("HOLE A: a certificate whose modelSha256 is edited to a new model file does not let that model act alone", async () => {
+    const { s, v2 } = await certifiedV2();
+    const edited = parsePolicy({ ...v2, certificate: { ...v2.certificate!, modelSha256: OTHER_MODEL } });
+    const record = await decideOne(s, [PROBE_POLICY, edited], answering(SURE, OTHER_MODEL), "M-1");
+    // Should be: people, as no label of the new model backs the certificate.
+    expect(record).toMatchObject({ route: "human", reason: "uncertified" });
+  }, 60_000);
 
   // The same edit read through the verification apply, `decide status` and the decide path share.
-  it.fails(
-    "HOLE A (verify): a certificate naming another model than its sample's does not verify",
-    async () => {
-      const { s, v2 } = await certifiedV2();
-      const edited = parsePolicy({ ...v2, certificate: { ...v2.certificate!, modelSha256: OTHER_MODEL } });
-      const policies = new PolicyRegistry([PROBE_POLICY, edited]);
-      expect((await verifyCertificate({ store: s.store, policies }, edited)).verified).toBe(false);
-    },
-    60_000,
-  );
+  it("HOLE A (verify): a certificate naming another model than its sample's does not verify", async () => {
+    const { s, v2 } = await certifiedV2();
+    const edited = parsePolicy({ ...v2, certificate: { ...v2.certificate!, modelSha256: OTHER_MODEL } });
+    const policies = new PolicyRegistry([PROBE_POLICY, edited]);
+    expect((await verifyCertificate({ store: s.store, policies }, edited)).verified).toBe(false);
+  }, 60_000);
 
   it("control: the version the sample was drawn under sends a low-mass answer to people (off_options)", async () => {
     const guarded = parsePolicy({ ...PROBE_POLICY, minAllowedTokenMass: 0.5 });
@@ -152,26 +144,22 @@ describe("probe 2: the model and the population a registered certificate speaks 
   // also lets a proposal change it, as a calibration field, certificate kept) keeps a verified
   // certificate and automates the answers that fit none of the options, a population no drawn
   // item came from (the sampled version escalated them).
-  it.fails(
-    "HOLE B: removing the off-options guard under a registered certificate does not automate what it guarded",
-    async () => {
-      const guarded = parsePolicy({ ...PROBE_POLICY, minAllowedTokenMass: 0.5 });
-      const s = await decidedProbe(GOOD_MODEL, 1);
-      await drawAndLabel(s, 250);
-      const v2 = parsePolicy({
-        ...(await proposeProbe(s)),
-        minAllowedTokenMass: 0.5,
-        requireCertificate: true,
-      });
-      const { minAllowedTokenMass: _guard, ...unguarded } = v2;
-      const v3 = parsePolicy({ ...unguarded, version: 3 });
-      expect(certificateProblem(v3)).toBeUndefined();
-      const record = await decideOne(s, [guarded, v2, v3], answering(SURE, FLOW_MODEL, 0.2), "T-1");
-      // Should be: people, as the certificate was never tested on answers below the guard.
-      expect(record.route).toBe("human");
-    },
-    60_000,
-  );
+  it("HOLE B: removing the off-options guard under a registered certificate does not automate what it guarded", async () => {
+    const guarded = parsePolicy({ ...PROBE_POLICY, minAllowedTokenMass: 0.5 });
+    const s = await decidedProbe(GOOD_MODEL, 1);
+    await drawAndLabel(s, 250);
+    const v2 = parsePolicy({
+      ...(await proposeProbe(s)),
+      minAllowedTokenMass: 0.5,
+      requireCertificate: true,
+    });
+    const { minAllowedTokenMass: _guard, ...unguarded } = v2;
+    const v3 = parsePolicy({ ...unguarded, version: 3 });
+    expect(certificateProblem(v3)).toBeUndefined();
+    const record = await decideOne(s, [guarded, v2, v3], answering(SURE, FLOW_MODEL, 0.2), "T-1");
+    // Should be: people, as the certificate was never tested on answers below the guard.
+    expect(record.route).toBe("human");
+  }, 60_000);
 });
 
 describe("probe 2: the version a registered certificate is recomputed under", () => {
@@ -184,38 +172,30 @@ describe("probe 2: the version a registered certificate is recomputed under", ()
   // changes) and writes version 3 as version 2 at temperature 0.3 with its hashes recomputed gets
   // the certificate verified on version 3, the first probe's HOLE 1b again: an item at 0.67 under
   // the tested map (0.99 under 0.3) is automated.
-  it.fails(
-    "HOLE E: a sharper map does not verify when the sampled version's file is edited to match it",
-    async () => {
-      const { s, v2 } = await certifiedV2();
-      const sharpV1 = parsePolicy({ ...PROBE_POLICY, temperature: 0.3 });
-      const v3 = handEdited({ ...v2, version: 3 }, { temperature: 0.3 });
-      const record = await decideOne(s, [sharpV1, v2, v3], answering([1.8, 0, 0, 0]), "E-1");
-      expect(record.topProbability).toBeGreaterThan(v2.autoThreshold);
-      // Should be: people, as the sample was tested under temperature 1, where this item is at 0.67.
-      expect(record.route).toBe("human");
-    },
-    60_000,
-  );
+  it("HOLE E: a sharper map does not verify when the sampled version's file is edited to match it", async () => {
+    const { s, v2 } = await certifiedV2();
+    const sharpV1 = parsePolicy({ ...PROBE_POLICY, temperature: 0.3 });
+    const v3 = handEdited({ ...v2, version: 3 }, { temperature: 0.3 });
+    const record = await decideOne(s, [sharpV1, v2, v3], answering([1.8, 0, 0, 0]), "E-1");
+    expect(record.topProbability).toBeGreaterThan(v2.autoThreshold);
+    // Should be: people, as the sample was tested under temperature 1, where this item is at 0.67.
+    expect(record.route).toBe("human");
+  }, 60_000);
   // HOLE E, by the options: the same route makes an option automatable that the sample could
   // never draw (the frame holds only decisions whose option may be automated): version 1's file
   // and version 3 both mark "remove" automatable (policySha256 recomputed on version 3 and equal
   // to version 1's as edited); the drawn records are the same, none chose "remove", so the
   // certificate recomputes as before and "remove" is automated at 0.99 under it.
-  it.fails(
-    "HOLE E (options): an option made automatable in the sampled version's file as well does not act alone",
-    async () => {
-      const { s, v2 } = await certifiedV2();
-      const options = PROBE_POLICY.options.map((o) => (o.id === "remove" ? { ...o, automate: true } : o));
-      const editedV1 = parsePolicy({ ...PROBE_POLICY, options });
-      const v3 = handEdited({ ...v2, version: 3 }, { options });
-      const record = await decideOne(s, [editedV1, v2, v3], answering([0, 0, 6, 0]), "E-2");
-      expect(record.chosen).toBe("remove");
-      // Should be: people, as no decision choosing "remove" was in the sample's frame.
-      expect(record.route).toBe("human");
-    },
-    60_000,
-  );
+  it("HOLE E (options): an option made automatable in the sampled version's file as well does not act alone", async () => {
+    const { s, v2 } = await certifiedV2();
+    const options = PROBE_POLICY.options.map((o) => (o.id === "remove" ? { ...o, automate: true } : o));
+    const editedV1 = parsePolicy({ ...PROBE_POLICY, options });
+    const v3 = handEdited({ ...v2, version: 3 }, { options });
+    const record = await decideOne(s, [editedV1, v2, v3], answering([0, 0, 6, 0]), "E-2");
+    expect(record.chosen).toBe("remove");
+    // Should be: people, as no decision choosing "remove" was in the sample's frame.
+    expect(record.route).toBe("human");
+  }, 60_000);
 });
 
 describe("probe 2: the same-claim error budget", () => {

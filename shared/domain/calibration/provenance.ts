@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import type { PolicyCertificate } from "../policy/certificate-schema.ts";
 import type { Policy } from "../policy/policy.ts";
 import { certificateCountsProblem } from "./certificate/certificate-check.ts";
+import { CALIBRATION_MAP_KEYS } from "./map-schema.ts";
 import type { LabelledLogits } from "./temperature.ts";
 
 const sha256 = (value: unknown) => createHash("sha256").update(JSON.stringify(value)).digest("hex");
@@ -21,6 +22,22 @@ export function policyTextSha256(policy: Policy): string {
     outOfScopeOption: policy.outOfScopeOption ?? null,
     layout: policy.layout,
     optionOrder: policy.optionOrder ?? "declared",
+  });
+}
+
+/**
+ * How `policy` decides, hashed: its text and, for every model of its cascade, the model, map,
+ * threshold and off-options floor. A registered plan writes it on its sample's records when drawn,
+ * so that a certificate is never recomputed under a version file edited since (`tiers`: the
+ * policy's views per model, first to last).
+ */
+export function decisionRulesSha256(policy: Policy, tiers: readonly Policy[]): string {
+  return sha256({
+    text: policyTextSha256(policy),
+    tiers: tiers.map((t) => ({
+      model: t.model ?? null,
+      ...Object.fromEntries(CALIBRATION_MAP_KEYS.map((key) => [key, t[key] ?? null])),
+    })),
   });
 }
 

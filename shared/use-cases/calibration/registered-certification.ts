@@ -16,8 +16,13 @@ import {
   sampleLabelsSha256,
 } from "../../domain/calibration/certificate/registered-sample.ts";
 import { mapOf } from "../../domain/calibration/map.ts";
-import { policyTextSha256 } from "../../domain/calibration/provenance.ts";
-import { tierCount, tierPolicy } from "../../domain/cascade.ts";
+import {
+  certificateProblem,
+  decisionRulesSha256,
+  policyTextSha256,
+  scoredByOf,
+} from "../../domain/calibration/provenance.ts";
+import { tierCount, tierPolicy, tiersOf } from "../../domain/cascade.ts";
 import type { DecisionRecord } from "../../domain/decision-record.ts";
 import { type DecisionStore, everyDecision } from "../../domain/decision-store.ts";
 import type { Policy } from "../../domain/policy/policy.ts";
@@ -80,6 +85,11 @@ export async function registeredCertificateProblem(
   if (!s) return `its sample ${source.sample} is not among the records of ${labelled.id}@${labelled.version}`;
   // The claim is the plan's, written on the records before labelling: never one edited in later.
   const { plan } = s;
+  if (plan.rulesSha256 !== undefined && plan.rulesSha256 !== decisionRulesSha256(labelled, tiersOf(labelled)))
+    return `${labelled.id}@${labelled.version}'s file no longer decides as it did when its sample ${source.sample} was drawn (its text, a model, map, threshold or floor was edited since)`;
+  const otherModel = s.records.map((r) => certificateProblem(certified, scoredByOf(r))).find(isStale);
+  if (otherModel)
+    return `${otherModel}: it names another model or prompt layout than the one that decided its sample`;
   if (c.maxError !== plan.maxError || c.confidence !== plan.confidence || c.registered?.round !== plan.round)
     return `it claims ≤ ${c.maxError} wrong at ${c.confidence} confidence (plan ${c.registered?.round ?? "none"}), and its sample ${source.sample} was drawn for ≤ ${plan.maxError} at ${plan.confidence} (plan ${plan.round})`;
   if (sampleLabelsSha256(s, labelled, source.until) !== c.labelsSha256)
@@ -92,7 +102,7 @@ export async function registeredCertificateProblem(
     again.automated === c.automated &&
     again.errors === c.errors &&
     again.registered.level === c.registered?.level;
-  if (same) return undefined;
+  if (same) return threshold === null ? undefined : laterTierProblem(labelled, certified, threshold);
   const said = (t: number | null, automated: number, errors: number) =>
     t === null ? "no threshold" : `threshold ${t} (${errors} wrong of ${automated} drawn)`;
   return `recomputed on its sample ${source.sample} it certifies ${said(threshold, again.automated, again.errors)}, not ${said(c.threshold, c.automated, c.errors)}`;
@@ -116,6 +126,34 @@ function decidesOtherwise(labelled: Policy, certified: Policy): string | undefin
     );
     if (was !== is)
       return `its ${i === 0 ? "first model's" : `model ${i + 1}'s`} calibration is not that of ${labelled.id}@${labelled.version}, under which its sample was tested`;
+    // A lower off-options floor automates answers the sample's frame sent to people.
+    const floor = (p: Policy) => (i < tierCount(p) ? (tierPolicy(p, i).minAllowedTokenMass ?? 0) : 0);
+    if (floor(certified) < floor(labelled))
+      return `its ${i === 0 ? "first model's" : `model ${i + 1}'s`} minAllowedTokenMass ${floor(certified)} is below ${floor(labelled)}, that of ${labelled.id}@${labelled.version}, under which its sample was drawn`;
+  }
+  return undefined;
+}
+
+/** Whether a certificate problem says the decision was scored by another model or layout than certified. */
+function isStale(problem: string | undefined): problem is string {
+  return (
+    problem?.startsWith("certificate stale: model") === true ||
+    problem?.startsWith("certificate stale: prompt") === true ||
+    problem?.includes("does not cover tier") === true
+  );
+}
+
+/**
+ * Why a later model of `certified` acts below what the registered proposal sets, max(t, its own
+ * threshold in `labelled`): the certificate's own tier entries can be edited with it, so they are
+ * not what it is held to.
+ */
+function laterTierProblem(labelled: Policy, certified: Policy, threshold: number): string | undefined {
+  for (let i = 1; i < tierCount(certified); i++) {
+    const floor = Math.max(threshold, i < tierCount(labelled) ? tierPolicy(labelled, i).autoThreshold : 1);
+    const acts = tierPolicy(certified, i).autoThreshold;
+    if (acts < floor)
+      return `model ${i + 1} acts at ${acts}, below ${floor}, the least its certificate at ${threshold} allows it`;
   }
   return undefined;
 }

@@ -23,7 +23,12 @@ import { drawCertificationSample } from "../../domain/calibration/certificate/ce
 import type { CertificationFrame } from "../../domain/calibration/certificate/certification-sample.ts";
 import { chosenAutomatable } from "../../domain/calibration/certificate/label-selection.ts";
 import { type RegisteredPlan, registerPlan } from "../../domain/calibration/certificate/registered-plan.ts";
-import { calibrationSha256, policyTextSha256 } from "../../domain/calibration/provenance.ts";
+import {
+  calibrationSha256,
+  decisionRulesSha256,
+  policyTextSha256,
+} from "../../domain/calibration/provenance.ts";
+import { tiersOf } from "../../domain/cascade.ts";
 import type { Clock } from "../../domain/clock.ts";
 import type { DecisionRecord } from "../../domain/decision-record.ts";
 import { type DecisionStore, everyDecision } from "../../domain/decision-store.ts";
@@ -118,7 +123,14 @@ export async function requestCertification(
   // The plan's size: the drawn decisions that can be queued now (automated, their action applied);
   // one that a review takes between this read and its write counts, absent, as wrong.
   const queueable = drawn.filter((d) => markable(d.member.record)).length;
-  const plan = registerPlan(goal, minProbability, queueable, policy.version, round);
+  const plan = registerPlan(
+    goal,
+    minProbability,
+    queueable,
+    policy.version,
+    round,
+    decisionRulesSha256(policy, tiersOf(policy)),
+  );
   const frame = { ...drawnFrame, plan };
   // First: a millisecond before the oldest item waiting, so the backlog's age barely moves.
   const oldest =

@@ -23,6 +23,12 @@ export interface RegisteredPlan extends CertificateGoal {
   readonly round: number;
   /** The confidence it is tested at: 1 − its share of α (0.96 for the first plan at 95%). */
   readonly level: number;
+  /**
+   * How the sampled version decided when the sample was drawn (its text, and every model's map,
+   * threshold and floor, hashed): a certificate is recomputed under that version's file only while
+   * the file still says this. Absent on plans drawn before it was written.
+   */
+  readonly rulesSha256?: string | undefined;
 }
 
 /** Share of α = 1 − confidence the `round`-th plan of a version is tested at: 0.8, 0.1, 0.05, … */
@@ -53,6 +59,7 @@ export function registerPlan(
   size: number,
   policyVersion: number,
   round: number,
+  rulesSha256?: string,
 ): RegisteredPlan {
   return {
     maxError: goal.maxError,
@@ -62,6 +69,7 @@ export function registerPlan(
     policyVersion,
     round,
     level: registeredLevel(goal.confidence, round),
+    ...(rulesSha256 ? { rulesSha256 } : {}),
   };
 }
 
@@ -82,6 +90,10 @@ const registeredPlanSchema = z
     policyVersion: z.number().int().min(1),
     round: z.number().int().min(1),
     level: z.number().gt(0).lt(1),
+    rulesSha256: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .optional(),
   })
   .strict();
 
