@@ -1,8 +1,9 @@
 /**
  * A second attacker's probe of the certificate gate (issue 40): ways a lead who writes policy
  * files (or edits an `--apply-proposal` file) gets a policy that requires a certificate to act
- * alone where its pre-registered certificate was not earned. Each `it.fails` is a hole found on
- * 2026-12-06: it asserts what should happen, and its comment names the hole and where it is.
+ * alone where its pre-registered certificate was not earned. Each "HOLE" is a hole found on
+ * 2026-12-06, a test that failed before its fix the same day: it asserts what should happen, and
+ * its comment names the hole and where it was.
  */
 import { describe, expect, it } from "vitest";
 import {
@@ -206,63 +207,55 @@ describe("probe 2: the same-claim error budget", () => {
   // but change calibrationSha256, so a lead whose plan failed writes the next version with zero
   // offsets (or a uniform prior, or an autoThreshold moved by 0.0001) and draws plan 1 again,
   // tested at 96%, as often as they like: the look-again the budget split exists to price.
-  it.fails(
-    "HOLE C: a version that decides every item as the last did (zero offsets) does not start the error budget again",
-    async () => {
-      const s = await decidedProbe(GOOD_MODEL, 5);
-      const first = await drawAndLabel(s, 50);
-      expect(first.plan?.level).toBe(0.96);
-      const same = parsePolicy({ ...PROBE_POLICY, version: 2, optionBias: [0, 0, 0, 0] });
-      expect(policyTextSha256(same)).toBe(policyTextSha256(PROBE_POLICY));
-      expect(calibrationSha256(same)).not.toBe(calibrationSha256(PROBE_POLICY));
-      await decidedStore(s.store, same, GOOD_MODEL, 6);
-      const again = await requestCertification(
-        { store: s.store, now: s.now },
-        {
-          policy: same,
-          size: 50,
-          minProbability: 0.85,
-          order: "first",
-          goal: PROBE_GOAL,
-          otherVersions: [PROBE_POLICY],
-        },
-      );
-      expect(again.queued).toBe(50);
-      // Should be: the second look at the same claim, at its smaller share (99.5%).
-      expect(again.plan?.level).toBeGreaterThan(0.96);
-    },
-    60_000,
-  );
+  it("HOLE C: a version that decides every item as the last did (zero offsets) does not start the error budget again", async () => {
+    const s = await decidedProbe(GOOD_MODEL, 5);
+    const first = await drawAndLabel(s, 50);
+    expect(first.plan?.level).toBe(0.96);
+    const same = parsePolicy({ ...PROBE_POLICY, version: 2, optionBias: [0, 0, 0, 0] });
+    expect(policyTextSha256(same)).toBe(policyTextSha256(PROBE_POLICY));
+    expect(calibrationSha256(same)).not.toBe(calibrationSha256(PROBE_POLICY));
+    await decidedStore(s.store, same, GOOD_MODEL, 6);
+    const again = await requestCertification(
+      { store: s.store, now: s.now },
+      {
+        policy: same,
+        size: 50,
+        minProbability: 0.85,
+        order: "first",
+        goal: PROBE_GOAL,
+        otherVersions: [PROBE_POLICY],
+      },
+    );
+    expect(again.queued).toBe(50);
+    // Should be: the second look at the same claim, at its smaller share (99.5%).
+    expect(again.plan?.level).toBeGreaterThan(0.96);
+  }, 60_000);
 
   // HOLE C, by the threshold: version 2 raises autoThreshold 0.85 -> 0.86, so calibrationSha256
   // differs and its plan is plan 1 again at 96%, yet its fixed sequence (the grid from the
   // strictest down to 0.86) is points plan 1 of version 1 tested already, on the same model and
   // maps: each of those thresholds gets a second look at a fresh 80% of alpha.
-  it.fails(
-    "HOLE C (threshold): a version raising only its threshold does not start the error budget again",
-    async () => {
-      const s = await decidedProbe(GOOD_MODEL, 5);
-      const first = await drawAndLabel(s, 50);
-      expect(first.plan?.level).toBe(0.96);
-      const raised = parsePolicy({ ...PROBE_POLICY, version: 2, autoThreshold: 0.86 });
-      await decidedStore(s.store, raised, GOOD_MODEL, 6);
-      const again = await requestCertification(
-        { store: s.store, now: s.now },
-        {
-          policy: raised,
-          size: 50,
-          minProbability: 0.86,
-          order: "first",
-          goal: PROBE_GOAL,
-          otherVersions: [PROBE_POLICY],
-        },
-      );
-      expect(again.queued).toBe(50);
-      const tested = first.plan!.thresholds;
-      expect(again.plan?.thresholds.slice(0, -1).every((t) => tested.includes(t))).toBe(true);
-      // Should be: a later look at thresholds already tested, at a smaller share than 96%.
-      expect(again.plan?.level).toBeGreaterThan(0.96);
-    },
-    60_000,
-  );
+  it("HOLE C (threshold): a version raising only its threshold does not start the error budget again", async () => {
+    const s = await decidedProbe(GOOD_MODEL, 5);
+    const first = await drawAndLabel(s, 50);
+    expect(first.plan?.level).toBe(0.96);
+    const raised = parsePolicy({ ...PROBE_POLICY, version: 2, autoThreshold: 0.86 });
+    await decidedStore(s.store, raised, GOOD_MODEL, 6);
+    const again = await requestCertification(
+      { store: s.store, now: s.now },
+      {
+        policy: raised,
+        size: 50,
+        minProbability: 0.86,
+        order: "first",
+        goal: PROBE_GOAL,
+        otherVersions: [PROBE_POLICY],
+      },
+    );
+    expect(again.queued).toBe(50);
+    const tested = first.plan!.thresholds;
+    expect(again.plan?.thresholds.slice(0, -1).every((t) => tested.includes(t))).toBe(true);
+    // Should be: a later look at thresholds already tested, at a smaller share than 96%.
+    expect(again.plan?.level).toBeGreaterThan(0.96);
+  }, 60_000);
 });

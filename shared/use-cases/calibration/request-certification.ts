@@ -23,11 +23,7 @@ import { drawCertificationSample } from "../../domain/calibration/certificate/ce
 import type { CertificationFrame } from "../../domain/calibration/certificate/certification-sample.ts";
 import { chosenAutomatable } from "../../domain/calibration/certificate/label-selection.ts";
 import { type RegisteredPlan, registerPlan } from "../../domain/calibration/certificate/registered-plan.ts";
-import {
-  calibrationSha256,
-  decisionRulesSha256,
-  policyTextSha256,
-} from "../../domain/calibration/provenance.ts";
+import { decisionRulesSha256, policyTextSha256 } from "../../domain/calibration/provenance.ts";
 import { tiersOf } from "../../domain/cascade.ts";
 import type { Clock } from "../../domain/clock.ts";
 import type { DecisionRecord } from "../../domain/decision-record.ts";
@@ -199,17 +195,31 @@ function countIn(members: readonly DecisionRecord[], frame: CertificationFrame, 
 
 /**
  * The versions whose registered plans share `policy`'s error budget: its own, and every other
- * version identical in what a certificate is made on (question, options, layout, calibration maps
- * and threshold, by `policyTextSha256` and `calibrationSha256`). Without it, bumping a version
- * that changes nothing certified (an audit rate, say) would start a fresh budget at plan 1.
+ * version that gives the same calibrated probabilities (the same question, options and layout,
+ * and for every model the same model and map, read as it acts: a temperature of 1, all-zero
+ * offsets and an even prior are no map at all). Thresholds and floors are left out on purpose:
+ * they only choose which of those decisions act, so a version that moves only its threshold is
+ * another look at the same claim (the earlier plan tested that threshold already). Without it,
+ * bumping a version that changes nothing certified would start a fresh budget at plan 1.
  */
 export function sameClaimVersions(policy: Policy, others: readonly Policy[] = []): Set<number> {
-  const text = policyTextSha256(policy);
-  const calibration = calibrationSha256(policy);
-  const same = others.filter(
-    (o) => o.id === policy.id && policyTextSha256(o) === text && calibrationSha256(o) === calibration,
-  );
+  const claim = claimOf(policy);
+  const same = others.filter((o) => o.id === policy.id && claimOf(o) === claim);
   return new Set([policy.version, ...same.map((o) => o.version)]);
+}
+
+/** What makes two versions one claim: the text and each model's map as it acts (`sameClaimVersions`). */
+function claimOf(policy: Policy): string {
+  const even = (values: readonly number[] | undefined) => !values || values.every((v) => v === values[0]);
+  return JSON.stringify({
+    text: policyTextSha256(policy),
+    models: tiersOf(policy).map((t) => ({
+      model: t.model ?? null,
+      temperature: (t.temperature ?? 1) === 1 ? null : t.temperature,
+      optionBias: !t.optionBias || t.optionBias.every((b) => b === 0) ? null : t.optionBias,
+      prior: even(t.prior) ? null : t.prior,
+    })),
+  });
 }
 
 /** The round the next registered plan of `policy` takes: 1 + the plans of its claim drawn so far. */
