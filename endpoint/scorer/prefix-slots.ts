@@ -1,5 +1,5 @@
 /**
- * Several cached prefixes, one llama.cpp sequence each, used one at a time: a prompt goes to the
+ * Several cached prefixes, one llama.cpp sequence each (each in a context of its own), used one at a time: a prompt goes to the
  * slot whose cached tokens it shares most of, so that items of interleaved policies each reuse
  * their own preamble instead of evicting one another's. A slot counts as a hit only when the
  * prompt reuses at least half of what the slot holds (sharing just the chat template and the

@@ -48,9 +48,9 @@ export interface ScorerOptions {
    */
   readonly flashAttention?: boolean;
   /**
-   * Cached prefixes kept at once (one llama.cpp sequence each, `contextSize` tokens of KV cache
-   * apiece), so that interleaved policies each keep their preamble; "auto" fits as many as
-   * `prefixCacheBytes` holds (1 to 8). @default 1
+   * Cached prefixes kept at once (one llama.cpp context of one sequence each, `contextSize` tokens
+   * of KV cache apiece), so that interleaved policies each keep their preamble; "auto" fits as
+   * many as `prefixCacheBytes` holds (1 to 8). @default 1
    */
   readonly prefixSlots?: number | "auto";
   /** KV-cache memory the automatic slot count may use. @default 512 MiB */
@@ -82,16 +82,14 @@ export class DecisionScorer {
 
   private constructor(
     readonly model: DecisionModel,
-    private readonly context: LlamaContext,
+    private readonly contexts: readonly LlamaContext[],
     wrapper: ChatWrapper,
     slots: LetterSlots,
     maxQueue: number,
   ) {
     this.work = new WorkQueue(maxQueue);
     this.wrapper = wrapper;
-    const sequences: PromptSequence[] = [];
-    while (context.sequencesLeft > 0) sequences.push(new PromptSequence(context.getSequence()));
-    this.prefixes = new PrefixSlots(sequences);
+    this.prefixes = new PrefixSlots(contexts.map((context) => new PromptSequence(context.getSequence())));
     this.passContext = {
       model: model.model,
       slots,
@@ -114,14 +112,28 @@ export class DecisionScorer {
     const wrapper = resolveChatWrapper(model.model) ?? new GeneralChatWrapper();
     const probe = renderPrompt(wrapper, { system: "probe", user: "probe" });
     const slots = checkLetterSlots(model.model, probe, model.path);
-    const context = await model.model.createContext({
-      contextSize,
-      batchSize: options.batchSize ?? Math.min(512, contextSize),
-      threads: model.threads,
-      flashAttention: options.flashAttention ?? false,
-      sequences: await prefixSlotCount(model, contextSize, options),
-    });
-    return new DecisionScorer(model, context, wrapper, slots, options.maxQueue ?? Number.POSITIVE_INFINITY);
+    // One context per prefix slot, not one context of several sequences: llama.cpp evaluated
+    // every token about 7 percent slower in a context of 3 sequences, even on the first sequence
+    // alone, than in a context of one (docs/benchmarks.md); a context of its own costs its compute
+    // buffer, about 36 MiB more a slot at Qwen2-0.5B's shape.
+    const contexts: LlamaContext[] = [];
+    const count = await prefixSlotCount(model, contextSize, options);
+    try {
+      for (let i = 0; i < count; i++)
+        contexts.push(
+          await model.model.createContext({
+            contextSize,
+            batchSize: options.batchSize ?? Math.min(512, contextSize),
+            threads: model.threads,
+            flashAttention: options.flashAttention ?? false,
+            sequences: 1,
+          }),
+        );
+    } catch (error) {
+      await Promise.all(contexts.map((context) => context.dispose()));
+      throw error;
+    }
+    return new DecisionScorer(model, contexts, wrapper, slots, options.maxQueue ?? Number.POSITIVE_INFINITY);
   }
 
   /** Tokens one prompt may use. */
@@ -226,12 +238,12 @@ export class DecisionScorer {
     return readQuestion(question, passes, results, { startedAt: t0, evaluatedAt: performance.now() });
   }
 
-  /** Frees the context (the model stays loaded); safe to call twice. */
+  /** Frees the contexts (the model stays loaded); safe to call twice. */
   async dispose(): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
     await this.work.drain();
-    await this.context.dispose();
+    await Promise.all(this.contexts.map((context) => context.dispose()));
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -303,8 +303,11 @@ describe("prefix slots", () => {
     for (const [i, reused] of later(one).entries()) expect(reused).toBeLessThan(later(three)[i]!);
     expect(three.stats).toMatchObject({ slots: 3, hits: 7 });
     expect(one.stats.slots).toBe(1);
-    for (const [i, result] of three.results.entries())
+    for (const [i, result] of three.results.entries()) {
       expect(result.answers[0]!.probabilities).toEqual(three.fresh[i]!.answers[0]!.probabilities);
+      // Each slot is a context of its own: the same bits as a fresh evaluation on another scorer's.
+      expect(result.answers[0]!.probabilities).toEqual(one.fresh[i]!.answers[0]!.probabilities);
+    }
     // Bit-exact even when only the last two tokens are evaluated (a one-token batch was not).
     expect(three.repeated.answers[0]!.reusedTokens).toBe(three.repeated.answers[0]!.inputTokens - 2);
     expect(three.repeated.answers[0]!.probabilities).toEqual(three.fresh.at(-1)!.answers[0]!.probabilities);
