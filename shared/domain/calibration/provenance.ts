@@ -134,7 +134,15 @@ export function certificateProblem(policy: Policy, scoredBy?: ScoredBy): string 
     return "certificate stale: calibration changed";
   const tiers = tiersProblem(policy, certificate);
   if (tiers) return tiers;
-  if (!scoredBy) return undefined;
+  return scoredBy ? scoredByProblem(certificate, scoredBy) : undefined;
+}
+
+/**
+ * Why `certificate` does not speak for a decision `scoredBy` made: it covers no such tier, or
+ * names another model or prompt layout for it ("certificate stale: ..."); undefined when it does.
+ * The part of {@link certificateProblem} about the decision rather than the policy file.
+ */
+export function scoredByProblem(certificate: PolicyCertificate, scoredBy: ScoredBy): string | undefined {
   const index = scoredBy.tier ?? 0;
   const tier = index === 0 ? certificate : certificate.tiers?.[index];
   const of = index === 0 ? "" : ` of tier ${index + 1}`;

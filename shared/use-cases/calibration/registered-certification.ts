@@ -17,10 +17,10 @@ import {
 } from "../../domain/calibration/certificate/registered-sample.ts";
 import { mapOf } from "../../domain/calibration/map.ts";
 import {
-  certificateProblem,
   decisionRulesSha256,
   policyTextSha256,
   scoredByOf,
+  scoredByProblem,
 } from "../../domain/calibration/provenance.ts";
 import { tierCount, tierPolicy, tiersOf } from "../../domain/cascade.ts";
 import type { DecisionRecord } from "../../domain/decision-record.ts";
@@ -87,7 +87,10 @@ export async function registeredCertificateProblem(
   const { plan } = s;
   if (plan.rulesSha256 !== undefined && plan.rulesSha256 !== decisionRulesSha256(labelled, tiersOf(labelled)))
     return `${labelled.id}@${labelled.version}'s file no longer decides as it did when its sample ${source.sample} was drawn (its text, a model, map, threshold or floor was edited since)`;
-  const otherModel = s.records.map((r) => certificateProblem(certified, scoredByOf(r))).find(isStale);
+  const otherModel = s.records
+    .map((r) => scoredByOf(r))
+    .map((by) => (by ? scoredByProblem(c, by) : undefined))
+    .find((problem) => problem !== undefined);
   if (otherModel)
     return `${otherModel}: it names another model or prompt layout than the one that decided its sample`;
   if (c.maxError !== plan.maxError || c.confidence !== plan.confidence || c.registered?.round !== plan.round)
@@ -132,15 +135,6 @@ function decidesOtherwise(labelled: Policy, certified: Policy): string | undefin
       return `its ${i === 0 ? "first model's" : `model ${i + 1}'s`} minAllowedTokenMass ${floor(certified)} is below ${floor(labelled)}, that of ${labelled.id}@${labelled.version}, under which its sample was drawn`;
   }
   return undefined;
-}
-
-/** Whether a certificate problem says the decision was scored by another model or layout than certified. */
-function isStale(problem: string | undefined): problem is string {
-  return (
-    problem?.startsWith("certificate stale: model") === true ||
-    problem?.startsWith("certificate stale: prompt") === true ||
-    problem?.includes("does not cover tier") === true
-  );
 }
 
 /**
