@@ -18,11 +18,12 @@ import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import {
   type CertificationRequested,
   nextPlanRound,
+  PlanRoundMovedError,
   type QueueOrder,
   requestCertification,
 } from "../../shared/use-cases/calibration/request-certification.ts";
 import { reviewedLabels } from "../../shared/use-cases/review/reviewed-labels.ts";
-import { UsageError } from "../args.ts";
+import { CommandError, UsageError } from "../args.ts";
 import { awsOptions, decisionStore } from "../aws.ts";
 import type { CommandIo, Printed } from "../command.ts";
 import { readRows } from "./calibrate-input.ts";
@@ -128,7 +129,7 @@ export async function planFromLabels(
   const sampled =
     options.request === undefined || plan.frame?.outOfReach
       ? {}
-      : await drawWithAnswers(store, policy, plan.threshold, { ...options, others }, io.note);
+      : await drawWithAnswers(store, policy, plan.threshold, { ...options, others, round }, io.note);
   return { policy, plan, where: `the table ${table}`, supply, registration, ...sampled, options };
 }
 
@@ -141,7 +142,7 @@ async function drawWithAnswers(
   store: ReturnType<typeof decisionStore>,
   policy: Policy,
   threshold: number,
-  options: PlanOptions & { readonly others: readonly Policy[] },
+  options: PlanOptions & { readonly others: readonly Policy[]; readonly round: number },
   note: (line: string) => void,
 ): Promise<Pick<Planned, "requested" | "drawn">> {
   const source = await openDrawnRescore(policy, options.scoring);
@@ -155,8 +156,12 @@ async function drawWithAnswers(
         order: options.order,
         goal: options.goal,
         otherVersions: options.others,
+        round: options.round,
       },
-    );
+    ).catch((error: unknown) => {
+      // Another operator's plan of the same claim came first: a clear line, not a stack.
+      throw error instanceof PlanRoundMovedError ? new CommandError(error.message) : error;
+    });
     const target = { policy, table: options.table!, policiesDir: options.policiesDir };
     const drawn = await rescoreDrawn(store, { ...target, sample: requested.frame.sample }, source, note);
     return { requested, ...(drawn ? { drawn } : {}) };

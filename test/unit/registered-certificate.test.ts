@@ -25,7 +25,10 @@ import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
 import { type Policy, parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { verifyCertificate } from "../../shared/use-cases/calibration/certificate-labels.ts";
 import { proposeCalibrations } from "../../shared/use-cases/calibration/propose-calibration.ts";
-import { requestCertification } from "../../shared/use-cases/calibration/request-certification.ts";
+import {
+  PlanRoundMovedError,
+  requestCertification,
+} from "../../shared/use-cases/calibration/request-certification.ts";
 import { labelItem } from "../../shared/use-cases/review/review-decision.ts";
 import { decidedStore, reviewOf } from "../helpers/certification-store.ts";
 import { type FlowShape, MODERATION } from "../helpers/review-flow.ts";
@@ -142,6 +145,16 @@ describe("a registered plan, written with its sample", () => {
     );
     expect(run.requested.plan?.level).toBe(0.96);
     expect(second.plan).toMatchObject({ round: 2, level: 0.995 });
+    // A plan chosen as round 2 while another took round 2 first draws nothing: it would share its α.
+    const before = await run.store.pageReviewQueue({ policyIds: [POLICY.id], limit: 10_000, countCap: 0 });
+    const raced = requestCertification(
+      { store: run.store, now: run.now },
+      { policy: POLICY, size: 50, minProbability: 0.85, order: "first", goal: GOAL, round: 2 },
+    );
+    await expect(raced).rejects.toThrow(PlanRoundMovedError);
+    await expect(raced).rejects.toThrow(/planned as plan 2 and would be plan 3; plan again/);
+    const after = await run.store.pageReviewQueue({ policyIds: [POLICY.id], limit: 10_000, countCap: 0 });
+    expect(after.records.length).toBe(before.records.length);
     expect(registeredZeroErrors(GOAL, 1)).toBe(160);
     expect(registeredZeroErrors(GOAL, 2)).toBe(263);
     // What --plan prints before a second request, while the first sample still waits.

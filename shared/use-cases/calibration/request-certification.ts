@@ -53,6 +53,27 @@ export interface CertificationRequest {
    * one's error budget ({@link sameClaimVersions}). @default none
    */
   readonly otherVersions?: readonly Policy[];
+  /**
+   * The plan's round as the caller read it ({@link nextPlanRound}) to choose its threshold at
+   * that round's share of α: the draw is refused ({@link PlanRoundMovedError}) when another plan
+   * of the same claim was drawn since, which would leave two plans on one share.
+   * @default whatever round the draw finds
+   */
+  readonly round?: number;
+}
+
+/** Another plan of the same claim was drawn between the caller's plan and its draw. */
+export class PlanRoundMovedError extends Error {
+  constructor(
+    readonly planned: number,
+    readonly found: number,
+  ) {
+    super(
+      `another plan of this claim was drawn meanwhile: this one was planned as plan ${planned} and would be plan ${found}; ` +
+        "plan again (its threshold is tested at that plan's share of α), nothing was drawn",
+    );
+    this.name = "PlanRoundMovedError";
+  }
 }
 
 /** What happened. */
@@ -91,16 +112,23 @@ export async function requestCertification(
     policyIds: [policy.id],
   };
   let chosenBefore = 0;
-  // After the earlier registered plans of the same claim: tested at its share of what is left of α.
-  const round = await nextPlanRound(deps.store, policy, request.otherVersions, now);
   const minProbability = Math.max(request.minProbability, policy.autoThreshold);
+  // One read of the table gives both the members and the earlier registered plans of the same
+  // claim: this plan comes after them, tested at its share of what is left of α.
+  const sameClaim = sameClaimVersions(policy, request.otherVersions);
+  const earlierPlans = new Set<string>();
   for await (const r of everyDecision(deps.store, window)) {
+    const earlier = planSampleOf(r, sameClaim);
+    if (earlier) earlierPlans.add(earlier);
     if (r.policyVersion === policy.version && r.route !== undefined && r.topProbability !== undefined) {
       // Only decisions never chosen for a label: a new sample never spends itself on labels held.
       if (!chosenForLabel(r)) members.push(r);
       else if (chosenAutomatable(r, policy) && r.topProbability >= minProbability) chosenBefore++;
     }
   }
+  const round = earlierPlans.size + 1;
+  if (request.round !== undefined && request.round !== round)
+    throw new PlanRoundMovedError(request.round, round);
   const sample = `cert-${now.replace(/[^0-9]/g, "").slice(0, 14)}-${createHash("sha256").update(`${policy.id}@${policy.version}|${now}`).digest("hex").slice(0, 8)}`;
   const { frame: drawnFrame, drawn } = drawCertificationSample(
     members.map((r) => ({
@@ -232,7 +260,14 @@ export async function nextPlanRound(
   const sameClaim = sameClaimVersions(policy, otherVersions);
   const samples = new Set<string>();
   const window = { since: "1970-01-01T00:00:00.000Z", until, policyId: policy.id, policyIds: [policy.id] };
-  for await (const r of everyDecision(store, window))
-    if (r.certification?.plan && sameClaim.has(r.policyVersion)) samples.add(r.certification.sample);
+  for await (const r of everyDecision(store, window)) {
+    const sample = planSampleOf(r, sameClaim);
+    if (sample) samples.add(sample);
+  }
   return samples.size + 1;
+}
+
+/** The registered plan's sample `r` was drawn by, when it was one of a version in `sameClaim`. */
+function planSampleOf(r: DecisionRecord, sameClaim: ReadonlySet<number>): string | undefined {
+  return r.certification?.plan && sameClaim.has(r.policyVersion) ? r.certification.sample : undefined;
 }
