@@ -93,21 +93,29 @@ const teamQuestion = TEAM_QUESTION;
   const preOut: number[] = [];
   const lettersOnly: number[] = [];
   const withMass: number[] = [];
-  for (let b = 0; b < blocks * 2; b++) {
-    pre.push(await pureprefill(tokens));
-    preOut.push(await prefillWithOutput(tokens));
-    lettersOnly.push(await timed(() => scorer.score(decisionRequest(request(false)), { reuse: false })));
-    withMass.push(await timed(() => scorer.score(decisionRequest(request(true)), { reuse: false })));
-  }
+  const variants: [number[], () => Promise<number>][] = [
+    [pre, () => pureprefill(tokens)],
+    [preOut, () => prefillWithOutput(tokens)],
+    [lettersOnly, () => timed(() => scorer.score(decisionRequest(request(false)), { reuse: false }))],
+    [withMass, () => timed(() => scorer.score(decisionRequest(request(true)), { reuse: false }))],
+  ];
+  // Each block runs the four in another order (rotated by one each block), so that none always
+  // follows the same one (the pure prefill after the mass's 151,936-entry map, say).
+  for (let b = 0; b < blocks * 2; b++)
+    for (let k = 0; k < variants.length; k++) {
+      const [into, run] = variants[(k + b) % variants.length]!;
+      into.push(await run());
+    }
   const p = median(pre);
   const po = median(preOut);
   // Each block times the four back to back, so the median of a block's own ratios is paired: a
-  // drift in the machine's speed between blocks moves both sides of it.
+  // drift in the machine's speed between blocks moves both sides of it. With 2 x blocks blocks
+  // (6 by default) each variant takes each place in the order at least once.
   const paired = (ms: readonly number[]) => median(ms.map((m, b) => m / pre[b]!)).toFixed(3);
   const ratios = (ms: readonly number[]) =>
     `ratio ${(median(ms) / p).toFixed(3)} to pure prefill (paired by block ${paired(ms)}), ${(median(ms) / po).toFixed(3)} to prefill + output`;
   console.log(
-    `\n2. one 4-option choice decision, ${tokens.length} prompt tokens (medians of ${pre.length} interleaved runs; ${loadLine()}):`,
+    `\n2. one 4-option choice decision, ${tokens.length} prompt tokens (medians of ${pre.length} interleaved runs, order rotated each block; ${loadLine()}):`,
   );
   console.log(`   pure prefill (no output row) ${fmt(p)}`);
   console.log(
