@@ -5,13 +5,9 @@
  * added or removed. A certificate without tiers keeps speaking for the first tier alone.
  */
 import { describe, expect, it } from "vitest";
-import {
-  calibrationSha256,
-  certificateProblem,
-  policyTextSha256,
-} from "../../shared/domain/calibration/provenance.ts";
-import { CERTIFICATE_METHOD } from "../../shared/domain/policy/certificate-schema.ts";
+import { certificateProblem } from "../../shared/domain/calibration/provenance.ts";
 import { type Policy, parsePolicy } from "../../shared/domain/policy/policy.ts";
+import { cascadeCertified } from "../helpers/cascade-certificate.ts";
 import { TEAMS_POLICY } from "../helpers/policies.ts";
 
 const SMALL = "a".repeat(64);
@@ -24,48 +20,7 @@ const BASE = {
   cascade: [{ model: "large", autoThreshold: 0.7, temperature: 2 }],
 };
 
-/** `policy` with a cascade certificate made on its own tiers, the small model first. */
-function certified(policy: Policy): Policy {
-  const later = policy.cascade ?? [];
-  return parsePolicy({
-    ...policy,
-    certificate: {
-      maxError: 0.02,
-      confidence: 0.95,
-      method: CERTIFICATE_METHOD,
-      threshold: policy.autoThreshold,
-      bound: 0.0199,
-      automated: 149,
-      errors: 0,
-      labels: 300,
-      coverage: 0.4967,
-      modelSha256: SMALL,
-      promptVersion: LAYOUT,
-      policySha256: policyTextSha256(policy),
-      calibrationSha256: calibrationSha256(policy),
-      labelsSha256: "c".repeat(64),
-      certifiedAt: "2026-12-01T00:00:00.000Z",
-      tiers: [
-        {
-          model: policy.model,
-          modelSha256: SMALL,
-          promptVersion: LAYOUT,
-          threshold: policy.autoThreshold,
-          calibrationSha256: calibrationSha256(policy),
-        },
-        ...later.map((t) => ({
-          model: t.model,
-          modelSha256: LARGE,
-          promptVersion: LAYOUT,
-          threshold: t.autoThreshold,
-          calibrationSha256: calibrationSha256(t),
-        })),
-      ],
-    },
-  });
-}
-
-const POLICY = certified(parsePolicy(BASE));
+const POLICY = cascadeCertified(parsePolicy(BASE), { first: SMALL, later: LARGE, layout: LAYOUT });
 const by = (modelSha256: string, tier?: number) => ({
   modelSha256,
   promptVersion: LAYOUT,

@@ -9,21 +9,14 @@
  */
 import { describe, expect, it } from "vitest";
 import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
-import { clopperPearsonUpper } from "../../shared/domain/calibration/certificate/binomial.ts";
-import {
-  calibrationSha256,
-  certificateProblem,
-  policyTextSha256,
-  scoredByOf,
-} from "../../shared/domain/calibration/provenance.ts";
-import { tierPolicy } from "../../shared/domain/cascade.ts";
+import { certificateProblem, scoredByOf } from "../../shared/domain/calibration/provenance.ts";
 import { systemOneRequest } from "../../shared/domain/contracts/system-one/index.ts";
 import type { DecidesItems } from "../../shared/domain/decision-endpoint.ts";
 import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
-import { CERTIFICATE_METHOD } from "../../shared/domain/policy/certificate-schema.ts";
-import { type Policy, parsePolicy } from "../../shared/domain/policy/policy.ts";
+import type { Policy } from "../../shared/domain/policy/policy.ts";
 import { PolicyRegistry } from "../../shared/domain/policy/registry.ts";
 import { decideMessage } from "../../shared/use-cases/decide-message.ts";
+import { cascadeCertified } from "../helpers/cascade-certificate.ts";
 import { cascadeTicketsPolicy } from "../helpers/policies.ts";
 
 const SMALL = "5".repeat(64);
@@ -35,45 +28,8 @@ const CASCADE = cascadeTicketsPolicy({
 });
 
 /** The cascade with a certificate (learn-then-test, not required) naming both tiers as they run. */
-function certified(policy: Policy): Policy {
-  const [automated, labels] = [300, 400];
-  return parsePolicy({
-    ...policy,
-    certificate: {
-      maxError: 0.02,
-      confidence: 0.95,
-      method: CERTIFICATE_METHOD,
-      threshold: policy.autoThreshold,
-      bound: Number(clopperPearsonUpper(0, automated, 0.95).toPrecision(4)),
-      automated,
-      errors: 0,
-      labels,
-      coverage: automated / labels,
-      modelSha256: SMALL,
-      promptVersion: LAYOUT,
-      policySha256: policyTextSha256(policy),
-      calibrationSha256: calibrationSha256(policy),
-      labelsSha256: "c".repeat(64),
-      certifiedAt: "2026-12-01T00:00:00.000Z",
-      tiers: [
-        {
-          model: "small",
-          modelSha256: SMALL,
-          promptVersion: LAYOUT,
-          threshold: 0.8,
-          calibrationSha256: calibrationSha256(policy),
-        },
-        {
-          model: "large",
-          modelSha256: LARGE,
-          promptVersion: LAYOUT,
-          threshold: 0.7,
-          calibrationSha256: calibrationSha256(tierPolicy(policy, 1)),
-        },
-      ],
-    },
-  });
-}
+const certified = (policy: Policy) =>
+  cascadeCertified(policy, { first: SMALL, later: LARGE, layout: LAYOUT, automated: 300, labels: 400 });
 
 /** The first model unsure, the second sure, each answering with its own file. */
 const endpoint: DecidesItems = {
