@@ -85,3 +85,26 @@ export async function proposeProbe(s: ProbeSetting, goal = PROBE_GOAL): Promise<
   if (outcome?.status !== "proposed") throw new Error(`no proposal: ${JSON.stringify(outcome)}`);
   return parsePolicy(JSON.parse(await readFile(join(folder, outcome.keys.policy), "utf8")));
 }
+
+/**
+ * The same-claim budget probes' story: version 1's plan of 50 drawn and labelled, then `next`
+ * (a later version) deciding items of its own and drawing its plan of 50 at 0.85 (or its own
+ * higher threshold), with version 1 as the other version. Both plans.
+ */
+export async function nextVersionPlan(next: Policy, seed = 5) {
+  const s = await decidedProbe(GOOD_MODEL, seed);
+  const first = await drawAndLabel(s, 50);
+  await decidedStore(s.store, next, GOOD_MODEL, seed + 1);
+  const again = await requestCertification(
+    { store: s.store, now: s.now },
+    {
+      policy: next,
+      size: 50,
+      minProbability: 0.85,
+      order: "first",
+      goal: PROBE_GOAL,
+      otherVersions: [PROBE_POLICY],
+    },
+  );
+  return { first, again };
+}

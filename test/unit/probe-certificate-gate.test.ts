@@ -30,6 +30,7 @@ import {
   drawAndLabel,
   PROBE_GOAL as GOAL,
   GOOD_MODEL as GOOD,
+  nextVersionPlan,
   PROBE_POLICY as POLICY,
   proposeProbe as propose,
   probeRecords as recordsOf,
@@ -272,17 +273,11 @@ describe("probe: holes found on 2026-12-06, refused since", () => {
   // audit rate) starts again at plan 1, tested at 96%: a lead whose plan failed may bump the
   // version and look again at a fresh 80% share of α, as often as they like.
   it("HOLE 4: a version identical in what is certified does not start the error budget again", async () => {
-    const s = await decided(GOOD, 5);
-    const first = await drawAndLabel(s, 50);
-    expect(first.plan?.level).toBe(0.96);
     const bumped = parsePolicy({ ...POLICY, version: 2, auditSampleRate: 0.04 });
     expect(policyTextSha256(bumped)).toBe(policyTextSha256(POLICY));
     expect(calibrationSha256(bumped)).toBe(calibrationSha256(POLICY));
-    await decidedStore(s.store, bumped, GOOD, 6);
-    const again = await requestCertification(
-      { store: s.store, now: s.now },
-      { policy: bumped, size: 50, minProbability: 0.85, order: "first", goal: GOAL, otherVersions: [POLICY] },
-    );
+    const { first, again } = await nextVersionPlan(bumped);
+    expect(first.plan?.level).toBe(0.96);
     expect(again.queued).toBe(50);
     // Should be: the second look at the same claim, tested at its smaller share (99.5%).
     expect(again.plan?.level).toBeGreaterThan(0.96);

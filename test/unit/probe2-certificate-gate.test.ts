@@ -18,14 +18,13 @@ import {
   CertificateVerdicts,
   verifyCertificate,
 } from "../../shared/use-cases/calibration/certificate-labels.ts";
-import { requestCertification } from "../../shared/use-cases/calibration/request-certification.ts";
 import { decideMessage } from "../../shared/use-cases/decide-message.ts";
-import { decidedStore, FLOW_MODEL } from "../helpers/certification-store.ts";
+import { FLOW_MODEL } from "../helpers/certification-store.ts";
 import {
   decidedProbe,
   drawAndLabel,
   GOOD_MODEL,
-  PROBE_GOAL,
+  nextVersionPlan,
   PROBE_POLICY,
   type ProbeSetting,
   proposeProbe,
@@ -124,7 +123,8 @@ describe("probe 2: the model and the population a registered certificate speaks 
     expect((await verifyCertificate({ store: s.store, policies }, edited)).verified).toBe(false);
   }, 60_000);
 
-  it("control: the version the sample was drawn under sends a low-mass answer to people (off_options)", async () => {
+  /** Version 1 with the off-options guard, its registered sample labelled, and the proposed v2 that keeps it. */
+  async function guardedV2() {
     const guarded = parsePolicy({ ...PROBE_POLICY, minAllowedTokenMass: 0.5 });
     const s = await decidedProbe(GOOD_MODEL, 1);
     await drawAndLabel(s, 250);
@@ -133,6 +133,11 @@ describe("probe 2: the model and the population a registered certificate speaks 
       minAllowedTokenMass: 0.5,
       requireCertificate: true,
     });
+    return { guarded, s, v2 };
+  }
+
+  it("control: the version the sample was drawn under sends a low-mass answer to people (off_options)", async () => {
+    const { guarded, s, v2 } = await guardedV2();
     const record = await decideOne(s, [guarded, v2], answering(SURE, FLOW_MODEL, 0.2), "T-0");
     expect(record).toMatchObject({ route: "human", reason: "off_options" });
   }, 60_000);
@@ -146,14 +151,7 @@ describe("probe 2: the model and the population a registered certificate speaks 
   // certificate and automates the answers that fit none of the options, a population no drawn
   // item came from (the sampled version escalated them).
   it("HOLE B: removing the off-options guard under a registered certificate does not automate what it guarded", async () => {
-    const guarded = parsePolicy({ ...PROBE_POLICY, minAllowedTokenMass: 0.5 });
-    const s = await decidedProbe(GOOD_MODEL, 1);
-    await drawAndLabel(s, 250);
-    const v2 = parsePolicy({
-      ...(await proposeProbe(s)),
-      minAllowedTokenMass: 0.5,
-      requireCertificate: true,
-    });
+    const { guarded, s, v2 } = await guardedV2();
     const { minAllowedTokenMass: _guard, ...unguarded } = v2;
     const v3 = parsePolicy({ ...unguarded, version: 3 });
     expect(certificateProblem(v3)).toBeUndefined();
@@ -208,24 +206,11 @@ describe("probe 2: the same-claim error budget", () => {
   // offsets (or a uniform prior, or an autoThreshold moved by 0.0001) and draws plan 1 again,
   // tested at 96%, as often as they like: the look-again the budget split exists to price.
   it("HOLE C: a version that decides every item as the last did (zero offsets) does not start the error budget again", async () => {
-    const s = await decidedProbe(GOOD_MODEL, 5);
-    const first = await drawAndLabel(s, 50);
-    expect(first.plan?.level).toBe(0.96);
     const same = parsePolicy({ ...PROBE_POLICY, version: 2, optionBias: [0, 0, 0, 0] });
     expect(policyTextSha256(same)).toBe(policyTextSha256(PROBE_POLICY));
     expect(calibrationSha256(same)).not.toBe(calibrationSha256(PROBE_POLICY));
-    await decidedStore(s.store, same, GOOD_MODEL, 6);
-    const again = await requestCertification(
-      { store: s.store, now: s.now },
-      {
-        policy: same,
-        size: 50,
-        minProbability: 0.85,
-        order: "first",
-        goal: PROBE_GOAL,
-        otherVersions: [PROBE_POLICY],
-      },
-    );
+    const { first, again } = await nextVersionPlan(same);
+    expect(first.plan?.level).toBe(0.96);
     expect(again.queued).toBe(50);
     // Should be: the second look at the same claim, at its smaller share (99.5%).
     expect(again.plan?.level).toBeGreaterThan(0.96);
@@ -236,23 +221,11 @@ describe("probe 2: the same-claim error budget", () => {
   // strictest down to 0.86) is points plan 1 of version 1 tested already, on the same model and
   // maps: each of those thresholds gets a second look at a fresh 80% of alpha.
   it("HOLE C (threshold): a version raising only its threshold does not start the error budget again", async () => {
-    const s = await decidedProbe(GOOD_MODEL, 5);
-    const first = await drawAndLabel(s, 50);
-    expect(first.plan?.level).toBe(0.96);
     const raised = parsePolicy({ ...PROBE_POLICY, version: 2, autoThreshold: 0.86 });
-    await decidedStore(s.store, raised, GOOD_MODEL, 6);
-    const again = await requestCertification(
-      { store: s.store, now: s.now },
-      {
-        policy: raised,
-        size: 50,
-        minProbability: 0.86,
-        order: "first",
-        goal: PROBE_GOAL,
-        otherVersions: [PROBE_POLICY],
-      },
-    );
+    const { first, again } = await nextVersionPlan(raised);
+    expect(first.plan?.level).toBe(0.96);
     expect(again.queued).toBe(50);
+    expect(again.frame.minProbability).toBe(0.86);
     const tested = first.plan!.thresholds;
     expect(again.plan?.thresholds.slice(0, -1).every((t) => tested.includes(t))).toBe(true);
     // Should be: a later look at thresholds already tested, at a smaller share than 96%.
