@@ -1,17 +1,5 @@
-/**
- * Issue 40: a pre-registered certificate. The plan is written with the sample (`--plan --request
- * N`) and the certificate tests exactly that plan on exactly that sample: labels outside the
- * sample never count toward it, labels gathered after the plan never move its threshold, a drawn
- * item left unlabelled counts against it, and the version's second plan is tested at its share of
- * what is left of the error budget. Each of these failed before the registered certificate existed
- * (the learn-then-test certificate ran over all labels held, and every plan at the full level).
- */
-import { mkdtemp, readFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { registrationLines } from "../../cli/calibrate/calibrate-registered.ts";
-import { FsObjectStore } from "../../shared/adapters/fs-object-store.ts";
 import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
 import type { CertifiedItem } from "../../shared/domain/calibration/certificate/certificate-units.ts";
 import { certifyRegistered } from "../../shared/domain/calibration/certificate/registered-certificate.ts";
@@ -21,16 +9,14 @@ import {
   registerPlan,
 } from "../../shared/domain/calibration/certificate/registered-plan.ts";
 import { fieldText } from "../../shared/domain/calibration/proposal-check.ts";
-import type { DecisionRecord } from "../../shared/domain/decision-record.ts";
-import { type Policy, parsePolicy } from "../../shared/domain/policy/policy.ts";
+import { parsePolicy } from "../../shared/domain/policy/policy.ts";
 import { verifyCertificate } from "../../shared/use-cases/calibration/certificate-labels.ts";
-import { proposeCalibrations } from "../../shared/use-cases/calibration/propose-calibration.ts";
 import {
   PlanRoundMovedError,
   requestCertification,
 } from "../../shared/use-cases/calibration/request-certification.ts";
-import { labelItem } from "../../shared/use-cases/review/review-decision.ts";
 import { decidedStore, reviewOf } from "../helpers/certification-store.ts";
+import { labelTruly, proposeProbe } from "../helpers/probe-flow.ts";
 import { type FlowShape, MODERATION } from "../helpers/review-flow.ts";
 
 // One label settles a draw here (double review is tested in review-decision-certification.test.ts).
@@ -53,22 +39,6 @@ async function drawn(size: number, seed = 1) {
 
 type Drawn = Awaited<ReturnType<typeof drawn>>;
 
-/** Labels `records` honestly. */
-async function label(run: Drawn, records: readonly DecisionRecord[]) {
-  for (const r of records) await labelItem({ ...r, label: run.truth.get(r.itemId)! }, run.lead, run.review);
-}
-
-/** Proposes at the goal; the proposed version. */
-async function propose(run: Drawn): Promise<Policy> {
-  const folder = await mkdtemp(join(tmpdir(), "registered-"));
-  const [outcome] = await proposeCalibrations(
-    { policies: run.policies, store: run.store, objects: new FsObjectStore(folder), now: run.now },
-    { minLabels: 10, goal: { kind: "max-auto-error", ...GOAL } },
-  );
-  if (outcome?.status !== "proposed") throw new Error(`no proposal: ${JSON.stringify(outcome)}`);
-  return parsePolicy(JSON.parse(await readFile(join(folder, outcome.keys.policy), "utf8")));
-}
-
 const sampleOf = (run: Drawn) => run.queue.filter((r) => r.certification);
 const othersOf = (run: Drawn) => run.queue.filter((r) => !r.certification);
 
@@ -89,8 +59,8 @@ describe("a registered plan, written with its sample", () => {
 
   it("counts only the sample's drawn decisions: escalations and audits labelled beside it never count", async () => {
     const run = await drawn(250);
-    await label(run, [...sampleOf(run), ...othersOf(run)]);
-    const v2 = await propose(run);
+    await labelTruly(run, [...sampleOf(run), ...othersOf(run)]);
+    const v2 = await proposeProbe(run, GOAL);
     const c = v2.certificate!;
     expect(c.method).toBe("pre-registered sample");
     // Apply's line names its kind.
@@ -114,11 +84,11 @@ describe("a registered plan, written with its sample", () => {
 
   it("keeps its threshold when labels are gathered after the plan for other reasons", async () => {
     const run = await drawn(250, 2);
-    await label(run, sampleOf(run));
-    const first = (await propose(run)).certificate!;
+    await labelTruly(run, sampleOf(run));
+    const first = (await proposeProbe(run, GOAL)).certificate!;
     expect(first.threshold).not.toBeNull();
-    await label(run, othersOf(run));
-    const later = (await propose(run)).certificate!;
+    await labelTruly(run, othersOf(run));
+    const later = (await proposeProbe(run, GOAL)).certificate!;
     expect(later.registered?.sample).toBe(first.registered?.sample);
     expect([later.threshold, later.automated, later.errors]).toEqual([
       first.threshold,
@@ -130,8 +100,8 @@ describe("a registered plan, written with its sample", () => {
   it("counts a drawn decision left unlabelled as wrong, and the recheck sees it so", async () => {
     const run = await drawn(160, 3);
     const sample = sampleOf(run);
-    await label(run, sample.slice(1));
-    const v2 = await propose(run);
+    await labelTruly(run, sample.slice(1));
+    const v2 = await proposeProbe(run, GOAL);
     expect(v2.certificate?.registered?.unlabelled).toBe(1);
     // 160 drawn at 96% needs every one right: one left out loses the claim.
     expect(v2.certificate?.threshold ?? null).toBeNull();
