@@ -99,3 +99,33 @@ export function readLetters(
   );
   return { logits: p.map((value) => Math.log(value)), allowedTokenMass: fullVocabulary ? mass : null };
 }
+
+/**
+ * The readout that prices the allowed-token mass without the full map: the greedy next token over
+ * the whole, unbiased vocabulary and its probability there. It costs llama.cpp's sort of the
+ * vocabulary and one number back, where the full map also builds a 151,936-entry JavaScript Map
+ * (55 to 87 ms alone at Qwen2's vocabulary, docs/benchmarks.md).
+ */
+export const TOP_TOKEN_READOUT: NextTokenReadout = {
+  token: true,
+  confidence: true,
+  options: { temperature: 0 },
+};
+
+/**
+ * The letters' share of the full-vocabulary probability, from `letters` (the letters' own
+ * distribution, renormalized over them) and the top token over the whole vocabulary: when that
+ * token is letter j, its probability there is letters[j] x mass, so the mass is their ratio.
+ * Undefined when the top token is no letter (then only the full map gives the mass).
+ */
+export function massFromTopToken(
+  letters: readonly number[],
+  letterTokens: readonly Token[],
+  top: { readonly token?: Token | null; readonly confidence?: number },
+): number | undefined {
+  const j = top.token === undefined || top.token === null ? -1 : letterTokens.indexOf(top.token);
+  const share = letters[j];
+  if (j < 0 || top.confidence === undefined || share === undefined || !(share > 0)) return undefined;
+  // Rounding can take the ratio a hair past 1 on a sure answer; a share is at most 1.
+  return Math.min(1, top.confidence / share);
+}

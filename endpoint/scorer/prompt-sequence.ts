@@ -22,8 +22,12 @@ export type NextTokenReadout = NonNullable<
 
 /** Result of evaluating a prompt. */
 export interface PromptEvaluation {
-  /** Full-vocabulary or restricted probabilities at the last position. */
+  /** Full-vocabulary or restricted probabilities at the last position (empty when not asked). */
   readonly probabilities: ReadonlyMap<Token, number>;
+  /** The sampler's next token, when asked (null when llama.cpp gave none). */
+  readonly token?: Token | null;
+  /** That token's probability among the candidates the sampler kept, when asked. */
+  readonly confidence?: number;
   /** Tokens taken from the cache instead of evaluated. */
   readonly reusedTokens: number;
   /** Tokens evaluated now. */
@@ -91,9 +95,18 @@ export class PromptSequence {
     const input: ControlledEvaluateInputItem[] = rest.slice(0, -1);
     input.push([rest.at(-1)!, { generateNext: readout }]);
     const output = await this.sequence.controlledEvaluate(input);
-    const probabilities = output.at(-1)?.next?.probabilities;
-    if (!probabilities) throw new Error("llama.cpp returned no probabilities for the last prompt token");
-    return { probabilities, reusedTokens: reused, evaluatedTokens: rest.length };
+    const next = output.at(-1)?.next;
+    if (readout.probabilities && !next?.probabilities)
+      throw new Error("llama.cpp returned no probabilities for the last prompt token");
+    if (readout.confidence && next?.confidence === undefined)
+      throw new Error("llama.cpp returned no confidence for the last prompt token");
+    return {
+      probabilities: next?.probabilities ?? new Map(),
+      ...(readout.token ? { token: next?.token ?? null } : {}),
+      ...(next?.confidence === undefined ? {} : { confidence: next.confidence }),
+      reusedTokens: reused,
+      evaluatedTokens: rest.length,
+    };
   }
 
   /**

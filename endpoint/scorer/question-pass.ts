@@ -8,7 +8,14 @@ import { performance } from "node:perf_hooks";
 import type { LlamaModel, Token } from "node-llama-cpp";
 import type { DecisionQuestion, DecisionRequest } from "../../shared/domain/contracts/system-one/index.ts";
 import { PromptTooLongError } from "../runtime/errors.ts";
-import { type LetterSlots, letterReadoutRequest, readLetters } from "./letter-readout.ts";
+import {
+  type LetterReadout,
+  type LetterSlots,
+  letterReadoutRequest,
+  massFromTopToken,
+  readLetters,
+  TOP_TOKEN_READOUT,
+} from "./letter-readout.ts";
 import { type LikelihoodDetail, scoreOptionLikelihoods } from "./likelihood.ts";
 import { buildDecisionPrompt, type DecisionPrompt } from "./prompt.ts";
 import type { PromptSequence } from "./prompt-sequence.ts";
@@ -79,20 +86,12 @@ export async function scorePass(
   const provenance = { promptVersion: prompt.promptVersion, promptSha256: prompt.promptSha256 };
   if (question.scoring === "letters") {
     const letterTokens = context.slots.tokens.slice(0, question.options.length);
-    const full = request.token_mass;
-    const evaluation = await sequence.evaluate(tokens, letterReadoutRequest(model, letterTokens, full));
-    let { logits, allowedTokenMass } = readLetters(evaluation.probabilities, letterTokens, full);
-    if (logits.some((l) => !Number.isFinite(l))) {
-      // A letter underflowed to 0 in the full map: read the letters alone (one token re-evaluated).
-      const retry = await sequence.evaluate(tokens.slice(), letterReadoutRequest(model, letterTokens, false));
-      logits = readLetters(retry.probabilities, letterTokens, false).logits;
-    }
+    const read = request.token_mass
+      ? await lettersWithMass(sequence, tokens, model, letterTokens)
+      : await lettersAlone(sequence, tokens, model, letterTokens);
     return {
-      logits,
-      allowedTokenMass,
+      ...read,
       inputTokens: tokens.length,
-      reusedTokens: evaluation.reusedTokens,
-      evaluatedTokens: evaluation.evaluatedTokens,
       ...provenance,
       renderMs: t1 - t0,
       evaluateMs: performance.now() - t1,
@@ -119,4 +118,63 @@ export async function scorePass(
     renderMs: t1 - t0,
     evaluateMs: performance.now() - t1,
   };
+}
+
+/** A letter readout and the prompt tokens it took from the cache and evaluated. */
+type CountedReadout = LetterReadout & { readonly reusedTokens: number; readonly evaluatedTokens: number };
+
+/** The letters' distribution over the letters alone, no mass (`"token_mass": false`). */
+async function lettersAlone(
+  sequence: PromptSequence,
+  tokens: readonly Token[],
+  model: LlamaModel,
+  letterTokens: readonly Token[],
+): Promise<CountedReadout> {
+  const evaluation = await sequence.evaluate(tokens, letterReadoutRequest(model, letterTokens, false));
+  return {
+    ...readLetters(evaluation.probabilities, letterTokens, false),
+    reusedTokens: evaluation.reusedTokens,
+    evaluatedTokens: evaluation.evaluatedTokens,
+  };
+}
+
+/**
+ * The letters' log-probabilities over the whole vocabulary and their mass. The prompt is
+ * evaluated for the top token over the unbiased vocabulary and its probability there (a sort of
+ * the vocabulary, one number back). When it is a letter, as it is for a model that answers the
+ * question, the last two tokens are evaluated again (bit-exact, `prompt-sequence.ts`) for the
+ * letters' own distribution: the mass is the top letter's probability over its share among the
+ * letters, and each letter's log-probability log(share x mass). When it is not, they are
+ * evaluated again for the full map, which gives both as it always did (and a letter that
+ * underflowed to 0 there takes the letters alone, evaluated once more). The path depends on the
+ * prompt's logits alone, so a reused prompt takes the path, and gets the bits, of a fresh one.
+ */
+async function lettersWithMass(
+  sequence: PromptSequence,
+  tokens: readonly Token[],
+  model: LlamaModel,
+  letterTokens: readonly Token[],
+): Promise<CountedReadout> {
+  const top = await sequence.evaluate(tokens, TOP_TOKEN_READOUT);
+  let evaluatedTokens = top.evaluatedTokens;
+  const again = async (fullVocabulary: boolean) => {
+    const evaluation = await sequence.evaluate(
+      tokens,
+      letterReadoutRequest(model, letterTokens, fullVocabulary),
+    );
+    evaluatedTokens += evaluation.evaluatedTokens;
+    return evaluation.probabilities;
+  };
+  const counts = () => ({ reusedTokens: top.reusedTokens, evaluatedTokens });
+  if (top.token !== undefined && top.token !== null && letterTokens.includes(top.token)) {
+    const letters = await again(false);
+    const shares = letterTokens.map((token) => letters.get(token) ?? 0);
+    const mass = massFromTopToken(shares, letterTokens, top);
+    if (mass !== undefined)
+      return { logits: shares.map((q) => Math.log(q * mass)), allowedTokenMass: mass, ...counts() };
+  }
+  const read = readLetters(await again(true), letterTokens, true);
+  if (read.logits.every(Number.isFinite)) return { ...read, ...counts() };
+  const { logits } = readLetters(await again(false), letterTokens, false);
+  return { logits, allowedTokenMass: read.allowedTokenMass, ...counts() };
 }

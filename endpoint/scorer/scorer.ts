@@ -141,6 +141,11 @@ export class DecisionScorer {
     return this.prefixes.first.contextSize;
   }
 
+  /** The option letters' tokens at the answer position, in letter order (for benchmarks and tests). */
+  get letterTokens(): readonly Token[] {
+    return this.passContext.slots.tokens;
+  }
+
   /** Prefix slots, hits and misses since start. */
   get cacheStats(): SlotStats {
     return this.prefixes.stats();

@@ -1,6 +1,7 @@
 import type { Token } from "node-llama-cpp";
 import { BASE_WORDS } from "../../endpoint/models/words.ts";
 import { DecisionModel } from "../../endpoint/runtime/decision-model.ts";
+import { letterReadoutRequest, TOP_TOKEN_READOUT } from "../../endpoint/scorer/letter-readout.ts";
 import { buildDecisionPrompt } from "../../endpoint/scorer/prompt.ts";
 import { PromptSequence } from "../../endpoint/scorer/prompt-sequence.ts";
 import { DecisionScorer } from "../../endpoint/scorer/scorer.ts";
@@ -93,13 +94,27 @@ const teamQuestion = TEAM_QUESTION;
   const preOut: number[] = [];
   const lettersOnly: number[] = [];
   const withMass: number[] = [];
+  const shortPath: number[] = [];
+  const letters = scorer.letterTokens.slice(0, teamQuestion.options!.length);
+  // This model's random weights put no option letter on top, so its mass decisions take the
+  // full-map path; a model that answers takes the short one, whose work this times directly (the
+  // top token over the vocabulary, then the last two tokens again for the letters).
+  const topThenLetters = () =>
+    scorer.withSequence(tokens, async (sequence) => {
+      await sequence.clear();
+      return timed(async () => {
+        await sequence.evaluate(tokens, TOP_TOKEN_READOUT);
+        await sequence.evaluate(tokens, letterReadoutRequest(model.model, letters, false));
+      });
+    });
   const variants: [number[], () => Promise<number>][] = [
     [pre, () => pureprefill(tokens)],
     [preOut, () => prefillWithOutput(tokens)],
     [lettersOnly, () => timed(() => scorer.score(decisionRequest(request(false)), { reuse: false }))],
     [withMass, () => timed(() => scorer.score(decisionRequest(request(true)), { reuse: false }))],
+    [shortPath, topThenLetters],
   ];
-  // Each block runs the four in another order (rotated by one each block), so that none always
+  // Each block runs the five in another order (rotated by one each block), so that none always
   // follows the same one (the pure prefill after the mass's 151,936-entry map, say).
   for (let b = 0; b < blocks * 2; b++)
     for (let k = 0; k < variants.length; k++) {
@@ -122,8 +137,16 @@ const teamQuestion = TEAM_QUESTION;
     `   prefill + one output row (greedy next token) ${fmt(po)}: the output row costs ${fmt(po - p)} (paired by block ${paired(preOut)})`,
   );
   console.log(`   decision, letters-only readout ${fmt(median(lettersOnly))}: ${ratios(lettersOnly)}`);
+  const massAnswer = (await scorer.score(decisionRequest(request(true)), { reuse: false })).answers[0]!;
+  const top = await scorer.withSequence(tokens, (sequence) => sequence.evaluate(tokens, TOP_TOKEN_READOUT));
+  const path = letters.includes(top.token!)
+    ? "a letter on top: the short path"
+    : "no letter on top: the full-map path";
   console.log(
-    `   decision, with allowed-token mass (full-vocabulary map) ${fmt(median(withMass))}: ${ratios(withMass)}`,
+    `   decision, with allowed-token mass (${massAnswer.allowedTokenMass?.toExponential(2)}; ${path}) ${fmt(median(withMass))}: ${ratios(withMass)}`,
+  );
+  console.log(
+    `   the short path's work, read directly (top token, then the letters again) ${fmt(median(shortPath))}: ${ratios(shortPath)}`,
   );
 }
 

@@ -1,0 +1,105 @@
+/**
+ * The allowed-token mass without the full map (issue 44): when the top token over the whole
+ * vocabulary is an option letter, the scorer reads the mass as that letter's probability over its
+ * share among the letters, and no 151,936-entry map is built. Checked against the full map read at
+ * the same position, on the demo model (a letter on top: the short path) and on the generated
+ * tiny model (random weights, no letter on top: the full map, as before), and reuse against fresh
+ * scoring bit for bit on both paths.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DecisionModel } from "../../endpoint/runtime/decision-model.ts";
+import {
+  letterReadoutRequest,
+  readLetters,
+  TOP_TOKEN_READOUT,
+} from "../../endpoint/scorer/letter-readout.ts";
+import { buildDecisionPrompt } from "../../endpoint/scorer/prompt.ts";
+import { DecisionScorer } from "../../endpoint/scorer/scorer.ts";
+import { decisionRequest, type KeyedQuestion } from "../helpers/decision-requests.ts";
+import { demoModelPath, generatedModel } from "../helpers/models.ts";
+
+const question: KeyedQuestion = {
+  key: "team",
+  type: "choice",
+  instructions: "Which team should handle this ticket?",
+  options: [
+    { id: "billing", description: "Billing: charges, invoices, refunds" },
+    { id: "technical", description: "Technical: errors, crashes, bugs" },
+    { id: "account", description: "Account: login, password, profile" },
+    { id: "out_of_scope", description: "None of these" },
+  ],
+};
+const tickets = [
+  "My card was charged twice, please refund.",
+  "The app crashes when I open settings.",
+  "I cannot log in since I changed my password.",
+];
+
+/** The two models and whether each puts a letter on top for every ticket. */
+const cases = [
+  { name: "demo model (a letter on top: the short path)", path: demoModelPath, letterOnTop: true },
+  {
+    name: "generated tiny model (no letter on top: the full map)",
+    path: () => generatedModel(),
+    letterOnTop: false,
+  },
+] as const;
+
+describe.each(cases)("the allowed-token mass on the $name", ({ path, letterOnTop }) => {
+  let model: DecisionModel;
+  let scorer: DecisionScorer;
+  beforeAll(async () => {
+    model = await DecisionModel.load({ modelPath: await path(), threads: 2 });
+    scorer = await DecisionScorer.create(model, { contextSize: 1024 });
+  });
+  afterAll(async () => {
+    await scorer?.dispose();
+    await model?.dispose();
+  });
+
+  /** The top token and the full map at the answer position of `state`'s prompt, read directly. */
+  async function direct(state: string) {
+    const shown = { instructions: question.instructions, options: question.options! };
+    const tokens = scorer.promptTokens(buildDecisionPrompt(state, shown, "state-first", "letters"));
+    const letters = scorer.letterTokens.slice(0, shown.options.length);
+    return scorer.withSequence(tokens, async (sequence) => {
+      await sequence.clear();
+      const top = await sequence.evaluate(tokens, TOP_TOKEN_READOUT);
+      const full = await sequence.evaluate(tokens, letterReadoutRequest(model.model, letters, true));
+      return { top, letters, full: readLetters(full.probabilities, letters, true), tokens };
+    });
+  }
+
+  it("equals the full map's mass and distribution, and takes the path its top token says", async () => {
+    for (const state of tickets) {
+      const expected = await direct(state);
+      expect(expected.letters.includes(expected.top.token!)).toBe(letterOnTop);
+      const scored = await scorer.score(decisionRequest({ state, questions: [question] }), { reuse: false });
+      const answer = scored.answers[0]!;
+      expect(answer.allowedTokenMass).not.toBeNull();
+      const mass = expected.full.allowedTokenMass!;
+      if (letterOnTop) {
+        // Float rounding apart (single-precision sums over the vocabulary), the same share.
+        expect(Math.abs(answer.allowedTokenMass! - mass)).toBeLessThanOrEqual(1e-5 * mass);
+        // The prompt, then its last two tokens again for the letters.
+        expect(answer.evaluatedTokens).toBe(expected.tokens.length + 2);
+      } else {
+        expect(answer.allowedTokenMass).toBe(mass);
+        expect(answer.evaluatedTokens).toBe(expected.tokens.length + 2);
+      }
+      const fullProbabilities = expected.full.logits.map(Math.exp);
+      const total = fullProbabilities.reduce((a, b) => a + b, 0);
+      for (const [i, p] of answer.rawProbabilities.entries())
+        expect(Math.abs(p - fullProbabilities[i]! / total)).toBeLessThanOrEqual(1e-5);
+    }
+  });
+
+  it("gives a reused prompt the bits of a fresh one", async () => {
+    const request = decisionRequest({ state: tickets[0]!, questions: [question] });
+    const fresh = await scorer.score(request, { reuse: false });
+    const reused = await scorer.score(request);
+    expect(reused.answers[0]!.reusedTokens).toBeGreaterThan(0);
+    expect(reused.answers[0]!.allowedTokenMass).toBe(fresh.answers[0]!.allowedTokenMass);
+    expect(reused.answers[0]!.logits).toEqual(fresh.answers[0]!.logits);
+  });
+});
