@@ -104,29 +104,8 @@ export async function requestCertification(
 ): Promise<CertificationRequested> {
   const { policy } = request;
   const now = deps.now().toISOString();
-  const members: DecisionRecord[] = [];
-  const window = {
-    since: "1970-01-01T00:00:00.000Z",
-    until: now,
-    policyId: policy.id,
-    policyIds: [policy.id],
-  };
-  let chosenBefore = 0;
   const minProbability = Math.max(request.minProbability, policy.autoThreshold);
-  // One read of the table gives both the members and the earlier registered plans of the same
-  // claim: this plan comes after them, tested at its share of what is left of α.
-  const sameClaim = sameClaimVersions(policy, request.otherVersions);
-  const earlierPlans = new Set<string>();
-  for await (const r of everyDecision(deps.store, window)) {
-    const earlier = planSampleOf(r, sameClaim);
-    if (earlier) earlierPlans.add(earlier);
-    if (r.policyVersion === policy.version && r.route !== undefined && r.topProbability !== undefined) {
-      // Only decisions never chosen for a label: a new sample never spends itself on labels held.
-      if (!chosenForLabel(r)) members.push(r);
-      else if (chosenAutomatable(r, policy) && r.topProbability >= minProbability) chosenBefore++;
-    }
-  }
-  const round = earlierPlans.size + 1;
+  const { members, chosenBefore, round } = await readFrame(deps.store, request, now, minProbability);
   if (request.round !== undefined && request.round !== round)
     throw new PlanRoundMovedError(request.round, round);
   const sample = `cert-${now.replace(/[^0-9]/g, "").slice(0, 14)}-${createHash("sha256").update(`${policy.id}@${policy.version}|${now}`).digest("hex").slice(0, 8)}`;
@@ -181,6 +160,36 @@ export async function requestCertification(
     chosenBefore,
     plan,
   };
+}
+
+/**
+ * One read of the table up to `until`: the version's decisions never chosen for a label (what a
+ * draw chooses from), how many at or above `minProbability` were chosen before, and this plan's
+ * round, after the earlier registered plans of the same claim (tested at its share of what is
+ * left of α).
+ */
+async function readFrame(
+  store: DecisionStore,
+  request: CertificationRequest,
+  until: string,
+  minProbability: number,
+): Promise<{ members: DecisionRecord[]; chosenBefore: number; round: number }> {
+  const { policy } = request;
+  const window = { since: "1970-01-01T00:00:00.000Z", until, policyId: policy.id, policyIds: [policy.id] };
+  const sameClaim = sameClaimVersions(policy, request.otherVersions);
+  const earlierPlans = new Set<string>();
+  const members: DecisionRecord[] = [];
+  let chosenBefore = 0;
+  for await (const r of everyDecision(store, window)) {
+    const earlier = planSampleOf(r, sameClaim);
+    if (earlier) earlierPlans.add(earlier);
+    if (r.policyVersion === policy.version && r.route !== undefined && r.topProbability !== undefined) {
+      // Only decisions never chosen for a label: a new sample never spends itself on labels held.
+      if (!chosenForLabel(r)) members.push(r);
+      else if (chosenAutomatable(r, policy) && r.topProbability >= minProbability) chosenBefore++;
+    }
+  }
+  return { members, chosenBefore, round: earlierPlans.size + 1 };
 }
 
 /**
