@@ -113,19 +113,13 @@ export const TOP_TOKEN_READOUT: NextTokenReadout = {
 };
 
 /**
- * The letters' share of the full-vocabulary probability, from `letters` (the letters' own
- * distribution, renormalized over them) and the top token over the whole vocabulary: when that
- * token is letter j, its probability there is letters[j] x mass, so the mass is their ratio.
- * Undefined when the top token is no letter (then only the full map gives the mass).
+ * The letters' share of the full-vocabulary probability, from the top token over the whole
+ * vocabulary when it is a letter: its probability there (`confidence`) is its share among the
+ * letters times the mass, so the mass is their ratio. Undefined when either is not a positive
+ * number (then only the full map gives the mass).
  */
-export function massFromTopToken(
-  letters: readonly number[],
-  letterTokens: readonly Token[],
-  top: { readonly token?: Token | null; readonly confidence?: number },
-): number | undefined {
-  const j = top.token === undefined || top.token === null ? -1 : letterTokens.indexOf(top.token);
-  const share = letters[j];
-  if (j < 0 || top.confidence === undefined || share === undefined || !(share > 0)) return undefined;
+export function massFromTopLetter(share: number, confidence: number | undefined): number | undefined {
+  if (!(share > 0) || confidence === undefined || !(confidence > 0)) return undefined;
   // Rounding can take the ratio a hair past 1 on a sure answer; a share is at most 1.
-  return Math.min(1, top.confidence / share);
+  return Math.min(1, confidence / share);
 }

@@ -12,7 +12,7 @@ import {
   type LetterReadout,
   type LetterSlots,
   letterReadoutRequest,
-  massFromTopToken,
+  massFromTopLetter,
   readLetters,
   TOP_TOKEN_READOUT,
 } from "./letter-readout.ts";
@@ -166,10 +166,11 @@ async function lettersWithMass(
     return evaluation.probabilities;
   };
   const counts = () => ({ reusedTokens: top.reusedTokens, evaluatedTokens });
-  if (top.token !== undefined && top.token !== null && letterTokens.includes(top.token)) {
+  const onTop = top.token === undefined || top.token === null ? -1 : letterTokens.indexOf(top.token);
+  if (onTop >= 0) {
     const letters = await again(false);
     const shares = letterTokens.map((token) => letters.get(token) ?? 0);
-    const mass = massFromTopToken(shares, letterTokens, top);
+    const mass = massFromTopLetter(shares[onTop]!, top.confidence);
     if (mass !== undefined)
       return { logits: shares.map((q) => Math.log(q * mass)), allowedTokenMass: mass, ...counts() };
   }

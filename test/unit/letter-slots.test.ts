@@ -7,7 +7,7 @@
 import { type LlamaModel, LlamaText, type Token, type Tokenizer } from "node-llama-cpp";
 import { describe, expect, it } from "vitest";
 import { SlotCheckError } from "../../endpoint/runtime/errors.ts";
-import { checkLetterSlots, readLetters } from "../../endpoint/scorer/letter-readout.ts";
+import { checkLetterSlots, massFromTopLetter, readLetters } from "../../endpoint/scorer/letter-readout.ts";
 
 /**
  * A character tokenizer with optional multi-character pieces, merged greedily. A piece mapped
@@ -72,5 +72,14 @@ describe("letter readout", () => {
     expect(readout.allowedTokenMass).toBe(1);
     expect(readLetters(probabilities, [11, 12] as never, true).allowedTokenMass).toBeCloseTo(1.8e-8, 12);
     expect(readLetters(probabilities, [10] as never, false).allowedTokenMass).toBeNull();
+  });
+
+  it("reads the mass from a top letter as its probability over its share, never past 1, and none from nonsense", () => {
+    expect(massFromTopLetter(0.8, 0.4)).toBeCloseTo(0.5, 15);
+    expect(massFromTopLetter(1, 1.0000001)).toBe(1);
+    expect(massFromTopLetter(0, 0.4)).toBeUndefined();
+    expect(massFromTopLetter(0.8, undefined)).toBeUndefined();
+    expect(massFromTopLetter(0.8, Number.NaN)).toBeUndefined();
+    expect(massFromTopLetter(0.8, 0)).toBeUndefined();
   });
 });

@@ -48,7 +48,12 @@ export interface QuestionResult {
   readonly passes: number;
   /** Prompt tokens over all passes. */
   readonly inputTokens: number;
+  /** Prompt tokens taken from the cache instead of evaluated. */
   readonly reusedTokens: number;
+  /**
+   * Tokens evaluated: the prompt's tokens after the cached prefix, plus the last two again for
+   * each further readout at the answer position (the allowed-token mass takes one or two).
+   */
   readonly evaluatedTokens: number;
   readonly promptVersion: string;
   readonly promptSha256: string;
