@@ -65,20 +65,18 @@ export async function scorePass(
   const field = `questions.${question.key}`;
   const t0 = performance.now();
   const prompt = buildDecisionPrompt(request.state, question, request.layout, question.scoring);
+  // node-llama-cpp keeps one cell of a sequence free: a prompt filling every cell would have its
+  // beginning erased (a context shift) before its last token and be scored on what was left.
+  const capacity = context.contextSize - 1;
   // Cheap check first: no token covers more than MAX_CHARS_PER_TOKEN characters, so a prompt
   // this long cannot fit, and tokenizing it (synchronous, on the event loop) is never started.
   const characters = prompt.system.length + prompt.user.length;
-  if (characters > context.contextSize * MAX_CHARS_PER_TOKEN) {
-    throw new PromptTooLongError(
-      field,
-      Math.ceil(characters / MAX_CHARS_PER_TOKEN),
-      context.contextSize,
-      "at least",
-    );
+  if (characters > capacity * MAX_CHARS_PER_TOKEN) {
+    throw new PromptTooLongError(field, Math.ceil(characters / MAX_CHARS_PER_TOKEN), capacity, "at least");
   }
   const tokens = context.promptTokens(prompt);
-  if (tokens.length > context.contextSize) {
-    throw new PromptTooLongError(field, tokens.length, context.contextSize);
+  if (tokens.length > capacity) {
+    throw new PromptTooLongError(field, tokens.length, capacity);
   }
   const t1 = performance.now();
   const model = context.model;
@@ -99,8 +97,8 @@ export async function scorePass(
   }
   const optionTokens = question.options.map((option) => model.tokenize(option.description));
   const longest = Math.max(...optionTokens.map((t) => t.length));
-  if (tokens.length + longest > context.contextSize) {
-    throw new PromptTooLongError(field, tokens.length + longest, context.contextSize);
+  if (tokens.length + longest > capacity) {
+    throw new PromptTooLongError(field, tokens.length + longest, capacity);
   }
   const scored = await scoreOptionLikelihoods(sequence, tokens, optionTokens, reuse);
   return {

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DecisionModel } from "../../endpoint/runtime/decision-model.ts";
 import { PromptTooLongError } from "../../endpoint/runtime/errors.ts";
+import { buildDecisionPrompt } from "../../endpoint/scorer/prompt.ts";
 import { DecisionScorer } from "../../endpoint/scorer/scorer.ts";
 import {
   type DecisionResult,
@@ -199,7 +200,47 @@ describe("bad input", () => {
     expect(error).toBeInstanceOf(PromptTooLongError);
     // Named as System One names it: the question's key, with no translation on the way out.
     expect((error as PromptTooLongError).field).toBe("questions.team");
-    expect((error as PromptTooLongError).contextSize).toBe(2048);
+    // What the context holds for a prompt: its 2,048 cells less the one llama.cpp keeps free.
+    expect((error as PromptTooLongError).contextSize).toBe(2047);
+  });
+
+  // node-llama-cpp keeps one cell of a sequence free: a prompt of exactly contextSize tokens would
+  // have its beginning erased (a context shift) before its last token, and be scored on what is left.
+  it("refuses a prompt of exactly the context size, and scores one a token shorter", async () => {
+    const base = "My card was charged twice for one subscription, please refund. ".repeat(400);
+    const size = scorer.contextSize;
+    const tokensOf = (state: string) =>
+      scorer.promptTokens(
+        buildDecisionPrompt(
+          state,
+          { instructions: choice().instructions, options: teams },
+          "state-first",
+          "letters",
+        ),
+      ).length;
+    const stateOf = (target: number) => {
+      // The shortest prefix of `base` that renders to `target` tokens (the count grows with it).
+      let [low, length] = [1, base.length];
+      while (low < length) {
+        const middle = Math.floor((low + length) / 2);
+        if (tokensOf(base.slice(0, middle)) < target) low = middle + 1;
+        else length = middle;
+      }
+      const state = base.slice(0, length);
+      expect(tokensOf(state)).toBe(target);
+      return state;
+    };
+    const full = await scorer
+      .score(decisionRequest({ state: stateOf(size), questions: [choice()] }))
+      .catch((e: unknown) => e);
+    expect(full).toBeInstanceOf(PromptTooLongError);
+    expect((full as PromptTooLongError).message).toMatch(
+      new RegExp(`needs ${size} tokens but the context holds ${size - 1}`),
+    );
+    const fits = await scorer.score(decisionRequest({ state: stateOf(size - 1), questions: [choice()] }), {
+      reuse: false,
+    });
+    expect(fits.answers[0]!.inputTokens).toBe(size - 1);
   });
 
   it("takes only validated requests: an invalid one is refused by the contract and never reaches the model", async () => {
