@@ -11,7 +11,7 @@ import { parseArgs } from "node:util";
 import { isModelShapeName, MODEL_SHAPES, type ModelShapeName } from "../../endpoint/models/shapes.ts";
 import { synthesizeModel } from "../../endpoint/models/synthesize.ts";
 import { BASE_WORDS } from "../../endpoint/models/words.ts";
-import type { KeyedQuestion } from "../helpers/decision-requests.ts";
+
 import { REPO_ROOT } from "../helpers/models.ts";
 
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => undefined);
@@ -96,15 +96,4 @@ export function modelBenchFlags<K extends string>(extra: Record<K, { type: "stri
   };
 }
 
-/** The benchmarks' ticket-routing question: four options, the last one "none of these". */
-export const TEAM_QUESTION: KeyedQuestion = {
-  key: "team",
-  type: "choice",
-  instructions: "Which team should handle this ticket?",
-  options: [
-    { id: "billing", description: "Billing: charges, invoices, refunds" },
-    { id: "technical", description: "Technical: errors, crashes, bugs" },
-    { id: "account", description: "Account: login, password, profile" },
-    { id: "out_of_scope", description: "None of these" },
-  ],
-};
+export { TEAM_QUESTION } from "../helpers/decision-requests.ts";

@@ -19,6 +19,19 @@ export interface KeyedQuestion extends DeclaredQuestion {
   readonly scoring?: ScoringMode;
 }
 
+/** The ticket-routing question of the scorer's tests and benchmarks: four options, the last one "none of these". */
+export const TEAM_QUESTION: KeyedQuestion = {
+  key: "team",
+  type: "choice",
+  instructions: "Which team should handle this ticket?",
+  options: [
+    { id: "billing", description: "Billing: charges, invoices, refunds" },
+    { id: "technical", description: "Technical: errors, crashes, bugs" },
+    { id: "account", description: "Account: login, password, profile" },
+    { id: "out_of_scope", description: "None of these" },
+  ],
+};
+
 /** A request as the scorer's tests write it. */
 export interface DecisionInput {
   readonly state: unknown;
