@@ -16,20 +16,10 @@ import {
 import { buildDecisionPrompt } from "../../endpoint/scorer/prompt.ts";
 import { PromptSequence } from "../../endpoint/scorer/prompt-sequence.ts";
 import { DecisionScorer } from "../../endpoint/scorer/scorer.ts";
-import { decisionRequest, type KeyedQuestion } from "../helpers/decision-requests.ts";
+import { decisionRequest, TEAM_QUESTION } from "../helpers/decision-requests.ts";
 import { demoModelPath, generatedModel } from "../helpers/models.ts";
 
-const question: KeyedQuestion = {
-  key: "team",
-  type: "choice",
-  instructions: "Which team should handle this ticket?",
-  options: [
-    { id: "billing", description: "Billing: charges, invoices, refunds" },
-    { id: "technical", description: "Technical: errors, crashes, bugs" },
-    { id: "account", description: "Account: login, password, profile" },
-    { id: "out_of_scope", description: "None of these" },
-  ],
-};
+const question = TEAM_QUESTION;
 const tickets = [
   "My card was charged twice, please refund.",
   "The app crashes when I open settings.",
