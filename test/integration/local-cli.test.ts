@@ -118,7 +118,9 @@ describe.skipIf(!hasScript)("npm start in a terminal", () => {
       expect(out.indexOf("DynamoDB Local: http://127.0.0.1:", starting)).toBeGreaterThan(starting);
       expect(out).toMatch(/\d+\.\d s {2}endpoint: loading the model\.\.\./);
       // The fit (about 8 s on an idle machine) runs in a child process: its step keeps counting.
-      expect(out).toMatch(/demo model: fitting [^\r\n]*\.\.\. 1 s/);
+      // Which count is drawn first depends on the timer's ticks on a busy machine (a CI run saw
+      // none at 1 s), so any count will do.
+      expect(out).toMatch(/demo model: fitting [^\r\n]*\.\.\. [1-9]\d* s/);
       expect(out).toMatch(/\d+\.\d s {2}review page: http:\/\/127\.0\.0\.1:/);
       expect(out).toMatch(/\d+\.\d s {2}ready: every part answers/);
       expect(out).toContain(`source ${join(dataDir, "env")}`);
