@@ -15,6 +15,7 @@ import {
 } from "../gguf/format.ts";
 import { encodeTensor, float32ToFloat16Bits } from "../gguf/quantize.ts";
 import { type GgufTensorSpec, type GgufValue, gguf, writeGgufFile } from "../gguf/writer.ts";
+import { answerCarrierEditor, type BlockEditor } from "./answer-carrier.ts";
 import { CHATML_TEMPLATE } from "./chat-template.ts";
 import type { ModelShape } from "./shapes.ts";
 import { buildVocabulary, type Vocabulary } from "./vocabulary.ts";
@@ -33,6 +34,12 @@ export interface SynthesizeOptions {
   readonly extraPieces?: readonly string[];
   /** Metadata keys to leave out (tests use it to make files llama.cpp must refuse). @default none */
   readonly omitMetadata?: readonly string[];
+  /**
+   * Vocabulary pieces the model answers with: they hold nearly all the probability at every
+   * position, as the option letters do for a model that answers the question
+   * (`answer-carrier.ts`). Needs tied embeddings and a quantized weight type. @default none
+   */
+  readonly answerPieces?: readonly string[];
 }
 
 /** What was written. */
@@ -59,7 +66,10 @@ export async function synthesizeModel(
     extraPieces: options.extraPieces,
   });
   const random = new SeededRandom(options.seed ?? 1);
-  const tensors = modelTensors(shape, vocabulary.tokens.length, weightType, random);
+  const embedding = options.answerPieces
+    ? answerEmbedding(shape, vocabulary, weightType, options.answerPieces)
+    : undefined;
+  const tensors = modelTensors(shape, vocabulary.tokens.length, weightType, random, embedding);
   const metadata = modelMetadata(shape, vocabulary, weightType);
   for (const key of options.omitMetadata ?? []) metadata.delete(key);
   const bytes = await writeGgufFile(options.out, { metadata, tensors });
@@ -105,11 +115,30 @@ export function modelMetadata(
   ]);
 }
 
+/** The token embedding's carrier for `answerPieces`, checked. */
+function answerEmbedding(
+  shape: ModelShape,
+  vocabulary: Vocabulary,
+  weightType: GgmlTensorTypeName,
+  answerPieces: readonly string[],
+): BlockEditor {
+  // An untied output projection would not see the embedding's carrier.
+  if (!shape.tiedEmbeddings)
+    throw new RangeError(`answer pieces need tied embeddings; ${shape.name} has none`);
+  const ids = answerPieces.map((piece) => {
+    const id = vocabulary.tokens.indexOf(piece);
+    if (id < 0) throw new RangeError(`answer piece ${JSON.stringify(piece)} is not in the vocabulary`);
+    return id;
+  });
+  return answerCarrierEditor(weightType, shape.width, new Set(ids));
+}
+
 function modelTensors(
   shape: ModelShape,
   vocabSize: number,
   weightType: GgmlTensorTypeName,
   random: SeededRandom,
+  embedding?: BlockEditor,
 ): GgufTensorSpec[] {
   const headDim = shape.width / shape.heads;
   if (!Number.isInteger(headDim))
@@ -119,7 +148,16 @@ function modelTensors(
     weightTensor(name, [rows, columns], weightType, std, random);
   const norm = (name: string): GgufTensorSpec => onesTensor(name, shape.width);
 
-  const tensors: GgufTensorSpec[] = [matrix("token_embd.weight", shape.width, vocabSize, shape.embeddingStd)];
+  const tensors: GgufTensorSpec[] = [
+    weightTensor(
+      "token_embd.weight",
+      [shape.width, vocabSize],
+      weightType,
+      shape.embeddingStd,
+      random,
+      embedding,
+    ),
+  ];
   for (let layer = 0; layer < shape.layers; layer++) {
     const blk = `blk.${layer}`;
     tensors.push(
@@ -153,7 +191,7 @@ function onesTensor(name: string, length: number): GgufTensorSpec {
 /**
  * A weight matrix of random values with the given standard deviation. Float types draw floats;
  * quantized types draw the quantized blocks directly (a fixed scale and uniform codes), which is
- * what keeps a 500 MB model fast to write.
+ * what keeps a 500 MB model fast to write. `edit`, for quantized types, rewrites chosen blocks.
  */
 function weightTensor(
   name: string,
@@ -161,6 +199,7 @@ function weightTensor(
   type: GgmlTensorTypeName,
   std: number,
   random: SeededRandom,
+  edit?: BlockEditor,
 ): GgufTensorSpec {
   const elements = dims.reduce((a, b) => a * b, 1);
   function* floatChunks(): Iterable<Uint8Array> {
@@ -181,6 +220,7 @@ function weightTensor(
       for (let b = 0; b < count; b++) {
         chunk[b * blockBytes] = scaleBits & 0xff;
         chunk[b * blockBytes + 1] = scaleBits >> 8;
+        edit?.(done + b, chunk, b * blockBytes);
       }
       yield chunk;
     }

@@ -11,6 +11,7 @@ import { parseArgs } from "node:util";
 import { isModelShapeName, MODEL_SHAPES, type ModelShapeName } from "../../endpoint/models/shapes.ts";
 import { synthesizeModel } from "../../endpoint/models/synthesize.ts";
 import { BASE_WORDS } from "../../endpoint/models/words.ts";
+import { OPTION_LETTERS } from "../../endpoint/scorer/prompt.ts";
 
 import { REPO_ROOT } from "../helpers/models.ts";
 
@@ -38,16 +39,29 @@ export function words(count: number, offset = 0): string {
   return out.join(" ");
 }
 
-/** The benchmark model of `shape` (in `weightType`, default the shape's), generated into .cache/bench-models on first use. */
-export async function benchModelPath(shape: ModelShapeName, weightType?: "Q8_0" | "Q4_0"): Promise<string> {
+/**
+ * The benchmark model of `shape` (in `weightType`, default the shape's), generated into
+ * .cache/bench-models on first use. With `answersWithLetters` the model answers "A" or "B" at every
+ * position, as a model that answers the question puts an option letter on top
+ * (`answer-carrier.ts`); every question has at least two options, so the allowed-token mass takes
+ * the path real answers take. Its timings are otherwise those of the random model (same shapes
+ * and types).
+ */
+export async function benchModelPath(
+  shape: ModelShapeName,
+  weightType?: "Q8_0" | "Q4_0",
+  { answersWithLetters = false }: { answersWithLetters?: boolean } = {},
+): Promise<string> {
   const dir = join(REPO_ROOT, ".cache", "bench-models");
-  const path = join(dir, weightType ? `${shape}-${weightType}.gguf` : `${shape}.gguf`);
+  const name = `${shape}${weightType ? `-${weightType}` : ""}${answersWithLetters ? "-letters" : ""}`;
+  const path = join(dir, `${name}.gguf`);
   if (existsSync(path)) return path;
   await mkdir(dir, { recursive: true });
   const started = performance.now();
   const made = await synthesizeModel(MODEL_SHAPES[shape], {
     out: `${path}.tmp`,
     ...(weightType ? { weightType } : {}),
+    ...(answersWithLetters ? { answerPieces: OPTION_LETTERS.slice(0, 2) } : {}),
   });
   await rename(`${path}.tmp`, path);
   console.log(

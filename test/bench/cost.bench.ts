@@ -1,6 +1,7 @@
 /**
  * `npm run bench:cost`: cost per 1,000 decisions from measured times. Measures, on the generated
- * Qwen2-0.5B-shaped model in Q8_0 and Q4_0, the time per decision for three workloads (one fresh
+ * Qwen2-0.5B-shaped model in Q8_0 and Q4_0 (made to answer "A" or "B", so the allowed-token mass
+ * takes a real answer's path), the time per decision for three workloads (one fresh
  * ~200-token decision; items under a cached ~300-token policy preamble; 21 yes/no questions on one
  * state, per question), then prices them with the assumptions in infra/capacity/prices.ts: cost per
  * 1,000 decisions and idle cost per month for real-time instances and serverless memory sizes,
@@ -70,7 +71,10 @@ const preambleQuestion: KeyedQuestion = {
 
 /** Milliseconds per decision for the three workloads on one quantization. */
 async function measure(type: "Q8_0" | "Q4_0") {
-  const model = await DecisionModel.load({ modelPath: await benchModelPath("qwen2-0.5b", type), threads });
+  // A model that answers "A" or "B", as one that answers the question does: the mass then takes
+  // the path real answers take (a random model's top token is no letter, bench-helpers.ts).
+  const modelPath = await benchModelPath("qwen2-0.5b", type, { answersWithLetters: true });
+  const model = await DecisionModel.load({ modelPath, threads });
   const scorer = await DecisionScorer.create(model, { contextSize: 4096, prefixSlots: 1 });
   try {
     // 1. One fresh decision of about 200 tokens.
