@@ -14,11 +14,15 @@ import type {
   SequenceEvaluateOptions,
   Token,
 } from "node-llama-cpp";
+import {
+  keptLogitsState,
+  type NextTokenReadout,
+  readKeptLogits,
+  sameReadout,
+  settleKeptLogits,
+} from "./kept-logits.ts";
 
-/** What to read at the last prompt position (node-llama-cpp's `generateNext` options). */
-export type NextTokenReadout = NonNullable<
-  NonNullable<Extract<ControlledEvaluateInputItem, readonly unknown[]>[1]>["generateNext"]
->;
+export type { NextTokenReadout } from "./kept-logits.ts";
 
 /** Result of evaluating a prompt. */
 export interface PromptEvaluation {
@@ -52,6 +56,12 @@ export function reusableLength(cached: readonly Token[], tokens: readonly Token[
 
 /** A context sequence with prefix reuse. Not safe for concurrent use: callers serialize. */
 export class PromptSequence {
+  /**
+   * The prompt whose last position the context's kept logits hold: set by {@link evaluate}, unset
+   * by anything else that changes the cache.
+   */
+  private lastEvaluated: readonly Token[] | undefined;
+
   constructor(private readonly sequence: LlamaContextSequence) {}
 
   /** Tokens the sequence can hold. */
@@ -71,6 +81,7 @@ export class PromptSequence {
 
   /** Drops everything after the first `length` tokens. */
   async truncate(length: number): Promise<void> {
+    this.lastEvaluated = undefined;
     const end = this.sequence.nextTokenIndex;
     if (length < end) await this.sequence.eraseContextTokenRanges([{ start: length, end }]);
   }
@@ -91,10 +102,18 @@ export class PromptSequence {
     if (tokens.length === 0) throw new RangeError("cannot evaluate an empty prompt");
     const reused = reusableLength(this.sequence.contextTokens, tokens);
     await this.truncate(reused);
-    const rest = tokens.slice(reused);
+    let rest = tokens.slice(reused);
+    // node-llama-cpp cuts an evaluation into batches of the context's batch size, so 512k + 1
+    // tokens would end on a batch of one: the other kernel, whose logits a reuse of the same
+    // prompt (which evaluates two) would not reproduce. Such a prompt ends on two instead.
+    if (rest.length > 2 && rest.length % this.sequence.context.batchSize === 1) {
+      await this.sequence.controlledEvaluate(rest.slice(0, -2));
+      rest = rest.slice(-2);
+    }
     const input: ControlledEvaluateInputItem[] = rest.slice(0, -1);
     input.push([rest.at(-1)!, { generateNext: readout }]);
     const output = await this.sequence.controlledEvaluate(input);
+    this.lastEvaluated = tokens;
     const next = output.at(-1)?.next;
     if (readout.probabilities && !next?.probabilities)
       throw new Error("llama.cpp returned no probabilities for the last prompt token");
@@ -105,8 +124,44 @@ export class PromptSequence {
       ...(readout.token ? { token: next?.token ?? null } : {}),
       ...(next?.confidence === undefined ? {} : { confidence: next.confidence }),
       reusedTokens: reused,
-      evaluatedTokens: rest.length,
+      evaluatedTokens: tokens.length - reused,
     };
+  }
+
+  /**
+   * A second readout after the last position of `tokens`: read from the logits llama.cpp kept
+   * when {@link evaluate} just evaluated this very prompt (no token evaluated, `kept-logits.ts`),
+   * or, when that is not possible or not trusted, by evaluating it again.
+   */
+  async readAgain(tokens: readonly Token[], readout: NextTokenReadout): Promise<PromptEvaluation> {
+    const kept = keptLogitsState().state;
+    // The kept logits are this prompt's only if nothing ran since, and no other sequence shares the context.
+    const readable =
+      this.lastEvaluated === tokens &&
+      this.sequence.nextTokenIndex === tokens.length &&
+      this.sequence.context.totalSequences === 1;
+    if (kept === "off" || !readable) return this.evaluate(tokens, readout);
+    let read: Awaited<ReturnType<typeof readKeptLogits>>;
+    try {
+      read = await readKeptLogits(this.sequence, readout);
+    } catch (error) {
+      settleKeptLogits(`reading kept logits failed: ${(error as Error).message}`);
+      return this.evaluate(tokens, readout);
+    }
+    if (kept === "trusted")
+      return {
+        probabilities: read.probabilities ?? new Map(),
+        ...(readout.token ? { token: read.token } : {}),
+        ...(read.confidence === undefined ? {} : { confidence: read.confidence }),
+        reusedTokens: tokens.length,
+        evaluatedTokens: 0,
+      };
+    const evaluated = await this.evaluate(tokens, readout);
+    settleKeptLogits(
+      sameReadout(readout, read, { token: evaluated.token ?? null, ...evaluated }) ||
+        "a readout of kept logits differed from evaluating the prompt's last tokens again",
+    );
+    return evaluated;
   }
 
   /**
@@ -131,6 +186,7 @@ export class PromptSequence {
    */
   async extend(tokens: readonly Token[]): Promise<ReadonlyMap<Token, number>[]> {
     if (tokens.length === 0) return [];
+    this.lastEvaluated = undefined;
     const output = await this.sequence.controlledEvaluate(
       tokens.map((token): ControlledEvaluateInputItem => [token, { generateNext: { probabilities: true } }]),
     );

@@ -140,11 +140,12 @@ async function lettersAlone(
  * The letters' log-probabilities over the whole vocabulary and their mass. The prompt is
  * evaluated for the top token over the unbiased vocabulary and its probability there (a sort of
  * the vocabulary, one number back). When it is a letter, as it is for a model that answers the
- * question, the last two tokens are evaluated again (bit-exact, `prompt-sequence.ts`) for the
- * letters' own distribution: the mass is the top letter's probability over its share among the
- * letters, and each letter's log-probability log(share x mass). When it is not, they are
- * evaluated again for the full map, which gives both as it always did (and a letter that
- * underflowed to 0 there takes the letters alone, evaluated once more). The path depends on the
+ * question, the same position is read again for the letters' own distribution: the mass is the
+ * top letter's probability over its share among the letters, and each letter's log-probability
+ * log(share x mass). When it is not, it is read again for the full map, which gives both as it
+ * always did (and a letter that underflowed to 0 there takes the letters alone, read once more).
+ * A second readout comes from the logits llama.cpp kept (`kept-logits.ts`), or, where that is off,
+ * from the last two tokens evaluated again: the same bits either way. The path depends on the
  * prompt's logits alone, so a reused prompt takes the path, and gets the bits, of a fresh one.
  */
 async function lettersWithMass(
@@ -156,7 +157,7 @@ async function lettersWithMass(
   const top = await sequence.evaluate(tokens, TOP_TOKEN_READOUT);
   let evaluatedTokens = top.evaluatedTokens;
   const again = async (fullVocabulary: boolean) => {
-    const evaluation = await sequence.evaluate(
+    const evaluation = await sequence.readAgain(
       tokens,
       letterReadoutRequest(model, letterTokens, fullVocabulary),
     );

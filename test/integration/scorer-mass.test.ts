@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { DecisionModel } from "../../endpoint/runtime/decision-model.ts";
+import { keptLogitsState } from "../../endpoint/scorer/kept-logits.ts";
 import {
   letterReadoutRequest,
   readLetters,
@@ -42,6 +43,10 @@ describe.each(cases)("the allowed-token mass on the $name", ({ path, letterOnTop
   beforeAll(async () => {
     model = await DecisionModel.load({ modelPath: await path(), threads: 2 });
     scorer = await DecisionScorer.create(model, { contextSize: 1024 });
+    // The first second readout of the process checks the kept logits against evaluating again
+    // (test/integration/kept-logits.test.ts); after it, each decision evaluates its prompt once.
+    await scorer.score(decisionRequest({ state: "warm-up", questions: [question] }), { reuse: false });
+    expect(keptLogitsState().state).toBe("trusted");
   });
   afterAll(async () => {
     await scorer?.dispose();
@@ -65,11 +70,15 @@ describe.each(cases)("the allowed-token mass on the $name", ({ path, letterOnTop
     for (const state of tickets) {
       const expected = await direct(state);
       expect(expected.letters.includes(expected.top.token!)).toBe(letterOnTop);
-      const readouts = vi.spyOn(PromptSequence.prototype, "evaluate");
+      const evaluations = vi.spyOn(PromptSequence.prototype, "evaluate");
+      const secondReadouts = vi.spyOn(PromptSequence.prototype, "readAgain");
       const scored = await scorer.score(decisionRequest({ state, questions: [question] }), { reuse: false });
       // The full map (probabilities with no sampler options) is read only when no letter is on top.
-      const fullMaps = readouts.mock.calls.filter(([, readout]) => readout.probabilities && !readout.options);
-      readouts.mockRestore();
+      const fullMaps = [...evaluations.mock.calls, ...secondReadouts.mock.calls].filter(
+        ([, readout]) => readout.probabilities && !readout.options,
+      );
+      evaluations.mockRestore();
+      secondReadouts.mockRestore();
       expect(fullMaps.length).toBe(letterOnTop ? 0 : 1);
       const answer = scored.answers[0]!;
       expect(answer.allowedTokenMass).not.toBeNull();
@@ -78,12 +87,11 @@ describe.each(cases)("the allowed-token mass on the $name", ({ path, letterOnTop
         // The same share but for float rounding: the letters' +100 bias is rounded to float32's
         // step at 128 (about 1.5e-5), so a share, and the mass, may move by that much.
         expect(Math.abs(answer.allowedTokenMass! - mass)).toBeLessThanOrEqual(2e-5 * mass);
-        // The prompt, then its last two tokens again for the letters.
-        expect(answer.evaluatedTokens).toBe(expected.tokens.length + 2);
       } else {
         expect(answer.allowedTokenMass).toBe(mass);
-        expect(answer.evaluatedTokens).toBe(expected.tokens.length + 2);
       }
+      // The prompt once: the second readout (letters or the full map) reads the kept logits.
+      expect(answer.evaluatedTokens).toBe(expected.tokens.length);
       const fullProbabilities = expected.full.logits.map(Math.exp);
       const total = fullProbabilities.reduce((a, b) => a + b, 0);
       for (const [i, p] of answer.rawProbabilities.entries())

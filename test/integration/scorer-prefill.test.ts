@@ -8,7 +8,7 @@ import { DecisionModel } from "../../endpoint/runtime/decision-model.ts";
 import { buildDecisionPrompt } from "../../endpoint/scorer/prompt.ts";
 import { DecisionScorer } from "../../endpoint/scorer/scorer.ts";
 import { type DecisionInput, decisionRequest } from "../helpers/decision-requests.ts";
-import { generatedModel } from "../helpers/models.ts";
+import { demoModelPath, generatedModel } from "../helpers/models.ts";
 
 const question = {
   key: "team",
@@ -64,22 +64,36 @@ describe("PromptSequence.prefill", () => {
   });
 });
 
-describe("a prompt one token past the batch size", () => {
+describe.each([
+  { name: "the tiny model (no letter on top: the mass from the full map)", path: () => generatedModel() },
+  { name: "the demo model (a letter on top: the mass from the top token)", path: demoModelPath },
+])("a prompt one token past the batch size, on $name", ({ path }) => {
+  let own: DecisionModel;
+  let ownScorer: DecisionScorer;
+  beforeAll(async () => {
+    own = await DecisionModel.load({ modelPath: await path(), threads: 2 });
+    ownScorer = await DecisionScorer.create(own, { contextSize: 1024 });
+  });
+  afterAll(async () => {
+    await ownScorer?.dispose();
+    await own?.dispose();
+  });
+
   // llama.cpp decodes a batch of one token with another kernel whose last bits differ; a fresh
   // prompt of 512k + 1 tokens would end on such a batch, where its reuse evaluates two.
   it("gets the same bits fresh and reused, with and without the mass", async () => {
     const batch = 512;
     const base = "My card was charged twice for the same order, please refund the second charge. ".repeat(40);
     const tokensOf = (state: string) =>
-      scorer.promptTokens(buildDecisionPrompt(state, question, "state-first", "letters")).length;
+      ownScorer.promptTokens(buildDecisionPrompt(state, question, "state-first", "letters")).length;
     let length = 1;
     while (tokensOf(base.slice(0, length)) % batch !== 1 || tokensOf(base.slice(0, length)) < batch) length++;
     const state = base.slice(0, length);
     expect(tokensOf(state)).toBe(batch + 1);
     for (const tokenMass of [false, true]) {
       const request = decisionRequest({ ...input, state, tokenMass });
-      const fresh = await scorer.score(request, { reuse: false });
-      const reused = await scorer.score(request);
+      const fresh = await ownScorer.score(request, { reuse: false });
+      const reused = await ownScorer.score(request);
       expect(reused.answers[0]!.reusedTokens).toBe(batch - 1);
       expect(reused.answers[0]!.logits).toEqual(fresh.answers[0]!.logits);
       expect(reused.answers[0]!.allowedTokenMass).toEqual(fresh.answers[0]!.allowedTokenMass);
