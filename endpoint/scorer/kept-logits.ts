@@ -12,12 +12,15 @@
  * `_resolveSamplerConfig`, which turns readout options into the native sampler's configuration.
  *
  * Internal members can change under any upgrade, so the shortcut is trusted only after it agreed
- * once: the first second readout of a process is also evaluated again the public way, and later
- * ones read the kept logits only if both gave the same token, confidence and probabilities, bit
- * for bit. A difference, a missing member or an error turns it off for the process (a Node.js
- * warning says why), and every second readout evaluates again, as before.
+ * once, per model: a model's first second readout evaluates the prompt's last tokens again with
+ * that readout, the public way, and then reads the same readout from the logits that evaluation
+ * kept; later ones read kept logits only if both gave the same token, confidence and
+ * probabilities, bit for bit (the same logits, so any difference is the internals'). A
+ * difference, a missing member, a readout missing what was asked or an error turns it off for
+ * that model, at any time (a Node.js warning says why), and every second readout evaluates
+ * again, as before.
  */
-import type { ControlledEvaluateInputItem, LlamaContextSequence, Token } from "node-llama-cpp";
+import type { ControlledEvaluateInputItem, LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
 
 /** What to read at the last prompt position (node-llama-cpp's `generateNext` options). */
 export type NextTokenReadout = NonNullable<
@@ -31,34 +34,41 @@ export interface KeptReadout {
   readonly confidence?: number;
 }
 
-/** Whether second readouts read kept logits: not yet checked, checked and used, or off (with why). */
+/** Whether a model's second readouts read kept logits: not yet checked, checked and used, or off (with why). */
 export type KeptLogitsState =
   | { readonly state: "unchecked" }
   | { readonly state: "trusted" }
   | { readonly state: "off"; readonly reason: string };
 
-let current: KeptLogitsState = { state: "unchecked" };
+/**
+ * Per model: models of one process may differ in what they run on (CPU, or layers offloaded to a
+ * GPU), so trust earned on one does not carry to another.
+ */
+let states = new WeakMap<LlamaModel, KeptLogitsState>();
 
-/** Where second readouts stand in this process. */
-export function keptLogitsState(): KeptLogitsState {
-  return current;
+/** Where `model`'s second readouts stand. */
+export function keptLogitsState(model: LlamaModel): KeptLogitsState {
+  return states.get(model) ?? { state: "unchecked" };
 }
 
-/** Records the check's outcome: trusted when the kept logits agreed with an evaluation, else off (why). */
-export function settleKeptLogits(outcome: true | string): void {
-  if (current.state !== "unchecked") return;
-  current = outcome === true ? { state: "trusted" } : turnedOff(outcome);
+/**
+ * Records an outcome for `model`: `true`, the check agreed (trusted, unless already off); a
+ * reason, a check differed or a read failed (off from then on, whatever it was, with a warning).
+ */
+export function settleKeptLogits(model: LlamaModel, outcome: true | string): void {
+  const was = keptLogitsState(model).state;
+  if (outcome === true) {
+    if (was === "unchecked") states.set(model, { state: "trusted" });
+    return;
+  }
+  if (was === "off") return;
+  process.emitWarning(`second readouts evaluate again: ${outcome}`, { code: "DECISION_KEPT_LOGITS_OFF" });
+  states.set(model, { state: "off", reason: outcome });
 }
 
-/** Forgets the check, so that the next second readout checks again (tests). */
+/** Forgets every model's check, so that the next second readout checks again (tests). */
 export function resetKeptLogits(): void {
-  current = { state: "unchecked" };
-}
-
-/** Turns the shortcut off for the process, with a warning. */
-function turnedOff(reason: string): KeptLogitsState {
-  process.emitWarning(`second readouts evaluate again: ${reason}`, { code: "DECISION_KEPT_LOGITS_OFF" });
-  return { state: "off", reason };
+  states = new WeakMap();
 }
 
 /** node-llama-cpp's native sampler, as far as this module uses it. */

@@ -15,6 +15,7 @@ import type {
   Token,
 } from "node-llama-cpp";
 import {
+  type KeptReadout,
   keptLogitsState,
   type NextTokenReadout,
   readKeptLogits,
@@ -103,8 +104,8 @@ export class PromptSequence {
     const reused = reusableLength(this.sequence.contextTokens, tokens);
     await this.truncate(reused);
     let rest = tokens.slice(reused);
-    // node-llama-cpp cuts an evaluation into batches of the context's batch size, so 512k + 1
-    // tokens would end on a batch of one: the other kernel, whose logits a reuse of the same
+    // node-llama-cpp cuts an evaluation into batches of the context's batch size, so a multiple of
+    // it plus one token would end on a batch of one: the other kernel, whose logits a reuse of the same
     // prompt (which evaluates two) would not reproduce. Such a prompt ends on two instead.
     if (rest.length > 2 && rest.length % this.sequence.context.batchSize === 1) {
       await this.sequence.controlledEvaluate(rest.slice(0, -2));
@@ -131,37 +132,52 @@ export class PromptSequence {
   /**
    * A second readout after the last position of `tokens`: read from the logits llama.cpp kept
    * when {@link evaluate} just evaluated this very prompt (no token evaluated, `kept-logits.ts`),
-   * or, when that is not possible or not trusted, by evaluating it again.
+   * or, when that is not possible or not trusted for this model, by evaluating it again.
    */
   async readAgain(tokens: readonly Token[], readout: NextTokenReadout): Promise<PromptEvaluation> {
-    const kept = keptLogitsState().state;
+    const model = this.sequence.model;
+    const kept = keptLogitsState(model).state;
     // The kept logits are this prompt's only if nothing ran since, and no other sequence shares the context.
     const readable =
       this.lastEvaluated === tokens &&
       this.sequence.nextTokenIndex === tokens.length &&
       this.sequence.context.totalSequences === 1;
     if (kept === "off" || !readable) return this.evaluate(tokens, readout);
-    let read: Awaited<ReturnType<typeof readKeptLogits>>;
-    try {
-      read = await readKeptLogits(this.sequence, readout);
-    } catch (error) {
-      settleKeptLogits(`reading kept logits failed: ${(error as Error).message}`);
-      return this.evaluate(tokens, readout);
+    if (kept === "unchecked") {
+      // The check: the last tokens evaluated again with this readout, then the same readout read
+      // from the logits that evaluation kept. Same logits: any difference is the internals'.
+      const evaluated = await this.evaluate(tokens, readout);
+      const read = await this.readKept(readout);
+      if (read)
+        settleKeptLogits(
+          model,
+          sameReadout(readout, read, { token: evaluated.token ?? null, ...evaluated }) ||
+            "a readout of kept logits differed from the evaluation that kept them",
+        );
+      return evaluated;
     }
-    if (kept === "trusted")
-      return {
-        probabilities: read.probabilities ?? new Map(),
-        ...(readout.token ? { token: read.token } : {}),
-        ...(read.confidence === undefined ? {} : { confidence: read.confidence }),
-        reusedTokens: tokens.length,
-        evaluatedTokens: 0,
-      };
-    const evaluated = await this.evaluate(tokens, readout);
-    settleKeptLogits(
-      sameReadout(readout, read, { token: evaluated.token ?? null, ...evaluated }) ||
-        "a readout of kept logits differed from evaluating the prompt's last tokens again",
-    );
-    return evaluated;
+    const read = await this.readKept(readout);
+    if (!read) return this.evaluate(tokens, readout);
+    return {
+      probabilities: read.probabilities ?? new Map(),
+      ...(readout.token ? { token: read.token } : {}),
+      ...(read.confidence === undefined ? {} : { confidence: read.confidence }),
+      reusedTokens: tokens.length,
+      evaluatedTokens: 0,
+    };
+  }
+
+  /** `readout` from the kept logits, or undefined when that failed (the model's shortcut is then off). */
+  private async readKept(readout: NextTokenReadout): Promise<KeptReadout | undefined> {
+    try {
+      const read = await readKeptLogits(this.sequence, readout);
+      if (readout.probabilities && !read.probabilities) throw new Error("no probabilities came back");
+      if (readout.confidence && read.confidence === undefined) throw new Error("no confidence came back");
+      return read;
+    } catch (error) {
+      settleKeptLogits(this.sequence.model, `reading kept logits failed: ${(error as Error).message}`);
+      return undefined;
+    }
   }
 
   /**

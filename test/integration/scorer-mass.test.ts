@@ -46,7 +46,7 @@ describe.each(cases)("the allowed-token mass on the $name", ({ path, letterOnTop
     // The first second readout of the process checks the kept logits against evaluating again
     // (test/integration/kept-logits.test.ts); after it, each decision evaluates its prompt once.
     await scorer.score(decisionRequest({ state: "warm-up", questions: [question] }), { reuse: false });
-    expect(keptLogitsState().state).toBe("trusted");
+    expect(keptLogitsState(model.model).state).toBe("trusted");
   });
   afterAll(async () => {
     await scorer?.dispose();
