@@ -90,11 +90,13 @@ describe("the async lane's model and SageMaker's request TTL", () => {
     expect(expiryNote(held)).toBe("no object expired in SageMaker's queue");
     const all = simulateAsyncBatch({ ...run, holdBack: false });
     expect(all.expired).toBeGreaterThan(1_000);
-    expect(all.deadLetteredItems).toBeGreaterThan(0);
+    // Whether expired tries end dead-lettered depends on the time per item: at 0.330 s an item
+    // under a cached preamble 197,212 items did; at 0.221 s every object got through on a later try.
+    expect(all.answeredItems + all.deadLetteredItems).toBe(1_000_000);
     // The instances work the same hours per item answered either way: the expired tries were work
     // done again, not saved. (Per item answered: handed over at once, the run ends when the last
-    // try expires, 4 instances busy until then, whatever the time per item; at 0.33 s an item under
-    // a cached preamble 197,212 items end dead-lettered and are never worked, so the totals differ.)
+    // try expires, 4 instances busy until then, whatever the time per item; where items end
+    // dead-lettered they are never worked, so the totals differ.)
     const perAnswered = (r: typeof held) => r.instanceSeconds / r.answeredItems;
     expect(perAnswered(held) / perAnswered(all)).toBeGreaterThan(0.98);
     expect(perAnswered(held) / perAnswered(all)).toBeLessThan(1.02);

@@ -8,6 +8,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { MEASURED_SECONDS_PER_ITEM } from "../../shared/domain/topology.ts";
 import { backlogCapacity } from "../../shared/use-cases/async/async-submit.ts";
 import { memoryLane, queuedTickets } from "../helpers/async-lane.ts";
 import { openObject } from "../helpers/async-objects.contract.ts";
@@ -22,8 +23,10 @@ afterEach(async () => {
 
 describe("the submit step's hold-back", () => {
   it("counts what the endpoint answers within the TTL over the margin at its maximum instances", () => {
-    // 21,600 s / 1.5 = 14,400 s; 4 instances at the measured 1.502 s per fresh item (measured-times.json).
-    expect(backlogCapacity({ maxInstances: 4 })).toBe(38_348);
+    // 21,600 s / 1.5 = 14,400 s; 4 instances at the measured seconds per fresh item (measured-times.json).
+    expect(backlogCapacity({ maxInstances: 4 })).toBe(
+      Math.floor((14_400 * 4) / MEASURED_SECONDS_PER_ITEM.fresh),
+    );
     expect(backlogCapacity({ maxInstances: 1, secondsPerItem: 1440 })).toBe(10);
     expect(backlogCapacity(undefined)).toBeUndefined();
   });
