@@ -95,7 +95,7 @@ export function inferenceIdOf(objectId: string, attempt: number): string {
 /**
  * Items per object: as many as one instance scores in `objectShareOfTimeout` of the invocation
  * timeout at `secondsPerItem` (fresh items, with the sizing margin), at least 1 and at most
- * `maxItemsPerObject`. At the measured 1.502 s per fresh item: 399 items, about 10 minutes.
+ * `maxItemsPerObject`. At the measured 1.475 s per fresh item: 406 items, about 10 minutes.
  */
 export function asyncItemsPerObject(secondsPerItem: number = MEASURED_SECONDS_PER_ITEM.fresh): number {
   if (!(secondsPerItem > 0)) throw new RangeError(`seconds per item must be positive, got ${secondsPerItem}`);

@@ -64,7 +64,7 @@ export const ASYNC_LANE = {
   /**
    * The result function, on the notifications' queue: one notification (one object) per
    * invocation. Its timeout sets the queue's visibility (six times it): a full object settles in
-   * about 2.5 s of table work (399 items, 8 at once, 0.05 s each) plus a cascade's second round,
+   * about 2.5 s of table work (406 items, 8 at once, 0.05 s each) plus a cascade's second round,
    * so 180 s leaves room, and one failed try delays an object 18 minutes, not 90.
    */
   results: {
