@@ -2,9 +2,10 @@ import type { Token } from "node-llama-cpp";
 import { MODEL_SHAPES } from "../../endpoint/models/shapes.ts";
 import { BASE_WORDS } from "../../endpoint/models/words.ts";
 import { DecisionModel } from "../../endpoint/runtime/decision-model.ts";
-import { TOP_TOKEN_READOUT } from "../../endpoint/scorer/letter-readout.ts";
+import { keptLogitsState } from "../../endpoint/scorer/kept-logits.ts";
+import { letterReadoutRequest, TOP_TOKEN_READOUT } from "../../endpoint/scorer/letter-readout.ts";
 import { buildDecisionPrompt } from "../../endpoint/scorer/prompt.ts";
-import { PromptSequence } from "../../endpoint/scorer/prompt-sequence.ts";
+import { type NextTokenReadout, PromptSequence } from "../../endpoint/scorer/prompt-sequence.ts";
 import { DecisionScorer } from "../../endpoint/scorer/scorer.ts";
 import { type DecisionInput, decisionRequest, type KeyedQuestion } from "../helpers/decision-requests.ts";
 import {
@@ -137,6 +138,24 @@ const teamQuestion = TEAM_QUESTION;
     : "no letter on top: the full-map path";
   console.log(
     `   decision, with allowed-token mass (${massAnswer.allowedTokenMass?.toExponential(2)}; ${path}) ${fmt(median(withMass))}: ${ratios(withMass)}`,
+  );
+  // What each readout costs on its own: read again from the logits the prompt's evaluation kept
+  // (kept-logits.ts; trusted by the mass decisions above), so no evaluation is in the timing.
+  const readouts: [string, NextTokenReadout][] = [
+    ["the letters alone", letterReadoutRequest(model.model, letters, false)],
+    ["the top token with its probability (the mass's first readout)", TOP_TOKEN_READOUT],
+    ["the full map", letterReadoutRequest(model.model, letters, true)],
+  ];
+  const readoutMs = await scorer.withSequence(tokens, async (sequence) => {
+    await sequence.evaluate(tokens, TOP_TOKEN_READOUT);
+    const ms = readouts.map((): number[] => []);
+    for (let round = 0; round < 5 * blocks; round++)
+      for (const [i, [, readout]] of readouts.entries())
+        ms[i]!.push(await timed(() => sequence.readAgain(tokens, readout)));
+    return ms.map(median);
+  });
+  console.log(
+    `   readouts on the kept logits alone (${keptLogitsState(model.model).state}): ${readouts.map(([name], i) => `${name} ${fmt(readoutMs[i]!)}`).join(", ")}`,
   );
 }
 
