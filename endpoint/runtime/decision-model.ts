@@ -17,6 +17,15 @@ export interface LoadModelOptions {
   readonly gpu?: GpuMode;
   /** Hash the file (SHA-256) for decision records. @default true */
   readonly hash?: boolean;
+  /**
+   * Map the file into memory instead of reading it in. Reading it in costs the model's size in
+   * anonymous memory and a read at load; mapped, the weights llama.cpp reads in place (on CPU,
+   * the embedding matrix that a tied model also multiplies for its output row) are file pages the
+   * kernel may take back between decisions and fault in again: on these machines that put 40 to
+   * 85 ms on each decision's output row (docs/benchmarks.md, "Issue 44, fourth pass").
+   * @default false
+   */
+  readonly memoryMap?: boolean;
 }
 
 /** A model ready for scoring; dispose it when done (safe to call twice). */
@@ -64,7 +73,7 @@ export class DecisionModel {
     const llama = await llamaInstance(options.gpu ?? "off");
     let model: LlamaModel;
     try {
-      model = await llama.loadModel({ modelPath: options.modelPath });
+      model = await llama.loadModel({ modelPath: options.modelPath, useMmap: options.memoryMap ?? false });
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       throw new ModelFileError(options.modelPath, `llama.cpp could not load it (${reason})`, {

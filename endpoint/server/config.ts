@@ -54,6 +54,8 @@ export interface ServerConfig {
   readonly logLevel: "DEBUG" | "INFO" | "WARN" | "ERROR";
   readonly gpu: GpuMode;
   readonly flashAttention: boolean;
+  /** Map the model file instead of reading it into memory (`LoadModelOptions.memoryMap`). */
+  readonly memoryMap: boolean;
   /** Read the allowed-token mass unless a request says otherwise. */
   readonly tokenMass: boolean;
   /** Cached prefixes (one per interleaved policy); 0: as many as `prefixCacheMiB` holds. */
@@ -210,6 +212,13 @@ export const SETTINGS = {
     fallback: () => false,
     parse: boolean,
     help: "faster prefill, inexact prefix reuse",
+  },
+  memoryMap: {
+    flag: "memory-map",
+    env: [CONTAINER_ENV.DECIDE_MEMORY_MAP],
+    fallback: () => false,
+    parse: boolean,
+    help: "map the model file instead of reading it in (faster load, slower decisions here)",
   },
   tokenMass: {
     flag: "token-mass",

@@ -134,6 +134,7 @@ export class DecisionService {
       modelPath: file,
       threads: this.config.threads,
       gpu: this.config.gpu,
+      memoryMap: this.config.memoryMap,
     });
     const scorer = await DecisionScorer.create(model, {
       contextSize: this.config.contextSize,

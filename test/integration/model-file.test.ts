@@ -7,6 +7,8 @@ import { synthesizeModel } from "../../endpoint/models/synthesize.ts";
 import { DecisionModel } from "../../endpoint/runtime/decision-model.ts";
 import { ModelFileError } from "../../endpoint/runtime/errors.ts";
 import { sha256File } from "../../endpoint/runtime/model-file.ts";
+import { DecisionScorer } from "../../endpoint/scorer/scorer.ts";
+import { decisionRequest, TEAM_QUESTION } from "../helpers/decision-requests.ts";
 import { generatedModel } from "../helpers/models.ts";
 
 let dir: string;
@@ -33,6 +35,30 @@ describe("loading a model file", () => {
     expect(model.sha256).toBe(await sha256File(tiny));
     expect(model.threads).toBe(1);
     expect(model.gpu).toBe(false);
+  });
+
+  it("reads the weights into memory unless asked to map the file, and scores the same bits either way", async () => {
+    const request = decisionRequest({
+      state: "I was charged twice for one order",
+      questions: [TEAM_QUESTION],
+    });
+    const scoredWith = async (memoryMap: boolean | undefined) => {
+      await using model = await DecisionModel.load({
+        modelPath: tiny,
+        threads: 1,
+        hash: false,
+        ...(memoryMap === undefined ? {} : { memoryMap }),
+      });
+      await using scorer = await DecisionScorer.create(model, { contextSize: 512 });
+      const { answers } = await scorer.score(request);
+      return { mapped: model.model.useMmap, answers: answers.map(({ timings: _, ...answer }) => answer) };
+    };
+    const byDefault = await scoredWith(undefined);
+    const mapped = await scoredWith(true);
+    expect(byDefault.mapped).toBe(false);
+    expect(mapped.mapped).toBe(true);
+    expect(byDefault.answers[0]!.allowedTokenMass).toBeGreaterThan(0);
+    expect(mapped.answers).toEqual(byDefault.answers);
   });
 
   it("names the file and the problem when it is missing, garbage or truncated", async () => {

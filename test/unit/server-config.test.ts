@@ -19,6 +19,12 @@ describe("resolveServerConfig", () => {
     expect(config.deadlineMs).toBe(60_000);
     expect(config.threads).toBeGreaterThanOrEqual(1);
     expect(config.flashAttention).toBe(false);
+    expect(config.memoryMap).toBe(false);
+    expect(resolveServerConfig({}, { DECIDE_MEMORY_MAP: "true" }).memoryMap).toBe(true);
+    expect(resolveServerConfig({ "memory-map": "false" }, { DECIDE_MEMORY_MAP: "true" }).memoryMap).toBe(
+      false,
+    );
+    expect(() => resolveServerConfig({}, { DECIDE_MEMORY_MAP: "yes please" })).toThrow(/true or false/);
   });
 
   it("takes the flag over the environment, and SageMaker's port variable over PORT", () => {
