@@ -18,11 +18,12 @@ export interface LoadModelOptions {
   /** Hash the file (SHA-256) for decision records. @default true */
   readonly hash?: boolean;
   /**
-   * Map the file into memory instead of reading it in. Reading it in costs the model's size in
-   * anonymous memory and a read at load; mapped, the weights llama.cpp reads in place (on CPU,
-   * the embedding matrix that a tied model also multiplies for its output row) are file pages the
-   * kernel may take back between decisions and fault in again: on these machines that put 40 to
-   * 85 ms on each decision's output row (docs/benchmarks.md, "Issue 44, fourth pass").
+   * Map the file into memory instead of reading it in. Read in, the weights take the model's size
+   * in anonymous memory and a read at load (the resident size is the same: a mapped model's pages
+   * count too); mapped, llama.cpp computes on the file's cached pages in place. On the 2-core
+   * machines of docs/benchmarks.md ("Issue 44, fourth pass") a decision's output row (one pass
+   * over the 145 MB embedding matrix at Qwen2-0.5B's shape) took 40 to 85 ms mapped and 5 to 28 ms
+   * read in; the same bits either way.
    * @default false
    */
   readonly memoryMap?: boolean;
