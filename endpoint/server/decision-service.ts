@@ -129,6 +129,7 @@ export class DecisionService {
       name: served,
       gpu: this.config.gpu,
       threads: this.config.threads,
+      memoryMap: this.config.memoryMap,
     });
     const model = await DecisionModel.load({
       modelPath: file,
