@@ -171,28 +171,91 @@ const teamQuestion = TEAM_QUESTION;
   await scorer.score(decisionRequest({ state: "warm", questions: [questions[0]!], tokenMass: false }), {
     reuse: false,
   });
-  await scorer.clearCache();
+  // A block is one reused run of the 21 (from an empty cache) and 3 fresh questions, back to back,
+  // in an order that alternates by block: a fresh question costs about 8 s, and this machine's
+  // speed drifts by 10 percent between minutes, so a ratio of two single samples taken apart moves
+  // with the machine. Each block's ratio pairs two samples taken side by side; the median of the
+  // blocks is the figure.
+  const reusedRuns: number[] = [];
+  const freshRuns: number[] = [];
+  const firstQuestionMs: number[] = [];
+  const reusedQuestion: { renderMs: number; evaluateMs: number; totalMs: number }[] = [];
   let reusedResult: Awaited<ReturnType<typeof scorer.score>> | undefined;
-  const reusedMs = await timed(async () => {
-    reusedResult = await scorer.score(decisionRequest({ state, questions, tokenMass: false }));
-  });
-  const freshMs = await timed(() =>
-    scorer.score(decisionRequest({ state, questions: questions.slice(0, freshSubset), tokenMass: false }), {
-      reuse: false,
-    }),
+  const runReused = async () => {
+    await scorer.clearCache();
+    reusedRuns.push(
+      await timed(async () => {
+        reusedResult = await scorer.score(decisionRequest({ state, questions, tokenMass: false }));
+      }),
+    );
+    firstQuestionMs.push(reusedResult!.answers[0]!.timings.totalMs);
+    reusedQuestion.push(...reusedResult!.answers.slice(1).map((answer) => answer.timings));
+  };
+  const runFresh = async (b: number) => {
+    // Another 3 of the 21 each block, none of them the reused run's first.
+    const picked = Array.from(
+      { length: freshSubset },
+      (_, k) => questions[1 + ((b * freshSubset + k) % 20)]!,
+    );
+    freshRuns.push(
+      await timed(() =>
+        scorer.score(decisionRequest({ state, questions: picked, tokenMass: false }), { reuse: false }),
+      ),
+    );
+  };
+  for (let b = 0; b < blocks; b++) {
+    if (b % 2 === 0) {
+      await runReused();
+      await runFresh(b);
+    } else {
+      await runFresh(b);
+      await runReused();
+    }
+  }
+  const scale = questions.length / freshSubset;
+  const blockRatios = reusedRuns.map((reused, b) => (freshRuns[b]! * scale) / reused);
+  // llama.cpp alone, on the bench's own context of the same settings: the same prompts evaluated
+  // back to back with the same readout and nothing of the scorer's (no request, no rendering, no
+  // tokenizing), the floor a reused question can reach.
+  const request = decisionRequest({ state, questions, tokenMass: false });
+  const prompts = request.questions.map((question) =>
+    scorer.promptTokens(buildDecisionPrompt(request.state, question, request.layout, question.scoring)),
   );
-  const scaledFresh = (freshMs / freshSubset) * questions.length;
+  const readout = letterReadoutRequest(model.model, scorer.letterTokens.slice(0, 2), false);
+  await prefill.clear();
+  await prefill.evaluate(prompts[0]!, readout);
+  const floorMs: number[] = [];
+  let floorTokens = 0;
+  for (const prompt of prompts.slice(1)) {
+    floorMs.push(
+      await timed(async () => {
+        floorTokens = (await prefill.evaluate(prompt, readout)).evaluatedTokens;
+      }),
+    );
+  }
   const promptTokens = reusedResult!.answers[0]!.inputTokens;
+  const pick = (key: "renderMs" | "evaluateMs" | "totalMs") => median(reusedQuestion.map((t) => t[key]));
   console.log(
-    `\n3. 21 noul questions over one state (${promptTokens} prompt tokens for the first question), letters-only readout (${loadLine()}):`,
+    `\n3. 21 noul questions over one state (${promptTokens} prompt tokens for the first question), letters-only readout, ${blocks} blocks of a reused run and ${freshSubset} fresh questions, order alternating (${loadLine()}):`,
   );
   console.log(
-    `   reused: ${fmt(reusedMs)} for 21 (${reusedResult!.usage.evaluatedTokens} tokens evaluated of ${reusedResult!.usage.inputTokens}), ${((21 / reusedMs) * 1000).toFixed(2)} decisions/s`,
+    `   reused: median ${fmt(median(reusedRuns))} for 21 (${reusedResult!.usage.evaluatedTokens} tokens evaluated of ${reusedResult!.usage.inputTokens}), ${((21 / median(reusedRuns)) * 1000).toFixed(2)} decisions/s; blocks ${reusedRuns.map(fmt).join(", ")}`,
   );
   console.log(
-    `   fresh: ${fmt(freshMs)} for ${freshSubset}, scaled x${21 / freshSubset} to ${fmt(scaledFresh)} for 21`,
+    `   fresh: median ${fmt(median(freshRuns))} for ${freshSubset}, scaled x${scale} to ${fmt(median(freshRuns) * scale)} for 21; blocks ${freshRuns.map(fmt).join(", ")}`,
   );
-  console.log(`   speed-up reused vs fresh: ${(scaledFresh / reusedMs).toFixed(2)}x`);
+  console.log(
+    `   speed-up reused vs fresh: ${median(blockRatios).toFixed(2)}x (median of the blocks' ratios: ${blockRatios.map((r) => `${r.toFixed(2)}x`).join(", ")})`,
+  );
+  // The reused run's first question is itself a fresh one, timed seconds before the other 20: the
+  // ratio against it pairs the two sides closest in time (printed beside, not instead).
+  const withinRun = median(reusedRuns.map((reused, b) => (firstQuestionMs[b]! * questions.length) / reused));
+  console.log(
+    `   against each reused run's own first question (a fresh one, seconds before the 20 reused): ${withinRun.toFixed(2)}x (median of the blocks)`,
+  );
+  console.log(
+    `   one question: fresh ${fmt(median(firstQuestionMs))} (each reused run's first), reused ${fmt(pick("totalMs"))} (render ${fmt(pick("renderMs"))}, evaluate ${fmt(pick("evaluateMs"))}; median of ${reusedQuestion.length}); llama.cpp alone for the same ${floorTokens} tokens ${fmt(median(floorMs))} (median of ${floorMs.length})`,
+  );
 }
 
 // 4. 50 items of about 60 tokens under one policy preamble of about 300 tokens.
