@@ -45,6 +45,12 @@ export interface DecisionPrompt {
   readonly promptVersion: string;
   /** SHA-256 of the version and both messages: identical for identical prompts on any model. */
   readonly promptSha256: string;
+  /**
+   * Characters at the start of `user` before its last key (`,"criterion":` state-first,
+   * `,"evidence":` policy-first): what prompts that differ only in that key share, and where
+   * `prompt-tokens.ts` may cut the text to keep the tokens of the part before.
+   */
+  readonly sharedHead: number;
 }
 
 /**
@@ -77,7 +83,12 @@ export function buildDecisionPrompt(
       : { criterion: question.instructions, options, evidence };
   const system = scoring === "letters" ? LETTER_INSTRUCTION : LIKELIHOOD_INSTRUCTION;
   const user = JSON.stringify(body);
+  const [lastKey, lastValue] = Object.entries(body).at(-1)!;
+  const sharedHead = Math.max(
+    0,
+    user.length - `,${JSON.stringify(lastKey)}:${JSON.stringify(lastValue)}}`.length,
+  );
   const promptVersion = PROMPT_VERSIONS[scoring][layout];
   const promptSha256 = createHash("sha256").update(`${promptVersion}\n${system}\n${user}`).digest("hex");
-  return { system, user, letters, promptVersion, promptSha256 };
+  return { system, user, letters, promptVersion, promptSha256, sharedHead };
 }

@@ -17,8 +17,9 @@ import {
   TOP_TOKEN_READOUT,
 } from "./letter-readout.ts";
 import { type LikelihoodDetail, scoreOptionLikelihoods } from "./likelihood.ts";
-import { buildDecisionPrompt, type DecisionPrompt } from "./prompt.ts";
+import { buildDecisionPrompt } from "./prompt.ts";
 import type { PromptSequence } from "./prompt-sequence.ts";
+import type { PromptMessages } from "./prompt-tokens.ts";
 
 /**
  * An upper bound on the characters one token covers, for refusing prompts that cannot fit
@@ -33,7 +34,7 @@ export interface PassContext {
   readonly slots: LetterSlots;
   readonly contextSize: number;
   /** Tokens of a rendered prompt, through the model's chat template. */
-  promptTokens(prompt: Pick<DecisionPrompt, "system" | "user">): Token[];
+  promptTokens(prompt: PromptMessages): Token[];
   /** The prefix slot that best fits `tokens`. */
   pick(tokens: readonly Token[]): PromptSequence;
 }

@@ -5,11 +5,9 @@
  */
 import { performance } from "node:perf_hooks";
 import {
-  type ChatHistoryItem,
   type ChatWrapper,
   GeneralChatWrapper,
   type LlamaContext,
-  type LlamaText,
   resolveChatWrapper,
   type Token,
 } from "node-llama-cpp";
@@ -25,8 +23,8 @@ import { TaskAbortedError, type TaskPriority, WorkQueue } from "../runtime/work-
 import { checkLetterSlots, type LetterSlots } from "./letter-readout.ts";
 import { optionPasses } from "./option-order.ts";
 import { PrefixSlots, prefixSlotCount, type SlotStats } from "./prefix-slots.ts";
-import type { DecisionPrompt } from "./prompt.ts";
 import { PromptSequence } from "./prompt-sequence.ts";
+import { type PromptMessages, PromptTokenizer, renderPrompt } from "./prompt-tokens.ts";
 import { type PassContext, type PassResult, scorePass } from "./question-pass.ts";
 import { readQuestion } from "./question-readout.ts";
 
@@ -76,6 +74,7 @@ export interface ScoreOptions {
 export class DecisionScorer {
   private readonly prefixes: PrefixSlots;
   private readonly wrapper: ChatWrapper;
+  private readonly tokenizer: PromptTokenizer;
   private readonly work: WorkQueue;
   private readonly passContext: PassContext;
   private disposed = false;
@@ -89,6 +88,7 @@ export class DecisionScorer {
   ) {
     this.work = new WorkQueue(maxQueue);
     this.wrapper = wrapper;
+    this.tokenizer = PromptTokenizer.create(model.model, wrapper);
     this.prefixes = new PrefixSlots(contexts.map((context) => new PromptSequence(context.getSequence())));
     this.passContext = {
       model: model.model,
@@ -196,9 +196,17 @@ export class DecisionScorer {
     return this.wrapper;
   }
 
-  /** Renders the tokens of one question's prompt (for benchmarks and tests). */
-  promptTokens(prompt: Pick<DecisionPrompt, "system" | "user">): Token[] {
-    return renderPrompt(this.wrapper, prompt).tokenize(this.model.model.tokenizer);
+  /**
+   * The tokens of one question's prompt, as the scorer evaluates them: the head its user message
+   * shares with the prompts before is tokenized once where that is exact (`prompt-tokens.ts`).
+   */
+  promptTokens(prompt: PromptMessages): Token[] {
+    return this.tokenizer.tokens(prompt);
+  }
+
+  /** How prompts are tokenized: whether the shared head is kept, and how often it was. */
+  get promptTokenizer(): Pick<PromptTokenizer, "cuts" | "reusedHeads"> {
+    return this.tokenizer;
   }
 
   private async scoreNow(request: DecisionRequest, options: ScoreOptions): Promise<DecisionResult> {
@@ -257,15 +265,6 @@ export class DecisionScorer {
 }
 
 /** Renders system and user messages with the model's chat template, ending at the answer position. */
-function renderPrompt(wrapper: ChatWrapper, prompt: Pick<DecisionPrompt, "system" | "user">): LlamaText {
-  const chatHistory: ChatHistoryItem[] = [
-    { type: "system", text: prompt.system },
-    { type: "user", text: prompt.user },
-    { type: "model", response: [] },
-  ];
-  return wrapper.generateContextState({ chatHistory }).contextText;
-}
-
 /** A signal that aborts when either does (undefined when neither is given). */
 function eitherSignal(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {
   return a && b ? AbortSignal.any([a, b]) : (a ?? b);
