@@ -32,6 +32,13 @@ export interface SynthesizeOptions {
   readonly extraWords?: readonly string[];
   /** Extra raw vocabulary pieces. @default none */
   readonly extraPieces?: readonly string[];
+  /**
+   * Extra pieces typed user-defined, which llama.cpp splits out of a text before it merges the
+   * rest (tests use them to probe tokenizer shortcuts). @default none
+   */
+  readonly userDefinedPieces?: readonly string[];
+  /** Whether SentencePiece adds a space before the text (as Llama 2 files say). @default false */
+  readonly addSpacePrefix?: boolean;
   /** Metadata keys to leave out (tests use it to make files llama.cpp must refuse). @default none */
   readonly omitMetadata?: readonly string[];
   /**
@@ -64,6 +71,7 @@ export async function synthesizeModel(
     size: shape.vocabSize,
     extraWords: options.extraWords,
     extraPieces: options.extraPieces,
+    userDefinedPieces: options.userDefinedPieces,
   });
   const random = new SeededRandom(options.seed ?? 1);
   const embedding = options.answerPieces
@@ -71,6 +79,7 @@ export async function synthesizeModel(
     : undefined;
   const tensors = modelTensors(shape, vocabulary.tokens.length, weightType, random, embedding);
   const metadata = modelMetadata(shape, vocabulary, weightType);
+  if (options.addSpacePrefix) metadata.set("tokenizer.ggml.add_space_prefix", gguf.bool(true));
   for (const key of options.omitMetadata ?? []) metadata.delete(key);
   const bytes = await writeGgufFile(options.out, { metadata, tensors });
   const parameters = tensors.reduce((sum, t) => sum + t.dims.reduce((a, b) => a * b, 1), 0);

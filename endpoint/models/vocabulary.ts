@@ -41,6 +41,8 @@ export interface VocabularyOptions {
   readonly wordForms?: readonly string[];
   /** Extra raw pieces added as they are (tests use them to build deliberately bad tokenizers). @default none */
   readonly extraPieces?: readonly string[] | undefined;
+  /** Extra pieces typed user-defined (llama.cpp splits them out before merging). @default none */
+  readonly userDefinedPieces?: readonly string[] | undefined;
   /** Extra pieces with their merge scores (higher merges first), after all the others. @default none */
   readonly scoredPieces?: readonly (readonly [string, number])[];
 }
@@ -89,6 +91,7 @@ export function buildVocabulary(options: VocabularyOptions = {}): Vocabulary {
     }
   }
   for (const piece of options.extraPieces ?? []) add(piece, TokenType.normal, piece.length + 100);
+  for (const piece of options.userDefinedPieces ?? []) add(piece, TokenType.userDefined, 0);
   for (const [piece, score] of options.scoredPieces ?? []) add(piece, TokenType.normal, score);
 
   if (options.size !== undefined) {

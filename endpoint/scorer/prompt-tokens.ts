@@ -15,10 +15,14 @@
  * same merges as it would alone, and the tokens of the whole are those of the head followed by
  * those of the tail. node-llama-cpp tokenizes a text run after other content with a newline put
  * before it and its tokens taken off again ("trimLeadingSpace"), so the tail's first character
- * must not join a newline either. Both pairs are checked against the model's pieces; a cut that
- * fails, and every other vocabulary (byte-level BPE splits with a pre-tokenizer's regular
- * expression first, WordPiece and Unigram work otherwise), tokenize the prompt whole, as before.
- * A check at creation compares the cut with the whole on a probe text and turns the cut off for
+ * must not join a newline either; a tail that starts with whitespace (which node-llama-cpp
+ * tokenizes as it is, without that newline, when it starts with one) is never cut. Both pairs
+ * are checked against the model's pieces; a cut that fails, and every other vocabulary
+ * (byte-level BPE splits with a pre-tokenizer's regular expression first, WordPiece and Unigram
+ * work otherwise), tokenize the prompt whole, as before. So does a SentencePiece vocabulary with
+ * user-defined pieces: llama.cpp splits those out of the text before merging, and puts a space
+ * after one where the model adds a space prefix, which the tail tokenized alone would not get.
+ * A check at creation compares the cut with the whole on probe prompts and turns the cut off for
  * a model where they differ.
  */
 import {
@@ -115,8 +119,10 @@ export class PromptTokenizer {
         flush();
         result.push(...value.tokenize(tokenizer));
       } else if (value instanceof SpecialTokensText) {
+        // node-llama-cpp counts the run it has just tokenized as content even if it gave no token.
+        const content = result.length > 0 || run !== "";
         flush();
-        result.push(...value.tokenize(tokenizer, result.length > 0));
+        result.push(...value.tokenize(tokenizer, content));
       } else {
         run += value;
       }
@@ -154,8 +160,9 @@ export class PromptTokenizer {
       if (cut <= 0 || cut >= run.length) continue;
       const before = run.charCodeAt(cut - 1);
       const after = run.charCodeAt(cut);
-      // ASCII on both sides: no surrogate pair or escaped space to think about.
-      if (before > 0x7f || after > 0x7f || before === 0x20 || after === 0x20) continue;
+      // Printable ASCII on both sides: no surrogate pair, no escaped space, and no tail starting
+      // with a newline (which "trimLeadingSpace" tokenizes another way).
+      if (!printableAscii(before) || !printableAscii(after)) continue;
       if (this.allowed(run[cut - 1]! + run[cut]!) && this.allowed(`\n${run[cut]!}`)) return cut;
     }
     return undefined;
@@ -199,12 +206,27 @@ export class PromptTokenizer {
   }
 }
 
-/** The pieces of a SentencePiece vocabulary, from the GGUF metadata; undefined for any other. */
+/** `tokenizer.ggml.token_type` of a piece llama.cpp splits out of the text before merging. */
+const USER_DEFINED_PIECE = 4;
+
+/**
+ * The pieces of a SentencePiece vocabulary without user-defined pieces, from the GGUF metadata;
+ * undefined for any other vocabulary (its prompts are tokenized whole).
+ */
 function sentencePiecePieces(model: LlamaModel): readonly string[] | undefined {
   if (model.vocabularyType !== LlamaVocabularyType.spm) return undefined;
-  const pieces: unknown = model.fileInfo.metadata.tokenizer?.ggml?.tokens;
+  const ggml = model.fileInfo.metadata.tokenizer?.ggml;
+  const pieces: unknown = ggml?.tokens;
+  const types: unknown = ggml?.token_type;
   if (!Array.isArray(pieces) || !pieces.every((piece) => typeof piece === "string")) return undefined;
+  if (!Array.isArray(types) || types.length !== pieces.length || types.includes(USER_DEFINED_PIECE))
+    return undefined;
   return pieces;
+}
+
+/** A character from "!" to "~": no space, no control character, nothing beyond ASCII. */
+function printableAscii(code: number): boolean {
+  return code > 0x20 && code < 0x7f;
 }
 
 function sameTokens(a: readonly Token[], b: readonly Token[]): boolean {

@@ -230,6 +230,77 @@ describe("PromptTokenizer on a vocabulary with pieces across the cut", () => {
   });
 });
 
+describe("PromptTokenizer where llama.cpp or node-llama-cpp splits the text another way", () => {
+  // Found by a review on 2026-12-06: a user-defined piece ending at the cut (llama.cpp splits it
+  // out first and, with a space prefix, puts a space after it), and a tail starting with a newline
+  // (node-llama-cpp tokenizes such a run as it is). Both are now tokenized whole.
+  let userDefined: DecisionModel;
+  let spacePrefix: DecisionModel;
+  beforeAll(async () => {
+    userDefined = await DecisionModel.load({
+      modelPath: await generatedModel("tiny-user-defined", {
+        userDefinedPieces: ['."},"'],
+        addSpacePrefix: true,
+      }),
+      threads: 1,
+    });
+    spacePrefix = await DecisionModel.load({
+      modelPath: await generatedModel("tiny-space-prefix", { addSpacePrefix: true }),
+      threads: 1,
+    });
+  });
+  afterAll(async () => {
+    await userDefined?.dispose();
+    await spacePrefix?.dispose();
+  });
+
+  it("does not cut a vocabulary with user-defined pieces, where a naive cut would differ", () => {
+    const tokenizer = PromptTokenizer.create(userDefined.model, wrapperFor(userDefined.model));
+    expect(tokenizer.cuts).toBe(false);
+    const { compared, differing } = compareOnRandomPrompts(userDefined.model, tokenizer, 47, 20);
+    expect(compared).toBe(120);
+    expect(differing).toEqual([]);
+    const prompt = buildDecisionPrompt(
+      "My card was charged twice",
+      {
+        instructions: "Which team?",
+        options: [
+          { id: "billing", description: "Billing." },
+          { id: "other", description: "Other." },
+        ],
+      },
+      "state-first",
+      "letters",
+    );
+    const cut = prompt.sharedHead + 2;
+    const naive = [
+      ...userDefined.model.tokenize(prompt.user.slice(0, cut), false, "trimLeadingSpace"),
+      ...userDefined.model.tokenize(prompt.user.slice(cut), false, "trimLeadingSpace"),
+    ];
+    expect(naive).not.toEqual(userDefined.model.tokenize(prompt.user, false, "trimLeadingSpace"));
+  });
+
+  it("never starts a tail with whitespace, whatever shared head a caller gives", () => {
+    // The general wrapper keeps the user message and the text after it in one run.
+    const wrapper = new GeneralChatWrapper();
+    for (const model of [spacePrefix, userDefined]) {
+      const tokenizer = PromptTokenizer.create(model.model, wrapper);
+      const user = '{"evidence":"x","criterion":"Is it?"}';
+      for (let back = 0; back <= 4; back++) {
+        const prompt = { system: "S", user, sharedHead: user.length - back };
+        expect(tokenizer.tokens(prompt)).toEqual(wholeTokens(model.model, wrapper, prompt));
+      }
+    }
+    // What that prevents: a run cut before a newline, on a model that adds a space prefix.
+    const run = 'x"}\n\n### Assistant';
+    const naive = [
+      ...spacePrefix.model.tokenize(run.slice(0, 3), false, "trimLeadingSpace"),
+      ...spacePrefix.model.tokenize(run.slice(3), false, "trimLeadingSpace"),
+    ];
+    expect(naive).not.toEqual(spacePrefix.model.tokenize(run, false, "trimLeadingSpace"));
+  });
+});
+
 describe("PromptTokenizer on the third-party models in ../shared/models", () => {
   for (const file of ["llama-2-tiny-random.gguf", "stories260K.gguf"]) {
     const path = sharedModel(file);
