@@ -108,7 +108,7 @@ export const COMMANDS: Record<
   calibrate: {
     what: "fits temperature and thresholds from labels; checks drift",
     summary:
-      "decide calibrate --input labelled.jsonl --policy ID [--apply] | --check --baseline F --recent F",
+      "decide calibrate --plan --policy ID | --from-table T --propose | --apply-proposal F | --rescore --policy ID | --input labelled.jsonl --policy ID [--apply] | --check --baseline F --recent F",
     load: async () => {
       const m = await import("./calibrate/calibrate.ts");
       return { command: m.calibrateCommand, usage: m.calibrateUsage };
