@@ -57,14 +57,40 @@ export interface Planned {
   readonly policy: Policy;
   readonly plan: LabelPlan;
   readonly where: string;
-  /** From the table: automatic decisions a day at or above the plan's threshold, and audit labels they give. */
-  readonly supply?: { readonly perDay: number; readonly auditPerDay: number; readonly capped: boolean };
+  /**
+   * From the table: automatic decisions in the last 24 hours at or above the plan's threshold, the
+   * audit labels they give, and how far back the policy's oldest decision of that window goes
+   * (`spanMs`; less than a day when the table is younger, and the count is then not a day's).
+   */
+  readonly supply?: {
+    readonly perDay: number;
+    readonly auditPerDay: number;
+    readonly capped: boolean;
+    readonly spanMs?: number;
+  };
   readonly requested?: CertificationRequested;
   /** The registered plan a request writes (or wrote): which of the version's plans, and its level. */
   readonly registration?: Registration;
   /** For a cascade, after the draw: the drawn items lacking the later model's answer, and their re-score. */
   readonly drawn?: DrawnRescore;
   readonly options: PlanOptions;
+}
+
+/**
+ * How long the audit rate takes to supply `remaining` labels. A table younger than a day (its
+ * oldest decision in the window less than 23 hours old) has not seen a day's traffic, so its
+ * count is said for the span it covers, and the days are an upper estimate at that count.
+ */
+export function supplyText(supply: NonNullable<Planned["supply"]>, remaining: number): string {
+  const count = `${supply.capped ? "at least " : ""}${supply.perDay} automatic decisions`;
+  const n = Math.ceil(remaining / supply.auditPerDay);
+  const days = `${n} day${n === 1 ? "" : "s"}`;
+  const young = supply.spanMs !== undefined && !supply.capped && supply.spanMs < DAY_MS - 3_600_000;
+  if (!young)
+    return `; the audit rate supplies about ${supply.auditPerDay.toFixed(1)} a day from ${count} a day: about ${days}`;
+  const minutes = Math.max(1, Math.round(supply.spanMs! / 60_000));
+  const span = minutes < 120 ? `${minutes} min` : `${Math.round(minutes / 60)} h`;
+  return `; the audit rate supplied about ${supply.auditPerDay.toFixed(1)} from ${count} in the last 24 hours, but the policy's decisions there span only ${span}: about ${days} if a day brings no more than these, fewer if the traffic keeps its pace`;
 }
 
 /** Most decisions of the last day read to measure the volume. */
@@ -112,13 +138,14 @@ export async function planFromLabels(
     planLabels(policy, labelled.rows, tested, frame, drawnFor?.minProbability),
     options.goal,
   );
-  const supply = { perDay: 0, auditPerDay: 0, capped: false };
+  const supply = { perDay: 0, auditPerDay: 0, capped: false, spanMs: 0 };
   const day = { since: new Date(now.getTime() - DAY_MS).toISOString(), until: now.toISOString() };
   for await (const r of everyDecision(store, { ...day, policyId: policy.id, policyIds: [policy.id] })) {
     if (supply.perDay >= VOLUME_READ_CAP) {
       supply.capped = true;
       break;
     }
+    supply.spanMs = Math.max(supply.spanMs, now.getTime() - Date.parse(r.createdAt));
     const automatic = r.route === "auto" || r.reason === "audit_sample";
     if (r.policyVersion !== policy.version || !automatic || !chosenAutomatable(r, policy)) continue;
     if ((r.topProbability ?? 0) < plan.threshold) continue;
@@ -236,7 +263,7 @@ export function printPlan(planned: Planned): Printed {
   if (plan.remaining !== null) {
     const days =
       supply && supply.auditPerDay > 0
-        ? `; the audit rate supplies about ${supply.auditPerDay.toFixed(1)} a day from ${supply.capped ? "at least " : ""}${supply.perDay} automatic decisions a day: about ${Math.ceil(plan.remaining / supply.auditPerDay)} days`
+        ? supplyText(supply, plan.remaining)
         : supply
           ? "; no audit sample is drawn at or above it, so they come only from a certification sample"
           : "";

@@ -8,7 +8,7 @@
  * 52 were labelled already).
  */
 import { describe, expect, it } from "vitest";
-import { printPlan } from "../../cli/calibrate/calibrate-plan.ts";
+import { printPlan, supplyText } from "../../cli/calibrate/calibrate-plan.ts";
 import { InMemoryDecisionStore } from "../../shared/adapters/in-memory/in-memory-decision-store.ts";
 import { clopperPearsonUpper, trialsNeeded } from "../../shared/domain/calibration/certificate/binomial.ts";
 import { planLabels } from "../../shared/domain/calibration/certificate/label-plan.ts";
@@ -126,5 +126,28 @@ describe("a second certification request", () => {
     for (const r of page.records)
       samples.set(r.certification!.sample, (samples.get(r.certification!.sample) ?? 0) + 1);
     expect([...samples.values()].sort()).toEqual([44, 52]);
+  });
+});
+
+describe("the plan's time to gather labels from audits", () => {
+  it("reads a day's count as a day's only when the table holds a day of the policy's decisions", () => {
+    const day = 86_400_000;
+    const full = supplyText({ perDay: 115, auditPerDay: 1.15, capped: false, spanMs: day - 60_000 }, 16);
+    expect(full).toBe(
+      "; the audit rate supplies about 1.1 a day from 115 automatic decisions a day: about 14 days",
+    );
+    // A local run of five minutes: the same count, but not a day's.
+    const young = supplyText({ perDay: 115, auditPerDay: 1.15, capped: false, spanMs: 5 * 60_000 }, 16);
+    expect(young).toMatch(
+      /from 115 automatic decisions in the last 24 hours, but the policy's decisions there span only 5 min: about 14 days if a day brings no more than these/,
+    );
+    expect(young).not.toMatch(/a day from/);
+    expect(supplyText({ perDay: 115, auditPerDay: 1.15, capped: false, spanMs: 5 * 3_600_000 }, 16)).toMatch(
+      /span only 5 h:/,
+    );
+    // Capped reads saw at least a day's worth of volume to stop at: said as a day's.
+    expect(supplyText({ perDay: 50_000, auditPerDay: 500, capped: true, spanMs: 60_000 }, 16)).toMatch(
+      /at least 50000 automatic decisions a day: about 1 day$/,
+    );
   });
 });
